@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The one test command (README, `make test`, .ci/run): installs what the tests
+# need, starts a throwaway PostgreSQL server on loopback, runs the whole suite
+# against it (SQLite and PostgreSQL ledgers alike), and stops the server.
+# Extra arguments are passed to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-python3}"
+echo "==> installing plangate with test and dev extras"
+"$PYTHON" -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+
+find_pg_bin() {
+  local d
+  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    if [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ]; then echo "$d"; return 0; fi
+  done
+  return 1
+}
+
+PG_BIN="$(find_pg_bin || true)"
+if [ -z "$PG_BIN" ]; then
+  echo "==> PostgreSQL server not found: installing it from the distribution's packages"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq postgresql >/dev/null
+  PG_BIN="$(find_pg_bin)"
+fi
+
+PG_TMP="$(mktemp -d /tmp/plangate-pg.XXXXXX)"
+PG_PORT="$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
+as_pg() {
+  # initdb and postgres refuse to run as root; use the postgres account then.
+  if [ "$(id -u)" = "0" ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+if [ "$(id -u)" = "0" ]; then
+  id postgres >/dev/null 2>&1 || useradd --system --home-dir "$PG_TMP" postgres
+  chown postgres "$PG_TMP"
+fi
+cleanup() {
+  as_pg "$PG_BIN/pg_ctl" -D "$PG_TMP/data" -m immediate stop >/dev/null 2>&1 || true
+  rm -rf "$PG_TMP"
+}
+trap cleanup EXIT
+
+echo "==> starting a throwaway PostgreSQL server on 127.0.0.1:$PG_PORT ($PG_TMP)"
+as_pg "$PG_BIN/initdb" -D "$PG_TMP/data" -U plangate --auth=trust -E UTF8 >/dev/null
+as_pg "$PG_BIN/pg_ctl" -D "$PG_TMP/data" -l "$PG_TMP/server.log" -w -t 60 \
+  -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $PG_TMP -c fsync=off" start >/dev/null
+export PLANGATE_TEST_PG_URL="postgresql://plangate@127.0.0.1:$PG_PORT/postgres"
+
+echo "==> running the test suite"
+set +e
+"$PYTHON" -m pytest "$@"
+status=$?
+set -e
+if [ "$status" = "5" ]; then
+  echo "pytest ran no tests: that is a failure" >&2
+fi
+exit "$status"

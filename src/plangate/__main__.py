@@ -1,0 +1,5 @@
+"""``python -m plangate``."""
+
+from plangate.cli.main import entrypoint
+
+entrypoint()

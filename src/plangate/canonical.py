@@ -1,0 +1,283 @@
+"""Strict JSON loading, RFC 8785 canonical JSON and ``sha256:`` digests.
+
+Everything that PlanGate hashes goes through :func:`canonical_bytes`; every
+JSON document PlanGate reads goes through :func:`strict_loads`.
+
+Strictness rules of :func:`strict_loads` (each rejection carries a reason code):
+
+- input must be bytes of valid UTF-8 without a byte-order mark (``JSON_BOM``,
+  ``JSON_NOT_UTF8``);
+- duplicate object keys are rejected (``JSON_DUPLICATE_KEY``), as are
+  ``NaN``/``Infinity`` (``JSON_NON_FINITE``), lone surrogates in strings
+  (``JSON_LONE_SURROGATE``), trailing data and any other syntax error
+  (``JSON_SYNTAX``), and nesting deeper than :data:`MAX_DEPTH` (``JSON_TOO_DEEP``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from decimal import Decimal
+from typing import Any
+
+from plangate.errors import InputRejected
+
+DIGEST_RE = re.compile(r"sha256:[0-9a-f]{64}")
+"""A digest string is exactly ``sha256:`` and 64 lowercase hex digits (DECISIONS 2)."""
+
+MAX_DEPTH = 64
+"""Deepest nesting accepted by :func:`strict_loads`; contracts need far less."""
+
+# Integers outside this range cannot be represented exactly as IEEE doubles,
+# so RFC 8785 cannot canonicalise them; they are refused rather than rounded.
+_MAX_SAFE_INT = 2**53 - 1
+
+
+class StrictJSONError(InputRejected):
+    """A JSON document was rejected by :func:`strict_loads`."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise StrictJSONError(
+        "JSON_NON_FINITE",
+        f"non-finite number {name} is not JSON",
+        "write a finite number or a string",
+    )
+
+
+def _pairs_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise StrictJSONError(
+                "JSON_DUPLICATE_KEY",
+                f"duplicate object key {key!r}",
+                "each key may appear once per object; remove the repeated key",
+            )
+        out[key] = value
+    return out
+
+
+def _check_tree(value: Any, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise StrictJSONError(
+            "JSON_TOO_DEEP", f"nesting deeper than {MAX_DEPTH} levels", "flatten the document"
+        )
+    if isinstance(value, str):
+        _check_string(value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_string(key)
+            _check_tree(item, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _check_tree(item, depth + 1)
+
+
+def _check_string(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise StrictJSONError(
+            "JSON_LONE_SURROGATE",
+            "string contains a lone UTF-16 surrogate escape",
+            "encode characters outside the BMP as a valid surrogate pair",
+        ) from None
+
+
+def strict_loads(data: bytes) -> Any:
+    """Parse JSON bytes strictly; raise :class:`StrictJSONError` with a reason code."""
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise TypeError("strict_loads takes bytes; decode nothing yourself")
+    raw = bytes(data)
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise StrictJSONError(
+            "JSON_BOM", "document starts with a UTF-8 byte-order mark", "save the file without BOM"
+        )
+    try:
+        text = raw.decode("utf-8", errors="strict")
+    except UnicodeDecodeError as exc:
+        raise StrictJSONError(
+            "JSON_NOT_UTF8",
+            f"document is not valid UTF-8 (byte {exc.start})",
+            "save the file as UTF-8",
+        ) from None
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=_pairs_without_duplicates,
+            parse_constant=_reject_constant,
+        )
+    except StrictJSONError:
+        raise
+    except RecursionError:
+        raise StrictJSONError(
+            "JSON_TOO_DEEP", "nesting too deep to parse", "flatten the document"
+        ) from None
+    except ValueError as exc:
+        raise StrictJSONError(
+            "JSON_SYNTAX", f"not valid JSON: {exc}", "fix the JSON syntax (one value, no trailing data)"
+        ) from None
+    _check_tree(value, 0)
+    return value
+
+
+def strict_loads_object(data: bytes, what: str = "document") -> dict[str, Any]:
+    """Like :func:`strict_loads` but the top level must be an object."""
+    value = strict_loads(data)
+    if not isinstance(value, dict):
+        raise StrictJSONError(
+            "JSON_NOT_OBJECT",
+            f"{what} must be a JSON object, got {type(value).__name__}",
+            "wrap the content in an object {...}",
+        )
+    return value
+
+
+def _format_number(value: int | float) -> str:
+    """ECMAScript Number.prototype.toString, as RFC 8785 section 3.2.2.3 requires."""
+    if isinstance(value, bool):  # pragma: no cover - callers dispatch bools first
+        raise TypeError("bool is not a number")
+    if isinstance(value, int):
+        if abs(value) > _MAX_SAFE_INT:
+            raise StrictJSONError(
+                "JSON_NUMBER_RANGE",
+                f"integer {value} is outside the exactly representable range",
+                "use a string for large identifiers",
+            )
+        return str(value)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise StrictJSONError("JSON_NON_FINITE", "non-finite number", "use a finite number")
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    # repr() gives the shortest round-tripping decimal digits, as ECMAScript does.
+    digits_tuple = Decimal(repr(abs(value))).as_tuple()
+    digits = "".join(str(d) for d in digits_tuple.digits).rstrip("0") or "0"
+    exponent = int(digits_tuple.exponent)
+    # Re-align the exponent after stripping trailing zeros.
+    stripped = len(digits_tuple.digits) - len(digits)
+    exponent += stripped
+    k = len(digits)
+    n = k + exponent  # value = 0.d1d2..dk * 10^n
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + digits
+    exp = n - 1
+    exp_text = f"e{'+' if exp >= 0 else '-'}{abs(exp)}"
+    if k == 1:
+        return sign + digits + exp_text
+    return sign + digits[0] + "." + digits[1:] + exp_text
+
+
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+}
+
+
+def _format_string(text: str) -> str:
+    _check_string(text)
+    out = ['"']
+    for ch in text:
+        esc = _ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+        elif ord(ch) < 0x20:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _utf16_key(key: str) -> bytes:
+    # RFC 8785 sorts member names by their UTF-16 code units.
+    return key.encode("utf-16-be")
+
+
+def _serialize(value: Any, out: list[str], depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise StrictJSONError("JSON_TOO_DEEP", "value nested too deeply", "flatten the value")
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, int | float):
+        out.append(_format_number(value))
+    elif isinstance(value, str):
+        out.append(_format_string(value))
+    elif isinstance(value, list | tuple):
+        out.append("[")
+        for index, item in enumerate(value):
+            if index:
+                out.append(",")
+            _serialize(item, out, depth + 1)
+        out.append("]")
+    elif isinstance(value, dict):
+        for key in value:
+            if not isinstance(key, str):
+                raise TypeError(f"object keys must be strings, got {type(key).__name__}")
+        out.append("{")
+        for index, key in enumerate(sorted(value, key=_utf16_key)):
+            if index:
+                out.append(",")
+            out.append(_format_string(key))
+            out.append(":")
+            _serialize(value[key], out, depth + 1)
+        out.append("}")
+    else:
+        raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
+
+
+def canonical_text(value: Any) -> str:
+    """RFC 8785 (JCS) canonical JSON text of ``value``."""
+    out: list[str] = []
+    _serialize(value, out, 0)
+    return "".join(out)
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """RFC 8785 (JCS) canonical JSON, as UTF-8 bytes."""
+    return canonical_text(value).encode("utf-8")
+
+
+def sha256_hex(data: bytes) -> str:
+    """Lowercase hex SHA-256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_digest(data: bytes) -> str:
+    """``sha256:<hex>`` of raw bytes (no newline or encoding normalisation)."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def digest(value: Any) -> str:
+    """``sha256:<hex>`` of the canonical JSON bytes of ``value``."""
+    return sha256_digest(canonical_bytes(value))
+
+
+def is_digest(value: object) -> bool:
+    """True only for an exact ``sha256:`` + 64 lowercase hex string."""
+    return isinstance(value, str) and DIGEST_RE.fullmatch(value) is not None
+
+
+def pretty_bytes(value: Any) -> bytes:
+    """Human-readable serialisation used for records: sorted keys, indent 2, final newline.
+
+    This is the c3-prime / arbiter provenance form
+    (``json.dumps(indent=2, sort_keys=True, ensure_ascii=False) + "\\n"``).
+    It is *not* the hashing form; hashes use :func:`canonical_bytes`.
+    """
+    return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")

@@ -1,0 +1,1 @@
+"""The ``plangate`` command line: thin parsing and formatting over the library."""

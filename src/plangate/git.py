@@ -1,0 +1,296 @@
+"""The single git adapter. Only this module runs git.
+
+Every call passes an argument list (never a shell), uses ``-z`` where git
+prints paths, runs with every inherited ``GIT_*`` variable removed (so a
+hostile ``GIT_DIR`` or ``GIT_INDEX_FILE`` cannot redirect a check), and turns
+failures into :class:`GitError` with a reason code and a hint.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from plangate.errors import EnvironmentFailure
+
+FULL_SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+SHORT_SHA_RE = re.compile(r"[0-9a-f]{7,64}")
+
+GIT_TIMEOUT_SECONDS = 60
+
+
+class GitError(EnvironmentFailure):
+    """git could not answer; the caller fails closed."""
+
+
+def scrubbed_env() -> dict[str, str]:
+    """The environment for git: inherited, minus every ``GIT_*`` variable."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    env["LC_ALL"] = "C"
+    return env
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One ``git ls-tree`` entry."""
+
+    mode: str
+    kind: str
+    object_id: str
+    path: str
+
+
+@dataclass(frozen=True)
+class HeadState:
+    """Where HEAD points: a full commit id (or None when unborn) and the branch."""
+
+    commit: str | None
+    branch: str | None
+
+    @property
+    def unborn(self) -> bool:
+        """True before the first commit."""
+        return self.commit is None
+
+    @property
+    def detached(self) -> bool:
+        """True when HEAD names a commit rather than a branch."""
+        return self.commit is not None and self.branch is None
+
+
+class Git:
+    """git commands for one repository (or any directory inside one)."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = Path(cwd)
+        if shutil.which("git") is None:
+            raise GitError("GIT_MISSING", "git is not installed", "install git and retry")
+
+    def run(self, args: list[str], *, ok_codes: tuple[int, ...] = (0,), input_data: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+        """Run ``git <args>``; raise :class:`GitError` unless the exit code is in ``ok_codes``."""
+        try:
+            proc = subprocess.run(
+                ["git", "-c", "core.quotepath=off", *args],
+                cwd=self.cwd,
+                env=scrubbed_env(),
+                capture_output=True,
+                input=input_data,
+                timeout=GIT_TIMEOUT_SECONDS,
+                check=False,
+            )
+        except FileNotFoundError:
+            raise GitError(
+                "GIT_UNAVAILABLE", f"cannot run git in {self.cwd}", "check the directory exists"
+            ) from None
+        except subprocess.TimeoutExpired:
+            raise GitError(
+                "GIT_TIMEOUT", f"git {args[0]} took longer than {GIT_TIMEOUT_SECONDS}s", "retry"
+            ) from None
+        if proc.returncode not in ok_codes:
+            stderr = proc.stderr.decode("utf-8", "replace").strip()
+            if "not a git repository" in stderr:
+                raise GitError(
+                    "NOT_A_GIT_REPOSITORY",
+                    f"{self.cwd} is not inside a git repository",
+                    "run the command inside the repository (git init creates one)",
+                )
+            raise GitError(
+                "GIT_FAILED",
+                f"git {' '.join(args[:2])} failed ({proc.returncode}): {stderr[:300]}",
+                "check the repository state",
+            )
+        return proc
+
+    def _text(self, args: list[str]) -> str:
+        return self.run(args).stdout.decode("utf-8", "strict").strip()
+
+    def toplevel(self) -> Path:
+        """Absolute path of the working tree root."""
+        return Path(self._text(["rev-parse", "--show-toplevel"]))
+
+    def git_dir(self) -> Path:
+        """Absolute path of this worktree's git directory."""
+        out = self._text(["rev-parse", "--absolute-git-dir"])
+        return Path(out)
+
+    def common_dir(self) -> Path:
+        """Absolute path of the common git directory (shared by linked worktrees)."""
+        out = self._text(["rev-parse", "--path-format=absolute", "--git-common-dir"])
+        return Path(out)
+
+    def head_state(self) -> HeadState:
+        """HEAD's commit (None when unborn) and branch (None when detached)."""
+        self.toplevel()  # raises NOT_A_GIT_REPOSITORY first
+        proc = self.run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], ok_codes=(0, 1))
+        commit = proc.stdout.decode().strip() or None
+        branch_proc = self.run(["symbolic-ref", "--quiet", "HEAD"], ok_codes=(0, 1))
+        branch = branch_proc.stdout.decode().strip() or None
+        if commit is not None and not FULL_SHA_RE.fullmatch(commit):
+            raise GitError("GIT_BAD_OUTPUT", f"unexpected HEAD value {commit!r}", "check git")
+        return HeadState(commit=commit, branch=branch)
+
+    def head(self) -> str:
+        """Full object id of HEAD; an unborn HEAD raises ``GIT_HEAD_UNBORN``."""
+        state = self.head_state()
+        if state.commit is None:
+            raise GitError(
+                "GIT_HEAD_UNBORN",
+                "HEAD has no commit yet (unborn branch)",
+                "commit something first; approvals bind to a commit",
+            )
+        return state.commit
+
+    def resolve_commit(self, rev: str) -> str:
+        """Resolve ``rev`` to exactly one full commit id.
+
+        A hex abbreviation must name exactly one commit: an ambiguous or unknown
+        prefix raises (``GIT_COMMIT_AMBIGUOUS`` / ``GIT_COMMIT_UNKNOWN``).
+        """
+        if not isinstance(rev, str) or not rev or rev.startswith("-") or "\x00" in rev:
+            raise GitError("GIT_BAD_REVISION", f"bad revision {rev!r}", "give a commit id or ref")
+        if SHORT_SHA_RE.fullmatch(rev) and not FULL_SHA_RE.fullmatch(rev):
+            candidates = self._commits_with_prefix(rev)
+            if not candidates:
+                raise GitError(
+                    "GIT_COMMIT_UNKNOWN", f"no commit starts with {rev}", "check the commit id"
+                )
+            if len(candidates) > 1:
+                raise GitError(
+                    "GIT_COMMIT_AMBIGUOUS",
+                    f"{rev} is ambiguous: {len(candidates)} commits start with it",
+                    "use the full 40-character commit id",
+                )
+            return candidates[0]
+        proc = self.run(
+            ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+            ok_codes=(0, 1),
+        )
+        out = proc.stdout.decode().strip()
+        if proc.returncode != 0 or not FULL_SHA_RE.fullmatch(out):
+            raise GitError("GIT_COMMIT_UNKNOWN", f"{rev} is not a commit here", "fetch it or fix it")
+        return out
+
+    def _commits_with_prefix(self, prefix: str) -> list[str]:
+        proc = self.run(["rev-parse", f"--disambiguate={prefix}"], ok_codes=(0, 1, 128))
+        objects = [line for line in proc.stdout.decode().split() if FULL_SHA_RE.fullmatch(line)]
+        if not objects:
+            return []
+        batch = self.run(
+            ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+            input_data=("\n".join(objects) + "\n").encode(),
+        )
+        commits = []
+        for line in batch.stdout.decode().splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[1] == "commit":
+                commits.append(parts[0])
+        return sorted(commits)
+
+    def commit_exists(self, rev: str) -> bool:
+        """True when ``rev`` resolves to exactly one commit."""
+        try:
+            self.resolve_commit(rev)
+        except GitError:
+            return False
+        return True
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """True when ``ancestor`` is an ancestor of (or equal to) ``descendant``."""
+        proc = self.run(["merge-base", "--is-ancestor", ancestor, descendant], ok_codes=(0, 1))
+        return proc.returncode == 0
+
+    def changed_paths(self, base: str, head: str) -> list[str]:
+        """Every path that differs between two commits, sorted and unique.
+
+        Renames count at both old and new path (``--no-renames``); mode changes,
+        symlinks and submodule pointers count as changes.
+        """
+        proc = self.run(
+            ["diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--name-only", "-z",
+             base, head, "--"]
+        )
+        return _split_z_paths(proc.stdout)
+
+    def staged_paths(self) -> list[str]:
+        """Paths staged in the index relative to HEAD (or all staged, when unborn)."""
+        state = self.head_state()
+        base = state.commit or self.empty_tree()
+        proc = self.run(
+            ["diff", "--cached", "--no-ext-diff", "--no-renames", "--name-only", "-z", base, "--"]
+        )
+        return _split_z_paths(proc.stdout)
+
+    def empty_tree(self) -> str:
+        """Object id of the empty tree in this repository's hash algorithm."""
+        proc = self.run(["hash-object", "-t", "tree", "--stdin"], input_data=b"")
+        return proc.stdout.decode().strip()
+
+    def worktree_changes(self) -> list[str]:
+        """Paths changed in the working tree against HEAD, untracked files included.
+
+        Both sides of a rename are reported.
+        """
+        proc = self.run(
+            ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"]
+        )
+        out: list[str] = []
+        for record in proc.stdout.split(b"\x00"):
+            if not record:
+                continue
+            out.append(record[3:].decode("utf-8", "surrogateescape"))
+        return sorted(set(out))
+
+    def ls_tree(self, commit: str, paths: list[str] | None = None) -> list[TreeEntry]:
+        """Recursive ``ls-tree`` of ``commit`` (optionally limited to ``paths``)."""
+        args = ["ls-tree", "-r", "-z", "--full-tree", commit, "--"]
+        if paths:
+            args.extend(paths)
+        proc = self.run(args)
+        entries: list[TreeEntry] = []
+        for record in proc.stdout.split(b"\x00"):
+            if not record:
+                continue
+            meta, _, raw_path = record.partition(b"\t")
+            mode, kind, object_id = meta.decode().split()
+            entries.append(TreeEntry(mode, kind, object_id, raw_path.decode("utf-8", "surrogateescape")))
+        return entries
+
+    def read_blob(self, commit: str, path: str, max_bytes: int) -> bytes:
+        """Bytes of the regular file ``path`` at ``commit``.
+
+        A missing path, a symlink, a submodule or a directory raises
+        ``GIT_PATH_NOT_A_FILE``; a blob larger than ``max_bytes`` raises
+        ``GIT_BLOB_TOO_LARGE``.
+        """
+        entries = [e for e in self.ls_tree(commit, [path]) if e.path == path]
+        if len(entries) != 1 or entries[0].kind != "blob" or entries[0].mode not in ("100644", "100755"):
+            raise GitError(
+                "GIT_PATH_NOT_A_FILE",
+                f"{path} is not a regular file at {commit[:12]}",
+                "commit the file at that path",
+            )
+        size = int(self._text(["cat-file", "-s", entries[0].object_id]))
+        if size > max_bytes:
+            raise GitError(
+                "GIT_BLOB_TOO_LARGE", f"{path} is {size} bytes (limit {max_bytes})", "shrink it"
+            )
+        return self.run(["cat-file", "blob", entries[0].object_id]).stdout
+
+    def add_worktree(self, path: Path, commit: str) -> None:
+        """Create a detached linked worktree of ``commit`` at ``path``."""
+        self.run(["worktree", "add", "--detach", "--force", str(path), commit])
+
+    def remove_worktree(self, path: Path) -> None:
+        """Remove a linked worktree (forcefully: it is a throwaway copy)."""
+        self.run(["worktree", "remove", "--force", str(path)], ok_codes=(0, 128))
+        self.run(["worktree", "prune"], ok_codes=(0, 128))
+
+
+def _split_z_paths(raw: bytes) -> list[str]:
+    return sorted({p.decode("utf-8", "surrogateescape") for p in raw.split(b"\x00") if p})

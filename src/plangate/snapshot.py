@@ -1,0 +1,136 @@
+"""The task snapshot: a task directory read once, defensively, into bytes.
+
+Only this module opens task files. Static validate and exec preflight decide
+from one :class:`TaskSnapshot` (DECISIONS 6), so a file cannot change between
+two reads of the same decision.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from plangate.canonical import digest, sha256_digest
+from plangate.errors import InputRejected, UsageError
+from plangate.fsutil import FileRead, FileState, read_regular_file
+
+ARTIFACTS: tuple[str, ...] = (
+    "pbi-input.md",
+    "plan.md",
+    "todo.md",
+    "test-cases.md",
+    "review-self.md",
+    "review-external.md",
+)
+"""The six Plan Package artifacts, in the contract's order (seed 004 section 1)."""
+
+RECORD_RELPATH = "approvals/c3.json"
+"""Where the C-3 record lives inside a task directory (legacy and c3-prime alike)."""
+
+WORKING_DIR = Path("docs") / "working"
+"""Task directories live at ``<repo>/docs/working/TASK-XXXX``."""
+
+TASK_ID_RE = re.compile(r"TASK-[0-9]{4}")
+
+MAX_ARTIFACT_BYTES = 1024 * 1024
+"""Size bound of one Plan Package artifact (1 MiB)."""
+
+MAX_RECORD_BYTES = 256 * 1024
+"""Size bound of ``approvals/c3.json`` (256 KiB)."""
+
+
+def check_task_id(task_id: object) -> str:
+    """Return ``task_id`` when it is exactly ``TASK-`` and four digits, else raise."""
+    if not isinstance(task_id, str) or TASK_ID_RE.fullmatch(task_id) is None:
+        raise UsageError(
+            "TASK_ID_INVALID",
+            f"task id {task_id!r} is not of the form TASK-0000",
+            "use TASK- followed by exactly four digits, e.g. TASK-0042",
+        )
+    return task_id
+
+
+def find_repo_root(start: Path) -> Path:
+    """Nearest directory at or above ``start`` holding ``.git``; ``start`` when none.
+
+    A file-system walk, not a git call, so the hot path stays fast; commands
+    that need git still ask git and fail closed when it says no.
+    """
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return start
+
+
+def task_dir_for(repo_root: Path, task_id: str) -> Path:
+    """``<repo_root>/docs/working/<task_id>`` after validating the id."""
+    return repo_root / WORKING_DIR / check_task_id(task_id)
+
+
+@dataclass(frozen=True)
+class TaskSnapshot:
+    """Every file a decision about one task may use, read once."""
+
+    task_id: str
+    task_dir: Path
+    artifacts: Mapping[str, FileRead]
+    record: FileRead
+
+    def artifact(self, name: str) -> bytes | None:
+        """Bytes of artifact ``name`` or None when it was not readable."""
+        read = self.artifacts.get(name)
+        return read.data if read is not None and read.ok else None
+
+    def artifact_hashes(self) -> dict[str, str]:
+        """``{name: sha256:...}`` for every readable artifact."""
+        out = {}
+        for name in ARTIFACTS:
+            data = self.artifact(name)
+            if data is not None:
+                out[name] = sha256_digest(data)
+        return out
+
+    def digest(self) -> str:
+        """Digest of the whole snapshot: each file's digest or its state."""
+        files: dict[str, Any] = {}
+        for name, read in (*self.artifacts.items(), (RECORD_RELPATH, self.record)):
+            files[name] = sha256_digest(read.data) if read.ok and read.data is not None else read.state.value
+        return digest({"task_id": self.task_id, "files": files})
+
+
+def _is_real_directory(path: Path) -> bool:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode)
+
+
+def read_task_snapshot(task_dir: Path) -> TaskSnapshot:
+    """Read the six artifacts and ``approvals/c3.json`` of ``task_dir`` once.
+
+    The task directory itself must be a real directory (a symlink in its place
+    is refused with ``TASK_DIR_INVALID``); an ``approvals`` symlink makes the
+    record unreadable (state ``symlink``) rather than followed.
+    """
+    task_id = task_dir.name
+    if not _is_real_directory(task_dir):
+        what = "a symbolic link" if task_dir.is_symlink() else "missing or not a directory"
+        raise InputRejected(
+            "TASK_DIR_INVALID",
+            f"task directory {task_dir} is {what}",
+            "create it with 'plangate init TASK-XXXX'",
+        )
+    artifacts = {name: read_regular_file(task_dir / name, MAX_ARTIFACT_BYTES) for name in ARTIFACTS}
+    approvals = task_dir / "approvals"
+    if approvals.is_symlink():
+        record = FileRead(FileState.SYMLINK, detail="approvals/ is a symbolic link")
+    else:
+        record = read_regular_file(task_dir / RECORD_RELPATH, MAX_RECORD_BYTES)
+    return TaskSnapshot(task_id=task_id, task_dir=task_dir, artifacts=artifacts, record=record)

@@ -1,0 +1,138 @@
+"""One vocabulary: verdict words, reasons, results and the exit-code mapping.
+
+Verdict words are the seeds' words exactly. Reason codes are stable
+``UPPER_SNAKE`` identifiers documented in docs/reason-codes.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import IntEnum, StrEnum
+from typing import Any
+
+
+class ExitCode(IntEnum):
+    """Exit codes of every command (ARCHITECTURE.md)."""
+
+    ACCEPTED = 0
+    REJECTED = 1
+    USAGE = 2
+    HUMAN = 3
+    INCONCLUSIVE = 4
+    INTERNAL = 5
+
+
+class ArbiterDecision(StrEnum):
+    """C-3' arbiter decisions (decision-table, seed 004)."""
+
+    AUTO_APPROVED = "AUTO_APPROVED"
+    HUMAN_ESCALATED = "HUMAN_ESCALATED"
+    BLOCKED = "BLOCKED"
+
+
+class PolicyVerdict(StrEnum):
+    """Policy Verdict values of the evaluation trust boundary (seed 000)."""
+
+    AUTO_APPROVED = "AUTO_APPROVED"
+    HUMAN_REQUIRED = "HUMAN_REQUIRED"
+    DENIED = "DENIED"
+
+
+class PromotionDecision(StrEnum):
+    """Promotion Decision values (seed 000 section 5)."""
+
+    PASS = "PASS"  # noqa: S105 -- a verdict word, not a password
+    FAIL = "FAIL"
+    INCONCLUSIVE = "INCONCLUSIVE"
+
+
+class IndependenceLevel(StrEnum):
+    """Independence Levels I0..I4 (seed 000 section 4)."""
+
+    I0 = "I0"
+    I1 = "I1"
+    I2 = "I2"
+    I3 = "I3"
+    I4 = "I4"
+
+
+class CheckVerdict(StrEnum):
+    """Outcome of a check that either accepts or rejects (acceptor, verifiers, hooks)."""
+
+    ACCEPTED = "ACCEPTED"
+    REJECTED = "REJECTED"
+
+
+# The one mapping from verdict words to exit codes. Anything not listed is a
+# rejection (fail closed), never an acceptance.
+_EXIT_BY_VERDICT: dict[str, ExitCode] = {
+    "ACCEPTED": ExitCode.ACCEPTED,
+    "AUTO_APPROVED": ExitCode.ACCEPTED,
+    "PASS": ExitCode.ACCEPTED,
+    "MERGE_READY": ExitCode.ACCEPTED,
+    "ALLOW": ExitCode.ACCEPTED,
+    "COMPLETE": ExitCode.ACCEPTED,
+    "INTACT": ExitCode.ACCEPTED,
+    "HUMAN_ESCALATED": ExitCode.HUMAN,
+    "HUMAN_REQUIRED": ExitCode.HUMAN,
+    "INCONCLUSIVE": ExitCode.INCONCLUSIVE,
+    "PARTIAL": ExitCode.INCONCLUSIVE,
+    "NOT_READY": ExitCode.INCONCLUSIVE,
+}
+
+
+def exit_code_for(verdict: str) -> ExitCode:
+    """Map a verdict word to its exit code; unknown words are rejections."""
+    return _EXIT_BY_VERDICT.get(verdict, ExitCode.REJECTED)
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a verdict was reached: a stable code, a message, optional hint and evidence."""
+
+    code: str
+    message: str
+    hint: str = ""
+    evidence: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form: always ``code`` and ``message``; ``hint``/``evidence`` when set."""
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.hint:
+            out["hint"] = self.hint
+        if self.evidence:
+            out["evidence"] = list(self.evidence)
+        return out
+
+
+@dataclass(frozen=True)
+class Result:
+    """A decision: the verdict word, the reasons and the facts it was decided from."""
+
+    verdict: str
+    reasons: tuple[Reason, ...] = ()
+    facts: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """Exit code of this verdict (ARCHITECTURE.md)."""
+        return exit_code_for(self.verdict)
+
+    @property
+    def accepted(self) -> bool:
+        """True only for verdicts that map to exit 0."""
+        return self.exit_code == ExitCode.ACCEPTED
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        """The reason codes, in order."""
+        return tuple(r.code for r in self.reasons)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form used by every ``--json`` output."""
+        return {
+            "verdict": self.verdict,
+            "reasons": [r.to_json() for r in self.reasons],
+            "facts": dict(self.facts),
+        }

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from decimal import Decimal
 from typing import Any
@@ -44,6 +45,19 @@ def _reject_constant(name: str) -> Any:
         f"non-finite number {name} is not JSON",
         "write a finite number or a string",
     )
+
+
+def _parse_float(text: str) -> float:
+    # json.loads turns an overflowing literal such as 1e400 into inf; that is
+    # Infinity in disguise and just as undecidable, so it is refused too.
+    value = float(text)
+    if math.isinf(value):
+        raise StrictJSONError(
+            "JSON_NON_FINITE",
+            f"number {text[:40]} overflows to infinity",
+            "write a finite number or a string",
+        )
+    return value
 
 
 def _pairs_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -108,6 +122,7 @@ def strict_loads(data: bytes) -> Any:
             text,
             object_pairs_hook=_pairs_without_duplicates,
             parse_constant=_reject_constant,
+            parse_float=_parse_float,
         )
     except StrictJSONError:
         raise
@@ -117,7 +132,9 @@ def strict_loads(data: bytes) -> Any:
         ) from None
     except ValueError as exc:
         raise StrictJSONError(
-            "JSON_SYNTAX", f"not valid JSON: {exc}", "fix the JSON syntax (one value, no trailing data)"
+            "JSON_SYNTAX",
+            f"not valid JSON: {exc}",
+            "fix the JSON syntax (one value, no trailing data)",
         ) from None
     _check_tree(value, 0)
     return value
@@ -140,14 +157,24 @@ def _format_number(value: int | float) -> str:
     if isinstance(value, bool):  # pragma: no cover - callers dispatch bools first
         raise TypeError("bool is not a number")
     if isinstance(value, int):
-        if abs(value) > _MAX_SAFE_INT:
+        if abs(value) <= _MAX_SAFE_INT:
+            return str(value)
+        # RFC 8785 numbers are IEEE doubles. A larger integer is accepted only
+        # when its double's canonical text denotes exactly the same value (so
+        # 10**30 -> "1e+30", and re-parsing "47365196181950570" stays stable);
+        # one that a double would round (2**53 + 1) is refused, never rounded.
+        try:
+            text = _format_number(float(value))
+        except OverflowError:
+            text = ""
+        if not text or Decimal(text) != value:
             raise StrictJSONError(
                 "JSON_NUMBER_RANGE",
                 f"integer {value} is outside the exactly representable range",
                 "use a string for large identifiers",
             )
-        return str(value)
-    if value != value or value in (float("inf"), float("-inf")):
+        return text
+    if not math.isfinite(value):
         raise StrictJSONError("JSON_NON_FINITE", "non-finite number", "use a finite number")
     if value == 0:
         return "0"

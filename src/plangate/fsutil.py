@@ -128,9 +128,9 @@ def atomic_write(path: Path, data: bytes, *, overwrite: bool = True, mode: int =
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
+        tmp.chmod(mode)
         if overwrite:
-            os.replace(tmp, path)
+            tmp.replace(path)
         else:
             try:
                 os.link(tmp, path)
@@ -154,8 +154,17 @@ def exclusive_lock(lock_path: Path, *, wait: bool = False) -> Iterator[None]:
     With ``wait=False`` a lock held by another process fails at once with
     ``LOCK_HELD`` instead of waiting.
     """
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        # A symlink in the lock's place (ELOOP), a read-only directory...: no
+        # lock means no run, reported as a reason rather than a traceback.
+        raise EnvironmentFailure(
+            "LOCK_UNAVAILABLE",
+            f"cannot open lock file {lock_path}: {exc.strerror or exc}",
+            "make sure the path is a writable regular file (not a symlink)",
+        ) from None
     try:
         flags = fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB
         try:

@@ -72,7 +72,13 @@ class Git:
         if shutil.which("git") is None:
             raise GitError("GIT_MISSING", "git is not installed", "install git and retry")
 
-    def run(self, args: list[str], *, ok_codes: tuple[int, ...] = (0,), input_data: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    def run(
+        self,
+        args: list[str],
+        *,
+        ok_codes: tuple[int, ...] = (0,),
+        input_data: bytes | None = None,
+    ) -> subprocess.CompletedProcess[bytes]:
         """Run ``git <args>``; raise :class:`GitError` unless the exit code is in ``ok_codes``."""
         try:
             proc = subprocess.run(
@@ -173,7 +179,9 @@ class Git:
         )
         out = proc.stdout.decode().strip()
         if proc.returncode != 0 or not FULL_SHA_RE.fullmatch(out):
-            raise GitError("GIT_COMMIT_UNKNOWN", f"{rev} is not a commit here", "fetch it or fix it")
+            raise GitError(
+                "GIT_COMMIT_UNKNOWN", f"{rev} is not a commit here", "fetch it or fix it"
+            )
         return out
 
     def _commits_with_prefix(self, prefix: str) -> list[str]:
@@ -258,7 +266,8 @@ class Git:
                 continue
             meta, _, raw_path = record.partition(b"\t")
             mode, kind, object_id = meta.decode().split()
-            entries.append(TreeEntry(mode, kind, object_id, raw_path.decode("utf-8", "surrogateescape")))
+            path = raw_path.decode("utf-8", "surrogateescape")
+            entries.append(TreeEntry(mode, kind, object_id, path))
         return entries
 
     def read_blob(self, commit: str, path: str, max_bytes: int) -> bytes:
@@ -269,7 +278,8 @@ class Git:
         ``GIT_BLOB_TOO_LARGE``.
         """
         entries = [e for e in self.ls_tree(commit, [path]) if e.path == path]
-        if len(entries) != 1 or entries[0].kind != "blob" or entries[0].mode not in ("100644", "100755"):
+        regular = ("100644", "100755")
+        if len(entries) != 1 or entries[0].kind != "blob" or entries[0].mode not in regular:
             raise GitError(
                 "GIT_PATH_NOT_A_FILE",
                 f"{path} is not a regular file at {commit[:12]}",

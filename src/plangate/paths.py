@@ -24,7 +24,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from plangate.errors import InputRejected
 
@@ -179,7 +179,7 @@ def match_any(patterns: Iterable[str], path: str, *, casefold: bool = False) -> 
 
 
 def _segment_chars_overlap(a: str, b: str) -> bool:
-    @lru_cache(maxsize=None)
+    @cache
     def overlap(i: int, j: int) -> bool:
         if i == len(a) and j == len(b):
             return True
@@ -198,6 +198,21 @@ def _segment_chars_overlap(a: str, b: str) -> bool:
     return overlap(0, 0)
 
 
+def _fold_char(ch: str) -> str:
+    folded = ch.casefold()
+    if len(folded) == 1:
+        return folded
+    lowered = ch.lower()
+    return lowered if len(lowered) == 1 else ch
+
+
+def _fold_per_char(text: str) -> str:
+    # Fold one character to one character. A whole-string casefold() can change
+    # the length ('ß' -> 'ss'), after which '?' no longer lines up with the
+    # character it matched, and the overlap test would under-report.
+    return "".join(_fold_char(ch) for ch in text)
+
+
 def patterns_overlap(a: str, b: str, *, casefold: bool = True) -> bool:
     """Conservative test: can some canonical path match both patterns?
 
@@ -207,10 +222,10 @@ def patterns_overlap(a: str, b: str, *, casefold: bool = True) -> bool:
     validate_pattern(a)
     validate_pattern(b)
     if casefold:
-        a, b = a.casefold(), b.casefold()
+        a, b = _fold_per_char(a), _fold_per_char(b)
     sa, sb = tuple(a.split("/")), tuple(b.split("/"))
 
-    @lru_cache(maxsize=None)
+    @cache
     def overlap(i: int, j: int) -> bool:
         if i == len(sa) and j == len(sb):
             return True

@@ -100,7 +100,10 @@ class TaskSnapshot:
         """Digest of the whole snapshot: each file's digest or its state."""
         files: dict[str, Any] = {}
         for name, read in (*self.artifacts.items(), (RECORD_RELPATH, self.record)):
-            files[name] = sha256_digest(read.data) if read.ok and read.data is not None else read.state.value
+            if read.ok and read.data is not None:
+                files[name] = sha256_digest(read.data)
+            else:
+                files[name] = read.state.value
         return digest({"task_id": self.task_id, "files": files})
 
 

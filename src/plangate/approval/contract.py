@@ -1,0 +1,67 @@
+"""The c3-prime contract constants (seed 004 sections 2-3), defined once."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+RECORD_REQUIRED_KEYS: tuple[str, ...] = (
+    "task_id",
+    "approval_kind",
+    "phase",
+    "decision",
+    "source_sha",
+    "plan_hash",
+    "plan_package_hash",
+    "artifact_hashes",
+    "c1_evidence_ref",
+    "c2_evidence_ref",
+    "reviewers",
+    "policy_ref",
+    "issued_at",
+    "issued_by",
+)
+RECORD_OPTIONAL_KEYS: tuple[str, ...] = ("derived_loopspec_hash",)
+RECORD_ALLOWED_KEYS = frozenset(RECORD_REQUIRED_KEYS + RECORD_OPTIONAL_KEYS)
+
+APPROVAL_KIND = "c3-prime"
+PHASE = "C-3'"
+DECISIONS: tuple[str, ...] = ("AUTO_APPROVED", "HUMAN_ESCALATED", "BLOCKED")
+VERDICTS: tuple[str, ...] = ("approve", "reject")
+REVIEWERS: tuple[str, ...] = ("model_a", "model_b")
+SNAPSHOT_KEYS: tuple[str, ...] = (
+    "verdict",
+    "plan_hash",
+    "source_sha",
+    "plan_package_hash",
+    "evidence_ref",
+)
+TRIO_KEYS: tuple[str, ...] = ("plan_hash", "source_sha", "plan_package_hash")
+
+SOURCE_SHA_RE = re.compile(r"[0-9a-f]{7,40}")
+FULL_SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+ISSUED_AT_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+
+LEGACY_PHASE = "C-3"
+LEGACY_STATUSES: tuple[str, ...] = ("APPROVED", "CONDITIONAL", "REJECTED")
+LEGACY_REQUIRED_KEYS: tuple[str, ...] = (
+    "task_id",
+    "phase",
+    "c3_status",
+    "approved_by",
+    "approved_at",
+    "plan_hash",
+)
+LEGACY_OPTIONAL_KEYS: tuple[str, ...] = ("conditions", "rejection_reason", "source", "gate_checks")
+LEGACY_SOURCES: tuple[str, ...] = ("cli", "conversation")
+
+
+def is_utc_timestamp(value: object) -> bool:
+    """``YYYY-MM-DDTHH:MM:SSZ`` exactly, and a real calendar instant."""
+    if not isinstance(value, str) or ISSUED_AT_RE.fullmatch(value) is None:
+        return False
+    try:
+        datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ")  # noqa: DTZ007 -- 'Z' is matched literally
+    except ValueError:
+        return False
+    return True

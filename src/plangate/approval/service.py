@@ -1,0 +1,210 @@
+"""Approval services: the IO edge around the pure acceptor and producer.
+
+- :func:`verify_task` reads one task snapshot, resolves the record's
+  ``source_sha`` with git to exactly one full commit id, and calls the pure
+  acceptor. Static validate passes no expected SHA; exec passes HEAD.
+- :func:`issue_record` builds the record, runs the acceptor on the exact
+  bytes it is about to write, writes the refusal or the issue to the ledger
+  first, then writes ``approvals/c3.json`` atomically.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from plangate.approval.acceptor import (
+    ACCEPTED,
+    HUMAN_ESCALATED,
+    REJECTED,
+    SourceResolution,
+    decision_only,
+    extract_source_sha,
+    verify_snapshot,
+)
+from plangate.approval.record import RecordRefused, ReviewerEvidence, build_record, serialize_record
+from plangate.canonical import sha256_digest
+from plangate.errors import InputRejected, PlanGateError, UsageError
+from plangate.fsutil import FileRead, FileState, atomic_write
+from plangate.git import Git, GitError
+from plangate.plan.package import compute_package
+from plangate.snapshot import RECORD_RELPATH, TaskSnapshot, read_task_snapshot, task_dir_for
+from plangate.verdict import Reason, Result
+
+_FULL_SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def check_expected_sha(expected_sha: str) -> str:
+    """An expected SHA must be a full lowercase commit id; anything else is a usage error.
+
+    An empty or abbreviated expected SHA is never a match (DECISIONS 5).
+    """
+    if not isinstance(expected_sha, str) or _FULL_SHA_RE.fullmatch(expected_sha) is None:
+        raise UsageError(
+            "C3_EXPECTED_SHA_INVALID",
+            f"expected SHA {expected_sha!r} is not a full 40- or 64-hex commit id",
+            "pass the full object id, e.g. $(git rev-parse HEAD)",
+        )
+    return expected_sha
+
+
+def resolve_source(repo_root: Path, snapshot: TaskSnapshot) -> SourceResolution:
+    """Resolve the record's ``source_sha`` with git (exactly one commit) or say why not."""
+    sha = extract_source_sha(snapshot.record.data if snapshot.record.ok else None)
+    if sha is None:
+        return SourceResolution(None, None)
+    try:
+        return SourceResolution(Git(repo_root).resolve_commit(sha))
+    except GitError as exc:
+        code = {
+            "GIT_COMMIT_AMBIGUOUS": "C3_SOURCE_SHA_AMBIGUOUS",
+            "GIT_COMMIT_UNKNOWN": "C3_SOURCE_SHA_UNKNOWN",
+        }.get(exc.code, "C3_SOURCE_SHA_UNRESOLVED")
+        return SourceResolution(None, Reason(code, f"source_sha {sha}: {exc.message}", exc.hint))
+
+
+def verify_task(
+    repo_root: Path,
+    task_id: str,
+    *,
+    expected_sha: str | None = None,
+    snapshot: TaskSnapshot | None = None,
+) -> Result:
+    """Verify ``approvals/c3.json`` of ``task_id``; see :mod:`plangate.approval.acceptor`.
+
+    Never raises for a bad task or record: those are ``REJECTED`` results. A
+    malformed ``expected_sha`` or task id is a :class:`UsageError`.
+    """
+    if expected_sha is not None:
+        check_expected_sha(expected_sha)
+    task_dir = task_dir_for(repo_root, task_id)
+    if snapshot is None:
+        try:
+            snapshot = read_task_snapshot(task_dir)
+        except PlanGateError as exc:
+            return Result(REJECTED, (Reason(exc.code, exc.message, exc.hint),), {"task_id": task_id})
+    source = resolve_source(repo_root, snapshot)
+    result = verify_snapshot(snapshot, expected_sha=expected_sha, source=source)
+    facts = dict(result.facts)
+    facts["snapshot_digest"] = snapshot.digest()
+    facts["record_digest"] = (
+        sha256_digest(snapshot.record.data) if snapshot.record.ok and snapshot.record.data else None
+    )
+    return Result(result.verdict, result.reasons, facts)
+
+
+@dataclass(frozen=True)
+class IssueRequest:
+    """Inputs of ``plangate c3 issue`` after command-line parsing."""
+
+    task_id: str
+    target_sha: str
+    reviewers: Mapping[str, ReviewerEvidence]
+    decision: str
+    policy_ref: str
+    issued_at: str
+    issued_by: str
+    force: bool = False
+    derived_loopspec_hash: str | None = None
+
+
+def _ledger_append(
+    repo_root: Path, env: Mapping[str, str], kind: str, subject: str, payload: Mapping[str, Any]
+) -> None:
+    from plangate.ledger import open_ledger
+
+    with open_ledger(repo_root, env) as ledger:
+        ledger.append(kind, subject, dict(payload))
+
+
+def issue_record(repo_root: Path, request: IssueRequest, env: Mapping[str, str]) -> Result:
+    """Produce ``approvals/c3.json`` for one task.
+
+    Verdicts: ``ACCEPTED`` = issued (exit 0); ``HUMAN_ESCALATED`` = evidence or
+    presence failure, no record (exit 3); ``REJECTED`` = any other refusal
+    (exit 1). Refusals and issues both go to the ledger; if the ledger cannot
+    be written the record is not written either.
+    """
+    task_dir = task_dir_for(repo_root, request.task_id)
+    git = Git(repo_root)
+    target_full = git.resolve_commit(request.target_sha)
+    snapshot = read_task_snapshot(task_dir)
+    package = compute_package(snapshot)
+    facts: dict[str, Any] = {
+        "task_id": request.task_id,
+        "target_sha": target_full,
+        "decision": request.decision,
+        "policy_ref": request.policy_ref,
+    }
+    try:
+        record = build_record(
+            package,
+            task_dir_name=task_dir.name,
+            source_sha=target_full,
+            target_sha=target_full,
+            reviewers=request.reviewers,
+            decision=request.decision,
+            policy_ref=request.policy_ref,
+            issued_at=request.issued_at,
+            issued_by=request.issued_by,
+            derived_loopspec_hash=request.derived_loopspec_hash,
+        )
+    except RecordRefused as refused:
+        verdict = HUMAN_ESCALATED if refused.evidence else REJECTED
+        result = Result(verdict, refused.reasons, facts)
+        _ledger_append(repo_root, env, "c3_issue_refused", request.task_id, _ledger_payload(result))
+        return result
+
+    data = serialize_record(record)
+    # The producer never writes what the acceptor would reject (DECISIONS 9):
+    # verify the exact bytes against the same snapshot.
+    probe = TaskSnapshot(
+        task_id=snapshot.task_id,
+        task_dir=snapshot.task_dir,
+        artifacts=snapshot.artifacts,
+        record=FileRead(FileState.OK, data=data),
+    )
+    check = verify_snapshot(probe, expected_sha=None, source=SourceResolution(target_full))
+    if check.verdict != ACCEPTED and not decision_only(check):
+        result = Result(REJECTED, check.reasons, facts)
+        _ledger_append(repo_root, env, "c3_issue_refused", request.task_id, _ledger_payload(result))
+        return result
+
+    record_path = task_dir / RECORD_RELPATH
+    if record_path.exists() or record_path.is_symlink():
+        if not request.force:
+            result = Result(
+                REJECTED,
+                (
+                    Reason(
+                        "C3_RECORD_EXISTS",
+                        f"{RECORD_RELPATH} already exists",
+                        "pass --force to replace it explicitly (the old record is overwritten)",
+                    ),
+                ),
+                facts,
+            )
+            _ledger_append(repo_root, env, "c3_issue_refused", request.task_id, _ledger_payload(result))
+            return result
+    facts["record_digest"] = sha256_digest(data)
+    facts["plan_hash"] = record["plan_hash"]
+    facts["plan_package_hash"] = record["plan_package_hash"]
+    facts["path"] = f"docs/working/{request.task_id}/{RECORD_RELPATH}"
+    result = Result(ACCEPTED, (), facts)
+    _ledger_append(repo_root, env, "c3_issue", request.task_id, _ledger_payload(result))
+    try:
+        atomic_write(record_path, data, overwrite=request.force)
+    except InputRejected:
+        raise
+    return result
+
+
+def _ledger_payload(result: Result) -> dict[str, Any]:
+    return {
+        "verdict": result.verdict,
+        "reasons": [r.to_json() for r in result.reasons],
+        "facts": {k: v for k, v in result.facts.items() if k != "record"},
+    }

@@ -1,0 +1,143 @@
+"""``plangate c3 issue`` and ``plangate c3 verify``."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+from pathlib import Path
+
+from plangate import __version__
+from plangate.cli.context import Context
+from plangate.cli.output import print_json, print_result
+from plangate.errors import InputRejected, UsageError
+from plangate.fsutil import read_regular_file
+from plangate.snapshot import check_task_id, find_repo_root
+from plangate.verdict import Result
+
+VERIFY_EXIT_HELP = (
+    "exit codes: 0 accepted (c3-prime AUTO_APPROVED, or legacy APPROVED with a current plan_hash); "
+    "1 rejected (malformed, stale, tampered, BLOCKED, legacy REJECTED, unknown approval_kind); "
+    "3 a human must decide (HUMAN_ESCALATED, legacy CONDITIONAL)"
+)
+ISSUE_EXIT_HELP = (
+    "exit codes: 0 record written; 1 refused (inconsistent inputs, existing record without --force, "
+    "the acceptor would reject the bytes); 3 no record: a Plan Package artifact or a C-1/C-2 "
+    "evidence marker failed (a human must act)"
+)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="plangate c3", description="Issue or verify the c3-prime record approvals/c3.json."
+    )
+    sub = parser.add_subparsers(dest="action", required=True)
+
+    verify = sub.add_parser(
+        "verify",
+        help="verify approvals/c3.json (the acceptor)",
+        description="Verify a task's approvals/c3.json against its Plan Package and git.",
+        epilog=VERIFY_EXIT_HELP,
+    )
+    verify.add_argument("task", help="task id, e.g. TASK-0001")
+    verify.add_argument(
+        "--expected-sha",
+        help="full commit id the record must bind (exec passes HEAD); without it the "
+        "commit named by source_sha must exist but is not compared",
+    )
+    verify.add_argument("--json", action="store_true", help="print one JSON object")
+
+    issue = sub.add_parser(
+        "issue",
+        help="produce approvals/c3.json (the producer)",
+        description="Build the c3-prime record, check it with the acceptor, write it atomically.",
+        epilog=ISSUE_EXIT_HELP,
+    )
+    issue.add_argument("task", help="task id, e.g. TASK-0001")
+    issue.add_argument("--target-sha", required=True, help="commit the approval binds (source_sha)")
+    issue.add_argument(
+        "--reviewers",
+        required=True,
+        type=Path,
+        help='JSON file: {"model_a": {"verdict": "approve", "evidence_ref": "..."}, "model_b": {...}}',
+    )
+    issue.add_argument(
+        "--decision", required=True, help="AUTO_APPROVED, HUMAN_ESCALATED or BLOCKED"
+    )
+    issue.add_argument("--policy-ref", required=True, help="arbiter policy id, e.g. plangate-arbiter@v1")
+    issue.add_argument("--issued-at", help="YYYY-MM-DDTHH:MM:SSZ (default: now, UTC)")
+    issue.add_argument("--issued-by", default=f"plangate-{__version__}", help="issuer name")
+    issue.add_argument(
+        "--loopspec-actors",
+        metavar="MAKER,CHECKER",
+        help="also stamp derived_loopspec_hash of the LoopSpec derived with these actors",
+    )
+    issue.add_argument("--force", action="store_true", help="replace an existing record")
+    issue.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def run(argv: list[str], ctx: Context) -> int:
+    """Entry point of ``plangate c3``."""
+    args = _parser().parse_args(argv[1:])
+    repo_root = find_repo_root(ctx.cwd)
+    task_id = check_task_id(args.task)
+    if args.action == "verify":
+        return _verify(ctx, repo_root, task_id, args)
+    return _issue(ctx, repo_root, task_id, args)
+
+
+def _verify(ctx: Context, repo_root: Path, task_id: str, args: argparse.Namespace) -> int:
+    from plangate.approval.service import verify_task
+
+    result = verify_task(repo_root, task_id, expected_sha=args.expected_sha)
+    if args.json:
+        out = result.to_json()
+        out["kind"] = result.facts.get("kind")
+        out["facts"] = {k: v for k, v in result.facts.items() if k != "record"}
+        print_json(ctx, out)
+        return int(result.exit_code)
+    kind = result.facts.get("kind") or "unknown"
+    return print_result(ctx, result, as_json=False, title=f"{task_id} c3 verify ({kind})")
+
+
+def _issue(ctx: Context, repo_root: Path, task_id: str, args: argparse.Namespace) -> int:
+    from plangate.approval.record import parse_reviewers
+    from plangate.approval.service import IssueRequest, issue_record
+
+    read = read_regular_file((ctx.cwd / args.reviewers), 1024 * 1024)
+    if not read.ok or read.data is None:
+        raise InputRejected(
+            "REVIEWERS_UNREADABLE", f"reviewers file {args.reviewers} {read.detail}", "check the path"
+        )
+    reviewers = parse_reviewers(read.data)
+    issued_at = args.issued_at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    loopspec_hash = None
+    if args.loopspec_actors:
+        loopspec_hash = _loopspec_hash(repo_root, task_id, args.loopspec_actors)
+    request = IssueRequest(
+        task_id=task_id,
+        target_sha=args.target_sha,
+        reviewers=reviewers,
+        decision=args.decision,
+        policy_ref=args.policy_ref,
+        issued_at=issued_at,
+        issued_by=args.issued_by,
+        force=args.force,
+        derived_loopspec_hash=loopspec_hash,
+    )
+    result: Result = issue_record(repo_root, request, ctx.env)
+    return print_result(ctx, result, as_json=args.json, title=f"{task_id} c3 issue")
+
+
+def _loopspec_hash(repo_root: Path, task_id: str, actors: str) -> str:
+    from plangate.plan.loopspec import derive_loopspec, loopspec_hash
+    from plangate.snapshot import task_dir_for
+
+    parts = actors.split(",")
+    if len(parts) != 2 or not all(p.strip() for p in parts):
+        raise UsageError("LOOPSPEC_ACTORS_INVALID", "--loopspec-actors takes MAKER,CHECKER", "e.g. agent,qa")
+    read = read_regular_file(task_dir_for(repo_root, task_id) / "plan.md", 1024 * 1024)
+    if not read.ok or read.data is None:
+        raise InputRejected("ARTIFACT_MISSING", f"plan.md {read.detail}", "write plan.md")
+    spec = derive_loopspec(read.data, task_id, parts[0].strip(), parts[1].strip())
+    return loopspec_hash(spec)

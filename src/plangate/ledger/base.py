@@ -1,0 +1,145 @@
+"""The backend-independent ledger: validation, hashing and verification on top of
+three storage primitives each backend provides."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any
+
+from plangate.ledger.chain import (
+    Head,
+    LedgerEntry,
+    LedgerError,
+    StoredRow,
+    check_entry_fields,
+    entry_from_row,
+    format_at,
+    make_entry,
+    prepare_payload,
+    verify_rows,
+)
+from plangate.verdict import Result
+
+Clock = Callable[[], datetime]
+
+# The function a backend calls inside its write transaction, once it holds the
+# lock and has read the head: (last seq, last entry_hash) -> the new entry.
+BuildEntry = Callable[[int, str], tuple[LedgerEntry, str]]
+
+
+def utc_now() -> datetime:
+    """The default clock."""
+    return datetime.now(UTC)
+
+
+class Ledger(abc.ABC):
+    """An append-only, hash-chained sequence of decision entries.
+
+    Use as a context manager (``with open_ledger(root, env) as ledger:``) so the
+    connection is closed. :meth:`append` is atomic: the entry is written whole,
+    or not at all, and concurrent appenders (threads or processes) are
+    serialised by the database so the chain never forks.
+    """
+
+    backend: str = "abstract"
+
+    def __init__(self, *, clock: Clock | None = None) -> None:
+        self._clock: Clock = clock or utc_now
+
+    # -- storage primitives --------------------------------------------------
+
+    @abc.abstractmethod
+    def _append_locked(self, build: BuildEntry) -> LedgerEntry:
+        """In one write transaction holding the append lock: read the head, call
+        ``build(seq, entry_hash)``, insert the entry and move the head."""
+
+    @abc.abstractmethod
+    def _rows(self, kind: str | None = None, subject: str | None = None) -> Iterator[StoredRow]:
+        """Stored rows in ``seq`` order, optionally filtered."""
+
+    @abc.abstractmethod
+    def _head(self) -> Head:
+        """The head record (seq 0 / genesis for an empty ledger)."""
+
+    @abc.abstractmethod
+    def _read_snapshot(self) -> tuple[list[StoredRow], Head]:
+        """Every row and the head, read in one consistent snapshot."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release the connection (idempotent)."""
+
+    @property
+    @abc.abstractmethod
+    def location(self) -> str:
+        """Where the ledger lives, for messages (never contains a password)."""
+
+    # -- public API ----------------------------------------------------------
+
+    def append(self, kind: str, subject: str, payload: Mapping[str, Any]) -> LedgerEntry:
+        """Append one entry and return it as stored.
+
+        Raises :class:`LedgerError` (an EnvironmentFailure, exit 1) when the
+        kind, subject or payload is refused (``LEDGER_FORBIDDEN_KEY``, ...) or
+        the ledger cannot be written.
+        """
+        check_entry_fields(kind, subject)
+        payload_text, parsed = prepare_payload(payload)
+        at = format_at(self._clock())
+
+        def build(last_seq: int, last_hash: str) -> tuple[LedgerEntry, str]:
+            entry = make_entry(
+                seq=last_seq + 1,
+                kind=kind,
+                subject=subject,
+                payload=parsed,
+                at=at,
+                prev_hash=last_hash,
+            )
+            return entry, payload_text
+
+        return self._append_locked(build)
+
+    def entries(self, kind: str | None = None, subject: str | None = None) -> list[LedgerEntry]:
+        """Entries in ``seq`` order, optionally only one kind and/or subject.
+
+        Raises ``LEDGER_CORRUPT`` when a stored row cannot even be decoded;
+        chain integrity is checked by :meth:`verify`, not here.
+        """
+        return [entry_from_row(row) for row in self._rows(kind, subject)]
+
+    def head(self) -> Head:
+        """Seq and entry_hash of the last entry (0 and the genesis hash when empty)."""
+        return self._head()
+
+    def stored_rows(self) -> tuple[list[StoredRow], Head]:
+        """Every stored row and the head, as read (for export and verification)."""
+        return self._read_snapshot()
+
+    def verify(self, *, anchor: str | None = None) -> Result:
+        """Verify the whole chain; ``INTACT`` (exit 0) or ``TAMPERED`` with ``first_bad_seq``."""
+        rows, head = self._read_snapshot()
+        result = verify_rows(rows, head, anchor=anchor)
+        facts = dict(result.facts)
+        facts["backend"] = self.backend
+        facts["location"] = self.location
+        return Result(result.verdict, result.reasons, facts)
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def unavailable(location: str, detail: str, hint: str) -> LedgerError:
+    """The one error for a ledger that cannot be opened, read or written."""
+    return LedgerError("LEDGER_UNAVAILABLE", f"ledger {location} is unavailable: {detail}", hint)

@@ -1,0 +1,538 @@
+"""The hash chain of the decision ledger: pure functions, no IO.
+
+An entry is the seven fields ``seq, kind, subject, payload, at, prev_hash,
+entry_hash``. Its hash is::
+
+    entry_hash = "sha256:" + sha256(RFC8785({"v": 1, "seq": seq, "kind": kind,
+                                            "subject": subject, "payload": payload,
+                                            "at": at, "prev_hash": prev_hash}))
+
+``prev_hash`` of entry 1 is :data:`GENESIS_PREV_HASH`; every later entry
+carries the ``entry_hash`` of the entry before it. Sequence numbers start at 1
+and have no gaps. The backends store the payload as its canonical JSON text and
+keep a one-row *head* (``seq`` and ``entry_hash`` of the last entry), written in
+the same transaction as the entry, so that a deleted last entry is detected too.
+
+:func:`verify_rows` checks stored rows (as read, payload still text) and
+reports the first sequence number at which the stored ledger stops being the
+chain it claims to be.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from plangate.canonical import (
+    StrictJSONError,
+    canonical_bytes,
+    canonical_text,
+    is_digest,
+    sha256_digest,
+    strict_loads,
+)
+from plangate.errors import EnvironmentFailure
+from plangate.verdict import Reason, Result
+
+FORMAT_VERSION = 1
+"""Value of the ``v`` member of every hashed entry (domain separation, future formats)."""
+
+GENESIS_PREV_HASH = "sha256:" + "0" * 64
+"""``prev_hash`` of the first entry: ``sha256:`` and 64 zeros (no real entry can hash to it)."""
+
+FORBIDDEN_KEYS: frozenset[str] = frozenset(
+    {
+        "api_key",
+        "token",
+        "password",
+        "secret",
+        "authorization",
+        "raw_transcript",
+        "transcript",
+        "chain_of_thought",
+    }
+)
+"""Payload keys refused at any depth (compared case-insensitively, ``-`` read as ``_``)."""
+
+KIND_RE = re.compile(r"[a-z][a-z0-9_]{0,63}")
+"""A kind is a ``snake_case`` word of at most 64 characters."""
+
+AT_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+"""Entry times are UTC to the second: ``YYYY-MM-DDTHH:MM:SSZ``."""
+
+MAX_SUBJECT_CHARS = 1024
+MAX_PAYLOAD_BYTES = 1024 * 1024
+
+VERDICT_INTACT = "INTACT"
+VERDICT_TAMPERED = "TAMPERED"
+
+
+class LedgerError(EnvironmentFailure):
+    """The ledger cannot be opened, read or written, or refused an entry (exit 1)."""
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One ledger entry as stored and verified."""
+
+    seq: int
+    kind: str
+    subject: str
+    payload: Mapping[str, Any]
+    at: str
+    prev_hash: str
+    entry_hash: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry as a JSON object (the export line form)."""
+        return {
+            "seq": self.seq,
+            "kind": self.kind,
+            "subject": self.subject,
+            "payload": dict(self.payload),
+            "at": self.at,
+            "prev_hash": self.prev_hash,
+            "entry_hash": self.entry_hash,
+        }
+
+
+@dataclass(frozen=True)
+class StoredRow:
+    """A row exactly as a backend returned it: the payload is still canonical JSON text.
+
+    Fields are typed loosely on purpose: verification must cope with whatever
+    someone wrote into the database, not only with what PlanGate writes.
+    """
+
+    seq: Any
+    kind: Any
+    subject: Any
+    payload_text: Any
+    at: Any
+    prev_hash: Any
+    entry_hash: Any
+
+
+@dataclass(frozen=True)
+class Head:
+    """The backend's record of the last appended entry (seq 0 and genesis when empty)."""
+
+    seq: Any = 0
+    entry_hash: Any = GENESIS_PREV_HASH
+
+
+def format_at(moment: datetime) -> str:
+    """``YYYY-MM-DDTHH:MM:SSZ`` of an aware datetime, in UTC."""
+    if moment.tzinfo is None:
+        raise ValueError("entry times must be timezone-aware")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def hashed_fields(
+    *, seq: int, kind: str, subject: str, payload: Mapping[str, Any], at: str, prev_hash: str
+) -> dict[str, Any]:
+    """The object whose RFC 8785 bytes are hashed into ``entry_hash``."""
+    return {
+        "v": FORMAT_VERSION,
+        "seq": seq,
+        "kind": kind,
+        "subject": subject,
+        "payload": dict(payload),
+        "at": at,
+        "prev_hash": prev_hash,
+    }
+
+
+def compute_entry_hash(
+    *, seq: int, kind: str, subject: str, payload: Mapping[str, Any], at: str, prev_hash: str
+) -> str:
+    """``sha256:`` digest of the canonical bytes of :func:`hashed_fields`."""
+    fields = hashed_fields(
+        seq=seq, kind=kind, subject=subject, payload=payload, at=at, prev_hash=prev_hash
+    )
+    return sha256_digest(canonical_bytes(fields))
+
+
+def find_forbidden_key(value: Any, path: str = "payload") -> str | None:
+    """Path of the first forbidden key at any depth of ``value``, or None."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and key.casefold().replace("-", "_") in FORBIDDEN_KEYS:
+                return f"{path}.{key}"
+            found = find_forbidden_key(item, f"{path}.{key}")
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found = find_forbidden_key(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return None
+
+
+def _valid_at(at: object) -> bool:
+    if not isinstance(at, str) or AT_RE.fullmatch(at) is None:
+        return False
+    try:
+        datetime.strptime(at, "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        return False
+    return True
+
+
+def _valid_subject(subject: object) -> bool:
+    return (
+        isinstance(subject, str)
+        and 0 < len(subject) <= MAX_SUBJECT_CHARS
+        and subject.isprintable()
+        and subject == subject.strip()
+    )
+
+
+def check_entry_fields(kind: object, subject: object) -> None:
+    """Raise :class:`LedgerError` when ``kind`` or ``subject`` is not acceptable."""
+    if not isinstance(kind, str) or KIND_RE.fullmatch(kind) is None:
+        raise LedgerError(
+            "LEDGER_KIND_INVALID",
+            f"ledger kind {kind!r} is not a snake_case word",
+            "use a kind such as 'c3_issue' (lowercase letters, digits, '_', at most 64)",
+        )
+    if not _valid_subject(subject):
+        raise LedgerError(
+            "LEDGER_SUBJECT_INVALID",
+            f"ledger subject {subject!r} is empty, too long or has control/edge whitespace",
+            "use the task id or digest the entry is about",
+        )
+
+
+def prepare_payload(payload: object) -> tuple[str, dict[str, Any]]:
+    """Validate a payload; return its canonical text and the parsed copy that will be stored.
+
+    Raises :class:`LedgerError` with ``LEDGER_FORBIDDEN_KEY``,
+    ``LEDGER_PAYLOAD_INVALID`` or ``LEDGER_PAYLOAD_TOO_LARGE``.
+    """
+    if not isinstance(payload, Mapping):
+        raise LedgerError(
+            "LEDGER_PAYLOAD_INVALID",
+            f"ledger payload must be a JSON object, got {type(payload).__name__}",
+            "pass a mapping of string keys to JSON values",
+        )
+    forbidden = find_forbidden_key(payload)
+    if forbidden is not None:
+        raise LedgerError(
+            "LEDGER_FORBIDDEN_KEY",
+            f"ledger payload key {forbidden} is forbidden (secrets and transcripts never enter "
+            "the ledger)",
+            "drop the key; record a digest or a reference instead of the secret or transcript",
+        )
+    try:
+        text = canonical_text(dict(payload))
+    except (TypeError, StrictJSONError, RecursionError) as exc:
+        raise LedgerError(
+            "LEDGER_PAYLOAD_INVALID",
+            f"ledger payload is not canonical JSON: {exc}",
+            "use only strings, finite numbers, booleans, null, lists and string-keyed objects",
+        ) from None
+    if len(text.encode("utf-8")) > MAX_PAYLOAD_BYTES:
+        raise LedgerError(
+            "LEDGER_PAYLOAD_TOO_LARGE",
+            f"ledger payload is larger than {MAX_PAYLOAD_BYTES} bytes",
+            "store large evidence elsewhere and put its digest in the payload",
+        )
+    parsed = strict_loads(text.encode("utf-8"))
+    return text, parsed
+
+
+def make_entry(
+    *, seq: int, kind: str, subject: str, payload: Mapping[str, Any], at: str, prev_hash: str
+) -> LedgerEntry:
+    """Build an entry with its hash (``payload`` as returned by :func:`prepare_payload`)."""
+    entry_hash = compute_entry_hash(
+        seq=seq, kind=kind, subject=subject, payload=payload, at=at, prev_hash=prev_hash
+    )
+    return LedgerEntry(seq, kind, subject, payload, at, prev_hash, entry_hash)
+
+
+def entry_from_row(row: StoredRow) -> LedgerEntry:
+    """Decode one stored row (no chain checks); raise ``LEDGER_CORRUPT`` if it cannot be read."""
+    problem = _row_problem(row)
+    if problem is not None:
+        raise LedgerError(
+            "LEDGER_CORRUPT",
+            f"ledger entry {row.seq!r} cannot be read: {problem.message}",
+            "run 'plangate ledger verify' to find the first broken entry",
+        )
+    payload = strict_loads(str(row.payload_text).encode("utf-8"))
+    return LedgerEntry(
+        int(row.seq), row.kind, row.subject, payload, row.at, row.prev_hash, row.entry_hash
+    )
+
+
+def _row_problem(row: StoredRow) -> Reason | None:
+    """A reason when the row's own fields are malformed (independent of the chain)."""
+    if not isinstance(row.kind, str) or KIND_RE.fullmatch(row.kind) is None:
+        return Reason("LEDGER_ENTRY_MALFORMED", f"kind {row.kind!r} is not a snake_case word")
+    if not _valid_subject(row.subject):
+        return Reason("LEDGER_ENTRY_MALFORMED", f"subject {row.subject!r} is not valid")
+    if not _valid_at(row.at):
+        return Reason("LEDGER_ENTRY_MALFORMED", f"time {row.at!r} is not YYYY-MM-DDTHH:MM:SSZ")
+    if not is_digest(row.prev_hash) or not is_digest(row.entry_hash):
+        return Reason("LEDGER_ENTRY_MALFORMED", "prev_hash or entry_hash is not a sha256 digest")
+    if not isinstance(row.payload_text, str):
+        return Reason("LEDGER_PAYLOAD_NOT_CANONICAL", "payload is not text")
+    try:
+        payload = strict_loads(row.payload_text.encode("utf-8"))
+    except (StrictJSONError, UnicodeEncodeError) as exc:
+        return Reason("LEDGER_PAYLOAD_NOT_CANONICAL", f"payload is not valid JSON: {exc}")
+    if not isinstance(payload, dict):
+        return Reason("LEDGER_PAYLOAD_NOT_CANONICAL", "payload is not a JSON object")
+    try:
+        canonical = canonical_text(payload)
+    except (StrictJSONError, TypeError) as exc:
+        return Reason("LEDGER_PAYLOAD_NOT_CANONICAL", f"payload cannot be canonicalised: {exc}")
+    if canonical != row.payload_text:
+        # Hashes cover the parsed payload; requiring the stored text to be exactly
+        # canonical makes every byte of it covered too.
+        return Reason("LEDGER_PAYLOAD_NOT_CANONICAL", "payload text is not its canonical form")
+    forbidden = find_forbidden_key(payload)
+    if forbidden is not None:
+        return Reason("LEDGER_FORBIDDEN_KEY", f"payload carries forbidden key {forbidden}")
+    return None
+
+
+@dataclass
+class _Walk:
+    count: int = 0
+    prev_hash: str = GENESIS_PREV_HASH
+    anchor_seen: bool = False
+    kinds: dict[str, int] = field(default_factory=dict)
+
+
+def verify_rows(
+    rows: Iterable[StoredRow], head: Head | None, *, anchor: str | None = None
+) -> Result:
+    """Verify stored rows in storage order against the chain rules and the head.
+
+    ``head`` is the backend's head record (None for an export file, which has
+    its own header check). ``anchor`` is an ``entry_hash`` the caller knows was
+    in the ledger earlier (for example from an archived export): the ledger
+    must still contain it. Returns ``INTACT`` (exit 0) or ``TAMPERED`` (exit 1)
+    with facts ``entries``, ``head_hash``, ``first_bad_seq`` and ``kinds``.
+    """
+    walk = _Walk()
+    for row in rows:
+        expected_seq = walk.count + 1
+        reason = _check_row(row, expected_seq, walk.prev_hash)
+        if reason is not None:
+            return _tampered(walk, expected_seq, reason)
+        walk.count = expected_seq
+        walk.prev_hash = row.entry_hash
+        walk.kinds[row.kind] = walk.kinds.get(row.kind, 0) + 1
+        if anchor is not None and row.entry_hash == anchor:
+            walk.anchor_seen = True
+    if head is not None and (head.seq != walk.count or head.entry_hash != walk.prev_hash):
+        return _tampered(
+            walk,
+            _head_bad_seq(head, walk.count),
+            Reason(
+                "LEDGER_HEAD_MISMATCH",
+                f"the ledger head records seq {head.seq!r} ({head.entry_hash!r}) but the chain "
+                f"ends at seq {walk.count} ({walk.prev_hash})",
+                "entries after the last intact one were deleted, or the head was edited",
+            ),
+        )
+    if anchor is not None and not walk.anchor_seen:
+        return _tampered(
+            walk,
+            walk.count + 1,
+            Reason(
+                "LEDGER_ANCHOR_MISSING",
+                f"no entry has the anchored hash {anchor}",
+                "the ledger was rewritten or truncated since the anchor was taken",
+            ),
+        )
+    return Result(
+        VERDICT_INTACT,
+        (),
+        {
+            "entries": walk.count,
+            "head_hash": walk.prev_hash,
+            "first_bad_seq": None,
+            "kinds": dict(sorted(walk.kinds.items())),
+        },
+    )
+
+
+def _head_bad_seq(head: Head, chain_end: int) -> int:
+    """First bad seq when the chain and the head disagree."""
+    if isinstance(head.seq, bool) or not isinstance(head.seq, int):
+        return max(chain_end, 1)
+    if head.seq > chain_end:  # entries after the chain's end were deleted
+        return chain_end + 1
+    if head.seq < chain_end:  # entries were added without going through append
+        return head.seq + 1
+    return max(chain_end, 1)  # same length: the last entry was replaced
+
+
+def _check_row(row: StoredRow, expected_seq: int, prev_hash: str) -> Reason | None:
+    if isinstance(row.seq, bool) or not isinstance(row.seq, int) or row.seq != expected_seq:
+        return Reason(
+            "LEDGER_SEQ_MISMATCH",
+            f"expected entry seq {expected_seq}, found {row.seq!r}",
+            "an entry was deleted, inserted or moved here",
+        )
+    problem = _row_problem(row)
+    if problem is not None:
+        return Reason(problem.code, f"entry {expected_seq}: {problem.message}", problem.hint)
+    if row.prev_hash != prev_hash:
+        return Reason(
+            "LEDGER_PREV_HASH_MISMATCH",
+            f"entry {expected_seq} links to {row.prev_hash} but the previous entry hashes to "
+            f"{prev_hash}",
+            "an entry before it was replaced, or this one was moved",
+        )
+    payload = strict_loads(row.payload_text.encode("utf-8"))
+    computed = compute_entry_hash(
+        seq=row.seq,
+        kind=row.kind,
+        subject=row.subject,
+        payload=payload,
+        at=row.at,
+        prev_hash=row.prev_hash,
+    )
+    if computed != row.entry_hash:
+        return Reason(
+            "LEDGER_ENTRY_HASH_MISMATCH",
+            f"entry {expected_seq} hashes to {computed} but records {row.entry_hash}",
+            "the entry's kind, subject, payload or time was edited",
+        )
+    return None
+
+
+def _tampered(walk: _Walk, first_bad_seq: int, reason: Reason) -> Result:
+    hint = reason.hint or "restore the ledger from a verified export; investigate who wrote it"
+    return Result(
+        VERDICT_TAMPERED,
+        (Reason(reason.code, reason.message, hint),),
+        {
+            "entries": walk.count,
+            "head_hash": walk.prev_hash,
+            "first_bad_seq": first_bad_seq,
+            "kinds": dict(sorted(walk.kinds.items())),
+        },
+    )
+
+
+# -- export files -------------------------------------------------------------
+
+EXPORT_FORMAT = "plangate-ledger-export"
+_ENTRY_KEYS = frozenset({"seq", "kind", "subject", "payload", "at", "prev_hash", "entry_hash"})
+_HEADER_KEYS = frozenset({"format", "version", "entries", "head_hash"})
+
+
+def export_bytes(rows: Iterable[StoredRow], head: Head) -> bytes:
+    """The JSONL export of verified ``rows``: a header line, then one entry per line.
+
+    Every line is RFC 8785 canonical JSON followed by ``\\n``. The header
+    carries the entry count and the head hash so a truncated copy is detected.
+    """
+    lines = [
+        canonical_bytes(
+            {
+                "format": EXPORT_FORMAT,
+                "version": FORMAT_VERSION,
+                "entries": head.seq,
+                "head_hash": head.entry_hash,
+            }
+        )
+    ]
+    for row in rows:
+        entry = entry_from_row(row)
+        lines.append(canonical_bytes(entry.to_json()))
+    return b"".join(line + b"\n" for line in lines)
+
+
+def _export_problem(line_no: int, message: str) -> Result:
+    return Result(
+        VERDICT_TAMPERED,
+        (
+            Reason(
+                "LEDGER_EXPORT_MALFORMED",
+                f"export line {line_no}: {message}",
+                "the export file was edited or truncated; take a new export from the ledger",
+            ),
+        ),
+        {"entries": 0, "head_hash": GENESIS_PREV_HASH, "first_bad_seq": max(line_no - 1, 1),
+         "kinds": {}},
+    )
+
+
+def verify_export_bytes(data: bytes, *, anchor: str | None = None) -> Result:
+    """Verify an export file's bytes exactly as :func:`verify_rows` verifies a database.
+
+    Every line must be canonical JSON (so every byte is covered by a hash),
+    entries must carry exactly the seven entry fields, and the header's count
+    and head hash must match the chain's end.
+    """
+    if not data.endswith(b"\n"):
+        return _export_problem(max(data.count(b"\n") + 1, 1), "the file does not end in a newline")
+    lines = data[:-1].split(b"\n")
+    try:
+        header = strict_loads(lines[0])
+    except StrictJSONError as exc:
+        return _export_problem(1, f"header is not JSON: {exc.message}")
+    if (
+        not isinstance(header, dict)
+        or set(header) != _HEADER_KEYS
+        or header.get("format") != EXPORT_FORMAT
+        or header.get("version") != FORMAT_VERSION
+        or canonical_bytes(header) != lines[0]
+    ):
+        return _export_problem(1, f"header is not a canonical {EXPORT_FORMAT} v1 header")
+    rows: list[StoredRow] = []
+    for index, line in enumerate(lines[1:], start=2):
+        try:
+            value = strict_loads(line)
+        except StrictJSONError as exc:
+            return _with_prefix(verify_rows(rows, None), index, f"not JSON: {exc.message}")
+        if not isinstance(value, dict) or set(value) != _ENTRY_KEYS:
+            return _with_prefix(
+                verify_rows(rows, None), index, "an entry must have exactly the seven entry fields"
+            )
+        if canonical_bytes(value) != line:
+            return _with_prefix(verify_rows(rows, None), index, "the line is not canonical JSON")
+        payload = value["payload"]
+        rows.append(
+            StoredRow(
+                value["seq"],
+                value["kind"],
+                value["subject"],
+                canonical_text(payload) if isinstance(payload, dict) else payload,
+                value["at"],
+                value["prev_hash"],
+                value["entry_hash"],
+            )
+        )
+    return verify_rows(rows, Head(header["entries"], header["head_hash"]), anchor=anchor)
+
+
+def _with_prefix(partial: Result, line_no: int, message: str) -> Result:
+    """A line-level format failure: report it at the seq that line would hold."""
+    if not partial.accepted:
+        return partial
+    facts = dict(partial.facts)
+    facts["first_bad_seq"] = line_no - 1
+    return Result(
+        VERDICT_TAMPERED,
+        (
+            Reason(
+                "LEDGER_EXPORT_MALFORMED",
+                f"export line {line_no}: {message}",
+                "the export file was edited; take a new export from the ledger",
+            ),
+        ),
+        facts,
+    )

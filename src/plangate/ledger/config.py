@@ -1,0 +1,159 @@
+"""Where the ledger lives: environment, then ``.plangate/config.toml``, then the default.
+
+Resolution order (the first that is present wins; a present but bad value is
+an error, never a fall-through to the next source):
+
+1. ``PLANGATE_LEDGER_URL`` in the environment;
+2. ``[ledger] url = "..."`` in ``<repo>/.plangate/config.toml``;
+3. the SQLite file ``<repo>/.plangate/ledger.sqlite3``.
+
+Accepted URLs: ``postgresql://...`` / ``postgres://...`` (PostgreSQL) and
+``sqlite:///absolute/path`` or ``sqlite:relative/path`` (relative to the
+repository root). Any other scheme is refused (``LEDGER_URL_INVALID``).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from plangate.fsutil import read_regular_file
+from plangate.ledger.chain import LedgerError
+
+ENV_VAR = "PLANGATE_LEDGER_URL"
+CONFIG_RELPATH = Path(".plangate") / "config.toml"
+DEFAULT_SQLITE_RELPATH = Path(".plangate") / "ledger.sqlite3"
+MAX_CONFIG_BYTES = 256 * 1024
+_LEDGER_CONFIG_KEYS = frozenset({"url"})
+
+
+@dataclass(frozen=True)
+class LedgerLocation:
+    """A resolved ledger location."""
+
+    backend: str  # "sqlite" or "postgresql"
+    target: str  # a file path (sqlite) or the connection URL (postgresql)
+    source: str  # "env", "config" or "default"
+
+    @property
+    def display(self) -> str:
+        """The target with any password removed, for messages."""
+        return redact_url(self.target) if self.backend == "postgresql" else self.target
+
+
+def redact_url(url: str) -> str:
+    """``url`` with the password (if any) replaced by ``***``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable url>"
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    user = parts.username or ""
+    host = netloc[1] if len(netloc) == 2 else ""
+    return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, ""))
+
+
+def resolve_location(repo_root: Path, env: Mapping[str, str]) -> LedgerLocation:
+    """Resolve where the ledger of ``repo_root`` lives (see the module docstring)."""
+    if ENV_VAR in env:
+        return parse_url(env[ENV_VAR], repo_root, source="env")
+    url = _config_url(repo_root)
+    if url is not None:
+        return parse_url(url, repo_root, source="config")
+    return LedgerLocation("sqlite", str(repo_root / DEFAULT_SQLITE_RELPATH), "default")
+
+
+def parse_url(url: str, repo_root: Path, *, source: str) -> LedgerLocation:
+    """Turn a ledger URL into a location; unknown or malformed URLs are refused."""
+    where = f"the environment variable {ENV_VAR}" if source == "env" else str(CONFIG_RELPATH)
+    if not url.strip():
+        raise LedgerError(
+            "LEDGER_URL_INVALID",
+            f"the ledger URL in {where} is empty",
+            f"unset {ENV_VAR} to use the repository's SQLite ledger, or set a postgresql:// URL",
+        )
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise LedgerError(
+            "LEDGER_URL_INVALID",
+            f"the ledger URL in {where} cannot be parsed: {exc}",
+            "use postgresql://user@host:port/dbname",
+        ) from None
+    scheme = parts.scheme.lower()
+    if scheme in ("postgresql", "postgres"):
+        if not parts.hostname and "host=" not in parts.query:
+            raise LedgerError(
+                "LEDGER_URL_INVALID",
+                f"the PostgreSQL ledger URL in {where} names no host",
+                "use postgresql://user@host:port/dbname (or ?host=/socket/dir)",
+            )
+        return LedgerLocation("postgresql", url, source)
+    if scheme == "sqlite":
+        if parts.netloc or not parts.path or parts.query or parts.fragment:
+            raise LedgerError(
+                "LEDGER_URL_INVALID",
+                f"the SQLite ledger URL in {where} must be sqlite:///ABSOLUTE or sqlite:RELATIVE",
+                "for example sqlite:///srv/ledgers/repo.sqlite3",
+            )
+        path = Path(parts.path)
+        if not path.is_absolute():
+            path = repo_root / path
+        return LedgerLocation("sqlite", str(path), source)
+    raise LedgerError(
+        "LEDGER_URL_INVALID",
+        f"the ledger URL in {where} has unsupported scheme {parts.scheme or '(none)'!r}",
+        "use postgresql://... for a shared ledger or sqlite:... for a file",
+    )
+
+
+def _config_url(repo_root: Path) -> str | None:
+    path = repo_root / CONFIG_RELPATH
+    read = read_regular_file(path, MAX_CONFIG_BYTES)
+    if read.state.value == "missing":
+        return None
+    if not read.ok or read.data is None:
+        raise LedgerError(
+            "LEDGER_CONFIG_INVALID",
+            f"{CONFIG_RELPATH} cannot be read: {read.detail}",
+            "make it a regular, readable TOML file",
+        )
+    try:
+        config = tomllib.loads(read.data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise LedgerError(
+            "LEDGER_CONFIG_INVALID",
+            f"{CONFIG_RELPATH} is not valid UTF-8 TOML: {exc}",
+            "fix the TOML syntax",
+        ) from None
+    section = config.get("ledger")
+    if section is None:
+        return None
+    if not isinstance(section, dict):
+        raise LedgerError(
+            "LEDGER_CONFIG_INVALID",
+            f"[ledger] in {CONFIG_RELPATH} must be a table",
+            'write [ledger] and url = "postgresql://..." on the next line',
+        )
+    unknown = sorted(set(section) - _LEDGER_CONFIG_KEYS)
+    if unknown:
+        raise LedgerError(
+            "LEDGER_CONFIG_INVALID",
+            f"[ledger] in {CONFIG_RELPATH} has unknown keys: {', '.join(unknown)}",
+            "the only key is url",
+        )
+    url = section.get("url")
+    if url is None:
+        return None
+    if not isinstance(url, str):
+        raise LedgerError(
+            "LEDGER_CONFIG_INVALID",
+            f"[ledger] url in {CONFIG_RELPATH} must be a string",
+            'write url = "postgresql://user@host/dbname"',
+        )
+    return url

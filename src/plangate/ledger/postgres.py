@@ -1,0 +1,240 @@
+"""PostgreSQL backend (psycopg 3, imported lazily): one ledger shared by a team.
+
+- Tables ``plangate_ledger_entries`` and ``plangate_ledger_head`` in the
+  connection's ``search_path`` (put ``?options=-csearch_path%3Dmyschema`` in the
+  URL to use another schema). They are created when missing, under a
+  transaction-scoped advisory lock so two first users do not race.
+- An append is one transaction that locks the head row (``SELECT ... FOR
+  UPDATE``) before reading it: concurrent appenders queue on that row lock, so
+  sequence numbers never repeat and the chain never forks. A client killed
+  mid-append leaves an aborted transaction: the whole entry or none.
+- Triggers refuse ``UPDATE``, ``DELETE`` and ``TRUNCATE`` of entries (an
+  accident cannot rewrite history; the table owner can still drop them, which
+  the hash chain then detects).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from plangate.ledger.base import BuildEntry, Clock, Ledger, unavailable
+from plangate.ledger.chain import GENESIS_PREV_HASH, Head, LedgerEntry, LedgerError, StoredRow
+from plangate.ledger.config import redact_url
+
+if TYPE_CHECKING:  # pragma: no cover
+    import psycopg
+
+CONNECT_TIMEOUT_SECONDS = 10
+SCHEMA_LOCK_KEY = 0x706C616E67617465  # "plangate" as a bigint: the schema-creation advisory lock
+
+ENTRIES_TABLE = "plangate_ledger_entries"
+HEAD_TABLE = "plangate_ledger_head"
+
+SCHEMA: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS plangate_ledger_entries (
+        seq        BIGINT PRIMARY KEY,
+        kind       TEXT NOT NULL,
+        subject    TEXT NOT NULL,
+        payload    TEXT NOT NULL,
+        at         TEXT NOT NULL,
+        prev_hash  TEXT NOT NULL,
+        entry_hash TEXT NOT NULL
+    )""",
+    """CREATE INDEX IF NOT EXISTS plangate_ledger_entries_kind
+        ON plangate_ledger_entries (kind, seq)""",
+    """CREATE INDEX IF NOT EXISTS plangate_ledger_entries_subject
+        ON plangate_ledger_entries (subject, seq)""",
+    """CREATE TABLE IF NOT EXISTS plangate_ledger_head (
+        id         INTEGER PRIMARY KEY CHECK (id = 1),
+        seq        BIGINT NOT NULL,
+        entry_hash TEXT NOT NULL
+    )""",
+    """CREATE OR REPLACE FUNCTION plangate_ledger_append_only() RETURNS trigger
+        LANGUAGE plpgsql AS $$
+        BEGIN
+            RAISE EXCEPTION 'plangate ledger entries are append-only';
+        END $$""",
+)
+
+_TRIGGERS: tuple[tuple[str, str], ...] = (
+    (
+        "plangate_ledger_no_update_delete",
+        "CREATE TRIGGER plangate_ledger_no_update_delete BEFORE UPDATE OR DELETE "
+        "ON plangate_ledger_entries FOR EACH ROW EXECUTE FUNCTION plangate_ledger_append_only()",
+    ),
+    (
+        "plangate_ledger_no_truncate",
+        "CREATE TRIGGER plangate_ledger_no_truncate BEFORE TRUNCATE "
+        "ON plangate_ledger_entries FOR EACH STATEMENT "
+        "EXECUTE FUNCTION plangate_ledger_append_only()",
+    ),
+)
+
+_COLUMNS = "seq, kind, subject, payload, at, prev_hash, entry_hash"
+_INSERT = (
+    "INSERT INTO plangate_ledger_entries (seq, kind, subject, payload, at, prev_hash, entry_hash) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s)"
+)
+_HINT = (
+    "check PLANGATE_LEDGER_URL / .plangate/config.toml, that the server is reachable and that "
+    "the role may create and write the plangate_ledger_* tables"
+)
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError:
+        raise LedgerError(
+            "LEDGER_BACKEND_MISSING",
+            "the PostgreSQL ledger needs psycopg 3, which is not installed",
+            "pip install 'plangate[postgres]'",
+        ) from None
+    return psycopg
+
+
+class PostgresLedger(Ledger):
+    """A ledger in a PostgreSQL database."""
+
+    backend = "postgresql"
+
+    def __init__(self, url: str, *, clock: Clock | None = None) -> None:
+        super().__init__(clock=clock)
+        self._url_display = redact_url(url)
+        self._pg = _psycopg()
+        self._conn: psycopg.Connection[Any] | None = None
+        try:
+            self._conn = self._pg.connect(
+                url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS
+            )
+        except self._pg.Error as exc:
+            raise unavailable(self._url_display, _first_line(exc), _HINT) from None
+        self._init_schema()
+
+    @property
+    def location(self) -> str:
+        """The connection URL without its password."""
+        return self._url_display
+
+    def _connection(self) -> psycopg.Connection[Any]:
+        if self._conn is None:
+            raise unavailable(self._url_display, "the ledger is closed", "open it again")
+        return self._conn
+
+    def _fail(self, what: str, exc: Exception) -> LedgerError:
+        return unavailable(self._url_display, f"{what}: {_first_line(exc)}", _HINT)
+
+    def _init_schema(self) -> None:
+        conn = self._connection()
+        try:
+            with conn.transaction():
+                # Serialise first-time schema creation between processes:
+                # concurrent CREATE ... IF NOT EXISTS can still collide.
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
+                for statement in SCHEMA:
+                    conn.execute(statement)
+                for name, create in _TRIGGERS:
+                    exists = conn.execute(
+                        "SELECT 1 FROM pg_trigger WHERE tgname = %s "
+                        "AND tgrelid = to_regclass('plangate_ledger_entries')",
+                        (name,),
+                    ).fetchone()
+                    if exists is None:
+                        conn.execute(create)
+                conn.execute(
+                    "INSERT INTO plangate_ledger_head (id, seq, entry_hash) VALUES (1, 0, %s) "
+                    "ON CONFLICT (id) DO NOTHING",
+                    (GENESIS_PREV_HASH,),
+                )
+        except self._pg.Error as exc:
+            self.close()
+            raise self._fail("cannot create or open the ledger tables", exc) from None
+
+    def _append_locked(self, build: BuildEntry) -> LedgerEntry:
+        conn = self._connection()
+        try:
+            with conn.transaction():
+                row = conn.execute(
+                    "SELECT seq, entry_hash FROM plangate_ledger_head WHERE id = 1 FOR UPDATE"
+                ).fetchone()
+                if row is None or isinstance(row[0], bool) or not isinstance(row[0], int):
+                    raise unavailable(
+                        self._url_display,
+                        "the head record is missing or malformed",
+                        "run 'plangate ledger verify'",
+                    )
+                entry, payload_text = build(row[0], str(row[1]))
+                conn.execute(
+                    _INSERT,
+                    (
+                        entry.seq,
+                        entry.kind,
+                        entry.subject,
+                        payload_text,
+                        entry.at,
+                        entry.prev_hash,
+                        entry.entry_hash,
+                    ),
+                )
+                conn.execute(
+                    "UPDATE plangate_ledger_head SET seq = %s, entry_hash = %s WHERE id = 1",
+                    (entry.seq, entry.entry_hash),
+                )
+            return entry
+        except self._pg.Error as exc:
+            raise self._fail("append failed", exc) from None
+
+    def _rows(self, kind: str | None = None, subject: str | None = None) -> Iterator[StoredRow]:
+        clauses: list[str] = []
+        params: list[str] = []
+        if kind is not None:
+            clauses.append("kind = %s")
+            params.append(kind)
+        if subject is not None:
+            clauses.append("subject = %s")
+            params.append(subject)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        sql = f"SELECT {_COLUMNS} FROM plangate_ledger_entries{where} ORDER BY seq"  # noqa: S608
+        try:
+            rows = self._connection().execute(sql, params).fetchall()
+        except self._pg.Error as exc:
+            raise self._fail("cannot read", exc) from None
+        return iter([StoredRow(*row) for row in rows])
+
+    def _head(self) -> Head:
+        try:
+            row = self._connection().execute(
+                "SELECT seq, entry_hash FROM plangate_ledger_head WHERE id = 1"
+            ).fetchone()
+        except self._pg.Error as exc:
+            raise self._fail("cannot read", exc) from None
+        if row is None:
+            return Head(seq=None, entry_hash=None)
+        return Head(seq=row[0], entry_hash=row[1])
+
+    def _read_snapshot(self) -> tuple[list[StoredRow], Head]:
+        conn = self._connection()
+        try:
+            with conn.transaction():
+                # One snapshot for rows and head, so a concurrent append
+                # cannot make an intact ledger look truncated.
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                rows = list(self._rows())
+                head = self._head()
+        except self._pg.Error as exc:
+            raise self._fail("cannot read", exc) from None
+        return rows, head
+
+    def close(self) -> None:
+        """Close the connection."""
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

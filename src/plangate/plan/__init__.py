@@ -1,0 +1,1 @@
+"""The Plan Package: six artifacts, evidence markers and the derived LoopSpec."""

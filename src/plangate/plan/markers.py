@@ -1,0 +1,226 @@
+"""C-1 / C-2 evidence markers (seed 004 section 1, "evidence 判定マーカー").
+
+Machine judgement of review evidence reads only one line-anchored marker:
+
+    C1-VERDICT: PASS plan=sha256:<64 lowercase hex>      (review-self.md, accepted: PASS)
+    C2-VERDICT: approve plan=sha256:<64 lowercase hex>   (review-external.md, accepted: approve)
+
+The marker must appear exactly once in full grammar, and no other line may
+even look like a marker. Free text ("判定: PASS") is never parsed, so appended
+prose cannot flip a verdict. ``plan=`` binds the verdict to the bytes of
+plan.md at review time; a different current hash makes the marker *stale*.
+Stale is decided by the hash only, never by modification times.
+
+Stricter than upstream on purpose: lines are split on ``\\n`` only, so a CRLF
+line leaves a ``\\r`` that makes the marker malformed (and the message says so,
+DECISIONS 3); a line that starts with the prefix in any letter case, after
+leading whitespace, or with a full-width colon counts as a malformed marker
+line instead of being ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from plangate.verdict import Reason
+
+
+@dataclass(frozen=True)
+class MarkerKind:
+    """One of the two evidence markers."""
+
+    name: str  # "C1" or "C2"
+    filename: str
+    accepted: str
+    vocabulary: tuple[str, ...]
+
+    @property
+    def prefix(self) -> str:
+        """The exact line prefix, e.g. ``C1-VERDICT:``."""
+        return f"{self.name}-VERDICT:"
+
+
+C1 = MarkerKind("C1", "review-self.md", "PASS", ("PASS", "FAIL"))
+C2 = MarkerKind("C2", "review-external.md", "approve", ("approve", "reject"))
+KINDS: tuple[MarkerKind, ...] = (C1, C2)
+
+
+class MarkerState(StrEnum):
+    """State of one evidence marker."""
+
+    VALID = "valid"
+    FILE_MISSING = "file_missing"
+    MISSING = "missing"
+    DUPLICATE = "duplicate"
+    MALFORMED = "malformed"
+    NOT_ACCEPTED = "not_accepted"
+    STALE = "stale"
+    UNDECIDABLE = "undecidable"
+
+
+@dataclass(frozen=True)
+class MarkerResult:
+    """What was found for one marker, with the reason when it is not valid."""
+
+    kind: MarkerKind
+    state: MarkerState
+    verdict: str | None = None
+    plan_hash: str | None = None
+    reason: Reason | None = None
+
+    @property
+    def valid(self) -> bool:
+        """True only for a single, well-formed, accepted, current marker."""
+        return self.state is MarkerState.VALID
+
+    def to_json(self) -> dict[str, object]:
+        """JSON form for ``--json`` outputs."""
+        out: dict[str, object] = {
+            "file": self.kind.filename,
+            "state": self.state.value,
+            "verdict": self.verdict,
+            "plan": self.plan_hash,
+        }
+        if self.reason is not None:
+            out["reason"] = self.reason.to_json()
+        return out
+
+
+def _grammar(kind: MarkerKind) -> re.Pattern[str]:
+    return re.compile(rf"{kind.name}-VERDICT: (\S+) plan=(sha256:[0-9a-f]{{64}})")
+
+
+_GRAMMARS = {kind.name: _grammar(kind) for kind in KINDS}
+
+
+def _looks_like_marker(line: str, kind: MarkerKind) -> bool:
+    # Any line that a human would read as a marker counts, so that near misses
+    # (case, indentation, a full-width colon) are ambiguities, not invisible.
+    return line.lstrip().casefold().startswith(f"{kind.name}-verdict".casefold())
+
+
+def marker_line(kind: MarkerKind, verdict: str, plan_hash: str) -> str:
+    """The exact marker line (without newline) for ``verdict`` bound to ``plan_hash``."""
+    if verdict not in kind.vocabulary:
+        raise ValueError(f"{kind.name} verdict must be one of {kind.vocabulary}")
+    return f"{kind.prefix} {verdict} plan={plan_hash}"
+
+
+def replace_marker(data: bytes, kind: MarkerKind, line: str) -> bytes:
+    """``data`` with every marker-looking line of ``kind`` removed and ``line`` appended."""
+    text = data.decode("utf-8", errors="strict")
+    kept = [ln for ln in text.split("\n") if not _looks_like_marker(ln.rstrip("\r"), kind)]
+    while kept and kept[-1].strip() == "":
+        kept.pop()
+    body = "\n".join(kept)
+    if body:
+        body += "\n\n"
+    return (body + line + "\n").encode("utf-8")
+
+
+def _reason(kind: MarkerKind, code: str, message: str, hint: str) -> Reason:
+    return Reason(code=code, message=f"{kind.filename}: {message}", hint=hint)
+
+
+def read_marker(kind: MarkerKind, data: bytes | None, current_plan_hash: str | None) -> MarkerResult:
+    """Judge one evidence file's marker. ``data`` None means the file is unreadable.
+
+    ``current_plan_hash`` is the ``sha256:`` of the current plan.md, or None when
+    plan.md itself is unreadable (then the marker cannot be bound: undecidable).
+    """
+    redo = f"run the {kind.name} review again and write the marker with 'plangate review mark'"
+    if data is None:
+        return MarkerResult(
+            kind,
+            MarkerState.FILE_MISSING,
+            reason=_reason(kind, f"EVIDENCE_{kind.name}_FILE_MISSING", "evidence file is missing or unreadable", redo),
+        )
+    text = data.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    grammar = _GRAMMARS[kind.name]
+    candidates = [ln for ln in lines if _looks_like_marker(ln, kind)]
+    full = [m for m in (grammar.fullmatch(ln) for ln in lines) if m is not None]
+    if not candidates:
+        return MarkerResult(
+            kind,
+            MarkerState.MISSING,
+            reason=_reason(
+                kind,
+                f"EVIDENCE_{kind.name}_MARKER_MISSING",
+                f"no '{kind.prefix}' marker line (free text is never parsed)",
+                redo,
+            ),
+        )
+    if len(candidates) > 1:
+        return MarkerResult(
+            kind,
+            MarkerState.DUPLICATE,
+            reason=_reason(
+                kind,
+                f"EVIDENCE_{kind.name}_MARKER_DUPLICATE",
+                f"{len(candidates)} marker-like lines; exactly one is allowed (ambiguous)",
+                "keep exactly one marker line; 'plangate review mark' replaces old ones",
+            ),
+        )
+    line = candidates[0]
+    if len(full) != 1:
+        detail = "does not match the marker grammar"
+        if line.endswith("\r"):
+            detail = "ends with a carriage return (CRLF line ending); save the file with LF endings"
+        elif line != line.rstrip():
+            detail = "has trailing whitespace"
+        elif not line.startswith(kind.prefix):
+            detail = f"does not start exactly with '{kind.prefix} ' (case, indentation or colon)"
+        return MarkerResult(
+            kind,
+            MarkerState.MALFORMED,
+            reason=_reason(
+                kind,
+                f"EVIDENCE_{kind.name}_MARKER_MALFORMED",
+                f"marker line {detail}: {line.rstrip()[:120]!r}",
+                f"write exactly '{kind.prefix} <verdict> plan=sha256:<64 lowercase hex>'",
+            ),
+        )
+    verdict, plan_hash = full[0].group(1), full[0].group(2)
+    if verdict != kind.accepted:
+        return MarkerResult(
+            kind,
+            MarkerState.NOT_ACCEPTED,
+            verdict=verdict,
+            plan_hash=plan_hash,
+            reason=_reason(
+                kind,
+                f"EVIDENCE_{kind.name}_NOT_ACCEPTED",
+                f"verdict {verdict!r} is not accepted (only {kind.accepted!r} is)",
+                "address the review findings, then review again",
+            ),
+        )
+    if current_plan_hash is None:
+        return MarkerResult(
+            kind,
+            MarkerState.UNDECIDABLE,
+            verdict=verdict,
+            plan_hash=plan_hash,
+            reason=_reason(
+                kind,
+                f"EVIDENCE_{kind.name}_UNDECIDABLE",
+                "plan.md is unreadable, so the marker cannot be bound to it",
+                "restore plan.md as a regular file",
+            ),
+        )
+    if plan_hash != current_plan_hash:
+        return MarkerResult(
+            kind,
+            MarkerState.STALE,
+            verdict=verdict,
+            plan_hash=plan_hash,
+            reason=_reason(
+                kind,
+                f"EVIDENCE_{kind.name}_STALE",
+                "marker is stale: its plan hash differs from the current plan.md",
+                f"plan.md changed after the review; {redo}",
+            ),
+        )
+    return MarkerResult(kind, MarkerState.VALID, verdict=verdict, plan_hash=plan_hash)

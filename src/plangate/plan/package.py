@@ -1,0 +1,121 @@
+"""The six-file Plan Package: presence gate, hashes and evidence (seed 004 section 1).
+
+Pure functions over a :class:`~plangate.snapshot.TaskSnapshot`:
+
+- every artifact must be a regular, readable, non-empty file within the size
+  bound (``ARTIFACT_*`` reasons; 0 bytes is an integrity failure, EC-1);
+- ``artifact_hashes`` maps each name to ``sha256:`` of its raw bytes,
+  ``plan_hash`` is ``artifact_hashes["plan.md"]`` and ``plan_package_hash`` is
+  the digest of the RFC 8785 canonical form of ``artifact_hashes`` (for this
+  ASCII string map, byte-identical to upstream's sorted compact ``json.dumps``);
+- both evidence markers are judged against the current plan hash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from plangate.canonical import digest
+from plangate.fsutil import FileRead, FileState
+from plangate.plan.markers import C1, C2, MarkerResult, read_marker
+from plangate.snapshot import ARTIFACTS, TaskSnapshot
+from plangate.verdict import Reason
+
+_STATE_CODES = {
+    FileState.MISSING: ("ARTIFACT_MISSING", "does not exist"),
+    FileState.SYMLINK: ("ARTIFACT_SYMLINK", "is a symbolic link (links are never followed)"),
+    FileState.NOT_REGULAR: ("ARTIFACT_NOT_REGULAR", "is not a regular file"),
+    FileState.TOO_LARGE: ("ARTIFACT_TOO_LARGE", "is larger than the size bound"),
+    FileState.UNREADABLE: ("ARTIFACT_UNREADABLE", "cannot be read"),
+}
+
+
+def artifact_reason(name: str, read: FileRead) -> Reason | None:
+    """The presence/integrity reason for one artifact, or None when it is usable."""
+    if read.ok:
+        if not read.data:
+            return Reason(
+                "ARTIFACT_EMPTY",
+                f"{name} is 0 bytes (integrity failure)",
+                f"write the content of {name}",
+            )
+        return None
+    code, what = _STATE_CODES.get(read.state, ("ARTIFACT_UNREADABLE", "cannot be read"))
+    detail = f" ({read.detail})" if read.detail else ""
+    return Reason(code, f"{name} {what}{detail}", f"make {name} a regular file in the task directory")
+
+
+def presence_reasons(artifacts: Mapping[str, FileRead]) -> list[Reason]:
+    """Presence gate over the six artifacts, in contract order."""
+    out = []
+    for name in ARTIFACTS:
+        reason = artifact_reason(name, artifacts.get(name, FileRead(FileState.MISSING)))
+        if reason is not None:
+            out.append(reason)
+    return out
+
+
+def plan_package_hash(artifact_hashes: Mapping[str, str]) -> str:
+    """Digest of the canonical JSON of ``artifact_hashes``."""
+    return digest(dict(artifact_hashes))
+
+
+@dataclass(frozen=True)
+class PackageState:
+    """Everything known about one task's Plan Package."""
+
+    task_id: str
+    presence: tuple[Reason, ...]
+    artifact_hashes: Mapping[str, str]
+    plan_hash: str | None
+    plan_package_hash: str | None
+    c1: MarkerResult
+    c2: MarkerResult
+
+    @property
+    def complete(self) -> bool:
+        """All six artifacts present, regular and non-empty."""
+        return not self.presence
+
+    @property
+    def evidence_ok(self) -> bool:
+        """Both markers valid, accepted and current."""
+        return self.c1.valid and self.c2.valid
+
+    @property
+    def evidence_reasons(self) -> tuple[Reason, ...]:
+        """Reasons of the markers that are not valid."""
+        return tuple(m.reason for m in (self.c1, self.c2) if m.reason is not None)
+
+    def to_json(self) -> dict[str, object]:
+        """JSON form for ``plangate package --json``."""
+        return {
+            "task_id": self.task_id,
+            "complete": self.complete,
+            "presence": [r.to_json() for r in self.presence],
+            "artifact_hashes": dict(self.artifact_hashes),
+            "plan_hash": self.plan_hash,
+            "plan_package_hash": self.plan_package_hash,
+            "markers": {"c1": self.c1.to_json(), "c2": self.c2.to_json()},
+        }
+
+
+def compute_package(snapshot: TaskSnapshot) -> PackageState:
+    """Presence, hashes and both markers of ``snapshot`` (pure)."""
+    presence = tuple(presence_reasons(snapshot.artifacts))
+    hashes = snapshot.artifact_hashes()
+    plan_bytes = snapshot.artifact("plan.md")
+    plan_hash = hashes.get("plan.md") if plan_bytes else None
+    package_hash = plan_package_hash(hashes) if not presence else None
+    c1 = read_marker(C1, snapshot.artifact(C1.filename), plan_hash)
+    c2 = read_marker(C2, snapshot.artifact(C2.filename), plan_hash)
+    return PackageState(
+        task_id=snapshot.task_id,
+        presence=presence,
+        artifact_hashes=hashes if not presence else {},
+        plan_hash=plan_hash,
+        plan_package_hash=package_hash,
+        c1=c1,
+        c2=c2,
+    )

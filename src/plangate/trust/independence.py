@@ -1,0 +1,338 @@
+"""Independence Levels I0..I4, computed from review records (seed 000 section 4).
+
+A level is never read from a field: it is derived from *who* authored and *who*
+reviewed (model, context id, run id, role, human identity) plus machine evidence
+that the evaluator itself can verify (a sealed fixture digest pinned in the
+registered plan, or an experiment result digest in the ledger).
+
+Per-record rules, in order (the first that applies decides; see
+docs/evaluation-run.md "Independence levels"):
+
+1. The reviewer is the implementing agent (role ``implementer``/``author``), or
+   shares the author's context id or run id, or is the same human -> **I0**
+   (self-review; never counts, DECISIONS 16).
+2. A human reviewer (``human_identity`` set, different from the author's) with
+   at least one verified machine evidence ref -> **I4**; without such evidence
+   -> **I2** (a different judge than the model, but no machine backing).
+3. A model reviewer with a different model, context, run and role:
+   with verified evidence -> **I3**; without -> **I2**.
+4. The same model with a different context, run *and* role -> **I1**.
+5. Anything else (a missing field, the same role...) -> **I0**.
+
+The candidate's level is the highest level among its counted records, with one
+combination rule: a human record (I2 or better) together with a separate
+machine-backed record at I3 gives I4 ("Human + machine independent evidence").
+Records bound to another commit than the candidate's are ignored (stale).
+
+The minimum level per surface class is protected policy (DECISIONS 16):
+:data:`MINIMUM_LEVEL_BY_CLASS`. Unknown classes and empty class sets require
+I4 (fail closed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from plangate.canonical import is_digest
+from plangate.verdict import IndependenceLevel, Reason, Result
+
+REVIEW_SCHEMA = "plangate-review/1"
+"""The ``schema`` value of a review record."""
+
+LEVEL_ORDER: tuple[IndependenceLevel, ...] = (
+    IndependenceLevel.I0,
+    IndependenceLevel.I1,
+    IndependenceLevel.I2,
+    IndependenceLevel.I3,
+    IndependenceLevel.I4,
+)
+
+SELF_REVIEW_ROLES = frozenset({"implementer", "author", "implementing_agent"})
+"""Reviewer roles that mark a review as the implementing agent's own (I0)."""
+
+EVIDENCE_KINDS = frozenset({"oracle", "sealed_fixture"})
+
+# Protected policy (DECISIONS 16). Component types of the seed's list plus gate
+# and policy; protected-surface classes as the arbiter names them. Classes the
+# decisions do not name explicitly are placed by the North Star's surface
+# grading: agent/flow/routing are "conditional" areas (I2); hooks and the
+# human-owned boundary are Human Gate areas (I4); the evaluation harness itself
+# is adopted only at I4 (seed section 3, end of the regress).
+MINIMUM_LEVEL_BY_CLASS: Mapping[str, IndependenceLevel] = {
+    "prompt": IndependenceLevel.I1,
+    "context": IndependenceLevel.I1,
+    "skill": IndependenceLevel.I1,
+    "agent": IndependenceLevel.I2,
+    "flow": IndependenceLevel.I2,
+    "routing": IndependenceLevel.I2,
+    "verifier": IndependenceLevel.I3,
+    "gate": IndependenceLevel.I3,
+    "policy": IndependenceLevel.I3,
+    "test_strategy": IndependenceLevel.I3,
+    "hook": IndependenceLevel.I4,
+    "human_owned": IndependenceLevel.I4,
+    "human_owned_boundary": IndependenceLevel.I4,
+    "eval": IndependenceLevel.I4,
+    "evaluation_harness": IndependenceLevel.I4,
+}
+
+
+class ReviewRecordError(ValueError):
+    """A review record does not follow the ``plangate-review/1`` contract."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def rank(level: IndependenceLevel) -> int:
+    """Ordinal of a level (I0 = 0 .. I4 = 4)."""
+    return LEVEL_ORDER.index(level)
+
+
+@dataclass(frozen=True)
+class Party:
+    """One side of a review: who wrote or who reviewed."""
+
+    model: str | None
+    context_id: str
+    run_id: str
+    role: str
+    human_identity: str | None
+
+
+@dataclass(frozen=True)
+class EvidenceRef:
+    """A machine evidence reference claimed by a review record."""
+
+    kind: str
+    ref: str
+
+
+@dataclass(frozen=True)
+class ReviewRecord:
+    """A parsed review record (the exact bytes stay with the caller)."""
+
+    candidate_id: str
+    reviewed_commit: str
+    author: Party
+    reviewer: Party
+    evidence: tuple[EvidenceRef, ...]
+
+
+_PARTY_KEYS = frozenset({"model", "context_id", "run_id", "role", "human_identity"})
+_RECORD_KEYS = frozenset(
+    {"schema", "candidate_id", "reviewed_commit", "author", "reviewer", "evidence"}
+)
+
+
+def _text(value: Any, where: str, *, nullable: bool = False) -> str | None:
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str) or not value.strip() or value != value.strip():
+        raise ReviewRecordError(
+            "REVIEW_RECORD_INVALID", f"{where} must be a non-empty string without outer spaces"
+        )
+    return value
+
+
+def _party(value: Any, where: str) -> Party:
+    if not isinstance(value, dict):
+        raise ReviewRecordError("REVIEW_RECORD_INVALID", f"{where} must be an object")
+    unknown = sorted(set(value) - _PARTY_KEYS)
+    missing = sorted(_PARTY_KEYS - set(value))
+    if unknown:
+        raise ReviewRecordError("REVIEW_RECORD_UNKNOWN_KEY", f"{where} has unknown keys {unknown}")
+    if missing:
+        raise ReviewRecordError("REVIEW_RECORD_INVALID", f"{where} lacks {missing}")
+    model = _text(value["model"], f"{where}.model", nullable=True)
+    human = _text(value["human_identity"], f"{where}.human_identity", nullable=True)
+    if model is None and human is None:
+        raise ReviewRecordError(
+            "REVIEW_RECORD_INVALID", f"{where} names neither a model nor a human identity"
+        )
+    return Party(
+        model=model,
+        context_id=str(_text(value["context_id"], f"{where}.context_id")),
+        run_id=str(_text(value["run_id"], f"{where}.run_id")),
+        role=str(_text(value["role"], f"{where}.role")),
+        human_identity=human,
+    )
+
+
+def parse_review_record(doc: Any) -> ReviewRecord:
+    """Validate a decoded review record; raise :class:`ReviewRecordError` on any defect.
+
+    Every key is required (``model`` / ``human_identity`` may be null, not both);
+    unknown keys are refused; evidence refs must be ``sha256:`` digests.
+    """
+    if not isinstance(doc, dict):
+        raise ReviewRecordError("REVIEW_RECORD_INVALID", "a review record must be an object")
+    unknown = sorted(set(doc) - _RECORD_KEYS)
+    if unknown:
+        raise ReviewRecordError("REVIEW_RECORD_UNKNOWN_KEY", f"unknown keys {unknown}")
+    missing = sorted(_RECORD_KEYS - set(doc))
+    if missing:
+        raise ReviewRecordError("REVIEW_RECORD_INVALID", f"missing keys {missing}")
+    if doc["schema"] != REVIEW_SCHEMA:
+        raise ReviewRecordError(
+            "REVIEW_RECORD_SCHEMA", f"schema must be {REVIEW_SCHEMA!r}, got {doc['schema']!r}"
+        )
+    evidence_raw = doc["evidence"]
+    if not isinstance(evidence_raw, list):
+        raise ReviewRecordError("REVIEW_RECORD_INVALID", "evidence must be a list")
+    evidence: list[EvidenceRef] = []
+    for index, item in enumerate(evidence_raw):
+        if not isinstance(item, dict) or set(item) != {"kind", "ref"}:
+            raise ReviewRecordError(
+                "REVIEW_RECORD_INVALID", f"evidence[{index}] must be {{kind, ref}} exactly"
+            )
+        if item["kind"] not in EVIDENCE_KINDS:
+            raise ReviewRecordError(
+                "REVIEW_RECORD_INVALID",
+                f"evidence[{index}].kind must be one of {sorted(EVIDENCE_KINDS)}",
+            )
+        if not isinstance(item["ref"], str) or not is_digest(item["ref"]):
+            raise ReviewRecordError(
+                "REVIEW_RECORD_INVALID", f"evidence[{index}].ref must be a sha256: digest"
+            )
+        evidence.append(EvidenceRef(item["kind"], item["ref"]))
+    commit = _text(doc["reviewed_commit"], "reviewed_commit")
+    return ReviewRecord(
+        candidate_id=str(_text(doc["candidate_id"], "candidate_id")),
+        reviewed_commit=str(commit),
+        author=_party(doc["author"], "author"),
+        reviewer=_party(doc["reviewer"], "reviewer"),
+        evidence=tuple(evidence),
+    )
+
+
+def _same(a: str | None, b: str | None) -> bool:
+    """Identity comparison of ids and names (case-insensitive: over-match is the safe side)."""
+    return a is not None and b is not None and a.casefold() == b.casefold()
+
+
+def record_level(record: ReviewRecord, verified_refs: frozenset[str]) -> tuple[IndependenceLevel, str]:
+    """Level of one review record and a one-line explanation (rules in the module doc)."""
+    author, reviewer = record.author, record.reviewer
+    if reviewer.role.casefold() in SELF_REVIEW_ROLES or _same(reviewer.role, author.role):
+        return IndependenceLevel.I0, "the reviewer has the author's role (self-review)"
+    if _same(reviewer.context_id, author.context_id):
+        return IndependenceLevel.I0, "same context as the author"
+    if _same(reviewer.run_id, author.run_id):
+        return IndependenceLevel.I0, "same run as the author"
+    if _same(reviewer.human_identity, author.human_identity):
+        return IndependenceLevel.I0, "the same human reviewed their own work"
+    backed = any(e.ref in verified_refs for e in record.evidence)
+    if reviewer.human_identity is not None:
+        if backed:
+            return IndependenceLevel.I4, "human reviewer with verified machine evidence"
+        return IndependenceLevel.I2, "human reviewer without verified machine evidence"
+    if reviewer.model is not None and author.model is not None and _same(reviewer.model, author.model):
+        return IndependenceLevel.I1, "same model, separate context, run and role"
+    if reviewer.model is not None:
+        # A different model than the author (or an author with no model: a human
+        # author reviewed by a model) spreads the model's blind spots.
+        if backed:
+            return IndependenceLevel.I3, "separate model with verified oracle/sealed evidence"
+        return IndependenceLevel.I2, "separate model, no verified machine evidence"
+    return IndependenceLevel.I0, "reviewer identity undecidable"  # pragma: no cover - parser forbids
+
+
+def compute_level(
+    records: Sequence[ReviewRecord],
+    *,
+    candidate_id: str,
+    candidate_commit: str,
+    verified_refs: Iterable[str],
+) -> Result:
+    """The candidate's Independence Level from its review records (pure).
+
+    ``verdict`` is the level word (``I0``..``I4``); ``facts`` list every record
+    with its own level and why, and which records were ignored.
+    """
+    verified = frozenset(verified_refs)
+    per_record: list[dict[str, Any]] = []
+    counted: list[tuple[IndependenceLevel, ReviewRecord]] = []
+    reasons: list[Reason] = []
+    for index, record in enumerate(records):
+        entry: dict[str, Any] = {"index": index}
+        if record.candidate_id != candidate_id:
+            entry.update(level=None, counted=False, why="record is for another candidate")
+        elif record.reviewed_commit != candidate_commit:
+            entry.update(level=None, counted=False, why="record reviews another commit (stale)")
+        else:
+            level, why = record_level(record, verified)
+            entry.update(level=level.value, counted=level != IndependenceLevel.I0, why=why)
+            if level != IndependenceLevel.I0:
+                counted.append((level, record))
+            else:
+                reasons.append(
+                    Reason(
+                        "REVIEW_SELF_REVIEW_IGNORED",
+                        f"review record {index} is I0 ({why}); it never counts",
+                    )
+                )
+        per_record.append(entry)
+    best = IndependenceLevel.I0
+    for level, _record in counted:
+        if rank(level) > rank(best):
+            best = level
+    has_human = any(r.reviewer.human_identity is not None for _l, r in counted)
+    has_machine_i3 = any(
+        level == IndependenceLevel.I3 and r.reviewer.human_identity is None for level, r in counted
+    )
+    combined = False
+    if has_human and has_machine_i3 and rank(best) < rank(IndependenceLevel.I4):
+        best, combined = IndependenceLevel.I4, True
+    facts = {
+        "level": best.value,
+        "records": per_record,
+        "counted_records": len(counted),
+        "human_plus_machine_combined": combined,
+    }
+    return Result(best.value, tuple(reasons), facts)
+
+
+def required_level(surface_classes: Iterable[str]) -> tuple[IndependenceLevel, tuple[str, ...]]:
+    """Minimum level for a set of changed surface classes (protected policy).
+
+    Returns the level and the classes that drove it. An unknown class or an
+    empty set requires I4: an undecidable requirement is the strictest one.
+    """
+    classes = sorted({c.casefold() for c in surface_classes})
+    if not classes:
+        return IndependenceLevel.I4, ("<none: undecidable>",)
+    best = IndependenceLevel.I0
+    drivers: list[str] = []
+    for cls in classes:
+        level = MINIMUM_LEVEL_BY_CLASS.get(cls, IndependenceLevel.I4)
+        if rank(level) > rank(best):
+            best, drivers = level, [cls]
+        elif rank(level) == rank(best):
+            drivers.append(cls)
+    return best, tuple(drivers)
+
+
+def check_independence(observed: str, required: str) -> Reason | None:
+    """``INDEPENDENCE_INSUFFICIENT`` when ``observed`` is below ``required`` (or unknown)."""
+    try:
+        obs = IndependenceLevel(observed)
+        req = IndependenceLevel(required)
+    except ValueError:
+        return Reason(
+            "INDEPENDENCE_INSUFFICIENT",
+            f"independence level undecidable (observed {observed!r}, required {required!r})",
+            "attach review records with 'plangate eval review add'",
+        )
+    if obs == IndependenceLevel.I0 or rank(obs) < rank(req):
+        return Reason(
+            "INDEPENDENCE_INSUFFICIENT",
+            f"independence {obs.value} is below the required {req.value}",
+            "attach an independent review (separate model/context/run/role, "
+            "a human for I4) with 'plangate eval review add'",
+        )
+    return None

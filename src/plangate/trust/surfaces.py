@@ -1,0 +1,353 @@
+"""Protected surfaces: one machine-readable definition, resolved with provenance.
+
+The definition is a TOML file (``.plangate/protected-surfaces.toml`` in a
+repository)::
+
+    version = 1
+
+    [[surface]]
+    pattern = "**/CLAUDE.md"
+    class = "rules"
+    reason = "agent instructions are human-owned"
+
+Top-level keys other than ``version`` and ``surface`` and entry keys other than
+``pattern``, ``class`` and ``reason`` are refused. Patterns use the one glob
+semantics of :mod:`plangate.paths` and are matched with ``casefold=True``
+(over-matching is the safe side). ``class`` is one of :data:`SURFACE_CLASSES`.
+
+Resolution order (:func:`resolve_surfaces`, DECISIONS 12):
+
+1. an explicit file (``--surfaces FILE``): if given, nothing else is tried;
+2. the repository's own file :data:`REPO_SURFACES_RELPATH` (``downstream``);
+3. the bundled template shipped in ``plangate/resources`` (``bundled_template``).
+
+A definition that resolves only to the bundled template, or whose bytes carry
+the template marker (:data:`TEMPLATE_MARKER`, i.e. a verbatim copy of the
+template), carries the problem ``HO_BOUNDARY_UNDEFINED``. An unreadable, empty
+or invalid definition carries its own problem. Every consumer must treat a
+definition with a ``problem`` as unresolved and escalate: nothing is ever
+"clean" by default.
+
+This module is on the hook hot path: standard library and plangate core only.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from plangate.canonical import sha256_digest
+from plangate.fsutil import FileState, read_regular_file
+from plangate.paths import PathRejected, canonical_path, glob_match, validate_pattern
+from plangate.verdict import Reason
+
+REPO_SURFACES_RELPATH = ".plangate/protected-surfaces.toml"
+"""Where a repository keeps its own protected-surface definition."""
+
+TEMPLATE_RESOURCE = "resources/protected-surfaces.template.toml"
+"""The bundled template, relative to the ``plangate`` package."""
+
+TEMPLATE_MARKER = "PLANGATE-BUNDLED-TEMPLATE"
+"""Token on the template's marker line. A file containing it anywhere is a copy of
+the template and resolves as ``bundled_template`` (the marker only ever pushes
+toward escalation: its absence proves nothing)."""
+
+MAX_SURFACES_BYTES = 256 * 1024
+"""Size bound of a protected-surface definition."""
+
+PROVENANCE_EXPLICIT = "explicit"
+PROVENANCE_DOWNSTREAM = "downstream"
+PROVENANCE_BUNDLED_TEMPLATE = "bundled_template"
+PROVENANCES = (PROVENANCE_EXPLICIT, PROVENANCE_DOWNSTREAM, PROVENANCE_BUNDLED_TEMPLATE)
+
+# class -> family. Families group the classes for reports and for consumers that
+# apply different minimum independence levels (DECISIONS 16).
+SURFACE_CLASSES: Mapping[str, str] = {
+    # Hardening Override families (upstream HO-core ... HO-plugin-dist)
+    "core-cli": "hardening-override",
+    "hook": "hardening-override",
+    "schema": "hardening-override",
+    "rules": "hardening-override",
+    "settings": "hardening-override",
+    "contract": "hardening-override",
+    "ci": "hardening-override",
+    "approval": "hardening-override",
+    "plugin-dist": "hardening-override",
+    # The arbiter's own judgement base (upstream #916 carve-out)
+    "decision-code": "judgement-base",
+    "policy-spec": "judgement-base",
+    "execution-skill": "judgement-base",
+    # The evaluation harness (seed 000 protected authority)
+    "evaluator": "evaluation-harness",
+    "grader": "evaluation-harness",
+    "sealed-fixture": "evaluation-harness",
+    "manifest": "evaluation-harness",
+    "surfaces-definition": "evaluation-harness",
+    "ledger": "evaluation-harness",
+    # C-4 / merge / permission / first principles
+    "human-owned": "human-owned-boundary",
+}
+"""Every valid ``class`` value and the family it belongs to."""
+
+_TOP_KEYS = frozenset({"version", "surface"})
+_ENTRY_KEYS = ("pattern", "class", "reason")
+
+
+@dataclass(frozen=True)
+class SurfaceEntry:
+    """One protected pattern: the glob, its class and why it is protected."""
+
+    pattern: str
+    cls: str
+    reason: str
+
+    @property
+    def family(self) -> str:
+        """The class family (``hardening-override``, ``judgement-base``...)."""
+        return SURFACE_CLASSES.get(self.cls, "unknown")
+
+    def to_json(self) -> dict[str, str]:
+        """JSON form (``class`` spelled out)."""
+        return {"pattern": self.pattern, "class": self.cls, "family": self.family,
+                "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class ResolvedSurfaces:
+    """A protected-surface definition and where it came from.
+
+    ``problem`` is None only for a usable definition (``explicit`` or
+    ``downstream``, parsed, at least one entry). Any problem means unresolved:
+    callers escalate.
+    """
+
+    provenance: str
+    path: str | None
+    digest: str | None
+    entries: tuple[SurfaceEntry, ...] = ()
+    problem: Reason | None = None
+    template_marker: bool = False
+
+    @property
+    def pattern_count(self) -> int:
+        """Number of parsed patterns."""
+        return len(self.entries)
+
+    @property
+    def resolved(self) -> bool:
+        """True only when the definition is usable without escalation."""
+        return self.problem is None
+
+    def match(self, path: str) -> SurfaceEntry | None:
+        """First entry whose pattern matches canonical ``path`` (case-folded), or None.
+
+        A non-canonical path raises :class:`plangate.paths.PathRejected`: callers
+        validate paths first, and an exception on this path is a deny, never an
+        allow.
+        """
+        canonical_path(path)
+        for entry in self.entries:
+            if glob_match(entry.pattern, path, casefold=True):
+                return entry
+        return None
+
+    def explain(self, path: str) -> tuple[SurfaceEntry, ...]:
+        """Every entry that protects canonical ``path`` (case-folded), in file order."""
+        canonical_path(path)
+        return tuple(e for e in self.entries if glob_match(e.pattern, path, casefold=True))
+
+    def provenance_json(self) -> dict[str, Any]:
+        """The provenance block recorded by every decision that used this definition."""
+        return {
+            "provenance": self.provenance,
+            "path": self.path,
+            "digest": self.digest,
+            "pattern_count": self.pattern_count,
+            "template_marker": self.template_marker,
+            "problem": self.problem.code if self.problem else None,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """Full JSON form: provenance, entries and problem."""
+        out = self.provenance_json()
+        out["entries"] = [e.to_json() for e in self.entries]
+        out["problem"] = self.problem.to_json() if self.problem else None
+        return out
+
+
+class _Invalid(Exception):
+    def __init__(self, reason: Reason) -> None:
+        super().__init__(reason.message)
+        self.reason = reason
+
+
+def _bad(code: str, message: str, hint: str) -> _Invalid:
+    return _Invalid(Reason(code, message, hint))
+
+
+def parse_surfaces_text(text: str, where: str) -> tuple[SurfaceEntry, ...]:
+    """Parse and validate a definition; raise ``_Invalid`` (internal) on the first error."""
+    if not text.strip():
+        raise _bad("SURFACES_EMPTY", f"{where} is empty",
+                   "list at least one [[surface]] entry; an empty definition protects nothing")
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _bad("SURFACES_INVALID_TOML", f"{where} is not valid TOML: {exc}",
+                   "fix the TOML syntax") from None
+    unknown = sorted(set(doc) - _TOP_KEYS)
+    if unknown:
+        raise _bad("SURFACES_UNKNOWN_KEY", f"{where}: unknown top-level key(s) {unknown}",
+                   "only 'version' and [[surface]] tables are allowed")
+    version = doc.get("version")
+    if type(version) is not int or version != 1:
+        raise _bad("SURFACES_VERSION", f"{where}: 'version' must be the integer 1, got {version!r}",
+                   "write 'version = 1' at the top")
+    raw_entries = doc.get("surface")
+    if raw_entries is None or raw_entries == []:
+        raise _bad("SURFACES_EMPTY", f"{where} has no [[surface]] entries",
+                   "list at least one [[surface]] entry; an empty definition protects nothing")
+    if not isinstance(raw_entries, list):
+        raise _bad("SURFACES_BAD_ENTRY", f"{where}: 'surface' must be an array of tables",
+                   "write each entry as a [[surface]] table")
+    entries: list[SurfaceEntry] = []
+    seen: dict[str, int] = {}
+    for index, raw in enumerate(raw_entries, start=1):
+        label = f"{where}: surface #{index}"
+        if not isinstance(raw, dict):
+            raise _bad("SURFACES_BAD_ENTRY", f"{label} is not a table",
+                       "write each entry as a [[surface]] table")
+        extra = sorted(set(raw) - set(_ENTRY_KEYS))
+        if extra:
+            raise _bad("SURFACES_UNKNOWN_KEY", f"{label}: unknown key(s) {extra}",
+                       "an entry has exactly 'pattern', 'class' and 'reason'")
+        for key in _ENTRY_KEYS:
+            value = raw.get(key)
+            if not isinstance(value, str) or not value.strip():
+                raise _bad("SURFACES_BAD_ENTRY", f"{label}: '{key}' must be a non-empty string",
+                           "give pattern, class and reason for every entry")
+        pattern, cls, reason = raw["pattern"], raw["class"], raw["reason"]
+        try:
+            validate_pattern(pattern)
+        except PathRejected as exc:
+            raise _bad("SURFACES_BAD_PATTERN", f"{label}: {exc.code}: {exc.message}",
+                       exc.hint or "write a canonical repository-relative glob") from None
+        if cls not in SURFACE_CLASSES:
+            raise _bad("SURFACES_UNKNOWN_CLASS", f"{label}: unknown class {cls!r}",
+                       f"use one of: {', '.join(SURFACE_CLASSES)}")
+        # Patterns are compared case-folded because matching is case-folded.
+        folded = pattern.casefold()
+        if folded in seen:
+            raise _bad("SURFACES_DUPLICATE_PATTERN",
+                       f"{label}: pattern {pattern!r} repeats surface #{seen[folded]}",
+                       "list each pattern once (one class and one reason per pattern)")
+        seen[folded] = index
+        entries.append(SurfaceEntry(pattern=pattern, cls=cls, reason=reason))
+    return tuple(entries)
+
+
+def has_template_marker(data: bytes) -> bool:
+    """True when ``data`` carries the bundled template's marker token."""
+    return TEMPLATE_MARKER.encode("ascii") in data
+
+
+def load_surfaces_bytes(data: bytes, provenance: str, path: str | None) -> ResolvedSurfaces:
+    """Parse one definition from already-read bytes (pure; usable for git blobs).
+
+    A template marker turns the provenance into ``bundled_template`` whatever
+    ``provenance`` says, and every ``bundled_template`` definition carries
+    ``HO_BOUNDARY_UNDEFINED`` (unless a worse problem was found first).
+    """
+    if provenance not in PROVENANCES:
+        raise ValueError(f"unknown provenance {provenance!r}")
+    digest = sha256_digest(data)
+    marker = has_template_marker(data)
+    if marker:
+        provenance = PROVENANCE_BUNDLED_TEMPLATE
+    where = path or "protected-surface definition"
+    try:
+        if data.startswith(b"\xef\xbb\xbf"):
+            raise _bad("SURFACES_NOT_UTF8", f"{where} starts with a byte-order mark",
+                       "save the file as UTF-8 without BOM")
+        try:
+            text = data.decode("utf-8", errors="strict")
+        except UnicodeDecodeError as exc:
+            raise _bad("SURFACES_NOT_UTF8", f"{where} is not valid UTF-8 (byte {exc.start})",
+                       "save the file as UTF-8") from None
+        entries = parse_surfaces_text(text, where)
+    except _Invalid as exc:
+        return ResolvedSurfaces(provenance, path, digest, (), exc.reason, marker)
+    problem = None
+    if provenance == PROVENANCE_BUNDLED_TEMPLATE:
+        why = ("is a verbatim copy of the bundled template (it still carries the "
+               f"{TEMPLATE_MARKER} marker line)" if marker and path != bundled_template_path()
+               else "is the bundled template")
+        problem = Reason(
+            "HO_BOUNDARY_UNDEFINED",
+            f"the protected-surface definition {why}: this repository has not defined "
+            "its own protected surfaces",
+            f"write {REPO_SURFACES_RELPATH} for this repository (start from "
+            "'plangate surfaces --template', review every entry, then delete the marker line)",
+        )
+    return ResolvedSurfaces(provenance, path, digest, entries, problem, marker)
+
+
+def bundled_template_path() -> str:
+    """Display path of the bundled template."""
+    return str(resources.files("plangate").joinpath(TEMPLATE_RESOURCE))
+
+
+def bundled_template_bytes() -> bytes:
+    """Bytes of the bundled template shipped with the package."""
+    return resources.files("plangate").joinpath(TEMPLATE_RESOURCE).read_bytes()
+
+
+def _unreadable(provenance: str, path: str, detail: str) -> ResolvedSurfaces:
+    return ResolvedSurfaces(
+        provenance, path, None, (),
+        Reason("SURFACES_UNREADABLE",
+               f"protected-surface definition {path} cannot be used: {detail}",
+               "make it a readable regular file (not a symlink) of at most "
+               f"{MAX_SURFACES_BYTES} bytes"),
+    )
+
+
+def _load_file(path: Path, provenance: str) -> ResolvedSurfaces:
+    read = read_regular_file(path, MAX_SURFACES_BYTES)
+    if not read.ok or read.data is None:
+        return _unreadable(provenance, str(path), read.detail or read.state.value)
+    return load_surfaces_bytes(read.data, provenance, str(path))
+
+
+def load_bundled_template() -> ResolvedSurfaces:
+    """The bundled template as a resolved definition (always ``HO_BOUNDARY_UNDEFINED``)."""
+    path = bundled_template_path()
+    try:
+        data = bundled_template_bytes()
+    except OSError as exc:
+        return _unreadable(PROVENANCE_BUNDLED_TEMPLATE, path, str(exc))
+    return load_surfaces_bytes(data, PROVENANCE_BUNDLED_TEMPLATE, path)
+
+
+def resolve_surfaces(repo_root: Path, explicit: Path | None = None) -> ResolvedSurfaces:
+    """Resolve the protected surfaces for ``repo_root`` (see the module docstring).
+
+    An explicit file that is missing, unreadable, empty or invalid is the
+    answer (with its problem): there is never a fallback past an explicit file.
+    A repository file that exists but cannot be used is likewise the answer;
+    only a repository file that does not exist at all falls through to the
+    bundled template.
+    """
+    if explicit is not None:
+        return _load_file(explicit, PROVENANCE_EXPLICIT)
+    downstream = repo_root / REPO_SURFACES_RELPATH
+    read = read_regular_file(downstream, MAX_SURFACES_BYTES)
+    if read.state is FileState.MISSING:
+        return load_bundled_template()
+    if not read.ok or read.data is None:
+        return _unreadable(PROVENANCE_DOWNSTREAM, str(downstream), read.detail or read.state.value)
+    return load_surfaces_bytes(read.data, PROVENANCE_DOWNSTREAM, str(downstream))

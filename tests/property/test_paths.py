@@ -1,0 +1,157 @@
+"""Property tests of canonical paths, the glob matcher and patterns_overlap."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from plangate.paths import (
+    PathRejected,
+    canonical_path,
+    glob_match,
+    is_canonical_path,
+    patterns_overlap,
+)
+
+# A small alphabet makes collisions between generated paths and patterns likely, and
+# includes characters whose case folding is not one-to-one.
+LETTERS = "abAB.-_\u00df\u00e9\u212a\u017f"
+segment = st.text(alphabet=LETTERS, min_size=1, max_size=4).filter(
+    lambda s: s not in (".", "..")
+)
+paths = st.lists(segment, min_size=1, max_size=4).map("/".join)
+pattern_segment = st.one_of(
+    segment,
+    st.just("*"),
+    st.just("**"),
+    st.text(alphabet=LETTERS + "*?", min_size=1, max_size=4).filter(
+        lambda s: "**" not in s and s not in (".", "..")
+    ),
+)
+patterns = st.lists(pattern_segment, min_size=1, max_size=4).map("/".join)
+
+
+def _nfc(text: str) -> bool:
+    return unicodedata.normalize("NFC", text) == text
+
+
+@given(paths)
+def test_generated_paths_are_canonical(path: str) -> None:
+    assume(_nfc(path))
+    assert canonical_path(path) == path
+
+
+@given(paths, st.sampled_from(["/", "./", "../", "a//", "\\"]))
+def test_prefixes_that_would_need_normalising_are_rejected(path: str, prefix: str) -> None:
+    assume(_nfc(path))
+    assert not is_canonical_path(prefix + path)
+    assert not is_canonical_path(path + "/")
+
+
+@given(st.text(max_size=12))
+def test_canonical_path_never_crashes(text: str) -> None:
+    try:
+        canonical_path(text)
+    except PathRejected as exc:
+        assert re.fullmatch(r"PATH_[A-Z_]+", exc.code)
+
+
+@given(st.text(alphabet="ae\u0301\u00e9/", min_size=1, max_size=8))
+def test_nfd_paths_are_rejected_not_normalised(text: str) -> None:
+    if not _nfc(text):
+        assert not is_canonical_path(text)
+
+
+@given(st.lists(segment, min_size=2, max_size=5))
+def test_star_never_crosses_a_slash(segments: list[str]) -> None:
+    path = "/".join(segments)
+    assume(_nfc(path))
+    assert not glob_match("*", path)
+    assert glob_match("/".join("*" for _ in segments), path)
+    assert not glob_match("/".join("*" for _ in segments[1:]), path)
+
+
+@given(st.lists(segment, min_size=1, max_size=5))
+def test_double_star_semantics(segments: list[str]) -> None:
+    path = "/".join(segments)
+    assume(_nfc(path))
+    assert glob_match("**", path)
+    assert glob_match("**/" + segments[-1], path)  # leading ** may match zero segments
+    head = segments[0]
+    assume("*" not in head and "?" not in head)
+    # Trailing ** needs at least one more segment below the prefix.
+    assert glob_match(head + "/**", path) is (len(segments) > 1)
+
+
+@given(paths)
+def test_question_mark_matches_exactly_one_character(path: str) -> None:
+    assume(_nfc(path))
+    pattern = "/".join("?" * len(s) for s in path.split("/"))
+    assert glob_match(pattern, path)
+    longer = "/".join("?" * (len(s) + 1) for s in path.split("/"))
+    assert not glob_match(longer, path)
+
+
+@given(paths)
+def test_casefold_matches_any_case(path: str) -> None:
+    assume(_nfc(path) and _nfc(path.upper()) and is_canonical_path(path.upper()))
+    assert glob_match(path, path)
+    assert glob_match(path.upper(), path, casefold=True) or len(path.upper()) != len(path)
+
+
+@settings(max_examples=400)
+@given(patterns, patterns, paths)
+def test_patterns_overlap_is_sound(a: str, b: str, path: str) -> None:
+    assume(_nfc(a) and _nfc(b) and _nfc(path))
+    if glob_match(a, path) and glob_match(b, path):
+        assert patterns_overlap(a, b, casefold=False)
+        assert patterns_overlap(a, b)
+    if glob_match(a, path, casefold=True) and glob_match(b, path, casefold=True):
+        assert patterns_overlap(a, b)
+
+
+@settings(max_examples=200)
+@given(patterns, paths)
+def test_a_pattern_overlaps_every_path_it_matches(pattern: str, path: str) -> None:
+    assume(_nfc(pattern) and _nfc(path))
+    if glob_match(pattern, path):
+        assert patterns_overlap(pattern, path, casefold=False)
+
+
+def _pattern_from(data: st.DataObject, path: str) -> str:
+    """A pattern that matches ``path`` exactly, built by generalising parts of it."""
+    out: list[str] = []
+    for seg in path.split("/"):
+        choice = data.draw(st.sampled_from(["keep", "star", "qmark", "prefix_star", "dstar"]))
+        if choice == "star":
+            out.append("*")
+        elif choice == "dstar" and (not out or out[-1] != "**"):
+            out.append("**")
+        elif choice == "qmark":
+            index = data.draw(st.integers(min_value=0, max_value=len(seg) - 1))
+            out.append(seg[:index] + "?" + seg[index + 1 :])
+        elif choice == "prefix_star":
+            out.append(seg[:1] + "*")
+        else:
+            out.append(seg)
+    return "/".join(out)
+
+
+@settings(max_examples=500)
+@given(paths, st.data())
+def test_patterns_built_to_share_a_path_overlap(path: str, data: st.DataObject) -> None:
+    assume(_nfc(path))
+    a = _pattern_from(data, path)
+    b = _pattern_from(data, path)
+    assume(_nfc(a) and _nfc(b))
+    assert glob_match(a, path) and glob_match(b, path)
+    assert patterns_overlap(a, b, casefold=False)
+    assert patterns_overlap(a, b)
+    upper = path.upper()
+    if len(upper) == len(path) and is_canonical_path(upper) and _nfc(upper):
+        c = _pattern_from(data, upper)
+        if glob_match(c, path, casefold=True):
+            assert patterns_overlap(a, c)

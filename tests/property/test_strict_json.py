@@ -1,0 +1,86 @@
+"""Property tests of the strict JSON loader."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plangate.canonical import StrictJSONError, strict_loads
+
+SAFE_INT = 2**53 - 1
+
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-SAFE_INT, max_value=SAFE_INT)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda children: st.lists(children, max_size=5)
+    | st.dictionaries(st.text(max_size=8), children, max_size=5),
+    max_leaves=30,
+)
+
+
+@given(json_values)
+def test_loads_what_json_dumps_writes(value: object) -> None:
+    assert strict_loads(json.dumps(value).encode()) == value
+    assert strict_loads(json.dumps(value, ensure_ascii=False).encode()) == value
+
+
+@given(st.text(min_size=1, max_size=8), json_scalars, json_scalars)
+def test_any_duplicate_key_is_rejected(key: str, first: object, second: object) -> None:
+    raw = "{" + json.dumps(key) + ":" + json.dumps(first) + "," + json.dumps(key) + ":"
+    raw += json.dumps(second) + "}"
+    try:
+        strict_loads(raw.encode())
+    except StrictJSONError as exc:
+        assert exc.code == "JSON_DUPLICATE_KEY"
+    else:
+        raise AssertionError("duplicate key accepted")
+
+
+@given(json_values, st.sampled_from([b"x", b"{}", b"[]", b"1", b'"s"', b"\x00", b"//"]))
+def test_trailing_data_is_rejected(value: object, tail: bytes) -> None:
+    raw = json.dumps(value).encode() + b" " + tail
+    try:
+        strict_loads(raw)
+    except StrictJSONError as exc:
+        assert exc.code == "JSON_SYNTAX"
+    else:
+        raise AssertionError("trailing data accepted")
+
+
+@given(json_values)
+def test_bom_is_rejected(value: object) -> None:
+    try:
+        strict_loads(b"\xef\xbb\xbf" + json.dumps(value).encode())
+    except StrictJSONError as exc:
+        assert exc.code == "JSON_BOM"
+    else:
+        raise AssertionError("BOM accepted")
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=40))
+def test_arbitrary_bytes_never_crash(data: bytes) -> None:
+    # Either a value or a StrictJSONError with a code: never another exception.
+    try:
+        strict_loads(data)
+    except StrictJSONError as exc:
+        assert exc.code.startswith("JSON_")
+
+
+@given(st.integers(min_value=0xD800, max_value=0xDFFF))
+def test_lone_surrogate_escapes_rejected(code_point: int) -> None:
+    raw = f'["\\u{code_point:04x}"]'.encode()
+    try:
+        strict_loads(raw)
+    except StrictJSONError as exc:
+        assert exc.code == "JSON_LONE_SURROGATE"
+    else:
+        raise AssertionError("lone surrogate accepted")

@@ -1,0 +1,201 @@
+"""Canonical repository-relative paths and the one glob matcher, with literals."""
+
+from __future__ import annotations
+
+import pytest
+
+from plangate.errors import InputRejected
+from plangate.paths import (
+    PathRejected,
+    canonical_path,
+    glob_match,
+    is_canonical_path,
+    match_any,
+    paths_outside,
+    patterns_overlap,
+    validate_pattern,
+)
+
+NFD_E_ACUTE = "e\u0301"  # 'e' + combining acute accent
+NFC_E_ACUTE = "\u00e9"
+
+
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        ("", "PATH_EMPTY"),
+        ("/etc/passwd", "PATH_ABSOLUTE"),
+        ("/", "PATH_ABSOLUTE"),
+        ("..", "PATH_DOTDOT"),
+        ("a/../b", "PATH_DOTDOT"),
+        ("a/..", "PATH_DOTDOT"),
+        (".", "PATH_DOT"),
+        ("./a", "PATH_DOT"),
+        ("a/./b", "PATH_DOT"),
+        ("a//b", "PATH_EMPTY_SEGMENT"),
+        ("a/", "PATH_EMPTY_SEGMENT"),
+        ("src/dir/", "PATH_EMPTY_SEGMENT"),
+        ("a\\b", "PATH_BACKSLASH"),
+        ("..\\x", "PATH_BACKSLASH"),
+        ("C:\\x", "PATH_BACKSLASH"),
+        (f"caf{NFD_E_ACUTE}.md", "PATH_NOT_NFC"),
+        (" a.md", "PATH_WHITESPACE"),
+        ("a.md ", "PATH_WHITESPACE"),
+        ("dir /a", "PATH_WHITESPACE"),
+        ("a\u3000/b", "PATH_WHITESPACE"),  # ideographic space counts as whitespace
+        ("a\nb", "PATH_CONTROL_CHAR"),
+        ("a\x00b", "PATH_CONTROL_CHAR"),
+        ("a\x7f", "PATH_CONTROL_CHAR"),
+        ("a\tb", "PATH_CONTROL_CHAR"),
+        ("src/*.py", "PATH_HAS_WILDCARD"),
+        ("a?", "PATH_HAS_WILDCARD"),
+        (None, "PATH_NOT_STRING"),
+        (b"a", "PATH_NOT_STRING"),
+    ],
+)
+def test_canonical_path_rejections(path: object, code: str) -> None:
+    with pytest.raises(PathRejected) as info:
+        canonical_path(path)
+    assert info.value.code == code
+    assert info.value.hint
+    assert isinstance(info.value, InputRejected)
+    assert is_canonical_path(path) is False
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "a",
+        "src/plangate/cli/main.py",
+        ".github/workflows/ci.yml",  # dot files are fine; only '.' segments are not
+        "a..b/c",
+        "...",
+        f"caf{NFC_E_ACUTE}.md",
+        "dir with space/x.md",
+        "CLAUDE.md",
+        "\u65e5\u672c\u8a9e/\u30d5\u30a1\u30a4\u30eb.md",
+    ],
+)
+def test_canonical_paths_accepted(path: str) -> None:
+    assert canonical_path(path) == path
+    assert is_canonical_path(path)
+
+
+def test_case_is_preserved_not_normalised() -> None:
+    assert canonical_path("Docs/README.md") == "Docs/README.md"
+    assert not glob_match("docs/readme.md", "Docs/README.md")
+    assert glob_match("docs/readme.md", "Docs/README.md", casefold=True)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "code"),
+    [
+        ("a/**b", "PATTERN_BAD_DOUBLESTAR"),
+        ("**x", "PATTERN_BAD_DOUBLESTAR"),
+        ("a/***", "PATTERN_BAD_DOUBLESTAR"),
+        ("a//b", "PATH_EMPTY_SEGMENT"),
+        ("a/**/", "PATH_EMPTY_SEGMENT"),
+        ("/a/*", "PATH_ABSOLUTE"),
+        ("../*", "PATH_DOTDOT"),
+        ("./*", "PATH_DOT"),
+        ("a\\*", "PATH_BACKSLASH"),
+        ("", "PATH_EMPTY"),
+    ],
+)
+def test_pattern_rejections(pattern: str, code: str) -> None:
+    with pytest.raises(PathRejected) as info:
+        validate_pattern(pattern)
+    assert info.value.code == code
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "expected"),
+    [
+        ("src/*.py", "src/a.py", True),
+        ("src/*.py", "src/sub/a.py", False),  # '*' never crosses '/'
+        ("src/*", "src/a", True),
+        ("src/*", "src", False),
+        ("*", "a", True),
+        ("*", "a/b", False),
+        ("a?c", "abc", True),
+        ("a?c", "a/c", False),  # '?' never matches '/'
+        ("a?c", "ac", False),
+        ("**", "a", True),
+        ("**", "a/b/c", True),
+        ("docs/**", "docs/x.md", True),
+        ("docs/**", "docs/a/b/x.md", True),
+        ("docs/**", "docs", False),  # trailing '**' needs at least one segment
+        ("**/x.md", "x.md", True),  # leading '**' may be zero segments
+        ("**/x.md", "a/b/x.md", True),
+        ("a/**/b", "a/b", True),
+        ("a/**/b", "a/x/y/b", True),
+        ("a/**/b", "a/xb", False),
+        ("a/**/b", "ab", False),
+        ("**/approvals/*.json", "docs/working/TASK-0001/approvals/c3.json", True),
+        ("**/approvals/*.json", "approvals/c3.json", True),
+        ("**/approvals/*.json", "approvals/sub/c3.json", False),
+        ("src/a.py", "src/a.py", True),
+        ("src/a.py", "src/a.pyc", False),  # anchored at the end
+        ("src/a.py", "x/src/a.py", False),  # anchored at the start
+        ("a.b", "axb", False),  # '.' is literal
+        ("a+b", "a+b", True),
+        ("[ab]", "a", False),  # brackets are literal, not a class
+        ("[ab]", "[ab]", True),
+        ("CLAUDE.md", "claude.md", False),
+    ],
+)
+def test_glob_semantics(pattern: str, path: str, expected: bool) -> None:
+    assert glob_match(pattern, path) is expected
+
+
+def test_casefold_matching() -> None:
+    assert glob_match("CLAUDE.md", "claude.md", casefold=True)
+    assert glob_match(".claude/**", ".Claude/settings.json", casefold=True)
+    assert not glob_match(".claude/**", ".Claude/settings.json")
+
+
+def test_glob_match_rejects_bad_paths_before_matching() -> None:
+    # A non-canonical path is never normalised into a match.
+    for bad in ("./src/a.py", "src//a.py", "src/a.py/", "/src/a.py", "src\\a.py", "src/../a.py"):
+        with pytest.raises(PathRejected):
+            glob_match("**", bad)
+    with pytest.raises(PathRejected):
+        glob_match("src/**x", "src/a")
+
+
+def test_match_any_and_paths_outside() -> None:
+    patterns = ["src/**", "docs/*.md"]
+    assert match_any(patterns, "src/a/b.py") == "src/**"
+    assert match_any(patterns, "docs/x.md") == "docs/*.md"
+    assert match_any(patterns, "docs/a/x.md") is None
+    assert match_any([], "a") is None
+    assert paths_outside(patterns, ["src/a.py", "README.md", "docs/x.md"]) == ["README.md"]
+    # An empty allow-list allows nothing (deny by default).
+    assert paths_outside([], ["a", "b"]) == ["a", "b"]
+    # Scope matching is case-sensitive: under-allowing is the safe side.
+    assert paths_outside(["src/**"], ["SRC/a.py"]) == ["SRC/a.py"]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ("src/**", "src/a.py", True),
+        ("src/*.py", "src/*.md", False),
+        ("src/*.py", "*/a.*", True),
+        ("docs/**", "src/**", False),
+        ("**", "anything/at/all", True),
+        ("a/**/b", "a/c/d/b", True),
+        ("a/*", "a/b/c", False),
+        (".claude/**", ".CLAUDE/settings.json", True),  # case folded by default
+        ("?", "\u00df", True),  # 'ß' is one character; folding must not make it two
+        ("x/?/y", "X/\u00df/Y", True),
+    ],
+)
+def test_patterns_overlap(a: str, b: str, expected: bool) -> None:
+    assert patterns_overlap(a, b) is expected
+    assert patterns_overlap(b, a) is expected
+
+
+def test_patterns_overlap_case_sensitive_mode() -> None:
+    assert not patterns_overlap("A/*", "a/*", casefold=False)
+    assert patterns_overlap("A/*", "a/*")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import os
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,7 +78,9 @@ RunCli = Callable[..., CliResult]
 def run_cli() -> RunCli:
     """Run ``plangate`` in-process: ``run_cli(repo, "c3", "verify", "TASK-0001")``."""
 
-    def _run(cwd: Path, *argv: str, stdin: bytes = b"", env: dict[str, str] | None = None) -> CliResult:
+    def _run(
+        cwd: Path, *argv: str, stdin: bytes = b"", env: dict[str, str] | None = None
+    ) -> CliResult:
         out, err = io.StringIO(), io.StringIO()
         ctx = Context(
             cwd=Path(cwd),
@@ -94,7 +96,7 @@ def run_cli() -> RunCli:
 
 
 @pytest.fixture
-def pg_url() -> Iterator[str]:
+def pg_url() -> str:
     """URL of the throwaway PostgreSQL server. Missing means the test fails, never skips."""
     url = os.environ.get("PLANGATE_TEST_PG_URL")
     if not url:
@@ -102,4 +104,4 @@ def pg_url() -> Iterator[str]:
             "PLANGATE_TEST_PG_URL is not set: run the suite through 'make test' "
             "(scripts/test.sh starts the PostgreSQL server)"
         )
-    yield url
+    return url

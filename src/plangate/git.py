@@ -185,7 +185,7 @@ class Git:
         return out
 
     def _commits_with_prefix(self, prefix: str) -> list[str]:
-        proc = self.run(["rev-parse", f"--disambiguate={prefix}"], ok_codes=(0, 1, 128))
+        proc = self.run(["rev-parse", f"--disambiguate={prefix}"], ok_codes=(0, 1))
         objects = [line for line in proc.stdout.decode().split() if FULL_SHA_RE.fullmatch(line)]
         if not objects:
             return []
@@ -220,8 +220,17 @@ class Git:
         symlinks and submodule pointers count as changes.
         """
         proc = self.run(
-            ["diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--name-only", "-z",
-             base, head, "--"]
+            [
+                "diff",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--no-renames",
+                "--name-only",
+                "-z",
+                base,
+                head,
+                "--",
+            ]
         )
         return _split_z_paths(proc.stdout)
 
@@ -244,9 +253,7 @@ class Git:
 
         Both sides of a rename are reported.
         """
-        proc = self.run(
-            ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"]
-        )
+        proc = self.run(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"])
         out: list[str] = []
         for record in proc.stdout.split(b"\x00"):
             if not record:

@@ -143,9 +143,10 @@ def verify_snapshot(
     it); ``source`` is the git resolution of the record's ``source_sha``.
     """
     record, early = _load_record(snapshot)
-    if early is not None or record is None:
-        assert early is not None
+    if early is not None:
         return early
+    if record is None:  # pragma: no cover - _load_record returns one or the other
+        raise AssertionError("record loader returned neither a record nor a result")
     if "approval_kind" not in record:
         return verify_legacy(record, snapshot)
     if record["approval_kind"] != c.APPROVAL_KIND:
@@ -199,10 +200,14 @@ def _verify_c3_prime(
     unknown = [k for k in record if k not in c.RECORD_ALLOWED_KEYS and not k.startswith("_")]
     unknown = [k for k in unknown if k != "c3_status"]
     if unknown:
-        reasons.append(_r("C3_UNKNOWN_KEYS", f"unknown top-level keys: {', '.join(unknown)}", REISSUE))
+        reasons.append(
+            _r("C3_UNKNOWN_KEYS", f"unknown top-level keys: {', '.join(unknown)}", REISSUE)
+        )
     missing = [k for k in c.RECORD_REQUIRED_KEYS if k not in record]
     if missing:
-        reasons.append(_r("C3_MISSING_KEYS", f"missing required keys: {', '.join(missing)}", REISSUE))
+        reasons.append(
+            _r("C3_MISSING_KEYS", f"missing required keys: {', '.join(missing)}", REISSUE)
+        )
 
     task_id = _str_field(record, "task_id", reasons)
     phase = _str_field(record, "phase", reasons)
@@ -225,7 +230,9 @@ def _verify_c3_prime(
     # --- identity -------------------------------------------------------------
     if task_id is not None:
         if not _is_task_id(task_id):
-            reasons.append(_r("C3_TASK_ID_INVALID", f"task_id {task_id!r} is not TASK-0000", REISSUE))
+            reasons.append(
+                _r("C3_TASK_ID_INVALID", f"task_id {task_id!r} is not TASK-0000", REISSUE)
+            )
         elif task_id != snapshot.task_id:
             reasons.append(
                 _r(
@@ -277,7 +284,11 @@ def _verify_c3_prime(
     if decision is not None:
         if decision not in c.DECISIONS:
             reasons.append(
-                _r("C3_DECISION_INVALID", f"decision {decision!r} is not one of {c.DECISIONS}", REISSUE)
+                _r(
+                    "C3_DECISION_INVALID",
+                    f"decision {decision!r} is not one of {c.DECISIONS}",
+                    REISSUE,
+                )
             )
         elif decision != "AUTO_APPROVED":
             reasons.append(
@@ -292,16 +303,28 @@ def _verify_c3_prime(
     if source_sha is not None:
         if not c.SOURCE_SHA_RE.fullmatch(source_sha):
             reasons.append(
-                _r("C3_SOURCE_SHA_INVALID", f"source_sha {source_sha!r} is not 7-40 lowercase hex", REISSUE)
+                _r(
+                    "C3_SOURCE_SHA_INVALID",
+                    f"source_sha {source_sha!r} is not 7-40 lowercase hex",
+                    REISSUE,
+                )
             )
         elif source is None:
             reasons.append(
-                _r("C3_SOURCE_SHA_UNRESOLVED", "source_sha was not resolved with git", "run inside the repository")
+                _r(
+                    "C3_SOURCE_SHA_UNRESOLVED",
+                    "source_sha was not resolved with git",
+                    "run inside the repository",
+                )
             )
         elif source.full_sha is None:
             reasons.append(
                 source.reason
-                or _r("C3_SOURCE_SHA_UNRESOLVED", "source_sha cannot be resolved", "run inside the repository")
+                or _r(
+                    "C3_SOURCE_SHA_UNRESOLVED",
+                    "source_sha cannot be resolved",
+                    "run inside the repository",
+                )
             )
         else:
             facts["source_sha_full"] = source.full_sha
@@ -337,7 +360,11 @@ def _verify_c3_prime(
                 value = recorded_hashes[name]
                 if not is_digest(value):
                     reasons.append(
-                        _r("C3_ARTIFACT_HASH_INVALID", f"artifact_hashes[{name!r}] is not a sha256 digest", REISSUE)
+                        _r(
+                            "C3_ARTIFACT_HASH_INVALID",
+                            f"artifact_hashes[{name!r}] is not a sha256 digest",
+                            REISSUE,
+                        )
                     )
                 elif name in current and value != current[name]:
                     reasons.append(
@@ -379,7 +406,11 @@ def _verify_c3_prime(
                         )
                     )
                     continue
-                bad = [k for k in c.SNAPSHOT_KEYS if not isinstance(snap[k], str) or not snap[k].strip()]
+                bad = [
+                    k
+                    for k in c.SNAPSHOT_KEYS
+                    if not isinstance(snap[k], str) or not snap[k].strip()
+                ]
                 if bad:
                     reasons.append(
                         _r(

@@ -61,7 +61,7 @@ def is_utc_timestamp(value: object) -> bool:
     if not isinstance(value, str) or ISSUED_AT_RE.fullmatch(value) is None:
         return False
     try:
-        datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ")  # noqa: DTZ007 -- 'Z' is matched literally
+        datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ")
     except ValueError:
         return False
     return True

@@ -54,7 +54,9 @@ def verify_legacy(record: dict[str, Any], snapshot: TaskSnapshot) -> Result:
     task_id = record.get("task_id")
     if "task_id" in record:
         if not isinstance(task_id, str) or TASK_ID_RE.fullmatch(task_id) is None:
-            reasons.append(Reason("LEGACY_TASK_ID_INVALID", f"task_id {task_id!r} is invalid", _HINT))
+            reasons.append(
+                Reason("LEGACY_TASK_ID_INVALID", f"task_id {task_id!r} is invalid", _HINT)
+            )
         elif task_id != snapshot.task_id:
             reasons.append(
                 Reason(
@@ -64,14 +66,20 @@ def verify_legacy(record: dict[str, Any], snapshot: TaskSnapshot) -> Result:
                 )
             )
     if "phase" in record and record["phase"] != c.LEGACY_PHASE:
-        reasons.append(Reason("LEGACY_PHASE_INVALID", f"phase {record['phase']!r} is not 'C-3'", _HINT))
+        reasons.append(
+            Reason("LEGACY_PHASE_INVALID", f"phase {record['phase']!r} is not 'C-3'", _HINT)
+        )
     if "c3_status" in record and status not in c.LEGACY_STATUSES:
         reasons.append(Reason("LEGACY_STATUS_INVALID", f"c3_status {status!r} is invalid", _HINT))
     approved_by = record.get("approved_by")
     if "approved_by" in record and (not isinstance(approved_by, str) or not approved_by.strip()):
-        reasons.append(Reason("LEGACY_FIELD_INVALID", "approved_by must be a non-empty string", _HINT))
+        reasons.append(
+            Reason("LEGACY_FIELD_INVALID", "approved_by must be a non-empty string", _HINT)
+        )
     if "approved_at" in record and not _is_iso_datetime(record["approved_at"]):
-        reasons.append(Reason("LEGACY_FIELD_INVALID", "approved_at is not an ISO 8601 date-time", _HINT))
+        reasons.append(
+            Reason("LEGACY_FIELD_INVALID", "approved_at is not an ISO 8601 date-time", _HINT)
+        )
     if "plan_hash" in record and not is_digest(record["plan_hash"]):
         reasons.append(Reason("LEGACY_FIELD_INVALID", "plan_hash is not sha256:<64 hex>", _HINT))
     if status == "CONDITIONAL" and not record.get("conditions"):
@@ -89,7 +97,9 @@ def verify_legacy(record: dict[str, Any], snapshot: TaskSnapshot) -> Result:
             for k, v in gate_checks.items()
         )
         if not ok:
-            reasons.append(Reason("LEGACY_FIELD_INVALID", "gate_checks has an invalid shape", _HINT))
+            reasons.append(
+                Reason("LEGACY_FIELD_INVALID", "gate_checks has an invalid shape", _HINT)
+            )
 
     package = compute_package(snapshot)
     plan_read = snapshot.artifacts.get("plan.md")
@@ -98,7 +108,11 @@ def verify_legacy(record: dict[str, Any], snapshot: TaskSnapshot) -> Result:
         reasons.append(Reason("ARTIFACT_MISSING", f"plan.md is unusable ({detail})", _HINT))
     elif is_digest(record.get("plan_hash")) and record["plan_hash"] != package.plan_hash:
         reasons.append(
-            Reason("LEGACY_PLAN_HASH_STALE", "plan_hash differs from the current plan.md (stale)", _HINT)
+            Reason(
+                "LEGACY_PLAN_HASH_STALE",
+                "plan_hash differs from the current plan.md (stale)",
+                _HINT,
+            )
         )
     facts["current_plan_hash"] = package.plan_hash
 
@@ -109,7 +123,11 @@ def verify_legacy(record: dict[str, Any], snapshot: TaskSnapshot) -> Result:
     if status == "CONDITIONAL":
         return Result(
             "HUMAN_ESCALATED",
-            (Reason("LEGACY_CONDITIONAL", "legacy C-3 is CONDITIONAL: a human must decide", _HINT),),
+            (
+                Reason(
+                    "LEGACY_CONDITIONAL", "legacy C-3 is CONDITIONAL: a human must decide", _HINT
+                ),
+            ),
             facts,
         )
     return Result(

@@ -49,7 +49,9 @@ def parse_reviewers(data: bytes) -> dict[str, ReviewerEvidence]:
     try:
         doc = strict_loads_object(data, "reviewers file")
     except StrictJSONError as exc:
-        raise InputRejected("REVIEWERS_MALFORMED", f"reviewers file: {exc.message}", exc.hint) from None
+        raise InputRejected(
+            "REVIEWERS_MALFORMED", f"reviewers file: {exc.message}", exc.hint
+        ) from None
     if set(doc) != set(c.REVIEWERS):
         raise InputRejected(
             "REVIEWERS_MALFORMED",
@@ -68,7 +70,9 @@ def parse_reviewers(data: bytes) -> dict[str, ReviewerEvidence]:
         verdict, ref = entry["verdict"], entry["evidence_ref"]
         if not isinstance(verdict, str) or verdict not in c.VERDICTS:
             raise InputRejected(
-                "REVIEWERS_MALFORMED", f"{model}.verdict {verdict!r} is not approve/reject", "fix it"
+                "REVIEWERS_MALFORMED",
+                f"{model}.verdict {verdict!r} is not approve/reject",
+                "fix it",
             )
         if not isinstance(ref, str) or not ref.strip():
             raise InputRejected(
@@ -119,12 +123,19 @@ def build_record(
     reasons: list[Reason] = []
     if source_sha != target_sha:
         reasons.append(
-            Reason("C3_SOURCE_TARGET_MISMATCH", f"source_sha {source_sha} differs from target {target_sha}")
+            Reason(
+                "C3_SOURCE_TARGET_MISMATCH",
+                f"source_sha {source_sha} differs from target {target_sha}",
+            )
         )
     if not c.SOURCE_SHA_RE.fullmatch(source_sha):
-        reasons.append(Reason("C3_SOURCE_SHA_INVALID", f"source_sha {source_sha!r} is not 7-40 hex"))
+        reasons.append(
+            Reason("C3_SOURCE_SHA_INVALID", f"source_sha {source_sha!r} is not 7-40 hex")
+        )
     if decision not in c.DECISIONS:
-        reasons.append(Reason("C3_DECISION_INVALID", f"decision {decision!r} is not one of {c.DECISIONS}"))
+        reasons.append(
+            Reason("C3_DECISION_INVALID", f"decision {decision!r} is not one of {c.DECISIONS}")
+        )
     for model in c.REVIEWERS:
         if model not in reviewers:
             reasons.append(Reason("REVIEWERS_MALFORMED", f"{model} is missing"))
@@ -144,13 +155,16 @@ def build_record(
     if not issued_by.strip():
         reasons.append(Reason("C3_FIELD_EMPTY", "issued_by is empty"))
     if not c.is_utc_timestamp(issued_at):
-        reasons.append(Reason("C3_ISSUED_AT_INVALID", f"issued_at {issued_at!r} is not YYYY-MM-DDTHH:MM:SSZ"))
+        reasons.append(
+            Reason("C3_ISSUED_AT_INVALID", f"issued_at {issued_at!r} is not YYYY-MM-DDTHH:MM:SSZ")
+        )
     if derived_loopspec_hash is not None and not is_digest(derived_loopspec_hash):
         reasons.append(Reason("C3_LOOPSPEC_HASH_INVALID", "derived_loopspec_hash is not a digest"))
     if reasons:
         raise RecordRefused(reasons, evidence=False)
 
-    assert package.plan_hash is not None and package.plan_package_hash is not None
+    if package.plan_hash is None or package.plan_package_hash is None:  # pragma: no cover
+        raise RecordRefused([Reason("ARTIFACT_MISSING", "plan hashes unavailable")], evidence=True)
     snapshots = {
         model: {
             "verdict": reviewers[model].verdict,

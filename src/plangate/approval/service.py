@@ -27,7 +27,7 @@ from plangate.approval.acceptor import (
 )
 from plangate.approval.record import RecordRefused, ReviewerEvidence, build_record, serialize_record
 from plangate.canonical import sha256_digest
-from plangate.errors import InputRejected, PlanGateError, UsageError
+from plangate.errors import PlanGateError, UsageError
 from plangate.fsutil import FileRead, FileState, atomic_write
 from plangate.git import Git, GitError
 from plangate.plan.package import compute_package
@@ -85,7 +85,9 @@ def verify_task(
         try:
             snapshot = read_task_snapshot(task_dir)
         except PlanGateError as exc:
-            return Result(REJECTED, (Reason(exc.code, exc.message, exc.hint),), {"task_id": task_id})
+            return Result(
+                REJECTED, (Reason(exc.code, exc.message, exc.hint),), {"task_id": task_id}
+            )
     source = resolve_source(repo_root, snapshot)
     result = verify_snapshot(snapshot, expected_sha=expected_sha, source=source)
     facts = dict(result.facts)
@@ -174,31 +176,27 @@ def issue_record(repo_root: Path, request: IssueRequest, env: Mapping[str, str])
         return result
 
     record_path = task_dir / RECORD_RELPATH
-    if record_path.exists() or record_path.is_symlink():
-        if not request.force:
-            result = Result(
-                REJECTED,
-                (
-                    Reason(
-                        "C3_RECORD_EXISTS",
-                        f"{RECORD_RELPATH} already exists",
-                        "pass --force to replace it explicitly (the old record is overwritten)",
-                    ),
+    if (record_path.exists() or record_path.is_symlink()) and not request.force:
+        result = Result(
+            REJECTED,
+            (
+                Reason(
+                    "C3_RECORD_EXISTS",
+                    f"{RECORD_RELPATH} already exists",
+                    "pass --force to replace it explicitly (the old record is overwritten)",
                 ),
-                facts,
-            )
-            _ledger_append(repo_root, env, "c3_issue_refused", request.task_id, _ledger_payload(result))
-            return result
+            ),
+            facts,
+        )
+        _ledger_append(repo_root, env, "c3_issue_refused", request.task_id, _ledger_payload(result))
+        return result
     facts["record_digest"] = sha256_digest(data)
     facts["plan_hash"] = record["plan_hash"]
     facts["plan_package_hash"] = record["plan_package_hash"]
     facts["path"] = f"docs/working/{request.task_id}/{RECORD_RELPATH}"
     result = Result(ACCEPTED, (), facts)
     _ledger_append(repo_root, env, "c3_issue", request.task_id, _ledger_payload(result))
-    try:
-        atomic_write(record_path, data, overwrite=request.force)
-    except InputRejected:
-        raise
+    atomic_write(record_path, data, overwrite=request.force)
     return result
 
 

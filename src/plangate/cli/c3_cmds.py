@@ -15,13 +15,14 @@ from plangate.snapshot import check_task_id, find_repo_root
 from plangate.verdict import Result
 
 VERIFY_EXIT_HELP = (
-    "exit codes: 0 accepted (c3-prime AUTO_APPROVED, or legacy APPROVED with a current plan_hash); "
+    "exit codes: 0 accepted (c3-prime AUTO_APPROVED, or legacy APPROVED with a current "
+    "plan_hash); "
     "1 rejected (malformed, stale, tampered, BLOCKED, legacy REJECTED, unknown approval_kind); "
     "3 a human must decide (HUMAN_ESCALATED, legacy CONDITIONAL)"
 )
 ISSUE_EXIT_HELP = (
-    "exit codes: 0 record written; 1 refused (inconsistent inputs, existing record without --force, "
-    "the acceptor would reject the bytes); 3 no record: a Plan Package artifact or a C-1/C-2 "
+    "exit codes: 0 record written; 1 refused (inconsistent inputs, existing record "
+    "without --force, the acceptor would reject the bytes); 3 no record: a Plan Package artifact or a C-1/C-2 "
     "evidence marker failed (a human must act)"
 )
 
@@ -58,12 +59,15 @@ def _parser() -> argparse.ArgumentParser:
         "--reviewers",
         required=True,
         type=Path,
-        help='JSON file: {"model_a": {"verdict": "approve", "evidence_ref": "..."}, "model_b": {...}}',
+        help='JSON file: {"model_a": {"verdict": "approve", "evidence_ref": "..."}, '
+        '"model_b": {...}}',
     )
     issue.add_argument(
         "--decision", required=True, help="AUTO_APPROVED, HUMAN_ESCALATED or BLOCKED"
     )
-    issue.add_argument("--policy-ref", required=True, help="arbiter policy id, e.g. plangate-arbiter@v1")
+    issue.add_argument(
+        "--policy-ref", required=True, help="arbiter policy id, e.g. plangate-arbiter@v1"
+    )
     issue.add_argument("--issued-at", help="YYYY-MM-DDTHH:MM:SSZ (default: now, UTC)")
     issue.add_argument("--issued-by", default=f"plangate-{__version__}", help="issuer name")
     issue.add_argument(
@@ -107,7 +111,9 @@ def _issue(ctx: Context, repo_root: Path, task_id: str, args: argparse.Namespace
     read = read_regular_file((ctx.cwd / args.reviewers), 1024 * 1024)
     if not read.ok or read.data is None:
         raise InputRejected(
-            "REVIEWERS_UNREADABLE", f"reviewers file {args.reviewers} {read.detail}", "check the path"
+            "REVIEWERS_UNREADABLE",
+            f"reviewers file {args.reviewers} {read.detail}",
+            "check the path",
         )
     reviewers = parse_reviewers(read.data)
     issued_at = args.issued_at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -135,7 +141,9 @@ def _loopspec_hash(repo_root: Path, task_id: str, actors: str) -> str:
 
     parts = actors.split(",")
     if len(parts) != 2 or not all(p.strip() for p in parts):
-        raise UsageError("LOOPSPEC_ACTORS_INVALID", "--loopspec-actors takes MAKER,CHECKER", "e.g. agent,qa")
+        raise UsageError(
+            "LOOPSPEC_ACTORS_INVALID", "--loopspec-actors takes MAKER,CHECKER", "e.g. agent,qa"
+        )
     read = read_regular_file(task_dir_for(repo_root, task_id) / "plan.md", 1024 * 1024)
     if not read.ok or read.data is None:
         raise InputRejected("ARTIFACT_MISSING", f"plan.md {read.detail}", "write plan.md")

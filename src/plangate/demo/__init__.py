@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import os
 import subprocess
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,7 +56,11 @@ class Demo:
 
         out, err = io.StringIO(), io.StringIO()
         ctx = Context(
-            cwd=cwd or self.repo, stdout=out, stderr=err, stdin=io.BytesIO(stdin), env=dict(self.env)
+            cwd=cwd or self.repo,
+            stdout=out,
+            stderr=err,
+            stdin=io.BytesIO(stdin),
+            env=dict(self.env),
         )
         code = main(list(argv), ctx)
         return code, out.getvalue(), err.getvalue()
@@ -102,4 +107,4 @@ def demo_env(base: Mapping[str, str]) -> dict[str, str]:
         k: v
         for k, v in base.items()
         if not k.startswith(("PLANGATE_", "GIT_", "CLAUDE", "CODEX", "CURSOR"))
-    } | {"PLANGATE_DEMO": "1", "HOME": os.environ.get("HOME", "/tmp")}
+    } | {"PLANGATE_DEMO": "1", "HOME": os.environ.get("HOME", tempfile.gettempdir())}

@@ -347,7 +347,7 @@ def verify_rows(
     if anchor is not None and not walk.anchor_seen:
         return _tampered(
             walk,
-            walk.count + 1,
+            None,  # the chain itself is consistent; it is just not the anchored one
             Reason(
                 "LEDGER_ANCHOR_MISSING",
                 f"no entry has the anchored hash {anchor}",
@@ -412,7 +412,7 @@ def _check_row(row: StoredRow, expected_seq: int, prev_hash: str) -> Reason | No
     return None
 
 
-def _tampered(walk: _Walk, first_bad_seq: int, reason: Reason) -> Result:
+def _tampered(walk: _Walk, first_bad_seq: int | None, reason: Reason) -> Result:
     hint = reason.hint or "restore the ledger from a verified export; investigate who wrote it"
     return Result(
         VERDICT_TAMPERED,
@@ -465,8 +465,12 @@ def _export_problem(line_no: int, message: str) -> Result:
                 "the export file was edited or truncated; take a new export from the ledger",
             ),
         ),
-        {"entries": 0, "head_hash": GENESIS_PREV_HASH, "first_bad_seq": max(line_no - 1, 1),
-         "kinds": {}},
+        {
+            "entries": 0,
+            "head_hash": GENESIS_PREV_HASH,
+            "first_bad_seq": max(line_no - 1, 1),
+            "kinds": {},
+        },
     )
 
 

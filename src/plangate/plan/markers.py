@@ -124,7 +124,9 @@ def _reason(kind: MarkerKind, code: str, message: str, hint: str) -> Reason:
     return Reason(code=code, message=f"{kind.filename}: {message}", hint=hint)
 
 
-def read_marker(kind: MarkerKind, data: bytes | None, current_plan_hash: str | None) -> MarkerResult:
+def read_marker(
+    kind: MarkerKind, data: bytes | None, current_plan_hash: str | None
+) -> MarkerResult:
     """Judge one evidence file's marker. ``data`` None means the file is unreadable.
 
     ``current_plan_hash`` is the ``sha256:`` of the current plan.md, or None when
@@ -135,7 +137,12 @@ def read_marker(kind: MarkerKind, data: bytes | None, current_plan_hash: str | N
         return MarkerResult(
             kind,
             MarkerState.FILE_MISSING,
-            reason=_reason(kind, f"EVIDENCE_{kind.name}_FILE_MISSING", "evidence file is missing or unreadable", redo),
+            reason=_reason(
+                kind,
+                f"EVIDENCE_{kind.name}_FILE_MISSING",
+                "evidence file is missing or unreadable",
+                redo,
+            ),
         )
     text = data.decode("utf-8", errors="replace")
     lines = text.split("\n")

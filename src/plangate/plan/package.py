@@ -43,7 +43,9 @@ def artifact_reason(name: str, read: FileRead) -> Reason | None:
         return None
     code, what = _STATE_CODES.get(read.state, ("ARTIFACT_UNREADABLE", "cannot be read"))
     detail = f" ({read.detail})" if read.detail else ""
-    return Reason(code, f"{name} {what}{detail}", f"make {name} a regular file in the task directory")
+    return Reason(
+        code, f"{name} {what}{detail}", f"make {name} a regular file in the task directory"
+    )
 
 
 def presence_reasons(artifacts: Mapping[str, FileRead]) -> list[Reason]:

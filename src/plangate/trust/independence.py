@@ -215,7 +215,9 @@ def _same(a: str | None, b: str | None) -> bool:
     return a is not None and b is not None and a.casefold() == b.casefold()
 
 
-def record_level(record: ReviewRecord, verified_refs: frozenset[str]) -> tuple[IndependenceLevel, str]:
+def record_level(
+    record: ReviewRecord, verified_refs: frozenset[str]
+) -> tuple[IndependenceLevel, str]:
     """Level of one review record and a one-line explanation (rules in the module doc)."""
     author, reviewer = record.author, record.reviewer
     if reviewer.role.casefold() in SELF_REVIEW_ROLES or _same(reviewer.role, author.role):
@@ -231,7 +233,7 @@ def record_level(record: ReviewRecord, verified_refs: frozenset[str]) -> tuple[I
         if backed:
             return IndependenceLevel.I4, "human reviewer with verified machine evidence"
         return IndependenceLevel.I2, "human reviewer without verified machine evidence"
-    if reviewer.model is not None and author.model is not None and _same(reviewer.model, author.model):
+    if _same(reviewer.model, author.model):
         return IndependenceLevel.I1, "same model, separate context, run and role"
     if reviewer.model is not None:
         # A different model than the author (or an author with no model: a human
@@ -239,7 +241,8 @@ def record_level(record: ReviewRecord, verified_refs: frozenset[str]) -> tuple[I
         if backed:
             return IndependenceLevel.I3, "separate model with verified oracle/sealed evidence"
         return IndependenceLevel.I2, "separate model, no verified machine evidence"
-    return IndependenceLevel.I0, "reviewer identity undecidable"  # pragma: no cover - parser forbids
+    # The parser refuses a party with neither model nor human identity.
+    return IndependenceLevel.I0, "reviewer identity undecidable"  # pragma: no cover
 
 
 def compute_level(

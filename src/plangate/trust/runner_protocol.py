@@ -18,6 +18,7 @@ the runner a private copy of exactly the bytes it checked.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -25,12 +26,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from plangate.canonical import StrictJSONError, digest, sha256_digest, strict_loads_object
+from plangate.canonical import StrictJSONError, sha256_digest, strict_loads_object
 from plangate.fsutil import read_regular_file
 
 PROTOCOL = "plangate-trial/1"
@@ -73,7 +74,16 @@ ACTIVATION_LEVELS: tuple[str, ...] = (
 DETECTION_STATUSES = frozenset({"detected", "not_detected", "error"})
 """Per-verifier detection words; ``error`` = the verifier could not run."""
 
-GRADER_STATUSES = frozenset({"ok", "unavailable"})
+GRADE_PROTOCOL = "plangate-grade/1"
+"""Protocol version echoed by every grade document."""
+
+GRADE_FILE = "grade.json"
+JUDGEMENTS = frozenset({"stopped", "passed", "unavailable"})
+"""The grader's word on a trial: the harness stopped the input, let it pass, or
+the grader could not judge (``unavailable``: INCONCLUSIVE, never a pass)."""
+
+_GRADE_KEYS = frozenset({"protocol", "side", "fixture_id", "role", "trial", "judgement"})
+_PLACEHOLDER_RE = re.compile(r"\{[a-z_]+\}")
 
 _RESULT_KEYS = frozenset(
     {
@@ -87,7 +97,6 @@ _RESULT_KEYS = frozenset(
         "metrics",
         "activation",
         "detections",
-        "grader",
     }
 )
 _ACTIVATION_KEYS = frozenset({"level", "evidence_refs"})
@@ -118,7 +127,7 @@ class TrialStatus(StrEnum):
     NOT_STARTED = "not_started"
 
 
-class ResultRejected(ValueError):
+class ResultRejectedError(ValueError):
     """A ``result.json`` does not follow ``plangate-trial/1``."""
 
     def __init__(self, code: str, message: str) -> None:
@@ -148,12 +157,6 @@ class TrialReport:
     metrics: Mapping[str, float]
     activation: Mapping[str, Activation]
     detections: Mapping[str, str]
-    grader: str
-
-    @property
-    def stopped(self) -> bool:
-        """True when the harness under test did not let the input through."""
-        return self.outcome != "MERGE_READY"
 
     def to_json(self) -> dict[str, Any]:
         """JSON form (the ledger record of the trial)."""
@@ -166,12 +169,11 @@ class TrialReport:
                 for cid, a in sorted(self.activation.items())
             },
             "detections": dict(sorted(self.detections.items())),
-            "grader": self.grader,
         }
 
 
-def _reject(code: str, message: str) -> ResultRejected:
-    return ResultRejected(code, message)
+def _reject(code: str, message: str) -> ResultRejectedError:
+    return ResultRejectedError(code, message)
 
 
 def _string_list(value: Any, where: str, allowed: frozenset[str] | None = None) -> tuple[str, ...]:
@@ -203,7 +205,7 @@ def parse_result(
 ) -> TrialReport:
     """Parse ``result.json`` bytes strictly and check they answer the trial that was asked.
 
-    Raises :class:`ResultRejected` (``TRIAL_RESULT_INVALID``,
+    Raises :class:`ResultRejectedError` (``TRIAL_RESULT_INVALID``,
     ``TRIAL_RESULT_UNKNOWN_KEY``, ``TRIAL_RESULT_MISMATCH``...) on any defect.
     """
     try:
@@ -267,8 +269,6 @@ def parse_result(
             raise _reject("TRIAL_RESULT_INVALID", f"detections[{vid}] must be one of "
                           f"{sorted(DETECTION_STATUSES)}")
         detections[vid] = status
-    if doc["grader"] not in GRADER_STATUSES:
-        raise _reject("TRIAL_RESULT_INVALID", f"grader must be one of {sorted(GRADER_STATUSES)}")
     return TrialReport(
         side=side,
         fixture_id=fixture_id,
@@ -279,43 +279,96 @@ def parse_result(
         metrics=metrics,
         activation=activation,
         detections=detections,
-        grader=doc["grader"],
     )
 
 
-def fixture_digest(data: bytes, method: str) -> str:
-    """Digest of fixture bytes as the plan pinned it: ``raw`` bytes or ``canonical_json``."""
-    if method == "canonical_json":
-        return digest(strict_loads_object(data, "fixture"))
+def parse_grade(data: bytes, *, side: str, fixture_id: str, role: str, trial: int) -> str:
+    """Parse ``grade.json`` strictly; return the judgement word."""
+    try:
+        doc = strict_loads_object(data, "grade")
+    except StrictJSONError as exc:
+        raise _reject("GRADE_INVALID", f"{exc.code}: {exc.message}") from None
+    unknown = sorted(set(doc) - _GRADE_KEYS)
+    if unknown:
+        raise _reject("GRADE_UNKNOWN_KEY", f"unknown keys {unknown}")
+    missing = sorted(_GRADE_KEYS - set(doc))
+    if missing:
+        raise _reject("GRADE_INVALID", f"missing keys {missing}")
+    if doc["protocol"] != GRADE_PROTOCOL:
+        raise _reject("GRADE_PROTOCOL_UNSUPPORTED", f"protocol must be {GRADE_PROTOCOL!r}")
+    echo = {"side": side, "fixture_id": fixture_id, "role": role, "trial": trial}
+    for key, expected in echo.items():
+        got = doc[key]
+        if type(got) is not type(expected) or got != expected:
+            raise _reject("GRADE_MISMATCH", f"{key} is {got!r}, the trial asked for {expected!r}")
+    judgement = doc["judgement"]
+    if judgement not in JUDGEMENTS:
+        raise _reject("GRADE_INVALID", f"judgement must be one of {sorted(JUDGEMENTS)}")
+    return str(judgement)
+
+
+def fixture_digest(data: bytes) -> str:
+    """Digest of fixture bytes as the plan pins it: sha256 of the raw bytes."""
     return sha256_digest(data)
+
+
+def substitute(argv: tuple[str, ...], values: Mapping[str, str]) -> list[str]:
+    """Replace ``{name}`` placeholders in ``argv``; an unknown placeholder is refused.
+
+    Placeholders are optional: the protocol flags are always appended, so a
+    runner may ignore them. Known names: ``harness``, ``fixture``, ``fixture_id``,
+    ``role``, ``side``, ``trial``, ``out`` and, for the grader, ``result``.
+    """
+    out: list[str] = []
+    for arg in argv:
+        text = arg
+        for name, value in values.items():
+            text = text.replace("{" + name + "}", value)
+        leftover = _PLACEHOLDER_RE.search(text)
+        if leftover:
+            raise _reject("TRIAL_COMMAND_INVALID", f"unknown placeholder {leftover.group(0)}")
+        out.append(text)
+    return out
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """A runner or grader command from the registered plan, bound to the baseline worktree."""
+
+    argv: tuple[str, ...]
+    cwd: str
+    timeout_seconds: float
+    pinned_files: tuple[tuple[str, str], ...]  # (absolute path in the baseline worktree, digest)
 
 
 @dataclass(frozen=True)
 class TrialSpec:
-    """Everything needed to run one trial; picklable, so a process pool can take it."""
+    """Everything needed to run one trial; plain data, so any executor can ship it."""
 
     side: str
     fixture_id: str
     role: str
     trial: int
-    runner_argv: tuple[str, ...]
-    runner_cwd: str
+    runner: CommandSpec
+    grader: CommandSpec
     harness_dir: str
     fixture_source: str
     fixture_digest: str
-    digest_method: str
     work_dir: str
-    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
 
     @property
     def key(self) -> str:
         """Stable identifier of the trial: side/fixture/trial."""
         return f"{self.side}/{self.fixture_id}/{self.trial}"
 
-    def argv(self, fixture_file: str, out_dir: str) -> list[str]:
+    def runner_argv(self, fixture_file: str, out_dir: str) -> list[str]:
         """The full argument list of ``plangate-trial/1`` for this trial."""
+        values = {
+            "harness": self.harness_dir, "fixture": fixture_file, "fixture_id": self.fixture_id,
+            "role": self.role, "side": self.side, "trial": str(self.trial), "out": out_dir,
+        }
         return [
-            *self.runner_argv,
+            *substitute(self.runner.argv, values),
             "--side", self.side,
             "--harness-dir", self.harness_dir,
             "--fixture", fixture_file,
@@ -325,10 +378,28 @@ class TrialSpec:
             "--out", out_dir,
         ]
 
+    def grader_argv(self, fixture_file: str, result_file: str, out_dir: str) -> list[str]:
+        """The grader's argument list (``plangate-grade/1``)."""
+        values = {
+            "harness": self.harness_dir, "fixture": fixture_file, "fixture_id": self.fixture_id,
+            "role": self.role, "side": self.side, "trial": str(self.trial), "out": out_dir,
+            "result": result_file,
+        }
+        return [
+            *substitute(self.grader.argv, values),
+            "--result", result_file,
+            "--fixture", fixture_file,
+            "--fixture-id", self.fixture_id,
+            "--role", self.role,
+            "--side", self.side,
+            "--trial", str(self.trial),
+            "--out", out_dir,
+        ]
+
 
 @dataclass(frozen=True)
 class TrialOutcome:
-    """What one trial produced: its status, and the report when it completed."""
+    """What one trial produced: its status, the runner's report and the grader's judgement."""
 
     key: str
     side: str
@@ -337,17 +408,21 @@ class TrialOutcome:
     trial: int
     status: TrialStatus
     report: TrialReport | None = None
+    judgement: str | None = None
     error_code: str = ""
     detail: str = ""
     exit_code: int | None = None
     duration_seconds: float = 0.0
     observed_fixture_digest: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def completed(self) -> bool:
-        """True only for a trial whose result document was accepted."""
-        return self.status is TrialStatus.COMPLETED and self.report is not None
+        """True only for a trial with an accepted result and a grader judgement."""
+        return (
+            self.status is TrialStatus.COMPLETED
+            and self.report is not None
+            and self.judgement in ("stopped", "passed")
+        )
 
     def to_json(self) -> dict[str, Any]:
         """JSON form for the experiment result (no timing: results are reproducible)."""
@@ -361,6 +436,8 @@ class TrialOutcome:
         }
         if self.report is not None:
             out["result"] = self.report.to_json()
+        if self.judgement is not None:
+            out["judgement"] = self.judgement
         if self.error_code:
             out["error_code"] = self.error_code
             out["detail"] = self.detail[:500]
@@ -378,8 +455,8 @@ def trial_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def resolve_runner_argv(command: list[str]) -> tuple[str, ...]:
-    """The runner command with ``python``/``python3`` bound to this interpreter.
+def resolve_argv(command: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """A plan command with ``python``/``python3`` bound to this interpreter.
 
     Binding the interpreter keeps trials on the Python that runs plangate
     instead of whatever ``python3`` the PATH offers.
@@ -392,63 +469,27 @@ def resolve_runner_argv(command: list[str]) -> tuple[str, ...]:
     return tuple(command)
 
 
-def _failed(spec: TrialSpec, status: TrialStatus, code: str, detail: str, **kw: Any) -> TrialOutcome:
+def _outcome(spec: TrialSpec, status: TrialStatus, **kw: Any) -> TrialOutcome:
     return TrialOutcome(
-        key=spec.key,
-        side=spec.side,
-        fixture_id=spec.fixture_id,
-        role=spec.role,
-        trial=spec.trial,
-        status=status,
-        error_code=code,
-        detail=detail,
-        **kw,
+        key=spec.key, side=spec.side, fixture_id=spec.fixture_id, role=spec.role,
+        trial=spec.trial, status=status, **kw,
     )
 
 
-def execute_trial(spec: TrialSpec) -> TrialOutcome:
-    """Run one trial: re-check the sealed fixture, start the runner, parse its result.
+@dataclass(frozen=True)
+class _Run:
+    status: TrialStatus
+    code: str = ""
+    detail: str = ""
+    exit_code: int | None = None
 
-    Never raises for a trial-level problem: every failure becomes a recorded
-    :class:`TrialOutcome` with a status other than ``completed``.
-    """
-    work = Path(spec.work_dir)
-    out_dir = work / "out"
-    started = time.monotonic()
-    try:
-        out_dir.mkdir(parents=True, exist_ok=False)
-    except OSError as exc:
-        return _failed(spec, TrialStatus.NOT_STARTED, "TRIAL_WORKDIR_UNAVAILABLE", str(exc))
-    # Re-check the sealed fixture just before use, then pass a private copy of
-    # the checked bytes: what the runner reads is what was verified.
-    read = read_regular_file(Path(spec.fixture_source), MAX_FIXTURE_BYTES)
-    if not read.ok or read.data is None:
-        return _failed(
-            spec, TrialStatus.FIXTURE_MISMATCH, "SEALED_FIXTURE_MISSING",
-            f"fixture {spec.fixture_id} {read.detail}",
-        )
-    try:
-        observed = fixture_digest(read.data, spec.digest_method)
-    except StrictJSONError as exc:
-        return _failed(
-            spec, TrialStatus.FIXTURE_MISMATCH, "SEALED_FIXTURE_MUTATION",
-            f"fixture {spec.fixture_id} is no longer valid JSON: {exc.message}",
-        )
-    if observed != spec.fixture_digest:
-        return _failed(
-            spec, TrialStatus.FIXTURE_MISMATCH, "SEALED_FIXTURE_MUTATION",
-            f"fixture {spec.fixture_id} digest {observed} differs from the pinned "
-            f"{spec.fixture_digest}",
-            observed_fixture_digest=observed,
-        )
-    fixture_copy = work / "fixture"
-    fixture_copy.write_bytes(read.data)
-    fixture_copy.chmod(0o444)
-    argv = spec.argv(str(fixture_copy), str(out_dir))
+
+def _run_command(argv: list[str], cwd: str, timeout: float, what: str) -> _Run:
+    """Start one protocol command in its own process group, under ``timeout``."""
     try:
         proc = subprocess.Popen(
             argv,
-            cwd=spec.runner_cwd,
+            cwd=cwd,
             env=trial_environment(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -456,62 +497,125 @@ def execute_trial(spec: TrialSpec) -> TrialOutcome:
             start_new_session=True,  # its own process group, so a timeout kills all of it
         )
     except OSError as exc:
-        return _failed(spec, TrialStatus.CRASHED, "TRIAL_RUNNER_UNAVAILABLE",
-                       f"cannot start the runner: {exc}")
+        return _Run(TrialStatus.CRASHED, f"TRIAL_{what}_UNAVAILABLE", f"cannot start: {exc}")
     try:
-        _out, err = proc.communicate(timeout=spec.timeout_seconds)
+        _out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
-        return _failed(
-            spec, TrialStatus.TIMEOUT, "TRIAL_TIMEOUT",
-            f"runner exceeded {spec.timeout_seconds:g}s",
-            duration_seconds=time.monotonic() - started,
-        )
-    elapsed = time.monotonic() - started
+        return _Run(TrialStatus.TIMEOUT, f"TRIAL_{what}_TIMEOUT", f"exceeded {timeout:g}s")
     if proc.returncode != 0:
         tail = err.decode("utf-8", "replace").strip()[-300:]
-        return _failed(
-            spec, TrialStatus.CRASHED, "TRIAL_RUNNER_CRASHED",
-            f"runner exited {proc.returncode}: {tail}",
-            exit_code=proc.returncode, duration_seconds=elapsed,
+        return _Run(
+            TrialStatus.CRASHED, f"TRIAL_{what}_CRASHED",
+            f"exited {proc.returncode}: {tail}", proc.returncode,
         )
+    return _Run(TrialStatus.COMPLETED, exit_code=0)
+
+
+def _check_pinned(spec: TrialSpec) -> tuple[str, str] | None:
+    """Re-check the runner's and grader's pinned files; (code, detail) on a mismatch."""
+    for path, pinned in (*spec.runner.pinned_files, *spec.grader.pinned_files):
+        read = read_regular_file(Path(path), MAX_FIXTURE_BYTES)
+        if not read.ok or read.data is None:
+            return "EVAL_HARNESS_FILE_MISSING", f"{path} {read.detail}"
+        if sha256_digest(read.data) != pinned:
+            return "EVAL_HARNESS_FILE_MUTATION", f"{path} no longer has its pinned digest {pinned}"
+    return None
+
+
+def execute_trial(spec: TrialSpec) -> TrialOutcome:
+    """Run one trial: re-check the pins, run the runner, then the grader; parse both strictly.
+
+    Never raises for a trial-level problem: every failure becomes a recorded
+    :class:`TrialOutcome` with a status other than ``completed``.
+    """
+    work = Path(spec.work_dir)
+    out_dir, grade_dir = work / "out", work / "grade"
+    started = time.monotonic()
+    try:
+        out_dir.mkdir(parents=True, exist_ok=False)
+        grade_dir.mkdir(parents=True, exist_ok=False)
+    except OSError as exc:
+        return _outcome(spec, TrialStatus.NOT_STARTED, error_code="TRIAL_WORKDIR_UNAVAILABLE",
+                        detail=str(exc))
+    # Re-check the sealed fixture just before use, then pass a private copy of
+    # the checked bytes: what the runner reads is what was verified.
+    read = read_regular_file(Path(spec.fixture_source), MAX_FIXTURE_BYTES)
+    if not read.ok or read.data is None:
+        return _outcome(spec, TrialStatus.FIXTURE_MISMATCH, error_code="SEALED_FIXTURE_MUTATION",
+                        detail=f"fixture {spec.fixture_id} {read.detail}")
+    observed = fixture_digest(read.data)
+    if observed != spec.fixture_digest:
+        return _outcome(
+            spec, TrialStatus.FIXTURE_MISMATCH, error_code="SEALED_FIXTURE_MUTATION",
+            detail=f"fixture {spec.fixture_id} digest {observed} differs from the pinned "
+            f"{spec.fixture_digest}",
+            observed_fixture_digest=observed,
+        )
+    pinned_problem = _check_pinned(spec)
+    if pinned_problem is not None:
+        return _outcome(spec, TrialStatus.FIXTURE_MISMATCH, error_code=pinned_problem[0],
+                        detail=pinned_problem[1], observed_fixture_digest=observed)
+    fixture_copy = work / "fixture"
+    fixture_copy.write_bytes(read.data)
+    fixture_copy.chmod(0o444)
+    try:
+        argv = spec.runner_argv(str(fixture_copy), str(out_dir))
+        grader_argv = spec.grader_argv(
+            str(fixture_copy), str(out_dir / RESULT_FILE), str(grade_dir)
+        )
+    except ResultRejectedError as exc:
+        return _outcome(spec, TrialStatus.NOT_STARTED, error_code=exc.code, detail=exc.message)
+    ran = _run_command(argv, spec.runner.cwd, spec.runner.timeout_seconds, "RUNNER")
+    if ran.status is not TrialStatus.COMPLETED:
+        return _outcome(spec, ran.status, error_code=ran.code, detail=ran.detail,
+                        exit_code=ran.exit_code, duration_seconds=time.monotonic() - started,
+                        observed_fixture_digest=observed)
     result_read = read_regular_file(out_dir / RESULT_FILE, MAX_RESULT_BYTES)
     if not result_read.ok or result_read.data is None:
-        return _failed(
-            spec, TrialStatus.MALFORMED, "TRIAL_RESULT_MISSING",
-            f"{RESULT_FILE} {result_read.detail}", exit_code=0, duration_seconds=elapsed,
-        )
+        return _outcome(spec, TrialStatus.MALFORMED, error_code="TRIAL_RESULT_MISSING",
+                        detail=f"{RESULT_FILE} {result_read.detail}", exit_code=0,
+                        observed_fixture_digest=observed)
     try:
         report = parse_result(
-            result_read.data,
-            side=spec.side,
-            fixture_id=spec.fixture_id,
-            role=spec.role,
+            result_read.data, side=spec.side, fixture_id=spec.fixture_id, role=spec.role,
             trial=spec.trial,
         )
-    except ResultRejected as exc:
-        return _failed(spec, TrialStatus.MALFORMED, exc.code, exc.message,
-                       exit_code=0, duration_seconds=elapsed)
-    return TrialOutcome(
-        key=spec.key,
-        side=spec.side,
-        fixture_id=spec.fixture_id,
-        role=spec.role,
-        trial=spec.trial,
-        status=TrialStatus.COMPLETED,
-        report=report,
-        exit_code=0,
-        duration_seconds=elapsed,
+    except ResultRejectedError as exc:
+        return _outcome(spec, TrialStatus.MALFORMED, error_code=exc.code, detail=exc.message,
+                        exit_code=0, observed_fixture_digest=observed)
+    # The grader (the baseline's stable meta-verifier) judges the trial; the
+    # runner's own claims are never the judgement.
+    graded = _run_command(grader_argv, spec.grader.cwd, spec.grader.timeout_seconds, "GRADER")
+    judgement: str = "unavailable"
+    code, detail = "", ""
+    if graded.status is not TrialStatus.COMPLETED:
+        code, detail = "EVAL_GRADER_UNAVAILABLE", f"{graded.code}: {graded.detail}"
+    else:
+        grade_read = read_regular_file(grade_dir / GRADE_FILE, MAX_RESULT_BYTES)
+        if not grade_read.ok or grade_read.data is None:
+            code, detail = "EVAL_GRADER_UNAVAILABLE", f"{GRADE_FILE} {grade_read.detail}"
+        else:
+            try:
+                judgement = parse_grade(
+                    grade_read.data, side=spec.side, fixture_id=spec.fixture_id, role=spec.role,
+                    trial=spec.trial,
+                )
+            except ResultRejectedError as exc:
+                code, detail = "EVAL_GRADER_UNAVAILABLE", f"{exc.code}: {exc.message}"
+            if judgement == "unavailable" and not code:
+                code, detail = "EVAL_GRADER_UNAVAILABLE", "the grader could not judge this trial"
+    return _outcome(
+        spec, TrialStatus.COMPLETED, report=report, judgement=judgement, error_code=code,
+        detail=detail, exit_code=0, duration_seconds=time.monotonic() - started,
         observed_fixture_digest=observed,
     )
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """Kill the runner's own process group (started by us), then reap it."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     try:
         proc.communicate(timeout=5)
     except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable

@@ -179,18 +179,18 @@ class ResolvedSurfaces:
         return out
 
 
-class _Invalid(Exception):
+class _InvalidDefinitionError(Exception):
     def __init__(self, reason: Reason) -> None:
         super().__init__(reason.message)
         self.reason = reason
 
 
-def _bad(code: str, message: str, hint: str) -> _Invalid:
-    return _Invalid(Reason(code, message, hint))
+def _bad(code: str, message: str, hint: str) -> _InvalidDefinitionError:
+    return _InvalidDefinitionError(Reason(code, message, hint))
 
 
 def parse_surfaces_text(text: str, where: str) -> tuple[SurfaceEntry, ...]:
-    """Parse and validate a definition; raise ``_Invalid`` (internal) on the first error."""
+    """Parse and validate a definition; raise on the first error."""
     if not text.strip():
         raise _bad("SURFACES_EMPTY", f"{where} is empty",
                    "list at least one [[surface]] entry; an empty definition protects nothing")
@@ -279,7 +279,7 @@ def load_surfaces_bytes(data: bytes, provenance: str, path: str | None) -> Resol
             raise _bad("SURFACES_NOT_UTF8", f"{where} is not valid UTF-8 (byte {exc.start})",
                        "save the file as UTF-8") from None
         entries = parse_surfaces_text(text, where)
-    except _Invalid as exc:
+    except _InvalidDefinitionError as exc:
         return ResolvedSurfaces(provenance, path, digest, (), exc.reason, marker)
     problem = None
     if provenance == PROVENANCE_BUNDLED_TEMPLATE:

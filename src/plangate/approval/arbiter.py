@@ -1,0 +1,516 @@
+"""The C-3' arbiter: input contract and decision table (pure; no IO).
+
+Input: the upstream arbiter input contract (reference section 5.2) with the
+same keys, so an upstream input replays here unchanged. Validation is strict
+(:func:`parse_input`): unknown keys are refused (keys starting with ``_`` are
+annotations and ignored), every changed file must be a canonical path and every
+allowed path a valid pattern. A non-canonical path (``..``, ``//``, a leading
+``/``, a backslash, a leading ``./``) is refused, never normalised into a match
+(DECISIONS 11). An input that fails validation is an input error (exit 1), not a
+decision.
+
+Decision table, in priority order (the first failing row decides; every row is
+evaluated and recorded in ``checks``):
+
+======  ===============================================  ===============
+0       protected surfaces unresolved (incl.              HUMAN_ESCALATED
+        ``HO_BOUNDARY_UNDEFINED``)
+0.5     no changed file at all                            HUMAN_ESCALATED
+1       a changed file matches a protected surface        HUMAN_ESCALATED
+        (case-folded; HO, #916 and evaluation harness)
+1.5     a changed file outside ``allowed_paths``          HUMAN_ESCALATED
+1.6     production run without plan package, or plan      HUMAN_ESCALATED
+        package structure NG
+1.65    plan package integrity NG                         BLOCKED
+1.7     gates not ``c1 == "PASS"`` and                    HUMAN_ESCALATED
+        ``breakdown == "pass"``
+1.9     ``lite.size_ok`` declared but more than 2 files   HUMAN_ESCALATED
+1.95    ``run.round_index > run.cost_cap``                HUMAN_ESCALATED
+2       a lite axis not exactly ``true``                  HUMAN_ESCALATED
+3       ``class == "merge"``                              HUMAN_ESCALATED
+4       verdicts reject-reject or reject-approve          BLOCKED
+6       verdicts approve-approve                          AUTO_APPROVED
+5       approve-reject: severity map, then models C/D     see docs/arbiter.md
+======  ===============================================  ===============
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from plangate import __version__
+from plangate.approval import contract as c
+from plangate.canonical import StrictJSONError, is_digest, strict_loads_object
+from plangate.errors import InputRejected
+from plangate.paths import PathRejected, canonical_path, glob_match, validate_pattern
+from plangate.trust.surfaces import ResolvedSurfaces
+from plangate.verdict import ArbiterDecision, Reason, Result
+
+POLICY_REF = "plangate-arbiter@v1"
+"""Policy reference stamped on every decision (docs/arbiter.md: version history)."""
+
+ISSUED_BY = f"plangate-arbiter-{__version__}"
+"""Issuer name stamped on every decision."""
+
+SIZE_OK_MAX_FILES = 2
+"""A change declared ``size_ok`` may touch at most this many files (priority 1.9)."""
+
+LITE_AXES: tuple[str, ...] = ("size_ok", "no_new_design", "follows_pattern", "reversible")
+CLASSES: tuple[str, ...] = ("merge", "no-merge")
+VERDICT_WORDS: tuple[str, ...] = ("approve", "reject")
+
+SEVERITY_MAP: Mapping[str, str] = {
+    "ho_path_contact": "critical",
+    "permission": "critical",
+    "irreversible": "critical",
+    "security_break": "critical",
+    "public_api": "major",
+    "data_integrity": "major",
+    "migration": "major",
+    "auth_change": "major",
+    "logic": "minor",
+    "performance": "minor",
+    "test_shortage": "minor",
+    "documentation": "low",
+    "format": "low",
+    "naming": "low",
+}
+"""``reject_category`` -> severity. A null or unknown category is ``critical``."""
+
+INPUT_KEYS: tuple[str, ...] = (
+    "changed_files", "allowed_paths", "lite", "class", "verdicts", "target_sha",
+    "gates", "run", "production", "plan_package",
+)
+REQUIRED_INPUT_KEYS: tuple[str, ...] = (
+    "changed_files", "allowed_paths", "lite", "class", "verdicts", "target_sha",
+)
+VERDICTS_KEYS: tuple[str, ...] = ("model_a", "model_b", "reject_category", "model_c", "model_d")
+RUN_KEYS: tuple[str, ...] = ("run_id", "round_index", "task_id", "repair_action", "cost_cap")
+PLAN_PACKAGE_REQUIRED_KEYS: tuple[str, ...] = (
+    "plan_hash", "source_sha", "plan_package_hash", "c1_evidence_ref", "c2_evidence_ref",
+    "reviewers",
+)
+PLAN_PACKAGE_OPTIONAL_KEYS: tuple[str, ...] = ("task_id", "artifact_hashes")
+
+TARGET_SHA_RE = re.compile(r"[0-9a-f]{7,64}")
+
+ESCALATED = ArbiterDecision.HUMAN_ESCALATED.value
+BLOCKED = ArbiterDecision.BLOCKED.value
+APPROVED = ArbiterDecision.AUTO_APPROVED.value
+
+
+class ArbiterInputError(InputRejected):
+    """The arbiter input violates its contract (exit 1, no decision)."""
+
+
+def _input_error(message: str, hint: str = "fix the arbiter input") -> ArbiterInputError:
+    return ArbiterInputError("ARBITER_INPUT_INVALID", message, hint)
+
+
+@dataclass(frozen=True)
+class ArbiterInput:
+    """A validated arbiter input and the exact document it came from."""
+
+    changed_files: tuple[str, ...]
+    allowed_paths: tuple[str, ...]
+    lite: Mapping[str, Any]
+    cls: str
+    verdicts: Mapping[str, Any]
+    target_sha: str
+    gates: Any
+    run: Mapping[str, Any] | None
+    production: bool | None
+    plan_package: Mapping[str, Any] | None
+    document: Mapping[str, Any]
+
+
+def _check_keys(obj: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    unknown = sorted(k for k in obj if k not in allowed and not k.startswith("_"))
+    if unknown:
+        raise _input_error(f"{where}: unknown key(s) {unknown}",
+                           f"allowed keys: {', '.join(allowed)} (and '_' annotations)")
+
+
+def _path_list(value: Any, key: str, *, patterns: bool) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise _input_error(f"{key} must be a list of strings")
+    out: list[str] = []
+    for index, item in enumerate(value):
+        try:
+            out.append(validate_pattern(item) if patterns else canonical_path(item))
+        except PathRejected as exc:
+            raise ArbiterInputError(
+                "ARBITER_INPUT_PATH_UNSAFE",
+                f"{key}[{index}]: {exc.code}: {exc.message}",
+                "give canonical repository-relative paths: no '..', '//', leading '/' or "
+                "'./', no backslash (paths are refused, never normalised)",
+            ) from None
+    return tuple(out)
+
+
+def _non_blank(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _exact_int(value: Any) -> bool:
+    return type(value) is int
+
+
+def _parse_run(value: Any) -> Mapping[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise _input_error("run must be an object or null")
+    _check_keys(value, RUN_KEYS, "run")
+    for key in ("run_id", "task_id"):
+        if not _non_blank(value.get(key)):
+            raise _input_error(f"run.{key} must be a non-blank string")
+    if not _exact_int(value.get("round_index")) or value["round_index"] < 0:
+        raise _input_error("run.round_index must be an integer >= 0 (not a bool or string)")
+    repair = value.get("repair_action")
+    if repair is not None and not isinstance(repair, str):
+        raise _input_error("run.repair_action must be a string or null")
+    cap = value.get("cost_cap")
+    if cap is not None and (not _exact_int(cap) or cap < 1):
+        raise _input_error("run.cost_cap must be an integer >= 1 or null")
+    return value
+
+
+def parse_input(doc: Mapping[str, Any]) -> ArbiterInput:
+    """Validate an arbiter input document (section 5.2 contract); raise on any violation."""
+    if not isinstance(doc, Mapping):
+        raise _input_error("the input must be a JSON object")
+    _check_keys(doc, INPUT_KEYS, "input")
+    missing = [k for k in REQUIRED_INPUT_KEYS if k not in doc]
+    if missing:
+        raise _input_error(f"missing required key(s) {missing}")
+    changed = _path_list(doc["changed_files"], "changed_files", patterns=False)
+    allowed = _path_list(doc["allowed_paths"], "allowed_paths", patterns=True)
+    if not allowed:
+        raise _input_error("allowed_paths is empty: an empty scope allows nothing",
+                           "derive it from plan.md (plangate loopspec)")
+    lite = doc["lite"]
+    if not isinstance(lite, dict):
+        raise _input_error("lite must be an object with the four lite axes")
+    _check_keys(lite, LITE_AXES, "lite")
+    cls = doc["class"]
+    if cls not in CLASSES:
+        raise _input_error(f"class must be 'merge' or 'no-merge', got {cls!r}")
+    verdicts = doc["verdicts"]
+    if not isinstance(verdicts, dict):
+        raise _input_error("verdicts must be an object")
+    _check_keys(verdicts, VERDICTS_KEYS, "verdicts")
+    for model in ("model_a", "model_b"):
+        if verdicts.get(model) not in VERDICT_WORDS:
+            raise _input_error(f"verdicts.{model} must be 'approve' or 'reject', "
+                               f"got {verdicts.get(model)!r}")
+    for model in ("model_c", "model_d"):
+        if verdicts.get(model) is not None and verdicts[model] not in VERDICT_WORDS:
+            raise _input_error(f"verdicts.{model} must be 'approve', 'reject' or null")
+    category = verdicts.get("reject_category")
+    if category is not None and not isinstance(category, str):
+        raise _input_error("verdicts.reject_category must be a string or null")
+    target = doc["target_sha"]
+    if not isinstance(target, str) or TARGET_SHA_RE.fullmatch(target) is None:
+        raise _input_error(f"target_sha must be 7-64 lowercase hex, got {target!r}")
+    production = doc.get("production")
+    if production is not None and type(production) is not bool:
+        raise _input_error("production must be true, false or null (not a string)")
+    block = doc.get("plan_package")
+    if block is not None and not isinstance(block, dict):
+        raise _input_error("plan_package must be an object or null")
+    return ArbiterInput(
+        changed_files=changed,
+        allowed_paths=allowed,
+        lite=lite,
+        cls=cls,
+        verdicts=verdicts,
+        target_sha=target,
+        gates=doc.get("gates"),
+        run=_parse_run(doc.get("run")),
+        production=production,
+        plan_package=block,
+        document=doc,
+    )
+
+
+def parse_input_bytes(data: bytes) -> ArbiterInput:
+    """Strict-JSON parse (no duplicate keys, NaN, BOM...) then :func:`parse_input`."""
+    try:
+        doc = strict_loads_object(data, "arbiter input")
+    except StrictJSONError as exc:
+        raise ArbiterInputError(exc.code, f"arbiter input: {exc.message}", exc.hint) from None
+    return parse_input(doc)
+
+
+@dataclass(frozen=True)
+class PackageCheck:
+    """Outcome of the plan package block check (priorities 1.6 and 1.65)."""
+
+    structure_ok: bool
+    integrity_ok: bool
+    reason: str = ""
+
+
+def plan_package_check(block: Mapping[str, Any], target_sha: str,
+                       verdicts: Mapping[str, Any]) -> PackageCheck:
+    """Structure (required keys present and non-empty) and integrity of a plan package block.
+
+    Integrity: digests well-formed, both reviewer snapshots present with exactly
+    the five snapshot keys, their trio equal to the block's, verdict words valid
+    and equal to the arbiter's ``verdicts`` (the decision is about the verdicts
+    on record), independent evidence references, and ``source_sha == target_sha``
+    (R-011).
+    """
+    missing = [k for k in PLAN_PACKAGE_REQUIRED_KEYS if not block.get(k)]
+    if missing:
+        return PackageCheck(False, False, f"required key(s) missing or empty: {missing}")
+    unknown = sorted(k for k in block if k not in PLAN_PACKAGE_REQUIRED_KEYS
+                     + PLAN_PACKAGE_OPTIONAL_KEYS and not k.startswith("_"))
+    if unknown:
+        return PackageCheck(False, False, f"unknown key(s) {unknown}")
+    for key in ("plan_hash", "plan_package_hash"):
+        if not is_digest(block[key]):
+            return PackageCheck(True, False, f"{key} is not sha256:<64 lowercase hex>")
+    for key in ("source_sha", "c1_evidence_ref", "c2_evidence_ref"):
+        if not isinstance(block[key], str):
+            return PackageCheck(True, False, f"{key} is not a string")
+    reviewers = block["reviewers"]
+    if not isinstance(reviewers, dict):
+        return PackageCheck(True, False, "reviewers is not an object")
+    if set(reviewers) != set(c.REVIEWERS):
+        return PackageCheck(True, False,
+                            f"reviewers must be exactly model_a and model_b, got {sorted(reviewers)}")
+    for model in c.REVIEWERS:
+        snap = reviewers[model]
+        if not isinstance(snap, dict) or set(snap) != set(c.SNAPSHOT_KEYS):
+            return PackageCheck(True, False,
+                                f"reviewers.{model} must hold exactly {list(c.SNAPSHOT_KEYS)}")
+        empty = [k for k in c.SNAPSHOT_KEYS if not _non_blank(snap[k])]
+        if empty:
+            return PackageCheck(True, False, f"reviewers.{model}: empty {empty}")
+        for key in c.TRIO_KEYS:
+            if snap[key] != block[key]:
+                return PackageCheck(True, False,
+                                    f"reviewers.{model}.{key} differs from the package's {key}")
+        if snap["verdict"] not in c.VERDICTS:
+            return PackageCheck(True, False, f"reviewers.{model}.verdict {snap['verdict']!r}")
+        if snap["verdict"] != verdicts.get(model):
+            return PackageCheck(True, False,
+                                f"reviewers.{model}.verdict {snap['verdict']!r} differs from "
+                                f"verdicts.{model} {verdicts.get(model)!r}")
+    if reviewers["model_a"]["evidence_ref"] == reviewers["model_b"]["evidence_ref"]:
+        return PackageCheck(True, False, "both reviewers cite the same evidence_ref "
+                            "(independent reviews required)")
+    if block["source_sha"] != target_sha:
+        return PackageCheck(True, False,
+                            f"source_sha {block['source_sha']} differs from target_sha "
+                            f"{target_sha} (R-011)")
+    return PackageCheck(True, True)
+
+
+def severity_of(category: Any) -> str:
+    """Severity of a ``reject_category``; null or unknown is ``critical``."""
+    if isinstance(category, str) and category in SEVERITY_MAP:
+        return SEVERITY_MAP[category]
+    return "critical"
+
+
+@dataclass(frozen=True)
+class _Row:
+    priority: str
+    check: str
+    failed: bool
+    decision: str
+    code: str
+    message: str
+    hint: str = ""
+
+
+def _verdict_row(verdicts: Mapping[str, Any], w_check: dict[str, Any]) -> _Row:
+    a, b = verdicts["model_a"], verdicts["model_b"]
+    w_check["model_a"], w_check["model_b"] = a, b
+    if a == "reject":
+        return _Row("4", "verdicts", True, BLOCKED, "VERDICTS_REJECTED",
+                    f"reviewer verdicts {a}-{b}: model A rejects", "address the rejection")
+    if b == "approve":
+        return _Row("6", "verdicts", False, APPROVED, "VERDICTS_APPROVED",
+                    "reviewer verdicts approve-approve")
+    category = verdicts.get("reject_category")
+    if category is not None:
+        w_check["reject_category"] = category
+    severity = severity_of(category)
+    w_check["severity"] = severity
+    if severity in ("critical", "major"):
+        return _Row("5", "verdicts", True, ESCALATED, f"REJECT_SEVERITY_{severity.upper()}",
+                    f"approve-reject with {severity} reject category {category!r}",
+                    "a human decides critical and major rejections")
+    model_c, model_d = verdicts.get("model_c"), verdicts.get("model_d")
+    w_check["model_c"], w_check["model_d"] = model_c, model_d
+    if model_c is None or model_d is None:
+        return _Row("5", "verdicts", True, ESCALATED, "MODELS_CD_MISSING",
+                    f"approve-reject with {severity} category: models C/D verdicts missing",
+                    "ask models C and D, or a human")
+    if model_c == "approve" and model_d == "approve":
+        return _Row("5", "verdicts", False, APPROVED, "MODELS_CD_APPROVED",
+                    f"approve-reject with {severity} category resolved by C/D approve-approve")
+    if model_c == "reject" and model_d == "reject":
+        return _Row("5", "verdicts", True, BLOCKED, "MODELS_CD_REJECTED",
+                    f"approve-reject with {severity} category; C/D reject-reject")
+    return _Row("5", "verdicts", True, ESCALATED, "MODELS_CD_SPLIT",
+                f"approve-reject with {severity} category; C/D {model_c}-{model_d}",
+                "a human breaks the tie")
+
+
+def decide(inp: ArbiterInput, surfaces: ResolvedSurfaces, *, timestamp: str) -> Result:
+    """Run the decision table; ``facts`` is the provenance record (see module docstring)."""
+    rows: list[_Row] = []
+
+    # 0: the protected-surface definition must be resolved.
+    unresolved = surfaces.problem is not None
+    if surfaces.problem is not None:
+        rows.append(_Row("0", "surfaces", True, ESCALATED, surfaces.problem.code,
+                         surfaces.problem.message, surfaces.problem.hint))
+    else:
+        rows.append(_Row("0", "surfaces", False, ESCALATED, "SURFACES_RESOLVED",
+                         f"{surfaces.provenance} definition, {surfaces.pattern_count} patterns"))
+
+    # 0.5: an empty change is never "all clear".
+    rows.append(_Row("0.5", "changes", not inp.changed_files, ESCALATED, "NO_CHANGED_FILES",
+                     "no changed files: there is nothing to approve",
+                     "run the arbiter on the implementation diff"))
+
+    # 1: protected surfaces (case-folded).
+    hits = []
+    for path in inp.changed_files:
+        entry = surfaces.match(path)
+        if entry is not None:
+            hits.append({"path": path, "pattern": entry.pattern, "class": entry.cls,
+                         "family": entry.family})
+    rows.append(_Row("1", "protected_surfaces", bool(hits), ESCALATED,
+                     "TOUCHES_PROTECTED_SURFACE",
+                     "changed files touch protected surfaces: " + ", ".join(
+                         f"{h['path']} ({h['class']}: {h['pattern']})" for h in hits),
+                     "a human approves every change to a protected surface"))
+
+    # 1.5: scope (case-sensitive: under-allow is the safe side).
+    outside = [p for p in inp.changed_files
+               if not any(glob_match(a, p) for a in inp.allowed_paths)]
+    rows.append(_Row("1.5", "scope", bool(outside), ESCALATED, "SCOPE_VIOLATION",
+                     "changed files outside allowed_paths: " + ", ".join(outside),
+                     "re-plan: add the paths to '## Files / Components to Touch'"))
+
+    # 1.6 / 1.65: plan package block.
+    block = inp.plan_package
+    package_row_16 = _Row("1.6", "plan_package_structure", False, ESCALATED,
+                          "PLAN_PACKAGE_STRUCTURE", "")
+    package_row_165 = _Row("1.65", "plan_package_integrity", False, BLOCKED,
+                           "PLAN_PACKAGE_INTEGRITY", "")
+    if block is None:
+        if inp.production is True:
+            package_row_16 = _Row("1.6", "plan_package_structure", True, ESCALATED,
+                                  "PLAN_PACKAGE_MISSING",
+                                  "production run without a plan_package block",
+                                  "build the input with 'plangate arbiter TASK ...'")
+    else:
+        pc = plan_package_check(block, inp.target_sha, inp.verdicts)
+        if not pc.structure_ok:
+            package_row_16 = _Row("1.6", "plan_package_structure", True, ESCALATED,
+                                  "PLAN_PACKAGE_STRUCTURE", f"plan_package: {pc.reason}",
+                                  "rebuild the plan package block from the package")
+        elif not pc.integrity_ok:
+            package_row_165 = _Row("1.65", "plan_package_integrity", True, BLOCKED,
+                                   "PLAN_PACKAGE_INTEGRITY", f"plan_package: {pc.reason}",
+                                   "the reviewers did not see the same Plan Package and commit")
+    rows += [package_row_16, package_row_165]
+
+    # 1.7: gates (exact words).
+    gates = inp.gates
+    gates_ok = (isinstance(gates, dict) and gates.get("c1") == "PASS"
+                and gates.get("breakdown") == "pass")
+    rows.append(_Row("1.7", "gates", not gates_ok, ESCALATED, "GATES_NOT_PASSED",
+                     f"gates must be c1 == 'PASS' and breakdown == 'pass', got {gates!r}",
+                     "pass the C-1 and breakdown gates first"))
+
+    # 1.9: declared size against the real change.
+    too_big = inp.lite.get("size_ok") is True and len(inp.changed_files) > SIZE_OK_MAX_FILES
+    rows.append(_Row("1.9", "size", too_big, ESCALATED, "SIZE_EXCEEDED",
+                     f"lite.size_ok declared but {len(inp.changed_files)} files changed "
+                     f"(at most {SIZE_OK_MAX_FILES})", "split the change or drop size_ok"))
+
+    # 1.95: cost cap (equal passes).
+    run = inp.run
+    over_cap = (run is not None and run.get("cost_cap") is not None
+                and run["round_index"] > run["cost_cap"])
+    rows.append(_Row("1.95", "cost_cap", over_cap, ESCALATED, "COST_CAP_EXCEEDED",
+                     f"round {run['round_index'] if run else None} exceeds cost cap "
+                     f"{run.get('cost_cap') if run else None}", "a human decides to continue"))
+
+    # 2: lite (every axis exactly true).
+    not_lite = [axis for axis in LITE_AXES if inp.lite.get(axis) is not True]
+    rows.append(_Row("2", "lite", bool(not_lite), ESCALATED, "NOT_LITE",
+                     f"lite axes not true: {not_lite}", "a non-lite change needs a human"))
+
+    # 3: class.
+    rows.append(_Row("3", "class", inp.cls == "merge", ESCALATED, "CLASS_MERGE",
+                     "class 'merge' always needs a human", ""))
+
+    # 4 / 6 / 5: verdicts and the severity map.
+    w_check: dict[str, Any] = {}
+    rows.append(_verdict_row(inp.verdicts, w_check))
+
+    decisive = next((r for r in rows if r.failed), rows[-1])
+    decision = decisive.decision
+    reasons = tuple(Reason(r.code, r.message, r.hint) for r in rows if r.failed)
+    if decision == APPROVED:
+        reasons = (Reason(decisive.code, decisive.message),)
+    scope_check = ("unresolved" if unresolved else
+                   "scope_violation" if outside else "in_scope")
+    facts: dict[str, Any] = {
+        "decision": decision,
+        "issued_by": ISSUED_BY,
+        "policy_ref": POLICY_REF,
+        "target_sha": inp.target_sha,
+        "decided_by": {"priority": decisive.priority, "check": decisive.check,
+                       "code": decisive.code},
+        "w_check": w_check,
+        "boundary_check": "unresolved" if unresolved else ("touches-HO" if hits else "clean"),
+        "lite_check": not not_lite,
+        "class_check": inp.cls,
+        "scope_check": scope_check,
+        "surfaces": {
+            "provenance": surfaces.provenance,
+            "path": surfaces.path,
+            "digest": surfaces.digest,
+            "pattern_count": surfaces.pattern_count,
+        },
+        "ho_paths_source": surfaces.path,
+        "ho_pattern_count": surfaces.pattern_count,
+        "protected_hits": hits,
+        "scope_violations": outside,
+        "changed_files": list(inp.changed_files),
+        "allowed_paths": list(inp.allowed_paths),
+        "checks": [
+            {"priority": r.priority, "check": r.check,
+             "outcome": "fail" if r.failed else "pass", "code": r.code,
+             **({"message": r.message} if r.failed else {})}
+            for r in rows
+        ],
+        "timestamp": timestamp,
+    }
+    # Optional blocks are echoed verbatim when supplied, omitted (never null) when not.
+    for key in ("run", "gates", "plan_package", "production"):
+        if inp.document.get(key) is not None:
+            facts[key] = inp.document[key]
+    return Result(decision, reasons, facts)
+
+
+def provenance_record(result: Result) -> dict[str, Any]:
+    """The one JSON object printed for a decision: provenance plus verdict and reasons."""
+    out = dict(result.facts)
+    out["verdict"] = result.verdict
+    out["reasons"] = [r.to_json() for r in result.reasons]
+    return out

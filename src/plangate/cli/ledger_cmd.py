@@ -1,0 +1,170 @@
+"""``plangate ledger``: read, verify and export the decision ledger.
+
+::
+
+    plangate ledger log [--kind K] [--subject S] [--json]
+    plangate ledger verify [--anchor HASH] [--json]          exit 0 intact, 1 first bad seq
+    plangate ledger verify --jsonl FILE [--anchor HASH] [--json]
+    plangate ledger export --jsonl FILE [--force]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from plangate.canonical import canonical_text, is_digest
+from plangate.cli.context import Context
+from plangate.cli.output import print_json, print_result
+from plangate.errors import InputRejected, UsageError
+from plangate.fsutil import atomic_write, read_regular_file
+from plangate.snapshot import find_repo_root
+from plangate.verdict import Result
+
+MAX_EXPORT_BYTES = 2 * 1024 * 1024 * 1024
+"""Largest export file ``ledger verify --jsonl`` reads (about four million entries)."""
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog, description="Read, verify and export the tamper-evident decision ledger."
+    )
+    sub = parser.add_subparsers(dest="action", required=True)
+
+    log = sub.add_parser("log", help="list entries in sequence order")
+    log.add_argument("--kind", help="only entries of this kind (e.g. c3_issue)")
+    log.add_argument("--subject", help="only entries about this subject (task id or digest)")
+    log.add_argument("--json", action="store_true", help="print one JSON object")
+
+    verify = sub.add_parser("verify", help="verify the hash chain (exit 0 intact, 1 broken)")
+    verify.add_argument("--jsonl", metavar="FILE", help="verify an export file instead")
+    verify.add_argument(
+        "--anchor",
+        metavar="HASH",
+        help="an entry_hash known from earlier (an archived export's head): it must be present",
+    )
+    verify.add_argument("--json", action="store_true", help="print one JSON object")
+
+    export = sub.add_parser("export", help="write a verified JSONL copy of the ledger")
+    export.add_argument("--jsonl", metavar="FILE", required=True, help="file to write")
+    export.add_argument("--force", action="store_true", help="replace an existing file")
+    return parser
+
+
+def run(argv: list[str], ctx: Context) -> int:
+    """Entry point of ``plangate ledger``."""
+    args = _parser(f"plangate {argv[0]}").parse_args(argv[1:])
+    if args.action == "log":
+        return _log(ctx, args.kind, args.subject, as_json=args.json)
+    if args.action == "verify":
+        if args.anchor is not None and not is_digest(args.anchor):
+            raise UsageError(
+                "LEDGER_ANCHOR_INVALID",
+                f"--anchor {args.anchor!r} is not a sha256:<64 hex> digest",
+                "pass the head_hash printed by 'plangate ledger verify' or an export header",
+            )
+        if args.jsonl is not None:
+            return _verify_file(ctx, Path(args.jsonl), args.anchor, as_json=args.json)
+        return _verify(ctx, args.anchor, as_json=args.json)
+    return _export(ctx, Path(args.jsonl), force=args.force)
+
+
+def _repo_root(ctx: Context) -> Path:
+    return find_repo_root(ctx.cwd)
+
+
+def _log(ctx: Context, kind: str | None, subject: str | None, *, as_json: bool) -> int:
+    from plangate.ledger import open_ledger
+
+    with open_ledger(_repo_root(ctx), ctx.env, create=False) as ledger:
+        entries = ledger.entries(kind=kind, subject=subject)
+        location, backend = ledger.location, ledger.backend
+    if as_json:
+        print_json(
+            ctx,
+            {
+                "backend": backend,
+                "location": location,
+                "filters": {"kind": kind, "subject": subject},
+                "count": len(entries),
+                "entries": [entry.to_json() for entry in entries],
+            },
+        )
+        return 0
+    if not entries:
+        ctx.out(f"ledger {location}: no entries" + (" match" if kind or subject else ""))
+        return 0
+    for entry in entries:
+        ctx.out(f"{entry.seq:>6}  {entry.at}  {entry.kind}  {entry.subject}")
+        ctx.out(f"        {canonical_text(dict(entry.payload))}")
+        ctx.out(f"        {entry.entry_hash}")
+    return 0
+
+
+def _print_verify(ctx: Context, result: Result, *, as_json: bool, title: str) -> int:
+    code = print_result(ctx, result, as_json=as_json, title=title)
+    if not as_json:
+        facts = result.facts
+        if result.accepted:
+            ctx.out(f"  {facts.get('entries')} entries, head {facts.get('head_hash')}")
+        elif facts.get("first_bad_seq") is None:
+            ctx.out(f"  {facts.get('entries')} entries verified, but not the anchored history")
+        else:
+            ctx.out(
+                f"  first bad seq: {facts.get('first_bad_seq')} "
+                f"({facts.get('entries')} entries before it verified)"
+            )
+    return code
+
+
+def _verify(ctx: Context, anchor: str | None, *, as_json: bool) -> int:
+    from plangate.ledger import open_ledger
+
+    with open_ledger(_repo_root(ctx), ctx.env, create=False) as ledger:
+        result = ledger.verify(anchor=anchor)
+        location = ledger.location
+    return _print_verify(ctx, result, as_json=as_json, title=f"ledger {location}")
+
+
+def _verify_file(ctx: Context, path: Path, anchor: str | None, *, as_json: bool) -> int:
+    from plangate.ledger.chain import verify_export_bytes
+
+    target = path if path.is_absolute() else ctx.cwd / path
+    read = read_regular_file(target, MAX_EXPORT_BYTES)
+    if not read.ok or read.data is None:
+        raise InputRejected(
+            "LEDGER_EXPORT_UNREADABLE",
+            f"ledger export {target} cannot be read: {read.detail}",
+            "pass a regular file written by 'plangate ledger export --jsonl'",
+        )
+    result = verify_export_bytes(read.data, anchor=anchor)
+    facts = dict(result.facts)
+    facts["location"] = str(target)
+    result = Result(result.verdict, result.reasons, facts)
+    return _print_verify(ctx, result, as_json=as_json, title=f"ledger export {target}")
+
+
+def _export(ctx: Context, path: Path, *, force: bool) -> int:
+    from plangate.ledger import open_ledger
+    from plangate.ledger.chain import export_bytes, verify_rows
+
+    target = path if path.is_absolute() else ctx.cwd / path
+    with open_ledger(_repo_root(ctx), ctx.env, create=False) as ledger:
+        rows, head = ledger.stored_rows()
+        location = ledger.location
+    # Export only what verifies: an archive is a copy a team can trust.
+    result = verify_rows(rows, head)
+    if not result.accepted:
+        _print_verify(ctx, result, as_json=False, title=f"ledger {location}")
+        raise InputRejected(
+            "LEDGER_TAMPERED",
+            f"ledger {location} does not verify (first bad seq "
+            f"{result.facts.get('first_bad_seq')}); nothing was exported",
+            "investigate the broken entry; restore from an earlier verified export",
+        )
+    atomic_write(target, export_bytes(rows, head), overwrite=force)
+    ctx.out(
+        f"exported {result.facts.get('entries')} entries to {target} "
+        f"(head {result.facts.get('head_hash')})"
+    )
+    return 0

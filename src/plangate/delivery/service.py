@@ -1,0 +1,378 @@
+"""Delivery at the IO edge: verify the approval, measure ancestry, assess, record.
+
+``assess_task`` runs, under the task's delivery lock:
+
+1. the acceptor (:func:`plangate.approval.service.verify_task`) on the task:
+   only a c3-prime ``AUTO_APPROVED`` record whose every binding verifies is
+   accepted; a legacy record, any other decision and any failing rule are a
+   rejection (exit 1) carrying the acceptor's reasons;
+2. the snapshot's strict validation (exit 2 when malformed) and its binding to
+   the task;
+3. the scope: ``plan.md`` is read again, its hash must equal the verified
+   ``plan_hash`` (so the scope is the approved plan's), and the allowed paths
+   come from :func:`plangate.plan.loopspec.extract_allowed_paths`;
+4. ancestry, *measured* with git: the PR head must be a descendant of the
+   record's ``source_sha``. A commit that is not present locally, or any git
+   failure, makes ancestry unmeasurable, which escalates (fail closed). The
+   snapshot's own ``source_sha_ancestry`` claim is never used;
+5. the pure machine (:func:`plangate.delivery.machine.assess`) over the
+   record read once;
+6. the new rows: first each one to the ledger (kind ``delivery_transition``,
+   subject the task id), then all of them to ``record.jsonl``. If the ledger
+   cannot be written nothing is appended to the record and the command
+   refuses (exit 1): no state, and in particular no MERGE_READY, is reported
+   without its ledger entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from plangate.canonical import is_digest, sha256_digest
+from plangate.delivery.log import (
+    DeliveryLog,
+    DeliveryRecordError,
+    append_entries,
+    read_log,
+    record_lock,
+    seal_entries,
+)
+from plangate.delivery.machine import (
+    Ancestry,
+    Assessment,
+    BoundRecord,
+    Scope,
+    assess,
+    exit_code_for_state,
+)
+from plangate.delivery.snapshot import PRSnapshot, parse_snapshot_bytes
+from plangate.errors import PlanGateError, UsageError
+from plangate.fsutil import read_regular_file
+from plangate.git import Git, GitError
+from plangate.snapshot import check_task_id, task_dir_for
+from plangate.verdict import ExitCode, Reason, Result
+
+LEDGER_KIND = "delivery_transition"
+"""Ledger kind of every delivery record row (subject: the task id)."""
+
+REJECTED = "REJECTED"
+
+
+@dataclass(frozen=True)
+class DeliveryOutcome:
+    """What a delivery command decided, how it exits and how many rows it appended."""
+
+    result: Result
+    exit_code: int
+    appended: int = 0
+
+
+def check_now(now: str, flag: str = "--now") -> str:
+    """An injected time must be ``YYYY-MM-DDTHH:MM:SSZ`` (usage error otherwise)."""
+    from plangate.approval.contract import is_utc_timestamp
+
+    if not is_utc_timestamp(now):
+        raise UsageError(
+            "DELIVERY_TIME_INVALID",
+            f"{flag} {now!r} is not a UTC time YYYY-MM-DDTHH:MM:SSZ",
+            "e.g. --now 2026-12-02T10:00:00Z",
+        )
+    return now
+
+
+def _rejected(reasons: list[Reason], facts: Mapping[str, Any]) -> DeliveryOutcome:
+    return DeliveryOutcome(Result(REJECTED, tuple(reasons), dict(facts)), int(ExitCode.REJECTED))
+
+
+def verify_record(repo_root: Path, task_id: str) -> tuple[BoundRecord | None, Result]:
+    """Run the acceptor; return the bound fields when (and only when) delivery may proceed."""
+    from plangate.approval.service import verify_task
+
+    outcome = verify_task(repo_root, task_id)
+    facts = outcome.facts
+    reasons = list(outcome.reasons)
+    if facts.get("kind") == "legacy":
+        reasons.insert(
+            0,
+            Reason(
+                "DELIVERY_LEGACY_RECORD",
+                "approvals/c3.json is a legacy C-3 record; delivery requires a c3-prime record",
+                "issue a c3-prime record with 'plangate c3 issue'",
+            ),
+        )
+        return None, Result(REJECTED, tuple(reasons), _public_facts(facts))
+    if (
+        outcome.verdict != "ACCEPTED"
+        or facts.get("kind") != "c3-prime"
+        or facts.get("decision") != "AUTO_APPROVED"
+    ):
+        reasons.insert(
+            0,
+            Reason(
+                "DELIVERY_RECORD_NOT_ACCEPTED",
+                f"the c3-prime record does not verify (acceptor verdict {outcome.verdict}, "
+                f"decision {facts.get('decision')!r})",
+                "only an AUTO_APPROVED record with every binding intact reaches delivery",
+            ),
+        )
+        return None, Result(REJECTED, tuple(reasons), _public_facts(facts))
+    bound = BoundRecord(
+        task_id=str(facts.get("task_id")),
+        source_sha=str(facts.get("source_sha_full") or facts.get("source_sha")),
+        plan_hash=str(facts.get("plan_hash")),
+        plan_package_hash=str(facts.get("plan_package_hash")),
+    )
+    return bound, outcome
+
+
+def _public_facts(facts: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in facts.items() if k != "record"}
+
+
+def derive_scope(task_dir: Path, plan_hash: str) -> Scope | Reason:
+    """The allowed paths of the approved plan.md, or a rejection when plan.md changed."""
+    from plangate.plan.loopspec import extract_allowed_paths
+
+    read = read_regular_file(task_dir / "plan.md", 1024 * 1024)
+    if not read.ok or read.data is None:
+        return Reason(
+            "DELIVERY_PLAN_UNREADABLE", f"plan.md {read.detail}", "restore the approved plan.md"
+        )
+    if sha256_digest(read.data) != plan_hash:
+        return Reason(
+            "DELIVERY_PLAN_CHANGED",
+            "plan.md changed after the record was verified",
+            "re-run the command; if plan.md was edited, the plan needs a new approval",
+        )
+    try:
+        text = read.data.decode("utf-8")
+        patterns = extract_allowed_paths(text)
+    except UnicodeDecodeError:
+        return Scope(None, "plan.md is not UTF-8")
+    except PlanGateError as exc:
+        return Scope(None, f"{exc.code}: {exc.message}")
+    if not patterns:
+        return Scope(None, "the plan's '## Files / Components to Touch' section lists no path")
+    return Scope(tuple(patterns))
+
+
+def measure_ancestry(repo_root: Path, source_sha: str, head_sha: str) -> Ancestry:
+    """Does ``head_sha`` descend from ``source_sha``? Measured with git; never assumed."""
+    try:
+        git = Git(repo_root)
+        source_full = git.resolve_commit(source_sha)
+        head_full = git.resolve_commit(head_sha)
+    except GitError as exc:
+        return Ancestry("unmeasurable", f"{exc.code}: {exc.message}")
+    try:
+        descends = git.is_ancestor(source_full, head_full)
+    except GitError as exc:
+        return Ancestry("unmeasurable", f"{exc.code}: {exc.message}")
+    if descends:
+        return Ancestry("descends", f"{head_full[:12]} descends from {source_full[:12]}")
+    return Ancestry("diverged", f"{head_full[:12]} does not descend from {source_full[:12]}")
+
+
+def _ledger_payload(row: Mapping[str, Any]) -> dict[str, Any]:
+    payload: dict[str, Any] = {
+        "entry_id": row["entry_id"],
+        "entry_kind": row["kind"],
+        "prev": row["prev"],
+        "at": row["at"],
+    }
+    for key in ("state", "pr_number", "head_sha", "action_id", "action_kind"):
+        if key in row:
+            payload[key] = row[key]
+    if row["kind"] == "merge_ready":
+        payload["pr_number"] = row["record"]["pr_number"]
+        payload["head_sha"] = row["record"]["head_sha"]
+    return payload
+
+
+def _write_rows(
+    repo_root: Path,
+    task_id: str,
+    task_dir: Path,
+    judged: DeliveryLog,
+    rows: list[dict[str, Any]],
+    env: Mapping[str, str],
+) -> Reason | None:
+    """Ledger first, then the record. Returns a refusal reason when the ledger fails."""
+    if not rows:
+        return None
+    from plangate.ledger import open_ledger
+
+    try:
+        with open_ledger(repo_root, env) as ledger:
+            for row in rows:
+                ledger.append(LEDGER_KIND, task_id, _ledger_payload(row))
+    except PlanGateError as exc:
+        return Reason(
+            "DELIVERY_LEDGER_UNAVAILABLE",
+            f"the ledger could not record the transition ({exc.code}: {exc.message}); "
+            "nothing was appended to record.jsonl",
+            exc.hint or "fix the ledger (plangate ledger verify) and re-run",
+        )
+    append_entries(task_dir, judged, rows)
+    return None
+
+
+def assess_task(
+    repo_root: Path, task_id: str, snapshot_bytes: bytes, now: str, env: Mapping[str, str]
+) -> DeliveryOutcome:
+    """``plangate delivery assess``: see the module docstring for the order of steps."""
+    check_task_id(task_id)
+    check_now(now)
+    task_dir = task_dir_for(repo_root, task_id)
+    # Malformed snapshots are usage errors (exit 2) before anything is read.
+    snapshot: PRSnapshot = parse_snapshot_bytes(snapshot_bytes)
+
+    bound, verification = verify_record(repo_root, task_id)
+    if bound is None:
+        return DeliveryOutcome(verification, int(ExitCode.REJECTED))
+    facts: dict[str, Any] = {"task_id": task_id, "snapshot_digest": sha256_digest(snapshot_bytes)}
+    if snapshot.task_id != task_id:
+        return _rejected(
+            [
+                Reason(
+                    "DELIVERY_SNAPSHOT_TASK_MISMATCH",
+                    f"the snapshot is for {snapshot.task_id}, not {task_id}",
+                    "assess a snapshot of this task's pull request",
+                )
+            ],
+            facts,
+        )
+    scope = derive_scope(task_dir, bound.plan_hash)
+    if isinstance(scope, Reason):
+        return _rejected([scope], facts)
+    ancestry = measure_ancestry(repo_root, bound.source_sha, snapshot.head_sha)
+
+    try:
+        with record_lock(task_dir):
+            judged = read_log(task_dir)
+            assessment: Assessment = assess(
+                snapshot, judged.entries, scope=scope, ancestry=ancestry, record=bound
+            )
+            rows = seal_entries(assessment.new_entries, prev=judged.last_entry_id, at=now)
+            refusal = _write_rows(repo_root, task_id, task_dir, judged, rows, env)
+    except DeliveryRecordError as exc:
+        return _rejected([Reason(exc.code, exc.message, exc.hint)], facts)
+    if refusal is not None:
+        return _rejected([refusal], {**facts, "state_not_recorded": assessment.state})
+    result = assessment.result()
+    out_facts = {**facts, **result.facts, "appended_entry_ids": [r["entry_id"] for r in rows]}
+    return DeliveryOutcome(
+        Result(result.verdict, result.reasons, out_facts),
+        int(exit_code_for_state(assessment.state)),
+        len(rows),
+    )
+
+
+def record_receipt(
+    repo_root: Path,
+    task_id: str,
+    action_id_value: str,
+    result_ref: str,
+    now: str,
+    env: Mapping[str, str],
+) -> DeliveryOutcome:
+    """``plangate delivery receipt``: record an executed action against its recorded intent.
+
+    Exit 0 when recorded (or already recorded identically), 1 when there is no
+    intent with that id, the record is refused, or a different receipt for
+    the same action exists; 2 for a malformed id, reference or time.
+    """
+    check_task_id(task_id)
+    check_now(now)
+    if not is_digest(action_id_value):
+        raise UsageError(
+            "DELIVERY_ACTION_ID_INVALID",
+            f"--action-id {action_id_value!r} is not a sha256:<64 hex> action id",
+            "copy the action_id from 'plangate delivery assess --json'",
+        )
+    if (
+        not result_ref
+        or len(result_ref) > 256
+        or any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in result_ref)
+    ):
+        raise UsageError(
+            "DELIVERY_RESULT_REF_INVALID",
+            "--result-ref must be 1-256 characters without whitespace or control characters",
+            "name the result, e.g. a commit id or evidence:<file>",
+        )
+    bound, verification = verify_record(repo_root, task_id)
+    if bound is None:
+        return DeliveryOutcome(verification, int(ExitCode.REJECTED))
+    task_dir = task_dir_for(repo_root, task_id)
+    facts: dict[str, Any] = {"task_id": task_id, "action_id": action_id_value}
+    try:
+        with record_lock(task_dir):
+            judged = read_log(task_dir)
+            intent = next(
+                (
+                    e
+                    for e in judged.entries
+                    if e["kind"] == "intent" and e["action_id"] == action_id_value
+                ),
+                None,
+            )
+            if intent is None:
+                return _rejected(
+                    [
+                        Reason(
+                            "DELIVERY_INTENT_UNKNOWN",
+                            f"no recorded intent has action_id {action_id_value}",
+                            "a receipt is recorded only for an action delivery requested",
+                        )
+                    ],
+                    facts,
+                )
+            payload = intent["payload"]
+            round_value = payload.get("round")
+            body: dict[str, Any] = {
+                "kind": "receipt",
+                "action_id": action_id_value,
+                "action_kind": intent["action_kind"],
+                "pr_number": payload["pr_number"],
+                "head_sha": payload["head_sha"],
+                "round": round_value if isinstance(round_value, int) else None,
+                "result_ref": result_ref,
+            }
+            if isinstance(payload.get("finding_type"), str):
+                body["finding_type"] = payload["finding_type"]
+            existing = [
+                e for e in judged.entries
+                if e["kind"] == "receipt" and e["action_id"] == action_id_value
+            ]
+            if existing:
+                if existing[0]["result_ref"] == result_ref:
+                    return DeliveryOutcome(
+                        Result("ACCEPTED", (), {**facts, "receipt": action_id_value, "appended": 0}),
+                        int(ExitCode.ACCEPTED),
+                    )
+                return _rejected(
+                    [
+                        Reason(
+                            "DELIVERY_RECEIPT_CONFLICT",
+                            f"action {action_id_value} already has a receipt with another "
+                            f"result_ref ({existing[0]['result_ref']!r})",
+                            "an action is receipted once; request a new action instead",
+                        )
+                    ],
+                    facts,
+                )
+            rows = seal_entries([body], prev=judged.last_entry_id, at=now)
+            refusal = _write_rows(repo_root, task_id, task_dir, judged, rows, env)
+    except DeliveryRecordError as exc:
+        return _rejected([Reason(exc.code, exc.message, exc.hint)], facts)
+    if refusal is not None:
+        return _rejected([refusal], facts)
+    return DeliveryOutcome(
+        Result("ACCEPTED", (), {**facts, "receipt": action_id_value, "appended": 1,
+                                "entry_id": rows[0]["entry_id"]}),
+        int(ExitCode.ACCEPTED),
+        1,
+    )

@@ -1,0 +1,176 @@
+"""Privacy rules of RunEvidence: forbidden input keys, redaction, the output backstop.
+
+RunEvidence is shared beyond the repository (shadow evaluation, promotion), so
+it must never carry transcripts, credentials, raw tool output, absolute paths
+or account identities.
+
+- :func:`find_forbidden_keys` walks an input (``record.jsonl`` rows, the c3
+  record, injected routing decisions) and names every forbidden or account
+  key. The producer *refuses* such inputs (stricter than upstream, which
+  dropped them and noted an escalation): an EV is never built from a
+  transcript or a credential.
+- :func:`redact` reduces input-derived free text: URLs become ``pr:<n>`` /
+  ``comment:<m>`` / ``ref:redacted``, absolute paths ``path:redacted``,
+  ``@handles`` ``account:redacted``; each reduction is reported so the
+  producer records it under ``escalation`` instead of swallowing it.
+- :func:`output_problems` is the backstop run on the finished document (by the
+  producer and again by the verifier).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+FORBIDDEN_KEYS: frozenset[str] = frozenset(
+    {
+        "file_path",
+        "file_paths",
+        "stack_trace",
+        "stacktrace",
+        "command_output",
+        "stdout",
+        "stderr",
+        "raw_response",
+        "raw_request",
+        "api_key",
+        "user_prompt",
+        "system_prompt",
+        "prompt_text",
+        "absolute_path",
+        # transcript and credential keys shared with the ledger's own list
+        "transcript",
+        "raw_transcript",
+        "chain_of_thought",
+        "token",
+        "password",
+        "secret",
+        "authorization",
+    }
+)
+"""Keys that carry transcripts, raw output or credentials (compared case-insensitively)."""
+
+ACCOUNT_KEYS: frozenset[str] = frozenset(
+    {"account", "actor", "author", "github_user", "login", "owner", "user", "username"}
+)
+"""Keys that carry an account identity."""
+
+_URL_RE = re.compile(r"https?://[^\s\"']+")
+_PULL_RE = re.compile(r"/pull/([0-9]+)")
+_COMMENT_RE = re.compile(r"#issuecomment-([0-9]+)")
+_HANDLE_RE = re.compile(r"(?<![A-Za-z0-9])@[A-Za-z0-9][A-Za-z0-9-]+")
+_ABS_TOKEN_RE = re.compile(r"(?:^|(?<=[^A-Za-z0-9_.~-]))/[^\s\"',;)\]]*")
+_USERS_RE = re.compile(r"/Users/[^\s\"',;)\]]*")
+_ABS_VALUE_RE = re.compile(r"(^/|/Users/)")
+_URLISH_RE = re.compile(r"(github\.com|://|(?<![A-Za-z0-9])@[A-Za-z0-9][A-Za-z0-9-]+)")
+
+
+def _normal_key(key: str) -> str:
+    return key.casefold().replace("-", "_")
+
+
+def iter_keys(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """Every ``(path, key)`` of the objects nested in ``value``."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            yield where, str(key)
+            yield from iter_keys(item, where)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from iter_keys(item, f"{path}[{index}]")
+
+
+def find_forbidden_keys(value: Any, label: str) -> list[str]:
+    """``"<label>: <key>"`` for every forbidden or account key in ``value`` (sorted, unique)."""
+    found = set()
+    for _where, key in iter_keys(value):
+        normal = _normal_key(key)
+        if normal in FORBIDDEN_KEYS or normal in ACCOUNT_KEYS:
+            found.add(f"{label}: {key}")
+    return sorted(found)
+
+
+def _reduce_url(match: re.Match[str]) -> str:
+    url = match.group(0)
+    parts = []
+    pull = _PULL_RE.search(url)
+    if pull:
+        parts.append(f"pr:{pull.group(1)}")
+    comment = _COMMENT_RE.search(url)
+    if comment:
+        parts.append(f"comment:{comment.group(1)}")
+    return "#".join(parts) if parts else "ref:redacted"
+
+
+def redact(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """Redact URLs, absolute paths and account handles; return the text and escalations.
+
+    Escalations are ``(kind, detail)`` pairs: ``privacy_url_reduced``,
+    ``privacy_absolute_path``, ``privacy_account_handle`` (the detail never
+    repeats the redacted value).
+    """
+    escalations: list[tuple[str, str]] = []
+    out = text
+    if _URL_RE.search(out):
+        out = _URL_RE.sub(_reduce_url, out)
+        escalations.append(("privacy_url_reduced", "URL reduced to pr/comment numbers"))
+    if _USERS_RE.search(out) or _ABS_TOKEN_RE.search(out):
+        out = _USERS_RE.sub("path:redacted", out)
+        out = _ABS_TOKEN_RE.sub("path:redacted", out)
+        escalations.append(("privacy_absolute_path", "absolute path redacted"))
+    if _HANDLE_RE.search(out):
+        out = _HANDLE_RE.sub("account:redacted", out)
+        escalations.append(("privacy_account_handle", "account handle redacted"))
+    return out, escalations
+
+
+def redact_tree(value: Any) -> tuple[Any, list[tuple[str, str]]]:
+    """:func:`redact` applied to every string (not key) nested in a JSON value."""
+    escalations: list[tuple[str, str]] = []
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        items = []
+        for item in value:
+            new, esc = redact_tree(item)
+            items.append(new)
+            escalations.extend(esc)
+        return items, escalations
+    if isinstance(value, dict):
+        obj = {}
+        for key, item in value.items():
+            new, esc = redact_tree(item)
+            obj[key] = new
+            escalations.extend(esc)
+        return obj, escalations
+    return value, escalations
+
+
+def output_problems(document: Any) -> list[str]:
+    """Privacy violations left in a finished document (the backstop); empty = clean."""
+    problems = []
+    for where, key in iter_keys(document):
+        normal = _normal_key(key)
+        if normal in FORBIDDEN_KEYS:
+            problems.append(f"{where}: forbidden key {key!r}")
+        elif normal in ACCOUNT_KEYS:
+            problems.append(f"{where}: account key {key!r}")
+    for where, text in _iter_strings(document, ""):
+        if _ABS_VALUE_RE.search(text):
+            problems.append(f"{where}: absolute path in value")
+        if _URLISH_RE.search(text):
+            problems.append(f"{where}: URL or account handle in value")
+    return problems
+
+
+def _iter_strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield path or "<root>", value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _iter_strings(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _iter_strings(item, f"{path}[{index}]")

@@ -1,0 +1,659 @@
+"""A conservative shell-command classifier for hooks.
+
+It answers one question about a command line an agent wants to run: which
+files would it write? The answer is one of
+
+- ``READ_ONLY``: every simple command is a known reader and nothing is
+  redirected into a file;
+- ``WRITES``: every simple command is understood, and the files it writes are
+  listed (paths as written, joined to the directory the command changed into);
+- ``UNCLASSIFIABLE``: something could not be understood (command or process
+  substitution, variables in a target, an unknown program, ``eval``, a
+  heredoc without its end, ``git reset --hard``...). The hook denies these
+  whenever a write could matter: with no active task, and with an active task
+  alike (docs/agents.md, "Shell commands"). Effects that slip past anyway are
+  caught by the PostToolUse/Stop effect check, the git hooks and CI.
+
+The classifier never runs anything and never touches the file system. It is
+deliberately incomplete: anything it does not know is unclassifiable, never
+read-only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from plangate.hooks.paths import is_device_sink
+
+MAX_DEPTH = 3
+"""How deep ``sh -c '...'`` nesting is followed before giving up."""
+
+
+class BashKind(StrEnum):
+    """Classification of one command line."""
+
+    READ_ONLY = "read_only"
+    WRITES = "writes"
+    UNCLASSIFIABLE = "unclassifiable"
+
+
+@dataclass(frozen=True)
+class BashAnalysis:
+    """What a command line would do, as far as the classifier can tell."""
+
+    kind: BashKind
+    writes: tuple[str, ...] = ()
+    """Raw paths written (relative ones already joined to any ``cd`` target)."""
+    problems: tuple[str, ...] = ()
+    """Why the command is unclassifiable (short human-readable notes)."""
+    commits: bool = False
+    """True when the command runs ``git commit`` (the staged paths are written to history)."""
+    into_dir: tuple[tuple[str, str], ...] = ()
+    """``(destination, basename)`` pairs for cp/mv/ln/install: when the destination
+    is a directory the file lands at ``destination/basename``."""
+
+
+READ_ONLY_PROGRAMS = frozenset(
+    {
+        "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "ag", "echo", "printf",
+        "pwd", "which", "type", "true", "false", "test", "[", "[[", "sort", "uniq", "cut", "tr",
+        "diff", "cmp", "stat", "file", "tree", "date", "whoami", "id", "uname", "basename",
+        "dirname", "realpath", "readlink", "du", "df", "less", "more", "nl", "column", "jq",
+        "sha256sum", "sha1sum", "md5sum", "shasum", "b2sum", "od", "hexdump", "xxd", "strings",
+        "seq", "sleep", "ps", "hostname", "printenv", "comm", "paste", "fold", "expand", "rev",
+        "tac", "yes", "history", "command", "cd", "pushd", "popd", "export", "exit", "return",
+        ":", "wait", "jobs", "ruff", "mypy", "pytest", "tox", "nox",
+    }
+)
+"""Programs that read but do not write files (with the caveats below).
+
+``ruff`` is read-only only for ``ruff check`` without ``--fix`` and for
+``ruff format --check``/``--diff``; ``pytest``/``mypy`` write caches only (the
+effect check reports any cache that is not ignored by git).
+"""
+
+PREFIX_COMMANDS = frozenset({"sudo", "nohup", "time", "nice", "stdbuf", "timeout", "env"})
+"""Wrappers whose remaining arguments form the real command."""
+
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+
+REDIRECT_OPERATORS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
+CONTROL_OPERATORS = frozenset({";", "&&", "||", "|", "&", "|&", ";;", "(", ")", "\n"})
+
+_ASSIGNMENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+_HEREDOC_RE = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z0-9_.-]+)\2")
+_PY_DANGER_RE = re.compile(
+    r"\b(?:os|subprocess|shutil|pathlib|Path|exec|eval|compile|__import__|system|popen|"
+    r"remove|unlink|rmdir|rename|replace|makedirs|mkdir|write_text|write_bytes|touch|"
+    r"chmod|symlink|truncate|importlib|open|io|codecs|tempfile|sqlite3)\b"
+)
+_PY_OPEN_RE = re.compile(
+    r"""\bopen\(\s*(['"])([^'"]+)\1\s*,\s*(['"])([rwaxbt+]+)\3\s*\)"""
+)
+
+
+@dataclass
+class _State:
+    writes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    into_dir: list[tuple[str, str]] = field(default_factory=list)
+    commits: bool = False
+    cwd_prefix: str | None = ""
+    """Directory changed into with ``cd`` ('' = the tool's directory, None = unknown)."""
+
+    def write(self, raw: str) -> None:
+        if is_device_sink(raw):
+            return
+        if raw == "" or "$" in raw or "`" in raw or any(c in raw for c in "*?[]{}"):
+            self.problems.append(f"write target {raw!r} is not a literal path")
+            return
+        if raw.startswith(("~", "/")):
+            self.writes.append(raw)
+            return
+        if self.cwd_prefix is None:
+            self.problems.append(f"write target {raw!r} is relative to an unknown directory")
+            return
+        self.writes.append(os.path.join(self.cwd_prefix, raw) if self.cwd_prefix else raw)
+
+    def unclassifiable(self, note: str) -> None:
+        self.problems.append(note)
+
+
+def _strip_heredocs(command: str) -> str | None:
+    """Remove heredoc bodies (the lines after ``<<WORD`` up to ``WORD``).
+
+    Returns None when a heredoc has no terminating line.
+    """
+    lines = command.split("\n")
+    out: list[str] = []
+    pending: list[tuple[bool, str]] = []
+    for line in lines:
+        if pending:
+            strip_tabs, word = pending[0]
+            candidate = line.lstrip("\t") if strip_tabs else line
+            if candidate == word:
+                pending.pop(0)
+            continue
+        out.append(line)
+        for match in _HEREDOC_RE.finditer(line):
+            pending.append((match.group(1) == "-", match.group(3)))
+    if pending:
+        return None
+    # The heredoc operator itself reads stdin: replace it so that the tokenizer
+    # does not see '<<WORD' as two redirections.
+    return "\n".join(_HEREDOC_RE.sub(" ", line) for line in out)
+
+
+def _tokens(command: str) -> list[str] | None:
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>()")
+    lexer.whitespace_split = True
+    # Comments are not stripped by the lexer: it cannot tell a quoted '#' from
+    # an unquoted one, and dropping text could hide a redirection.
+    lexer.commenters = ""
+    lexer.whitespace = " \t\r"
+    try:
+        return list(lexer)
+    except ValueError:
+        return None
+
+
+def _split_commands(tokens: list[str]) -> list[list[str]]:
+    commands: list[list[str]] = [[]]
+    for token in tokens:
+        if token in CONTROL_OPERATORS or token == "\n":
+            commands.append([])
+        else:
+            commands[-1].append(token)
+    return [c for c in commands if c]
+
+
+def analyse(command: object, *, depth: int = 0) -> BashAnalysis:
+    """Classify a shell command line (see the module docstring)."""
+    state = _State()
+    if not isinstance(command, str) or command.strip() == "":
+        return BashAnalysis(BashKind.UNCLASSIFIABLE, problems=("the command is empty or not text",))
+    _analyse_into(command, state, depth)
+    if state.problems:
+        return BashAnalysis(
+            BashKind.UNCLASSIFIABLE,
+            writes=tuple(state.writes),
+            problems=tuple(state.problems),
+            commits=state.commits,
+            into_dir=tuple(state.into_dir),
+        )
+    if state.writes or state.commits:
+        return BashAnalysis(
+            BashKind.WRITES,
+            writes=tuple(state.writes),
+            commits=state.commits,
+            into_dir=tuple(state.into_dir),
+        )
+    return BashAnalysis(BashKind.READ_ONLY)
+
+
+def _analyse_into(command: str, state: _State, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        state.unclassifiable("shell nesting is too deep")
+        return
+    if "`" in command or "$(" in command or "<(" in command or ">(" in command:
+        state.unclassifiable("command or process substitution")
+        return
+    stripped = _strip_heredocs(command)
+    if stripped is None:
+        state.unclassifiable("a heredoc has no terminating line")
+        return
+    tokens = _tokens(stripped.replace("\n", " ; "))
+    if tokens is None:
+        state.unclassifiable("unbalanced quotes")
+        return
+    if "(" in tokens or ")" in tokens:
+        if any(t in ("cd", "pushd", "popd") for t in tokens):
+            state.unclassifiable("directory change inside a subshell")
+            return
+    known = REDIRECT_OPERATORS | CONTROL_OPERATORS | {"<", "<<", "<<<", "<&"}
+    for token in tokens:
+        if token and all(c in ";&|<>()" for c in token) and token not in known:
+            state.unclassifiable(f"unrecognised shell operator {token!r}")
+            return
+    for simple in _split_commands(tokens):
+        _simple_command(simple, state, depth)
+
+
+def _take_redirections(words: list[str], state: _State) -> list[str]:
+    """Record redirection targets; return the words without redirections."""
+    out: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word in REDIRECT_OPERATORS:
+            if index + 1 >= len(words):
+                state.unclassifiable(f"redirection {word!r} without a target")
+                return out
+            target = words[index + 1]
+            if word == ">&" and (target.isdigit() or target == "-"):
+                pass  # '2>&1' duplicates a descriptor; it writes no file
+            else:
+                state.write(target)
+            index += 2
+            # Drop the descriptor number written before the operator ('2>file').
+            if out and out[-1].isdigit() and word != "&>":
+                out.pop()
+            continue
+        if word in ("<", "<<", "<<<", "<&"):
+            index += 2
+            if out and out[-1].isdigit():
+                out.pop()
+            continue
+        out.append(word)
+        index += 1
+    return out
+
+
+def _operands(args: list[str]) -> list[str]:
+    """Arguments that are not options (everything after ``--`` counts)."""
+    out: list[str] = []
+    options_done = False
+    for arg in args:
+        if options_done:
+            out.append(arg)
+        elif arg == "--":
+            options_done = True
+        elif arg.startswith("-") and arg != "-":
+            continue
+        else:
+            out.append(arg)
+    return out
+
+
+def _simple_command(words: list[str], state: _State, depth: int) -> None:
+    words = _take_redirections(words, state)
+    while words and _ASSIGNMENT_RE.fullmatch(words[0]):
+        words = words[1:]
+    if not words or words[0].startswith("#"):
+        return  # a comment line (its redirections, if any, were still recorded)
+    program = os.path.basename(words[0])
+    args = words[1:]
+    if program in PREFIX_COMMANDS:
+        rest = args
+        while rest and (rest[0].startswith("-") or _ASSIGNMENT_RE.fullmatch(rest[0])):
+            rest = rest[1:]
+        if program == "timeout" and rest:
+            rest = rest[1:]  # the duration
+        if not rest:
+            return
+        _simple_command(rest, state, depth)
+        return
+    if program in ("eval", "source", ".", "exec", "xargs", "parallel", "watch"):
+        state.unclassifiable(f"{program} runs text that cannot be read statically")
+        return
+    if program in SHELLS:
+        _shell(program, args, state, depth)
+        return
+    if program == "cd":
+        _change_directory(args, state)
+        return
+    if program in ("pushd", "popd"):
+        state.cwd_prefix = None
+        return
+    if program == "git":
+        _git(args, state)
+        return
+    if program in ("python", "python3") or re.fullmatch(r"python3\.\d+", program):
+        _python(args, state)
+        return
+    if program == "find":
+        bad = {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf",
+               "-fls"}
+        if any(arg in bad for arg in args):
+            state.unclassifiable("find with -delete/-exec/-fprint")
+        return
+    if program == "ruff":
+        _ruff(args, state)
+        return
+    if program == "sed":
+        _sed(args, state)
+        return
+    if program == "tee":
+        for path in _operands(args):
+            state.write(path)
+        return
+    if program in ("cp", "install"):
+        _copy_like(args, state, moves=False)
+        return
+    if program == "mv":
+        _copy_like(args, state, moves=True)
+        return
+    if program == "ln":
+        _link(args, state)
+        return
+    if program in ("rm", "rmdir", "unlink", "shred", "touch", "mkdir"):
+        for path in _operands(args):
+            state.write(path)
+        return
+    if program == "truncate":
+        _truncate(args, state)
+        return
+    if program in ("chmod", "chown", "chgrp"):
+        operands = _operands(args)
+        if any(a.startswith("--reference") for a in args):
+            files = operands
+        else:
+            files = operands[1:]
+        if not files:
+            state.unclassifiable(f"{program} without files")
+        for path in files:
+            state.write(path)
+        return
+    if program == "dd":
+        outputs = [a[3:] for a in args if a.startswith("of=")]
+        for path in outputs:
+            state.write(path)
+        return
+    if program in READ_ONLY_PROGRAMS:
+        return
+    state.unclassifiable(f"unknown program {program!r}")
+
+
+def _shell(program: str, args: list[str], state: _State, depth: int) -> None:
+    index = 0
+    script: str | None = None
+    while index < len(args):
+        arg = args[index]
+        if arg.startswith("-") and "c" in arg[1:] and not arg.startswith("--"):
+            if index + 1 < len(args):
+                script = args[index + 1]
+            break
+        if arg.startswith("-"):
+            index += 1
+            continue
+        break
+    if script is None:
+        state.unclassifiable(f"{program} runs a script or stdin")
+        return
+    nested = _State(cwd_prefix=state.cwd_prefix)
+    _analyse_into(script, nested, depth + 1)
+    state.writes.extend(nested.writes)
+    state.problems.extend(nested.problems)
+    state.into_dir.extend(nested.into_dir)
+    state.commits = state.commits or nested.commits
+
+
+def _change_directory(args: list[str], state: _State) -> None:
+    operands = _operands(args)
+    if not operands:
+        state.cwd_prefix = None  # 'cd' alone goes home
+        return
+    target = operands[0]
+    if target == "-" or "$" in target or target.startswith("~"):
+        state.cwd_prefix = None
+        return
+    if target.startswith("/"):
+        state.cwd_prefix = target
+        return
+    if state.cwd_prefix is None:
+        return
+    state.cwd_prefix = os.path.join(state.cwd_prefix, target) if state.cwd_prefix else target
+
+
+GIT_READ_ONLY = frozenset(
+    {
+        "status", "diff", "log", "show", "rev-parse", "ls-files", "ls-tree", "cat-file", "blame",
+        "grep", "describe", "show-ref", "merge-base", "rev-list", "shortlog", "fetch", "add",
+        "push", "version", "help", "whatchanged", "for-each-ref", "name-rev", "count-objects",
+        "check-ignore", "check-attr", "var", "cherry",
+    }
+)
+"""git subcommands that change no file in the working tree.
+
+``add`` only stages (the commit is checked when it happens); ``push`` sends
+commits that the pre-push hook and CI check; ``fetch`` updates remote refs.
+"""
+
+
+def _git(args: list[str], state: _State) -> None:
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        option = args[index]
+        if option == "-C":
+            if index + 1 >= len(args):
+                state.unclassifiable("git -C without a directory")
+                return
+            directory = args[index + 1]
+            if "$" in directory or directory.startswith("~"):
+                state.cwd_prefix = None
+            elif directory.startswith("/"):
+                state.cwd_prefix = directory
+            elif state.cwd_prefix is not None:
+                state.cwd_prefix = os.path.join(state.cwd_prefix, directory)
+            index += 2
+            continue
+        if option == "-c":
+            if index + 1 < len(args) and "hookspath" in args[index + 1].lower():
+                state.unclassifiable("git -c core.hooksPath bypasses the git hooks")
+                return
+            index += 2
+            continue
+        if option.startswith(("--git-dir", "--work-tree", "--exec-path", "--namespace")):
+            state.unclassifiable(f"git {option} redirects git")
+            return
+        index += 1
+    if index >= len(args):
+        return
+    sub, rest = args[index], args[index + 1:]
+    if sub in GIT_READ_ONLY:
+        return
+    if sub == "branch":
+        return  # creates, moves or deletes refs; no working-tree file changes
+    if sub == "commit":
+        if _commit_skips_hooks(rest):
+            state.unclassifiable("git commit --no-verify skips the git hooks")
+            return
+        state.commits = True
+        return
+    if sub in ("checkout", "restore"):
+        if "--" in rest:
+            for path in rest[rest.index("--") + 1:]:
+                state.write(path)
+            return
+        if sub == "restore":
+            paths = [a for a in _operands(rest) if not a.startswith("--source")]
+            if not paths:
+                state.unclassifiable("git restore without paths")
+            for path in paths:
+                state.write(path)
+            return
+        state.unclassifiable("git checkout of a branch or commit rewrites the working tree")
+        return
+    if sub == "rm" or sub == "mv":
+        operands = _operands(rest)
+        if not operands:
+            state.unclassifiable(f"git {sub} without paths")
+        for path in operands:
+            state.write(path)
+        return
+    if sub == "apply":
+        if any(a in ("--check", "--stat", "--numstat", "--summary") for a in rest) and not any(
+            a == "--apply" for a in rest
+        ):
+            return
+        state.unclassifiable("git apply: the patch's paths are not on the command line")
+        return
+    if sub == "reset":
+        if "--" in rest or any(a in ("--hard", "--merge", "--keep") for a in rest):
+            state.unclassifiable("git reset rewrites the working tree or index")
+            return
+        return  # a soft or mixed reset changes refs and the index, not files
+    if sub == "stash" and rest[:1] in (["list"], ["show"]):
+        return
+    if sub == "worktree" and rest[:1] == ["list"]:
+        return
+    if sub in ("remote", "config", "tag", "reflog") and (not rest or rest[0] in (
+        "-v", "--list", "-l", "--get", "show", "get-url"
+    )):
+        return
+    state.unclassifiable(f"git {sub} may rewrite the working tree")
+
+
+def _commit_skips_hooks(args: list[str]) -> bool:
+    """True for ``--no-verify`` or ``-n`` anywhere in a short-option cluster."""
+    for arg in args:
+        if arg == "--":
+            return False
+        if arg == "--no-verify":
+            return True
+        if arg.startswith("-") and not arg.startswith("--"):
+            for ch in arg[1:]:
+                if ch == "n":
+                    return True
+                if ch in "mFcCt":
+                    break  # the rest of the cluster is this option's value
+    return False
+
+
+def _python(args: list[str], state: _State) -> None:
+    if len(args) >= 2 and args[0] == "-m" and args[1] in ("pytest", "mypy", "pyflakes", "json.tool"):
+        return
+    if len(args) >= 2 and args[0] == "-m" and args[1] == "ruff":
+        _ruff(args[2:], state)
+        return
+    if args[:1] in (["--version"], ["-V"]):
+        return
+    if len(args) >= 2 and args[0] == "-c":
+        code = args[1]
+        opens = list(_PY_OPEN_RE.finditer(code))
+        for match in opens:
+            mode = match.group(4)
+            if any(c in mode for c in "wax+"):
+                state.write(match.group(2))
+        remainder = _PY_OPEN_RE.sub("", code)
+        if _PY_DANGER_RE.search(remainder):
+            state.unclassifiable("python -c code that may write files")
+        return
+    state.unclassifiable("python runs a script or module that may write files")
+
+
+def _ruff(args: list[str], state: _State) -> None:
+    sub = args[0] if args else ""
+    if sub == "check" and not any(a.startswith(("--fix", "--unsafe-fixes")) for a in args):
+        return
+    if sub == "format" and any(a in ("--check", "--diff") for a in args):
+        return
+    if sub in ("--version", "version", "rule"):
+        return
+    state.unclassifiable("ruff may rewrite files")
+
+
+def _sed(args: list[str], state: _State) -> None:
+    in_place = any(
+        a == "-i" or a.startswith("--in-place") or (a.startswith("-i") and not a.startswith("--"))
+        or (a.startswith("-") and not a.startswith("--") and "i" in a[1:] and "e" not in a[1:])
+        for a in args
+    )
+    if not in_place:
+        return
+    has_script_option = any(a in ("-e", "-f", "--expression", "--file") for a in args)
+    operands: list[str] = []
+    skip_next = False
+    for arg in args:
+        if skip_next:
+            skip_next = False
+            continue
+        if arg in ("-e", "-f", "--expression", "--file"):
+            skip_next = True
+            continue
+        if arg.startswith("-"):
+            continue
+        operands.append(arg)
+    files = operands if has_script_option else operands[1:]
+    if not files:
+        state.unclassifiable("sed -i without files")
+    for path in files:
+        state.write(path)
+
+
+def _copy_like(args: list[str], state: _State, *, moves: bool) -> None:
+    target_dir: str | None = None
+    operands: list[str] = []
+    skip_next = False
+    for index, arg in enumerate(args):
+        if skip_next:
+            skip_next = False
+            continue
+        if arg in ("-t", "--target-directory"):
+            if index + 1 < len(args):
+                target_dir = args[index + 1]
+            skip_next = True
+            continue
+        if arg.startswith("--target-directory="):
+            target_dir = arg.split("=", 1)[1]
+            continue
+        if arg in ("-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"):
+            skip_next = True
+            continue
+        if arg.startswith("-") and arg != "-":
+            continue
+        operands.append(arg)
+    if target_dir is not None:
+        sources, destination = operands, target_dir
+    else:
+        if len(operands) < 2:
+            state.unclassifiable("copy or move without a source and a destination")
+            return
+        sources, destination = operands[:-1], operands[-1]
+    if moves:
+        for source in sources:
+            state.write(source)
+    for source in sources:
+        base = os.path.basename(source.rstrip("/"))
+        state.into_dir.append((_joined(destination, state), base))
+    state.write(destination)
+
+
+def _joined(raw: str, state: _State) -> str:
+    if raw.startswith(("/", "~")) or not state.cwd_prefix:
+        return raw
+    return os.path.join(state.cwd_prefix, raw)
+
+
+def _link(args: list[str], state: _State) -> None:
+    operands = _operands(args)
+    if not operands:
+        state.unclassifiable("ln without operands")
+        return
+    if len(operands) == 1:
+        state.write(os.path.basename(operands[0].rstrip("/")))
+        return
+    destination = operands[-1]
+    for source in operands[:-1]:
+        state.into_dir.append((_joined(destination, state), os.path.basename(source.rstrip("/"))))
+    state.write(destination)
+
+
+def _truncate(args: list[str], state: _State) -> None:
+    files: list[str] = []
+    skip_next = False
+    for arg in args:
+        if skip_next:
+            skip_next = False
+            continue
+        if arg in ("-s", "--size", "-r", "--reference"):
+            skip_next = True
+            continue
+        if arg.startswith("-"):
+            continue
+        files.append(arg)
+    for path in files:
+        state.write(path)
+
+
+def command_text(value: object) -> str | None:
+    """A host's command value as one string (Codex may send an argv list)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return shlex.join(value)
+    return None

@@ -1,0 +1,322 @@
+"""The one decision every hook asks: may this action happen now?
+
+:func:`decide` is pure. It sees facts the service layer has already read
+(protected surfaces, the active task and its verification, the task's allowed
+paths, which Plan Packages are locked by a record, active override grants) and
+an action with canonical target paths, and returns a :class:`Result` whose
+verdict is ``ALLOW`` or ``DENY``. It opens no file, runs no git, reads no clock.
+
+Rules, in the order their reasons are listed (every failing rule of every
+target is reported, not just the first):
+
+1. an undecidable fact (no task id, unreadable surfaces) denies every write;
+2. a shell command the classifier cannot read denies (``HOOK_SHELL_UNCLASSIFIABLE``);
+3. per target:
+   a. a target that did not resolve to a canonical repository path denies;
+   b. PlanGate's own state, git internals and hook configuration are guarded
+      by construction, whatever the surfaces file says;
+   c. a protected surface denies, task or not (case-folded match);
+   d. any ``approvals/`` file of any task denies;
+   e. a file of a locked Plan Package (its task has a record) denies;
+   f. with no active task, only the planning files of a task may be written;
+   g. with an active task, its record must verify against HEAD and the target
+      must lie inside the task's LoopSpec allowed paths (case-sensitive match).
+4. an active override grant whose patterns match a target lifts rules f and g
+   for that target only; it never lifts a, b, c, d or e.
+
+For effect checks (PostToolUse, Stop, pre-commit, pre-push, CI) the active
+task's own record and Plan Package are not "edits": the verification already
+proved they are the approved bytes, so rules d and e skip them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from plangate.paths import match_any
+from plangate.verdict import Reason, Result
+
+ALLOW = "ALLOW"
+DENY = "DENY"
+
+PLANNING_FILES: tuple[str, ...] = (
+    "pbi-input.md",
+    "plan.md",
+    "todo.md",
+    "test-cases.md",
+    "review-self.md",
+    "review-external.md",
+)
+"""The six Plan Package artifacts: the only files writable without an active task."""
+
+_TASK_FILE_RE = re.compile(r"docs/working/(TASK-[0-9]{4})/(.+)")
+_APPROVALS_RE = re.compile(r"docs/working/[^/]+/approvals(?:/.*)?", re.IGNORECASE)
+
+GUARDED: tuple[tuple[str, str, str], ...] = (
+    (".plangate/**", "HOOK_PLANGATE_STATE", "PlanGate's own state (ledger, surfaces, config)"),
+    (".git", "HOOK_GIT_INTERNALS", "git's internal directory"),
+    (".git/**", "HOOK_GIT_INTERNALS", "git's internal directory (hooks, refs, index)"),
+    (".claude/settings.json", "HOOK_CONFIG_FILE", "Claude Code hook configuration"),
+    (".claude/settings.local.json", "HOOK_CONFIG_FILE", "Claude Code hook configuration"),
+    (".codex/hooks.json", "HOOK_CONFIG_FILE", "Codex hook configuration"),
+    (".codex/config.toml", "HOOK_CONFIG_FILE", "Codex configuration"),
+    (".cursor/hooks.json", "HOOK_CONFIG_FILE", "Cursor hook configuration"),
+)
+"""Paths no agent action may write, independent of the protected-surfaces file."""
+
+EFFECT_EXEMPT: tuple[str, ...] = (
+    ".plangate/ledger.sqlite3",
+    ".plangate/ledger.sqlite3-wal",
+    ".plangate/ledger.sqlite3-shm",
+    ".plangate/ledger.sqlite3-journal",
+    ".plangate/*.lock",
+    ".plangate/locks/**",
+    ".plangate/cache/**",
+    "docs/working/*/run.ndjson",
+)
+"""Runtime files PlanGate itself writes; effect checks do not count them as changes."""
+
+LIFTABLE = frozenset(
+    {"HOOK_NO_ACTIVE_TASK", "HOOK_OUTSIDE_SCOPE", "HOOK_SCOPE_UNDEFINED", "HOOK_TASK_NOT_VERIFIED"}
+)
+"""Reason codes an override grant may lift (never a protected or guarded path)."""
+
+
+class ActionKind(StrEnum):
+    """What the agent (or git) is about to do."""
+
+    READ = "read"
+    WRITE = "write"
+    SHELL = "shell"
+    EFFECT = "effect"
+    COMMIT = "commit"
+    PUSH = "push"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One target: the raw text and its canonical path, or why it has none."""
+
+    raw: str
+    path: str | None
+    rejection: Reason | None = None
+
+
+@dataclass(frozen=True)
+class Action:
+    """An action to judge: its kind, its targets and, for shell, what was unreadable."""
+
+    kind: ActionKind
+    targets: tuple[Target, ...] = ()
+    unclassifiable: tuple[str, ...] = ()
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class TaskFacts:
+    """The active task as the service found it."""
+
+    task_id: str
+    source: str
+    verified: bool
+    verification_codes: tuple[str, ...] = ()
+    verification_message: str = ""
+    allowed_paths: tuple[str, ...] | None = None
+    scope_problem: str = ""
+
+
+@dataclass(frozen=True)
+class OverrideGrant:
+    """An active, human-granted override (already filtered for expiry and revocation)."""
+
+    grant_id: str
+    patterns: tuple[str, ...]
+    one_shot: bool = False
+
+
+@dataclass(frozen=True)
+class SurfaceRule:
+    """One protected-surface pattern with its class and reason."""
+
+    pattern: str
+    cls: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Everything :func:`decide` may use, read once by the service layer."""
+
+    surfaces: tuple[SurfaceRule, ...] | None
+    surfaces_problem: str = ""
+    task: TaskFacts | None = None
+    task_problem: Reason | None = None
+    locked_tasks: frozenset[str] = frozenset()
+    overrides: tuple[OverrideGrant, ...] = ()
+
+
+@dataclass
+class _Collector:
+    reasons: dict[str, list[str]] = field(default_factory=dict)
+    messages: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def add(self, code: str, message: str, hint: str, evidence: str) -> None:
+        if code not in self.reasons:
+            self.reasons[code] = []
+            self.messages[code] = (message, hint)
+        if evidence and evidence not in self.reasons[code]:
+            self.reasons[code].append(evidence)
+
+    def result_reasons(self) -> tuple[Reason, ...]:
+        out = []
+        for code, evidence in self.reasons.items():
+            message, hint = self.messages[code]
+            if evidence:
+                message = f"{message}: {', '.join(evidence[:8])}" + (
+                    f" (+{len(evidence) - 8} more)" if len(evidence) > 8 else ""
+                )
+            out.append(Reason(code, message, hint, tuple(evidence)))
+        return tuple(out)
+
+
+def planning_file_task(path: str) -> str | None:
+    """Task id when ``path`` is one of the six planning files of a task, else None."""
+    match = _TASK_FILE_RE.fullmatch(path)
+    if match is None or match.group(2) not in PLANNING_FILES:
+        return None
+    return match.group(1)
+
+
+def is_approvals_path(path: str) -> bool:
+    """True for ``docs/working/<anything>/approvals`` and everything under it."""
+    return _APPROVALS_RE.fullmatch(path) is not None
+
+
+def effect_exempt(path: str) -> bool:
+    """True for PlanGate's own runtime files (ledger, locks, ``run.ndjson``)."""
+    return match_any(EFFECT_EXEMPT, path) is not None
+
+
+def _target_reasons(facts: Facts, action: Action, path: str) -> list[tuple[str, str, str]]:
+    """(code, message, hint) for every rule ``path`` breaks."""
+    out: list[tuple[str, str, str]] = []
+    effect_like = action.kind in (ActionKind.EFFECT, ActionKind.COMMIT, ActionKind.PUSH)
+    active = facts.task
+    own_verified_task = (
+        active.task_id if active is not None and active.verified and effect_like else None
+    )
+    for pattern, code, what in GUARDED:
+        if match_any((pattern,), path, casefold=True):
+            out.append((code, f"writes to {what} are never allowed from an agent",
+                        "a human changes these files outside the agent session"))
+            break
+    if facts.surfaces is None:
+        out.append(("HOOK_SURFACES_UNAVAILABLE",
+                     f"protected surfaces could not be resolved ({facts.surfaces_problem})",
+                     "add .plangate/protected-surfaces.toml ('plangate surfaces' shows the state)"))
+    else:
+        for rule in facts.surfaces:
+            if match_any((rule.pattern,), path, casefold=True):
+                out.append(("HOOK_PROTECTED_SURFACE",
+                            "the target is a protected surface",
+                            "protected surfaces change only through a human-reviewed change"))
+                break
+    task_match = _TASK_FILE_RE.fullmatch(path)
+    task_of_path = task_match.group(1) if task_match else None
+    if is_approvals_path(path):
+        if not (own_verified_task is not None and task_of_path == own_verified_task):
+            out.append(("HOOK_APPROVAL_FILE", "approval records are written only by plangate "
+                        "commands a human runs", "never edit approvals/ from an agent"))
+    planning_task = planning_file_task(path)
+    if planning_task is not None and planning_task in facts.locked_tasks:
+        if planning_task != own_verified_task:
+            out.append(("HOOK_PLAN_PACKAGE_LOCKED",
+                        "the Plan Package of an approved task is locked",
+                        "a human re-gates the plan: remove the record, revise, review, re-issue"))
+    if active is None:
+        if planning_task is None and not is_approvals_path(path):
+            out.append(("HOOK_NO_ACTIVE_TASK",
+                        "no active task: only planning files may be written",
+                        "get the plan approved, then run the agent through 'plangate exec'"))
+        return out
+    if not active.verified:
+        out.append(("HOOK_TASK_NOT_VERIFIED",
+                    f"the record of {active.task_id} does not verify against HEAD"
+                    + (f" ({active.verification_message})" if active.verification_message else ""),
+                    "run 'plangate c3 verify' to see why; stale or tampered records block writes"))
+    if own_verified_task is not None and task_of_path == own_verified_task and (
+        planning_task is not None or is_approvals_path(path)
+    ):
+        return out
+    if not active.allowed_paths:
+        out.append(("HOOK_SCOPE_UNDEFINED",
+                    f"the allowed paths of {active.task_id} are unknown or empty"
+                    + (f" ({active.scope_problem})" if active.scope_problem else ""),
+                    "declare the allowed paths in plan.md and re-approve"))
+    elif match_any(active.allowed_paths, path) is None:
+        out.append(("HOOK_OUTSIDE_SCOPE",
+                    f"the target is outside the allowed paths of {active.task_id}",
+                    "stay inside the LoopSpec scope, or ask a human for an override"))
+    return out
+
+
+def _grant_for(overrides: Iterable[OverrideGrant], path: str) -> OverrideGrant | None:
+    for grant in overrides:
+        if match_any(grant.patterns, path) is not None:
+            return grant
+    return None
+
+
+def decide(facts: Facts, action: Action) -> Result:
+    """ALLOW or DENY ``action`` given ``facts`` (see the module docstring)."""
+    base_facts: dict[str, object] = {
+        "action": action.kind.value,
+        "label": action.label,
+        "task": facts.task.task_id if facts.task else None,
+        "targets": [t.path if t.path is not None else t.raw for t in action.targets],
+    }
+    if action.kind is ActionKind.READ:
+        return Result(ALLOW, (), base_facts)
+    collector = _Collector()
+    if facts.task_problem is not None:
+        problem = facts.task_problem
+        collector.add(problem.code, problem.message, problem.hint, "")
+    if action.kind is ActionKind.SHELL and action.unclassifiable:
+        collector.add("HOOK_SHELL_UNCLASSIFIABLE",
+                      "the shell command cannot be classified, so its writes are unknown",
+                      "use the editor tools for writes, or split the command into plain steps",
+                      "; ".join(action.unclassifiable))
+    used: list[str] = []
+    for target in action.targets:
+        if target.path is None:
+            rejection = target.rejection or Reason("HOOK_TARGET_INVALID", "unresolvable target")
+            collector.add(rejection.code, rejection.message, rejection.hint
+                          or "write only inside the repository", target.raw)
+            continue
+        if action.kind is ActionKind.EFFECT and effect_exempt(target.path):
+            continue
+        broken = _target_reasons(facts, action, target.path)
+        if broken and all(code in LIFTABLE for code, _m, _h in broken):
+            grant = _grant_for(facts.overrides, target.path)
+            if grant is not None:
+                if grant.grant_id not in used:
+                    used.append(grant.grant_id)
+                continue
+        for code, message, hint in broken:
+            collector.add(code, message, hint, target.path)
+    reasons = collector.result_reasons()
+    out_facts = dict(base_facts)
+    if used:
+        out_facts["overrides_used"] = used
+    if reasons:
+        return Result(DENY, reasons, out_facts)
+    if action.kind in (ActionKind.WRITE, ActionKind.SHELL) and not action.targets and (
+        action.kind is ActionKind.WRITE
+    ):
+        # A write with no target at all is undecidable: never "all clear".
+        return Result(DENY, (Reason("HOOK_NO_TARGET", "the write names no target path",
+                                    "the tool input must carry the file path"),), out_facts)
+    return Result(ALLOW, (), out_facts)

@@ -1,0 +1,307 @@
+"""The git adapter against real repositories in temporary directories."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git
+
+from plangate.errors import EnvironmentFailure
+from plangate.git import Git, GitError, scrubbed_env
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+def _commit_body(message: str) -> bytes:
+    return (
+        f"tree {EMPTY_TREE}\n"
+        "author A <a@example.invalid> 1700000000 +0000\n"
+        "committer A <a@example.invalid> 1700000000 +0000\n\n"
+        f"{message}\n"
+    ).encode()
+
+
+def _write_object(repo: Path, kind: str, body: bytes) -> str:
+    proc = subprocess.run(
+        ["git", "hash-object", "-t", kind, "-w", "--stdin"],
+        cwd=repo, env=scrubbed_env(), input=body, capture_output=True, check=True,
+    )
+    object_id = proc.stdout.decode().strip()
+    header = f"{kind} {len(body)}\0".encode()
+    assert object_id == hashlib.sha1(header + body).hexdigest()  # noqa: S324 -- git's id
+    return object_id
+
+
+def test_head_of_a_fresh_repo(git_repo: Path) -> None:
+    g = Git(git_repo)
+    head = g.head()
+    assert head == git(git_repo, "rev-parse", "HEAD")
+    assert len(head) == 40
+    state = g.head_state()
+    assert state.branch == "refs/heads/main"
+    assert not state.unborn and not state.detached
+    assert g.toplevel() == git_repo.resolve()
+
+
+def test_unborn_head(tmp_path: Path) -> None:
+    repo = tmp_path / "unborn"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    g = Git(repo)
+    state = g.head_state()
+    assert state.unborn
+    assert state.commit is None
+    with pytest.raises(GitError) as info:
+        g.head()
+    assert info.value.code == "GIT_HEAD_UNBORN"
+    assert isinstance(info.value, EnvironmentFailure)
+
+
+def test_detached_head(git_repo: Path) -> None:
+    first = git(git_repo, "rev-parse", "HEAD")
+    commit_all(git_repo, "second")
+    git(git_repo, "checkout", "-q", "--detach", first)
+    state = Git(git_repo).head_state()
+    assert state.detached
+    assert state.branch is None
+    assert state.commit == first
+
+
+def test_not_a_git_repository(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    g = Git(plain)
+    for call in (g.head, g.head_state, g.toplevel):
+        with pytest.raises(GitError) as info:
+            call()
+        assert info.value.code == "NOT_A_GIT_REPOSITORY"
+        assert info.value.hint
+
+
+def test_missing_directory(tmp_path: Path) -> None:
+    with pytest.raises(GitError) as info:
+        Git(tmp_path / "nowhere").head()
+    assert info.value.code == "GIT_UNAVAILABLE"
+
+
+def test_git_dir_in_the_environment_is_ignored(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    git(other, "config", "user.name", "Other")
+    git(other, "config", "user.email", "other@example.invalid")
+    (other / "x").write_text("x")
+    commit_all(other, "other repo")
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(other))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(other / ".git" / "index"))
+    assert "GIT_DIR" not in scrubbed_env()
+    g = Git(git_repo)
+    assert g.head() == git(git_repo, "rev-parse", "HEAD")
+    assert g.head() != git(other, "rev-parse", "HEAD")
+    assert g.toplevel() == git_repo.resolve()
+
+
+def test_resolve_full_abbreviated_and_symbolic(git_repo: Path) -> None:
+    head = git(git_repo, "rev-parse", "HEAD")
+    g = Git(git_repo)
+    assert g.resolve_commit(head) == head
+    assert g.resolve_commit(head[:7]) == head
+    assert g.resolve_commit(head[:12]) == head
+    assert g.resolve_commit("HEAD") == head
+    assert g.resolve_commit("main") == head
+    assert g.commit_exists(head[:7])
+
+
+@pytest.mark.parametrize("rev", ["", "-h", "--all", "HEAD\x00x", "HEAD\n"])
+def test_resolve_refuses_bad_revisions(git_repo: Path, rev: str) -> None:
+    with pytest.raises(GitError) as info:
+        Git(git_repo).resolve_commit(rev)
+    assert info.value.code in ("GIT_BAD_REVISION", "GIT_COMMIT_UNKNOWN")
+
+
+def test_resolve_unknown(git_repo: Path) -> None:
+    g = Git(git_repo)
+    head = git(git_repo, "rev-parse", "HEAD")
+    unknown = "0" * 7 if not head.startswith("0000000") else "f" * 7
+    for rev in (unknown, "f" * 40, "no-such-branch"):
+        with pytest.raises(GitError) as info:
+            g.resolve_commit(rev)
+        assert info.value.code == "GIT_COMMIT_UNKNOWN"
+    assert not g.commit_exists(unknown)
+
+
+def test_resolve_refuses_a_tree_or_blob(git_repo: Path) -> None:
+    blob = _write_object(git_repo, "blob", b"just a blob\n")
+    tree = git(git_repo, "rev-parse", "HEAD^{tree}")
+    g = Git(git_repo)
+    for rev in (blob, blob[:10], tree):
+        with pytest.raises(GitError) as info:
+            g.resolve_commit(rev)
+        assert info.value.code == "GIT_COMMIT_UNKNOWN"
+
+
+def test_ambiguous_abbreviation(git_repo: Path) -> None:
+    # Found offline: these two root commits share the 7-hex prefix ee26844.
+    first = _write_object(git_repo, "commit", _commit_body("c13432"))
+    second = _write_object(git_repo, "commit", _commit_body("c22984"))
+    assert first[:7] == second[:7] == "ee26844"
+    assert first != second
+    g = Git(git_repo)
+    with pytest.raises(GitError) as info:
+        g.resolve_commit("ee26844")
+    assert info.value.code == "GIT_COMMIT_AMBIGUOUS"
+    # A longer prefix tells them apart.
+    common = os.path.commonprefix([first, second])
+    assert g.resolve_commit(first[: len(common) + 1]) == first
+    assert g.resolve_commit(second) == second
+
+
+def test_prefix_shared_with_a_blob_names_the_commit(git_repo: Path) -> None:
+    # Commit "c14847" and blob "b25237" share 327ff45: only commits count.
+    commit = _write_object(git_repo, "commit", _commit_body("c14847"))
+    blob = _write_object(git_repo, "blob", b"b25237")
+    assert commit[:7] == blob[:7] == "327ff45"
+    assert Git(git_repo).resolve_commit("327ff45") == commit
+
+
+def test_is_ancestor(git_repo: Path) -> None:
+    first = git(git_repo, "rev-parse", "HEAD")
+    second = commit_all(git_repo, "second")
+    g = Git(git_repo)
+    assert g.is_ancestor(first, second)
+    assert g.is_ancestor(first, first)
+    assert not g.is_ancestor(second, first)
+
+
+def test_changed_paths_rename_counts_both_sides(git_repo: Path) -> None:
+    (git_repo / "old.txt").write_text("same content\n" * 5)
+    base = commit_all(git_repo, "add")
+    git(git_repo, "mv", "old.txt", "new.txt")
+    head = commit_all(git_repo, "rename")
+    assert Git(git_repo).changed_paths(base, head) == ["new.txt", "old.txt"]
+
+
+def test_changed_paths_mode_change(git_repo: Path) -> None:
+    script = git_repo / "run.sh"
+    script.write_text("#!/bin/sh\n")
+    base = commit_all(git_repo, "add")
+    script.chmod(0o755)
+    head = commit_all(git_repo, "chmod")
+    assert Git(git_repo).changed_paths(base, head) == ["run.sh"]
+
+
+def test_changed_paths_symlink_retarget(git_repo: Path) -> None:
+    (git_repo / "a").write_text("a")
+    (git_repo / "b").write_text("b")
+    (git_repo / "link").symlink_to("a")
+    base = commit_all(git_repo, "add")
+    (git_repo / "link").unlink()
+    (git_repo / "link").symlink_to("b")
+    head = commit_all(git_repo, "retarget")
+    assert Git(git_repo).changed_paths(base, head) == ["link"]
+
+
+def test_changed_paths_file_replaced_by_symlink(git_repo: Path) -> None:
+    (git_repo / "f").write_text("f")
+    base = commit_all(git_repo, "add")
+    (git_repo / "f").unlink()
+    (git_repo / "f").symlink_to("README.md")
+    head = commit_all(git_repo, "symlink")
+    assert Git(git_repo).changed_paths(base, head) == ["f"]
+
+
+def test_changed_paths_submodule_pointer(git_repo: Path) -> None:
+    first = git(git_repo, "rev-parse", "HEAD")
+    git(git_repo, "update-index", "--add", "--cacheinfo", f"160000,{first},vendor/sub")
+    git(git_repo, "commit", "-q", "-m", "add gitlink")
+    base = git(git_repo, "rev-parse", "HEAD")
+    git(git_repo, "update-index", "--cacheinfo", f"160000,{'1' * 40},vendor/sub")
+    git(git_repo, "commit", "-q", "-m", "move gitlink")
+    head = git(git_repo, "rev-parse", "HEAD")
+    g = Git(git_repo)
+    assert g.changed_paths(base, head) == ["vendor/sub"]
+    entries = g.ls_tree(head, ["vendor/sub"])
+    assert [(e.mode, e.kind) for e in entries] == [("160000", "commit")]
+    with pytest.raises(GitError) as info:
+        g.read_blob(head, "vendor/sub", 100)
+    assert info.value.code == "GIT_PATH_NOT_A_FILE"
+
+
+def test_changed_paths_unusual_names(git_repo: Path) -> None:
+    base = git(git_repo, "rev-parse", "HEAD")
+    names = ["sp ace.md", "\u65e5\u672c.md", "new\nline.md", "tab\t.md", '"quoted".md']
+    for name in names:
+        (git_repo / name).write_text("x")
+    head = commit_all(git_repo, "odd names")
+    assert Git(git_repo).changed_paths(base, head) == sorted(names)
+
+
+def test_changed_paths_bad_revision(git_repo: Path) -> None:
+    with pytest.raises(GitError) as info:
+        Git(git_repo).changed_paths("f" * 40, "HEAD")
+    assert info.value.code == "GIT_FAILED"
+
+
+def test_staged_and_worktree_changes(git_repo: Path) -> None:
+    (git_repo / "README.md").write_text("changed\n")
+    (git_repo / "untracked.txt").write_text("u")
+    (git_repo / "staged.txt").write_text("s")
+    git(git_repo, "add", "staged.txt")
+    g = Git(git_repo)
+    assert g.staged_paths() == ["staged.txt"]
+    assert g.worktree_changes() == ["README.md", "staged.txt", "untracked.txt"]
+
+
+def test_worktree_rename_reports_both_sides(git_repo: Path) -> None:
+    git(git_repo, "mv", "README.md", "READ.md")
+    assert Git(git_repo).worktree_changes() == ["READ.md", "README.md"]
+
+
+def test_staged_paths_in_unborn_repo(tmp_path: Path) -> None:
+    repo = tmp_path / "u"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "a").write_text("a")
+    git(repo, "add", "a")
+    assert Git(repo).staged_paths() == ["a"]
+
+
+def test_read_blob(git_repo: Path) -> None:
+    (git_repo / "dir").mkdir()
+    (git_repo / "dir" / "f.toml").write_bytes(b"x = 1\r\n")
+    (git_repo / "ln").symlink_to("README.md")
+    head = commit_all(git_repo, "files")
+    g = Git(git_repo)
+    assert g.read_blob(head, "dir/f.toml", 100) == b"x = 1\r\n"
+    for path, code in (
+        ("ln", "GIT_PATH_NOT_A_FILE"),
+        ("dir", "GIT_PATH_NOT_A_FILE"),
+        ("missing", "GIT_PATH_NOT_A_FILE"),
+    ):
+        with pytest.raises(GitError) as info:
+            g.read_blob(head, path, 100)
+        assert info.value.code == code
+    with pytest.raises(GitError) as info:
+        g.read_blob(head, "dir/f.toml", 3)
+    assert info.value.code == "GIT_BLOB_TOO_LARGE"
+
+
+def test_empty_tree_and_worktrees(git_repo: Path, tmp_path: Path) -> None:
+    g = Git(git_repo)
+    assert g.empty_tree() == EMPTY_TREE
+    head = g.head()
+    wt = tmp_path / "wt"
+    g.add_worktree(wt, head)
+    assert (wt / "README.md").read_text() == "# test repo\n"
+    assert Git(wt).head_state().detached
+    assert g.common_dir() == Git(wt).common_dir()
+    assert g.git_dir() != Git(wt).git_dir()
+    g.remove_worktree(wt)
+    assert not wt.exists()

@@ -22,8 +22,8 @@ VERIFY_EXIT_HELP = (
 )
 ISSUE_EXIT_HELP = (
     "exit codes: 0 record written; 1 refused (inconsistent inputs, existing record "
-    "without --force, the acceptor would reject the bytes); 3 no record: a Plan Package artifact or a C-1/C-2 "
-    "evidence marker failed (a human must act)"
+    "without --force, the acceptor would reject the bytes); 3 no record: a Plan Package "
+    "artifact or a C-1/C-2 evidence marker failed (a human must act)"
 )
 
 

@@ -282,8 +282,8 @@ def plan_package_check(block: Mapping[str, Any], target_sha: str,
     if not isinstance(reviewers, dict):
         return PackageCheck(True, False, "reviewers is not an object")
     if set(reviewers) != set(c.REVIEWERS):
-        return PackageCheck(True, False,
-                            f"reviewers must be exactly model_a and model_b, got {sorted(reviewers)}")
+        return PackageCheck(
+            True, False, f"reviewers must be exactly model_a and model_b, got {sorted(reviewers)}")
     for model in c.REVIEWERS:
         snap = reviewers[model]
         if not isinstance(snap, dict) or set(snap) != set(c.SNAPSHOT_KEYS):

@@ -37,7 +37,7 @@ from plangate.cli.output import print_json
 from plangate.errors import InputRejected, PlanGateError, UsageError
 from plangate.fsutil import read_regular_file
 from plangate.snapshot import TASK_ID_RE, check_task_id, find_repo_root
-from plangate.trust.surfaces import ResolvedSurfaces, resolve_surfaces
+from plangate.trust.surfaces import resolve_surfaces
 from plangate.verdict import ExitCode, Result
 
 MAX_INPUT_BYTES = 1024 * 1024
@@ -233,8 +233,9 @@ def _run_task_form(ctx: Context, args: argparse.Namespace) -> int:
         _write_ledger(ctx, repo_root, task_id, payload)
     exit_code = int(result.exit_code)
     if args.issue:
-        issue = _issue(ctx, repo_root, task_id, built.target_full, reviewers, result, timestamp,
-                       built.derived_loopspec_hash, args.force)
+        issue = _issue(ctx, repo_root, task_id, target_full=built.target_full,
+                       reviewers=reviewers, result=result, timestamp=timestamp,
+                       loopspec_hash=built.derived_loopspec_hash, force=args.force)
         extra["issue"] = issue.to_json()
         if not issue.accepted:
             exit_code = int(issue.exit_code)
@@ -247,7 +248,7 @@ def _run_task_form(ctx: Context, args: argparse.Namespace) -> int:
     return exit_code
 
 
-def _issue(ctx: Context, repo_root: Path, task_id: str, target_full: str, reviewers: Any,
+def _issue(ctx: Context, repo_root: Path, task_id: str, *, target_full: str, reviewers: Any,
            result: Result, timestamp: str, loopspec_hash: str, force: bool) -> Result:
     """Write approvals/c3.json with the arbiter's decision through the c3-prime producer."""
     from plangate.approval.arbiter import ISSUED_BY

@@ -53,7 +53,9 @@ class CandidateRejected(InputRejected):
     """A candidate is refused."""
 
 
-def _bad(code: str, message: str, hint: str = "see docs/evaluation-formats.md") -> CandidateRejected:
+def _bad(
+    code: str, message: str, hint: str = "see docs/evaluation-formats.md"
+) -> CandidateRejected:
     return CandidateRejected(code, message, hint)
 
 
@@ -84,7 +86,9 @@ def check_allowed_paths(value: object) -> list[str]:
     return out
 
 
-def validate_candidate_object(doc: Mapping[str, Any], *, check_scope: bool = True) -> dict[str, Any]:
+def validate_candidate_object(
+    doc: Mapping[str, Any], *, check_scope: bool = True
+) -> dict[str, Any]:
     """Validate a candidate mapping and return its normalised form (pure).
 
     ``check_scope=False`` passes ``allowed_paths`` through unchecked: the policy

@@ -138,7 +138,9 @@ def load_document(data: bytes, what: str) -> dict[str, Any]:
     try:
         doc = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 -- a SafeLoader subclass
     except yaml.YAMLError as exc:
-        raise InputRejected("DOCUMENT_SYNTAX", f"{what} is not valid YAML: {exc}", "fix it") from None
+        raise InputRejected(
+            "DOCUMENT_SYNTAX", f"{what} is not valid YAML: {exc}", "fix it"
+        ) from None
     if not isinstance(doc, dict):
         raise InputRejected("DOCUMENT_NOT_OBJECT", f"{what} must be a mapping", "write key: value")
     return doc
@@ -180,7 +182,9 @@ def _command(value: object, where: str, registered: bool) -> dict[str, Any]:
     if unknown:
         raise PlanRejected("EVAL_PLAN_UNKNOWN_KEY", f"{where}: unknown key(s) {unknown}", "")
     for key in sorted(_COMMAND_KEYS - set(value)):
-        raise PlanRejected("EVAL_PLAN_ITEM_MISSING", f"{where}.{key} is missing", f"add {where}.{key}")
+        raise PlanRejected(
+            "EVAL_PLAN_ITEM_MISSING", f"{where}.{key} is missing", f"add {where}.{key}"
+        )
     argv = _text_list(value["argv"], f"{where}.argv")
     timeout = value["timeout_seconds"]
     if isinstance(timeout, bool) or not isinstance(timeout, int) or not 1 <= timeout <= 86_400:
@@ -308,7 +312,11 @@ def validate_plan_object(doc: Mapping[str, Any], *, registered: bool) -> dict[st
         if item["op"] not in THRESHOLD_OPS:
             raise _bad(f"{where}.op must be one of {' '.join(THRESHOLD_OPS)}")
         value = item["value"]
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
             raise _bad(f"{where}.value must be a finite number")
         threshold.append({"metric": item["metric"], "op": item["op"], "value": value})
     conditions = _text_list(doc["critical_regression_conditions"], "critical_regression_conditions")
@@ -391,7 +399,7 @@ def pin_plan(draft: Mapping[str, Any], blobs: Mapping[str, bytes]) -> dict[str, 
     ``blobs`` maps each path to its bytes at the baseline commit. A digest the
     author wrote that differs from the bytes is refused.
     """
-    plan = {k: v for k, v in draft.items()}
+    plan = dict(draft)
     fixtures = []
     for fixture in draft["fixtures"]:
         data = blobs.get(fixture["path"])
@@ -505,8 +513,7 @@ def register_plan(git: Git, ledger: Ledger, data: bytes, source: str) -> Registe
     pdigest = plan_digest(registered)
     existing = ledger.entries(kind=LEDGER_KIND_PLAN, subject=pdigest)
     if existing:
-        found = lookup_registered_plan(ledger, pdigest)
-        return found
+        return lookup_registered_plan(ledger, pdigest)
     entry = ledger.append(
         LEDGER_KIND_PLAN,
         pdigest,
@@ -517,7 +524,9 @@ def register_plan(git: Git, ledger: Ledger, data: bytes, source: str) -> Registe
             "source_file_sha256": sha256_digest(data),
         },
     )
-    return RegisteredPlan(pdigest, registered, dict(manifest.data), entry.seq, newly_registered=True)
+    return RegisteredPlan(
+        pdigest, registered, dict(manifest.data), entry.seq, newly_registered=True
+    )
 
 
 def lookup_registered_plan(ledger: Ledger, pdigest: str) -> RegisteredPlan:

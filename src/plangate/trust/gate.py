@@ -122,30 +122,73 @@ def implicit_protected(
     plan_src = f"evaluation plan {plan_digest}"
     out: list[ProtectedPattern] = []
     for fixture in plan.get("fixtures", []):
-        out.append(ProtectedPattern(fixture["path"], "sealed-fixture", "evaluation-harness",
-                                    f"sealed fixture {fixture['id']} ({fixture['role']})",
-                                    "evaluation_plan", plan_src))
+        out.append(
+            ProtectedPattern(
+                fixture["path"],
+                "sealed-fixture",
+                "evaluation-harness",
+                f"sealed fixture {fixture['id']} ({fixture['role']})",
+                "evaluation_plan",
+                plan_src,
+            )
+        )
     for key in ("runner", "grader"):
         for item in plan.get(key, {}).get("files", []):
-            out.append(ProtectedPattern(item["path"], "evaluator" if key == "runner" else "grader",
-                                        "evaluation-harness", f"the plan's {key} (baseline copy)",
-                                        "evaluation_plan", plan_src))
+            out.append(
+                ProtectedPattern(
+                    item["path"],
+                    "evaluator" if key == "runner" else "grader",
+                    "evaluation-harness",
+                    f"the plan's {key} (baseline copy)",
+                    "evaluation_plan",
+                    plan_src,
+                )
+            )
     def_src = f"harness definition {definition.source}"
-    out.append(ProtectedPattern(plan.get("harness_definition", definition.source), "manifest",
-                                "evaluation-harness", "the harness definition (identity input)",
-                                "harness_definition", def_src))
-    out.append(ProtectedPattern(PROTECTED_SURFACES_PATH, "surfaces-definition",
-                                "evaluation-harness", "the protected-surfaces definition",
-                                "harness_definition", def_src))
+    out.append(
+        ProtectedPattern(
+            str(plan["harness_definition"]),
+            "manifest",
+            "evaluation-harness",
+            "the harness definition (identity input)",
+            "harness_definition",
+            def_src,
+        )
+    )
+    out.append(
+        ProtectedPattern(
+            PROTECTED_SURFACES_PATH,
+            "surfaces-definition",
+            "evaluation-harness",
+            "the protected-surfaces definition",
+            "harness_definition",
+            def_src,
+        )
+    )
     for path in definition.policy_files:
-        out.append(ProtectedPattern(path, "human-owned", "human-owned-boundary",
-                                    "policy profile file", "harness_definition", def_src))
+        out.append(
+            ProtectedPattern(
+                path,
+                "human-owned",
+                "human-owned-boundary",
+                "policy profile file",
+                "harness_definition",
+                def_src,
+            )
+        )
     for comp in definition.components:
         if comp.type == "eval":
             for pattern in comp.paths:
-                out.append(ProtectedPattern(pattern, "evaluator", "evaluation-harness",
-                                            f"eval component {comp.id}", "harness_definition",
-                                            def_src))
+                out.append(
+                    ProtectedPattern(
+                        pattern,
+                        "evaluator",
+                        "evaluation-harness",
+                        f"eval component {comp.id}",
+                        "harness_definition",
+                        def_src,
+                    )
+                )
     return out
 
 
@@ -206,30 +249,56 @@ def decide(facts: GateFacts) -> Result:
     # 1. identity and plan bindings ------------------------------------------
     problems = list(facts.binding_problems)
     if not problems:
-        if facts.plan is None or facts.baseline_manifest is None or facts.baseline_definition is None:
-            problems.append(Reason("BASELINE_MANIFEST_UNOBTAINABLE",
-                                   "the plan or the baseline manifest was not obtained",
-                                   "check the ledger and the baseline commit"))
+        if (
+            facts.plan is None
+            or facts.baseline_manifest is None
+            or facts.baseline_definition is None
+        ):
+            problems.append(
+                Reason(
+                    "BASELINE_MANIFEST_UNOBTAINABLE",
+                    "the plan or the baseline manifest was not obtained",
+                    "check the ledger and the baseline commit",
+                )
+            )
         if facts.surfaces is None:
-            problems.append(Reason("PROTECTED_SURFACES_UNAVAILABLE",
-                                   "the baseline's protected surfaces were not read",
-                                   f"commit {PROTECTED_SURFACES_PATH} at the baseline"))
+            problems.append(
+                Reason(
+                    "PROTECTED_SURFACES_UNAVAILABLE",
+                    "the baseline's protected surfaces were not read",
+                    f"commit {PROTECTED_SURFACES_PATH} at the baseline",
+                )
+            )
         elif facts.surfaces.problem is not None:
-            problems.append(Reason(
-                "PROTECTED_SURFACES_UNRESOLVED",
-                f"the baseline's protected-surfaces definition is unusable: "
-                f"{facts.surfaces.problem.code}: {facts.surfaces.problem.message}",
-                facts.surfaces.problem.hint or "fix the definition at the baseline commit "
-                "(a new baseline means a new plan)"))
+            problems.append(
+                Reason(
+                    "PROTECTED_SURFACES_UNRESOLVED",
+                    f"the baseline's protected-surfaces definition is unusable: "
+                    f"{facts.surfaces.problem.code}: {facts.surfaces.problem.message}",
+                    facts.surfaces.problem.hint
+                    or "fix the definition at the baseline commit "
+                    "(a new baseline means a new plan)",
+                )
+            )
         if not facts.observed_diff and not problems:
-            problems.append(Reason("NO_OBSERVED_HARNESS_DELTA",
-                                   "the candidate commit does not differ from the baseline",
-                                   "commit the candidate's change; there is nothing to evaluate"))
+            problems.append(
+                Reason(
+                    "NO_OBSERVED_HARNESS_DELTA",
+                    "the candidate commit does not differ from the baseline",
+                    "commit the candidate's change; there is nothing to evaluate",
+                )
+            )
     if problems:
-        return Result(INCONCLUSIVE, tuple(problems),
-                      {**base_facts, "observed_diff": list(facts.observed_diff)})
-    assert facts.plan is not None and facts.baseline_definition is not None  # noqa: S101
-    assert facts.surfaces is not None and facts.baseline_manifest is not None  # noqa: S101
+        return Result(
+            INCONCLUSIVE,
+            tuple(problems),
+            {**base_facts, "observed_diff": list(facts.observed_diff)},
+        )
+    # Guaranteed by the binding checks above; the asserts narrow types for mypy.
+    assert facts.plan is not None  # noqa: S101
+    assert facts.baseline_definition is not None  # noqa: S101
+    assert facts.surfaces is not None  # noqa: S101
+    assert facts.baseline_manifest is not None  # noqa: S101
     plan = facts.plan
     protected = _surface_patterns(facts.surfaces, facts.surfaces_source) + implicit_protected(
         plan, facts.baseline_definition, facts.plan_digest
@@ -260,13 +329,16 @@ def decide(facts: GateFacts) -> Result:
                 if patterns_overlap(pattern, prot.pattern):
                     declared_hits.append({"allowed_path": pattern, **prot.to_json()})
         if declared_hits:
-            add(PolicyVerdict.DENIED, Reason(
-                "DECLARED_SCOPE_INTERSECTS_PROTECTED_AUTHORITY",
-                f"allowed_paths overlap protected authority: "
-                f"{sorted({(h['allowed_path'], h['pattern']) for h in declared_hits})[:5]}",
-                "a candidate may not declare protected authority in its scope",
-                tuple(sorted({h["allowed_path"] for h in declared_hits})),
-            ))
+            add(
+                PolicyVerdict.DENIED,
+                Reason(
+                    "DECLARED_SCOPE_INTERSECTS_PROTECTED_AUTHORITY",
+                    f"allowed_paths overlap protected authority: "
+                    f"{sorted({(h['allowed_path'], h['pattern']) for h in declared_hits})[:5]}",
+                    "a candidate may not declare protected authority in its scope",
+                    tuple(sorted({h["allowed_path"] for h in declared_hits})),
+                ),
+            )
 
     # 4. observed diff vs protected authority -----------------------------------
     matched: list[dict[str, Any]] = []
@@ -293,9 +365,12 @@ def decide(facts: GateFacts) -> Result:
             symlink_escapes.append(link)
             continue
         try:
-            hits = [p for p in protected
-                    if glob_match(p.pattern, resolved, casefold=True)
-                    or patterns_overlap(p.pattern, f"{resolved}/**")]
+            hits = [
+                p
+                for p in protected
+                if glob_match(p.pattern, resolved, casefold=True)
+                or patterns_overlap(p.pattern, f"{resolved}/**")
+            ]
         except PathRejected:
             symlink_escapes.append(link)
             continue
@@ -303,40 +378,52 @@ def decide(facts: GateFacts) -> Result:
             matched.append({"path": link, "via": f"symlink->{resolved}", **prot.to_json()})
     if matched:
         paths = sorted({m["path"] for m in matched})
-        add(PolicyVerdict.DENIED, Reason(
-            "PROTECTED_AUTHORITY_CHANGED",
-            f"the observed diff touches protected authority: {paths[:5]}",
-            "a candidate cannot modify the authority that judges it",
-            tuple(paths),
-        ))
+        add(
+            PolicyVerdict.DENIED,
+            Reason(
+                "PROTECTED_AUTHORITY_CHANGED",
+                f"the observed diff touches protected authority: {paths[:5]}",
+                "a candidate cannot modify the authority that judges it",
+                tuple(paths),
+            ),
+        )
     if symlink_escapes:
-        add(PolicyVerdict.DENIED, Reason(
-            "SYMLINK_TARGET_UNSAFE",
-            f"changed symlink(s) point outside the repository, at its root, or at an "
-            f"undecidable target: {symlink_escapes[:5]}",
-            "replace the symlink with a regular file inside allowed_paths",
-            tuple(symlink_escapes),
-        ))
+        add(
+            PolicyVerdict.DENIED,
+            Reason(
+                "SYMLINK_TARGET_UNSAFE",
+                f"changed symlink(s) point outside the repository, at its root, or at an "
+                f"undecidable target: {symlink_escapes[:5]}",
+                "replace the symlink with a regular file inside allowed_paths",
+                tuple(symlink_escapes),
+            ),
+        )
 
     # 5. observed diff within allowed_paths -------------------------------------
     if noncanonical:
-        add(PolicyVerdict.HUMAN_REQUIRED, Reason(
-            "NON_CANONICAL_CHANGED_PATH",
-            f"changed path(s) are not canonical and cannot be scoped: {noncanonical[:5]!r}",
-            "rename them to canonical repository-relative paths",
-            tuple(noncanonical),
-        ))
+        add(
+            PolicyVerdict.HUMAN_REQUIRED,
+            Reason(
+                "NON_CANONICAL_CHANGED_PATH",
+                f"changed path(s) are not canonical and cannot be scoped: {noncanonical[:5]!r}",
+                "rename them to canonical repository-relative paths",
+                tuple(noncanonical),
+            ),
+        )
     outside: list[str] = []
     if allowed is not None:
         canonical_diff = [p for p in facts.observed_diff if is_canonical_path(p)]
         outside = [p for p in canonical_diff if not any(glob_match(a, p) for a in allowed)]
         if outside:
-            add(PolicyVerdict.HUMAN_REQUIRED, Reason(
-                "ACTUAL_DELTA_OUTSIDE_ALLOWED_PATHS",
-                f"the observed diff exceeds allowed_paths: {outside[:5]}",
-                "a human must decide; or register a new candidate whose scope covers the change",
-                tuple(outside),
-            ))
+            add(
+                PolicyVerdict.HUMAN_REQUIRED,
+                Reason(
+                    "ACTUAL_DELTA_OUTSIDE_ALLOWED_PATHS",
+                    f"the observed diff exceeds allowed_paths: {outside[:5]}",
+                    "a human must decide, or register a new candidate whose scope covers it",
+                    tuple(outside),
+                ),
+            )
 
     # 6. participation of changed verifiers and gates ---------------------------
     definitions = [facts.baseline_definition]
@@ -351,7 +438,8 @@ def decide(facts: GateFacts) -> Result:
     base_by_id = {c.id: c for c in facts.baseline_definition.components}
     cand_by_id = (
         {c.id: c for c in facts.candidate_definition.components}
-        if facts.candidate_definition is not None else {}
+        if facts.candidate_definition is not None
+        else {}
     )
     if facts.candidate_definition is not None:
         for comp_id, comp in base_by_id.items():
@@ -386,45 +474,56 @@ def decide(facts: GateFacts) -> Result:
             part, basis = True, "undecidable: the component changes type"
         else:
             part, basis = False, "not in the plan's verifier set"
-        participation.append({
-            "component": comp_id,
-            "type": "/".join(sorted(types)),
-            "changed": True,
-            "in_plan_verifier_set": in_plan,
-            "in_baseline_verifier_set": in_baseline,
-            "participating": part,
-            "basis": basis,
-        })
+        participation.append(
+            {
+                "component": comp_id,
+                "type": "/".join(sorted(types)),
+                "changed": True,
+                "in_plan_verifier_set": in_plan,
+                "in_baseline_verifier_set": in_baseline,
+                "participating": part,
+                "basis": basis,
+            }
+        )
         (participating if part else procedure).append(comp_id)
     if participating:
-        add(PolicyVerdict.DENIED, Reason(
-            "PARTICIPATING_VERIFIER_CHANGED",
-            f"the candidate changes verifier/gate component(s) that judge it: {participating}",
-            "a verifier that judges the candidate cannot be changed by it; propose the verifier "
-            "change as its own candidate under a plan whose verifier set it is not in",
-            tuple(participating),
-        ))
+        add(
+            PolicyVerdict.DENIED,
+            Reason(
+                "PARTICIPATING_VERIFIER_CHANGED",
+                f"the candidate changes verifier/gate component(s) that judge it: {participating}",
+                "a verifier that judges the candidate cannot be changed by it; propose the "
+                "verifier change as its own candidate under a plan that it does not judge",
+                tuple(participating),
+            ),
+        )
     if procedure:
-        add(None, Reason(
-            "VERIFIER_CANDIDATE_PROCEDURE_REQUIRED",
-            f"non-participating verifier/gate change(s) {procedure}: admitted only into the "
-            "verifier-candidate procedure (stable meta-verifier, known mutants, baseline "
-            "detection power)",
-            "eval run must apply the known-mutant procedure of seed 000 section 3",
-            tuple(procedure),
-        ))
+        add(
+            None,
+            Reason(
+                "VERIFIER_CANDIDATE_PROCEDURE_REQUIRED",
+                f"non-participating verifier/gate change(s) {procedure}: admitted only into the "
+                "verifier-candidate procedure (stable meta-verifier, known mutants, baseline "
+                "detection power)",
+                "eval run must apply the known-mutant procedure of seed 000 section 3",
+                tuple(procedure),
+            ),
+        )
 
     # 7. deletion, relaxation or narrowing of any gate or verifier --------------
     weakened: list[str] = []
     if facts.candidate_definition is None:
         problem = facts.candidate_definition_problem
-        add(PolicyVerdict.HUMAN_REQUIRED, Reason(
-            "HARNESS_DEFINITION_UNREADABLE_AT_CANDIDATE",
-            "the candidate's harness definition cannot be read, so deletion or relaxation of "
-            "its gates cannot be ruled out"
-            + (f" ({problem.code}: {problem.message})" if problem else ""),
-            "restore a valid harness definition in the candidate commit",
-        ))
+        add(
+            PolicyVerdict.HUMAN_REQUIRED,
+            Reason(
+                "HARNESS_DEFINITION_UNREADABLE_AT_CANDIDATE",
+                "the candidate's harness definition cannot be read, so deletion or relaxation of "
+                "its gates cannot be ruled out"
+                + (f" ({problem.code}: {problem.message})" if problem else ""),
+                "restore a valid harness definition in the candidate commit",
+            ),
+        )
     else:
         cand_def = facts.candidate_definition
         for comp in facts.baseline_definition.components:
@@ -438,7 +537,8 @@ def decide(facts: GateFacts) -> Result:
             if lost:
                 weakened.append(f"{comp.id}: paths removed {lost}")
             gone = sorted(
-                p for p in facts.removed_paths
+                p
+                for p in facts.removed_paths
                 if is_canonical_path(p) and any(glob_match(pat, p) for pat in comp.paths)
             )
             if gone:
@@ -451,36 +551,51 @@ def decide(facts: GateFacts) -> Result:
                 continue
             if BLOCKING_RANK[other_stage.blocking] < BLOCKING_RANK[stage.blocking]:
                 weakened.append(
-                    f"{stage.component}: blocking {stage.blocking} -> {other_stage.blocking}")
-            if UNAVAILABLE_RANK[other_stage.on_unavailable] < UNAVAILABLE_RANK[stage.on_unavailable]:
-                weakened.append(f"{stage.component}: on_unavailable {stage.on_unavailable} -> "
-                                f"{other_stage.on_unavailable}")
+                    f"{stage.component}: blocking {stage.blocking} -> {other_stage.blocking}"
+                )
+            if (
+                UNAVAILABLE_RANK[other_stage.on_unavailable]
+                < UNAVAILABLE_RANK[stage.on_unavailable]
+            ):
+                weakened.append(
+                    f"{stage.component}: on_unavailable {stage.on_unavailable} -> "
+                    f"{other_stage.on_unavailable}"
+                )
             if "**" not in other_stage.applies_to:
                 narrowed = [p for p in stage.applies_to if p not in other_stage.applies_to]
                 if narrowed:
                     weakened.append(f"{stage.component}: applies_to no longer covers {narrowed}")
         if weakened:
-            add(PolicyVerdict.HUMAN_REQUIRED, Reason(
-                "GATE_OR_VERIFIER_WEAKENED",
-                f"a gate or verifier is deleted, relaxed or narrowed: {weakened[:5]}",
-                "deleting, relaxing or narrowing a gate/verifier always needs the human gate",
-                tuple(weakened),
-            ))
+            add(
+                PolicyVerdict.HUMAN_REQUIRED,
+                Reason(
+                    "GATE_OR_VERIFIER_WEAKENED",
+                    f"a gate or verifier is deleted, relaxed or narrowed: {weakened[:5]}",
+                    "deleting, relaxing or narrowing a gate/verifier always needs the human gate",
+                    tuple(weakened),
+                ),
+            )
 
     # 8. declared change of the evaluation harness itself -----------------------
     if candidate.get("changes_evaluation_harness") is True:
-        add(PolicyVerdict.HUMAN_REQUIRED, Reason(
-            "EVALUATION_HARNESS_CHANGE_I4_ONLY",
-            "the candidate declares a change of the evaluation harness itself; ordinary paired "
-            "evaluation never adopts it",
-            "the only route is I4: human decision plus machine-independent evidence",
-        ))
+        add(
+            PolicyVerdict.HUMAN_REQUIRED,
+            Reason(
+                "EVALUATION_HARNESS_CHANGE_I4_ONLY",
+                "the candidate declares a change of the evaluation harness itself; ordinary paired "
+                "evaluation never adopts it",
+                "the only route is I4: human decision plus machine-independent evidence",
+            ),
+        )
     elif candidate.get("changes_evaluation_harness") is not False:
-        add(PolicyVerdict.HUMAN_REQUIRED, Reason(
-            "EVALUATION_HARNESS_DECLARATION_MISSING",
-            "the candidate does not declare whether it changes the evaluation harness",
-            "set changes_evaluation_harness to true or false",
-        ))
+        add(
+            PolicyVerdict.HUMAN_REQUIRED,
+            Reason(
+                "EVALUATION_HARNESS_DECLARATION_MISSING",
+                "the candidate does not declare whether it changes the evaluation harness",
+                "set changes_evaluation_harness to true or false",
+            ),
+        )
 
     # required independence (DECISIONS 16) -------------------------------------
     classes: set[str] = set()
@@ -493,10 +608,13 @@ def decide(facts: GateFacts) -> Result:
     level, drivers = required_level(classes)
 
     if verdict == PolicyVerdict.AUTO_APPROVED.value:
-        reasons.insert(0, Reason(
-            "POLICY_GATE_PASSED",
-            "the candidate may proceed to paired evaluation (and nothing more)",
-        ))
+        reasons.insert(
+            0,
+            Reason(
+                "POLICY_GATE_PASSED",
+                "the candidate may proceed to paired evaluation (and nothing more)",
+            ),
+        )
     out_facts = {
         **base_facts,
         "observed_diff": list(facts.observed_diff),

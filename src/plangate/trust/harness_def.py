@@ -55,7 +55,9 @@ BLOCKING_RANK: dict[str, int] = {"off": 0, "warn": 1, "block": 2}
 UNAVAILABLE_RANK: dict[str, int] = {"pass": 0, "block": 1}
 """Strength of a stage's ``on_unavailable`` rule; ``pass`` would fail open."""
 
-_TOP_KEYS = frozenset({"schema_version", "name", "components", "registry", "verifier_set", "policy_profile"})
+_TOP_KEYS = frozenset(
+    {"schema_version", "name", "components", "registry", "verifier_set", "policy_profile"}
+)
 _COMPONENT_KEYS = frozenset({"id", "type", "paths"})
 _STAGE_KEYS = frozenset({"component", "blocking", "on_unavailable", "applies_to"})
 
@@ -194,7 +196,7 @@ def parse_definition(data: bytes, source: str = DEFAULT_DEFINITION_PATH) -> Harn
     if doc.get("schema_version") != "1":
         raise _reject(
             "HARNESS_DEFINITION_VERSION",
-            f"{source}: schema_version must be the string \"1\"",
+            f'{source}: schema_version must be the string "1"',
             'add schema_version = "1"',
         )
     name = doc.get("name", "")
@@ -234,14 +236,18 @@ def parse_definition(data: bytes, source: str = DEFAULT_DEFINITION_PATH) -> Harn
                 "a shadow copy could hide a change; give each component one entry",
             )
         seen.add(comp_id)
-        components.append(ComponentDef(comp_id, comp_type, _patterns(table["paths"], f"{where}.paths")))
+        components.append(
+            ComponentDef(comp_id, comp_type, _patterns(table["paths"], f"{where}.paths"))
+        )
     by_id = {c.id: c for c in components}
 
     registry = doc.get("registry", {})
     if not isinstance(registry, dict):
         raise _reject("HARNESS_DEFINITION_INVALID", f"{source}: [registry] must be a table", "")
     _check_keys(registry, frozenset({"enabled"}), f"{source}: [registry]")
-    enabled = _string_list(registry.get("enabled", []), f"{source}: registry.enabled", allow_empty=True)
+    enabled = _string_list(
+        registry.get("enabled", []), f"{source}: registry.enabled", allow_empty=True
+    )
     for comp_id in enabled:
         if comp_id not in by_id:
             raise _reject(
@@ -280,9 +286,7 @@ def parse_definition(data: bytes, source: str = DEFAULT_DEFINITION_PATH) -> Harn
                 "stages name components of type verifier or gate",
             )
         if comp_id in {s.component for s in stages}:
-            raise _reject(
-                "HARNESS_DEFINITION_BAD_STAGE", f"{where}: {comp_id!r} appears twice", ""
-            )
+            raise _reject("HARNESS_DEFINITION_BAD_STAGE", f"{where}: {comp_id!r} appears twice", "")
         blocking = table.get("blocking", "block")
         if blocking not in BLOCKING_RANK:
             raise _reject(
@@ -302,14 +306,20 @@ def parse_definition(data: bytes, source: str = DEFAULT_DEFINITION_PATH) -> Harn
 
     profile = doc.get("policy_profile", {})
     if not isinstance(profile, dict):
-        raise _reject("HARNESS_DEFINITION_INVALID", f"{source}: [policy_profile] must be a table", "")
+        raise _reject(
+            "HARNESS_DEFINITION_INVALID", f"{source}: [policy_profile] must be a table", ""
+        )
     _check_keys(profile, frozenset({"files"}), f"{source}: [policy_profile]")
-    files = list(_string_list(profile.get("files", []), f"{source}: policy_profile.files", allow_empty=True))
+    files = list(
+        _string_list(profile.get("files", []), f"{source}: policy_profile.files", allow_empty=True)
+    )
     for path in files:
         try:
             canonical_path(path)
         except PathRejected as exc:
-            raise _reject("HARNESS_DEFINITION_BAD_PATH", f"{source}: {exc.message}", exc.hint) from None
+            raise _reject(
+                "HARNESS_DEFINITION_BAD_PATH", f"{source}: {exc.message}", exc.hint
+            ) from None
     if PROTECTED_SURFACES_PATH not in files:
         files.append(PROTECTED_SURFACES_PATH)
 
@@ -324,7 +334,9 @@ def parse_definition(data: bytes, source: str = DEFAULT_DEFINITION_PATH) -> Harn
     )
 
 
-def load_definition_at(git: Git, commit: str, path: str = DEFAULT_DEFINITION_PATH) -> HarnessDefinition:
+def load_definition_at(
+    git: Git, commit: str, path: str = DEFAULT_DEFINITION_PATH
+) -> HarnessDefinition:
     """Read and parse the harness definition blob at ``commit``.
 
     A definition that is missing or not a regular file at that commit raises

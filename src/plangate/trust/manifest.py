@@ -226,7 +226,9 @@ def build_manifest(
 
 
 def _bad(message: str) -> ManifestRejected:
-    return ManifestRejected("HARNESS_MANIFEST_INVALID", message, "rebuild it with 'plangate harness manifest'")
+    return ManifestRejected(
+        "HARNESS_MANIFEST_INVALID", message, "rebuild it with 'plangate harness manifest'"
+    )
 
 
 def validate_manifest(obj: Mapping[str, Any]) -> HarnessManifest:
@@ -240,8 +242,13 @@ def validate_manifest(obj: Mapping[str, Any]) -> HarnessManifest:
         raise _bad(f"schema_version must be {SCHEMA_VERSION!r}")
     if not isinstance(obj["source_commit"], str) or not FULL_SHA_RE.fullmatch(obj["source_commit"]):
         raise _bad("source_commit must be a full lowercase commit id")
-    for key in ("harness_id", "definition_sha256", "distribution_digest", "verifier_set_sha",
-                "policy_profile_sha"):
+    for key in (
+        "harness_id",
+        "definition_sha256",
+        "distribution_digest",
+        "verifier_set_sha",
+        "policy_profile_sha",
+    ):
         if not is_digest(obj[key]):
             raise _bad(f"{key} must be a sha256: digest")
     if not isinstance(obj["definition_path"], str) or not is_canonical_path(obj["definition_path"]):
@@ -264,7 +271,11 @@ def validate_manifest(obj: Mapping[str, Any]) -> HarnessManifest:
             raise _bad(f"component {comp['id']!r} installed/registered must be booleans")
         for key in ("paths", "files"):
             value = comp[key]
-            if not isinstance(value, list) or not value or not all(isinstance(p, str) for p in value):
+            if (
+                not isinstance(value, list)
+                or not value
+                or not all(isinstance(p, str) for p in value)
+            ):
                 raise _bad(f"component {comp['id']!r} {key} must be a non-empty list of strings")
     vset = obj["verifier_set"]
     if not isinstance(vset, list) or not vset or not all(v in seen for v in vset):

@@ -199,6 +199,9 @@ def parse_surfaces_text(text: str, where: str) -> tuple[SurfaceEntry, ...]:
     except tomllib.TOMLDecodeError as exc:
         raise _bad("SURFACES_INVALID_TOML", f"{where} is not valid TOML: {exc}",
                    "fix the TOML syntax") from None
+    if not doc:
+        raise _bad("SURFACES_EMPTY", f"{where} holds only comments",
+                   "list at least one [[surface]] entry; an empty definition protects nothing")
     unknown = sorted(set(doc) - _TOP_KEYS)
     if unknown:
         raise _bad("SURFACES_UNKNOWN_KEY", f"{where}: unknown top-level key(s) {unknown}",

@@ -1,0 +1,199 @@
+"""``plangate eval``: pre-register plans, register candidates, run the policy gate.
+
+``eval run`` and ``eval review`` belong to part 2 of the evaluation trust
+boundary and are delegated to :mod:`plangate.cli.eval_run_cmd`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from plangate.cli.context import Context
+from plangate.cli.output import print_json, print_result
+from plangate.errors import InputRejected, UsageError
+from plangate.fsutil import FileState, read_regular_file
+from plangate.git import Git
+from plangate.verdict import ExitCode
+
+MAX_INPUT_BYTES = 1_000_000
+DELEGATED = ("run", "review")
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Evaluation trust boundary: plans are registered before candidates, and a "
+        "candidate enters paired evaluation only through the policy gate (docs/evaluation.md).",
+    )
+    sub = parser.add_subparsers(dest="group", required=True)
+    plan = sub.add_parser("plan", help="pre-register or show an evaluation plan")
+    plan_sub = plan.add_subparsers(dest="action", required=True)
+    reg = plan_sub.add_parser("register", help="pin a plan (YAML/JSON) and write it to the ledger")
+    reg.add_argument("file", metavar="FILE")
+    reg.add_argument("--json", action="store_true", help="print one JSON object")
+    show = plan_sub.add_parser("show", help="print a registered plan")
+    show.add_argument("digest", metavar="DIGEST")
+    show.add_argument("--json", action="store_true", help="print one JSON object")
+    cand = sub.add_parser("candidate", help="register a harness improvement candidate")
+    cand_sub = cand.add_subparsers(dest="action", required=True)
+    creg = cand_sub.add_parser("register", help="register a candidate (YAML/JSON)")
+    creg.add_argument("file", metavar="FILE")
+    creg.add_argument("--json", action="store_true", help="print one JSON object")
+    gate = sub.add_parser("gate", help="policy gate: may the candidate enter paired evaluation?")
+    gate.add_argument("candidate", metavar="CANDIDATE", help="candidate digest or candidate_id")
+    gate.add_argument("--json", action="store_true", help="print one JSON object")
+    sub.add_parser("run", help="paired evaluation (see 'plangate eval run --help')", add_help=False)
+    sub.add_parser(
+        "review", help="review records (see 'plangate eval review --help')", add_help=False
+    )
+    return parser
+
+
+def _read_input(ctx: Context, name: str) -> tuple[bytes, str]:
+    if name == "-":
+        return ctx.stdin.read(MAX_INPUT_BYTES + 1)[: MAX_INPUT_BYTES + 1], "<stdin>"
+    read = read_regular_file(Path(ctx.cwd) / name, MAX_INPUT_BYTES)
+    if read.state is not FileState.OK or read.data is None:
+        raise InputRejected(
+            "EVAL_INPUT_UNREADABLE",
+            f"cannot read {name}: {read.detail}",
+            "give a regular file (symlinks and FIFOs are refused)",
+        )
+    return read.data, name
+
+
+def _repo(ctx: Context) -> tuple[Git, Path]:
+    git = Git(ctx.cwd)
+    return git, git.toplevel()
+
+
+def _plan_register(ctx: Context, args: argparse.Namespace) -> int:
+    from plangate.ledger import open_ledger
+    from plangate.trust.evalplan import register_plan
+
+    data, source = _read_input(ctx, args.file)
+    git, root = _repo(ctx)
+    with open_ledger(root, ctx.env) as ledger:
+        registered = register_plan(git, ledger, data, source)
+    if args.json:
+        print_json(
+            ctx,
+            {
+                "verdict": "ACCEPTED",
+                "reasons": [],
+                "plan_digest": registered.digest,
+                "newly_registered": registered.newly_registered,
+                "ledger_seq": registered.entry_seq,
+                "baseline_manifest_ref": registered.plan["baseline_manifest_ref"],
+                "plan": dict(registered.plan),
+            },
+        )
+    else:
+        state = "registered" if registered.newly_registered else "already registered"
+        ctx.out(registered.digest)
+        ctx.err(f"plan {registered.plan['plan_id']} {state} (ledger seq {registered.entry_seq})")
+    return int(ExitCode.ACCEPTED)
+
+
+def _plan_show(ctx: Context, args: argparse.Namespace) -> int:
+    from plangate.canonical import pretty_bytes
+    from plangate.ledger import open_ledger
+    from plangate.trust.evalplan import lookup_registered_plan
+
+    _git, root = _repo(ctx)
+    with open_ledger(root, ctx.env, create=False) as ledger:
+        registered = lookup_registered_plan(ledger, args.digest)
+    if args.json:
+        print_json(
+            ctx,
+            {
+                "verdict": "ACCEPTED",
+                "reasons": [],
+                "plan_digest": registered.digest,
+                "ledger_seq": registered.entry_seq,
+                "plan": dict(registered.plan),
+            },
+        )
+    else:
+        ctx.stdout.write(pretty_bytes(dict(registered.plan)).decode("utf-8"))
+    return int(ExitCode.ACCEPTED)
+
+
+def _candidate_register(ctx: Context, args: argparse.Namespace) -> int:
+    from plangate.ledger import open_ledger
+    from plangate.trust.candidate import register_candidate
+
+    data, source = _read_input(ctx, args.file)
+    git, root = _repo(ctx)
+    with open_ledger(root, ctx.env) as ledger:
+        registered = register_candidate(git, ledger, data, source)
+    if args.json:
+        print_json(
+            ctx,
+            {
+                "verdict": "ACCEPTED",
+                "reasons": [],
+                "candidate_digest": registered.digest,
+                "candidate_id": registered.candidate["candidate_id"],
+                "newly_registered": registered.newly_registered,
+                "ledger_seq": registered.entry_seq,
+            },
+        )
+    else:
+        ctx.out(registered.digest)
+        ctx.err(
+            f"candidate {registered.candidate['candidate_id']} registered "
+            f"(ledger seq {registered.entry_seq})"
+        )
+    return int(ExitCode.ACCEPTED)
+
+
+def _print_gate(ctx: Context, facts: dict[str, Any]) -> None:
+    ctx.out(f"  observed diff: {len(facts.get('observed_diff', []))} path(s)")
+    for path in facts.get("observed_diff", [])[:20]:
+        ctx.out(f"    {path}")
+    for item in facts.get("matched_surfaces", []):
+        ctx.out(
+            f"  protected: {item['path']} by {item['pattern']} [{item['class']}] "
+            f"({item['provenance']}: {item['source']})"
+        )
+    for row in facts.get("participation", []):
+        ctx.out(
+            f"  participation: {row['component']} -> "
+            f"{'participating' if row['participating'] else 'not participating'} "
+            f"({row['basis']})"
+        )
+    if "required_independence" in facts:
+        ctx.out(f"  required independence: {facts['required_independence']}")
+
+
+def _gate(ctx: Context, args: argparse.Namespace) -> int:
+    from plangate.trust.gate_service import gate_candidate
+
+    _git, root = _repo(ctx)
+    result = gate_candidate(root, ctx.env, args.candidate)
+    code = print_result(ctx, result, as_json=args.json, title="policy gate")
+    if not args.json:
+        _print_gate(ctx, dict(result.facts))
+    return code
+
+
+def run(argv: list[str], ctx: Context) -> int:
+    """Entry point of ``plangate eval``."""
+    if len(argv) > 1 and argv[1] in DELEGATED:
+        from plangate.cli import eval_run_cmd  # type: ignore[attr-defined,unused-ignore]
+
+        code: int = eval_run_cmd.run(argv, ctx)
+        return code
+    args = _parser(f"plangate {argv[0]}").parse_args(argv[1:])
+    if args.group == "plan" and args.action == "register":
+        return _plan_register(ctx, args)
+    if args.group == "plan" and args.action == "show":
+        return _plan_show(ctx, args)
+    if args.group == "candidate":
+        return _candidate_register(ctx, args)
+    if args.group == "gate":
+        return _gate(ctx, args)
+    raise UsageError("EVAL_USAGE", f"unknown eval command {argv[1:]}", "see plangate eval --help")

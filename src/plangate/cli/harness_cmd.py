@@ -1,0 +1,90 @@
+"""``plangate harness``: build or verify a HarnessManifest from git objects."""
+
+from __future__ import annotations
+
+import argparse
+
+from plangate.cli.context import Context
+from plangate.cli.output import print_json
+from plangate.errors import InputRejected
+from plangate.fsutil import FileState, atomic_write, read_regular_file
+from plangate.git import Git
+from plangate.trust.harness_def import DEFAULT_DEFINITION_PATH
+from plangate.trust.manifest import build_manifest, load_manifest_bytes
+from plangate.verdict import ExitCode
+
+MAX_MANIFEST_BYTES = 16_000_000
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="HarnessManifest: the content-addressed identity of a harness at a commit "
+        "(docs/evaluation.md).",
+    )
+    sub = parser.add_subparsers(dest="action", required=True)
+    build = sub.add_parser("manifest", help="build the manifest of a commit from git objects")
+    build.add_argument("--commit", required=True, metavar="SHA", help="commit to describe")
+    build.add_argument(
+        "--definition",
+        default=DEFAULT_DEFINITION_PATH,
+        metavar="PATH",
+        help=f"harness definition path inside the commit ({DEFAULT_DEFINITION_PATH})",
+    )
+    build.add_argument("--out", metavar="FILE", help="write the manifest here instead of stdout")
+    build.add_argument("--json", action="store_true", help="print {verdict, harness_id, ...}")
+    verify = sub.add_parser("verify", help="re-check a manifest file: schema and harness_id")
+    verify.add_argument("file", metavar="FILE")
+    verify.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def run(argv: list[str], ctx: Context) -> int:
+    """Entry point of ``plangate harness``."""
+    args = _parser(f"plangate {argv[0]}").parse_args(argv[1:])
+    if args.action == "manifest":
+        git = Git(ctx.cwd)
+        manifest = build_manifest(git, args.commit, args.definition)
+        data = manifest.to_bytes()
+        if args.out:
+            atomic_write(ctx.cwd / args.out, data)
+        if args.json:
+            print_json(
+                ctx,
+                {
+                    "verdict": "ACCEPTED",
+                    "reasons": [],
+                    "harness_id": manifest.harness_id,
+                    "source_commit": manifest.source_commit,
+                    "out": args.out,
+                    "manifest": dict(manifest.data),
+                },
+            )
+        elif args.out:
+            ctx.out(f"harness_id: {manifest.harness_id}")
+            ctx.out(f"written:    {args.out}")
+        else:
+            ctx.stdout.write(data.decode("utf-8"))
+        return int(ExitCode.ACCEPTED)
+    path = ctx.cwd / args.file
+    read = read_regular_file(path, MAX_MANIFEST_BYTES)
+    if read.state is not FileState.OK or read.data is None:
+        raise InputRejected(
+            "HARNESS_MANIFEST_UNREADABLE",
+            f"cannot read {args.file}: {read.detail}",
+            "give a regular file",
+        )
+    manifest = load_manifest_bytes(read.data)
+    if args.json:
+        print_json(
+            ctx,
+            {
+                "verdict": "ACCEPTED",
+                "reasons": [],
+                "harness_id": manifest.harness_id,
+                "source_commit": manifest.source_commit,
+            },
+        )
+    else:
+        ctx.out(f"manifest: ACCEPTED (harness_id {manifest.harness_id})")
+    return int(ExitCode.ACCEPTED)

@@ -1,0 +1,411 @@
+"""The IO edge of the hooks: read the facts once, decide, record the decision.
+
+Where the active task comes from (docs/agents.md, "The active task"):
+
+1. ``PLANGATE_TASK`` in the hook's environment. ``plangate exec`` sets it for
+   the command it runs, so an agent started by exec passes it to its hooks.
+2. Otherwise the ledger: the most recent ``exec_started`` entry that has no
+   later ``exec_ended`` for the same run (``payload.run_id`` when present,
+   else the same subject). The task id is ``payload.task_id`` (or the subject).
+3. Otherwise there is no active task: only planning files may be written.
+
+Every decision is appended to the ledger as kind ``hook_decision``. A ledger
+that cannot be opened or written turns the decision into a deny
+(``HOOK_LEDGER_UNAVAILABLE``): an unrecorded allow is not an allow.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from plangate.errors import PlanGateError
+from plangate.hooks.bash import BashKind, analyse
+from plangate.hooks.decision import (
+    DENY,
+    Action,
+    ActionKind,
+    Facts,
+    SurfaceRule,
+    Target,
+    TaskFacts,
+    decide,
+)
+from plangate.hooks.paths import TargetRejected, filesystem_is_case_insensitive, resolve_target
+from plangate.paths import PathRejected, canonical_path, validate_pattern
+from plangate.verdict import Reason, Result
+
+if TYPE_CHECKING:
+    from plangate.ledger import Ledger
+
+KIND_DECISION = "hook_decision"
+MAX_RECORDED_TARGETS = 50
+
+
+class HookEvent:
+    """The host-independent events a hook can report."""
+
+    PRE = "pre"
+    POST = "post"
+    STOP = "stop"
+    COMMIT = "commit"
+    PUSH = "push"
+
+
+@dataclass(frozen=True)
+class HookRequest:
+    """One hook invocation, already translated from the host's payload."""
+
+    host: str
+    event: str
+    cwd: str
+    label: str = ""
+    file_targets: tuple[str, ...] = ()
+    shell_command: str | None = None
+    read_only: bool = False
+    unclassifiable: tuple[str, ...] = ()
+    canonical_targets: tuple[str, ...] | None = None
+    """Targets that already are canonical repository paths (git hooks, CI)."""
+
+
+def deny_result(code: str, message: str, hint: str = "", **facts: Any) -> Result:
+    """A DENY result with one reason."""
+    return Result(DENY, (Reason(code, message, hint),), dict(facts))
+
+
+def find_worktree_root(cwd: str) -> str | None:
+    """Real path of the nearest directory at or above ``cwd`` holding ``.git``."""
+    if not cwd or not os.path.isabs(cwd):
+        return None
+    current = os.path.realpath(cwd)
+    while True:
+        if os.path.lexists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def current_head(root: str) -> str:
+    """HEAD's full object id: read from ``.git`` files, else asked of git."""
+    from plangate.hooks.githead import read_head
+
+    head = read_head(root)
+    if head is not None:
+        return head
+    from plangate.git import Git
+
+    return Git(Path(root)).head()
+
+
+def _entry_key(payload: Mapping[str, Any], subject: str) -> str:
+    run_id = payload.get("run_id")
+    return f"run:{run_id}" if isinstance(run_id, str) and run_id else f"subject:{subject}"
+
+
+def exec_task_from_ledger(ledger: Ledger) -> str | None:
+    """Task of the most recent ``exec_started`` with no later ``exec_ended`` (see module doc)."""
+    started = ledger.entries(kind="exec_started")
+    if not started:
+        return None
+    ended = ledger.entries(kind="exec_ended")
+    latest_end: dict[str, int] = {}
+    for entry in ended:
+        key = _entry_key(entry.payload, entry.subject)
+        latest_end[key] = max(latest_end.get(key, 0), entry.seq)
+    for entry in reversed(started):
+        key = _entry_key(entry.payload, entry.subject)
+        if latest_end.get(key, 0) > entry.seq:
+            continue
+        task = entry.payload.get("task_id", entry.payload.get("task", entry.subject))
+        return task if isinstance(task, str) else None
+    return None
+
+
+def locked_tasks(root: str) -> frozenset[str]:
+    """Tasks whose ``approvals/c3.json`` exists (in any form): their Plan Package is locked."""
+    from plangate.snapshot import TASK_ID_RE
+
+    working = os.path.join(root, "docs", "working")
+    out: set[str] = set()
+    try:
+        names = os.listdir(working)
+    except OSError:
+        return frozenset()
+    for name in names:
+        if TASK_ID_RE.fullmatch(name) and os.path.lexists(
+            os.path.join(working, name, "approvals", "c3.json")
+        ):
+            out.add(name)
+    return frozenset(out)
+
+
+def load_surfaces(root: str) -> tuple[tuple[SurfaceRule, ...] | None, str]:
+    """Protected-surface rules of the repository (``None`` plus why, when unusable).
+
+    A bundled-template resolution still protects its patterns here: the hook
+    denies more, never less, when the repository has no definition of its own.
+    """
+    from plangate.trust.surfaces import resolve_surfaces
+
+    resolved = resolve_surfaces(Path(root))
+    if not resolved.entries:
+        detail = resolved.problem.message if resolved.problem else "no patterns"
+        return None, detail
+    return tuple(SurfaceRule(e.pattern, e.cls, e.reason) for e in resolved.entries), ""
+
+
+def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
+    """Verify the task's record against HEAD and read its allowed paths from the same bytes."""
+    from plangate.approval.service import verify_task
+    from plangate.plan.loopspec import extract_allowed_paths
+    from plangate.snapshot import read_task_snapshot, task_dir_for
+
+    try:
+        head = current_head(root)
+        snapshot = read_task_snapshot(task_dir_for(Path(root), task_id))
+    except PlanGateError as exc:
+        return TaskFacts(task_id, source, False, (exc.code,), exc.message, None, exc.message)
+    outcome = verify_task(Path(root), task_id, expected_sha=head, snapshot=snapshot)
+    allowed: tuple[str, ...] | None = None
+    scope_problem = ""
+    plan = snapshot.artifact("plan.md")
+    if plan is None:
+        scope_problem = "plan.md is unreadable"
+    else:
+        try:
+            patterns = extract_allowed_paths(plan.decode("utf-8"))
+            allowed = tuple(validate_pattern(p) for p in patterns)
+        except UnicodeDecodeError:
+            scope_problem = "plan.md is not UTF-8"
+        except PlanGateError as exc:
+            scope_problem = f"{exc.code}: {exc.message}"
+    first = outcome.reasons[0].message if outcome.reasons else ""
+    return TaskFacts(
+        task_id=task_id,
+        source=source,
+        verified=outcome.accepted,
+        verification_codes=outcome.codes,
+        verification_message=f"{outcome.verdict}: {first}" if not outcome.accepted else "",
+        allowed_paths=allowed,
+        scope_problem=scope_problem,
+    )
+
+
+def gather_facts(root: str, env: Mapping[str, str], ledger: Ledger, now: datetime) -> Facts:
+    """Read every fact :func:`decide` may need, once."""
+    from plangate.hooks.override import active_grants, grant_states
+    from plangate.snapshot import TASK_ID_RE
+
+    surfaces, surfaces_problem = load_surfaces(root)
+    task: TaskFacts | None = None
+    task_problem: Reason | None = None
+    env_task = env.get("PLANGATE_TASK")
+    if env_task is not None and env_task != "":
+        if TASK_ID_RE.fullmatch(env_task) is None:
+            task_problem = Reason(
+                "HOOK_TASK_INVALID",
+                f"PLANGATE_TASK={env_task!r} is not a task id of the form TASK-0000",
+                "start the agent through 'plangate exec TASK-XXXX'",
+            )
+        else:
+            task = task_facts(root, env_task, "env")
+    else:
+        ledger_task = exec_task_from_ledger(ledger)
+        if ledger_task is not None:
+            if TASK_ID_RE.fullmatch(ledger_task) is None:
+                task_problem = Reason(
+                    "HOOK_TASK_INVALID",
+                    f"the ledger's open exec run names {ledger_task!r}, not a task id",
+                    "end the run with 'plangate exec' or ask a human to inspect the ledger",
+                )
+            else:
+                task = task_facts(root, ledger_task, "exec")
+    override_entries = [
+        (e.kind, e.subject, e.payload)
+        for kind in ("override_granted", "override_revoked", "override_used")
+        for e in ledger.entries(kind=kind)
+    ]
+    grants = active_grants(grant_states(override_entries), now) if override_entries else ()
+    return Facts(
+        surfaces=surfaces,
+        surfaces_problem=surfaces_problem,
+        task=task,
+        task_problem=task_problem,
+        locked_tasks=locked_tasks(root),
+        overrides=grants,
+    )
+
+
+def _resolve(raws: Sequence[str], cwd: str, root: str, case_insensitive: bool) -> list[Target]:
+    out: list[Target] = []
+    for raw in raws:
+        try:
+            path = resolve_target(raw, cwd=cwd, repo_root=root, case_insensitive=case_insensitive)
+        except TargetRejected as exc:
+            hint = "write only inside the repository" if exc.code == "HOOK_TARGET_OUTSIDE_REPO" \
+                else "give a plain path inside the repository"
+            out.append(Target(raw, None, Reason(exc.code, exc.message, hint)))
+            continue
+        out.append(Target(raw, path))
+    return out
+
+
+def _canonical_targets(paths: Sequence[str]) -> list[Target]:
+    out: list[Target] = []
+    for path in paths:
+        try:
+            out.append(Target(path, canonical_path(path)))
+        except PathRejected as exc:
+            out.append(Target(path, None, Reason(exc.code, exc.message, exc.hint)))
+    return out
+
+
+def _into_dir_targets(
+    pairs: Sequence[tuple[str, str]], cwd: str, root: str, case_insensitive: bool
+) -> list[str]:
+    """For cp/mv/ln into an existing directory, the file lands at ``dir/basename``."""
+    raws: list[str] = []
+    for destination, base in pairs:
+        joined = destination if os.path.isabs(os.path.expanduser(destination)) else \
+            os.path.join(cwd, destination)
+        if os.path.isdir(os.path.expanduser(joined)) and base not in ("", ".", ".."):
+            raws.append(os.path.join(destination, base))
+    return raws
+
+
+def build_action(request: HookRequest, root: str) -> Action:
+    """Translate a request into an :class:`Action` with resolved targets."""
+    case_insensitive = filesystem_is_case_insensitive(root)
+    cwd = request.cwd
+    if request.canonical_targets is not None:
+        kind = {
+            HookEvent.COMMIT: ActionKind.COMMIT,
+            HookEvent.PUSH: ActionKind.PUSH,
+        }.get(request.event, ActionKind.EFFECT)
+        return Action(kind, tuple(_canonical_targets(request.canonical_targets)),
+                      label=request.label)
+    if request.event in (HookEvent.POST, HookEvent.STOP):
+        from plangate.git import Git
+
+        changes = Git(Path(root)).worktree_changes()
+        return Action(ActionKind.EFFECT, tuple(_canonical_targets(changes)), label=request.label)
+    if request.unclassifiable:
+        return Action(ActionKind.SHELL, (), request.unclassifiable, request.label)
+    if request.read_only:
+        return Action(ActionKind.READ, (), label=request.label)
+    if request.shell_command is not None:
+        analysis = analyse(request.shell_command)
+        if analysis.kind is BashKind.READ_ONLY:
+            return Action(ActionKind.READ, (), label=request.label)
+        raws = list(analysis.writes)
+        raws += _into_dir_targets(analysis.into_dir, cwd, root, case_insensitive)
+        targets = _resolve(raws, cwd, root, case_insensitive)
+        if analysis.commits:
+            from plangate.git import Git
+
+            targets += _canonical_targets(Git(Path(root)).staged_paths())
+        return Action(ActionKind.SHELL, tuple(targets), analysis.problems, request.label)
+    targets = _resolve(request.file_targets, cwd, root, case_insensitive)
+    return Action(ActionKind.WRITE, tuple(targets), label=request.label)
+
+
+def _record(
+    ledger: Ledger, request: HookRequest, result: Result, task: str | None
+) -> None:
+    targets = list(result.facts.get("targets", []))[:MAX_RECORDED_TARGETS]
+    payload: dict[str, Any] = {
+        "host": request.host,
+        "event": request.event,
+        "tool": request.label,
+        "action": result.facts.get("action", ""),
+        "verdict": result.verdict,
+        "codes": list(result.codes),
+        "targets": targets,
+        "task_id": task,
+    }
+    if request.shell_command is not None:
+        # The command text may hold anything; the ledger keeps only its digest.
+        payload["command_sha256"] = hashlib.sha256(
+            request.shell_command.encode("utf-8", "surrogateescape")
+        ).hexdigest()
+    used = result.facts.get("overrides_used")
+    if used:
+        payload["overrides_used"] = list(used)
+    ledger.append(KIND_DECISION, task or "-", payload)
+
+
+def _spend_one_shots(
+    ledger: Ledger, root: str, facts: Facts, action: Action, result: Result, now: datetime
+) -> Result:
+    """Spend one-shot grants a decision used, under a lock; re-decide if one was spent meanwhile."""
+    from plangate.fsutil import exclusive_lock
+    from plangate.hooks.override import active_grants, grant_states
+
+    used = list(result.facts.get("overrides_used", []))
+    one_shots = {g.grant_id for g in facts.overrides if g.one_shot}
+    if not any(g in one_shots for g in used):
+        return result
+    with exclusive_lock(Path(root) / ".plangate" / "locks" / "override.lock", wait=True):
+        entries = [
+            (e.kind, e.subject, e.payload)
+            for kind in ("override_granted", "override_revoked", "override_used")
+            for e in ledger.entries(kind=kind)
+        ]
+        fresh = active_grants(grant_states(entries), now)
+        result = decide(replace(facts, overrides=fresh), action)
+        for grant_id in result.facts.get("overrides_used", []):
+            if grant_id in one_shots:
+                ledger.append("override_used", grant_id, {
+                    "grant_id": grant_id, "paths": list(result.facts.get("targets", []))[:20],
+                })
+    return result
+
+
+def evaluate(request: HookRequest, env: Mapping[str, str], *, now: datetime | None = None) -> Result:
+    """Decide one hook request and record it. Raises only on bugs (adapters deny then)."""
+    moment = now or datetime.now(UTC)
+    root = find_worktree_root(request.cwd)
+    if root is None:
+        return deny_result(
+            "HOOK_NOT_IN_REPOSITORY",
+            f"the tool's directory {request.cwd!r} is not inside a git working tree",
+            "run the agent inside the repository",
+        )
+    action = build_action(request, root)
+    from plangate.ledger import LedgerError, open_ledger
+
+    try:
+        ledger = open_ledger(Path(root), env)
+    except (LedgerError, PlanGateError, OSError) as exc:
+        return deny_result(
+            "HOOK_LEDGER_UNAVAILABLE",
+            f"the ledger cannot be opened, so no decision can be recorded: {exc}",
+            "run 'plangate ledger verify'; a human repairs or restores the ledger",
+        )
+    task_id: str | None = None
+    try:
+        with ledger:
+            if action.kind is ActionKind.READ:
+                result = decide(Facts(surfaces=()), action)
+            else:
+                facts = gather_facts(root, env, ledger, moment)
+                task_id = facts.task.task_id if facts.task else None
+                result = decide(facts, action)
+                if result.facts.get("overrides_used"):
+                    result = _spend_one_shots(ledger, root, facts, action, result, moment)
+            _record(ledger, request, result, task_id)
+    except (LedgerError, OSError) as exc:
+        return deny_result(
+            "HOOK_LEDGER_UNAVAILABLE",
+            f"the ledger could not be read or written: {exc}",
+            "run 'plangate ledger verify'; a human repairs or restores the ledger",
+            task=task_id,
+        )
+    return result

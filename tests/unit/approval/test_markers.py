@@ -1,0 +1,91 @@
+"""Evidence marker grammar (pure), with literals and hypothesis."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from plangate.plan.markers import C1, C2, MarkerState, marker_line, read_marker, replace_marker
+
+H = "sha256:" + hashlib.sha256(b"plan").hexdigest()
+
+
+def state(data: bytes, kind=C1, current: str | None = H) -> MarkerState:
+    return read_marker(kind, data, current).state
+
+
+def test_valid_markers() -> None:
+    assert state(f"x\nC1-VERDICT: PASS plan={H}\n".encode()) is MarkerState.VALID
+    assert state(f"C2-VERDICT: approve plan={H}".encode(), C2) is MarkerState.VALID
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("", MarkerState.MISSING),
+        ("判定: PASS\n", MarkerState.MISSING),
+        (f"C1-VERDICT: FAIL plan={H}\n", MarkerState.NOT_ACCEPTED),
+        (f"C1-VERDICT: pass plan={H}\n", MarkerState.NOT_ACCEPTED),
+        (f"C1-VERDICT: PASS plan={H}\nC1-VERDICT: PASS plan={H}\n", MarkerState.DUPLICATE),
+        (f"C1-VERDICT: PASS plan={H}\nC1-VERDICT: PASS plan=sha256:dead extra\n", MarkerState.DUPLICATE),
+        (f"C1-VERDICT: PASS plan={H}\r\n", MarkerState.MALFORMED),
+        (f"C1-VERDICT:  PASS plan={H}\n", MarkerState.MALFORMED),
+        (f"C1-VERDICT: PASS  plan={H}\n", MarkerState.MALFORMED),
+        (f"C1-VERDICT: PASS plan={H.upper()}\n", MarkerState.MALFORMED),
+        (f"C1-VERDICT: PASS plan={H[7:]}\n", MarkerState.MALFORMED),
+        (f"C1-VERDICT\uff1aPASS plan={H}\n", MarkerState.MALFORMED),
+        (f"C1-VERDICT: PASS plan=sha256:{'0' * 64}\n", MarkerState.STALE),
+        (f"> C1-VERDICT: PASS plan={H}\n", MarkerState.MISSING),
+    ],
+)
+def test_marker_states(text: str, expected: MarkerState) -> None:
+    assert state(text.encode()) is expected
+
+
+def test_unreadable_file_and_unreadable_plan() -> None:
+    assert read_marker(C1, None, H).state is MarkerState.FILE_MISSING
+    assert state(f"C1-VERDICT: PASS plan={H}\n".encode(), current=None) is MarkerState.UNDECIDABLE
+
+
+def test_c1_marker_in_c2_file_does_not_count() -> None:
+    assert state(f"C1-VERDICT: approve plan={H}\n".encode(), C2) is MarkerState.MISSING
+
+
+def test_replace_marker_keeps_prose_and_leaves_exactly_one() -> None:
+    old = f"# Review\n\nAll good.\nC1-VERDICT: FAIL plan={H}\nc1-verdict: junk\n".encode()
+    new = replace_marker(old, C1, marker_line(C1, "PASS", H))
+    assert b"All good." in new
+    assert state(new) is MarkerState.VALID
+    assert new.count(b"VERDICT") == 1
+
+
+def test_marker_line_rejects_unknown_verdicts() -> None:
+    with pytest.raises(ValueError):
+        marker_line(C1, "approve", H)
+
+
+prose = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200).filter(
+    lambda t: "verdict" not in t.casefold()
+)
+
+
+@given(before=prose, after=prose)
+def test_prose_around_a_single_marker_never_changes_the_verdict(before: str, after: str) -> None:
+    text = f"{before}\n{marker_line(C1, 'PASS', H)}\n{after}"
+    assert state(text.encode()) is MarkerState.VALID
+
+
+@given(extra=st.sampled_from(["PASS", "FAIL", "x"]), before=prose)
+def test_any_second_marker_line_is_ambiguous(extra: str, before: str) -> None:
+    text = f"{before}\n{marker_line(C1, 'PASS', H)}\nC1-VERDICT: {extra} plan={H}\n"
+    assert state(text.encode()) is MarkerState.DUPLICATE
+
+
+@given(digest=st.text("0123456789abcdef", min_size=64, max_size=64))
+def test_only_the_current_plan_hash_is_valid(digest: str) -> None:
+    marker = f"C1-VERDICT: PASS plan=sha256:{digest}\n".encode()
+    expected = MarkerState.VALID if "sha256:" + digest == H else MarkerState.STALE
+    assert state(marker) is expected

@@ -200,6 +200,43 @@ class Git:
                 commits.append(parts[0])
         return sorted(commits)
 
+    def resolve_commits(self, revs: list[str]) -> dict[str, str | GitError]:
+        """Resolve many hex commit ids with one git process (for reports over many tasks).
+
+        Returns, for each distinct rev, the full commit id or the :class:`GitError`
+        :meth:`resolve_commit` raises for it. The batch answers the common case (a
+        hex id naming exactly one object, a commit); every other case (not hex,
+        ambiguous, missing, not a commit) is settled by :meth:`resolve_commit`
+        itself, so the semantics are identical.
+        """
+        unique = list(dict.fromkeys(revs))
+        out: dict[str, str | GitError] = {}
+        batchable = [r for r in unique if isinstance(r, str) and SHORT_SHA_RE.fullmatch(r)]
+        if batchable:
+            proc = self.run(
+                ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+                input_data=("\n".join(batchable) + "\n").encode(),
+            )
+            lines = proc.stdout.decode("utf-8", "replace").splitlines()
+            if len(lines) == len(batchable):
+                for rev, line in zip(batchable, lines, strict=True):
+                    parts = line.split()
+                    if (
+                        len(parts) == 2
+                        and parts[1] == "commit"
+                        and FULL_SHA_RE.fullmatch(parts[0])
+                        and parts[0].startswith(rev)
+                    ):
+                        out[rev] = parts[0]
+        for rev in unique:
+            if rev in out:
+                continue
+            try:
+                out[rev] = self.resolve_commit(rev)
+            except GitError as exc:
+                out[rev] = exc
+        return out
+
     def commit_exists(self, rev: str) -> bool:
         """True when ``rev`` resolves to exactly one commit."""
         try:

@@ -149,6 +149,20 @@ def _bound(facts: Mapping[str, Any]) -> dict[str, Any]:
     return {key: facts.get(key) for key in BOUND_FACTS}
 
 
+def _ignore_lock_files(lock_dir: Path) -> None:
+    """Keep lock files out of ``git status`` (best effort, never blocks a run)."""
+    from plangate.fsutil import atomic_write
+
+    target = lock_dir / ".gitignore"
+    if target.exists() or target.is_symlink():
+        return
+    try:
+        atomic_write(target, b"# written by plangate: exec locks are not source\n*\n",
+                     overwrite=False)
+    except (PlanGateError, OSError):
+        return
+
+
 def _head(root: Path) -> str:
     from plangate.git import Git, GitError
 
@@ -229,7 +243,9 @@ def _exec(ctx: Context, root: Path, task_id: str, command: list[str], *, as_json
 
     head = _head(root)
     task_dir = task_dir_for(root, task_id)
-    with exclusive_lock(root / LOCK_DIR / f"{task_id}.lock", wait=False):
+    lock_dir = root / LOCK_DIR
+    with exclusive_lock(lock_dir / f"{task_id}.lock", wait=False):
+        _ignore_lock_files(lock_dir)
         before = verify_task(root, task_id, expected_sha=head)
         if not before.accepted:
             # Best effort: a refusal is worth recording, but failing to record it
@@ -260,7 +276,7 @@ def _exec(ctx: Context, root: Path, task_id: str, command: list[str], *, as_json
             "decision": before.facts.get("decision"),
             # The program name and a digest of the full argument list: arguments may
             # carry secrets, which never enter the ledger.
-            "program": os.path.basename(command[0]),
+            "program": Path(command[0]).name,
             "command_digest": command_digest,
             **bound,
         }
@@ -288,7 +304,7 @@ def _exec(ctx: Context, root: Path, task_id: str, command: list[str], *, as_json
 
         if not as_json:
             ctx.err(f"plangate exec: {task_id} verified against HEAD {head[:12]}; running "
-                    f"{os.path.basename(command[0])}")
+                    f"{Path(command[0]).name}")
         exit_code, error = _run_command(command, ctx.cwd, ctx.env, task_id)
 
         after = verify_task(root, task_id, expected_sha=head)

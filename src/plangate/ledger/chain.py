@@ -403,7 +403,7 @@ def _check_row(row: StoredRow, expected_seq: int, prev_hash: str) -> Reason | No
         at=row.at,
         prev_hash=row.prev_hash,
     )
-    if False and computed != row.entry_hash:
+    if computed != row.entry_hash:
         return Reason(
             "LEDGER_ENTRY_HASH_MISMATCH",
             f"entry {expected_seq} hashes to {computed} but records {row.entry_hash}",

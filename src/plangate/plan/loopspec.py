@@ -12,7 +12,7 @@ level-2 heading. A heading that appears twice is ambiguous and fails.
 
 Allowed paths (:func:`extract_allowed_paths`): the inline code spans of the
 ``## Files / Components to Touch`` section that look like paths (contain ``/``,
-or a glob character, or are a file name with an extension such as
+a backslash or a glob character, or are a file name with an extension such as
 ``README.md``), in order, duplicates removed. Every one must be canonical
 (:func:`plangate.paths.canonical_path`, or :func:`plangate.paths.validate_pattern`
 when it contains a glob character); a non-canonical one fails naming it.
@@ -148,7 +148,7 @@ def _section_code_spans(section: str) -> list[str]:
 
 def is_path_candidate(span: str) -> bool:
     """True when an inline code span of the Files section is meant as a path."""
-    if "/" in span or "*" in span or "?" in span:
+    if any(ch in span for ch in "/\\*?"):
         return True
     return _FILE_NAME_RE.fullmatch(span) is not None
 
@@ -211,7 +211,7 @@ def extract_verification_commands(plan_text: str) -> list[str]:
         raise _underivable(field, f"{len(prefixed)} '{VERIFICATION_PREFIX}' lines (ambiguous)",
                            "keep exactly one verification line")
     matches = _VERIFICATION_RE.findall(prefixed[0])
-    if len(matches) != 1:
+    if len(matches) != 1 or len(_CODE_SPAN_RE.findall(prefixed[0])) != 1:
         raise _underivable(field, f"malformed line {prefixed[0].strip()!r}",
                            f"write '{VERIFICATION_PREFIX} `cmd && cmd`' with one code span")
     pieces = [p.strip() for p in matches[0].split("&&")]

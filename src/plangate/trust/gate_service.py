@@ -102,6 +102,14 @@ def gather_facts(git: Git, ledger: Ledger, candidate_ref: str) -> GateFacts:
                 "fetch the candidate commit into the evaluator's repository",
             )
         )
+    if resolved is not None and resolved != candidate_commit:
+        problems.append(
+            _reason(
+                "CANDIDATE_COMMIT_UNKNOWN",
+                f"candidate commit {candidate_commit} is not the full id of a commit",
+                "register the candidate with its full commit id",
+            )
+        )
 
     method = str(plan["actual_diff_method"])
     if method not in DIFF_METHODS:
@@ -125,7 +133,8 @@ def gather_facts(git: Git, ledger: Ledger, candidate_ref: str) -> GateFacts:
             _reason(
                 "PROTECTED_SURFACES_UNAVAILABLE",
                 f"the protected surfaces cannot be read at the baseline commit: {exc.message}",
-                f"commit {PROTECTED_SURFACES_PATH} at the baseline (the candidate's copy is never used)",
+                f"commit {PROTECTED_SURFACES_PATH} at the baseline "
+                "(the candidate's copy is never used)",
             )
         )
 

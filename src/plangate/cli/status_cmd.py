@@ -1,0 +1,225 @@
+"""``plangate status [TASK ...] [--json]``: one line per task.
+
+For every task directory under ``docs/working/`` (or only the named tasks) it
+shows the presence gate, both evidence markers, the record kind, its decision
+and the static verify verdict (the same acceptor as ``plangate c3 verify``
+without ``--expected-sha``). It is a report: exit 0, except 1 when a named task
+does not exist. Verdicts are read from the row, not the exit code.
+
+Each task directory is read once (one snapshot); the records' ``source_sha``
+values are resolved with a single git process for all tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from plangate.cli.context import Context
+from plangate.cli.output import print_json
+from plangate.errors import PlanGateError
+from plangate.snapshot import (
+    ARTIFACTS,
+    TASK_ID_RE,
+    WORKING_DIR,
+    TaskSnapshot,
+    check_task_id,
+    find_repo_root,
+    read_task_snapshot,
+)
+from plangate.verdict import Reason, Result
+
+_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("task", "TASK"),
+    ("package", "PACKAGE"),
+    ("c1", "C-1"),
+    ("c2", "C-2"),
+    ("record", "RECORD"),
+    ("decision", "DECISION"),
+    ("verdict", "VERIFY"),
+    ("first_reason", "FIRST REASON"),
+)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="plangate status",
+        description="Show every task's Plan Package, evidence markers, record and static "
+        "verify verdict.",
+        epilog="exit codes: 0 the report was produced (read the verdicts in it); 1 a named "
+        "task does not exist; 2 bad task id",
+    )
+    parser.add_argument("tasks", nargs="*", metavar="TASK", help="only these tasks")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def list_task_ids(root: Path) -> list[str]:
+    """Names of the entries under ``docs/working`` that look like task ids, sorted."""
+    working = root / WORKING_DIR
+    try:
+        names = os.listdir(working)
+    except OSError:
+        return []
+    return sorted(name for name in names if TASK_ID_RE.fullmatch(name))
+
+
+def _resolve_sources(root: Path, snapshots: list[TaskSnapshot]) -> dict[str, Any]:
+    """SourceResolution per task id, with one git process for all records."""
+    from plangate.approval.acceptor import SourceResolution, extract_source_sha
+    from plangate.git import Git, GitError
+
+    wanted: dict[str, str] = {}
+    for snap in snapshots:
+        sha = extract_source_sha(snap.record.data if snap.record.ok else None)
+        if sha is not None:
+            wanted[snap.task_id] = sha
+    out: dict[str, Any] = {}
+    if not wanted:
+        return out
+    try:
+        resolved = Git(root).resolve_commits(list(wanted.values()))
+    except GitError as exc:
+        for task_id, sha in wanted.items():
+            out[task_id] = SourceResolution(
+                None, Reason("C3_SOURCE_SHA_UNRESOLVED", f"source_sha {sha}: {exc.message}", exc.hint)
+            )
+        return out
+    codes = {
+        "GIT_COMMIT_AMBIGUOUS": "C3_SOURCE_SHA_AMBIGUOUS",
+        "GIT_COMMIT_UNKNOWN": "C3_SOURCE_SHA_UNKNOWN",
+    }
+    for task_id, sha in wanted.items():
+        value = resolved.get(sha)
+        if isinstance(value, str):
+            out[task_id] = SourceResolution(value)
+        else:
+            err = value if isinstance(value, GitError) else None
+            code = codes.get(err.code, "C3_SOURCE_SHA_UNRESOLVED") if err else "C3_SOURCE_SHA_UNRESOLVED"
+            message = err.message if err else "not resolved"
+            out[task_id] = SourceResolution(
+                None, Reason(code, f"source_sha {sha}: {message}", err.hint if err else "")
+            )
+    return out
+
+
+def _record_kind(snapshot: TaskSnapshot, result: Result) -> str:
+    if not snapshot.record.ok:
+        return "none" if snapshot.record.state.value == "missing" else snapshot.record.state.value
+    kind = result.facts.get("kind")
+    return str(kind) if kind else "invalid"
+
+
+def task_row(snapshot: TaskSnapshot, source: Any) -> dict[str, Any]:
+    """The status row of one snapshot (pure, given the git resolution ``source``)."""
+    from plangate.approval.acceptor import verify_snapshot
+    from plangate.plan.package import compute_package
+
+    package = compute_package(snapshot)
+    result = verify_snapshot(snapshot, expected_sha=None, source=source)
+    present = len(ARTIFACTS) - len(package.presence)
+    decision = result.facts.get("decision")
+    if decision is None and result.facts.get("kind") == "legacy":
+        record = result.facts.get("record")
+        if isinstance(record, dict):
+            decision = record.get("c3_status")
+    return {
+        "task": snapshot.task_id,
+        "package": f"{present}/{len(ARTIFACTS)}",
+        "presence": [r.to_json() for r in package.presence],
+        "plan_hash": package.plan_hash,
+        "plan_package_hash": package.plan_package_hash,
+        "c1": package.c1.state.value,
+        "c2": package.c2.state.value,
+        "record": _record_kind(snapshot, result),
+        "decision": decision if isinstance(decision, str) else None,
+        "verdict": result.verdict,
+        "exit_code": int(result.exit_code),
+        "reasons": [r.to_json() for r in result.reasons],
+        "first_reason": result.reasons[0].code if result.reasons else "",
+    }
+
+
+def _error_row(task_id: str, exc: PlanGateError) -> dict[str, Any]:
+    return {
+        "task": task_id,
+        "package": "-",
+        "presence": [],
+        "plan_hash": None,
+        "plan_package_hash": None,
+        "c1": "-",
+        "c2": "-",
+        "record": "-",
+        "decision": None,
+        "verdict": "REJECTED",
+        "exit_code": 1,
+        "reasons": [Reason(exc.code, exc.message, exc.hint).to_json()],
+        "first_reason": exc.code,
+    }
+
+
+def format_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Rows as aligned text lines with a header."""
+    cells = [[title for _key, title in _COLUMNS]]
+    for row in rows:
+        cells.append([str(row.get(key) or "-") for key, _title in _COLUMNS])
+    widths = [max(len(line[i]) for line in cells) for i in range(len(_COLUMNS))]
+    return ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
+            for line in cells]
+
+
+def run(argv: list[str], ctx: Context) -> int:
+    """Entry point of ``plangate status``."""
+    args = _parser().parse_args(argv[1:])
+    root = find_repo_root(ctx.cwd)
+    named = [check_task_id(t) for t in args.tasks]
+    task_ids = list(dict.fromkeys(named)) if named else list_task_ids(root)
+    missing: list[Reason] = []
+    snapshots: list[TaskSnapshot] = []
+    rows_by_task: dict[str, dict[str, Any]] = {}
+    for task_id in task_ids:
+        task_dir = root / WORKING_DIR / task_id
+        if named and not (task_dir.exists() or task_dir.is_symlink()):
+            missing.append(
+                Reason("TASK_NOT_FOUND", f"docs/working/{task_id} does not exist",
+                       f"create it with 'plangate init {task_id}'")
+            )
+            continue
+        try:
+            snapshots.append(read_task_snapshot(task_dir))
+        except PlanGateError as exc:
+            rows_by_task[task_id] = _error_row(task_id, exc)
+    sources = _resolve_sources(root, snapshots)
+    for snap in snapshots:
+        rows_by_task[snap.task_id] = task_row(snap, sources.get(snap.task_id))
+    rows = [rows_by_task[t] for t in task_ids if t in rows_by_task]
+    summary: dict[str, int] = {}
+    for row in rows:
+        summary[row["verdict"]] = summary.get(row["verdict"], 0) + 1
+    code = 1 if missing else 0
+    if args.json:
+        print_json(
+            ctx,
+            {
+                "verdict": "REPORT" if not missing else "REJECTED",
+                "reasons": [r.to_json() for r in missing],
+                "tasks": rows,
+                "summary": summary,
+                "count": len(rows),
+            },
+        )
+        return code
+    if not rows and not missing:
+        ctx.out("no tasks under docs/working/ (create one with 'plangate init TASK-0001')")
+        return code
+    for line in format_table(rows):
+        ctx.out(line)
+    if rows:
+        parts = ", ".join(f"{count} {verdict}" for verdict, count in sorted(summary.items()))
+        ctx.out(f"{len(rows)} task(s): {parts}")
+    for reason in missing:
+        ctx.err(f"plangate status: {reason.code}: {reason.message}")
+        ctx.err(f"  hint: {reason.hint}")
+    return code

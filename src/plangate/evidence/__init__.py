@@ -1,0 +1,2 @@
+"""RunEvidence: one document per finished run, bound to the c3-prime record and the
+delivery log (producer, verifier, privacy rules, contract)."""

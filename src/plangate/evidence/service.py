@@ -1,0 +1,74 @@
+"""RunEvidence at the IO edge: read the task once, run the acceptor, call the pure core.
+
+The task directory is read once (:func:`plangate.snapshot.read_task_snapshot`)
+and the acceptor runs on that same snapshot, so the record checks of the
+producer and the acceptor judge identical bytes. The delivery record is read
+with the same defensive reader. Nothing here reads the clock: the CLI injects
+``--now``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from plangate.delivery.log import RECORD_RELPATH as DELIVERY_RELPATH
+from plangate.errors import InputRejected
+from plangate.evidence.producer import EvidenceOutcome, Injected, TaskInputs, produce
+from plangate.evidence.verifier import verify_document
+from plangate.fsutil import FileState, read_regular_file
+from plangate.snapshot import (
+    ARTIFACTS,
+    RECORD_RELPATH,
+    WORKING_DIR,
+    check_task_id,
+    read_task_snapshot,
+    task_dir_for,
+)
+from plangate.verdict import Result
+
+MAX_DELIVERY_BYTES = 16 * 1024 * 1024
+
+
+def load_inputs(repo_root: Path, task_id: str) -> TaskInputs:
+    """Read the task, its record and its delivery log once; run the acceptor on them."""
+    from plangate.approval.service import verify_task
+
+    check_task_id(task_id)
+    task_dir = task_dir_for(repo_root, task_id)
+    snapshot = read_task_snapshot(task_dir)
+    acceptor = verify_task(repo_root, task_id, snapshot=snapshot)
+    if (task_dir / "delivery").is_symlink():
+        raise InputRejected(
+            "DELIVERY_RECORD_UNREADABLE", "delivery/ is a symbolic link", "replace it with a directory"
+        )
+    read = read_regular_file(task_dir / DELIVERY_RELPATH, MAX_DELIVERY_BYTES)
+    if read.state is FileState.MISSING:
+        delivery = None
+    elif read.ok and read.data is not None:
+        delivery = read.data
+    else:
+        raise InputRejected(
+            "DELIVERY_RECORD_UNREADABLE",
+            f"{DELIVERY_RELPATH} {read.detail}",
+            "the record must be a regular file written by plangate delivery",
+        )
+    base = (WORKING_DIR / task_id).as_posix()
+    return TaskInputs(
+        task_id=task_id,
+        record_bytes=snapshot.record.data if snapshot.record.ok else None,
+        artifacts={name: snapshot.artifact(name) for name in ARTIFACTS},
+        acceptor=acceptor,
+        delivery_bytes=delivery,
+        c3_path=f"{base}/{RECORD_RELPATH}",
+        delivery_path=f"{base}/{DELIVERY_RELPATH}",
+    )
+
+
+def produce_evidence(repo_root: Path, task_id: str, injected: Injected) -> EvidenceOutcome:
+    """``plangate evidence produce``: the EV document for one run, or a refusal."""
+    return produce(load_inputs(repo_root, task_id), injected)
+
+
+def verify_evidence(repo_root: Path, task_id: str, ev_bytes: bytes) -> Result:
+    """``plangate evidence verify``: COMPLETE (0), PARTIAL (4) or REJECTED (1)."""
+    return verify_document(ev_bytes, load_inputs(repo_root, task_id))

@@ -1,0 +1,88 @@
+"""Property tests: section extraction and allowed-path extraction of plan.md."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plangate.paths import is_canonical_path, validate_pattern
+from plangate.plan.loopspec import (
+    FILES_HEADING,
+    LoopSpecError,
+    extract_allowed_paths,
+    extract_section,
+)
+
+SEGMENT = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=8)
+PATH = st.lists(SEGMENT, min_size=2, max_size=4).map("/".join)
+LINE = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="`#~\r\n"),
+    max_size=30,
+)
+
+
+def plan_with(files_lines: list[str], other: list[str]) -> str:
+    return "\n".join([
+        "# Plan", "", "## Goal", "", *other, "", f"## {FILES_HEADING}", "", *files_lines, "",
+        "## Testing Strategy", "", *other, "",
+    ])
+
+
+@given(st.lists(PATH, min_size=1, max_size=8), st.lists(PATH, max_size=4))
+def test_files_section_paths_in_order_deduplicated(paths: list[str], others: list[str]) -> None:
+    plan = plan_with([f"- `{p}`" for p in paths], [f"see `{o}x/y`" for o in others])
+    expected: list[str] = []
+    for p in paths:
+        if p not in expected:
+            expected.append(p)
+    assert extract_allowed_paths(plan) == expected
+
+
+@given(st.lists(PATH, min_size=1, max_size=5), st.lists(PATH, min_size=1, max_size=5))
+def test_paths_outside_the_files_section_never_leak(paths: list[str], others: list[str]) -> None:
+    marked = [f"zz{o}" for o in others]
+    plan = plan_with([f"- `{p}`" for p in paths], [f"`{m}`" for m in marked])
+    result = extract_allowed_paths(plan)
+    assert not set(marked) - set(paths) & set(result)
+
+
+@given(PATH, st.sampled_from(["../", "./", "/", "a//", "a\\"]))
+def test_non_canonical_candidates_always_fail(path: str, prefix: str) -> None:
+    plan = plan_with([f"- `{prefix}{path}`"], [])
+    try:
+        extract_allowed_paths(plan)
+    except LoopSpecError as exc:
+        assert exc.code == "LOOPSPEC_PATH_NOT_CANONICAL"
+        assert f"{prefix}{path}" in exc.message
+    else:  # pragma: no cover - the property is that we never get here
+        raise AssertionError(f"{prefix}{path} was accepted")
+
+
+@settings(max_examples=200)
+@given(st.text(max_size=400))
+def test_arbitrary_text_yields_canonical_paths_or_a_named_error(text: str) -> None:
+    try:
+        result = extract_allowed_paths(text)
+    except LoopSpecError as exc:
+        assert exc.code in ("LOOPSPEC_PATH_NOT_CANONICAL", "LOOPSPEC_SECTION_AMBIGUOUS")
+        return
+    for item in result:
+        if "*" in item or "?" in item:
+            validate_pattern(item)
+        else:
+            assert is_canonical_path(item)
+    assert len(result) == len(set(result))
+
+
+@given(st.lists(LINE, max_size=8), st.sampled_from(["Goal", "Files / Components to Touch"]))
+def test_section_body_round_trips(body_lines: list[str], heading: str) -> None:
+    body = "\n".join(body_lines)
+    text = f"# T\n\nintro\n\n## {heading}\n{body}\n## Next\nafter\n"
+    assert extract_section(text, heading) == body.strip()
+
+
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz ", min_size=1, max_size=12))
+def test_only_the_exact_heading_matches(suffix: str) -> None:
+    text = f"## Goal{suffix.rstrip() and suffix}\nbody\n"
+    expected = "body" if not suffix.strip() else None
+    assert extract_section(text, "Goal") == expected

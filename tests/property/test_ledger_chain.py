@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration" / "ledger"))
 
-from ledger_support import Backend, make_backend  # noqa: E402
+from ledger_support import Backend, make_backend
 
-from plangate.canonical import canonical_text  # noqa: E402
-from plangate.ledger.chain import (  # noqa: E402
+from plangate.canonical import canonical_text
+from plangate.ledger.chain import (
     GENESIS_PREV_HASH,
     Head,
     StoredRow,

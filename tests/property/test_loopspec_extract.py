@@ -53,7 +53,7 @@ def test_non_canonical_candidates_always_fail(path: str, prefix: str) -> None:
         extract_allowed_paths(plan)
     except LoopSpecError as exc:
         assert exc.code == "LOOPSPEC_PATH_NOT_CANONICAL"
-        assert f"{prefix}{path}" in exc.message
+        assert repr(f"{prefix}{path}") in exc.message
     else:  # pragma: no cover - the property is that we never get here
         raise AssertionError(f"{prefix}{path} was accepted")
 

@@ -91,7 +91,9 @@ def run(argv: list[str], ctx: Context) -> int:
         outcome = assess_task(repo_root, task_id, data, args.now, ctx.env)
         title = f"{task_id} delivery"
     else:
-        outcome = record_receipt(repo_root, task_id, args.action_id, args.result_ref, args.now, ctx.env)
+        outcome = record_receipt(
+            repo_root, task_id, args.action_id, args.result_ref, args.now, ctx.env
+        )
         title = f"{task_id} delivery receipt"
     result = outcome.result
     if args.json:

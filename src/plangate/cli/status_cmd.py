@@ -13,7 +13,6 @@ values are resolved with a single git process for all tasks.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +59,7 @@ def list_task_ids(root: Path) -> list[str]:
     """Names of the entries under ``docs/working`` that look like task ids, sorted."""
     working = root / WORKING_DIR
     try:
-        names = os.listdir(working)
+        names = [entry.name for entry in working.iterdir()]
     except OSError:
         return []
     return sorted(name for name in names if TASK_ID_RE.fullmatch(name))
@@ -83,8 +82,9 @@ def _resolve_sources(root: Path, snapshots: list[TaskSnapshot]) -> dict[str, Any
         resolved = Git(root).resolve_commits(list(wanted.values()))
     except GitError as exc:
         for task_id, sha in wanted.items():
+            message = f"source_sha {sha}: {exc.message}"
             out[task_id] = SourceResolution(
-                None, Reason("C3_SOURCE_SHA_UNRESOLVED", f"source_sha {sha}: {exc.message}", exc.hint)
+                None, Reason("C3_SOURCE_SHA_UNRESOLVED", message, exc.hint)
             )
         return out
     codes = {
@@ -96,11 +96,12 @@ def _resolve_sources(root: Path, snapshots: list[TaskSnapshot]) -> dict[str, Any
         if isinstance(value, str):
             out[task_id] = SourceResolution(value)
         else:
-            err = value if isinstance(value, GitError) else None
-            code = codes.get(err.code, "C3_SOURCE_SHA_UNRESOLVED") if err else "C3_SOURCE_SHA_UNRESOLVED"
-            message = err.message if err else "not resolved"
+            code, message, hint = "C3_SOURCE_SHA_UNRESOLVED", "not resolved", ""
+            if isinstance(value, GitError):
+                code = codes.get(value.code, code)
+                message, hint = value.message, value.hint
             out[task_id] = SourceResolution(
-                None, Reason(code, f"source_sha {sha}: {message}", err.hint if err else "")
+                None, Reason(code, f"source_sha {sha}: {message}", hint)
             )
     return out
 

@@ -27,7 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from plangate.canonical import StrictJSONError, canonical_text, digest, is_digest, strict_loads_object
+from plangate.canonical import (
+    StrictJSONError,
+    canonical_text,
+    digest,
+    is_digest,
+    strict_loads_object,
+)
 from plangate.delivery.machine import ACTION_KINDS, EXITS, STATES, action_id
 from plangate.errors import InputRejected
 from plangate.fsutil import FileState, atomic_write, exclusive_lock, read_regular_file
@@ -46,14 +52,31 @@ _KEYS: Mapping[str, frozenset[str]] = {
     "state": frozenset({"kind", "state", "pr_number", "head_sha", "reasons", *CHAIN_KEYS}),
     "intent": frozenset({"kind", "action_id", "action_kind", "payload", *CHAIN_KEYS}),
     "receipt": frozenset(
-        {"kind", "action_id", "action_kind", "pr_number", "head_sha", "round", "result_ref",
-         "finding_type", *CHAIN_KEYS}
+        {
+            "kind",
+            "action_id",
+            "action_kind",
+            "pr_number",
+            "head_sha",
+            "round",
+            "result_ref",
+            "finding_type",
+            *CHAIN_KEYS,
+        }
     ),
     "merge_ready": frozenset({"kind", "record", *CHAIN_KEYS}),
 }
 MERGE_READY_RECORD_KEYS = frozenset(
-    {"pr_number", "head_sha", "check_summary", "review_disposition", "round", "plan_hash",
-     "plan_package_hash", "source_sha"}
+    {
+        "pr_number",
+        "head_sha",
+        "check_summary",
+        "review_disposition",
+        "round",
+        "plan_hash",
+        "plan_package_hash",
+        "source_sha",
+    }
 )
 
 
@@ -110,7 +133,8 @@ def _shape_problems(row: Mapping[str, Any]) -> list[str]:
             problems.append("head_sha is not a full commit id")
         reasons = row["reasons"]
         if not isinstance(reasons, list) or not all(
-            isinstance(r, dict) and set(r) == {"code", "message"}
+            isinstance(r, dict)
+            and set(r) == {"code", "message"}
             and all(isinstance(v, str) for v in r.values())
             for r in reasons
         ):
@@ -144,13 +168,17 @@ def _shape_problems(row: Mapping[str, Any]) -> list[str]:
         else:
             if not (_int(record["pr_number"]) and record["pr_number"] >= 1):
                 problems.append("record.pr_number is not a positive integer")
-            if not (isinstance(record["head_sha"], str) and FULL_SHA_RE.fullmatch(record["head_sha"])):
+            if not (
+                isinstance(record["head_sha"], str) and FULL_SHA_RE.fullmatch(record["head_sha"])
+            ):
                 problems.append("record.head_sha is not a full commit id")
             if not (_int(record["round"]) and record["round"] >= 0):
                 problems.append("record.round is not a non-negative integer")
             summary = record["check_summary"]
-            if not isinstance(summary, dict) or not summary or not all(
-                isinstance(v, str) for v in summary.values()
+            if (
+                not isinstance(summary, dict)
+                or not summary
+                or not all(isinstance(v, str) for v in summary.values())
             ):
                 problems.append("record.check_summary must be a non-empty name -> conclusion map")
             if not isinstance(record["review_disposition"], dict):
@@ -197,7 +225,8 @@ def parse_record_bytes(data: bytes) -> tuple[dict[str, Any], ...]:
             )
         if not isinstance(row["kind"], str) or not row["kind"]:
             raise DeliveryRecordError(
-                "DELIVERY_RECORD_CORRUPT", f"record.jsonl line {number}: kind is not a string",
+                "DELIVERY_RECORD_CORRUPT",
+                f"record.jsonl line {number}: kind is not a string",
                 "restore the file",
             )
         if not is_digest(row["entry_id"]) or row["entry_id"] != entry_id_of(row):
@@ -258,7 +287,9 @@ def read_log(task_dir: Path) -> DeliveryLog:
     path = task_dir / RECORD_RELPATH
     if (task_dir / "delivery").is_symlink():
         raise DeliveryRecordError(
-            "DELIVERY_RECORD_UNREADABLE", "delivery/ is a symbolic link", "replace it with a directory"
+            "DELIVERY_RECORD_UNREADABLE",
+            "delivery/ is a symbolic link",
+            "replace it with a directory",
         )
     read = read_regular_file(path, MAX_RECORD_BYTES)
     if read.state is FileState.MISSING:
@@ -276,7 +307,9 @@ def record_lock(task_dir: Path) -> Any:
     """Exclusive lock serialising every reader-then-writer of one task's record."""
     if (task_dir / "delivery").is_symlink():
         raise DeliveryRecordError(
-            "DELIVERY_RECORD_UNREADABLE", "delivery/ is a symbolic link", "replace it with a directory"
+            "DELIVERY_RECORD_UNREADABLE",
+            "delivery/ is a symbolic link",
+            "replace it with a directory",
         )
     return exclusive_lock(task_dir / LOCK_RELPATH, wait=True)
 

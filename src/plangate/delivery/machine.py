@@ -334,37 +334,49 @@ def _decide(
             if ancestry.status == "diverged"
             else "DELIVERY_ANCESTRY_UNMEASURABLE"
         )
-        return "HUMAN_ESCALATED", [
-            _reason(
-                code,
-                f"the PR head does not provably descend from the approved source_sha: {ancestry.detail}",
-                "fetch both commits locally, or rebase the PR onto the approved commit",
-            )
-        ], []
+        return (
+            "HUMAN_ESCALATED",
+            [
+                _reason(
+                    code,
+                    f"the PR head does not provably descend from the approved source_sha: {ancestry.detail}",
+                    "fetch both commits locally, or rebase the PR onto the approved commit",
+                )
+            ],
+            [],
+        )
 
     at_head = snapshot.checks_at_head()
     known = FAILED_CONCLUSIONS | PENDING_CONCLUSIONS | PASSING_CONCLUSIONS
     unknown = sorted(f"{c.name}={c.conclusion}" for c in at_head if c.conclusion not in known)
     if unknown:
-        return "HUMAN_ESCALATED", [
-            _reason(
-                "DELIVERY_CHECK_CONCLUSION_UNKNOWN",
-                f"check conclusions outside the known vocabulary at head: {unknown}",
-                "an unknown conclusion is never treated as pending or passing",
-                unknown,
-            )
-        ], []
+        return (
+            "HUMAN_ESCALATED",
+            [
+                _reason(
+                    "DELIVERY_CHECK_CONCLUSION_UNKNOWN",
+                    f"check conclusions outside the known vocabulary at head: {unknown}",
+                    "an unknown conclusion is never treated as pending or passing",
+                    unknown,
+                )
+            ],
+            [],
+        )
 
     failed = sorted(c.name for c in at_head if c.conclusion in FAILED_CONCLUSIONS)
     if failed and snapshot.ci_failure_taxonomy not in KNOWN_TAXONOMY:
-        return "HUMAN_ESCALATED", [
-            _reason(
-                "DELIVERY_CI_TAXONOMY_UNVERIFIABLE",
-                f"checks failed ({failed}) with failure class {snapshot.ci_failure_taxonomy!r}, "
-                "which a repair round cannot address",
-                "classify the failure as code, flaky or environment, or hand it to a human",
-            )
-        ], []
+        return (
+            "HUMAN_ESCALATED",
+            [
+                _reason(
+                    "DELIVERY_CI_TAXONOMY_UNVERIFIABLE",
+                    f"checks failed ({failed}) with failure class {snapshot.ci_failure_taxonomy!r}, "
+                    "which a repair round cannot address",
+                    "classify the failure as code, flaky or environment, or hand it to a human",
+                )
+            ],
+            [],
+        )
 
     resolution = snapshot.conflict_resolution
     conflict_need = snapshot.mergeable != "MERGEABLE" or (
@@ -381,14 +393,18 @@ def _decide(
     next_round = completed + 1
 
     if (failed or conflict_need or blocking or recurrent) and next_round > ROUND_LIMIT:
-        return "HUMAN_ESCALATED", [
-            _reason(
-                "DELIVERY_ROUND_LIMIT",
-                f"repair is still needed after {completed} rounds; round {next_round} exceeds "
-                f"the limit of {ROUND_LIMIT}",
-                "a human decides how to continue",
-            )
-        ], []
+        return (
+            "HUMAN_ESCALATED",
+            [
+                _reason(
+                    "DELIVERY_ROUND_LIMIT",
+                    f"repair is still needed after {completed} rounds; round {next_round} exceeds "
+                    f"the limit of {ROUND_LIMIT}",
+                    "a human decides how to continue",
+                )
+            ],
+            [],
+        )
 
     if recurrent:
         actions: list[dict[str, Any]] = []
@@ -405,35 +421,43 @@ def _decide(
             )
             actions.append(_finding_action(snapshot, finding, next_round))
         types = sorted({f.finding_type for f in recurrent})
-        return "REVIEW_REPAIR", [
-            _reason(
-                "DELIVERY_FINDING_RECURRENCE",
-                f"finding types already repaired once recur: {types}",
-                "repair them and refer the pattern to the feedback loop",
-                types,
-            )
-        ], actions
+        return (
+            "REVIEW_REPAIR",
+            [
+                _reason(
+                    "DELIVERY_FINDING_RECURRENCE",
+                    f"finding types already repaired once recur: {types}",
+                    "repair them and refer the pattern to the feedback loop",
+                    types,
+                )
+            ],
+            actions,
+        )
 
     if failed:
-        return "CHECKS_FAILED", [
-            _reason(
-                "DELIVERY_CHECKS_FAILED",
-                f"checks failed at head: {failed} (class {snapshot.ci_failure_taxonomy})",
-                f"repair round {next_round} of {ROUND_LIMIT}",
-                failed,
-            )
-        ], [
-            _action(
-                "repair_ci",
-                {
-                    "pr_number": snapshot.pr_number,
-                    "head_sha": snapshot.head_sha,
-                    "round": next_round,
-                    "taxonomy": snapshot.ci_failure_taxonomy,
-                    "failed_checks": failed,
-                },
-            )
-        ]
+        return (
+            "CHECKS_FAILED",
+            [
+                _reason(
+                    "DELIVERY_CHECKS_FAILED",
+                    f"checks failed at head: {failed} (class {snapshot.ci_failure_taxonomy})",
+                    f"repair round {next_round} of {ROUND_LIMIT}",
+                    failed,
+                )
+            ],
+            [
+                _action(
+                    "repair_ci",
+                    {
+                        "pr_number": snapshot.pr_number,
+                        "head_sha": snapshot.head_sha,
+                        "round": next_round,
+                        "taxonomy": snapshot.ci_failure_taxonomy,
+                        "failed_checks": failed,
+                    },
+                )
+            ],
+        )
 
     if conflict_need:
         detail = (
@@ -441,32 +465,50 @@ def _decide(
             if snapshot.mergeable != "MERGEABLE"
             else "the conflict resolution does not name base, head and result commits"
         )
-        return "CONFLICT", [
-            _reason("DELIVERY_CONFLICT", f"the PR cannot merge cleanly: {detail}",
-                    f"resolve the conflict (round {next_round} of {ROUND_LIMIT})")
-        ], [
-            _action(
-                "resolve_conflict",
-                {"pr_number": snapshot.pr_number, "head_sha": snapshot.head_sha, "round": next_round},
-            )
-        ]
+        return (
+            "CONFLICT",
+            [
+                _reason(
+                    "DELIVERY_CONFLICT",
+                    f"the PR cannot merge cleanly: {detail}",
+                    f"resolve the conflict (round {next_round} of {ROUND_LIMIT})",
+                )
+            ],
+            [
+                _action(
+                    "resolve_conflict",
+                    {
+                        "pr_number": snapshot.pr_number,
+                        "head_sha": snapshot.head_sha,
+                        "round": next_round,
+                    },
+                )
+            ],
+        )
 
     if unresolved:
         ids = [f.id for f in unresolved]
-        return "REVIEW_REPAIR", [
-            _reason(
-                "DELIVERY_FINDINGS_UNRESOLVED",
-                f"review findings without a resolving disposition: {ids}",
-                "adopt with a repair_commit or reject with an evidence_ref",
-                ids,
-            )
-        ], [_finding_action(snapshot, f, next_round) for f in unresolved]
+        return (
+            "REVIEW_REPAIR",
+            [
+                _reason(
+                    "DELIVERY_FINDINGS_UNRESOLVED",
+                    f"review findings without a resolving disposition: {ids}",
+                    "adopt with a repair_commit or reject with an evidence_ref",
+                    ids,
+                )
+            ],
+            [_finding_action(snapshot, f, next_round) for f in unresolved],
+        )
 
     pending = sorted(c.name for c in at_head if c.conclusion in PENDING_CONCLUSIONS)
     if pending or not at_head:
         if pending:
             reason = _reason(
-                "DELIVERY_CHECKS_PENDING", f"checks still running at head: {pending}", "wait", pending
+                "DELIVERY_CHECKS_PENDING",
+                f"checks still running at head: {pending}",
+                "wait",
+                pending,
             )
         else:
             reason = _reason(
@@ -477,25 +519,36 @@ def _decide(
         return "WAITING_FOR_CHECKS", [reason], []
 
     if not snapshot.review_ok:
-        return "WAITING_FOR_REVIEW", [
-            _reason(
-                "DELIVERY_REVIEW_NOT_APPROVED_AT_HEAD",
-                f"review is {snapshot.review_state!r} at {snapshot.review_sha[:12] or '-'}, "
-                f"not 'approved' at head {snapshot.head_sha[:12]}",
-                "an approval of an older commit does not count",
-            )
-        ], []
+        return (
+            "WAITING_FOR_REVIEW",
+            [
+                _reason(
+                    "DELIVERY_REVIEW_NOT_APPROVED_AT_HEAD",
+                    f"review is {snapshot.review_state!r} at {snapshot.review_sha[:12] or '-'}, "
+                    f"not 'approved' at head {snapshot.head_sha[:12]}",
+                    "an approval of an older commit does not count",
+                )
+            ],
+            [],
+        )
 
     if not snapshot.dod_evaluated:
-        return "MERGE_READY_CANDIDATE", [
-            _reason(
-                "DELIVERY_DOD_NOT_EVALUATED",
-                "everything is green but the Definition of Done has not been evaluated",
-                "re-evaluate the DoD; MERGE_READY is never taken as a shortcut",
-            )
-        ], [
-            _action("dod_reevaluate", {"pr_number": snapshot.pr_number, "head_sha": snapshot.head_sha})
-        ]
+        return (
+            "MERGE_READY_CANDIDATE",
+            [
+                _reason(
+                    "DELIVERY_DOD_NOT_EVALUATED",
+                    "everything is green but the Definition of Done has not been evaluated",
+                    "re-evaluate the DoD; MERGE_READY is never taken as a shortcut",
+                )
+            ],
+            [
+                _action(
+                    "dod_reevaluate",
+                    {"pr_number": snapshot.pr_number, "head_sha": snapshot.head_sha},
+                )
+            ],
+        )
 
     return "MERGE_READY", [], []
 
@@ -599,4 +652,6 @@ def assess(
         "round_limit": ROUND_LIMIT,
         "checks_at_head": len(snapshot.checks_at_head()),
     }
-    return Assessment(state, tuple(reasons), tuple(requested), tuple(new_entries), merge_record, facts)
+    return Assessment(
+        state, tuple(reasons), tuple(requested), tuple(new_entries), merge_record, facts
+    )

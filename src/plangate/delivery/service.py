@@ -344,13 +344,16 @@ def record_receipt(
             if isinstance(payload.get("finding_type"), str):
                 body["finding_type"] = payload["finding_type"]
             existing = [
-                e for e in judged.entries
+                e
+                for e in judged.entries
                 if e["kind"] == "receipt" and e["action_id"] == action_id_value
             ]
             if existing:
                 if existing[0]["result_ref"] == result_ref:
                     return DeliveryOutcome(
-                        Result("ACCEPTED", (), {**facts, "receipt": action_id_value, "appended": 0}),
+                        Result(
+                            "ACCEPTED", (), {**facts, "receipt": action_id_value, "appended": 0}
+                        ),
                         int(ExitCode.ACCEPTED),
                     )
                 return _rejected(
@@ -371,8 +374,11 @@ def record_receipt(
     if refusal is not None:
         return _rejected([refusal], facts)
     return DeliveryOutcome(
-        Result("ACCEPTED", (), {**facts, "receipt": action_id_value, "appended": 1,
-                                "entry_id": rows[0]["entry_id"]}),
+        Result(
+            "ACCEPTED",
+            (),
+            {**facts, "receipt": action_id_value, "appended": 1, "entry_id": rows[0]["entry_id"]},
+        ),
         int(ExitCode.ACCEPTED),
         1,
     )

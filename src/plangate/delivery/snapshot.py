@@ -250,7 +250,9 @@ def parse_snapshot(obj: dict[str, Any], *, raw: bytes = b"") -> PRSnapshot:
     if "pr_number" in obj and not (
         isinstance(pr_number, int) and not isinstance(pr_number, bool) and pr_number >= 1
     ):
-        c.add(f"pr_number: must be a positive integer, got {_type_name(pr_number)} {_short(pr_number)}")
+        c.add(
+            f"pr_number: must be a positive integer, got {_type_name(pr_number)} {_short(pr_number)}"
+        )
 
     head_sha = c.full_sha(obj.get("head_sha"), "head_sha") if "head_sha" in obj else ""
 
@@ -414,7 +416,9 @@ def _parse_findings(obj: dict[str, Any], c: _Collector) -> list[Finding]:
             c.add(f"{where}.finding_type: must be a non-empty string")
             ok = False
         if severity not in SEVERITIES:
-            c.add(f"{where}.severity: must be one of {', '.join(SEVERITIES)}, got {_short(severity)}")
+            c.add(
+                f"{where}.severity: must be one of {', '.join(SEVERITIES)}, got {_short(severity)}"
+            )
             ok = False
         disposition = _parse_disposition(item["disposition"], f"{where}.disposition", c)
         if disposition is False:
@@ -422,12 +426,17 @@ def _parse_findings(obj: dict[str, Any], c: _Collector) -> list[Finding]:
         if ok:
             ids.add(fid)
             findings.append(
-                Finding(fid, ftype, severity, disposition if isinstance(disposition, Disposition) else None)
+                Finding(
+                    fid,
+                    ftype,
+                    severity,
+                    disposition if isinstance(disposition, Disposition) else None,
+                )
             )
     return findings
 
 
-def _parse_disposition(value: object, where: str, c: _Collector) -> Disposition | None | bool:
+def _parse_disposition(value: object, where: str, c: _Collector) -> Disposition | bool | None:
     """The disposition, None for ``null``, or False after recording a problem."""
     if value is None:
         return None

@@ -109,17 +109,39 @@ def structure_problems(doc: dict[str, Any]) -> list[str]:
         if key in doc and not ok:
             problems.append(f"{key}: {what}")
 
-    check("run_id", isinstance(doc.get("run_id"), str) and bool(RUN_ID_RE.fullmatch(doc.get("run_id", ""))), "1-128 of A-Z a-z 0-9 . _ : -")
-    check("task_id", isinstance(doc.get("task_id"), str) and bool(TASK_RE.fullmatch(doc.get("task_id", ""))), "TASK-0000")
+    check(
+        "run_id",
+        isinstance(doc.get("run_id"), str) and bool(RUN_ID_RE.fullmatch(doc.get("run_id", ""))),
+        "1-128 of A-Z a-z 0-9 . _ : -",
+    )
+    check(
+        "task_id",
+        isinstance(doc.get("task_id"), str) and bool(TASK_RE.fullmatch(doc.get("task_id", ""))),
+        "TASK-0000",
+    )
     for key in ("started_at", "completed_at"):
         value = doc.get(key)
-        check(key, isinstance(value, str) and bool(TIME_RE.fullmatch(value)), "YYYY-MM-DDTHH:MM:SSZ")
+        check(
+            key, isinstance(value, str) and bool(TIME_RE.fullmatch(value)), "YYYY-MM-DDTHH:MM:SSZ"
+        )
     repo = doc.get("repository")
-    check("repository", isinstance(repo, str) and bool(REPOSITORY_RE.fullmatch(repo)), "a repository name without owner or '/'")
+    check(
+        "repository",
+        isinstance(repo, str) and bool(REPOSITORY_RE.fullmatch(repo)),
+        "a repository name without owner or '/'",
+    )
     sha = doc.get("source_sha")
-    check("source_sha", isinstance(sha, str) and bool(SOURCE_SHA_RE.fullmatch(sha)), "7-40 lowercase hex")
+    check(
+        "source_sha",
+        isinstance(sha, str) and bool(SOURCE_SHA_RE.fullmatch(sha)),
+        "7-40 lowercase hex",
+    )
     head = doc.get("final_head_sha")
-    check("final_head_sha", head == UNAVAILABLE or (isinstance(head, str) and bool(COMMIT_RE.fullmatch(head))), "a full commit id or 'unavailable'")
+    check(
+        "final_head_sha",
+        head == UNAVAILABLE or (isinstance(head, str) and bool(COMMIT_RE.fullmatch(head))),
+        "a full commit id or 'unavailable'",
+    )
     check("plan_hash", is_digest(doc.get("plan_hash")), "sha256:<64 hex>")
     ref = doc.get("c3_prime_decision_ref")
     check(
@@ -143,7 +165,11 @@ def structure_problems(doc: dict[str, Any]) -> list[str]:
         "exactly {plugin_version, cli_version, corpus_hash (sha256)}",
     )
     routing = doc.get("routing_decisions")
-    check("routing_decisions", routing == UNAVAILABLE or isinstance(routing, list), "an array or 'unavailable'")
+    check(
+        "routing_decisions",
+        routing == UNAVAILABLE or isinstance(routing, list),
+        "an array or 'unavailable'",
+    )
     ci = doc.get("ci_outcomes")
     check(
         "ci_outcomes",
@@ -151,8 +177,10 @@ def structure_problems(doc: dict[str, Any]) -> list[str]:
         or (
             isinstance(ci, list)
             and all(
-                isinstance(i, dict) and set(i) == {"name", "conclusion"}
-                and _text(i["name"]) and _text(i["conclusion"])
+                isinstance(i, dict)
+                and set(i) == {"name", "conclusion"}
+                and _text(i["name"])
+                and _text(i["conclusion"])
                 for i in ci
             )
         ),
@@ -165,8 +193,10 @@ def structure_problems(doc: dict[str, Any]) -> list[str]:
         or (
             isinstance(findings, list)
             and all(
-                isinstance(i, dict) and set(i) == {"id", "disposition"}
-                and _text(i["id"]) and _text(i["disposition"])
+                isinstance(i, dict)
+                and set(i) == {"id", "disposition"}
+                and _text(i["id"])
+                and _text(i["disposition"])
                 for i in findings
             )
         ),
@@ -174,10 +204,18 @@ def structure_problems(doc: dict[str, Any]) -> list[str]:
     )
     for key in ("repair_rounds", "replan_count"):
         value = doc.get(key)
-        check(key, value == UNAVAILABLE or (_is_int(value) and value >= 0), "an integer >= 0 or 'unavailable'")
+        check(
+            key,
+            value == UNAVAILABLE or (_is_int(value) and value >= 0),
+            "an integer >= 0 or 'unavailable'",
+        )
     if "human_interventions" in doc and doc["human_interventions"] != UNAVAILABLE:
         _kind_detail_list(doc["human_interventions"], "human_interventions", problems)
-    check("terminal_state", doc.get("terminal_state") in TERMINAL_STATES, f"one of {', '.join(TERMINAL_STATES)}")
+    check(
+        "terminal_state",
+        doc.get("terminal_state") in TERMINAL_STATES,
+        f"one of {', '.join(TERMINAL_STATES)}",
+    )
     qm = doc.get("quality_metrics")
     check(
         "quality_metrics",
@@ -192,16 +230,24 @@ def structure_problems(doc: dict[str, Any]) -> list[str]:
         "{first_pass, rounds} or 'unavailable'",
     )
     cost = doc.get("cost_metrics")
-    check("cost_metrics", cost == UNAVAILABLE or isinstance(cost, dict), "an object or 'unavailable'")
+    check(
+        "cost_metrics", cost == UNAVAILABLE or isinstance(cost, dict), "an object or 'unavailable'"
+    )
     refs = doc.get("evidence_refs")
     check(
         "evidence_refs",
         isinstance(refs, list) and bool(refs) and all(is_canonical_path(r) for r in refs),
         "a non-empty array of repository-relative paths",
     )
-    check("schema_version", doc.get("schema_version") == SCHEMA_VERSION, f"must be {SCHEMA_VERSION!r}")
+    check(
+        "schema_version", doc.get("schema_version") == SCHEMA_VERSION, f"must be {SCHEMA_VERSION!r}"
+    )
     check("observation", isinstance(doc.get("observation"), str), "a string")
-    check("cause_hypothesis", doc.get("cause_hypothesis") is None or isinstance(doc.get("cause_hypothesis"), str), "a string or null")
+    check(
+        "cause_hypothesis",
+        doc.get("cause_hypothesis") is None or isinstance(doc.get("cause_hypothesis"), str),
+        "a string or null",
+    )
     if "escalation" in doc:
         _kind_detail_list(doc["escalation"], "escalation", problems)
     return problems

@@ -135,7 +135,9 @@ def parse_harness_version(text: str, flag: str) -> dict[str, str]:
     try:
         doc = strict_loads_object(text.encode("utf-8"), flag)
     except StrictJSONError as exc:
-        raise UsageError("EVIDENCE_HARNESS_VERSION_INVALID", f"{flag}: {exc.message}", exc.hint) from None
+        raise UsageError(
+            "EVIDENCE_HARNESS_VERSION_INVALID", f"{flag}: {exc.message}", exc.hint
+        ) from None
     if set(doc) != set(HARNESS_KEYS):
         raise UsageError(
             "EVIDENCE_HARNESS_VERSION_INVALID",
@@ -185,11 +187,15 @@ def check_injected(injected: Injected) -> tuple[dict[str, Any], list[tuple[str, 
         if not is_canonical_path(ref):
             problems.append(f"--evidence-ref {ref!r} is not a repository-relative path")
     if injected.pr_number is not None and not (
-        injected.pr_number.isascii() and injected.pr_number.isdigit() and int(injected.pr_number) >= 1
+        injected.pr_number.isascii()
+        and injected.pr_number.isdigit()
+        and int(injected.pr_number) >= 1
     ):
         problems.append("--pr-number must be a positive integer")
-    for flag, text in (("--observation", injected.observation),
-                       ("--cause-hypothesis", injected.cause_hypothesis)):
+    for flag, text in (
+        ("--observation", injected.observation),
+        ("--cause-hypothesis", injected.cause_hypothesis),
+    ):
         if text is not None and (not text.strip() or len(text) > MAX_TEXT):
             problems.append(f"{flag} must be non-empty text of at most {MAX_TEXT} characters")
     if problems:
@@ -201,7 +207,10 @@ def check_injected(injected: Injected) -> tuple[dict[str, Any], list[tuple[str, 
     parsed["harness_version"] = parse_harness_version(injected.harness_version, "--harness-version")
     if injected.harness_version_end is None:
         escalations.append(
-            ("harness_drift_unchecked", "--harness-version-end not given: drift during the run is unchecked")
+            (
+                "harness_drift_unchecked",
+                "--harness-version-end not given: drift during the run is unchecked",
+            )
         )
     else:
         end = parse_harness_version(injected.harness_version_end, "--harness-version-end")
@@ -265,7 +274,9 @@ def record_binding_problems(
         add("EVIDENCE_BINDING_SOURCE_SHA", "source_sha is not 7-40 lowercase hex")
     plan = artifacts.get("plan.md")
     if plan is None or record.get("plan_hash") != sha256_digest(plan):
-        add("EVIDENCE_BINDING_PLAN_HASH", "plan_hash does not equal the hash of the current plan.md")
+        add(
+            "EVIDENCE_BINDING_PLAN_HASH", "plan_hash does not equal the hash of the current plan.md"
+        )
     hashes = record.get("artifact_hashes")
     if not isinstance(hashes, dict) or set(hashes) != set(ARTIFACTS):
         add("EVIDENCE_BINDING_ARTIFACTS", "artifact_hashes must map exactly the six artifacts")
@@ -273,11 +284,16 @@ def record_binding_problems(
         for name in ARTIFACTS:
             data = artifacts.get(name)
             if data is None or hashes[name] != sha256_digest(data):
-                add("EVIDENCE_BINDING_ARTIFACTS", f"artifact_hashes[{name}] does not match the file")
+                add(
+                    "EVIDENCE_BINDING_ARTIFACTS", f"artifact_hashes[{name}] does not match the file"
+                )
         if not all(is_digest(v) for v in hashes.values()) or record.get(
             "plan_package_hash"
         ) != plan_package_hash(hashes):
-            add("EVIDENCE_BINDING_PACKAGE_HASH", "plan_package_hash is not the hash of artifact_hashes")
+            add(
+                "EVIDENCE_BINDING_PACKAGE_HASH",
+                "plan_package_hash is not the hash of artifact_hashes",
+            )
     reviewers = record.get("reviewers")
     if not isinstance(reviewers, dict) or set(reviewers) != set(c3.REVIEWERS):
         add("EVIDENCE_BINDING_REVIEWERS", "reviewers must hold exactly model_a and model_b")
@@ -287,7 +303,10 @@ def record_binding_problems(
     for model in c3.REVIEWERS:
         snap = reviewers[model]
         if not isinstance(snap, dict) or set(snap) != set(c3.SNAPSHOT_KEYS):
-            add("EVIDENCE_BINDING_REVIEWERS", f"reviewers.{model} must hold exactly the five snapshot keys")
+            add(
+                "EVIDENCE_BINDING_REVIEWERS",
+                f"reviewers.{model} must hold exactly the five snapshot keys",
+            )
             continue
         if not all(isinstance(snap[k], str) and snap[k].strip() for k in c3.SNAPSHOT_KEYS):
             add("EVIDENCE_BINDING_REVIEWERS", f"reviewers.{model} has an empty or non-string value")
@@ -296,7 +315,10 @@ def record_binding_problems(
             if snap[key] != record.get(key):
                 add("EVIDENCE_BINDING_TRIO", f"reviewers.{model}.{key} differs from the top level")
         if snap["verdict"] not in c3.VERDICTS:
-            add("EVIDENCE_BINDING_VERDICT", f"reviewers.{model}.verdict {snap['verdict']!r} is not approve/reject")
+            add(
+                "EVIDENCE_BINDING_VERDICT",
+                f"reviewers.{model}.verdict {snap['verdict']!r} is not approve/reject",
+            )
         verdicts.append(snap["verdict"])
         refs.append(normalise_evidence_ref(snap["evidence_ref"]))
     if len(refs) == 2 and refs[0] == refs[1]:
@@ -573,7 +595,9 @@ def produce(inputs: TaskInputs, injected: Injected) -> EvidenceOutcome:
     if injected.pr_number is not None:
         claimed = int(injected.pr_number)
         if run.pr_number is None:
-            escalations.append(("pr_number_unverified", f"--pr-number {claimed} has no delivery entry to bind"))
+            escalations.append(
+                ("pr_number_unverified", f"--pr-number {claimed} has no delivery entry to bind")
+            )
         elif claimed != run.pr_number:
             return _refuse(
                 [

@@ -39,7 +39,9 @@ def load_inputs(repo_root: Path, task_id: str) -> TaskInputs:
     acceptor = verify_task(repo_root, task_id, snapshot=snapshot)
     if (task_dir / "delivery").is_symlink():
         raise InputRejected(
-            "DELIVERY_RECORD_UNREADABLE", "delivery/ is a symbolic link", "replace it with a directory"
+            "DELIVERY_RECORD_UNREADABLE",
+            "delivery/ is a symbolic link",
+            "replace it with a directory",
         )
     read = read_regular_file(task_dir / DELIVERY_RELPATH, MAX_DELIVERY_BYTES)
     if read.state is FileState.MISSING:

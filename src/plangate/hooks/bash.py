@@ -21,7 +21,7 @@ read-only.
 
 from __future__ import annotations
 
-import os
+import posixpath
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -117,7 +117,7 @@ class _State:
         if self.cwd_prefix is None:
             self.problems.append(f"write target {raw!r} is relative to an unknown directory")
             return
-        self.writes.append(os.path.join(self.cwd_prefix, raw) if self.cwd_prefix else raw)
+        self.writes.append(posixpath.join(self.cwd_prefix, raw) if self.cwd_prefix else raw)
 
     def unclassifiable(self, note: str) -> None:
         self.problems.append(note)
@@ -210,10 +210,9 @@ def _analyse_into(command: str, state: _State, depth: int) -> None:
     if tokens is None:
         state.unclassifiable("unbalanced quotes")
         return
-    if "(" in tokens or ")" in tokens:
-        if any(t in ("cd", "pushd", "popd") for t in tokens):
-            state.unclassifiable("directory change inside a subshell")
-            return
+    if ("(" in tokens or ")" in tokens) and any(t in ("cd", "pushd", "popd") for t in tokens):
+        state.unclassifiable("directory change inside a subshell")
+        return
     known = REDIRECT_OPERATORS | CONTROL_OPERATORS | {"<", "<<", "<<<", "<&"}
     for token in tokens:
         if token and all(c in ";&|<>()" for c in token) and token not in known:
@@ -234,9 +233,8 @@ def _take_redirections(words: list[str], state: _State) -> list[str]:
                 state.unclassifiable(f"redirection {word!r} without a target")
                 return out
             target = words[index + 1]
-            if word == ">&" and (target.isdigit() or target == "-"):
-                pass  # '2>&1' duplicates a descriptor; it writes no file
-            else:
+            # '2>&1' duplicates a descriptor; it writes no file.
+            if not (word == ">&" and (target.isdigit() or target == "-")):
                 state.write(target)
             index += 2
             # Drop the descriptor number written before the operator ('2>file').
@@ -275,7 +273,7 @@ def _simple_command(words: list[str], state: _State, depth: int) -> None:
         words = words[1:]
     if not words or words[0].startswith("#"):
         return  # a comment line (its redirections, if any, were still recorded)
-    program = os.path.basename(words[0])
+    program = posixpath.basename(words[0])
     args = words[1:]
     if program in PREFIX_COMMANDS:
         rest = args
@@ -396,7 +394,7 @@ def _change_directory(args: list[str], state: _State) -> None:
         return
     if state.cwd_prefix is None:
         return
-    state.cwd_prefix = os.path.join(state.cwd_prefix, target) if state.cwd_prefix else target
+    state.cwd_prefix = posixpath.join(state.cwd_prefix, target) if state.cwd_prefix else target
 
 
 GIT_READ_ONLY = frozenset(
@@ -428,7 +426,7 @@ def _git(args: list[str], state: _State) -> None:
             elif directory.startswith("/"):
                 state.cwd_prefix = directory
             elif state.cwd_prefix is not None:
-                state.cwd_prefix = os.path.join(state.cwd_prefix, directory)
+                state.cwd_prefix = posixpath.join(state.cwd_prefix, directory)
             index += 2
             continue
         if option == "-c":
@@ -468,7 +466,7 @@ def _git(args: list[str], state: _State) -> None:
             return
         state.unclassifiable("git checkout of a branch or commit rewrites the working tree")
         return
-    if sub == "rm" or sub == "mv":
+    if sub in {"rm", "mv"}:
         operands = _operands(rest)
         if not operands:
             state.unclassifiable(f"git {sub} without paths")
@@ -515,7 +513,8 @@ def _commit_skips_hooks(args: list[str]) -> bool:
 
 
 def _python(args: list[str], state: _State) -> None:
-    if len(args) >= 2 and args[0] == "-m" and args[1] in ("pytest", "mypy", "pyflakes", "json.tool"):
+    read_only_modules = ("pytest", "mypy", "pyflakes", "json.tool")
+    if len(args) >= 2 and args[0] == "-m" and args[1] in read_only_modules:
         return
     if len(args) >= 2 and args[0] == "-m" and args[1] == "ruff":
         _ruff(args[2:], state)
@@ -608,7 +607,7 @@ def _copy_like(args: list[str], state: _State, *, moves: bool) -> None:
         for source in sources:
             state.write(source)
     for source in sources:
-        base = os.path.basename(source.rstrip("/"))
+        base = posixpath.basename(source.rstrip("/"))
         state.into_dir.append((_joined(destination, state), base))
     state.write(destination)
 
@@ -616,7 +615,7 @@ def _copy_like(args: list[str], state: _State, *, moves: bool) -> None:
 def _joined(raw: str, state: _State) -> str:
     if raw.startswith(("/", "~")) or not state.cwd_prefix:
         return raw
-    return os.path.join(state.cwd_prefix, raw)
+    return posixpath.join(state.cwd_prefix, raw)
 
 
 def _link(args: list[str], state: _State) -> None:
@@ -625,11 +624,11 @@ def _link(args: list[str], state: _State) -> None:
         state.unclassifiable("ln without operands")
         return
     if len(operands) == 1:
-        state.write(os.path.basename(operands[0].rstrip("/")))
+        state.write(posixpath.basename(operands[0].rstrip("/")))
         return
     destination = operands[-1]
     for source in operands[:-1]:
-        state.into_dir.append((_joined(destination, state), os.path.basename(source.rstrip("/"))))
+        state.into_dir.append((_joined(destination, state), posixpath.basename(source.rstrip("/"))))
     state.write(destination)
 
 

@@ -226,16 +226,15 @@ def _target_reasons(facts: Facts, action: Action, path: str) -> list[tuple[str, 
                 break
     task_match = _TASK_FILE_RE.fullmatch(path)
     task_of_path = task_match.group(1) if task_match else None
-    if is_approvals_path(path):
-        if not (own_verified_task is not None and task_of_path == own_verified_task):
-            out.append(("HOOK_APPROVAL_FILE", "approval records are written only by plangate "
-                        "commands a human runs", "never edit approvals/ from an agent"))
+    own_file = own_verified_task is not None and task_of_path == own_verified_task
+    if is_approvals_path(path) and not own_file:
+        out.append(("HOOK_APPROVAL_FILE", "approval records are written only by plangate "
+                    "commands a human runs", "never edit approvals/ from an agent"))
     planning_task = planning_file_task(path)
-    if planning_task is not None and planning_task in facts.locked_tasks:
-        if planning_task != own_verified_task:
-            out.append(("HOOK_PLAN_PACKAGE_LOCKED",
-                        "the Plan Package of an approved task is locked",
-                        "a human re-gates the plan: remove the record, revise, review, re-issue"))
+    if planning_task is not None and planning_task in facts.locked_tasks and not own_file:
+        out.append(("HOOK_PLAN_PACKAGE_LOCKED",
+                    "the Plan Package of an approved task is locked",
+                    "a human re-gates the plan: remove the record, revise, review, re-issue"))
     if active is None:
         if planning_task is None and not is_approvals_path(path):
             out.append(("HOOK_NO_ACTIVE_TASK",
@@ -247,9 +246,7 @@ def _target_reasons(facts: Facts, action: Action, path: str) -> list[tuple[str, 
                     f"the record of {active.task_id} does not verify against HEAD"
                     + (f" ({active.verification_message})" if active.verification_message else ""),
                     "run 'plangate c3 verify' to see why; stale or tampered records block writes"))
-    if own_verified_task is not None and task_of_path == own_verified_task and (
-        planning_task is not None or is_approvals_path(path)
-    ):
+    if own_file and (planning_task is not None or is_approvals_path(path)):
         return out
     if not active.allowed_paths:
         out.append(("HOOK_SCOPE_UNDEFINED",
@@ -313,9 +310,7 @@ def decide(facts: Facts, action: Action) -> Result:
         out_facts["overrides_used"] = used
     if reasons:
         return Result(DENY, reasons, out_facts)
-    if action.kind in (ActionKind.WRITE, ActionKind.SHELL) and not action.targets and (
-        action.kind is ActionKind.WRITE
-    ):
+    if action.kind is ActionKind.WRITE and not action.targets:
         # A write with no target at all is undecidable: never "all clear".
         return Result(DENY, (Reason("HOOK_NO_TARGET", "the write names no target path",
                                     "the tool input must carry the file path"),), out_facts)

@@ -14,6 +14,9 @@ that cannot be opened or written turns the decision into a deny
 (``HOOK_LEDGER_UNAVAILABLE``): an unrecorded allow is not an allow.
 """
 
+# ruff: noqa: PTH110, PTH111, PTH112, PTH117, PTH118, PTH119, PTH120, PTH123, PTH208
+# Plain string paths on purpose: realpath/relpath semantics and the
+# hook hot path; pathlib would add conversions without changing the meaning.
 from __future__ import annotations
 
 import hashlib

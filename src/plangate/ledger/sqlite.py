@@ -47,6 +47,10 @@ SCHEMA: tuple[str, ...] = (
 )
 """Statements that create the schema when missing (each idempotent)."""
 
+_SCHEMA_OBJECTS = frozenset(
+    {"ledger_entries", "ledger_head", "ledger_entries_no_update", "ledger_entries_no_delete"}
+)
+
 _INSERT_GENESIS_HEAD = "INSERT OR IGNORE INTO ledger_head (id, seq, entry_hash) VALUES (1, 0, ?)"
 
 _COLUMNS = "seq, kind, subject, payload, at, prev_hash, entry_hash"
@@ -112,7 +116,29 @@ class SQLiteLedger(Ledger):
             raise unavailable(str(self.path), "the ledger is closed", "open it again")
         return self._conn
 
+    def _schema_complete(self) -> bool:
+        """True when every table, trigger and the head row exist (the common case).
+
+        Checked without a write lock so that opening an existing ledger (every
+        hook call does) never queues behind another process's append.
+        """
+        conn = self._connection()
+        try:
+            names = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')"
+                )
+            }
+            if not _SCHEMA_OBJECTS <= names:
+                return False
+            return conn.execute("SELECT 1 FROM ledger_head WHERE id = 1").fetchone() is not None
+        except sqlite3.Error:
+            return False
+
     def _init_schema(self) -> None:
+        if self._schema_complete():
+            return
         conn = self._connection()
         try:
             if conn.in_transaction:

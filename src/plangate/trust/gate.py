@@ -115,9 +115,11 @@ def implicit_protected(
     """Protected authority that exists whatever the surfaces file says.
 
     The sealed fixtures, runner and grader files pinned in the registered plan,
-    the harness definition, the protected-surfaces definition, the policy
-    profile files and every ``eval`` component of the baseline definition are
-    the evaluation harness itself (seed 000 section 1).
+    the protected-surfaces definition, the policy profile files and every
+    ``eval`` component of the baseline definition are the evaluation harness
+    itself (seed 000 section 1). The harness definition file is *not* implied:
+    it describes the candidate's own pipeline (adding a verifier stage is a
+    legitimate candidate); weakening it is caught by gate step 7 instead.
     """
     plan_src = f"evaluation plan {plan_digest}"
     out: list[ProtectedPattern] = []
@@ -145,16 +147,6 @@ def implicit_protected(
                 )
             )
     def_src = f"harness definition {definition.source}"
-    out.append(
-        ProtectedPattern(
-            str(plan["harness_definition"]),
-            "manifest",
-            "evaluation-harness",
-            "the harness definition (identity input)",
-            "harness_definition",
-            def_src,
-        )
-    )
     out.append(
         ProtectedPattern(
             PROTECTED_SURFACES_PATH,

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from conftest import commit_all, git
-
 from plangate.canonical import sha256_digest
 from plangate.plan.markers import C1, C2, marker_line
 
@@ -127,9 +126,21 @@ def issue(
         )
     )
     argv = [
-        "c3", "issue", task_id, "--target-sha", target, "--reviewers", str(reviewers),
-        "--decision", decision, "--policy-ref", "plangate-arbiter@v1",
-        "--issued-at", "2026-12-01T09:00:00Z", "--issued-by", "test-suite",
+        "c3",
+        "issue",
+        task_id,
+        "--target-sha",
+        target,
+        "--reviewers",
+        str(reviewers),
+        "--decision",
+        decision,
+        "--policy-ref",
+        "plangate-arbiter@v1",
+        "--issued-at",
+        "2026-12-01T09:00:00Z",
+        "--issued-by",
+        "test-suite",
     ]
     if force:
         argv.append("--force")

@@ -17,9 +17,6 @@ from plangate.ledger import Ledger, open_ledger
 
 Row = tuple[object, ...]  # (seq, kind, subject, payload, at, prev_hash, entry_hash)
 
-COLUMNS = "seq, kind, subject, payload, at, prev_hash, entry_hash"
-
-
 @contextmanager
 def fresh_pg_database(base_url: str) -> Iterator[str]:
     """Create an empty database on the test server; yield its URL; drop it afterwards."""
@@ -66,25 +63,24 @@ class Backend:
         """Every stored row, as stored, in seq order."""
         if self.name == "sqlite":
             with sqlite3.connect(self.sqlite_path) as conn:
-                return list(conn.execute(f"SELECT {COLUMNS} FROM ledger_entries ORDER BY seq"))
+                return list(conn.execute("SELECT seq, kind, subject, payload, at, prev_hash, entry_hash FROM ledger_entries ORDER BY seq"))
         import psycopg
 
         with psycopg.connect(self.env["PLANGATE_LEDGER_URL"]) as conn:
             return list(
-                conn.execute(f"SELECT {COLUMNS} FROM plangate_ledger_entries ORDER BY seq")
+                conn.execute("SELECT seq, kind, subject, payload, at, prev_hash, entry_hash FROM plangate_ledger_entries ORDER BY seq")
             )
 
     def raw_head(self) -> tuple[object, object]:
         """(seq, entry_hash) of the head row."""
-        table = "ledger_head" if self.name == "sqlite" else "plangate_ledger_head"
         if self.name == "sqlite":
             with sqlite3.connect(self.sqlite_path) as conn:
-                row = conn.execute(f"SELECT seq, entry_hash FROM {table}").fetchone()
+                row = conn.execute("SELECT seq, entry_hash FROM ledger_head").fetchone()
         else:
             import psycopg
 
             with psycopg.connect(self.env["PLANGATE_LEDGER_URL"]) as conn:
-                row = conn.execute(f"SELECT seq, entry_hash FROM {table}").fetchone()
+                row = conn.execute("SELECT seq, entry_hash FROM plangate_ledger_head").fetchone()
         assert row is not None
         return row[0], row[1]
 
@@ -98,7 +94,7 @@ class Backend:
                 conn.execute("DROP TRIGGER IF EXISTS ledger_entries_no_delete")
                 conn.execute("DELETE FROM ledger_entries")
                 conn.executemany(
-                    f"INSERT INTO ledger_entries ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", rows
+                    "INSERT INTO ledger_entries VALUES (?, ?, ?, ?, ?, ?, ?)", rows
                 )
                 if head is not None:
                     conn.execute("UPDATE ledger_head SET seq = ?, entry_hash = ?", head)
@@ -114,8 +110,7 @@ class Backend:
             conn.execute("DELETE FROM plangate_ledger_entries")
             with conn.cursor() as cur:
                 cur.executemany(
-                    f"INSERT INTO plangate_ledger_entries ({COLUMNS}) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                    "INSERT INTO plangate_ledger_entries VALUES (%s, %s, %s, %s, %s, %s, %s)",
                     rows,
                 )
             if head is not None:
@@ -139,8 +134,11 @@ def make_backend(name: str, tmp_path: Path, pg_base_url: str | None) -> Iterator
         yield Backend(name, repo, {"PLANGATE_LEDGER_URL": url})
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+@pytest.fixture(
+    name="backend",
+    params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
+)
+def backend_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     """A fresh, empty ledger: SQLite in a temp repository, or a new PostgreSQL database.
 
     Imported by the test modules (not a conftest.py, so that the root

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from ledger_support import Backend, backend  # noqa: F401 -- the fixture
+from ledger_support import Backend, backend_fixture  # noqa: F401 -- the fixture
 
 from plangate.canonical import canonical_bytes, sha256_digest
 from plangate.ledger import GENESIS_PREV_HASH, LedgerError, open_ledger
@@ -133,9 +133,11 @@ def test_stored_entries_cannot_be_updated_or_deleted_through_sql(backend: Backen
             "DELETE FROM plangate_ledger_entries",
             "TRUNCATE plangate_ledger_entries",
         ):
-            with psycopg.connect(backend.env["PLANGATE_LEDGER_URL"]) as conn:
-                with pytest.raises(psycopg.errors.RaiseException, match="append-only"):
-                    conn.execute(statement)
+            with (
+                psycopg.connect(backend.env["PLANGATE_LEDGER_URL"]) as conn,
+                pytest.raises(psycopg.errors.RaiseException, match="append-only"),
+            ):
+                conn.execute(statement)
     assert backend.raw_rows()[0][2] == "TASK-0001"
 
 

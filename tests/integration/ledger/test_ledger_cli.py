@@ -5,18 +5,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ledger_support import Backend, backend_fixture  # noqa: F401 -- the fixture
+
 from conftest import RunCli
-from ledger_support import Backend, backend  # noqa: F401 -- the fixture
 
 
 def _seed(backend: Backend) -> list[str]:
     with backend.open() as ledger:
-        hashes = [
+        return [
             ledger.append("c3_issue", "TASK-0001", {"decision": "AUTO_APPROVED"}).entry_hash,
             ledger.append("c3_issue_refused", "TASK-0002", {"marker": "C1"}).entry_hash,
             ledger.append("exec_started", "TASK-0001", {"digest": "sha256:" + "b" * 64}).entry_hash,
         ]
-    return hashes
 
 
 def test_log_lists_entries_and_filters(backend: Backend, run_cli: RunCli) -> None:

@@ -1,0 +1,59 @@
+"""Demo trial runner (plangate-trial/1; the protocol is documented in docs/evaluation-run.md).
+
+Runs the side's harness verifiers over one fixture and writes OUT/result.json.
+It always runs from the baseline commit; only --harness-dir differs by side.
+"""
+
+import argparse
+import json
+import pathlib
+import runpy
+
+VERIFIERS = {
+    "verifier:deterministic-tests": "harness/verifiers/deterministic_tests.py",
+    "verifier:completion-evidence": "harness/verifiers/completion_evidence.py",
+}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    for name in ("--side", "--harness-dir", "--fixture", "--fixture-id", "--role", "--out"):
+        parser.add_argument(name, required=True)
+    parser.add_argument("--trial", type=int, required=True)
+    args = parser.parse_args()
+    fixture = json.loads(pathlib.Path(args.fixture).read_text(encoding="utf-8"))
+    harness = pathlib.Path(args.harness_dir)
+    outcome, stop_reasons, activation, detections = "MERGE_READY", [], {}, {}
+    for component, rel in VERIFIERS.items():
+        module = runpy.run_path(str(harness / rel))
+        if not module.get("ENABLED", False):
+            activation[component] = {"level": "registered", "evidence_refs": []}
+            continue
+        status = module["check"](fixture)
+        ref = f"verification:{component}:{args.fixture_id}:{args.trial}"
+        level = "produced_evidence"
+        if status != "pass" and outcome == "MERGE_READY":
+            outcome = "BLOCKED"
+            stop_reasons = ["VERIFIER_UNAVAILABLE"]
+            level = "influenced_decision"
+        activation[component] = {"level": level, "evidence_refs": [ref]}
+        detections[component] = "detected" if status != "pass" else "not_detected"
+    result = {
+        "protocol": "plangate-trial/1",
+        "side": args.side,
+        "fixture_id": args.fixture_id,
+        "role": args.role,
+        "trial": args.trial,
+        "outcome": outcome,
+        "stop_reasons": stop_reasons,
+        "metrics": {"stopped": 1.0 if outcome != "MERGE_READY" else 0.0},
+        "activation": activation,
+        "detections": detections,
+    }
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "result.json").write_text(json.dumps(result, sort_keys=True), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

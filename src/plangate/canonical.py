@@ -19,7 +19,6 @@ import hashlib
 import json
 import math
 import re
-from decimal import Decimal
 from typing import Any
 
 from plangate.errors import InputRejected
@@ -167,6 +166,8 @@ def _format_number(value: int | float) -> str:
             text = _format_number(float(value))
         except OverflowError:
             text = ""
+        from decimal import Decimal  # lazy, see below
+
         if not text or Decimal(text) != value:
             raise StrictJSONError(
                 "JSON_NUMBER_RANGE",
@@ -180,6 +181,8 @@ def _format_number(value: int | float) -> str:
         return "0"
     sign = "-" if value < 0 else ""
     # repr() gives the shortest round-tripping decimal digits, as ECMAScript does.
+    from decimal import Decimal  # lazy: floats are rare in contracts; keep the hot path light
+
     digits_tuple = Decimal(repr(abs(value))).as_tuple()
     digits = "".join(str(d) for d in digits_tuple.digits).rstrip("0") or "0"
     exponent = int(digits_tuple.exponent)

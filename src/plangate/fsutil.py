@@ -15,7 +15,6 @@ import errno
 import fcntl
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
@@ -113,6 +112,8 @@ def atomic_write(path: Path, data: bytes, *, overwrite: bool = True, mode: int =
     With ``overwrite=False`` an existing file (or symlink) at ``path`` makes the
     call fail with ``FILE_EXISTS`` and nothing is changed.
     """
+    import tempfile  # lazy: only writers need it
+
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
     if path.is_symlink():

@@ -62,7 +62,7 @@ def is_utc_timestamp(value: object) -> bool:
         return False
     try:
         # The constructor checks the calendar without importing _strptime (hot path).
-        datetime(  # noqa: DTZ001 -- only validating the fields; 'Z' was matched literally
+        datetime(
             int(value[0:4]), int(value[5:7]), int(value[8:10]),
             int(value[11:13]), int(value[14:16]), int(value[17:19]),
         )  # fmt: skip

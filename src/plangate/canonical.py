@@ -26,6 +26,8 @@ from plangate.errors import InputRejected
 DIGEST_RE = re.compile(r"sha256:[0-9a-f]{64}")
 """A digest string is exactly ``sha256:`` and 64 lowercase hex digits (DECISIONS 2)."""
 
+_SURROGATE_ESCAPE_RE = re.compile(r"\\u[dD][89a-fA-F]")
+
 MAX_DEPTH = 64
 """Deepest nesting accepted by :func:`strict_loads`; contracts need far less."""
 
@@ -89,6 +91,8 @@ def _check_tree(value: Any, depth: int) -> None:
 
 
 def _check_string(text: str) -> None:
+    if text.isascii():  # fast path: no surrogate can hide in ASCII
+        return
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -135,7 +139,14 @@ def strict_loads(data: bytes) -> Any:
             f"not valid JSON: {exc}",
             "fix the JSON syntax (one value, no trailing data)",
         ) from None
-    _check_tree(value, 0)
+    # The tree walk is only needed when it could find something: decoded UTF-8
+    # holds no surrogates, so a lone one can only come from a \uD8xx-\uDFxx
+    # escape, and nesting can never be deeper than the number of brackets.
+    if (
+        text.count("[") + text.count("{") > MAX_DEPTH
+        or _SURROGATE_ESCAPE_RE.search(text) is not None
+    ):
+        _check_tree(value, 0)
     return value
 
 
@@ -215,19 +226,20 @@ _ESCAPES = {
 }
 
 
+_NEEDS_ESCAPE_RE = re.compile(r'["\\\x00-\x1f]')
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    ch = match.group(0)
+    esc = _ESCAPES.get(ch)
+    return esc if esc is not None else f"\\u{ord(ch):04x}"
+
+
 def _format_string(text: str) -> str:
     _check_string(text)
-    out = ['"']
-    for ch in text:
-        esc = _ESCAPES.get(ch)
-        if esc is not None:
-            out.append(esc)
-        elif ord(ch) < 0x20:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    # Digests and file names (almost every string hashed) need no escaping; the
+    # regex keeps both paths in C instead of a Python loop per character.
+    return '"' + _NEEDS_ESCAPE_RE.sub(_escape_char, text) + '"'
 
 
 def _utf16_key(key: str) -> bytes:

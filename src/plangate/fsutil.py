@@ -16,9 +16,9 @@ import fcntl
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import NamedTuple
 
 from plangate.errors import EnvironmentFailure, InputRejected
 
@@ -34,8 +34,7 @@ class FileState(StrEnum):
     UNREADABLE = "unreadable"
 
 
-@dataclass(frozen=True)
-class FileRead:
+class FileRead(NamedTuple):
     """Result of one defensive read: the state and, when OK, the exact bytes."""
 
     state: FileState
@@ -48,7 +47,7 @@ class FileRead:
         return self.state is FileState.OK
 
 
-def read_regular_file(path: Path, max_bytes: int) -> FileRead:
+def read_regular_file(path: str | os.PathLike[str], max_bytes: int) -> FileRead:
     """Read ``path`` once, only if it is a regular file of at most ``max_bytes``.
 
     Never follows a symlink at the last component and never blocks on a FIFO.

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from plangate.errors import EnvironmentFailure
 
@@ -36,8 +35,7 @@ def scrubbed_env() -> dict[str, str]:
     return env
 
 
-@dataclass(frozen=True)
-class TreeEntry:
+class TreeEntry(NamedTuple):
     """One ``git ls-tree`` entry."""
 
     mode: str
@@ -46,8 +44,7 @@ class TreeEntry:
     path: str
 
 
-@dataclass(frozen=True)
-class HeadState:
+class HeadState(NamedTuple):
     """Where HEAD points: a full commit id (or None when unborn) and the branch."""
 
     commit: str | None
@@ -69,6 +66,8 @@ class Git:
 
     def __init__(self, cwd: Path) -> None:
         self.cwd = Path(cwd)
+        import shutil  # lazy: shutil pulls in fnmatch and more; only this check needs it
+
         if shutil.which("git") is None:
             raise GitError("GIT_MISSING", "git is not installed", "install git and retry")
 
@@ -210,7 +209,7 @@ class Git:
         itself, so the semantics are identical.
         """
         unique = list(dict.fromkeys(revs))
-        out: dict[str, str | GitError] = {}
+        found: dict[str, str] = {}
         batchable = [r for r in unique if isinstance(r, str) and SHORT_SHA_RE.fullmatch(r)]
         if batchable:
             proc = self.run(
@@ -227,9 +226,11 @@ class Git:
                         and FULL_SHA_RE.fullmatch(parts[0])
                         and parts[0].startswith(rev)
                     ):
-                        out[rev] = parts[0]
+                        found[rev] = parts[0]
+        out: dict[str, str | GitError] = {}
         for rev in unique:
-            if rev in out:
+            if rev in found:
+                out[rev] = found[rev]
                 continue
             try:
                 out[rev] = self.resolve_commit(rev)

@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import cache, lru_cache
+from typing import NamedTuple
 
 from plangate.errors import InputRejected
 
@@ -242,8 +242,7 @@ def patterns_overlap(a: str, b: str, *, casefold: bool = True) -> bool:
     return overlap(0, 0)
 
 
-@dataclass(frozen=True)
-class PathMatch:
+class PathMatch(NamedTuple):
     """Which pattern matched which path."""
 
     path: str

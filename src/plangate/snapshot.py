@@ -11,9 +11,8 @@ import os
 import re
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from plangate.canonical import digest, sha256_digest
 from plangate.errors import InputRejected, UsageError
@@ -73,8 +72,7 @@ def task_dir_for(repo_root: Path, task_id: str) -> Path:
     return repo_root / WORKING_DIR / check_task_id(task_id)
 
 
-@dataclass(frozen=True)
-class TaskSnapshot:
+class TaskSnapshot(NamedTuple):
     """Every file a decision about one task may use, read once."""
 
     task_id: str
@@ -130,10 +128,12 @@ def read_task_snapshot(task_dir: Path) -> TaskSnapshot:
             f"task directory {task_dir} is {what}",
             "create it with 'plangate init TASK-XXXX'",
         )
-    artifacts = {name: read_regular_file(task_dir / name, MAX_ARTIFACT_BYTES) for name in ARTIFACTS}
+    # Plain string joins: this runs for every task of 'plangate status'.
+    base = os.fspath(task_dir).rstrip("/") + "/"
+    artifacts = {name: read_regular_file(base + name, MAX_ARTIFACT_BYTES) for name in ARTIFACTS}
     approvals = task_dir / "approvals"
     if approvals.is_symlink():
         record = FileRead(FileState.SYMLINK, detail="approvals/ is a symbolic link")
     else:
-        record = read_regular_file(task_dir / RECORD_RELPATH, MAX_RECORD_BYTES)
+        record = read_regular_file(base + RECORD_RELPATH, MAX_RECORD_BYTES)
     return TaskSnapshot(task_id=task_id, task_dir=task_dir, artifacts=artifacts, record=record)

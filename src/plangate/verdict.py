@@ -7,9 +7,9 @@ Verdict words are the seeds' words exactly. Reason codes are stable
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 
 class ExitCode(IntEnum):
@@ -87,8 +87,10 @@ def exit_code_for(verdict: str) -> ExitCode:
     return _EXIT_BY_VERDICT.get(verdict, ExitCode.REJECTED)
 
 
-@dataclass(frozen=True)
-class Reason:
+_NO_FACTS: Mapping[str, Any] = MappingProxyType({})
+
+
+class Reason(NamedTuple):
     """Why a verdict was reached: a stable code, a message, optional hint and evidence."""
 
     code: str
@@ -106,13 +108,12 @@ class Reason:
         return out
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(NamedTuple):
     """A decision: the verdict word, the reasons and the facts it was decided from."""
 
     verdict: str
     reasons: tuple[Reason, ...] = ()
-    facts: Mapping[str, Any] = field(default_factory=dict)
+    facts: Mapping[str, Any] = _NO_FACTS
 
     @property
     def exit_code(self) -> ExitCode:

@@ -42,8 +42,10 @@ db_text = st.text(db_chars, max_size=24)
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | db_text,
-    lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(st.text("abcxyz_", min_size=1, max_size=6), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text("abcxyz_", min_size=1, max_size=6), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 payloads = st.dictionaries(st.text("abcdefgh_", min_size=1, max_size=8), json_values, max_size=4)
@@ -76,8 +78,18 @@ def mutations(draw: st.DrawFn, rows: list[Row]) -> Mutation:
     n = len(rows)
     op = draw(
         st.sampled_from(
-            ["payload_char", "kind", "subject", "at", "prev_hash", "entry_hash", "seq",
-             "delete", "insert", "swap"]
+            [
+                "payload_char",
+                "kind",
+                "subject",
+                "at",
+                "prev_hash",
+                "entry_hash",
+                "seq",
+                "delete",
+                "insert",
+                "swap",
+            ]
         )
     )
     out = [list(row) for row in rows]
@@ -87,7 +99,11 @@ def mutations(draw: st.DrawFn, rows: list[Row]) -> Mutation:
         forged = chain_rows([("c3_issue", "FORGED", {"forged": True})])[0]
         # Forge it properly: the right seq and the right link to the entry before.
         entry_hash = compute_entry_hash(
-            seq=k + 1, kind="c3_issue", subject="FORGED", payload={"forged": True}, at=AT,
+            seq=k + 1,
+            kind="c3_issue",
+            subject="FORGED",
+            payload={"forged": True},
+            at=AT,
             prev_hash=prev,
         )
         new = [k + 1, forged[1], forged[2], forged[3], AT, prev, entry_hash]
@@ -131,9 +147,11 @@ def stored(rows: list[Row]) -> list[StoredRow]:
 def ledgers_and_mutations(draw: st.DrawFn) -> tuple[list[Row], Mutation]:
     items = draw(
         st.lists(
-            st.tuples(st.sampled_from(["c3_issue", "exec_started", "arbiter_decision"]),
-                      st.sampled_from(["TASK-0001", "TASK-0002", "sha256:" + "a" * 64]),
-                      payloads),
+            st.tuples(
+                st.sampled_from(["c3_issue", "exec_started", "arbiter_decision"]),
+                st.sampled_from(["TASK-0001", "TASK-0002", "sha256:" + "a" * 64]),
+                payloads,
+            ),
             min_size=2,
             max_size=8,
         )
@@ -142,7 +160,7 @@ def ledgers_and_mutations(draw: st.DrawFn) -> tuple[list[Row], Mutation]:
     return rows, draw(mutations(rows))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(ledgers_and_mutations())
 def test_pure_chain_detects_any_single_mutation(case: tuple[list[Row], Mutation]) -> None:
     rows, mutation = case
@@ -154,7 +172,7 @@ def test_pure_chain_detects_any_single_mutation(case: tuple[list[Row], Mutation]
     assert result.facts["first_bad_seq"] == mutation.first_bad_seq
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.lists(payloads, min_size=1, max_size=6))
 def test_pure_chain_accepts_every_untouched_ledger(items: list[dict[str, Any]]) -> None:
     rows = chain_rows([("c3_issue", "TASK-0001", p) for p in items])
@@ -198,3 +216,40 @@ def test_real_databases_detect_any_single_mutation(
         backend.rewrite(pristine)
     with backend.open() as ledger:
         assert ledger.verify().verdict == "INTACT"
+
+
+any_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+rich_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53) + 1, 2**53 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | any_text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(any_text, inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rich_values)
+def test_fast_canonical_text_equals_the_reference(value: Any) -> None:
+    from plangate.ledger.chain import fast_canonical_text
+
+    assert fast_canonical_text(value) == canonical_text(value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    subject=any_text.filter(lambda t: t and t.isprintable() and t == t.strip()),
+    payload=st.dictionaries(any_text, rich_values, max_size=3),
+    seq=st.integers(1, 2**40),
+)
+def test_verify_hash_path_equals_append_hash_path(
+    subject: str, payload: dict[str, Any], seq: int
+) -> None:
+    from plangate.ledger.chain import entry_hash_from_text
+
+    fields = {"kind": "c3_issue", "subject": subject, "at": AT, "prev_hash": GENESIS_PREV_HASH}
+    assert entry_hash_from_text(
+        seq=seq, payload_text=canonical_text(payload), **fields
+    ) == compute_entry_hash(seq=seq, payload=payload, **fields)

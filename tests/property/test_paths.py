@@ -19,9 +19,7 @@ from plangate.paths import (
 # A small alphabet makes collisions between generated paths and patterns likely, and
 # includes characters whose case folding is not one-to-one.
 LETTERS = "abAB.-_\u00df\u00e9\u212a\u017f"
-segment = st.text(alphabet=LETTERS, min_size=1, max_size=4).filter(
-    lambda s: s not in (".", "..")
-)
+segment = st.text(alphabet=LETTERS, min_size=1, max_size=4).filter(lambda s: s not in (".", ".."))
 paths = st.lists(segment, min_size=1, max_size=4).map("/".join)
 pattern_segment = st.one_of(
     segment,
@@ -56,7 +54,7 @@ def test_canonical_path_never_crashes(text: str) -> None:
     try:
         canonical_path(text)
     except PathRejected as exc:
-        assert re.fullmatch(r"PATH_[A-Z_]+", exc.code)
+        assert re.fullmatch(r"PATH_[A-Z_]+", exc.code)  # noqa: PT017 -- either outcome is fine
 
 
 @given(st.text(alphabet="ae\u0301\u00e9/", min_size=1, max_size=8))
@@ -102,7 +100,7 @@ def test_casefold_matches_any_case(path: str) -> None:
     assert glob_match(path.upper(), path, casefold=True) or len(path.upper()) != len(path)
 
 
-@settings(max_examples=400)
+@settings(max_examples=200)
 @given(patterns, patterns, paths)
 def test_patterns_overlap_is_sound(a: str, b: str, path: str) -> None:
     assume(_nfc(a) and _nfc(b) and _nfc(path))
@@ -140,7 +138,7 @@ def _pattern_from(data: st.DataObject, path: str) -> str:
     return "/".join(out)
 
 
-@settings(max_examples=500)
+@settings(max_examples=300)
 @given(paths, st.data())
 def test_patterns_built_to_share_a_path_overlap(path: str, data: st.DataObject) -> None:
     assume(_nfc(path))

@@ -25,11 +25,9 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from plangate.approval import contract as c
-from plangate.approval.legacy import verify_legacy
 from plangate.canonical import StrictJSONError, is_digest, strict_loads
 from plangate.fsutil import FileState
 from plangate.plan.package import compute_package, plan_package_hash
@@ -43,8 +41,7 @@ HUMAN_ESCALATED = "HUMAN_ESCALATED"
 DECISION_ONLY_CODE = "C3_DECISION_NOT_APPROVED"
 
 
-@dataclass(frozen=True)
-class SourceResolution:
+class SourceResolution(NamedTuple):
     """What git said about the record's ``source_sha``: the full id, or why not."""
 
     full_sha: str | None
@@ -148,6 +145,8 @@ def verify_snapshot(
     if record is None:  # pragma: no cover - _load_record returns one or the other
         raise AssertionError("record loader returned neither a record nor a result")
     if "approval_kind" not in record:
+        from plangate.approval.legacy import verify_legacy  # lazy: legacy records are rare
+
         return verify_legacy(record, snapshot)
     if record["approval_kind"] != c.APPROVAL_KIND:
         return _reject(

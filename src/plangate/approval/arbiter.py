@@ -328,6 +328,13 @@ class _Row:
     code: str
     message: str
     hint: str = ""
+    unresolved: bool = False  # evaluated against an unusable definition
+
+    @property
+    def outcome(self) -> str:
+        if self.failed:
+            return "fail"
+        return "unresolved" if self.unresolved else "pass"
 
 
 def _verdict_row(verdicts: Mapping[str, Any], w_check: dict[str, Any]) -> _Row:
@@ -394,7 +401,8 @@ def decide(inp: ArbiterInput, surfaces: ResolvedSurfaces, *, timestamp: str) -> 
                      "TOUCHES_PROTECTED_SURFACE",
                      "changed files touch protected surfaces: " + ", ".join(
                          f"{h['path']} ({h['class']}: {h['pattern']})" for h in hits),
-                     "a human approves every change to a protected surface"))
+                     "a human approves every change to a protected surface",
+                     unresolved=unresolved))
 
     # 1.5: scope (case-sensitive: under-allow is the safe side).
     outside = [p for p in inp.changed_files
@@ -495,7 +503,7 @@ def decide(inp: ArbiterInput, surfaces: ResolvedSurfaces, *, timestamp: str) -> 
         "allowed_paths": list(inp.allowed_paths),
         "checks": [
             {"priority": r.priority, "check": r.check,
-             "outcome": "fail" if r.failed else "pass", "code": r.code,
+             "outcome": r.outcome, "code": r.code,
              **({"message": r.message} if r.failed else {})}
             for r in rows
         ],

@@ -8,7 +8,12 @@ Where each input key comes from:
   ancestor of the target, so the diff is the change being judged). There is no
   default base: guessing it could hide earlier commits of the change.
 - ``allowed_paths``: ``loop.scope.allowed_paths`` of the LoopSpec derived from
-  the task's ``plan.md`` (:func:`plangate.plan.loopspec.derive_loopspec`).
+  the task's ``plan.md`` *as committed at BASE* (the approved plan), or from the
+  work tree when BASE has no plan yet (then the plan files are part of the diff
+  and must be in scope themselves). When the work-tree plan differs from the
+  committed one, the ``plan_package`` block is withheld
+  (``ARBITER_PLAN_CHANGED_SINCE_BASE``): a plan edited during the change can
+  neither widen its own scope nor pass as the approved package.
 - ``verdicts``: ``model_a``/``model_b`` from the reviewers file (the same file
   ``plangate c3 issue --reviewers`` reads), ``reject_category`` and models C/D
   from the command line.
@@ -39,7 +44,7 @@ from plangate.git import Git, GitError
 from plangate.plan.loopspec import derive_loopspec, loopspec_hash
 from plangate.plan.markers import C1, C2
 from plangate.plan.package import PackageState, compute_package
-from plangate.snapshot import read_task_snapshot, task_dir_for
+from plangate.snapshot import MAX_ARTIFACT_BYTES, read_task_snapshot, task_dir_for
 from plangate.trust.surfaces import (
     MAX_SURFACES_BYTES,
     PROVENANCE_DOWNSTREAM,
@@ -102,6 +107,13 @@ def surfaces_at_commit(git: Git, commit: str) -> ResolvedSurfaces:
     return load_surfaces_bytes(data, PROVENANCE_DOWNSTREAM, where)
 
 
+def committed_file(git: Git, commit: str, path: str) -> bytes | None:
+    """Bytes of ``path`` at ``commit``; None when absent; raises when not a regular file."""
+    if not any(e.path == path for e in git.ls_tree(commit, [path])):
+        return None
+    return git.read_blob(commit, path, MAX_ARTIFACT_BYTES)
+
+
 def plan_package_block(package: PackageState, target_full: str,
                        reviewers: Mapping[str, Any]) -> dict[str, Any] | None:
     """The ``plan_package`` block the producer would stamp, or None when it cannot exist."""
@@ -149,7 +161,20 @@ def build_task_input(repo_root: Path, request: TaskArbiterRequest) -> BuiltInput
             f"plan.md of {request.task_id} cannot be read: allowed_paths cannot be derived",
             "write plan.md",
         )
-    spec = derive_loopspec(plan, request.task_id, request.maker, request.checker)
+    problems: list[Reason] = []
+    plan_relpath = f"docs/working/{request.task_id}/plan.md"
+    base_plan = committed_file(git, base_full, plan_relpath)
+    if base_plan is not None and base_plan != plan:
+        # The scope is the plan as approved (committed at BASE). A plan edited since
+        # then must not widen the scope it is judged by, and its package is not the
+        # approved one: the block is withheld, so a production run escalates (1.6).
+        problems.append(Reason(
+            "ARBITER_PLAN_CHANGED_SINCE_BASE",
+            f"{plan_relpath} differs from the version committed at base {base_full[:12]}",
+            "re-plan: review the changed plan again and use its commit as --base",
+        ))
+    spec = derive_loopspec(base_plan if base_plan is not None else plan, request.task_id,
+                           request.maker, request.checker)
     surfaces = (resolve_surfaces(repo_root, request.explicit_surfaces)
                 if request.explicit_surfaces is not None else surfaces_at_commit(git, base_full))
     gates = {
@@ -175,7 +200,8 @@ def build_task_input(repo_root: Path, request: TaskArbiterRequest) -> BuiltInput
     if request.run is not None:
         document["run"] = dict(request.run)
     block = plan_package_block(package, target_full, request.reviewers)
-    if block is not None:
+    if block is not None and not problems:
         document["plan_package"] = block
-    problems = tuple(package.presence) + tuple(package.evidence_reasons)
-    return BuiltInput(document, surfaces, target_full, base_full, loopspec_hash(spec), problems)
+    problems += [*package.presence, *package.evidence_reasons]
+    return BuiltInput(document, surfaces, target_full, base_full, loopspec_hash(spec),
+                      tuple(problems))

@@ -20,8 +20,7 @@ The service runs the acceptor on the serialised bytes before writing them
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from plangate.approval import contract as c
 from plangate.canonical import StrictJSONError, is_digest, pretty_bytes, strict_loads_object
@@ -32,8 +31,7 @@ from plangate.snapshot import TASK_ID_RE
 from plangate.verdict import Reason
 
 
-@dataclass(frozen=True)
-class ReviewerEvidence:
+class ReviewerEvidence(NamedTuple):
     """One reviewer's verdict and the reference to its rationale."""
 
     verdict: str

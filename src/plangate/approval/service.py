@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from plangate.approval.acceptor import (
     ACCEPTED,
@@ -25,7 +24,6 @@ from plangate.approval.acceptor import (
     extract_source_sha,
     verify_snapshot,
 )
-from plangate.approval.record import RecordRefused, ReviewerEvidence, build_record, serialize_record
 from plangate.canonical import sha256_digest
 from plangate.errors import PlanGateError, UsageError
 from plangate.fsutil import FileRead, FileState, atomic_write
@@ -33,6 +31,9 @@ from plangate.git import Git, GitError
 from plangate.plan.package import compute_package
 from plangate.snapshot import RECORD_RELPATH, TaskSnapshot, read_task_snapshot, task_dir_for
 from plangate.verdict import Reason, Result
+
+if TYPE_CHECKING:
+    from plangate.approval.record import ReviewerEvidence
 
 _FULL_SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
@@ -98,8 +99,7 @@ def verify_task(
     return Result(result.verdict, result.reasons, facts)
 
 
-@dataclass(frozen=True)
-class IssueRequest:
+class IssueRequest(NamedTuple):
     """Inputs of ``plangate c3 issue`` after command-line parsing."""
 
     task_id: str
@@ -130,6 +130,9 @@ def issue_record(repo_root: Path, request: IssueRequest, env: Mapping[str, str])
     (exit 1). Refusals and issues both go to the ledger; if the ledger cannot
     be written the record is not written either.
     """
+    # Lazy: the producer is not needed by the verify hot path.
+    from plangate.approval.record import RecordRefused, build_record, serialize_record
+
     task_dir = task_dir_for(repo_root, request.task_id)
     git = Git(repo_root)
     target_full = git.resolve_commit(request.target_sha)

@@ -206,6 +206,10 @@ def _run_task_form(ctx: Context, args: argparse.Namespace) -> int:
     reviewers = parse_reviewers(read.data)
     run = None
     if args.run_id is not None or args.round_index is not None or args.cost_cap is not None:
+        if args.run_id is None or args.round_index is None:
+            raise UsageError("ARBITER_TASK_ARGS_MISSING",
+                             "a run needs both --run-id and --round-index",
+                             "e.g. --run-id run-7 --round-index 2 --cost-cap 3")
         run = {"run_id": args.run_id, "round_index": args.round_index, "task_id": task_id,
                "repair_action": None, "cost_cap": args.cost_cap}
     repo_root = find_repo_root(ctx.cwd)

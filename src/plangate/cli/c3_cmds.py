@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime
 from pathlib import Path
 
 from plangate import __version__
@@ -116,6 +115,8 @@ def _issue(ctx: Context, repo_root: Path, task_id: str, args: argparse.Namespace
             "check the path",
         )
     reviewers = parse_reviewers(read.data)
+    from datetime import UTC, datetime
+
     issued_at = args.issued_at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     loopspec_hash = None
     if args.loopspec_actors:

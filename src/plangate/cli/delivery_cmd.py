@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 
 from plangate.cli.context import Context
 from plangate.cli.output import print_json, print_result
@@ -76,7 +77,9 @@ def _read_snapshot(ctx: Context, name: str) -> bytes:
 
 def run(argv: list[str], ctx: Context) -> int:
     """Entry point of ``plangate delivery``."""
-    args = _parser().parse_args(argv[1:])
+    # argparse prints usage errors and --help itself: route them to this context.
+    with contextlib.redirect_stderr(ctx.stderr), contextlib.redirect_stdout(ctx.stdout):
+        args = _parser().parse_args(argv[1:])
     if args.action == "contract":
         from plangate.delivery.machine import contract_text
 
@@ -92,7 +95,12 @@ def run(argv: list[str], ctx: Context) -> int:
         title = f"{task_id} delivery"
     else:
         outcome = record_receipt(
-            repo_root, task_id, args.action_id, args.result_ref, args.now, ctx.env
+            repo_root,
+            task_id,
+            action_id_value=args.action_id,
+            result_ref=args.result_ref,
+            now=args.now,
+            env=ctx.env,
         )
         title = f"{task_id} delivery receipt"
     result = outcome.result

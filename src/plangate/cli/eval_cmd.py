@@ -183,10 +183,9 @@ def _gate(ctx: Context, args: argparse.Namespace) -> int:
 def run(argv: list[str], ctx: Context) -> int:
     """Entry point of ``plangate eval``."""
     if len(argv) > 1 and argv[1] in DELEGATED:
-        from plangate.cli import eval_run_cmd  # type: ignore[attr-defined,unused-ignore]
+        from plangate.cli import eval_run_cmd
 
-        code: int = eval_run_cmd.run(argv, ctx)
-        return code
+        return eval_run_cmd.run(argv, ctx)
     args = _parser(f"plangate {argv[0]}").parse_args(argv[1:])
     if args.group == "plan" and args.action == "register":
         return _plan_register(ctx, args)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 
 from plangate.canonical import pretty_bytes
 from plangate.cli.context import Context
@@ -70,7 +71,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def run(argv: list[str], ctx: Context) -> int:
     """Entry point of ``plangate evidence``."""
-    args = _parser().parse_args(argv[1:])
+    # argparse prints usage errors and --help itself: route them to this context.
+    with contextlib.redirect_stderr(ctx.stderr), contextlib.redirect_stdout(ctx.stdout):
+        args = _parser().parse_args(argv[1:])
     task_id = check_task_id(args.task)
     repo_root = find_repo_root(ctx.cwd)
     if args.action == "verify":
@@ -83,7 +86,7 @@ def run(argv: list[str], ctx: Context) -> int:
                 f"{args.file} {read.detail}",
                 "pass the RunEvidence file",
             )
-        result = verify_evidence(repo_root, task_id, read.data)
+        result = verify_evidence(repo_root, task_id, read.data, ctx.env)
         return print_result(ctx, result, as_json=args.json, title=f"{task_id} evidence")
 
     from plangate.evidence.producer import Injected
@@ -108,7 +111,7 @@ def run(argv: list[str], ctx: Context) -> int:
         evidence_refs=tuple(args.evidence_ref),
         pr_number=args.pr_number,
     )
-    outcome = produce_evidence(repo_root, task_id, injected)
+    outcome = produce_evidence(repo_root, task_id, injected, ctx.env)
     if outcome.document is None:
         ctx.err(f"plangate evidence: {outcome.result.verdict}")
         for reason in outcome.result.reasons:
@@ -120,7 +123,8 @@ def run(argv: list[str], ctx: Context) -> int:
     if args.out is not None:
         atomic_write(ctx.cwd / args.out, data, overwrite=False)
         ctx.err(
-            f"plangate evidence: wrote {args.out} (terminal_state {outcome.document['terminal_state']})"
+            f"plangate evidence: wrote {args.out} "
+            f"(terminal_state {outcome.document['terminal_state']})"
         )
     else:
         ctx.stdout.write(data.decode("utf-8"))

@@ -146,7 +146,17 @@ def _reason_json(reasons: tuple[Reason, ...]) -> list[dict[str, Any]]:
 
 
 def _bound(facts: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: facts.get(key) for key in BOUND_FACTS}
+    """The digests a run is bound to, as computed from the files (not as recorded).
+
+    Before the run they equal the record's values (the acceptor checked that);
+    after it, a difference is drift.
+    """
+    out = {key: facts.get(key) for key in BOUND_FACTS}
+    for key in ("plan_hash", "plan_package_hash"):
+        current = facts.get(f"current_{key}")
+        if current is not None or f"current_{key}" in facts:
+            out[key] = current
+    return out
 
 
 def _ignore_lock_files(lock_dir: Path) -> None:

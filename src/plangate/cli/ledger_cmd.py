@@ -25,6 +25,10 @@ MAX_EXPORT_BYTES = 2 * 1024 * 1024 * 1024
 """Largest export file ``ledger verify --jsonl`` reads (about four million entries)."""
 
 
+MAX_LOG_PAYLOAD_CHARS = 240
+"""Payloads longer than this are shortened in the human ``ledger log`` output."""
+
+
 def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog, description="Read, verify and export the tamper-evident decision ledger."
@@ -96,7 +100,10 @@ def _log(ctx: Context, kind: str | None, subject: str | None, *, as_json: bool) 
         return 0
     for entry in entries:
         ctx.out(f"{entry.seq:>6}  {entry.at}  {entry.kind}  {entry.subject}")
-        ctx.out(f"        {canonical_text(dict(entry.payload))}")
+        payload = canonical_text(dict(entry.payload))
+        if len(payload) > MAX_LOG_PAYLOAD_CHARS:  # the full payload is in --json
+            payload = payload[:MAX_LOG_PAYLOAD_CHARS] + " ..."
+        ctx.out(f"        {payload}")
         ctx.out(f"        {entry.entry_hash}")
     return 0
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -104,6 +103,8 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         ctx.err(f"plangate: INTERNAL_ERROR: {type(exc).__name__}: {exc}")
         ctx.err("  hint: this is a bug in plangate; rerun with PLANGATE_DEBUG=1 and report it")
         if ctx.env.get("PLANGATE_DEBUG") == "1":
+            import traceback
+
             ctx.err(traceback.format_exc())
         return int(ExitCode.INTERNAL)
 

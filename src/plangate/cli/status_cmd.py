@@ -139,7 +139,11 @@ def task_row(snapshot: TaskSnapshot, source: Any) -> dict[str, Any]:
         "verdict": result.verdict,
         "exit_code": int(result.exit_code),
         "reasons": [r.to_json() for r in result.reasons],
-        "first_reason": result.reasons[0].code if result.reasons else "",
+        # The first thing to fix: package and markers come before the record.
+        "first_reason": next(
+            (r.code for r in (*package.presence, *package.evidence_reasons, *result.reasons)),
+            "",
+        ),
     }
 
 

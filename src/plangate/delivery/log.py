@@ -334,3 +334,43 @@ def append_entries(task_dir: Path, judged: DeliveryLog, rows: Sequence[Mapping[s
             "DELIVERY_RECORD_CHAIN_BROKEN", "new rows do not continue the record", "re-run"
         )
     atomic_write(task_dir / RECORD_RELPATH, judged.raw + rows_bytes(rows))
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """How the record's rows relate to the ledger's ``delivery_transition`` entries.
+
+    ``anchored``: every row is in the ledger, in order. ``unanchored``: no row
+    is (another machine's ledger, or the ledger was not readable).
+    ``partially_anchored``: an older prefix is not, every later row is.
+    ``mismatch``: a row after an anchored one is missing from the ledger, or
+    the order differs: the record was edited or forged after the fact.
+    """
+
+    status: str
+    detail: str = ""
+
+
+def ledger_anchor(entries: Sequence[Mapping[str, Any]], ledger_ids: Sequence[str] | None) -> Anchor:
+    """Compare the record's rows with the entry ids the ledger holds for the task (pure)."""
+    if not entries:
+        return Anchor("anchored", "the record is empty")
+    if ledger_ids is None:
+        return Anchor("unanchored", "the ledger could not be read")
+    position = {entry_id: index for index, entry_id in enumerate(ledger_ids)}
+    anchored = [e["entry_id"] in position for e in entries]
+    if not any(anchored):
+        return Anchor("unanchored", f"none of {len(entries)} rows is in this ledger")
+    first = anchored.index(True)
+    missing = [i + 1 for i in range(first, len(entries)) if not anchored[i]]
+    if missing:
+        return Anchor(
+            "mismatch",
+            f"row(s) {missing} follow ledger-anchored rows but are not in the ledger",
+        )
+    order = [position[e["entry_id"]] for e in entries[first:]]
+    if order != sorted(order):
+        return Anchor("mismatch", "rows are in a different order than in the ledger")
+    if first:
+        return Anchor("partially_anchored", f"the first {first} row(s) are not in this ledger")
+    return Anchor("anchored", f"all {len(entries)} rows are in the ledger")

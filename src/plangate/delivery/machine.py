@@ -208,6 +208,11 @@ def completed_rounds(entries: Sequence[Mapping[str, Any]], pr_number: int) -> in
     return max(rounds, default=0)
 
 
+def _names(items: Sequence[str]) -> str:
+    """Items for a message: comma-separated, never a Python list repr."""
+    return ", ".join(items) if items else "-"
+
+
 def _reason(code: str, message: str, hint: str = "", evidence: Sequence[str] = ()) -> Reason:
     return Reason(code, message, hint, tuple(evidence))
 
@@ -239,7 +244,8 @@ def _scope_reasons(snapshot: PRSnapshot, scope: Scope) -> tuple[str, list[Reason
             _reason(
                 "DELIVERY_SCOPE_MISMATCH",
                 "the snapshot's allowed_paths differ from the scope of the approved plan "
-                f"(snapshot: {sorted(snapshot.allowed_paths)}; plan: {sorted(scope.patterns)})",
+                f"(snapshot: {_names(sorted(snapshot.allowed_paths))}; "
+                f"plan: {_names(sorted(scope.patterns))})",
                 "build the snapshot from the approved plan, or drop allowed_paths from it",
             )
         )
@@ -248,7 +254,7 @@ def _scope_reasons(snapshot: PRSnapshot, scope: Scope) -> tuple[str, list[Reason
         reasons.append(
             _reason(
                 "DELIVERY_PATH_NOT_CANONICAL",
-                f"changed paths that are not canonical repository-relative paths: {bad}",
+                f"changed paths that are not canonical repository-relative paths: {_names(bad)}",
                 "the collector must report paths as git prints them (no ./, //, \\\\ or /abs)",
                 bad,
             )
@@ -260,7 +266,7 @@ def _scope_reasons(snapshot: PRSnapshot, scope: Scope) -> tuple[str, list[Reason
         reasons.append(
             _reason(
                 "DELIVERY_PLAN_DEVIATION",
-                f"changed files outside the approved plan's allowed paths: {outside}",
+                f"changed files outside the approved plan's allowed paths: {_names(outside)}",
                 "revert those changes, or return to exec and re-approve a plan that covers them",
                 outside,
             )
@@ -313,7 +319,7 @@ def _decide(
             reasons.append(
                 _reason(
                     "DELIVERY_ESCALATION_FLAGGED",
-                    f"escalation flags raised: {sorted(set(snapshot.escalation_flags))}",
+                    f"escalation flags raised: {_names(sorted(set(snapshot.escalation_flags)))}",
                     "a human must review the flagged condition",
                     sorted(set(snapshot.escalation_flags)),
                 )
@@ -339,7 +345,8 @@ def _decide(
             [
                 _reason(
                     code,
-                    f"the PR head does not provably descend from the approved source_sha: {ancestry.detail}",
+                    "the PR head does not provably descend from the approved source_sha: "
+                    f"{ancestry.detail}",
                     "fetch both commits locally, or rebase the PR onto the approved commit",
                 )
             ],
@@ -355,7 +362,7 @@ def _decide(
             [
                 _reason(
                     "DELIVERY_CHECK_CONCLUSION_UNKNOWN",
-                    f"check conclusions outside the known vocabulary at head: {unknown}",
+                    f"check conclusions outside the known vocabulary at head: {_names(unknown)}",
                     "an unknown conclusion is never treated as pending or passing",
                     unknown,
                 )
@@ -370,7 +377,8 @@ def _decide(
             [
                 _reason(
                     "DELIVERY_CI_TAXONOMY_UNVERIFIABLE",
-                    f"checks failed ({failed}) with failure class {snapshot.ci_failure_taxonomy!r}, "
+                    f"checks failed ({_names(failed)}) with failure class "
+                    f"{snapshot.ci_failure_taxonomy!r}, "
                     "which a repair round cannot address",
                     "classify the failure as code, flaky or environment, or hand it to a human",
                 )
@@ -426,7 +434,7 @@ def _decide(
             [
                 _reason(
                     "DELIVERY_FINDING_RECURRENCE",
-                    f"finding types already repaired once recur: {types}",
+                    f"finding types already repaired once recur: {_names(types)}",
                     "repair them and refer the pattern to the feedback loop",
                     types,
                 )
@@ -440,7 +448,8 @@ def _decide(
             [
                 _reason(
                     "DELIVERY_CHECKS_FAILED",
-                    f"checks failed at head: {failed} (class {snapshot.ci_failure_taxonomy})",
+                    f"checks failed at head: {_names(failed)} "
+                    f"(class {snapshot.ci_failure_taxonomy})",
                     f"repair round {next_round} of {ROUND_LIMIT}",
                     failed,
                 )
@@ -493,7 +502,7 @@ def _decide(
             [
                 _reason(
                     "DELIVERY_FINDINGS_UNRESOLVED",
-                    f"review findings without a resolving disposition: {ids}",
+                    f"review findings without a resolving disposition: {_names(ids)}",
                     "adopt with a repair_commit or reject with an evidence_ref",
                     ids,
                 )
@@ -506,7 +515,7 @@ def _decide(
         if pending:
             reason = _reason(
                 "DELIVERY_CHECKS_PENDING",
-                f"checks still running at head: {pending}",
+                f"checks still running at head: {_names(pending)}",
                 "wait",
                 pending,
             )

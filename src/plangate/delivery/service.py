@@ -33,9 +33,11 @@ from typing import Any
 
 from plangate.canonical import is_digest, sha256_digest
 from plangate.delivery.log import (
+    Anchor,
     DeliveryLog,
     DeliveryRecordError,
     append_entries,
+    ledger_anchor,
     read_log,
     record_lock,
     seal_entries,
@@ -192,7 +194,33 @@ def _ledger_payload(row: Mapping[str, Any]) -> dict[str, Any]:
     return payload
 
 
+def ledger_entry_ids(repo_root: Path, task_id: str, env: Mapping[str, str]) -> list[str] | None:
+    """Entry ids the ledger holds for the task's delivery rows; None when it cannot be read."""
+    from plangate.ledger import open_ledger
+
+    try:
+        with open_ledger(repo_root, env, create=False) as ledger:
+            return [
+                str(entry.payload.get("entry_id"))
+                for entry in ledger.entries(kind=LEDGER_KIND, subject=task_id)
+            ]
+    except PlanGateError:
+        return None
+
+
+def _anchor_refusal(anchor: Anchor) -> Reason | None:
+    if anchor.status != "mismatch":
+        return None
+    return Reason(
+        "DELIVERY_RECORD_NOT_IN_LEDGER",
+        f"record.jsonl disagrees with the ledger: {anchor.detail}",
+        "rows were added or rewritten outside plangate; restore record.jsonl and compare it "
+        "with 'plangate ledger log --kind delivery_transition'",
+    )
+
+
 def _write_rows(
+    *,
     repo_root: Path,
     task_id: str,
     task_dir: Path,
@@ -253,17 +281,33 @@ def assess_task(
     try:
         with record_lock(task_dir):
             judged = read_log(task_dir)
+            anchor = ledger_anchor(judged.entries, ledger_entry_ids(repo_root, task_id, env))
+            mismatch = _anchor_refusal(anchor)
+            if mismatch is not None:
+                return _rejected([mismatch], facts)
             assessment: Assessment = assess(
                 snapshot, judged.entries, scope=scope, ancestry=ancestry, record=bound
             )
             rows = seal_entries(assessment.new_entries, prev=judged.last_entry_id, at=now)
-            refusal = _write_rows(repo_root, task_id, task_dir, judged, rows, env)
+            refusal = _write_rows(
+                repo_root=repo_root,
+                task_id=task_id,
+                task_dir=task_dir,
+                judged=judged,
+                rows=rows,
+                env=env,
+            )
     except DeliveryRecordError as exc:
         return _rejected([Reason(exc.code, exc.message, exc.hint)], facts)
     if refusal is not None:
         return _rejected([refusal], {**facts, "state_not_recorded": assessment.state})
     result = assessment.result()
-    out_facts = {**facts, **result.facts, "appended_entry_ids": [r["entry_id"] for r in rows]}
+    out_facts = {
+        **facts,
+        **result.facts,
+        "appended_entry_ids": [r["entry_id"] for r in rows],
+        "ledger_anchor": {"status": anchor.status, "detail": anchor.detail},
+    }
     return DeliveryOutcome(
         Result(result.verdict, result.reasons, out_facts),
         int(exit_code_for_state(assessment.state)),
@@ -274,6 +318,7 @@ def assess_task(
 def record_receipt(
     repo_root: Path,
     task_id: str,
+    *,
     action_id_value: str,
     result_ref: str,
     now: str,
@@ -311,6 +356,11 @@ def record_receipt(
     try:
         with record_lock(task_dir):
             judged = read_log(task_dir)
+            mismatch = _anchor_refusal(
+                ledger_anchor(judged.entries, ledger_entry_ids(repo_root, task_id, env))
+            )
+            if mismatch is not None:
+                return _rejected([mismatch], facts)
             intent = next(
                 (
                     e
@@ -368,7 +418,14 @@ def record_receipt(
                     facts,
                 )
             rows = seal_entries([body], prev=judged.last_entry_id, at=now)
-            refusal = _write_rows(repo_root, task_id, task_dir, judged, rows, env)
+            refusal = _write_rows(
+                repo_root=repo_root,
+                task_id=task_id,
+                task_dir=task_dir,
+                judged=judged,
+                rows=rows,
+                env=env,
+            )
     except DeliveryRecordError as exc:
         return _rejected([Reason(exc.code, exc.message, exc.hint)], facts)
     if refusal is not None:

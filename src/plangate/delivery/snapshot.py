@@ -251,7 +251,8 @@ def parse_snapshot(obj: dict[str, Any], *, raw: bytes = b"") -> PRSnapshot:
         isinstance(pr_number, int) and not isinstance(pr_number, bool) and pr_number >= 1
     ):
         c.add(
-            f"pr_number: must be a positive integer, got {_type_name(pr_number)} {_short(pr_number)}"
+            "pr_number: must be a positive integer, got "
+            f"{_type_name(pr_number)} {_short(pr_number)}"
         )
 
     head_sha = c.full_sha(obj.get("head_sha"), "head_sha") if "head_sha" in obj else ""

@@ -58,7 +58,9 @@ NON_TERMINAL_STATES: tuple[str, ...] = (
 )
 HARNESS_KEYS: tuple[str, ...] = ("plugin_version", "cli_version", "corpus_hash")
 
-PARTIAL_ESCALATIONS = frozenset({"harness_drift_unchecked", "pr_number_unverified"})
+PARTIAL_ESCALATIONS = frozenset(
+    {"harness_drift_unchecked", "pr_number_unverified", "delivery_record_unanchored"}
+)
 """Escalation kinds that leave a binding unverified: the evidence is then partial."""
 
 TIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
@@ -206,7 +208,7 @@ def structure_problems(doc: dict[str, Any]) -> list[str]:
         value = doc.get(key)
         check(
             key,
-            value == UNAVAILABLE or (_is_int(value) and value >= 0),
+            value == UNAVAILABLE or (isinstance(value, int) and _is_int(value) and value >= 0),
             "an integer >= 0 or 'unavailable'",
         )
     if "human_interventions" in doc and doc["human_interventions"] != UNAVAILABLE:

@@ -57,9 +57,10 @@ ACCOUNT_KEYS: frozenset[str] = frozenset(
 """Keys that carry an account identity."""
 
 _URL_RE = re.compile(r"https?://[^\s\"']+")
+_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"']*|github\.com[^\s\"']*")
 _PULL_RE = re.compile(r"/pull/([0-9]+)")
 _COMMENT_RE = re.compile(r"#issuecomment-([0-9]+)")
-_HANDLE_RE = re.compile(r"(?<![A-Za-z0-9])@[A-Za-z0-9][A-Za-z0-9-]+")
+_HANDLE_RE = re.compile(r"(?<![A-Za-z0-9])@+[A-Za-z0-9][A-Za-z0-9-]+")
 _ABS_TOKEN_RE = re.compile(r"(?:^|(?<=[^A-Za-z0-9_.~-]))/[^\s\"',;)\]]*")
 _USERS_RE = re.compile(r"/Users/[^\s\"',;)\]]*")
 _ABS_VALUE_RE = re.compile(r"(^/|/Users/)")
@@ -109,13 +110,29 @@ def redact(text: str) -> tuple[str, list[tuple[str, str]]]:
 
     Escalations are ``(kind, detail)`` pairs: ``privacy_url_reduced``,
     ``privacy_absolute_path``, ``privacy_account_handle`` (the detail never
-    repeats the redacted value).
+    repeats the redacted value). The passes repeat until nothing changes, so
+    a replacement can never leave a new match behind (``@@x`` -> ``@...``).
     """
+    escalations: list[tuple[str, str]] = []
+    out = text
+    for _ in range(8):
+        out, found = _redact_once(out)
+        if not found:
+            break
+        escalations.extend(e for e in found if e not in escalations)
+    return out, escalations
+
+
+def _redact_once(text: str) -> tuple[str, list[tuple[str, str]]]:
     escalations: list[tuple[str, str]] = []
     out = text
     if _URL_RE.search(out):
         out = _URL_RE.sub(_reduce_url, out)
         escalations.append(("privacy_url_reduced", "URL reduced to pr/comment numbers"))
+    if _SCHEME_RE.search(out):
+        # Other schemes (ssh://, file://) and bare github.com references carry no PR number.
+        out = _SCHEME_RE.sub("ref:redacted", out)
+        escalations.append(("privacy_url_reduced", "URL reference redacted"))
     if _USERS_RE.search(out) or _ABS_TOKEN_RE.search(out):
         out = _USERS_RE.sub("path:redacted", out)
         out = _ABS_TOKEN_RE.sub("path:redacted", out)

@@ -35,7 +35,12 @@ from plangate.canonical import (
     strict_loads,
     strict_loads_object,
 )
-from plangate.delivery.log import KNOWN_KINDS, DeliveryRecordError, parse_record_bytes
+from plangate.delivery.log import (
+    KNOWN_KINDS,
+    DeliveryRecordError,
+    ledger_anchor,
+    parse_record_bytes,
+)
 from plangate.delivery.machine import completed_rounds
 from plangate.errors import UsageError
 from plangate.evidence.contract import (
@@ -90,6 +95,8 @@ class TaskInputs:
     delivery_bytes: bytes | None
     c3_path: str
     delivery_path: str
+    ledger_entry_ids: tuple[str, ...] | None = None
+    """Entry ids of the task's ``delivery_transition`` ledger entries (None: unreadable)."""
 
 
 @dataclass(frozen=True)
@@ -504,8 +511,6 @@ def bound_fields(
         "ci_outcomes": _redacted(run.ci_outcomes, escalations),
         "review_findings": _redacted(run.review_findings, escalations),
         "repair_rounds": run.repair_rounds,
-        "replan_count": UNAVAILABLE,
-        "cost_metrics": UNAVAILABLE,
         "human_interventions": _redacted(run.human_interventions, escalations),
         "terminal_state": run.terminal_state,
         "quality_metrics": run.quality_metrics,
@@ -513,6 +518,7 @@ def bound_fields(
     }
     for kind in run.unknown_kinds:
         escalations.append(("unknown_record_kind", _redacted(kind, escalations)))
+    escalations.extend(run.escalations)
     return fields, refs, escalations
 
 
@@ -535,7 +541,19 @@ def load_run(inputs: TaskInputs, record: Mapping[str, Any]) -> tuple[RunFacts | 
                 "remove them from the inputs; RunEvidence is never built from such data",
             )
         ]
-    return derive_run(str(record["decision"]), entries), []
+    anchor = ledger_anchor(entries, inputs.ledger_entry_ids)
+    if anchor.status == "mismatch":
+        return None, [
+            _reason(
+                "EVIDENCE_RECORD_NOT_IN_LEDGER",
+                f"record.jsonl disagrees with the ledger: {anchor.detail}",
+                "the delivery record was edited or forged; restore it",
+            )
+        ]
+    run = derive_run(str(record["decision"]), entries)
+    if anchor.status != "anchored":
+        run.escalations.append(("delivery_record_unanchored", anchor.detail))
+    return run, []
 
 
 def produce(inputs: TaskInputs, injected: Injected) -> EvidenceOutcome:
@@ -637,6 +655,9 @@ def produce(inputs: TaskInputs, injected: Injected) -> EvidenceOutcome:
         "repository": injected.repository,
         "harness_version": parsed["harness_version"],
         "routing_decisions": _redacted(routing, escalations),
+        # Phase 1 observes neither re-plans nor costs: stated, never padded.
+        "replan_count": UNAVAILABLE,
+        "cost_metrics": UNAVAILABLE,
         **fields,
         "evidence_refs": refs,
         "observation": observation,

@@ -9,6 +9,7 @@ with the same defensive reader. Nothing here reads the clock: the CLI injects
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from plangate.delivery.log import RECORD_RELPATH as DELIVERY_RELPATH
@@ -29,7 +30,7 @@ from plangate.verdict import Result
 MAX_DELIVERY_BYTES = 16 * 1024 * 1024
 
 
-def load_inputs(repo_root: Path, task_id: str) -> TaskInputs:
+def load_inputs(repo_root: Path, task_id: str, env: Mapping[str, str]) -> TaskInputs:
     """Read the task, its record and its delivery log once; run the acceptor on them."""
     from plangate.approval.service import verify_task
 
@@ -54,6 +55,9 @@ def load_inputs(repo_root: Path, task_id: str) -> TaskInputs:
             f"{DELIVERY_RELPATH} {read.detail}",
             "the record must be a regular file written by plangate delivery",
         )
+    from plangate.delivery.service import ledger_entry_ids
+
+    ledger_ids = ledger_entry_ids(repo_root, task_id, env) if delivery is not None else ()
     base = (WORKING_DIR / task_id).as_posix()
     return TaskInputs(
         task_id=task_id,
@@ -63,14 +67,19 @@ def load_inputs(repo_root: Path, task_id: str) -> TaskInputs:
         delivery_bytes=delivery,
         c3_path=f"{base}/{RECORD_RELPATH}",
         delivery_path=f"{base}/{DELIVERY_RELPATH}",
+        ledger_entry_ids=tuple(ledger_ids) if ledger_ids is not None else None,
     )
 
 
-def produce_evidence(repo_root: Path, task_id: str, injected: Injected) -> EvidenceOutcome:
+def produce_evidence(
+    repo_root: Path, task_id: str, injected: Injected, env: Mapping[str, str]
+) -> EvidenceOutcome:
     """``plangate evidence produce``: the EV document for one run, or a refusal."""
-    return produce(load_inputs(repo_root, task_id), injected)
+    return produce(load_inputs(repo_root, task_id, env), injected)
 
 
-def verify_evidence(repo_root: Path, task_id: str, ev_bytes: bytes) -> Result:
+def verify_evidence(
+    repo_root: Path, task_id: str, ev_bytes: bytes, env: Mapping[str, str]
+) -> Result:
     """``plangate evidence verify``: COMPLETE (0), PARTIAL (4) or REJECTED (1)."""
-    return verify_document(ev_bytes, load_inputs(repo_root, task_id))
+    return verify_document(ev_bytes, load_inputs(repo_root, task_id, env))

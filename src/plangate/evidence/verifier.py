@@ -6,8 +6,9 @@ log-bound field with the producer's own functions, from the bytes the
 service read again, and compares. Completeness is derived, never read: the
 EV is ``PARTIAL`` (exit 4) when any value at any depth is ``"unavailable"``
 or an escalation leaves a binding unverified (``harness_drift_unchecked``,
-``pr_number_unverified``); otherwise ``COMPLETE`` (exit 0). Any mismatch,
-malformed document or privacy violation is ``REJECTED`` (exit 1).
+``pr_number_unverified``, ``delivery_record_unanchored``); otherwise ``COMPLETE``
+(exit 0). Any mismatch, malformed document or privacy violation is ``REJECTED``
+(exit 1).
 """
 
 from __future__ import annotations

@@ -24,10 +24,13 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import NamedTuple
 
 from plangate.hooks.paths import is_device_sink
+from plangate.hooks.protocol import command_text
+
+__all__ = ["BashAnalysis", "BashKind", "analyse", "command_text"]
 
 MAX_DEPTH = 3
 """How deep ``sh -c '...'`` nesting is followed before giving up."""
@@ -41,8 +44,7 @@ class BashKind(StrEnum):
     UNCLASSIFIABLE = "unclassifiable"
 
 
-@dataclass(frozen=True)
-class BashAnalysis:
+class BashAnalysis(NamedTuple):
     """What a command line would do, as far as the classifier can tell."""
 
     kind: BashKind
@@ -96,14 +98,14 @@ _PY_OPEN_RE = re.compile(
 )
 
 
-@dataclass
 class _State:
-    writes: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    into_dir: list[tuple[str, str]] = field(default_factory=list)
-    commits: bool = False
-    cwd_prefix: str | None = ""
-    """Directory changed into with ``cd`` ('' = the tool's directory, None = unknown)."""
+    def __init__(self, cwd_prefix: str | None = "") -> None:
+        self.writes: list[str] = []
+        self.problems: list[str] = []
+        self.into_dir: list[tuple[str, str]] = []
+        self.commits = False
+        # Directory changed into with 'cd' ('' = the tool's directory, None = unknown).
+        self.cwd_prefix = cwd_prefix
 
     def write(self, raw: str) -> None:
         if is_device_sink(raw):
@@ -164,7 +166,7 @@ def _tokens(command: str) -> list[str] | None:
 def _split_commands(tokens: list[str]) -> list[list[str]]:
     commands: list[list[str]] = [[]]
     for token in tokens:
-        if token in CONTROL_OPERATORS or token == "\n":
+        if token in CONTROL_OPERATORS:
             commands.append([])
         else:
             commands[-1].append(token)
@@ -647,12 +649,3 @@ def _truncate(args: list[str], state: _State) -> None:
         files.append(arg)
     for path in files:
         state.write(path)
-
-
-def command_text(value: object) -> str | None:
-    """A host's command value as one string (Codex may send an argv list)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        return shlex.join(value)
-    return None

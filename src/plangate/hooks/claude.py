@@ -28,7 +28,7 @@ the change.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from plangate.canonical import StrictJSONError, strict_loads_object
@@ -116,6 +116,7 @@ def tool_request(
     return HookRequest(
         host, event, cwd, tool,
         unclassifiable=(f"unknown tool {tool!r}: its writes cannot be judged",),
+        unclassifiable_code="HOOK_TOOL_UNKNOWN",
     )
 
 
@@ -137,7 +138,8 @@ def handle(data: bytes, env: Mapping[str, str]) -> HookOutput:
         cwd = payload.get("cwd")
         if not isinstance(cwd, str) or not cwd:
             return deny(payload_error("cwd is missing"))
-        return dispatch("claude", payload, cwd, str(event), env, deny, tool_request, event_seen)
+        return dispatch("claude", payload, cwd, str(event), env=env, deny=deny,
+                        make_request=tool_request, event_seen=event_seen)
 
     return fail_closed(run, deny)
 
@@ -147,9 +149,10 @@ def dispatch(
     payload: Mapping[str, Any],
     cwd: str,
     event: str,
+    *,
     env: Mapping[str, str],
-    deny: Any,
-    make_request: Any,
+    deny: Callable[[Result], HookOutput],
+    make_request: Callable[[str, Mapping[str, Any], str, str], Any],
     event_seen: dict[str, str],
 ) -> HookOutput:
     """Shared flow of the Claude-compatible hosts (Claude Code, Codex)."""
@@ -159,7 +162,7 @@ def dispatch(
         request = make_request(host, payload, cwd, HookEvent.PRE)
         if isinstance(request, Result):
             return deny(request)
-        event_seen["label"] = request.label
+        event_seen["label"] = str(request.label)
     else:
         label = str(payload.get("tool_name", event)) if event == POST else event
         event_seen["label"] = label

@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from plangate.hooks.bash import command_text
 from plangate.hooks.claude import (
     POST,
     PRE,
@@ -38,7 +37,7 @@ from plangate.hooks.claude import (
     parse_payload,
     payload_error,
 )
-from plangate.hooks.protocol import HookOutput, fail_closed
+from plangate.hooks.protocol import HookOutput, command_text, fail_closed
 from plangate.verdict import Result
 
 PATCH_TOOLS = frozenset({"apply_patch", "ApplyPatch"})
@@ -83,7 +82,8 @@ def tool_request(host: str, payload: Mapping[str, Any], cwd: str, event: str) ->
             return payload_error("apply_patch carries no patch text in tool_input.command")
         paths, problems = patch_targets(patch)
         if problems:
-            return HookRequest(host, event, cwd, tool, unclassifiable=tuple(problems))
+            return HookRequest(host, event, cwd, tool, unclassifiable=tuple(problems),
+                                   unclassifiable_code="HOOK_PATCH_UNREADABLE")
         return HookRequest(host, event, cwd, tool, file_targets=tuple(paths))
     if tool in SHELL_TOOLS:
         command = command_text(tool_input.get("command"))
@@ -92,7 +92,8 @@ def tool_request(host: str, payload: Mapping[str, Any], cwd: str, event: str) ->
         if "*** Begin Patch" in command:
             paths, problems = patch_targets(command)
             if problems:
-                return HookRequest(host, event, cwd, tool, unclassifiable=tuple(problems))
+                return HookRequest(host, event, cwd, tool, unclassifiable=tuple(problems),
+                                   unclassifiable_code="HOOK_PATCH_UNREADABLE")
             return HookRequest(host, event, cwd, tool, file_targets=tuple(paths))
         workdir = tool_input.get("workdir")
         if isinstance(workdir, str) and workdir:
@@ -108,6 +109,7 @@ def tool_request(host: str, payload: Mapping[str, Any], cwd: str, event: str) ->
     return HookRequest(
         host, event, cwd, tool,
         unclassifiable=(f"unknown tool {tool!r}: its writes cannot be judged",),
+        unclassifiable_code="HOOK_TOOL_UNKNOWN",
     )
 
 
@@ -129,6 +131,7 @@ def handle(data: bytes, env: Mapping[str, str]) -> HookOutput:
         cwd = payload.get("cwd")
         if not isinstance(cwd, str) or not cwd:
             return deny(payload_error("cwd is missing"))
-        return dispatch("codex", payload, cwd, str(event), env, deny, tool_request, event_seen)
+        return dispatch("codex", payload, cwd, str(event), env=env, deny=deny,
+                        make_request=tool_request, event_seen=event_seen)
 
     return fail_closed(run, deny)

@@ -26,9 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from plangate.hooks.bash import command_text
 from plangate.hooks.claude import parse_payload, payload_error
-from plangate.hooks.protocol import HookOutput, dumps, fail_closed, reason_text
+from plangate.hooks.protocol import HookOutput, command_text, dumps, fail_closed, reason_text
 from plangate.verdict import Result
 
 BEFORE_SHELL = "beforeShellExecution"
@@ -85,7 +84,8 @@ def _tool_request(payload: Mapping[str, Any], cwd: str) -> Any:
             paths, problems = patch_targets(tool_input["command"])
             if problems:
                 return HookRequest("cursor", HookEvent.PRE, cwd, tool,
-                                   unclassifiable=tuple(problems))
+                                   unclassifiable=tuple(problems),
+                                   unclassifiable_code="HOOK_PATCH_UNREADABLE")
             return HookRequest("cursor", HookEvent.PRE, cwd, tool, file_targets=tuple(paths))
         for key in PATH_KEYS:
             value = tool_input.get(key)
@@ -100,7 +100,8 @@ def _tool_request(payload: Mapping[str, Any], cwd: str) -> Any:
     if tool in READ_TOOLS:
         return HookRequest("cursor", HookEvent.PRE, cwd, tool, read_only=True)
     return HookRequest("cursor", HookEvent.PRE, cwd, tool,
-                       unclassifiable=(f"unknown tool {tool!r}: its writes cannot be judged",))
+                       unclassifiable=(f"unknown tool {tool!r}: its writes cannot be judged",),
+                       unclassifiable_code="HOOK_TOOL_UNKNOWN")
 
 
 def handle(data: bytes, env: Mapping[str, str]) -> HookOutput:
@@ -127,7 +128,8 @@ def handle(data: bytes, env: Mapping[str, str]) -> HookOutput:
         elif event == BEFORE_MCP:
             tool = str(payload.get("tool_name", "mcp"))
             request = HookRequest("cursor", HookEvent.PRE, cwd, tool, unclassifiable=(
-                f"MCP tool {tool!r}: its writes cannot be judged",))
+                f"MCP tool {tool!r}: its writes cannot be judged",),
+                unclassifiable_code="HOOK_TOOL_UNKNOWN")
         elif event == BEFORE_SHELL:
             command = command_text(payload.get("command"))
             if command is None:
@@ -152,9 +154,12 @@ def handle(data: bytes, env: Mapping[str, str]) -> HookOutput:
             if result.accepted:
                 return HookOutput(dumps({}), "", 0)
             loops = payload.get("loop_count")
-            if isinstance(loops, int) and not isinstance(loops, bool) and loops >= MAX_STOP_FOLLOWUPS:
-                return HookOutput(dumps({}), reason_text(result, request.label) + "\n", 0)
-            return HookOutput(dumps({"followup_message": reason_text(result, request.label)}), "", 0)
+            text = reason_text(result, request.label)
+            if isinstance(loops, int) and not isinstance(loops, bool) and (
+                loops >= MAX_STOP_FOLLOWUPS
+            ):
+                return HookOutput(dumps({}), text + "\n", 0)
+            return HookOutput(dumps({"followup_message": text}), "", 0)
         if result.accepted:
             return HookOutput(dumps({"permission": "allow"}), "", 0)
         return deny(result)

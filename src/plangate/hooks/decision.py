@@ -24,17 +24,19 @@ target is reported, not just the first):
 4. an active override grant whose patterns match a target lifts rules f and g
    for that target only; it never lifts a, b, c, d or e.
 
-For effect checks (PostToolUse, Stop, pre-commit, pre-push, CI) the active
-task's own record and Plan Package are not "edits": the verification already
-proved they are the approved bytes, so rules d and e skip them.
+For effect checks (PostToolUse, Stop, pre-commit, pre-push) the active task's
+own ``approvals/c3.json`` and six planning files are not "edits" when its
+record verifies: the verification proved they are the approved bytes, so no
+rule applies to them (the bundled surfaces protect ``**/approvals/**``, and a
+fresh record is usually uncommitted while the agent runs).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import NamedTuple
 
 from plangate.paths import match_any
 from plangate.verdict import Reason, Result
@@ -52,6 +54,7 @@ PLANNING_FILES: tuple[str, ...] = (
 )
 """The six Plan Package artifacts: the only files writable without an active task."""
 
+RECORD_NAME = "approvals/c3.json"
 _TASK_FILE_RE = re.compile(r"docs/working/(TASK-[0-9]{4})/(.+)")
 _APPROVALS_RE = re.compile(r"docs/working/[^/]+/approvals(?:/.*)?", re.IGNORECASE)
 
@@ -75,6 +78,7 @@ EFFECT_EXEMPT: tuple[str, ...] = (
     ".plangate/*.lock",
     ".plangate/locks/**",
     ".plangate/cache/**",
+    ".plangate/.gitignore",
     "docs/working/*/run.ndjson",
 )
 """Runtime files PlanGate itself writes; effect checks do not count them as changes."""
@@ -96,8 +100,7 @@ class ActionKind(StrEnum):
     PUSH = "push"
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """One target: the raw text and its canonical path, or why it has none."""
 
     raw: str
@@ -105,18 +108,34 @@ class Target:
     rejection: Reason | None = None
 
 
-@dataclass(frozen=True)
-class Action:
+class Action(NamedTuple):
     """An action to judge: its kind, its targets and, for shell, what was unreadable."""
 
     kind: ActionKind
     targets: tuple[Target, ...] = ()
     unclassifiable: tuple[str, ...] = ()
     label: str = ""
+    unclassifiable_code: str = "HOOK_SHELL_UNCLASSIFIABLE"
+    """``HOOK_SHELL_UNCLASSIFIABLE``, ``HOOK_TOOL_UNKNOWN`` or ``HOOK_PATCH_UNREADABLE``."""
 
 
-@dataclass(frozen=True)
-class TaskFacts:
+UNCLASSIFIABLE_TEXT: dict[str, tuple[str, str]] = {
+    "HOOK_SHELL_UNCLASSIFIABLE": (
+        "the shell command cannot be classified, so its writes are unknown",
+        "use the editor tools for writes, or split the command into plain steps",
+    ),
+    "HOOK_TOOL_UNKNOWN": (
+        "the tool is not one PlanGate can judge, so its writes are unknown",
+        "use the host's own file tools; a human runs other tools outside the agent",
+    ),
+    "HOOK_PATCH_UNREADABLE": (
+        "the patch names no file PlanGate can read, so its writes are unknown",
+        "send a well-formed apply_patch text ('*** Begin Patch' and file headers)",
+    ),
+}
+
+
+class TaskFacts(NamedTuple):
     """The active task as the service found it."""
 
     task_id: str
@@ -128,8 +147,7 @@ class TaskFacts:
     scope_problem: str = ""
 
 
-@dataclass(frozen=True)
-class OverrideGrant:
+class OverrideGrant(NamedTuple):
     """An active, human-granted override (already filtered for expiry and revocation)."""
 
     grant_id: str
@@ -137,8 +155,7 @@ class OverrideGrant:
     one_shot: bool = False
 
 
-@dataclass(frozen=True)
-class SurfaceRule:
+class SurfaceRule(NamedTuple):
     """One protected-surface pattern with its class and reason."""
 
     pattern: str
@@ -146,9 +163,13 @@ class SurfaceRule:
     reason: str = ""
 
 
-@dataclass(frozen=True)
-class Facts:
-    """Everything :func:`decide` may use, read once by the service layer."""
+class Facts(NamedTuple):
+    """Everything :func:`decide` may use, read once by the service layer.
+
+    The fact and action types are ``NamedTuple`` rather than dataclasses on
+    purpose: creating a dataclass costs about twenty times more at import, and
+    the hooks pay every import on every tool call.
+    """
 
     surfaces: tuple[SurfaceRule, ...] | None
     surfaces_problem: str = ""
@@ -158,10 +179,10 @@ class Facts:
     overrides: tuple[OverrideGrant, ...] = ()
 
 
-@dataclass
 class _Collector:
-    reasons: dict[str, list[str]] = field(default_factory=dict)
-    messages: dict[str, tuple[str, str]] = field(default_factory=dict)
+    def __init__(self) -> None:
+        self.reasons: dict[str, list[str]] = {}
+        self.messages: dict[str, tuple[str, str]] = {}
 
     def add(self, code: str, message: str, hint: str, evidence: str) -> None:
         if code not in self.reasons:
@@ -208,6 +229,15 @@ def _target_reasons(facts: Facts, action: Action, path: str) -> list[tuple[str, 
     own_verified_task = (
         active.task_id if active is not None and active.verified and effect_like else None
     )
+    task_match = _TASK_FILE_RE.fullmatch(path)
+    task_of_path = task_match.group(1) if task_match else None
+    own_file = own_verified_task is not None and task_of_path == own_verified_task
+    planning_task = planning_file_task(path)
+    own_record = f"docs/working/{own_verified_task}/{RECORD_NAME}"
+    if own_file and (planning_task is not None or path == own_record):
+        # The verification that made the task active proved these exact bytes are
+        # the approved package and its record: as effects they are not edits.
+        return out
     for pattern, code, what in GUARDED:
         if match_any((pattern,), path, casefold=True):
             out.append((code, f"writes to {what} are never allowed from an agent",
@@ -224,14 +254,10 @@ def _target_reasons(facts: Facts, action: Action, path: str) -> list[tuple[str, 
                             "the target is a protected surface",
                             "protected surfaces change only through a human-reviewed change"))
                 break
-    task_match = _TASK_FILE_RE.fullmatch(path)
-    task_of_path = task_match.group(1) if task_match else None
-    own_file = own_verified_task is not None and task_of_path == own_verified_task
-    if is_approvals_path(path) and not own_file:
+    if is_approvals_path(path):
         out.append(("HOOK_APPROVAL_FILE", "approval records are written only by plangate "
                     "commands a human runs", "never edit approvals/ from an agent"))
-    planning_task = planning_file_task(path)
-    if planning_task is not None and planning_task in facts.locked_tasks and not own_file:
+    if planning_task is not None and planning_task in facts.locked_tasks:
         out.append(("HOOK_PLAN_PACKAGE_LOCKED",
                     "the Plan Package of an approved task is locked",
                     "a human re-gates the plan: remove the record, revise, review, re-issue"))
@@ -246,8 +272,6 @@ def _target_reasons(facts: Facts, action: Action, path: str) -> list[tuple[str, 
                     f"the record of {active.task_id} does not verify against HEAD"
                     + (f" ({active.verification_message})" if active.verification_message else ""),
                     "run 'plangate c3 verify' to see why; stale or tampered records block writes"))
-    if own_file and (planning_task is not None or is_approvals_path(path)):
-        return out
     if not active.allowed_paths:
         out.append(("HOOK_SCOPE_UNDEFINED",
                     f"the allowed paths of {active.task_id} are unknown or empty"
@@ -282,10 +306,10 @@ def decide(facts: Facts, action: Action) -> Result:
         problem = facts.task_problem
         collector.add(problem.code, problem.message, problem.hint, "")
     if action.kind is ActionKind.SHELL and action.unclassifiable:
-        collector.add("HOOK_SHELL_UNCLASSIFIABLE",
-                      "the shell command cannot be classified, so its writes are unknown",
-                      "use the editor tools for writes, or split the command into plain steps",
-                      "; ".join(action.unclassifiable))
+        code = action.unclassifiable_code
+        message, hint = UNCLASSIFIABLE_TEXT.get(code, UNCLASSIFIABLE_TEXT[
+            "HOOK_SHELL_UNCLASSIFIABLE"])
+        collector.add(code, message, hint, "; ".join(action.unclassifiable))
     used: list[str] = []
     for target in action.targets:
         if target.path is None:

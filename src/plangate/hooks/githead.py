@@ -8,7 +8,7 @@ returns None and the caller falls back to the git adapter, which is
 authoritative. The helper never guesses.
 """
 
-# ruff: noqa: PTH110, PTH111, PTH112, PTH117, PTH118, PTH119, PTH120, PTH123, PTH208
+# ruff: noqa: PTH112, PTH117, PTH118, PTH123
 # Plain string paths on purpose: realpath/relpath semantics and the
 # hook hot path; pathlib would add conversions without changing the meaning.
 from __future__ import annotations

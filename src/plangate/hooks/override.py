@@ -27,11 +27,9 @@ markers in its environment.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from plangate.errors import UsageError
 from plangate.hooks.decision import OverrideGrant
@@ -82,8 +80,7 @@ def parse_iso(text: object) -> datetime | None:
         return None
 
 
-@dataclass(frozen=True)
-class GrantRequest:
+class GrantRequest(NamedTuple):
     """A validated ``override grant`` request."""
 
     patterns: tuple[str, ...]
@@ -115,6 +112,8 @@ def validate_request(
 
 def grant_payload(request: GrantRequest, now: datetime, granted_by: str) -> dict[str, Any]:
     """Ledger payload of a new grant (the id is random, the expiry absolute)."""
+    import secrets
+
     return {
         "grant_id": "ovr-" + secrets.token_hex(8),
         "patterns": list(request.patterns),
@@ -126,8 +125,7 @@ def grant_payload(request: GrantRequest, now: datetime, granted_by: str) -> dict
     }
 
 
-@dataclass(frozen=True)
-class GrantState:
+class GrantState(NamedTuple):
     """A grant as reconstructed from the ledger."""
 
     grant_id: str

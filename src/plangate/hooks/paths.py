@@ -20,13 +20,12 @@ be written, so every target is resolved first:
 Any failure is a :class:`TargetRejected` with a reason code; callers deny.
 """
 
-# ruff: noqa: PTH110, PTH111, PTH112, PTH117, PTH118, PTH119, PTH120, PTH123, PTH208
+# ruff: noqa: PTH111, PTH117, PTH118, PTH208
 # Plain string paths on purpose: realpath/relpath semantics and the
 # hook hot path; pathlib would add conversions without changing the meaning.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from plangate.paths import PathRejected, canonical_path
 
@@ -34,13 +33,14 @@ DEVICE_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"}
 """Redirection targets that write no file (shell parsers drop them)."""
 
 
-@dataclass(frozen=True)
 class TargetRejected(Exception):
     """A raw target path could not be resolved to a canonical repository path."""
 
-    code: str
-    message: str
-    raw: str
+    def __init__(self, code: str, message: str, raw: str) -> None:
+        super().__init__(code, message, raw)
+        self.code = code
+        self.message = message
+        self.raw = raw
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"
@@ -108,7 +108,9 @@ def resolve_target(
     working tree root, already resolved with :func:`os.path.realpath`.
     """
     if not isinstance(raw, str) or raw == "":
-        raise TargetRejected("HOOK_TARGET_INVALID", "the target path is empty or not text", repr(raw))
+        raise TargetRejected(
+            "HOOK_TARGET_INVALID", "the target path is empty or not text", repr(raw)
+        )
     if "\x00" in raw:
         raise TargetRejected("HOOK_TARGET_INVALID", "the target path contains a NUL byte", raw)
     text = raw

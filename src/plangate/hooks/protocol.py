@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from plangate.errors import PlanGateError
 from plangate.verdict import Reason, Result
@@ -14,8 +13,7 @@ MAX_PAYLOAD_BYTES = 8 * 1024 * 1024
 """Largest hook payload read from stdin; a bigger one is denied, not truncated."""
 
 
-@dataclass(frozen=True)
-class HookOutput:
+class HookOutput(NamedTuple):
     """Exactly what a hook process prints and how it exits."""
 
     stdout: str
@@ -30,7 +28,11 @@ def dumps(value: Mapping[str, Any]) -> str:
 
 def reason_text(result: Result, label: str = "") -> str:
     """One readable text for a deny: every reason with its code and hint."""
-    head = f"PlanGate denied {label}" if label else "PlanGate denied this action"
+    if result.facts.get("action") == "effect":
+        head = "PlanGate denied: the working tree has changes that may not be made" + (
+            f" (checked at {label})" if label else "")
+    else:
+        head = f"PlanGate denied {label}" if label else "PlanGate denied this action"
     lines = [head + ":"]
     for reason in result.reasons or (Reason("HOOK_DENIED", "denied"),):
         line = f"- {reason.code}: {reason.message}"
@@ -38,6 +40,17 @@ def reason_text(result: Result, label: str = "") -> str:
             line += f" (hint: {reason.hint})"
         lines.append(line)
     return "\n".join(lines)
+
+
+def command_text(value: object) -> str | None:
+    """A host's command value as one string (Codex may send an argv list)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        import shlex
+
+        return shlex.join(value)
+    return None
 
 
 def internal_error_result(exc: BaseException) -> Result:

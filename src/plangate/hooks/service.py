@@ -14,7 +14,7 @@ that cannot be opened or written turns the decision into a deny
 (``HOOK_LEDGER_UNAVAILABLE``): an unrecorded allow is not an allow.
 """
 
-# ruff: noqa: PTH110, PTH111, PTH112, PTH117, PTH118, PTH119, PTH120, PTH123, PTH208
+# ruff: noqa: PTH111, PTH112, PTH117, PTH118, PTH120, PTH208
 # Plain string paths on purpose: realpath/relpath semantics and the
 # hook hot path; pathlib would add conversions without changing the meaning.
 from __future__ import annotations
@@ -22,18 +22,17 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from plangate.errors import PlanGateError
-from plangate.hooks.bash import BashKind, analyse
 from plangate.hooks.decision import (
     DENY,
     Action,
     ActionKind,
     Facts,
+    OverrideGrant,
     SurfaceRule,
     Target,
     TaskFacts,
@@ -45,6 +44,7 @@ from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
     from plangate.ledger import Ledger
+    from plangate.snapshot import TaskSnapshot
 
 KIND_DECISION = "hook_decision"
 MAX_RECORDED_TARGETS = 50
@@ -60,8 +60,7 @@ class HookEvent:
     PUSH = "push"
 
 
-@dataclass(frozen=True)
-class HookRequest:
+class HookRequest(NamedTuple):
     """One hook invocation, already translated from the host's payload."""
 
     host: str
@@ -74,6 +73,7 @@ class HookRequest:
     unclassifiable: tuple[str, ...] = ()
     canonical_targets: tuple[str, ...] | None = None
     """Targets that already are canonical repository paths (git hooks, CI)."""
+    unclassifiable_code: str = "HOOK_SHELL_UNCLASSIFIABLE"
 
 
 def deny_result(code: str, message: str, hint: str = "", **facts: Any) -> Result:
@@ -164,9 +164,27 @@ def load_surfaces(root: str) -> tuple[tuple[SurfaceRule, ...] | None, str]:
     return tuple(SurfaceRule(e.pattern, e.cls, e.reason) for e in resolved.entries), ""
 
 
+def verify_against_head(root: str, head: str, snapshot: TaskSnapshot) -> Result:
+    """The acceptor's verdict on ``snapshot`` with HEAD as the expected commit.
+
+    Hot-path shortcut: when the record's ``source_sha`` is the full object id
+    HEAD points to (read from ``.git`` files), resolving it with git could only
+    answer that same commit, so the acceptor gets that resolution directly. Any
+    other value (abbreviated, another commit, malformed) goes through
+    :func:`plangate.approval.service.verify_task`, which asks git.
+    """
+    from plangate.approval.acceptor import SourceResolution, extract_source_sha, verify_snapshot
+
+    record = snapshot.record.data if snapshot.record.ok else None
+    if extract_source_sha(record) == head:
+        return verify_snapshot(snapshot, expected_sha=head, source=SourceResolution(head))
+    from plangate.approval.service import verify_task
+
+    return verify_task(Path(root), snapshot.task_id, expected_sha=head, snapshot=snapshot)
+
+
 def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
     """Verify the task's record against HEAD and read its allowed paths from the same bytes."""
-    from plangate.approval.service import verify_task
     from plangate.plan.loopspec import extract_allowed_paths
     from plangate.snapshot import read_task_snapshot, task_dir_for
 
@@ -175,7 +193,7 @@ def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
         snapshot = read_task_snapshot(task_dir_for(Path(root), task_id))
     except PlanGateError as exc:
         return TaskFacts(task_id, source, False, (exc.code,), exc.message, None, exc.message)
-    outcome = verify_task(Path(root), task_id, expected_sha=head, snapshot=snapshot)
+    outcome = verify_against_head(root, head, snapshot)
     allowed: tuple[str, ...] | None = None
     scope_problem = ""
     plan = snapshot.artifact("plan.md")
@@ -203,7 +221,6 @@ def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
 
 def gather_facts(root: str, env: Mapping[str, str], ledger: Ledger, now: datetime) -> Facts:
     """Read every fact :func:`decide` may need, once."""
-    from plangate.hooks.override import active_grants, grant_states
     from plangate.snapshot import TASK_ID_RE
 
     surfaces, surfaces_problem = load_surfaces(root)
@@ -235,7 +252,11 @@ def gather_facts(root: str, env: Mapping[str, str], ledger: Ledger, now: datetim
         for kind in ("override_granted", "override_revoked", "override_used")
         for e in ledger.entries(kind=kind)
     ]
-    grants = active_grants(grant_states(override_entries), now) if override_entries else ()
+    grants: tuple[OverrideGrant, ...] = ()
+    if override_entries:
+        from plangate.hooks.override import active_grants, grant_states
+
+        grants = active_grants(grant_states(override_entries), now)
     return Facts(
         surfaces=surfaces,
         surfaces_problem=surfaces_problem,
@@ -270,17 +291,21 @@ def _canonical_targets(paths: Sequence[str]) -> list[Target]:
     return out
 
 
-def _into_dir_targets(
-    pairs: Sequence[tuple[str, str]], cwd: str, root: str, case_insensitive: bool
-) -> list[str]:
-    """For cp/mv/ln into an existing directory, the file lands at ``dir/basename``."""
+def _into_dir_targets(pairs: Sequence[tuple[str, str]], cwd: str) -> tuple[list[str], set[str]]:
+    """For cp/mv/ln into an existing directory, the file lands at ``dir/basename``.
+
+    Returns the landing paths and the destinations that are directories (the
+    directory itself is then not a write target, its new entry is).
+    """
     raws: list[str] = []
+    directories: set[str] = set()
     for destination, base in pairs:
-        joined = destination if os.path.isabs(os.path.expanduser(destination)) else \
-            os.path.join(cwd, destination)
-        if os.path.isdir(os.path.expanduser(joined)) and base not in ("", ".", ".."):
+        expanded = os.path.expanduser(destination)
+        joined = expanded if os.path.isabs(expanded) else os.path.join(cwd, expanded)
+        if os.path.isdir(joined) and base not in ("", ".", ".."):
             raws.append(os.path.join(destination, base))
-    return raws
+            directories.add(destination)
+    return raws, directories
 
 
 def build_action(request: HookRequest, root: str) -> Action:
@@ -300,15 +325,18 @@ def build_action(request: HookRequest, root: str) -> Action:
         changes = Git(Path(root)).worktree_changes()
         return Action(ActionKind.EFFECT, tuple(_canonical_targets(changes)), label=request.label)
     if request.unclassifiable:
-        return Action(ActionKind.SHELL, (), request.unclassifiable, request.label)
+        return Action(ActionKind.SHELL, (), request.unclassifiable, request.label,
+                      request.unclassifiable_code)
     if request.read_only:
         return Action(ActionKind.READ, (), label=request.label)
     if request.shell_command is not None:
+        from plangate.hooks.bash import BashKind, analyse
+
         analysis = analyse(request.shell_command)
         if analysis.kind is BashKind.READ_ONLY:
             return Action(ActionKind.READ, (), label=request.label)
-        raws = list(analysis.writes)
-        raws += _into_dir_targets(analysis.into_dir, cwd, root, case_insensitive)
+        landed, directories = _into_dir_targets(analysis.into_dir, cwd)
+        raws = [w for w in analysis.writes if w not in directories] + landed
         targets = _resolve(raws, cwd, root, case_insensitive)
         if analysis.commits:
             from plangate.git import Git
@@ -345,7 +373,7 @@ def _record(
 
 
 def _spend_one_shots(
-    ledger: Ledger, root: str, facts: Facts, action: Action, result: Result, now: datetime
+    ledger: Ledger, root: str, facts: Facts, action: Action, *, result: Result, now: datetime
 ) -> Result:
     """Spend one-shot grants a decision used, under a lock; re-decide if one was spent meanwhile."""
     from plangate.fsutil import exclusive_lock
@@ -362,7 +390,7 @@ def _spend_one_shots(
             for e in ledger.entries(kind=kind)
         ]
         fresh = active_grants(grant_states(entries), now)
-        result = decide(replace(facts, overrides=fresh), action)
+        result = decide(facts._replace(overrides=fresh), action)
         for grant_id in result.facts.get("overrides_used", []):
             if grant_id in one_shots:
                 ledger.append("override_used", grant_id, {
@@ -371,7 +399,9 @@ def _spend_one_shots(
     return result
 
 
-def evaluate(request: HookRequest, env: Mapping[str, str], *, now: datetime | None = None) -> Result:
+def evaluate(
+    request: HookRequest, env: Mapping[str, str], *, now: datetime | None = None
+) -> Result:
     """Decide one hook request and record it. Raises only on bugs (adapters deny then)."""
     moment = now or datetime.now(UTC)
     root = find_worktree_root(request.cwd)
@@ -402,7 +432,9 @@ def evaluate(request: HookRequest, env: Mapping[str, str], *, now: datetime | No
                 task_id = facts.task.task_id if facts.task else None
                 result = decide(facts, action)
                 if result.facts.get("overrides_used"):
-                    result = _spend_one_shots(ledger, root, facts, action, result, moment)
+                    result = _spend_one_shots(
+                        ledger, root, facts, action, result=result, now=moment
+                    )
             _record(ledger, request, result, task_id)
     except (LedgerError, OSError) as exc:
         return deny_result(

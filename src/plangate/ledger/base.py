@@ -95,6 +95,7 @@ class Ledger(abc.ABC):
                 seq=last_seq + 1,
                 kind=kind,
                 subject=subject,
+                payload_text=payload_text,
                 payload=parsed,
                 at=at,
                 prev_hash=last_hash,

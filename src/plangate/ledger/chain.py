@@ -20,6 +20,7 @@ chain it claims to be.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -156,6 +157,84 @@ def compute_entry_hash(
     return sha256_digest(canonical_bytes(fields))
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_AT_OR_ABOVE_D800 = re.compile("[\ud800-\U0010ffff]")
+_SAFE_INT = 2**53 - 1
+
+
+def _plain_json(value: Any, depth: int = 0) -> bool:
+    """True when ``json.dumps(sort_keys=True)`` is byte-identical to RFC 8785 for ``value``.
+
+    That holds for null, booleans, safe integers, strings without lone
+    surrogates, lists and objects whose keys hold no character at or above
+    U+D800 (below it, code-point order equals RFC 8785's UTF-16 order) and
+    escaping is the same (``json`` escapes exactly ``"``, ``\\`` and C0
+    controls, in the same forms). Floats and anything else take the
+    reference serializer.
+    """
+    if depth > 64:
+        return False
+    if value is None or isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return -_SAFE_INT <= value <= _SAFE_INT
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is None
+    if isinstance(value, list):
+        return all(_plain_json(item, depth + 1) for item in value)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if (
+                not isinstance(key, str)
+                or _AT_OR_ABOVE_D800.search(key) is not None
+                or not _plain_json(item, depth + 1)
+            ):
+                return False
+        return True
+    return False
+
+
+def fast_canonical_text(value: Any) -> str:
+    """RFC 8785 text of ``value``: the C ``json`` encoder when provably identical, else
+    :func:`plangate.canonical.canonical_text` (verification of long ledgers is
+    dominated by canonicalisation; a property test pins the equality)."""
+    if _plain_json(value):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return canonical_text(value)
+
+
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\ud800-\udfff]')
+
+
+def _json_string(text: str) -> str:
+    """RFC 8785 form of a string; plain strings (the common case) skip the encoder."""
+    if _NEEDS_ESCAPE.search(text) is None:
+        return '"' + text + '"'
+    return fast_canonical_text(text)
+
+
+def entry_hash_from_text(
+    *, seq: int, kind: str, subject: str, payload_text: str, at: str, prev_hash: str
+) -> str:
+    """:func:`compute_entry_hash` for a payload already in canonical text.
+
+    The members of the hashed object are written in RFC 8785 order (``at``,
+    ``kind``, ``payload``, ``prev_hash``, ``seq``, ``subject``, ``v``) around
+    the stored payload text, so the payload is not serialised again.
+    """
+    text = (
+        '{"at":' + _json_string(at)
+        + ',"kind":' + _json_string(kind)
+        + ',"payload":' + payload_text
+        + ',"prev_hash":' + _json_string(prev_hash)
+        + ',"seq":' + str(seq)
+        + ',"subject":' + _json_string(subject)
+        + ',"v":' + str(FORMAT_VERSION)
+        + "}"
+    )
+    return sha256_digest(text.encode("utf-8"))
+
+
 def find_forbidden_key(value: Any, path: str = "payload") -> str | None:
     """Path of the first forbidden key at any depth of ``value``, or None."""
     if isinstance(value, Mapping):
@@ -177,8 +256,9 @@ def _valid_at(at: object) -> bool:
     if not isinstance(at, str) or AT_RE.fullmatch(at) is None:
         return False
     try:
-        datetime.strptime(at, "%Y-%m-%dT%H:%M:%SZ")
-    except ValueError:
+        datetime(int(at[0:4]), int(at[5:7]), int(at[8:10]), int(at[11:13]), int(at[14:16]),
+                 int(at[17:19]))
+    except ValueError:  # month 13, February 30, hour 24...
         return False
     return True
 
@@ -247,11 +327,23 @@ def prepare_payload(payload: object) -> tuple[str, dict[str, Any]]:
 
 
 def make_entry(
-    *, seq: int, kind: str, subject: str, payload: Mapping[str, Any], at: str, prev_hash: str
+    *,
+    seq: int,
+    kind: str,
+    subject: str,
+    payload_text: str,
+    payload: Mapping[str, Any],
+    at: str,
+    prev_hash: str,
 ) -> LedgerEntry:
-    """Build an entry with its hash (``payload`` as returned by :func:`prepare_payload`)."""
-    entry_hash = compute_entry_hash(
-        seq=seq, kind=kind, subject=subject, payload=payload, at=at, prev_hash=prev_hash
+    """Build an entry with its hash from :func:`prepare_payload`'s text and parsed copy.
+
+    ``payload_text`` is canonical by construction, so it is hashed as is (the
+    same path verification takes; a property test pins it to
+    :func:`compute_entry_hash`).
+    """
+    entry_hash = entry_hash_from_text(
+        seq=seq, kind=kind, subject=subject, payload_text=payload_text, at=at, prev_hash=prev_hash
     )
     return LedgerEntry(seq, kind, subject, payload, at, prev_hash, entry_hash)
 
@@ -273,34 +365,90 @@ def entry_from_row(row: StoredRow) -> LedgerEntry:
 
 def _row_problem(row: StoredRow) -> Reason | None:
     """A reason when the row's own fields are malformed (independent of the chain)."""
+    return _decode_row(row)[0]
+
+
+def _decode_row(row: StoredRow) -> tuple[Reason | None, dict[str, Any]]:
+    """Check the row's own fields; return (problem or None, the parsed payload)."""
     if not isinstance(row.kind, str) or KIND_RE.fullmatch(row.kind) is None:
-        return Reason("LEDGER_ENTRY_MALFORMED", f"kind {row.kind!r} is not a snake_case word")
+        return Reason("LEDGER_ENTRY_MALFORMED", f"kind {row.kind!r} is not a snake_case word"), {}
     if not _valid_subject(row.subject):
-        return Reason("LEDGER_ENTRY_MALFORMED", f"subject {row.subject!r} is not valid")
+        return Reason("LEDGER_ENTRY_MALFORMED", f"subject {row.subject!r} is not valid"), {}
     if not _valid_at(row.at):
-        return Reason("LEDGER_ENTRY_MALFORMED", f"time {row.at!r} is not YYYY-MM-DDTHH:MM:SSZ")
+        return Reason(
+            "LEDGER_ENTRY_MALFORMED", f"time {row.at!r} is not YYYY-MM-DDTHH:MM:SSZ"
+        ), {}
     if not is_digest(row.prev_hash) or not is_digest(row.entry_hash):
-        return Reason("LEDGER_ENTRY_MALFORMED", "prev_hash or entry_hash is not a sha256 digest")
+        return Reason(
+            "LEDGER_ENTRY_MALFORMED", "prev_hash or entry_hash is not a sha256 digest"
+        ), {}
     if not isinstance(row.payload_text, str):
-        return Reason("LEDGER_PAYLOAD_NOT_CANONICAL", "payload is not text")
+        return Reason("LEDGER_PAYLOAD_NOT_CANONICAL", "payload is not text"), {}
     try:
-        payload = strict_loads(row.payload_text.encode("utf-8"))
-    except (StrictJSONError, UnicodeEncodeError) as exc:
-        return Reason("LEDGER_PAYLOAD_NOT_CANONICAL", f"payload is not valid JSON: {exc}")
+        # Plain json.loads is enough here: the text must equal the canonical
+        # serialisation of what it parses to, which no duplicate key, NaN,
+        # lone surrogate, BOM or stray whitespace survives.
+        payload = json.loads(row.payload_text)
+    except (ValueError, RecursionError) as exc:
+        return Reason("LEDGER_PAYLOAD_NOT_CANONICAL", f"payload is not valid JSON: {exc}"), {}
     if not isinstance(payload, dict):
-        return Reason("LEDGER_PAYLOAD_NOT_CANONICAL", "payload is not a JSON object")
+        return Reason("LEDGER_PAYLOAD_NOT_CANONICAL", "payload is not a JSON object"), {}
+    # One walk finds both a forbidden key and whether the fast encoder applies.
+    scan = _PayloadScan()
+    scan.walk(payload, "payload", 0)
     try:
-        canonical = canonical_text(payload)
-    except (StrictJSONError, TypeError) as exc:
-        return Reason("LEDGER_PAYLOAD_NOT_CANONICAL", f"payload cannot be canonicalised: {exc}")
+        if scan.plain:
+            canonical = json.dumps(
+                payload, ensure_ascii=False, sort_keys=True, separators=(",", ":")
+            )
+        else:
+            canonical = canonical_text(payload)
+    except (StrictJSONError, TypeError, RecursionError) as exc:
+        return Reason(
+            "LEDGER_PAYLOAD_NOT_CANONICAL", f"payload cannot be canonicalised: {exc}"
+        ), {}
     if canonical != row.payload_text:
         # Hashes cover the parsed payload; requiring the stored text to be exactly
         # canonical makes every byte of it covered too.
-        return Reason("LEDGER_PAYLOAD_NOT_CANONICAL", "payload text is not its canonical form")
-    forbidden = find_forbidden_key(payload)
-    if forbidden is not None:
-        return Reason("LEDGER_FORBIDDEN_KEY", f"payload carries forbidden key {forbidden}")
-    return None
+        return Reason("LEDGER_PAYLOAD_NOT_CANONICAL", "payload text is not its canonical form"), {}
+    if scan.forbidden is not None:
+        return Reason(
+            "LEDGER_FORBIDDEN_KEY", f"payload carries forbidden key {scan.forbidden}"
+        ), {}
+    return None, payload
+
+
+class _PayloadScan:
+    """One pass over a parsed payload: the first forbidden key, and whether
+    :func:`_plain_json` holds (the same rules, merged for speed)."""
+
+    def __init__(self) -> None:
+        self.forbidden: str | None = None
+        self.plain = True
+
+    def walk(self, value: Any, path: str, depth: int) -> None:
+        if depth > 64:
+            self.plain = False
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if self.forbidden is None and key.casefold().replace("-", "_") in FORBIDDEN_KEYS:
+                    self.forbidden = f"{path}.{key}"
+                if _AT_OR_ABOVE_D800.search(key) is not None:
+                    self.plain = False
+                self.walk(item, f"{path}.{key}", depth + 1)
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                self.walk(item, f"{path}[{index}]", depth + 1)
+        elif isinstance(value, str):
+            if _SURROGATE.search(value) is not None:
+                self.plain = False
+        elif isinstance(value, bool) or value is None:
+            pass
+        elif isinstance(value, int):
+            if not -_SAFE_INT <= value <= _SAFE_INT:
+                self.plain = False
+        else:
+            self.plain = False
 
 
 @dataclass
@@ -384,7 +532,7 @@ def _check_row(row: StoredRow, expected_seq: int, prev_hash: str) -> Reason | No
             f"expected entry seq {expected_seq}, found {row.seq!r}",
             "an entry was deleted, inserted or moved here",
         )
-    problem = _row_problem(row)
+    problem, _payload = _decode_row(row)
     if problem is not None:
         return Reason(problem.code, f"entry {expected_seq}: {problem.message}", problem.hint)
     if row.prev_hash != prev_hash:
@@ -394,12 +542,12 @@ def _check_row(row: StoredRow, expected_seq: int, prev_hash: str) -> Reason | No
             f"{prev_hash}",
             "an entry before it was replaced, or this one was moved",
         )
-    payload = strict_loads(row.payload_text.encode("utf-8"))
-    computed = compute_entry_hash(
+    # The payload text was just proven canonical, so it is hashed as stored.
+    computed = entry_hash_from_text(
         seq=row.seq,
         kind=row.kind,
         subject=row.subject,
-        payload=payload,
+        payload_text=row.payload_text,
         at=row.at,
         prev_hash=row.prev_hash,
     )

@@ -72,9 +72,12 @@ _TRIGGERS: tuple[tuple[str, str], ...] = (
 )
 
 _COLUMNS = "seq, kind, subject, payload, at, prev_hash, entry_hash"
-_INSERT = (
-    "INSERT INTO plangate_ledger_entries (seq, kind, subject, payload, at, prev_hash, entry_hash) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s)"
+_INSERT_AND_MOVE_HEAD = (
+    "WITH appended AS ("
+    " INSERT INTO plangate_ledger_entries (seq, kind, subject, payload, at, prev_hash, entry_hash)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING seq, entry_hash)"
+    " UPDATE plangate_ledger_head SET seq = appended.seq, entry_hash = appended.entry_hash"
+    " FROM appended WHERE plangate_ledger_head.id = 1"
 )
 _HINT = (
     "check PLANGATE_LEDGER_URL / .plangate/config.toml, that the server is reachable and that "
@@ -125,7 +128,31 @@ class PostgresLedger(Ledger):
     def _fail(self, what: str, exc: Exception) -> LedgerError:
         return unavailable(self._url_display, f"{what}: {_first_line(exc)}", _HINT)
 
+    def _schema_complete(self) -> bool:
+        """True when both tables, both triggers and the head row exist (the common case).
+
+        Checked first so that opening an existing ledger writes nothing to the
+        catalog and takes no lock.
+        """
+        conn = self._connection()
+        try:
+            row = conn.execute(
+                "SELECT to_regclass('plangate_ledger_entries') IS NOT NULL "
+                "AND to_regclass('plangate_ledger_head') IS NOT NULL "
+                "AND (SELECT count(*) FROM pg_trigger WHERE tgname = ANY(%s) "
+                "     AND tgrelid = to_regclass('plangate_ledger_entries')) = %s",
+                ([name for name, _ in _TRIGGERS], len(_TRIGGERS)),
+            ).fetchone()
+            if row is None or row[0] is not True:
+                return False
+            head = conn.execute("SELECT 1 FROM plangate_ledger_head WHERE id = 1").fetchone()
+            return head is not None
+        except self._pg.Error:
+            return False
+
     def _init_schema(self) -> None:
+        if self._schema_complete():
+            return
         conn = self._connection()
         try:
             with conn.transaction():
@@ -142,8 +169,11 @@ class PostgresLedger(Ledger):
                     ).fetchone()
                     if exists is None:
                         conn.execute(create)
+                # Genesis head only for an empty ledger: a head that went missing
+                # later is never silently recreated (verify reports it, appends refuse).
                 conn.execute(
-                    "INSERT INTO plangate_ledger_head (id, seq, entry_hash) VALUES (1, 0, %s) "
+                    "INSERT INTO plangate_ledger_head (id, seq, entry_hash) "
+                    "SELECT 1, 0, %s WHERE NOT EXISTS (SELECT 1 FROM plangate_ledger_entries) "
                     "ON CONFLICT (id) DO NOTHING",
                     (GENESIS_PREV_HASH,),
                 )
@@ -165,8 +195,9 @@ class PostgresLedger(Ledger):
                         "run 'plangate ledger verify'",
                     )
                 entry, payload_text = build(row[0], str(row[1]))
+                # Entry and head in one statement (one round trip, same transaction).
                 conn.execute(
-                    _INSERT,
+                    _INSERT_AND_MOVE_HEAD,
                     (
                         entry.seq,
                         entry.kind,
@@ -176,10 +207,6 @@ class PostgresLedger(Ledger):
                         entry.prev_hash,
                         entry.entry_hash,
                     ),
-                )
-                conn.execute(
-                    "UPDATE plangate_ledger_head SET seq = %s, entry_hash = %s WHERE id = 1",
-                    (entry.seq, entry.entry_hash),
                 )
             return entry
         except self._pg.Error as exc:

@@ -51,7 +51,12 @@ _SCHEMA_OBJECTS = frozenset(
     {"ledger_entries", "ledger_head", "ledger_entries_no_update", "ledger_entries_no_delete"}
 )
 
-_INSERT_GENESIS_HEAD = "INSERT OR IGNORE INTO ledger_head (id, seq, entry_hash) VALUES (1, 0, ?)"
+# The genesis head is written only into an empty ledger: a head that went
+# missing later is never silently recreated (verify reports it, appends refuse).
+_INSERT_GENESIS_HEAD = (
+    "INSERT OR IGNORE INTO ledger_head (id, seq, entry_hash) "
+    "SELECT 1, 0, ? WHERE NOT EXISTS (SELECT 1 FROM ledger_entries)"
+)
 
 _COLUMNS = "seq, kind, subject, payload, at, prev_hash, entry_hash"
 _INSERT = (
@@ -130,7 +135,7 @@ class SQLiteLedger(Ledger):
                     "SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')"
                 )
             }
-            if not _SCHEMA_OBJECTS <= names:
+            if not _SCHEMA_OBJECTS.issubset(names):
                 return False
             return conn.execute("SELECT 1 FROM ledger_head WHERE id = 1").fetchone() is not None
         except sqlite3.Error:

@@ -21,14 +21,13 @@ line instead of being ignored.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from plangate.verdict import Reason
 
 
-@dataclass(frozen=True)
-class MarkerKind:
+class MarkerKind(NamedTuple):
     """One of the two evidence markers."""
 
     name: str  # "C1" or "C2"
@@ -60,8 +59,7 @@ class MarkerState(StrEnum):
     UNDECIDABLE = "undecidable"
 
 
-@dataclass(frozen=True)
-class MarkerResult:
+class MarkerResult(NamedTuple):
     """What was found for one marker, with the reason when it is not valid."""
 
     kind: MarkerKind

@@ -14,7 +14,7 @@ Pure functions over a :class:`~plangate.snapshot.TaskSnapshot`:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from plangate.canonical import digest
 from plangate.fsutil import FileRead, FileState
@@ -63,8 +63,7 @@ def plan_package_hash(artifact_hashes: Mapping[str, str]) -> str:
     return digest(dict(artifact_hashes))
 
 
-@dataclass(frozen=True)
-class PackageState:
+class PackageState(NamedTuple):
     """Everything known about one task's Plan Package."""
 
     task_id: str

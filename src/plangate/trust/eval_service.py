@@ -74,10 +74,14 @@ class EvaluationRun:
 # -- reviews -------------------------------------------------------------------
 
 
-def _candidate(ledger: Ledger, ref: str) -> tuple[str, Mapping[str, Any]]:
+def _candidate(
+    ledger: Ledger, ref: str, *, check_scope: bool = True
+) -> tuple[str, Mapping[str, Any]]:
     from plangate.trust.candidate import lookup_registered_candidate
 
-    registered = lookup_registered_candidate(ledger, ref)
+    # eval run passes check_scope=False: a malformed scope is the gate's to judge
+    # (and record), not a reason to refuse before any record exists.
+    registered = lookup_registered_candidate(ledger, ref, check_scope=check_scope)
     return registered.digest, registered.candidate
 
 
@@ -272,8 +276,8 @@ def _manifest_or_none(git: Git, commit: str, definition_path: str) -> tuple[Any,
 def _component_deltas(baseline: Any, candidate: Any) -> list[dict[str, Any]]:
     if baseline is None or candidate is None:
         return []
-    before = {str(c["id"]): c for c in baseline.components}
-    after = {str(c["id"]): c for c in candidate.components}
+    before = {str(c["id"]): c for c in baseline.components()}
+    after = {str(c["id"]): c for c in candidate.components()}
     deltas = []
     for cid in sorted(set(before) | set(after)):
         b, a = before.get(cid), after.get(cid)
@@ -291,7 +295,7 @@ def _component_types(*manifests: Any) -> dict[str, str]:
     for manifest in manifests:
         if manifest is None:
             continue
-        for comp in manifest.components:
+        for comp in manifest.components():
             cid, ctype = str(comp["id"]), str(comp["type"])
             # A component whose type differs between the sides is undecidable.
             types[cid] = ctype if types.get(cid, ctype) == ctype else "unknown"
@@ -353,15 +357,40 @@ def run_evaluation(
     git = Git(repo_root)
     root = git.toplevel()
     with open_ledger(root, env) as ledger:
-        cdigest, candidate = _candidate(ledger, candidate_ref)
-    lock = root / ".plangate" / "locks" / f"eval-{cdigest.removeprefix('sha256:')[:32]}.lock"
+        cdigest, candidate = _candidate(ledger, candidate_ref, check_scope=False)
+        earlier = ledger.entries(kind="eval_gate_verdict", subject=cdigest)
+    previous = dict(earlier[-1].payload) if earlier else None
+    lock = root / ".plangate" / f"eval-{cdigest.removeprefix('sha256:')[:32]}.lock"
     with exclusive_lock(lock):
         gate = gate_candidate(root, env, cdigest, record=True)
         with open_ledger(root, env) as ledger:
             return _evaluate_locked(
                 git, ledger, cdigest=cdigest, candidate=candidate, gate=gate,
                 executor=executor or LocalPoolExecutor(jobs, ProgressLine(progress)),
+                rejudged=gate_changes(previous, gate),
             )
+
+
+GATE_BINDING_FACTS = (
+    "candidate_commit", "plan_digest", "baseline_commit", "baseline_manifest_ref",
+    "observed_diff", "changed_components", "required_independence",
+)
+
+
+def gate_changes(previous: Mapping[str, Any] | None, gate: Result) -> dict[str, Any]:
+    """What differs between the last recorded gate verdict and the one just computed.
+
+    The gate is always re-run; this records *why* the new verdict may differ
+    (a changed commit, plan, baseline identity or diff is re-judged, never reused).
+    """
+    if previous is None:
+        return {"previous_verdict": None, "changed": []}
+    recorded = previous.get("facts")
+    before: Mapping[str, Any] = recorded if isinstance(recorded, Mapping) else {}
+    changed = [key for key in GATE_BINDING_FACTS if before.get(key) != gate.facts.get(key)]
+    if previous.get("verdict") != gate.verdict:
+        changed.append("verdict")
+    return {"previous_verdict": previous.get("verdict"), "changed": changed}
 
 
 def _evaluate_locked(
@@ -372,6 +401,7 @@ def _evaluate_locked(
     candidate: Mapping[str, Any],
     gate: Result,
     executor: Executor,
+    rejudged: Mapping[str, Any],
 ) -> EvaluationRun:
     candidate_plan_digest = str(candidate["evaluation_plan_digest"])
     plan, plan_problem = _plan_or_none(ledger, candidate_plan_digest)
@@ -443,7 +473,7 @@ def _evaluate_locked(
         "observed_changed_paths": sorted(observed_diff),
         "observed_component_deltas": _component_deltas(baseline_manifest, candidate_manifest),
         "policy_verdict": gate.verdict,
-        "gate_rejudged": True,
+        "gate_rejudged": dict(rejudged),
         "trials": [t.to_json() for t in trials],
         "fixtures": result.facts.get("fixtures", []),
         "metrics": result.facts.get("metrics", {}),

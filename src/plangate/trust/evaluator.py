@@ -224,12 +224,14 @@ def decide(inp: EvaluationInput) -> Result:
             f"plan is {inp.plan_digest}",
             "a candidate cannot choose its plan; register the candidate against the sealed plan",
         ))
+    identity_reported = any(r.code == "MANIFEST_IDENTITY_UNOBTAINABLE" for r in missing)
     if inp.baseline_manifest_ref is None or inp.candidate_manifest_ref is None:
-        missing.append(Reason(
-            "MANIFEST_IDENTITY_UNOBTAINABLE",
-            "the baseline or candidate HarnessManifest could not be built",
-            "check the harness definition at both commits",
-        ))
+        if not identity_reported:  # the service already said which one and why
+            missing.append(Reason(
+                "MANIFEST_IDENTITY_UNOBTAINABLE",
+                "the baseline or candidate HarnessManifest could not be built",
+                "check the harness definition at both commits",
+            ))
     elif inp.baseline_manifest_ref != plan.get("baseline_manifest_ref"):
         missing.append(Reason(
             "BASELINE_MANIFEST_BINDING",

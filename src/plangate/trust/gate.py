@@ -569,6 +569,7 @@ def decide(facts: GateFacts) -> Result:
             )
 
     # 8. declared change of the evaluation harness itself -----------------------
+    eval_changed = sorted(cid for cid, types in changed.items() if "eval" in types)
     if candidate.get("changes_evaluation_harness") is True:
         add(
             PolicyVerdict.HUMAN_REQUIRED,
@@ -586,6 +587,21 @@ def decide(facts: GateFacts) -> Result:
                 "EVALUATION_HARNESS_DECLARATION_MISSING",
                 "the candidate does not declare whether it changes the evaluation harness",
                 "set changes_evaluation_harness to true or false",
+            ),
+        )
+    # Declared "no", but an ``eval`` component changes (baseline eval paths are
+    # already protected above, so this catches eval components the candidate
+    # adds or redeclares): the declaration is a claim, the diff is the observation.
+    elif eval_changed:
+        add(
+            PolicyVerdict.HUMAN_REQUIRED,
+            Reason(
+                "EVALUATION_HARNESS_CHANGE_UNDECLARED",
+                f"eval component(s) {eval_changed} change although the candidate declares "
+                "no change of the evaluation harness",
+                "the evaluation harness is changed only on the I4 route; declare it or drop "
+                "the change",
+                tuple(eval_changed),
             ),
         )
 
@@ -622,6 +638,8 @@ def decide(facts: GateFacts) -> Result:
         "surface_classes": sorted(classes),
         "required_independence": level.value,
         "independence_drivers": list(drivers),
-        "route": "I4_ONLY" if candidate.get("changes_evaluation_harness") is True else None,
+        "route": "I4_ONLY"
+        if candidate.get("changes_evaluation_harness") is True or eval_changed
+        else None,
     }
     return Result(verdict, tuple(reasons), out_facts)

@@ -25,7 +25,7 @@ from plangate.trust.harness_def import (
     HarnessDefinition,
     load_definition_at,
 )
-from plangate.trust.manifest import build_manifest
+from plangate.trust.manifest import build_manifest_and_definition
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
@@ -60,8 +60,9 @@ def gather_facts(git: Git, ledger: Ledger, candidate_ref: str) -> GateFacts:
     baseline_definition: HarnessDefinition | None = None
     baseline_manifest = None
     try:
-        manifest = build_manifest(git, baseline_commit, definition_path)
-        baseline_definition = load_definition_at(git, manifest.source_commit, definition_path)
+        manifest, baseline_definition = build_manifest_and_definition(
+            git, baseline_commit, definition_path
+        )
         if manifest.harness_id != plan["baseline_manifest_ref"]:
             problems.append(
                 _reason(

@@ -212,6 +212,13 @@ def build_manifest(
     reason when the definition is unreadable or a component matches nothing,
     and ``GitError`` when git cannot answer. Never returns an empty manifest.
     """
+    return build_manifest_and_definition(git, commit, definition_path)[0]
+
+
+def build_manifest_and_definition(
+    git: Git, commit: str, definition_path: str = DEFAULT_DEFINITION_PATH
+) -> tuple[HarnessManifest, HarnessDefinition]:
+    """:func:`build_manifest` plus the parsed definition it was built from."""
     full = git.resolve_commit(commit)
     definition = load_definition_at(git, full, definition_path)
     tree = git.ls_tree(full)
@@ -222,7 +229,8 @@ def build_manifest(
         if entry is None or entry.kind != "blob" or entry.mode not in ("100644", "100755"):
             continue  # reported as HARNESS_POLICY_FILE_MISSING by the pure builder
         policy_blobs[path] = (entry.mode, git.read_blob(full, path, MAX_POLICY_FILE_BYTES))
-    return build_manifest_from_tree(definition, definition_path, full, tree, policy_blobs)
+    manifest = build_manifest_from_tree(definition, definition_path, full, tree, policy_blobs)
+    return manifest, definition
 
 
 def _bad(message: str) -> ManifestRejected:

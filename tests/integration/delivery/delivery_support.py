@@ -7,14 +7,14 @@ the root one (tests/ has no packages).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from conftest import commit_all, git
 from plangate.canonical import sha256_digest
-from plangate.plan.markers import C1, C2, marker_line
 
 TASK = "TASK-0001"
 NOW = "2026-12-02T10:00:00Z"
@@ -86,22 +86,21 @@ class ApprovedTask:
         return self.task_dir / "delivery" / "record.jsonl"
 
 
-def write_package(repo: Path, task_id: str = TASK, plan: str = PLAN_MD) -> Path:
-    """Write the six artifacts with current C-1/C-2 markers; return the task directory."""
+def write_package(
+    repo: Path, run_cli: Callable[..., Any], task_id: str = TASK, plan: str = PLAN_MD
+) -> Path:
+    """Write the six artifacts and mark C-1/C-2 with ``plangate review mark``; return the task dir."""
     task_dir = repo / "docs" / "working" / task_id
     task_dir.mkdir(parents=True, exist_ok=True)
-    plan_bytes = plan.encode()
-    plan_hash = sha256_digest(plan_bytes)
-    (task_dir / "plan.md").write_bytes(plan_bytes)
+    (task_dir / "plan.md").write_text(plan)
     (task_dir / "pbi-input.md").write_text("# PBI\n\nGreet the user.\n")
     (task_dir / "todo.md").write_text("# Todo\n\n- write hello\n")
     (task_dir / "test-cases.md").write_text("# Test cases\n\n- prints hi\n")
-    (task_dir / "review-self.md").write_text(
-        "# Self review\n\nLooks fine.\n\n" + marker_line(C1, "PASS", plan_hash) + "\n"
-    )
-    (task_dir / "review-external.md").write_text(
-        "# External review\n\nApproved.\n\n" + marker_line(C2, "approve", plan_hash) + "\n"
-    )
+    (task_dir / "review-self.md").write_text("# Self review\n\nLooks fine.\n")
+    (task_dir / "review-external.md").write_text("# External review\n\nApproved.\n")
+    for flag, verdict in (("--c1", "PASS"), ("--c2", "approve")):
+        result = run_cli(repo, "review", "mark", task_id, flag, verdict)
+        assert result.code == 0, (result.out, result.err)
     return task_dir
 
 
@@ -150,8 +149,30 @@ def issue(
 
 def make_approved(git_repo: Path, run_cli: Callable[..., Any]) -> ApprovedTask:
     """An AUTO_APPROVED task whose record verifies (artifacts committed at source_sha)."""
-    task_dir = write_package(git_repo)
+    task_dir = write_package(git_repo, run_cli)
     source = commit_all(git_repo, "plan package")
     issue(run_cli, git_repo, source)
     plan_hash = sha256_digest((task_dir / "plan.md").read_bytes())
     return ApprovedTask(git_repo, task_dir, source, plan_hash)
+
+
+@contextmanager
+def fresh_pg_database(base_url: str) -> Iterator[str]:
+    """An empty database on the test PostgreSQL server, dropped afterwards."""
+    import uuid
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+    from psycopg import sql
+
+    name = "plangate_delivery_" + uuid.uuid4().hex[:16]
+    with psycopg.connect(base_url, autocommit=True, connect_timeout=10) as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    parts = urlsplit(base_url)
+    try:
+        yield urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
+    finally:
+        with psycopg.connect(base_url, autocommit=True, connect_timeout=10) as admin:
+            admin.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )

@@ -6,6 +6,7 @@ import multiprocessing
 import os
 import signal
 import sqlite3
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -102,7 +103,7 @@ def test_forbidden_payload_keys_are_refused_and_nothing_is_written(
         ("c3_issue", "TASK-0001", {"n": float("nan")}, "LEDGER_PAYLOAD_INVALID"),
         ("c3_issue", "TASK-0001", {"obj": object()}, "LEDGER_PAYLOAD_INVALID"),
         ("c3_issue", "TASK-0001", ["not", "an", "object"], "LEDGER_PAYLOAD_INVALID"),
-        ("c3_issue", "TASK-0001", {"n": 2**60}, "LEDGER_PAYLOAD_INVALID"),
+        ("c3_issue", "TASK-0001", {"n": 2**53 + 1}, "LEDGER_PAYLOAD_INVALID"),
     ],
 )
 def test_invalid_entries_are_refused(
@@ -277,3 +278,78 @@ def test_a_writer_killed_mid_append_leaves_whole_entries_only(backend: Backend) 
         # The ledger still takes appends after the kills (no stale lock).
         ledger.append("exec_ended", "AFTER", {"ok": True})
         assert ledger.verify().facts["entries"] == len(entries) + 1
+
+
+def test_verify_while_others_append_never_reports_a_false_break(backend: Backend) -> None:
+    # Rows and head are read in one snapshot; otherwise an append landing between
+    # the two reads would look like a deleted or forged tail.
+    ctx = multiprocessing.get_context("fork")
+    procs = [
+        ctx.Process(target=_writer, args=(str(backend.repo), backend.env, w, 60)) for w in range(2)
+    ]
+    with backend.open() as ledger:
+        ledger.append("c3_issue", "FIRST", {})
+    for proc in procs:
+        proc.start()
+    verdicts: set[str] = set()
+    with backend.open() as ledger:
+        while any(proc.is_alive() for proc in procs):
+            verdicts.add(ledger.verify().verdict)
+    for proc in procs:
+        proc.join(timeout=60)
+        assert proc.exitcode == 0
+    assert verdicts <= {"INTACT"}
+    with backend.open() as ledger:
+        assert ledger.verify().facts["entries"] == 121
+
+
+def test_log_of_an_undecodable_row_fails_closed(backend: Backend) -> None:
+    with backend.open() as ledger:
+        ledger.append("c3_issue", "TASK-0001", {"a": 1})
+    row = backend.raw_rows()[0]
+    backend.rewrite([(*row[:3], "{not json", *row[4:])])
+    with backend.open() as ledger:
+        with pytest.raises(LedgerError) as info:
+            ledger.entries()
+        assert info.value.code == "LEDGER_CORRUPT"
+        assert ledger.verify().codes == ("LEDGER_PAYLOAD_NOT_CANONICAL",)
+
+
+def test_postgresql_without_psycopg_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if it were not installed
+    with pytest.raises(LedgerError) as info:
+        open_ledger(tmp_path, {"PLANGATE_LEDGER_URL": "postgresql://u@127.0.0.1:1/x"})
+    assert info.value.code == "LEDGER_BACKEND_MISSING"
+    assert "plangate[postgres]" in info.value.hint
+
+
+def test_a_deleted_head_is_reported_and_never_silently_recreated(backend: Backend) -> None:
+    with backend.open() as ledger:
+        ledger.append("c3_issue", "TASK-0001", {})
+        ledger.append("c3_issue", "TASK-0002", {})
+    if backend.name == "sqlite":
+        with sqlite3.connect(backend.sqlite_path) as conn:
+            conn.execute("DELETE FROM ledger_head")
+    else:
+        import psycopg
+
+        with psycopg.connect(backend.env["PLANGATE_LEDGER_URL"]) as conn:
+            conn.execute("DELETE FROM plangate_ledger_head")
+    with backend.open() as ledger:
+        result = ledger.verify()
+        assert result.codes == ("LEDGER_HEAD_MISMATCH",)
+        with pytest.raises(LedgerError) as info:
+            ledger.append("c3_issue", "TASK-0003", {})
+        assert info.value.code == "LEDGER_UNAVAILABLE"
+        assert ledger.verify().facts["entries"] == 2
+
+
+def test_sqlite_file_that_is_not_a_database_is_unavailable(tmp_path: Path) -> None:
+    (tmp_path / ".plangate").mkdir()
+    (tmp_path / ".plangate" / "ledger.sqlite3").write_bytes(b"not a database" * 100)
+    for create in (True, False):
+        with pytest.raises(LedgerError) as info:
+            open_ledger(tmp_path, {}, create=create)
+        assert info.value.code == "LEDGER_UNAVAILABLE"

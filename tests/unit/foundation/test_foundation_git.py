@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git
 
+from conftest import commit_all, git
 from plangate.errors import EnvironmentFailure
 from plangate.git import Git, GitError, scrubbed_env
 
@@ -28,7 +27,11 @@ def _commit_body(message: str) -> bytes:
 def _write_object(repo: Path, kind: str, body: bytes) -> str:
     proc = subprocess.run(
         ["git", "hash-object", "-t", kind, "-w", "--stdin"],
-        cwd=repo, env=scrubbed_env(), input=body, capture_output=True, check=True,
+        cwd=repo,
+        env=scrubbed_env(),
+        input=body,
+        capture_output=True,
+        check=True,
     )
     object_id = proc.stdout.decode().strip()
     header = f"{kind} {len(body)}\0".encode()
@@ -158,8 +161,8 @@ def test_ambiguous_abbreviation(git_repo: Path) -> None:
         g.resolve_commit("ee26844")
     assert info.value.code == "GIT_COMMIT_AMBIGUOUS"
     # A longer prefix tells them apart.
-    common = os.path.commonprefix([first, second])
-    assert g.resolve_commit(first[: len(common) + 1]) == first
+    shared = next(i for i, (x, y) in enumerate(zip(first, second, strict=True)) if x != y)
+    assert g.resolve_commit(first[: shared + 1]) == first
     assert g.resolve_commit(second) == second
 
 
@@ -305,3 +308,35 @@ def test_empty_tree_and_worktrees(git_repo: Path, tmp_path: Path) -> None:
     assert g.git_dir() != Git(wt).git_dir()
     g.remove_worktree(wt)
     assert not wt.exists()
+
+
+def test_resolve_commits_batch_matches_resolve_commit(git_repo: Path) -> None:
+    first = git(git_repo, "rev-parse", "HEAD")
+    second = commit_all(git_repo, "second")
+    a = _write_object(git_repo, "commit", _commit_body("c13432"))
+    _write_object(git_repo, "commit", _commit_body("c22984"))  # makes ee26844 ambiguous
+    shared = _write_object(git_repo, "commit", _commit_body("c14847"))
+    _write_object(git_repo, "blob", b"b25237")  # shares 327ff45 with that commit
+    blob = _write_object(git_repo, "blob", b"plain blob\n")
+    g = Git(git_repo)
+    revs = [first, second[:9], "ee26844", a, "327ff45", blob, "f" * 40, "main", "--all", first]
+    out = g.resolve_commits(revs)
+    assert list(out) == list(dict.fromkeys(revs))
+    for rev in out:
+        try:
+            expected = g.resolve_commit(rev)
+        except GitError as exc:
+            expected = exc.code
+        got = out[rev]
+        assert (got if isinstance(got, str) else got.code) == expected, rev
+    assert out[first] == first
+    assert out["327ff45"] == shared
+    assert isinstance(out["ee26844"], GitError)
+    assert out["ee26844"].code == "GIT_COMMIT_AMBIGUOUS"
+
+
+def test_resolve_commits_outside_a_repository(tmp_path: Path) -> None:
+    with pytest.raises(GitError) as info:
+        Git(tmp_path).resolve_commits(["a" * 40])
+    assert info.value.code == "NOT_A_GIT_REPOSITORY"
+    assert Git(tmp_path).resolve_commits([]) == {}

@@ -182,3 +182,39 @@ def test_export_round_trip_and_line_rules() -> None:
     assert not verify_export_bytes(data[:-1]).accepted
     assert not verify_export_bytes(b"{}\n").accepted
     assert not verify_export_bytes(b"").accepted
+
+
+def _single_row(payload_text: str, payload: object) -> list[StoredRow]:
+    entry_hash = compute_entry_hash(
+        seq=1,
+        kind="c3_issue",
+        subject="TASK-0001",
+        payload=payload,  # type: ignore[arg-type]
+        at=AT,
+        prev_hash=GENESIS_PREV_HASH,
+    )
+    return [StoredRow(1, "c3_issue", "TASK-0001", payload_text, AT, GENESIS_PREV_HASH, entry_hash)]
+
+
+def test_correctly_hashed_forbidden_key_is_still_reported() -> None:
+    payload = {"a": [{"b": {"Api-Key": "x"}}]}
+    rows = _single_row(canonical_text(payload), payload)
+    result = verify_rows(rows, head_of(rows))
+    assert result.codes == ("LEDGER_FORBIDDEN_KEY",)
+    assert "payload.a[0].b.Api-Key" in result.reasons[0].message
+
+
+def test_payloads_needing_the_reference_encoder_verify() -> None:
+    payload = {"\U0001f600": 1, "\ue000": 2, "f": 1.5e-7, "big": 1e21}
+    rows = _single_row(canonical_text(payload), payload)
+    assert verify_rows(rows, head_of(rows)).verdict == "INTACT"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"a":1,"a":1}', '{"a":NaN}', '{"a":"\\ud800"}', '\ufeff{"a":1}', '{"a":1} ', "{}\n"],
+)
+def test_stored_payload_must_be_strict_canonical_json(text: str) -> None:
+    rows = _single_row(text, {"a": 1})
+    result = verify_rows(rows, head_of(rows))
+    assert result.codes == ("LEDGER_PAYLOAD_NOT_CANONICAL",)

@@ -106,3 +106,19 @@ def test_bad_url_in_config_file_is_refused_not_ignored(tmp_path: Path) -> None:
 def test_password_is_redacted() -> None:
     assert redact_url("postgresql://u:s3cret@h:5/d") == "postgresql://u:***@h:5/d"
     assert redact_url("postgresql://u@h/d") == "postgresql://u@h/d"
+
+
+def test_opening_a_sqlite_ledger_does_not_import_psycopg(tmp_path: Path) -> None:
+    # The hook and exec hot path opens the ledger on every call.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pathlib\n"
+        "from plangate.ledger import open_ledger\n"
+        f"with open_ledger(pathlib.Path({str(tmp_path)!r}), {{}}) as l:\n"
+        "    l.append('hook_decision', '-', {'allow': True})\n"
+        "print('psycopg' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, text=True)
+    assert out.stdout.strip() == "False"

@@ -9,7 +9,7 @@ import json
 import pathlib
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser()
     for name in ("--side", "--fixture", "--fixture-id", "--role", "--result", "--out"):
         parser.add_argument(name, required=True)

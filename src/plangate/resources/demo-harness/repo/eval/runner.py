@@ -15,7 +15,7 @@ VERIFIERS = {
 }
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser()
     for name in ("--side", "--harness-dir", "--fixture", "--fixture-id", "--role", "--out"):
         parser.add_argument(name, required=True)
@@ -23,7 +23,10 @@ def main():
     args = parser.parse_args()
     fixture = json.loads(pathlib.Path(args.fixture).read_text(encoding="utf-8"))
     harness = pathlib.Path(args.harness_dir)
-    outcome, stop_reasons, activation, detections = "MERGE_READY", [], {}, {}
+    outcome = "MERGE_READY"
+    stop_reasons: list[str] = []
+    activation: dict[str, dict[str, object]] = {}
+    detections: dict[str, str] = {}
     for component, rel in VERIFIERS.items():
         module = runpy.run_path(str(harness / rel))
         if not module.get("ENABLED", False):

@@ -9,7 +9,7 @@ ENABLED = True
 ENFORCE_MISSING = False
 
 
-def check(fixture):
+def check(fixture: dict[str, object]) -> str:
     if fixture.get("verification_present"):
         return "pass"
     return "unavailable" if ENFORCE_MISSING else "pass"

@@ -7,7 +7,7 @@ check(fixture) -> "pass" | "fail" | "unavailable". The demo fixtures carry
 ENABLED = True
 
 
-def check(fixture):
+def check(fixture: dict[str, object]) -> str:
     value = fixture.get("tests_pass")
     if value is None:
         return "unavailable"

@@ -1,0 +1,198 @@
+"""Hook latency: ``python -m plangate.hooks claude`` against a bare JSON-reading process.
+
+``python -m plangate.hooks claude`` is the command ``plangate hooks install``
+writes (``plangate hook claude`` gives the same bytes through the full CLI).
+
+Both sides are separate processes started with the interpreter's real path
+(``os.path.realpath(sys.executable)``: a version-manager shim would add tens of
+milliseconds to both and hide the difference), fed the same payload, measured
+in the same run, interleaved call by call so that machine noise hits both
+alike. The baseline is ``python3 -c "import json,sys; json.load(sys.stdin)"``.
+
+Scenarios (each a full decision, recorded in the ledger):
+
+- ``task-write``: an active task (``PLANGATE_TASK``) whose c3-prime record
+  verifies against HEAD; an in-scope ``Write`` (allowed);
+- ``task-bash``: the same task; ``Bash`` ``echo x >> src/app.py`` (allowed);
+- ``no-task-protected``: no task; a ``Write`` to ``CLAUDE.md`` (denied).
+
+Usage: ``python3 benchmarks/hook_bench.py [--calls 200] [--json]``. Prints the
+median and 95th percentile of each side and their ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PLAN_MD = """# Plan
+
+## Goal
+Add a greeting function to the app.
+
+## Files / Components to Touch
+- `src/app.py`
+- `tests/test_app.py`
+
+## Testing Strategy
+Unit tests for the greeting.
+
+Verification Automation: `python -m pytest -q`
+"""
+
+
+def _git(repo: Path, *args: str) -> str:
+    from plangate.git import scrubbed_env
+
+    env = scrubbed_env() | {
+        "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+        "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+    }
+    return subprocess.run(["git", *args], cwd=repo, env=env, check=True,
+                          capture_output=True).stdout.decode().strip()
+
+
+def _sha(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def build_repo(base: Path) -> Path:
+    """A repository with TASK-0001 approved (AUTO_APPROVED c3-prime record) at HEAD."""
+    from plangate.approval.record import ReviewerEvidence
+    from plangate.approval.service import IssueRequest, issue_record
+
+    repo = base / "repo"
+    (repo / "src").mkdir(parents=True)
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / "src" / "app.py").write_text("def greet():\n    return 'hi'\n")
+    task = repo / "docs" / "working" / "TASK-0001"
+    task.mkdir(parents=True)
+    (task / "pbi-input.md").write_text("# PBI\n\nWhy: users need a greeting.\n")
+    (task / "plan.md").write_text(PLAN_MD)
+    (task / "todo.md").write_text("- [ ] write greet()\n")
+    (task / "test-cases.md").write_text("| AC | test |\n|---|---|\n| AC-1 | test_greet |\n")
+    plan_hash = _sha(PLAN_MD.encode())
+    (task / "review-self.md").write_text(f"# Self review\n\nC1-VERDICT: PASS plan={plan_hash}\n")
+    (task / "review-external.md").write_text(
+        f"# External review\n\nC2-VERDICT: approve plan={plan_hash}\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "plan")
+    head = _git(repo, "rev-parse", "HEAD")
+    result = issue_record(repo, IssueRequest(
+        task_id="TASK-0001", target_sha=head,
+        reviewers={"model_a": ReviewerEvidence("approve", "reviews/a.md"),
+                   "model_b": ReviewerEvidence("approve", "reviews/b.md")},
+        decision="AUTO_APPROVED", policy_ref="plangate-arbiter@v1",
+        issued_at="2026-12-01T09:00:00Z", issued_by="bench"), {})
+    if result.verdict != "ACCEPTED":
+        raise SystemExit(f"could not approve the bench task: {result.to_json()}")
+    return repo
+
+
+def _payload(repo: Path, tool: str, tool_input: dict[str, str]) -> bytes:
+    return json.dumps({"session_id": "bench", "cwd": str(repo), "hook_event_name": "PreToolUse",
+                       "tool_name": tool, "tool_input": tool_input}).encode()
+
+
+def _time(
+    argv: list[str], stdin: bytes, env: dict[str, str], cwd: Path
+) -> tuple[float, float, int]:
+    """Wall time, CPU time (user + system of the child) and exit code of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(argv, input=stdin, env=env, cwd=cwd, capture_output=True, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, proc.returncode
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def main() -> int:
+    """Run the benchmark and print ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    python = os.path.realpath(sys.executable)
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    base_env = {k: v for k, v in os.environ.items()
+                if not k.startswith(("PLANGATE_", "CLAUDE", "CODEX", "CURSOR"))
+                and k != "PYTHONDONTWRITEBYTECODE"}
+    base_env["PYTHONPATH"] = src + os.pathsep + base_env.get("PYTHONPATH", "")
+    baseline_argv = [python, "-c", "import json,sys; json.load(sys.stdin)"]
+    hook_argv = [python, "-m", "plangate.hooks", "claude"]
+    report: dict[str, object] = {"python": python, "calls": args.calls, "scenarios": {}}
+    with tempfile.TemporaryDirectory(prefix="plangate-bench-") as tmp:
+        # An installed package has its bytecode compiled at install time; a checkout
+        # run with PYTHONDONTWRITEBYTECODE would recompile every module on every call.
+        base_env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
+        repo = build_repo(Path(tmp))
+        scenarios = [
+            ("task-write", _payload(repo, "Write", {"file_path": str(repo / "src/app.py"),
+                                                    "content": "x"}), "TASK-0001", 0),
+            ("task-bash", _payload(repo, "Bash", {"command": "echo x >> src/app.py"}),
+             "TASK-0001", 0),
+            ("no-task-protected", _payload(repo, "Write", {"file_path": "CLAUDE.md"}), None, 2),
+        ]
+        for name, payload, task, expected in scenarios:
+            env = dict(base_env)
+            if task:
+                env["PLANGATE_TASK"] = task
+            for _ in range(5):  # warm the page cache for both sides
+                _time(baseline_argv, payload, env, repo)
+                _time(hook_argv, payload, env, repo)
+            hook_times: list[float] = []
+            base_times: list[float] = []
+            hook_cpu: list[float] = []
+            base_cpu: list[float] = []
+            for _ in range(args.calls):
+                wall, cpu, _rc = _time(baseline_argv, payload, env, repo)
+                base_times.append(wall)
+                base_cpu.append(cpu)
+                wall, cpu, code = _time(hook_argv, payload, env, repo)
+                if code != expected:
+                    raise SystemExit(f"{name}: hook exited {code}, expected {expected}")
+                hook_times.append(wall)
+                hook_cpu.append(cpu)
+            row = {
+                "baseline_median_ms": statistics.median(base_times) * 1000,
+                "baseline_p95_ms": _p95(base_times) * 1000,
+                "hook_median_ms": statistics.median(hook_times) * 1000,
+                "hook_p95_ms": _p95(hook_times) * 1000,
+                "baseline_cpu_median_ms": statistics.median(base_cpu) * 1000,
+                "hook_cpu_median_ms": statistics.median(hook_cpu) * 1000,
+            }
+            row["ratio_median"] = row["hook_median_ms"] / row["baseline_median_ms"]
+            row["ratio_p95"] = row["hook_p95_ms"] / row["baseline_p95_ms"]
+            row["ratio_cpu_median"] = row["hook_cpu_median_ms"] / row["baseline_cpu_median_ms"]
+            report["scenarios"][name] = row  # type: ignore[index]
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"interpreter: {python}; {args.calls} calls per side, interleaved")
+    print(f"{'scenario':18} {'base p50':>9} {'hook p50':>9} {'ratio':>6} "
+          f"{'base p95':>9} {'hook p95':>9} {'ratio':>6} {'cpu ratio p50':>14}")
+    for name, row in report["scenarios"].items():  # type: ignore[attr-defined]
+        print(f"{name:18} {row['baseline_median_ms']:7.1f}ms {row['hook_median_ms']:7.1f}ms "
+              f"{row['ratio_median']:5.2f}x {row['baseline_p95_ms']:7.1f}ms "
+              f"{row['hook_p95_ms']:7.1f}ms {row['ratio_p95']:5.2f}x "
+              f"{row['ratio_cpu_median']:13.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

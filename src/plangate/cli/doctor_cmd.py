@@ -1,0 +1,30 @@
+"""``plangate doctor [--json]``: run canaries through every installed hook command."""
+
+from __future__ import annotations
+
+import argparse
+
+from plangate.cli.context import Context
+from plangate.cli.output import print_result
+
+
+def run(argv: list[str], ctx: Context) -> int:
+    """Entry point of ``plangate doctor``."""
+    from plangate.git import Git
+    from plangate.hooks.doctor import run_doctor
+
+    parser = argparse.ArgumentParser(
+        prog=f"plangate {argv[0]}",
+        description="Feed canary payloads through each installed hook command and report "
+        "which ones really deny.")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv[1:])
+    result = run_doctor(Git(ctx.cwd).toplevel())
+    if not args.json:
+        for probe in result.facts.get("probes", []):
+            mark = "denied" if probe["denied"] else "NOT DENIED"
+            ctx.out(f"{probe['host']:7} {probe['event']:22} {probe['canary']:14} {mark} "
+                    f"({probe['detail']})")
+        for skipped in result.facts.get("skipped", []):
+            ctx.out(f"{skipped['host']:7} {skipped['event']:22} skipped ({skipped['reason']})")
+    return print_result(ctx, result, as_json=args.json, title="plangate doctor")

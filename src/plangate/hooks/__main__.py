@@ -1,0 +1,7 @@
+"""``python -m plangate.hooks <host>``: the hook entry point the installer writes."""
+
+import sys
+
+from plangate.hooks.entry import main
+
+sys.exit(main())

@@ -1,0 +1,233 @@
+"""``plangate doctor``: prove that the installed hooks really deny.
+
+A configuration file that mentions a hook proves nothing (a wrong path, a
+missing interpreter, a host that rejects the file, exit 1 instead of 2...).
+Doctor therefore runs every installed PlanGate hook command exactly as the
+host would (the command line through ``/bin/sh``, in the repository root,
+with a canary payload on stdin) and judges what comes back in the host's own
+terms. Canaries:
+
+- ``guarded-write``: a write to ``.plangate/doctor-canary`` (guarded by
+  construction, so it must be denied in every repository state);
+- ``shell-write``: the shell command ``echo canary > .plangate/doctor-canary``;
+- ``malformed``: a payload that is not JSON (a crash path must deny too).
+
+Git hooks are run in a throwaway repository with the canary file staged
+(pre-commit) or as a push of a commit that adds it (pre-push).
+
+Only commands carrying the ``plangate-managed`` marker (or running
+``plangate hook``) are executed; other people's hooks are listed as skipped,
+never run. The verdict is ``PASS`` only when at least one host is installed
+and every canary of every command was denied.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from plangate.verdict import Reason, Result
+
+CANARY_RELPATH = ".plangate/doctor-canary"
+TIMEOUT_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One canary run of one command."""
+
+    host: str
+    event: str
+    canary: str
+    denied: bool
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"host": self.host, "event": self.event, "canary": self.canary,
+                "denied": self.denied, "detail": self.detail}
+
+
+def _payloads(host: str, root: str) -> list[tuple[str, bytes]]:
+    target = f"{root.rstrip('/')}/{CANARY_RELPATH}"
+    shell = f"echo canary > {CANARY_RELPATH}"
+    if host in ("claude", "codex"):
+        write_tool = "Write" if host == "claude" else "apply_patch"
+        write_input: dict[str, Any] = (
+            {"file_path": target, "content": "canary"} if host == "claude"
+            else {"command": f"*** Begin Patch\n*** Add File: {target}\n+canary\n*** End Patch\n"}
+        )
+        base = {"session_id": "plangate-doctor", "cwd": root, "hook_event_name": "PreToolUse"}
+        return [
+            ("guarded-write", json.dumps({**base, "tool_name": write_tool,
+                                          "tool_input": write_input}).encode()),
+            ("shell-write", json.dumps({**base, "tool_name": "Bash",
+                                        "tool_input": {"command": shell}}).encode()),
+            ("malformed", b"{not json"),
+        ]
+    envelope: dict[str, Any] = {"conversation_id": "plangate-doctor",
+                                "generation_id": "doctor", "workspace_roots": [root]}
+    return [
+        ("guarded-write", json.dumps({**envelope, "hook_event_name": "preToolUse",
+                                      "tool_name": "Write",
+                                      "tool_input": {"file_path": target}}).encode()),
+        ("shell-write", json.dumps({**envelope, "hook_event_name": "beforeShellExecution",
+                                    "command": shell, "cwd": root}).encode()),
+        ("malformed", b"{not json"),
+    ]
+
+
+def _scrubbed_env() -> dict[str, str]:
+    # The canary must be judged as in a fresh agent session: no inherited task.
+    return {k: v for k, v in os.environ.items() if k != "PLANGATE_TASK"}
+
+
+def _run_shell(command: str, cwd: str, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
+    # The host runs the configured line through a shell; doctor must do exactly the same.
+    return subprocess.run(  # noqa: S602 -- reproducing the host's own shell invocation
+        command, shell=True, cwd=cwd, input=stdin, capture_output=True,
+        timeout=TIMEOUT_SECONDS, env=_scrubbed_env(), check=False,
+    )
+
+
+def judge(host: str, proc: subprocess.CompletedProcess[bytes]) -> tuple[bool, str]:
+    """Did PlanGate deny, in the host's own terms? ``(denied, detail)``.
+
+    A block that does not carry PlanGate's reason (the interpreter is missing,
+    the package cannot be imported) is not a pass: it locks every tool call.
+    """
+    out = proc.stdout.decode("utf-8", "replace").strip()
+    err = proc.stderr.decode("utf-8", "replace").strip()
+    ours = "PlanGate denied" in out or "PlanGate denied" in err
+    first_err = err.splitlines()[0][:160] if err else ""
+    if host in ("claude", "codex"):
+        if proc.returncode == 2:
+            if ours:
+                return True, "exit 2 (blocking)"
+            return False, f"exit 2 but not from PlanGate (broken install?): {first_err}"
+        if proc.returncode == 0 and out:
+            try:
+                body = json.loads(out)
+            except ValueError:
+                return False, "exit 0 with non-JSON output: the tool would run"
+            hso = body.get("hookSpecificOutput", {}) if isinstance(body, dict) else {}
+            if isinstance(hso, dict) and hso.get("permissionDecision") == "deny":
+                return True, "exit 0 with permissionDecision deny"
+        return False, f"exit {proc.returncode}: the tool would run {first_err}".strip()
+    if host == "cursor":
+        try:
+            body = json.loads(out) if out else {}
+        except ValueError:
+            return False, f"exit {proc.returncode} with non-JSON output {first_err}".strip()
+        if isinstance(body, dict) and body.get("permission") == "deny" and ours:
+            return True, "permission deny"
+        return False, f"exit {proc.returncode} without PlanGate's permission deny"
+    if proc.returncode != 0 and ours:
+        return True, f"exit {proc.returncode} (stops git)"
+    if proc.returncode != 0:
+        return False, f"exit {proc.returncode} but not from PlanGate: {first_err}"
+    return False, "exit 0 (git goes on)"
+
+
+def _is_plangate(command: str) -> bool:
+    from plangate.hooks.install import MARKER
+
+    return MARKER in command or "plangate hook" in command or "plangate.hooks" in command
+
+
+def _git_probes(event: str, script: str) -> list[Probe]:
+    from plangate.git import scrubbed_env
+
+    with tempfile.TemporaryDirectory(prefix="plangate-doctor-") as tmp:
+        env = scrubbed_env() | {
+            "GIT_AUTHOR_NAME": "doctor", "GIT_AUTHOR_EMAIL": "doctor@example.invalid",
+            "GIT_COMMITTER_NAME": "doctor", "GIT_COMMITTER_EMAIL": "doctor@example.invalid",
+        }
+
+        def git(*args: str) -> subprocess.CompletedProcess[bytes]:
+            return subprocess.run(["git", *args], cwd=tmp, env=env, capture_output=True,
+                                  check=True, timeout=TIMEOUT_SECONDS)
+
+        git("init", "-q")
+        Path(tmp, "README.md").write_text("doctor\n")
+        git("add", "README.md")
+        git("-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", "doctor base")
+        base = git("rev-parse", "HEAD").stdout.decode().strip()
+        canary = Path(tmp, CANARY_RELPATH)
+        canary.parent.mkdir(parents=True, exist_ok=True)
+        canary.write_text("canary\n")
+        git("add", "-f", CANARY_RELPATH)
+        stdin = b""
+        if event == "pre-push":
+            git("-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", "canary")
+            head = git("rev-parse", "HEAD").stdout.decode().strip()
+            stdin = f"refs/heads/main {head} refs/heads/main {base}\n".encode()
+        proc = subprocess.run(  # noqa: S602 -- the hook file is run as git would run it
+            f"{_quote(script)}", shell=True, cwd=tmp, input=stdin, capture_output=True,
+            timeout=TIMEOUT_SECONDS, env=_scrubbed_env(), check=False,
+        )
+        denied, detail = judge("git", proc)
+        return [Probe("git", event, "guarded-write", denied, detail)]
+
+
+def _quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
+def run_doctor(root: Path) -> Result:
+    """Probe every installed PlanGate hook command of the repository at ``root``."""
+    from plangate.hooks.install import installed_commands
+
+    real_root = os.path.realpath(root)
+    probes: list[Probe] = []
+    skipped: list[dict[str, str]] = []
+    for host, event, command in installed_commands(root):
+        if host == "git":
+            content = Path(command).read_text("utf-8", "replace")
+            if not _is_plangate(content):
+                skipped.append({"host": host, "event": event, "reason": "not PlanGate's"})
+                continue
+            probes += _git_probes(event, command)
+            continue
+        if not _is_plangate(command):
+            skipped.append({"host": host, "event": event, "reason": "not PlanGate's"})
+            continue
+        if host in ("claude", "codex") and event != "PreToolUse":
+            continue  # effect events cannot deny a canary write; PreToolUse is what blocks
+        if host == "cursor" and event not in ("preToolUse", "beforeShellExecution"):
+            continue
+        for canary, payload in _payloads(host, real_root):
+            if host == "cursor" and (
+                (event == "preToolUse" and canary == "shell-write")
+                or (event == "beforeShellExecution" and canary == "guarded-write")
+            ):
+                continue
+            try:
+                proc = _run_shell(command, real_root, payload)
+            except subprocess.TimeoutExpired:
+                probes.append(Probe(host, event, canary, False, "timed out"))
+                continue
+            denied, detail = judge(host, proc)
+            probes.append(Probe(host, event, canary, denied, detail))
+    facts = {"probes": [p.to_json() for p in probes], "skipped": skipped,
+             "hosts": sorted({p.host for p in probes})}
+    if not probes:
+        return Result("FAIL", (Reason("DOCTOR_NOTHING_INSTALLED",
+                                      "no PlanGate hook is installed in this repository",
+                                      "run 'plangate hooks install --claude' (or --codex, "
+                                      "--cursor, --git)"),), facts)
+    failing = [p for p in probes if not p.denied]
+    if failing:
+        return Result("FAIL", tuple(
+            Reason("DOCTOR_CANARY_ALLOWED",
+                   f"{p.host} {p.event}: the {p.canary} canary was not denied ({p.detail})",
+                   "reinstall with 'plangate hooks install' and check the interpreter path")
+            for p in failing), facts)
+    return Result("PASS", (), facts)

@@ -1,0 +1,63 @@
+"""One dispatcher for every hook host, shared by ``plangate hook`` and ``python -m plangate.hooks``.
+
+``python -m plangate.hooks <host>`` is the entry point the installer writes:
+it skips the general CLI (its argument parsing, error boundary and output
+helpers), so a hook process imports only what its own decision needs. Both
+entry points produce byte-identical output.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from plangate.hooks.protocol import MAX_PAYLOAD_BYTES, HookOutput
+
+HOSTS = ("claude", "codex", "cursor", "git-pre-commit", "git-pre-push")
+USAGE = "usage: plangate hook {claude|codex|cursor|git-pre-commit|git-pre-push} < payload"
+
+
+def run_host(host: str, data: bytes, cwd: Path, env: Mapping[str, str]) -> HookOutput:
+    """Run the adapter of ``host``; an unknown host is a blocking usage error (exit 2)."""
+    if host == "claude":
+        from plangate.hooks.claude import handle
+
+        return handle(data, env)
+    if host == "codex":
+        from plangate.hooks.codex import handle as handle_codex
+
+        return handle_codex(data, env)
+    if host == "cursor":
+        from plangate.hooks.cursor import handle as handle_cursor
+
+        return handle_cursor(data, env)
+    if host == "git-pre-commit":
+        from plangate.hooks.git_hooks import pre_commit
+
+        return pre_commit(cwd, env)
+    if host == "git-pre-push":
+        from plangate.hooks.git_hooks import pre_push
+
+        return pre_push(cwd, data, env)
+    # Exit 2 blocks in Claude Code and Codex; git treats any non-zero as a stop.
+    return HookOutput("", f"plangate: HOOK_USAGE: {USAGE}\n", 2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m plangate.hooks <host>``: read stdin, run, print, exit."""
+    args = sys.argv[1:] if argv is None else argv
+    host = args[0] if len(args) == 1 else ""
+    data = b""
+    if host not in ("git-pre-commit", ""):
+        try:
+            data = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+        except (OSError, ValueError):
+            data = b""
+    output = run_host(host, data, Path.cwd(), dict(os.environ))
+    sys.stdout.write(output.stdout)
+    sys.stderr.write(output.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return output.exit_code

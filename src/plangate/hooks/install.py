@@ -1,0 +1,308 @@
+"""``plangate hooks install|uninstall``: merge PlanGate's entries into host configuration.
+
+Every entry PlanGate writes carries the marker :data:`MARKER` in its command
+line (a trailing shell comment), so install replaces exactly its own entries
+and uninstall removes exactly them; nobody else's entries are touched, and
+running either twice changes nothing the second time.
+
+The command line is ``'<python>' -m plangate.hooks <host> || exit 2 # plangate-managed``:
+whatever goes wrong before PlanGate's own fail-closed boundary runs (the
+interpreter is gone, the package is not importable, a signal), the shell turns
+the failure into exit 2, which Claude Code and Codex treat as a block. The
+interpreter is ``sys.executable`` (not its real path: a virtual environment's
+``python`` is a link whose real target does not see the environment's packages).
+
+Files written (atomically):
+
+- ``--claude``: ``.claude/settings.json`` ``hooks.PreToolUse`` (matcher ``*``),
+  ``hooks.PostToolUse`` (matcher ``*``), ``hooks.Stop``, ``hooks.SubagentStop``;
+- ``--codex``: ``.codex/hooks.json`` ``hooks.PreToolUse``, ``hooks.PostToolUse``,
+  ``hooks.Stop`` (no matcher: every tool, ``apply_patch`` included);
+- ``--cursor``: ``.cursor/hooks.json`` (``version: 1``) ``beforeShellExecution``,
+  ``preToolUse``, ``beforeMCPExecution``, ``afterFileEdit``, ``stop``;
+- ``--git``: ``pre-commit`` and ``pre-push`` in git's hooks directory (as git
+  resolves it: ``core.hooksPath``, linked worktrees). An existing hook that is
+  not PlanGate's is never overwritten: install refuses and says how to chain it.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from plangate.errors import InputRejected
+
+MARKER = "plangate-managed"
+HOOK_TIMEOUT_SECONDS = 30
+MAX_CONFIG_BYTES = 1024 * 1024
+
+CLAUDE_EVENTS: tuple[tuple[str, str | None], ...] = (
+    ("PreToolUse", "*"),
+    ("PostToolUse", "*"),
+    ("Stop", None),
+    ("SubagentStop", None),
+)
+CODEX_EVENTS: tuple[tuple[str, str | None], ...] = (
+    ("PreToolUse", None),
+    ("PostToolUse", None),
+    ("Stop", None),
+)
+CURSOR_EVENTS: tuple[str, ...] = (
+    "beforeShellExecution",
+    "preToolUse",
+    "beforeMCPExecution",
+    "afterFileEdit",
+    "stop",
+)
+GIT_HOOKS: tuple[tuple[str, str], ...] = (
+    ("pre-commit", "git-pre-commit"),
+    ("pre-push", "git-pre-push"),
+)
+
+CONFIG_FILES = {
+    "claude": Path(".claude") / "settings.json",
+    "codex": Path(".codex") / "hooks.json",
+    "cursor": Path(".cursor") / "hooks.json",
+}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One file install/uninstall touched (or would have touched)."""
+
+    host: str
+    path: str
+    action: str  # "written", "unchanged", "removed"
+
+
+def hook_command(host: str, python: str | None = None) -> str:
+    """The marked command line for ``host``."""
+    interpreter = shlex.quote(python or sys.executable)
+    return f"{interpreter} -m plangate.hooks {host} || exit 2 # {MARKER}"
+
+
+def is_managed(entry: object) -> bool:
+    """True for a hook entry whose command carries :data:`MARKER`."""
+    return isinstance(entry, dict) and MARKER in str(entry.get("command", ""))
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    from plangate.canonical import StrictJSONError, strict_loads_object
+    from plangate.fsutil import FileState, read_regular_file
+
+    read = read_regular_file(path, MAX_CONFIG_BYTES)
+    if read.state is FileState.MISSING:
+        return {}
+    if not read.ok or read.data is None:
+        raise InputRejected("HOOKS_CONFIG_UNREADABLE", f"{path} {read.detail}",
+                            "fix or remove the file, then install again")
+    if read.data.strip() == b"":
+        return {}
+    try:
+        return strict_loads_object(read.data, str(path))
+    except StrictJSONError as exc:
+        raise InputRejected("HOOKS_CONFIG_INVALID", f"{path}: {exc.message}",
+                            "fix the JSON by hand; PlanGate never overwrites a file it cannot "
+                            "read") from None
+
+
+def _write_json(path: Path, data: Mapping[str, Any]) -> None:
+    from plangate.fsutil import atomic_write
+
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    atomic_write(path, text.encode("utf-8"))
+
+
+def _hooks_map(config: dict[str, Any], path: Path) -> dict[str, Any]:
+    hooks = config.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InputRejected("HOOKS_CONFIG_INVALID", f"{path}: 'hooks' is not an object",
+                            "fix the file by hand")
+    return hooks
+
+
+def _strip_grouped(groups: object, path: Path) -> list[Any]:
+    """Claude/Codex shape: remove managed hooks from every group; drop groups we emptied."""
+    if not isinstance(groups, list):
+        raise InputRejected("HOOKS_CONFIG_INVALID", f"{path}: an event's value is not a list",
+                            "fix the file by hand")
+    out: list[Any] = []
+    for group in groups:
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+            kept = [h for h in group["hooks"] if not is_managed(h)]
+            # Drop only a group that PlanGate's removal emptied; keep everyone else's.
+            if kept or len(kept) == len(group["hooks"]):
+                out.append({**group, "hooks": kept})
+        else:
+            out.append(group)
+    return out
+
+
+def _grouped_config(
+    config: dict[str, Any], path: Path, host: str, events: tuple[tuple[str, str | None], ...],
+    *, install: bool, python: str | None,
+) -> dict[str, Any]:
+    hooks = _hooks_map(config, path)
+    for event, matcher in events:
+        groups = _strip_grouped(hooks.get(event, []), path)
+        if install:
+            entry = {"type": "command", "command": hook_command(host, python),
+                     "timeout": HOOK_TIMEOUT_SECONDS}
+            group: dict[str, Any] = {"hooks": [entry]}
+            if matcher is not None:
+                group = {"matcher": matcher, **group}
+            groups.append(group)
+        if groups:
+            hooks[event] = groups
+        else:
+            hooks.pop(event, None)
+    if not hooks:
+        config.pop("hooks", None)
+    return config
+
+
+def _cursor_config(
+    config: dict[str, Any], path: Path, *, install: bool, python: str | None
+) -> dict[str, Any]:
+    version = config.setdefault("version", 1)
+    if version != 1:
+        raise InputRejected("HOOKS_CONFIG_INVALID", f"{path}: version {version!r} is not 1",
+                            "PlanGate writes Cursor hooks format version 1")
+    hooks = _hooks_map(config, path)
+    for event in CURSOR_EVENTS:
+        entries = hooks.get(event, [])
+        if not isinstance(entries, list):
+            raise InputRejected("HOOKS_CONFIG_INVALID", f"{path}: {event} is not a list",
+                                "fix the file by hand")
+        kept = [e for e in entries if not is_managed(e)]
+        if install:
+            kept.append({"command": hook_command("cursor", python)})
+        if kept:
+            hooks[event] = kept
+        else:
+            hooks.pop(event, None)
+    if not hooks:
+        config.pop("hooks", None)
+    return config
+
+
+def _apply_json(root: Path, host: str, *, install: bool, python: str | None) -> Change:
+    path = root / CONFIG_FILES[host]
+    existed = path.exists()
+    config = _load_json(path)
+    before = json.dumps(config, sort_keys=True)
+    if host == "claude":
+        config = _grouped_config(config, path, host, CLAUDE_EVENTS, install=install, python=python)
+    elif host == "codex":
+        config = _grouped_config(config, path, host, CODEX_EVENTS, install=install, python=python)
+    else:
+        config = _cursor_config(config, path, install=install, python=python)
+    if host == "cursor" and not install and set(config) <= {"version"}:
+        config = {}
+    after = json.dumps(config, sort_keys=True)
+    if before == after and (existed or not install):
+        return Change(host, str(path), "unchanged")
+    if not install and not config and existed:
+        path.unlink()
+        return Change(host, str(path), "removed")
+    _write_json(path, config)
+    return Change(host, str(path), "written")
+
+
+def git_hooks_dir(root: Path) -> Path:
+    """git's hooks directory for the repository at ``root`` (``core.hooksPath`` aware)."""
+    from plangate.git import Git
+
+    out = Git(root).run(["rev-parse", "--git-path", "hooks"]).stdout.decode().strip()
+    path = Path(out)
+    return path if path.is_absolute() else root / path
+
+
+def git_hook_script(host: str, python: str | None = None) -> str:
+    """The script installed as a git hook."""
+    interpreter = shlex.quote(python or sys.executable)
+    return (
+        "#!/bin/sh\n"
+        f"# {MARKER}: installed by 'plangate hooks install --git'; remove with uninstall\n"
+        f"exec {interpreter} -m plangate.hooks {host}\n"
+    )
+
+
+def _apply_git(root: Path, *, install: bool, python: str | None) -> list[Change]:
+    from plangate.fsutil import atomic_write
+
+    directory = git_hooks_dir(root)
+    changes: list[Change] = []
+    for name, host in GIT_HOOKS:
+        path = directory / name
+        current = path.read_text("utf-8", "replace") if path.is_file() else None
+        managed = current is not None and MARKER in current
+        if path.exists() and current is not None and not managed and install:
+            raise InputRejected(
+                "HOOKS_GIT_HOOK_EXISTS",
+                f"{path} exists and is not PlanGate's",
+                f"call 'plangate hook {host}' from your hook yourself, or move it away and "
+                "install again",
+            )
+        if install:
+            script = git_hook_script(host, python)
+            if current == script:
+                changes.append(Change("git", str(path), "unchanged"))
+                continue
+            atomic_write(path, script.encode(), mode=0o755)
+            changes.append(Change("git", str(path), "written"))
+        elif managed:
+            path.unlink()
+            changes.append(Change("git", str(path), "removed"))
+        else:
+            changes.append(Change("git", str(path), "unchanged"))
+    return changes
+
+
+def apply(
+    root: Path, hosts: list[str], *, install: bool, python: str | None = None
+) -> list[Change]:
+    """Install (or uninstall) PlanGate's hooks for ``hosts`` in the repository at ``root``."""
+    changes: list[Change] = []
+    for host in hosts:
+        if host == "git":
+            changes += _apply_git(root, install=install, python=python)
+        else:
+            changes.append(_apply_json(root, host, install=install, python=python))
+    return changes
+
+
+def installed_commands(root: Path) -> list[tuple[str, str, str]]:
+    """``(host, event, command)`` for every configured hook command in the repository.
+
+    Reads the three JSON files (unreadable ones raise) and the git hooks.
+    """
+    out: list[tuple[str, str, str]] = []
+    for host in ("claude", "codex"):
+        config = _load_json(root / CONFIG_FILES[host])
+        hooks = config.get("hooks", {})
+        if not isinstance(hooks, dict):
+            continue
+        for event, groups in hooks.items():
+            for group in groups if isinstance(groups, list) else []:
+                for hook in group.get("hooks", []) if isinstance(group, dict) else []:
+                    if isinstance(hook, dict) and isinstance(hook.get("command"), str):
+                        out.append((host, str(event), hook["command"]))
+    config = _load_json(root / CONFIG_FILES["cursor"])
+    hooks = config.get("hooks", {})
+    if isinstance(hooks, dict):
+        for event, entries in hooks.items():
+            for entry in entries if isinstance(entries, list) else []:
+                if isinstance(entry, dict) and isinstance(entry.get("command"), str):
+                    out.append(("cursor", str(event), entry["command"]))
+    directory = git_hooks_dir(root)
+    for name, _host in GIT_HOOKS:
+        path = directory / name
+        if path.is_file():
+            out.append(("git", name, str(path)))
+    return out

@@ -1,0 +1,89 @@
+"""Helpers shared by the hooks tests: payloads, in-process hook runs, approved repos."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from conftest import CliResult, commit_all
+from taskkit import approve_task, make_task
+
+from plangate.cli.context import Context
+from plangate.cli.main import main
+
+
+def claude_payload(
+    event: str,
+    cwd: Path | str,
+    tool: str | None = None,
+    tool_input: dict[str, Any] | None = None,
+    **extra: Any,
+) -> bytes:
+    """A Claude Code hook payload."""
+    body: dict[str, Any] = {
+        "session_id": "s-1",
+        "cwd": str(cwd),
+        "hook_event_name": event,
+        "transcript_path": "/dev/null",
+    }
+    if tool is not None:
+        body["tool_name"] = tool
+        body["tool_input"] = tool_input or {}
+    body.update(extra)
+    return json.dumps(body).encode()
+
+
+def cursor_payload(event: str, root: Path | str, **fields: Any) -> bytes:
+    """A Cursor hook payload."""
+    body: dict[str, Any] = {
+        "hook_event_name": event,
+        "conversation_id": "c-1",
+        "generation_id": "g-1",
+        "workspace_roots": [str(root)],
+    }
+    body.update(fields)
+    return json.dumps(body).encode()
+
+
+def hook_env(task: str | None = None, **extra: str) -> dict[str, str]:
+    """The process environment, with ``PLANGATE_TASK`` set when a task is given."""
+    env = {k: v for k, v in os.environ.items() if k != "PLANGATE_TASK"}
+    if task is not None:
+        env["PLANGATE_TASK"] = task
+    env.update(extra)
+    return env
+
+
+def run_hook(cwd: Path, host: str, stdin: bytes, env: dict[str, str] | None = None) -> CliResult:
+    """Run ``plangate hook <host>`` in-process with ``stdin``."""
+    out, err = io.StringIO(), io.StringIO()
+    ctx = Context(
+        cwd=Path(cwd),
+        stdout=out,
+        stderr=err,
+        stdin=io.BytesIO(stdin),
+        env=hook_env() if env is None else env,
+    )
+    code = main(["hook", host], ctx)
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
+def approved_repo(repo: Path, task_id: str = "TASK-0001") -> Path:
+    """``repo`` with ``src/app.py`` committed and ``task_id`` approved at HEAD."""
+    (repo / "src").mkdir(exist_ok=True)
+    (repo / "src" / "app.py").write_text("def greet():\n    return 'hi'\n")
+    commit_all(repo, "app")
+    make_task(repo, task_id)
+    approve_task(repo, task_id)
+    return repo
+
+
+def ledger_decisions(repo: Path) -> list[dict[str, Any]]:
+    """Payloads of every ``hook_decision`` entry in the repository's ledger."""
+    from plangate.ledger import open_ledger
+
+    with open_ledger(repo, {}, create=False) as ledger:
+        return [dict(e.payload) for e in ledger.entries(kind="hook_decision")]

@@ -1,0 +1,317 @@
+"""The Claude Code hook against real repositories, records, ledgers and symlinks."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git
+from hooks_testkit import (
+    approved_repo,
+    claude_payload,
+    hook_env,
+    ledger_decisions,
+    run_hook,
+)
+
+
+def _codes(stderr: str) -> list[str]:
+    return [
+        line.split(":")[0].lstrip("- ") for line in stderr.splitlines() if line.startswith("- ")
+    ]
+
+
+def _write(repo: Path, path: str, task: str | None = "TASK-0001", tool: str = "Write"):
+    payload = claude_payload("PreToolUse", repo, tool, {"file_path": path, "content": "x"})
+    return run_hook(repo, "claude", payload, hook_env(task))
+
+
+def _bash(repo: Path, command: str, task: str | None = "TASK-0001"):
+    payload = claude_payload("PreToolUse", repo, "Bash", {"command": command})
+    return run_hook(repo, "claude", payload, hook_env(task))
+
+
+@pytest.fixture
+def repo(git_repo: Path) -> Path:
+    return approved_repo(git_repo)
+
+
+def test_in_scope_write_is_allowed_silently(repo: Path) -> None:
+    result = _write(repo, str(repo / "src" / "app.py"))
+    assert (result.code, result.out, result.err) == (0, "", "")
+
+
+def test_relative_in_scope_write_is_allowed(repo: Path) -> None:
+    assert _write(repo, "tests/test_app.py").code == 0
+
+
+def test_out_of_scope_write_is_denied(repo: Path) -> None:
+    result = _write(repo, str(repo / "src" / "other.py"))
+    assert result.code == 2
+    assert _codes(result.err) == ["HOOK_OUTSIDE_SCOPE"]
+    body = json.loads(result.out)
+    assert body["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "src/other.py" in body["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def test_scope_match_is_case_sensitive(repo: Path) -> None:
+    assert _codes(_write(repo, "SRC/app.py").err) == ["HOOK_OUTSIDE_SCOPE"]
+
+
+def test_protected_surface_is_denied_even_with_a_task(repo: Path) -> None:
+    result = _write(repo, "CLAUDE.md")
+    assert result.code == 2
+    assert "HOOK_PROTECTED_SURFACE" in _codes(result.err)
+
+
+def test_protected_surface_match_is_case_folded(repo: Path) -> None:
+    assert "HOOK_PROTECTED_SURFACE" in _codes(_write(repo, "claude.md").err)
+
+
+def test_plan_package_of_the_active_task_is_locked(repo: Path) -> None:
+    result = _write(repo, "docs/working/TASK-0001/plan.md")
+    assert "HOOK_PLAN_PACKAGE_LOCKED" in _codes(result.err)
+
+
+def test_approvals_file_is_denied(repo: Path) -> None:
+    result = _write(repo, "docs/working/TASK-0001/approvals/c3.json")
+    assert "HOOK_APPROVAL_FILE" in _codes(result.err)
+
+
+def test_no_task_allows_planning_files_only(git_repo: Path) -> None:
+    assert _write(git_repo, "docs/working/TASK-0002/plan.md", task=None).code == 0
+    denied = _write(git_repo, "src/app.py", task=None)
+    assert _codes(denied.err) == ["HOOK_NO_ACTIVE_TASK"]
+    notes = _write(git_repo, "docs/working/TASK-0002/notes.md", task=None)
+    assert _codes(notes.err) == ["HOOK_NO_ACTIVE_TASK"]
+
+
+def test_stale_record_denies_every_write(repo: Path) -> None:
+    (repo / "README.md").write_text("moved on\n")
+    git(repo, "add", "README.md")
+    git(repo, "commit", "-q", "-m", "HEAD moves past the approved commit")
+    result = _write(repo, "src/app.py")
+    assert result.code == 2
+    assert _codes(result.err) == ["HOOK_TASK_NOT_VERIFIED"]
+
+
+def test_tampered_plan_denies(repo: Path) -> None:
+    plan = repo / "docs" / "working" / "TASK-0001" / "plan.md"
+    plan.write_text(plan.read_text().replace("`src/app.py`", "`src/**`"))
+    result = _write(repo, "src/app.py")
+    assert "HOOK_TASK_NOT_VERIFIED" in _codes(result.err)
+
+
+def test_unreadable_record_denies(repo: Path) -> None:
+    record = repo / "docs" / "working" / "TASK-0001" / "approvals" / "c3.json"
+    data = record.read_bytes()
+    record.unlink()
+    elsewhere = repo.parent / "c3.json"
+    elsewhere.write_bytes(data)
+    record.symlink_to(elsewhere)  # a symlink in the record's place is not read
+    result = _write(repo, "src/app.py")
+    assert result.code == 2
+    assert "HOOK_TASK_NOT_VERIFIED" in _codes(result.err)
+
+
+def test_invalid_task_id_in_env_denies(repo: Path) -> None:
+    result = _write(repo, "src/app.py", task="TASK-1")
+    assert "HOOK_TASK_INVALID" in _codes(result.err)
+
+
+def test_symlink_into_a_protected_file_is_resolved(repo: Path) -> None:
+    (repo / "CLAUDE.md").write_text("rules\n")
+    os.symlink(repo / "CLAUDE.md", repo / "src" / "notes.md")
+    result = _write(repo, "src/notes.md")
+    assert "HOOK_PROTECTED_SURFACE" in _codes(result.err)
+
+
+def test_symlinked_directory_pointing_outside_is_denied(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, repo / "src" / "link")
+    result = _write(repo, "src/link/x.py")
+    assert _codes(result.err) == ["HOOK_TARGET_OUTSIDE_REPO"]
+
+
+def test_dotdot_and_dot_segments_are_resolved_before_matching(repo: Path) -> None:
+    assert _write(repo, "./src/../src/app.py").code == 0
+    escaped = _write(repo, "src/../../elsewhere.py")
+    assert _codes(escaped.err) == ["HOOK_TARGET_OUTSIDE_REPO"]
+    sneaky = _write(repo, "src/../CLAUDE.md")
+    assert "HOOK_PROTECTED_SURFACE" in _codes(sneaky.err)
+
+
+def test_absolute_path_outside_the_repository_is_denied(repo: Path) -> None:
+    assert _codes(_write(repo, "/etc/passwd").err) == ["HOOK_TARGET_OUTSIDE_REPO"]
+
+
+def test_git_internals_and_hook_configuration_are_guarded(repo: Path) -> None:
+    assert "HOOK_GIT_INTERNALS" in _codes(_write(repo, ".git/hooks/pre-commit").err)
+    assert "HOOK_CONFIG_FILE" in _codes(_write(repo, ".claude/settings.json").err)
+    assert "HOOK_PLANGATE_STATE" in _codes(_write(repo, ".plangate/ledger.sqlite3").err)
+
+
+def test_bash_redirect_into_protected_file_is_denied(repo: Path) -> None:
+    result = _bash(repo, "echo x > CLAUDE.md")
+    assert result.code == 2
+    assert "HOOK_PROTECTED_SURFACE" in _codes(result.err)
+
+
+def test_bash_in_scope_write_is_allowed(repo: Path) -> None:
+    assert _bash(repo, "echo 'x = 1' >> src/app.py").code == 0
+
+
+def test_bash_read_only_is_allowed_and_recorded(repo: Path) -> None:
+    assert _bash(repo, "git status && ls -la | grep app").code == 0
+    last = ledger_decisions(repo)[-1]
+    assert last["verdict"] == "ALLOW"
+    assert last["action"] == "read"
+    assert "command" not in last and len(last["command_sha256"]) == 64
+
+
+def test_bash_unclassifiable_is_denied(repo: Path) -> None:
+    result = _bash(repo, "npm install")
+    assert _codes(result.err) == ["HOOK_SHELL_UNCLASSIFIABLE"]
+
+
+def test_bash_commit_checks_the_staged_paths(repo: Path) -> None:
+    (repo / "other.txt").write_text("x\n")
+    git(repo, "add", "other.txt")
+    result = _bash(repo, "git commit -m wip")
+    assert "HOOK_OUTSIDE_SCOPE" in _codes(result.err)
+
+
+def test_bash_commit_no_verify_is_denied(repo: Path) -> None:
+    assert "HOOK_SHELL_UNCLASSIFIABLE" in _codes(_bash(repo, "git commit --no-verify -m x").err)
+
+
+def test_bash_copy_into_directory_lands_inside_it(repo: Path) -> None:
+    (repo / "tests").mkdir()
+    (repo / "test_app.py").write_text("x\n")
+    assert _bash(repo, "cp test_app.py tests/").code == 0
+    assert "HOOK_OUTSIDE_SCOPE" in _codes(_bash(repo, "cp test_app.py src/").err)
+
+
+def test_unknown_tool_is_denied_and_read_tools_allowed(repo: Path) -> None:
+    unknown = claude_payload("PreToolUse", repo, "mcp__serena__replace", {"path": "a"})
+    assert run_hook(repo, "claude", unknown, hook_env("TASK-0001")).code == 2
+    read = claude_payload("PreToolUse", repo, "Read", {"file_path": str(repo / "CLAUDE.md")})
+    assert run_hook(repo, "claude", read, hook_env("TASK-0001")).code == 0
+
+
+def test_every_decision_goes_to_the_ledger(repo: Path) -> None:
+    _write(repo, "src/app.py")
+    _write(repo, "CLAUDE.md")
+    decisions = ledger_decisions(repo)
+    assert [d["verdict"] for d in decisions[-2:]] == ["ALLOW", "DENY"]
+    assert decisions[-1]["codes"][0] == "HOOK_PROTECTED_SURFACE"
+    assert decisions[-1]["task_id"] == "TASK-0001"
+    assert decisions[-1]["targets"] == ["CLAUDE.md"]
+
+
+def test_corrupted_ledger_denies(repo: Path) -> None:
+    _write(repo, "src/app.py")
+    (repo / ".plangate" / "ledger.sqlite3").write_bytes(b"this is not a database" * 100)
+    result = _write(repo, "src/app.py")
+    assert result.code == 2
+    assert _codes(result.err) == ["HOOK_LEDGER_UNAVAILABLE"]
+
+
+def test_ledger_url_that_cannot_be_used_denies(repo: Path) -> None:
+    payload = claude_payload("PreToolUse", repo, "Write", {"file_path": "src/app.py"})
+    env = hook_env("TASK-0001", PLANGATE_LEDGER_URL="mysql://nope")
+    result = run_hook(repo, "claude", payload, env)
+    assert result.code == 2
+    assert _codes(result.err) == ["HOOK_LEDGER_UNAVAILABLE"]
+
+
+def test_exception_inside_the_decision_denies(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import plangate.hooks.service as service
+
+    def explode(*_args: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(service, "decide", explode)
+    result = _write(repo, "src/app.py")
+    assert result.code == 2
+    assert _codes(result.err) == ["HOOK_INTERNAL_ERROR"]
+    assert "boom" in json.loads(result.out)["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def test_task_recorded_by_exec_in_the_ledger_is_active(repo: Path) -> None:
+    from plangate.ledger import open_ledger
+
+    with open_ledger(repo, {}) as ledger:
+        ledger.append("exec_started", "TASK-0001", {"task_id": "TASK-0001", "head": "x"})
+    assert _write(repo, "src/app.py", task=None).code == 0
+    assert _codes(_write(repo, "src/other.py", task=None).err) == ["HOOK_OUTSIDE_SCOPE"]
+    with open_ledger(repo, {}) as ledger:
+        ledger.append("exec_ended", "TASK-0001", {"exit_code": 0})
+    assert _codes(_write(repo, "src/app.py", task=None).err) == ["HOOK_NO_ACTIVE_TASK"]
+
+
+def test_post_tool_use_blocks_changes_outside_scope(repo: Path) -> None:
+    post = claude_payload(
+        "PostToolUse", repo, "Bash", {"command": "make"}, tool_response={"stdout": ""}
+    )
+    assert run_hook(repo, "claude", post, hook_env("TASK-0001")).code == 0
+    (repo / "src" / "app.py").write_text("changed\n")
+    assert run_hook(repo, "claude", post, hook_env("TASK-0001")).code == 0
+    (repo / "stray.txt").write_text("slipped past the matcher\n")
+    result = run_hook(repo, "claude", post, hook_env("TASK-0001"))
+    assert result.code == 2
+    body = json.loads(result.out)
+    assert body["decision"] == "block"
+    assert "stray.txt" in body["reason"]
+
+
+def test_stop_blocks_once_then_reports(repo: Path) -> None:
+    (repo / "stray.txt").write_text("x\n")
+    stop = claude_payload("Stop", repo, stop_hook_active=False)
+    first = run_hook(repo, "claude", stop, hook_env("TASK-0001"))
+    assert first.code == 2
+    assert json.loads(first.out)["decision"] == "block"
+    again = claude_payload("Stop", repo, stop_hook_active=True)
+    second = run_hook(repo, "claude", again, hook_env("TASK-0001"))
+    assert second.code == 0
+    assert "stray.txt" in json.loads(second.out)["systemMessage"]
+
+
+def test_stop_without_changes_allows(repo: Path) -> None:
+    commit_all(repo, "record committed")
+    stop = claude_payload("Stop", repo, stop_hook_active=False)
+    # The record is now committed, HEAD moved: nothing changed, but the task is stale.
+    result = run_hook(repo, "claude", stop, hook_env(None))
+    assert (result.code, result.out) == (0, "")
+
+
+def test_linked_worktree_uses_its_own_root(repo: Path, tmp_path: Path) -> None:
+    commit_all(repo, "record")
+    wt = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", "--detach", str(wt))
+    inside = claude_payload(
+        "PreToolUse", wt, "Write", {"file_path": str(wt / "docs/working/TASK-0009/plan.md")}
+    )
+    assert run_hook(wt, "claude", inside, hook_env(None)).code == 0
+    # A write from the worktree into the main checkout is outside this worktree.
+    across = claude_payload(
+        "PreToolUse", wt, "Write", {"file_path": str(repo / "docs/working/TASK-0009/plan.md")}
+    )
+    result = run_hook(wt, "claude", across, hook_env(None))
+    assert _codes(result.err) == ["HOOK_TARGET_OUTSIDE_REPO"]
+    # The worktree's git directory lives in the main repository's .git: outside too.
+    gitdir = claude_payload(
+        "PreToolUse", wt, "Write", {"file_path": str(repo / ".git" / "worktrees" / "wt" / "HEAD")}
+    )
+    assert run_hook(wt, "claude", gitdir, hook_env(None)).code == 2
+
+
+def test_cwd_outside_any_repository_denies(tmp_path: Path) -> None:
+    lonely = tmp_path / "lonely"
+    lonely.mkdir()
+    payload = claude_payload("PreToolUse", lonely, "Write", {"file_path": "a.txt"})
+    result = run_hook(lonely, "claude", payload)
+    assert _codes(result.err) == ["HOOK_NOT_IN_REPOSITORY"]

@@ -1,0 +1,211 @@
+"""git hooks (really run by git), CI checks and doctor canaries in real repositories."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git
+from hooks_testkit import approved_repo
+from taskkit import approve_task, make_task
+
+from plangate.git import scrubbed_env
+from plangate.hooks.install import apply
+
+
+def _git_proc(repo: Path, *args: str, env_extra: dict[str, str] | None = None):
+    env = scrubbed_env() | {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    }
+    env.pop("PLANGATE_TASK", None)
+    env.update(env_extra or {})
+    return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, check=False)
+
+
+def test_pre_commit_hook_stops_out_of_scope_and_protected_commits(git_repo: Path) -> None:
+    repo = approved_repo(git_repo)
+    apply(repo, ["git"], install=True)
+    task_env = {"PLANGATE_TASK": "TASK-0001"}
+    (repo / "src" / "app.py").write_text("def greet():\n    return 'hello'\n")
+    git(repo, "add", "src/app.py")
+    ok = _git_proc(repo, "commit", "-q", "-m", "in scope", env_extra=task_env)
+    assert ok.returncode == 0, ok.stderr
+    # HEAD moved: the record no longer verifies, so further commits stop.
+    (repo / "src" / "app.py").write_text("x\n")
+    git(repo, "add", "src/app.py")
+    stale = _git_proc(repo, "commit", "-q", "-m", "stale", env_extra=task_env)
+    assert stale.returncode != 0
+    assert b"HOOK_TASK_NOT_VERIFIED" in stale.stderr
+
+
+def test_pre_commit_without_task_allows_planning_files_only(git_repo: Path) -> None:
+    apply(git_repo, ["git"], install=True)
+    make_task(git_repo, "TASK-0002", commit=False)
+    git(git_repo, "add", "-A", "docs")
+    assert _git_proc(git_repo, "commit", "-q", "-m", "plan").returncode == 0
+    (git_repo / "CLAUDE.md").write_text("rules\n")
+    git(git_repo, "add", "CLAUDE.md")
+    denied = _git_proc(git_repo, "commit", "-q", "-m", "sneak")
+    assert denied.returncode == 1
+    assert b"HOOK_PROTECTED_SURFACE" in denied.stderr
+
+
+def test_pre_push_checks_the_pushed_range(git_repo: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(git_repo, "remote", "add", "origin", str(remote))
+    assert _git_proc(git_repo, "push", "-q", "origin", "main").returncode == 0
+    apply(git_repo, ["git"], install=True)
+    (git_repo / "AGENTS.md").write_text("x\n")
+    git(git_repo, "add", "AGENTS.md")
+    # A human may skip the commit hook; the push hook still sees the change.
+    assert _git_proc(git_repo, "commit", "-q", "--no-verify", "-m", "protected").returncode == 0
+    pushed = _git_proc(git_repo, "push", "-q", "origin", "main")
+    assert pushed.returncode != 0
+    assert b"HOOK_PROTECTED_SURFACE" in pushed.stderr
+
+
+def _ci(repo: Path, run_cli, base: str, head: str = "HEAD"):
+    result = run_cli(repo, "ci", "check", "--base", base, "--head", head, "--json")
+    return result.code, json.loads(result.out) if result.out else {}
+
+
+def test_ci_accepts_in_scope_task_work(git_repo: Path, run_cli) -> None:
+    base = git(git_repo, "rev-parse", "HEAD")
+    repo = approved_repo(git_repo)
+    commit_all(repo, "record")
+    (repo / "src" / "app.py").write_text("def greet():\n    return 'hello'\n")
+    commit_all(repo, "work")
+    code, body = _ci(repo, run_cli, base)
+    assert code == 0, body
+    assert body["verdict"] == "ACCEPTED"
+    assert body["facts"]["tasks"]["TASK-0001"]["verdict"] == "ACCEPTED"
+
+
+def test_ci_rejects_out_of_scope_and_escalates_protected(git_repo: Path, run_cli) -> None:
+    base = git(git_repo, "rev-parse", "HEAD")
+    repo = approved_repo(git_repo)
+    commit_all(repo, "record")
+    (repo / "stray.py").write_text("x\n")
+    (repo / "AGENTS.md").write_text("x\n")
+    commit_all(repo, "work")
+    code, body = _ci(repo, run_cli, base)
+    assert code == 1
+    codes = [r["code"] for r in body["reasons"]]
+    assert codes == ["CI_OUTSIDE_SCOPE", "CI_PROTECTED_SURFACE"]
+    assert "stray.py" in body["facts"]["outside_scope"]
+
+
+def test_ci_protected_only_needs_a_human(git_repo: Path, run_cli) -> None:
+    base = git(git_repo, "rev-parse", "HEAD")
+    make_task(git_repo, "TASK-0003", plan_md=None or _plan_with("AGENTS.md"))
+    approve_task(git_repo, "TASK-0003")
+    commit_all(git_repo, "record")
+    (git_repo / "AGENTS.md").write_text("x\n")
+    commit_all(git_repo, "work")
+    code, body = _ci(git_repo, run_cli, base)
+    assert code == 3, body
+    assert [r["code"] for r in body["reasons"]] == ["CI_PROTECTED_SURFACE"]
+
+
+def _plan_with(path: str) -> str:
+    from taskkit import PLAN_MD
+
+    return PLAN_MD.replace("- `tests/test_app.py`", f"- `tests/test_app.py`\n- `{path}`")
+
+
+def test_ci_rejects_code_without_a_task(git_repo: Path, run_cli) -> None:
+    base = git(git_repo, "rev-parse", "HEAD")
+    (git_repo / "feature.py").write_text("x\n")
+    commit_all(git_repo, "work")
+    code, body = _ci(git_repo, run_cli, base)
+    assert code == 1
+    assert [r["code"] for r in body["reasons"]] == ["CI_NO_TASK"]
+
+
+def test_ci_rejects_a_tampered_plan(git_repo: Path, run_cli) -> None:
+    base = git(git_repo, "rev-parse", "HEAD")
+    repo = approved_repo(git_repo)
+    plan = repo / "docs" / "working" / "TASK-0001" / "plan.md"
+    plan.write_text(plan.read_text().replace("`src/app.py`", "`**`"))
+    commit_all(repo, "widen scope after approval")
+    code, body = _ci(repo, run_cli, base)
+    assert code == 1
+    assert "CI_TASK_NOT_VERIFIED" in [r["code"] for r in body["reasons"]]
+
+
+def test_ci_requires_the_head_checked_out(git_repo: Path, run_cli) -> None:
+    base = git(git_repo, "rev-parse", "HEAD")
+    (git_repo / "x.txt").write_text("x\n")
+    head = commit_all(git_repo, "x")
+    git(git_repo, "checkout", "-q", base)
+    code, body = _ci(git_repo, run_cli, base, head)
+    assert code == 1
+    assert body["reasons"][0]["code"] == "CI_HEAD_NOT_CHECKED_OUT"
+
+
+def test_doctor_proves_every_installed_hook_denies(git_repo: Path, run_cli) -> None:
+    apply(git_repo, ["claude", "codex", "cursor", "git"], install=True)
+    result = run_cli(git_repo, "doctor", "--json")
+    body = json.loads(result.out)
+    assert result.code == 0, body
+    assert body["verdict"] == "PASS"
+    assert sorted(body["facts"]["hosts"]) == ["claude", "codex", "cursor", "git"]
+    assert all(p["denied"] for p in body["facts"]["probes"])
+
+
+def test_doctor_fails_when_nothing_is_installed(git_repo: Path, run_cli) -> None:
+    result = run_cli(git_repo, "doctor", "--json")
+    assert result.code == 1
+    assert json.loads(result.out)["reasons"][0]["code"] == "DOCTOR_NOTHING_INSTALLED"
+
+
+def test_doctor_catches_a_broken_interpreter_path(git_repo: Path, run_cli) -> None:
+    apply(git_repo, ["claude"], install=True, python="/nonexistent/python3")
+    body = json.loads(run_cli(git_repo, "doctor", "--json").out)
+    assert body["verdict"] == "FAIL"
+    assert {r["code"] for r in body["reasons"]} == {"DOCTOR_CANARY_ALLOWED"}
+    assert "not from PlanGate" in body["reasons"][0]["message"]
+
+
+def test_doctor_catches_a_hook_that_exits_one(git_repo: Path, run_cli) -> None:
+    settings = git_repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    command = f"{sys.executable} -c 'import sys; sys.exit(1)' # plangate-managed"
+    settings.write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "PreToolUse": [
+                        {"matcher": "*", "hooks": [{"type": "command", "command": command}]}
+                    ]
+                }
+            }
+        )
+    )
+    body = json.loads(run_cli(git_repo, "doctor", "--json").out)
+    assert body["verdict"] == "FAIL"
+    assert all(not p["denied"] for p in body["facts"]["probes"])
+
+
+@pytest.mark.skipif(os.name != "posix", reason="shell hook commands")
+def test_installed_command_turns_a_crash_into_exit_two(git_repo: Path) -> None:
+    from plangate.hooks.install import hook_command
+
+    command = hook_command("claude", "/nonexistent/python3")
+    proc = subprocess.run(  # noqa: S602
+        command,
+        shell=True,
+        cwd=git_repo,
+        input=b"{}",
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == 2

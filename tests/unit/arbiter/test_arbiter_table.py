@@ -1,0 +1,727 @@
+"""The arbiter decision table: every row, every severity-map entry, the input contract."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from plangate.approval.arbiter import (
+    POLICY_REF,
+    SEVERITY_MAP,
+    ArbiterInputError,
+    decide,
+    parse_input,
+    parse_input_bytes,
+    plan_package_check,
+    provenance_record,
+    severity_of,
+)
+from plangate.trust.surfaces import bundled_template_bytes, load_surfaces_bytes
+
+SURFACES = load_surfaces_bytes(
+    b"""version = 1
+[[surface]]
+pattern = "bin/plangate"
+class = "core-cli"
+reason = "the CLI"
+[[surface]]
+pattern = "**/CLAUDE.md"
+class = "rules"
+reason = "agent rules"
+[[surface]]
+pattern = "scripts/ai-loop/**"
+class = "decision-code"
+reason = "#916 carve-out: the arbiter's decision code"
+[[surface]]
+pattern = "docs/ai/ai-loop/**"
+class = "policy-spec"
+reason = "#916 carve-out: policy corpus"
+[[surface]]
+pattern = ".claude/skills/ai-loop-cycle/**"
+class = "execution-skill"
+reason = "#916 carve-out: execution skill"
+[[surface]]
+pattern = "eval/graders/**"
+class = "grader"
+reason = "evaluation harness"
+[[surface]]
+pattern = "eval/fixtures/sealed/**"
+class = "sealed-fixture"
+reason = "evaluation harness"
+[[surface]]
+pattern = ".plangate/protected-surfaces.toml"
+class = "surfaces-definition"
+reason = "protects itself"
+""",
+    "downstream",
+    ".plangate/protected-surfaces.toml",
+)
+TS = "2026-01-01T00:00:00Z"
+SHA = "a" * 40
+P = "sha256:" + "1" * 64
+PP = "sha256:" + "2" * 64
+
+
+def package_block() -> dict[str, Any]:
+    def snap(verdict: str, ref: str) -> dict[str, str]:
+        return {
+            "verdict": verdict,
+            "plan_hash": P,
+            "source_sha": SHA,
+            "plan_package_hash": PP,
+            "evidence_ref": ref,
+        }
+
+    return {
+        "plan_hash": P,
+        "source_sha": SHA,
+        "plan_package_hash": PP,
+        "c1_evidence_ref": "review-self.md#PASS",
+        "c2_evidence_ref": "review-external.md#approve",
+        "reviewers": {"model_a": snap("approve", "a.md"), "model_b": snap("approve", "b.md")},
+    }
+
+
+def clean() -> dict[str, Any]:
+    """An input that reaches AUTO_APPROVED at priority 6."""
+    return {
+        "changed_files": ["src/app.py", "tests/test_app.py"],
+        "allowed_paths": ["src/**", "tests/*.py"],
+        "lite": {
+            "size_ok": True,
+            "no_new_design": True,
+            "follows_pattern": True,
+            "reversible": True,
+        },
+        "class": "no-merge",
+        "verdicts": {
+            "model_a": "approve",
+            "model_b": "approve",
+            "reject_category": None,
+            "model_c": None,
+            "model_d": None,
+        },
+        "target_sha": SHA,
+        "gates": {"c1": "PASS", "breakdown": "pass"},
+        "production": True,
+        "plan_package": package_block(),
+    }
+
+
+def run(doc: dict[str, Any], surfaces=SURFACES):
+    return decide(parse_input(doc), surfaces, timestamp=TS)
+
+
+def decided(doc: dict[str, Any], surfaces=SURFACES) -> tuple[str, str, str]:
+    result = run(doc, surfaces)
+    by = result.facts["decided_by"]
+    return result.verdict, by["priority"], by["code"]
+
+
+def test_clean_input_is_auto_approved() -> None:
+    result = run(clean())
+    assert result.verdict == "AUTO_APPROVED"
+    assert result.exit_code == 0
+    assert result.facts["decided_by"]["priority"] == "6"
+    assert result.facts["boundary_check"] == "clean"
+    assert result.facts["scope_check"] == "in_scope"
+    assert result.facts["policy_ref"] == POLICY_REF
+    assert all(c["outcome"] == "pass" for c in result.facts["checks"])
+
+
+# --- priority 0: surfaces ---------------------------------------------------------
+
+
+def test_p0_bundled_template_escalates_ho_boundary_undefined() -> None:
+    template = load_surfaces_bytes(bundled_template_bytes(), "bundled_template", "template")
+    result = run(clean(), template)
+    assert (result.verdict, result.facts["decided_by"]["code"]) == (
+        "HUMAN_ESCALATED",
+        "HO_BOUNDARY_UNDEFINED",
+    )
+    assert result.exit_code == 3
+    assert result.facts["boundary_check"] == "unresolved"
+    assert result.facts["surfaces"]["provenance"] == "bundled_template"
+
+
+def test_p0_empty_definition_escalates() -> None:
+    empty = load_surfaces_bytes(b"", "explicit", "x.toml")
+    assert decided(clean(), empty) == ("HUMAN_ESCALATED", "0", "SURFACES_EMPTY")
+
+
+def test_p0_beats_everything_even_blocked_verdicts() -> None:
+    doc = clean()
+    doc["verdicts"]["model_a"] = "reject"
+    empty = load_surfaces_bytes(b"", "explicit", "x.toml")
+    assert decided(doc, empty)[1] == "0"
+
+
+# --- priority 0.5: nothing changed ---------------------------------------------------
+
+
+def test_p05_no_changed_files_escalates() -> None:
+    doc = clean()
+    doc["changed_files"] = []
+    assert decided(doc) == ("HUMAN_ESCALATED", "0.5", "NO_CHANGED_FILES")
+
+
+# --- priority 1: protected surfaces ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "cls"),
+    [
+        ("bin/plangate", "core-cli"),
+        ("CLAUDE.md", "rules"),
+        ("docs/claude.md", "rules"),  # case-folded
+        ("scripts/ai-loop/arbiter.py", "decision-code"),
+        ("docs/ai/ai-loop/decision-table.md", "policy-spec"),
+        (".claude/skills/ai-loop-cycle/SKILL.md", "execution-skill"),
+        ("eval/graders/exact.py", "grader"),
+        ("eval/fixtures/sealed/case1.json", "sealed-fixture"),
+        (".plangate/protected-surfaces.toml", "surfaces-definition"),
+    ],
+)
+def test_p1_touching_a_protected_surface_escalates(path: str, cls: str) -> None:
+    doc = clean()
+    doc["changed_files"] = [path]
+    doc["allowed_paths"] = ["**"]  # declaring it in scope does not avoid the boundary
+    doc["lite"]["size_ok"] = True
+    result = run(doc)
+    assert decided(doc) == ("HUMAN_ESCALATED", "1", "TOUCHES_PROTECTED_SURFACE")
+    assert result.facts["boundary_check"] == "touches-HO"
+    assert result.facts["protected_hits"][0]["class"] == cls
+
+
+def test_p1_beats_scope_and_blocked_verdicts() -> None:
+    doc = clean()
+    doc["changed_files"] = ["bin/plangate", "outside/x.py"]
+    doc["verdicts"]["model_a"] = "reject"
+    result = run(doc)
+    assert result.facts["decided_by"]["priority"] == "1"
+    assert result.codes[:2] == ("TOUCHES_PROTECTED_SURFACE", "SCOPE_VIOLATION")
+
+
+# --- priority 1.5: scope ---------------------------------------------------------
+
+
+def test_p15_file_outside_allowed_paths_escalates() -> None:
+    doc = clean()
+    doc["changed_files"] = ["src/app.py", "lib/extra.py"]
+    result = run(doc)
+    assert decided(doc) == ("HUMAN_ESCALATED", "1.5", "SCOPE_VIOLATION")
+    assert result.facts["scope_violations"] == ["lib/extra.py"]
+    assert result.facts["scope_check"] == "scope_violation"
+
+
+def test_p15_scope_is_case_sensitive() -> None:
+    doc = clean()
+    doc["changed_files"] = ["SRC/app.py"]
+    assert decided(doc)[1] == "1.5"
+
+
+def test_p15_single_star_stays_in_one_segment() -> None:
+    doc = clean()
+    doc["changed_files"] = ["tests/sub/test_app.py"]
+    assert decided(doc)[1] == "1.5"
+
+
+# --- priority 1.6 / 1.65: plan package -----------------------------------------------
+
+
+def test_p16_production_without_plan_package_escalates() -> None:
+    doc = clean()
+    del doc["plan_package"]
+    assert decided(doc) == ("HUMAN_ESCALATED", "1.6", "PLAN_PACKAGE_MISSING")
+
+
+def test_p16_non_production_without_plan_package_is_additive() -> None:
+    doc = clean()
+    del doc["plan_package"]
+    doc["production"] = False
+    assert decided(doc)[0] == "AUTO_APPROVED"
+    del doc["production"]
+    assert decided(doc)[0] == "AUTO_APPROVED"
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "plan_hash",
+        "source_sha",
+        "plan_package_hash",
+        "c1_evidence_ref",
+        "c2_evidence_ref",
+        "reviewers",
+    ],
+)
+def test_p16_missing_or_empty_required_key_escalates(key: str) -> None:
+    doc = clean()
+    del doc["plan_package"][key]
+    assert decided(doc) == ("HUMAN_ESCALATED", "1.6", "PLAN_PACKAGE_STRUCTURE")
+    doc = clean()
+    doc["plan_package"][key] = ""
+    assert decided(doc)[1] == "1.6"
+
+
+def test_p16_unknown_key_in_block_escalates() -> None:
+    doc = clean()
+    doc["plan_package"]["decision"] = "AUTO_APPROVED"
+    assert decided(doc)[1] == "1.6"
+
+
+def block_mutations() -> list[tuple[str, Any]]:
+    def trio(model: str, key: str) -> Any:
+        def f(b: dict[str, Any]) -> None:
+            b["reviewers"][model][key] = "sha256:" + "9" * 64 if "hash" in key else "b" * 40
+
+        return f
+
+    def set_(path: list[str], value: Any) -> Any:
+        def f(b: dict[str, Any]) -> None:
+            target = b
+            for part in path[:-1]:
+                target = target[part]
+            target[path[-1]] = value
+
+        return f
+
+    def drop(path: list[str]) -> Any:
+        def f(b: dict[str, Any]) -> None:
+            target = b
+            for part in path[:-1]:
+                target = target[part]
+            del target[path[-1]]
+
+        return f
+
+    return [
+        ("model_b plan_hash differs", trio("model_b", "plan_hash")),
+        ("model_a source_sha differs", trio("model_a", "source_sha")),
+        ("model_a plan_package_hash differs", trio("model_a", "plan_package_hash")),
+        ("source_sha differs from target", set_(["source_sha"], "c" * 40)),
+        ("reviewers is a list", set_(["reviewers"], ["x"])),
+        ("reviewers is a string", set_(["reviewers"], "x")),
+        ("model_b missing", drop(["reviewers", "model_b"])),
+        ("extra reviewer", set_(["reviewers", "model_c"], {})),
+        ("snapshot key missing", drop(["reviewers", "model_a", "evidence_ref"])),
+        ("snapshot extra key", set_(["reviewers", "model_a", "note"], "x")),
+        ("snapshot empty value", set_(["reviewers", "model_a", "evidence_ref"], "")),
+        ("snapshot verdict word", set_(["reviewers", "model_a", "verdict"], "approved")),
+        (
+            "snapshot verdict differs from verdicts",
+            set_(["reviewers", "model_b", "verdict"], "reject"),
+        ),
+        ("same evidence_ref", set_(["reviewers", "model_b", "evidence_ref"], "a.md")),
+        (
+            "plan_hash not a digest",
+            lambda b: (
+                b.__setitem__("plan_hash", "SHA256:" + "1" * 64),
+                [
+                    b["reviewers"][m].__setitem__("plan_hash", "SHA256:" + "1" * 64)
+                    for m in ("model_a", "model_b")
+                ],
+            ),
+        ),
+        ("c1 ref not a string", set_(["c1_evidence_ref"], ["x"])),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("what", "mutate"), block_mutations(), ids=[m[0] for m in block_mutations()]
+)
+def test_p165_integrity_failures_block(what: str, mutate: Any) -> None:
+    doc = clean()
+    mutate(doc["plan_package"])
+    assert decided(doc) == ("BLOCKED", "1.65", "PLAN_PACKAGE_INTEGRITY"), what
+    assert run(doc).exit_code == 1
+
+
+def test_plan_package_check_reports_structure_and_integrity() -> None:
+    assert plan_package_check(package_block(), SHA, clean()["verdicts"]).integrity_ok
+    check = plan_package_check({}, SHA, clean()["verdicts"])
+    assert (check.structure_ok, check.integrity_ok) == (False, False)
+
+
+# --- priority 1.7: gates ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "gates",
+    [
+        None,
+        {},
+        {"c1": "PASS"},
+        {"c1": "pass", "breakdown": "pass"},
+        {"c1": "PASS", "breakdown": "PASS"},
+        "PASS",
+        ["PASS"],
+    ],
+)
+def test_p17_gates_must_pass_exactly(gates: Any) -> None:
+    doc = clean()
+    if gates is None:
+        del doc["gates"]
+    else:
+        doc["gates"] = gates
+    assert decided(doc) == ("HUMAN_ESCALATED", "1.7", "GATES_NOT_PASSED")
+
+
+# --- priority 1.9: size ----------------------------------------------------------
+
+
+def test_p19_size_ok_with_three_files_escalates() -> None:
+    doc = clean()
+    doc["changed_files"] = ["src/a.py", "src/b.py", "src/c.py"]
+    assert decided(doc) == ("HUMAN_ESCALATED", "1.9", "SIZE_EXCEEDED")
+
+
+def test_p19_two_files_are_within_size() -> None:
+    doc = clean()
+    doc["changed_files"] = ["src/a.py", "src/b.py"]
+    assert decided(doc)[0] == "AUTO_APPROVED"
+
+
+def test_p19_three_files_without_size_ok_fall_to_lite() -> None:
+    doc = clean()
+    doc["changed_files"] = ["src/a.py", "src/b.py", "src/c.py"]
+    doc["lite"]["size_ok"] = False
+    assert decided(doc) == ("HUMAN_ESCALATED", "2", "NOT_LITE")
+
+
+# --- priority 1.95: cost cap -------------------------------------------------------
+
+
+def with_run(round_index: int, cost_cap: int | None) -> dict[str, Any]:
+    doc = clean()
+    doc["run"] = {
+        "run_id": "r1",
+        "round_index": round_index,
+        "task_id": "TASK-0001",
+        "repair_action": None,
+        "cost_cap": cost_cap,
+    }
+    return doc
+
+
+def test_p195_round_over_cost_cap_escalates() -> None:
+    assert decided(with_run(4, 3)) == ("HUMAN_ESCALATED", "1.95", "COST_CAP_EXCEEDED")
+
+
+@pytest.mark.parametrize(("round_index", "cap"), [(3, 3), (1, 3), (9, None)])
+def test_p195_equal_or_no_cap_passes(round_index: int, cap: int | None) -> None:
+    assert decided(with_run(round_index, cap))[0] == "AUTO_APPROVED"
+
+
+# --- priority 2: lite ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("axis", ["size_ok", "no_new_design", "follows_pattern", "reversible"])
+@pytest.mark.parametrize("value", [False, None, 1, "true", "missing"])
+def test_p2_every_lite_axis_must_be_exactly_true(axis: str, value: Any) -> None:
+    doc = clean()
+    doc["changed_files"] = ["src/a.py"]
+    if value == "missing":
+        del doc["lite"][axis]
+    else:
+        doc["lite"][axis] = value
+    assert decided(doc) == ("HUMAN_ESCALATED", "2", "NOT_LITE")
+
+
+# --- priority 3: class -------------------------------------------------------------
+
+
+def test_p3_merge_class_escalates() -> None:
+    doc = clean()
+    doc["class"] = "merge"
+    assert decided(doc) == ("HUMAN_ESCALATED", "3", "CLASS_MERGE")
+
+
+# --- priorities 4 / 6 / 5: verdicts --------------------------------------------------
+
+
+def verdict_doc(
+    a: str,
+    b: str,
+    category: Any = None,
+    c: Any = None,
+    d: Any = None,
+) -> dict[str, Any]:
+    doc = clean()
+    doc["verdicts"] = {
+        "model_a": a,
+        "model_b": b,
+        "reject_category": category,
+        "model_c": c,
+        "model_d": d,
+    }
+    del doc["plan_package"]  # the block's verdicts must match; keep the table row isolated
+    doc["production"] = False
+    return doc
+
+
+@pytest.mark.parametrize("b", ["approve", "reject"])
+def test_p4_model_a_reject_blocks(b: str) -> None:
+    assert decided(verdict_doc("reject", b)) == ("BLOCKED", "4", "VERDICTS_REJECTED")
+
+
+def test_p6_approve_approve_auto_approves() -> None:
+    assert decided(verdict_doc("approve", "approve")) == ("AUTO_APPROVED", "6", "VERDICTS_APPROVED")
+
+
+@pytest.mark.parametrize(("category", "severity"), sorted(SEVERITY_MAP.items()))
+def test_severity_map_entries(category: str, severity: str) -> None:
+    assert severity_of(category) == severity
+    result = run(verdict_doc("approve", "reject", category, "approve", "approve"))
+    assert result.facts["w_check"]["severity"] == severity
+    assert result.facts["w_check"]["reject_category"] == category
+    if severity in ("critical", "major"):
+        assert result.verdict == "HUMAN_ESCALATED"
+        assert result.facts["decided_by"]["code"] == f"REJECT_SEVERITY_{severity.upper()}"
+    else:
+        assert result.verdict == "AUTO_APPROVED"
+        assert result.facts["decided_by"]["code"] == "MODELS_CD_APPROVED"
+
+
+@pytest.mark.parametrize("category", [None, "unknown_category", "LOGIC"])
+def test_null_or_unknown_category_is_critical(category: Any) -> None:
+    assert severity_of(category) == "critical"
+    assert decided(verdict_doc("approve", "reject", category, "approve", "approve")) == (
+        "HUMAN_ESCALATED",
+        "5",
+        "REJECT_SEVERITY_CRITICAL",
+    )
+
+
+@pytest.mark.parametrize("category", ["logic", "naming"])
+@pytest.mark.parametrize(
+    ("c", "d", "expected"),
+    [
+        ("approve", "approve", ("AUTO_APPROVED", "5", "MODELS_CD_APPROVED")),
+        ("reject", "reject", ("BLOCKED", "5", "MODELS_CD_REJECTED")),
+        ("approve", "reject", ("HUMAN_ESCALATED", "5", "MODELS_CD_SPLIT")),
+        ("reject", "approve", ("HUMAN_ESCALATED", "5", "MODELS_CD_SPLIT")),
+        (None, "approve", ("HUMAN_ESCALATED", "5", "MODELS_CD_MISSING")),
+        ("approve", None, ("HUMAN_ESCALATED", "5", "MODELS_CD_MISSING")),
+        (None, None, ("HUMAN_ESCALATED", "5", "MODELS_CD_MISSING")),
+    ],
+)
+def test_p5_models_c_and_d(category: str, c: Any, d: Any, expected: tuple[str, str, str]) -> None:
+    assert decided(verdict_doc("approve", "reject", category, c, d)) == expected
+
+
+# --- input contract ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../etc/passwd",
+        "src/../x.py",
+        "src//x.py",
+        "/abs/x.py",
+        "src\\x.py",
+        "./src/x.py",
+        "src/./x.py",
+        "",
+        "src/",
+        "src/*.py",
+    ],
+)
+def test_path_safety_rejects_changed_files(path: str) -> None:
+    doc = clean()
+    doc["changed_files"] = [path]
+    with pytest.raises(ArbiterInputError) as err:
+        parse_input(doc)
+    assert err.value.code == "ARBITER_INPUT_PATH_UNSAFE"
+    assert err.value.exit_code == 1
+
+
+@pytest.mark.parametrize("pattern", ["../x/**", "src//**", "/src/**", "src\\**", "./src/**", ""])
+def test_path_safety_rejects_allowed_paths(pattern: str) -> None:
+    doc = clean()
+    doc["allowed_paths"] = [pattern]
+    with pytest.raises(ArbiterInputError) as err:
+        parse_input(doc)
+    assert err.value.code == "ARBITER_INPUT_PATH_UNSAFE"
+
+
+def mutated(change: Any) -> dict[str, Any]:
+    doc = clean()
+    change(doc)
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("what", "change"),
+    [
+        ("unknown top-level key", lambda d: d.__setitem__("extra", 1)),
+        ("missing changed_files", lambda d: d.__delitem__("changed_files")),
+        ("missing verdicts", lambda d: d.__delitem__("verdicts")),
+        ("changed_files not a list", lambda d: d.__setitem__("changed_files", "src/a.py")),
+        ("changed_files item not a string", lambda d: d.__setitem__("changed_files", [1])),
+        ("empty allowed_paths", lambda d: d.__setitem__("allowed_paths", [])),
+        ("lite not an object", lambda d: d.__setitem__("lite", True)),
+        ("unknown lite axis", lambda d: d["lite"].__setitem__("fast", True)),
+        ("bad class", lambda d: d.__setitem__("class", "Merge")),
+        ("verdicts not an object", lambda d: d.__setitem__("verdicts", [])),
+        ("model_a missing", lambda d: d["verdicts"].__delitem__("model_a")),
+        ("model_b bad word", lambda d: d["verdicts"].__setitem__("model_b", "approved")),
+        ("model_c bad word", lambda d: d["verdicts"].__setitem__("model_c", "yes")),
+        ("reject_category not a string", lambda d: d["verdicts"].__setitem__("reject_category", 3)),
+        ("unknown verdicts key", lambda d: d["verdicts"].__setitem__("model_e", "approve")),
+        ("target_sha empty", lambda d: d.__setitem__("target_sha", "")),
+        ("target_sha not hex", lambda d: d.__setitem__("target_sha", "HEAD")),
+        ("target_sha uppercase", lambda d: d.__setitem__("target_sha", "A" * 40)),
+        ("production string", lambda d: d.__setitem__("production", "true")),
+        ("plan_package string", lambda d: d.__setitem__("plan_package", "x")),
+        ("run not an object", lambda d: d.__setitem__("run", [])),
+        (
+            "run round_index bool",
+            lambda d: d.__setitem__("run", {"run_id": "r", "round_index": True, "task_id": "T"}),
+        ),
+        (
+            "run round_index string",
+            lambda d: d.__setitem__("run", {"run_id": "r", "round_index": "1", "task_id": "T"}),
+        ),
+        (
+            "run blank run_id",
+            lambda d: d.__setitem__("run", {"run_id": " ", "round_index": 1, "task_id": "T"}),
+        ),
+        (
+            "run cost_cap zero",
+            lambda d: d.__setitem__(
+                "run", {"run_id": "r", "round_index": 1, "task_id": "T", "cost_cap": 0}
+            ),
+        ),
+        (
+            "run cost_cap bool",
+            lambda d: d.__setitem__(
+                "run", {"run_id": "r", "round_index": 1, "task_id": "T", "cost_cap": True}
+            ),
+        ),
+        (
+            "run unknown key",
+            lambda d: d.__setitem__(
+                "run", {"run_id": "r", "round_index": 1, "task_id": "T", "budget": 1}
+            ),
+        ),
+        (
+            "run repair_action number",
+            lambda d: d.__setitem__(
+                "run", {"run_id": "r", "round_index": 1, "task_id": "T", "repair_action": 1}
+            ),
+        ),
+    ],
+)
+def test_input_contract_violations_are_input_errors(what: str, change: Any) -> None:
+    with pytest.raises(ArbiterInputError):
+        parse_input(mutated(change))
+
+
+def test_annotation_keys_are_ignored() -> None:
+    doc = clean()
+    doc["_comment"] = "replayed from upstream"
+    assert decided(doc)[0] == "AUTO_APPROVED"
+
+
+@pytest.mark.parametrize(
+    ("data", "code"),
+    [
+        (b'{"a": 1, "a": 2}', "JSON_DUPLICATE_KEY"),
+        (b"[]", "JSON_NOT_OBJECT"),
+        (b"\xef\xbb\xbf{}", "JSON_BOM"),
+        (b'{"x": NaN}', "JSON_NON_FINITE"),
+        (b"{", "JSON_SYNTAX"),
+    ],
+)
+def test_strict_json_input(data: bytes, code: str) -> None:
+    with pytest.raises(ArbiterInputError) as err:
+        parse_input_bytes(data)
+    assert err.value.code == code
+
+
+def test_upstream_style_minimal_input_replays() -> None:
+    data = json.dumps(
+        {
+            "changed_files": ["scripts/ai-loop/sandbox_a.py"],
+            "allowed_paths": ["scripts/ai-loop/sandbox_a.py"],
+            "lite": {
+                "size_ok": True,
+                "no_new_design": True,
+                "follows_pattern": True,
+                "reversible": True,
+            },
+            "class": "no-merge",
+            "verdicts": {"model_a": "approve", "model_b": "approve", "reject_category": None},
+            "target_sha": "abc1234",
+            "gates": {"c1": "PASS", "breakdown": "pass"},
+        }
+    ).encode()
+    surfaces = load_surfaces_bytes(
+        b'version = 1\n[[surface]]\npattern = "bin/plangate"\nclass = "core-cli"\nreason = "cli"\n',
+        "explicit",
+        "x",
+    )
+    result = decide(parse_input_bytes(data), surfaces, timestamp=TS)
+    assert result.verdict == "AUTO_APPROVED"
+
+
+# --- provenance ---------------------------------------------------------------
+
+
+def test_same_input_same_timestamp_gives_identical_provenance() -> None:
+    a = json.dumps(provenance_record(run(clean())), sort_keys=True)
+    b = json.dumps(provenance_record(run(clean())), sort_keys=True)
+    assert a == b
+
+
+def test_provenance_echoes_optional_blocks_verbatim_and_omits_absent_ones() -> None:
+    doc = clean()
+    record = provenance_record(run(copy.deepcopy(doc)))
+    assert record["plan_package"] == doc["plan_package"]
+    assert record["gates"] == doc["gates"]
+    assert "run" not in record
+    assert record["timestamp"] == TS
+    assert record["surfaces"] == {
+        "provenance": "downstream",
+        "path": ".plangate/protected-surfaces.toml",
+        "digest": SURFACES.digest,
+        "pattern_count": SURFACES.pattern_count,
+    }
+    assert record["verdict"] == record["decision"] == "AUTO_APPROVED"
+    assert [c["priority"] for c in record["checks"]] == [
+        "0",
+        "0.5",
+        "1",
+        "1.5",
+        "1.6",
+        "1.65",
+        "1.7",
+        "1.9",
+        "1.95",
+        "2",
+        "3",
+        "6",
+    ]
+
+
+def test_every_failing_check_is_recorded_in_priority_order() -> None:
+    doc = clean()
+    doc["class"] = "merge"
+    doc["gates"] = {}
+    result = run(doc)
+    assert result.codes == ("GATES_NOT_PASSED", "CLASS_MERGE")
+    outcomes = {c["check"]: c["outcome"] for c in result.facts["checks"]}
+    assert outcomes["gates"] == "fail" and outcomes["class"] == "fail"
+    assert outcomes["scope"] == "pass"
+
+
+def test_protected_check_against_an_unusable_definition_is_not_a_pass() -> None:
+    empty = load_surfaces_bytes(b"", "explicit", "x.toml")
+    outcomes = {c["check"]: c["outcome"] for c in run(clean(), empty).facts["checks"]}
+    assert outcomes["surfaces"] == "fail"
+    assert outcomes["protected_surfaces"] == "unresolved"

@@ -283,8 +283,56 @@ def _serialize(value: Any, out: list[str], depth: int) -> None:
         raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
 
 
+_SURROGATE_CHAR_RE = re.compile("[\ud800-\udfff]")
+_AT_OR_ABOVE_D800_RE = re.compile("[\ud800-\U0010ffff]")
+
+
+def is_plain_json(value: Any, depth: int = 0) -> bool:
+    """True when ``json.dumps(sort_keys=True)`` is byte-identical to RFC 8785 for ``value``.
+
+    That holds for null, booleans, safe integers, strings without lone
+    surrogates, lists, and objects whose keys hold no character at or above
+    U+D800 (below it, code-point order equals RFC 8785's UTF-16 order); the
+    ``json`` module escapes exactly ``"``, ``\\`` and C0 controls, in the same
+    forms (short escapes, lowercase ``\\u00xx``). Floats, tuples, large
+    integers and anything else take the reference serialiser.
+    """
+    if depth > MAX_DEPTH:
+        return False
+    if value is None or isinstance(value, bool):
+        return True
+    if type(value) is int:
+        return -_MAX_SAFE_INT <= value <= _MAX_SAFE_INT
+    if type(value) is str:
+        return _SURROGATE_CHAR_RE.search(value) is None
+    if type(value) is list:
+        return all(is_plain_json(item, depth + 1) for item in value)
+    if type(value) is dict:
+        for key, item in value.items():
+            if (
+                type(key) is not str
+                or _AT_OR_ABOVE_D800_RE.search(key) is not None
+                or not is_plain_json(item, depth + 1)
+            ):
+                return False
+        return True
+    return False
+
+
 def canonical_text(value: Any) -> str:
-    """RFC 8785 (JCS) canonical JSON text of ``value``."""
+    """RFC 8785 (JCS) canonical JSON text of ``value``.
+
+    Uses the C ``json`` encoder when it provably gives the same text
+    (:func:`is_plain_json`), else the reference serialiser; a property test
+    pins the two to each other.
+    """
+    if is_plain_json(value):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return reference_canonical_text(value)
+
+
+def reference_canonical_text(value: Any) -> str:
+    """RFC 8785 canonical text by the reference serialiser (every JSON value)."""
     out: list[str] = []
     _serialize(value, out, 0)
     return "".join(out)

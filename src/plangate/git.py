@@ -65,11 +65,8 @@ class Git:
     """git commands for one repository (or any directory inside one)."""
 
     def __init__(self, cwd: Path) -> None:
+        # No PATH scan here: a missing git binary surfaces as GIT_MISSING from run().
         self.cwd = Path(cwd)
-        import shutil  # lazy: shutil pulls in fnmatch and more; only this check needs it
-
-        if shutil.which("git") is None:
-            raise GitError("GIT_MISSING", "git is not installed", "install git and retry")
 
     def run(
         self,
@@ -89,7 +86,11 @@ class Git:
                 timeout=GIT_TIMEOUT_SECONDS,
                 check=False,
             )
-        except FileNotFoundError:
+        except FileNotFoundError as exc:
+            if exc.filename == "git":
+                raise GitError(
+                    "GIT_MISSING", "git is not installed", "install git and retry"
+                ) from None
             raise GitError(
                 "GIT_UNAVAILABLE", f"cannot run git in {self.cwd}", "check the directory exists"
             ) from None

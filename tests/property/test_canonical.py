@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -80,3 +81,24 @@ def test_ascii_string_maps_equal_upstream_json_dumps(value: dict[str, str]) -> N
 def test_output_has_no_raw_control_characters(value: object) -> None:
     text = canonical_bytes(value).decode("utf-8")
     assert not any(ord(ch) < 0x20 for ch in text)
+
+
+@given(json_values)
+def test_fast_path_equals_the_reference_serialiser(value: object) -> None:
+    from plangate.canonical import canonical_text, reference_canonical_text
+
+    assert canonical_text(value) == reference_canonical_text(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"\U0001f600": 1, "\uffff": 2, "a": 3},  # astral vs BMP key order (UTF-16 differs)
+        ["\u2028", "\x7f", "\x00", "\x1f"],
+        {"n": 2**53, "f": 1.5, "t": (1, 2)},
+    ],
+)
+def test_fast_path_edge_cases_equal_the_reference(value: object) -> None:
+    from plangate.canonical import canonical_text, reference_canonical_text
+
+    assert canonical_text(value) == reference_canonical_text(value)

@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 from plangate.approval import contract as c
 from plangate.canonical import StrictJSONError, is_digest, strict_loads
 from plangate.fsutil import FileState
-from plangate.plan.package import compute_package, plan_package_hash
+from plangate.plan.package import PackageState, compute_package, plan_package_hash
 from plangate.snapshot import ARTIFACTS, TASK_ID_RE, TaskSnapshot
 from plangate.verdict import Reason, Result
 
@@ -133,11 +133,14 @@ def verify_snapshot(
     *,
     expected_sha: str | None,
     source: SourceResolution | None,
+    package: PackageState | None = None,
 ) -> Result:
     """Verify the record in ``snapshot``; see the module docstring for verdicts.
 
     ``expected_sha`` must already be a full commit id (the service validates
-    it); ``source`` is the git resolution of the record's ``source_sha``.
+    it); ``source`` is the git resolution of the record's ``source_sha``;
+    ``package`` may pass ``compute_package(snapshot)`` when the caller already
+    has it (it must be computed from this very snapshot).
     """
     record, early = _load_record(snapshot)
     if early is not None:
@@ -160,7 +163,9 @@ def verify_snapshot(
             ],
             {"kind": None},
         )
-    return _verify_c3_prime(record, snapshot, expected_sha=expected_sha, source=source)
+    return _verify_c3_prime(
+        record, snapshot, expected_sha=expected_sha, source=source, package=package
+    )
 
 
 def _str_field(record: Mapping[str, Any], key: str, reasons: list[Reason]) -> str | None:
@@ -183,6 +188,7 @@ def _verify_c3_prime(
     *,
     expected_sha: str | None,
     source: SourceResolution | None,
+    package: PackageState | None,
 ) -> Result:
     reasons: list[Reason] = []
     facts: dict[str, Any] = {"kind": "c3-prime", "task_dir": snapshot.task_id}
@@ -272,7 +278,8 @@ def _verify_c3_prime(
         )
 
     # --- evidence re-verification (never trust the producer) -----------------
-    package = compute_package(snapshot)
+    if package is None or package.task_id != snapshot.task_id:
+        package = compute_package(snapshot)
     reasons.extend(package.presence)
     reasons.extend(package.evidence_reasons)
     facts["artifact_hashes"] = dict(package.artifact_hashes)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
 
 RECORD_REQUIRED_KEYS: tuple[str, ...] = (
     "task_id",
@@ -56,16 +55,20 @@ LEGACY_OPTIONAL_KEYS: tuple[str, ...] = ("conditions", "rejection_reason", "sour
 LEGACY_SOURCES: tuple[str, ...] = ("cli", "conversation")
 
 
+_DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
 def is_utc_timestamp(value: object) -> bool:
-    """``YYYY-MM-DDTHH:MM:SSZ`` exactly, and a real calendar instant."""
+    """``YYYY-MM-DDTHH:MM:SSZ`` exactly, and a real calendar instant (no leap seconds).
+
+    Checked by hand rather than with :mod:`datetime` to keep the verify path light.
+    """
     if not isinstance(value, str) or ISSUED_AT_RE.fullmatch(value) is None:
         return False
-    try:
-        # The constructor checks the calendar without importing _strptime (hot path).
-        datetime(
-            int(value[0:4]), int(value[5:7]), int(value[8:10]),
-            int(value[11:13]), int(value[14:16]), int(value[17:19]),
-        )  # fmt: skip
-    except ValueError:
+    year, month, day = int(value[0:4]), int(value[5:7]), int(value[8:10])
+    hour, minute, second = int(value[11:13]), int(value[14:16]), int(value[17:19])
+    if year < 1 or not 1 <= month <= 12 or hour > 23 or minute > 59 or second > 59:
         return False
-    return True
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    days = 29 if month == 2 and leap else _DAYS_IN_MONTH[month - 1]
+    return 1 <= day <= days

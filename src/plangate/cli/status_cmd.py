@@ -119,7 +119,7 @@ def task_row(snapshot: TaskSnapshot, source: Any) -> dict[str, Any]:
     from plangate.plan.package import compute_package
 
     package = compute_package(snapshot)
-    result = verify_snapshot(snapshot, expected_sha=None, source=source)
+    result = verify_snapshot(snapshot, expected_sha=None, source=source, package=package)
     present = len(ARTIFACTS) - len(package.presence)
     decision = result.facts.get("decision")
     if decision is None and result.facts.get("kind") == "legacy":

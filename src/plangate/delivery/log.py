@@ -41,7 +41,8 @@ from plangate.fsutil import FileState, atomic_write, exclusive_lock, read_regula
 RECORD_RELPATH = "delivery/record.jsonl"
 """Where the delivery record lives inside a task directory."""
 
-LOCK_RELPATH = "delivery/.record.lock"
+LOCK_DIR = Path(".plangate") / "locks"
+"""Lock files live with PlanGate's other runtime locks (ignored by git and the hooks)."""
 MAX_RECORD_BYTES = 16 * 1024 * 1024
 ISO_Z_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 FULL_SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -303,15 +304,19 @@ def read_log(task_dir: Path) -> DeliveryLog:
     return DeliveryLog(read.data, parse_record_bytes(read.data), True)
 
 
-def record_lock(task_dir: Path) -> Any:
-    """Exclusive lock serialising every reader-then-writer of one task's record."""
+def record_lock(repo_root: Path, task_dir: Path) -> Any:
+    """Exclusive lock serialising every reader-then-writer of one task's record.
+
+    The lock file is ``<repo>/.plangate/locks/delivery-<TASK>.lock``, not inside the
+    task directory, so it never shows up as a change of the task.
+    """
     if (task_dir / "delivery").is_symlink():
         raise DeliveryRecordError(
             "DELIVERY_RECORD_UNREADABLE",
             "delivery/ is a symbolic link",
             "replace it with a directory",
         )
-    return exclusive_lock(task_dir / LOCK_RELPATH, wait=True)
+    return exclusive_lock(repo_root / LOCK_DIR / f"delivery-{task_dir.name}.lock", wait=True)
 
 
 def append_entries(task_dir: Path, judged: DeliveryLog, rows: Sequence[Mapping[str, Any]]) -> None:

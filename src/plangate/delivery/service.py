@@ -208,6 +208,17 @@ def ledger_entry_ids(repo_root: Path, task_id: str, env: Mapping[str, str]) -> l
         return None
 
 
+def _time_refusal(judged: DeliveryLog, now: str) -> Reason | None:
+    """``--now`` must not be earlier than the last recorded row (time never runs backwards)."""
+    if judged.entries and now < str(judged.entries[-1]["at"]):
+        return Reason(
+            "DELIVERY_TIME_BEFORE_RECORD",
+            f"--now {now} is earlier than the last recorded row ({judged.entries[-1]['at']})",
+            "pass the current UTC time",
+        )
+    return None
+
+
 def _anchor_refusal(anchor: Anchor) -> Reason | None:
     if anchor.status != "mismatch":
         return None
@@ -279,10 +290,10 @@ def assess_task(
     ancestry = measure_ancestry(repo_root, bound.source_sha, snapshot.head_sha)
 
     try:
-        with record_lock(task_dir):
+        with record_lock(repo_root, task_dir):
             judged = read_log(task_dir)
             anchor = ledger_anchor(judged.entries, ledger_entry_ids(repo_root, task_id, env))
-            mismatch = _anchor_refusal(anchor)
+            mismatch = _anchor_refusal(anchor) or _time_refusal(judged, now)
             if mismatch is not None:
                 return _rejected([mismatch], facts)
             assessment: Assessment = assess(
@@ -354,11 +365,11 @@ def record_receipt(
     task_dir = task_dir_for(repo_root, task_id)
     facts: dict[str, Any] = {"task_id": task_id, "action_id": action_id_value}
     try:
-        with record_lock(task_dir):
+        with record_lock(repo_root, task_dir):
             judged = read_log(task_dir)
             mismatch = _anchor_refusal(
                 ledger_anchor(judged.entries, ledger_entry_ids(repo_root, task_id, env))
-            )
+            ) or _time_refusal(judged, now)
             if mismatch is not None:
                 return _rejected([mismatch], facts)
             intent = next(

@@ -32,6 +32,7 @@ from plangate.canonical import (
     canonical_bytes,
     canonical_text,
     is_digest,
+    is_plain_json,
     sha256_digest,
     strict_loads,
 )
@@ -162,44 +163,13 @@ _AT_OR_ABOVE_D800 = re.compile("[\ud800-\U0010ffff]")
 _SAFE_INT = 2**53 - 1
 
 
-def _plain_json(value: Any, depth: int = 0) -> bool:
-    """True when ``json.dumps(sort_keys=True)`` is byte-identical to RFC 8785 for ``value``.
-
-    That holds for null, booleans, safe integers, strings without lone
-    surrogates, lists and objects whose keys hold no character at or above
-    U+D800 (below it, code-point order equals RFC 8785's UTF-16 order) and
-    escaping is the same (``json`` escapes exactly ``"``, ``\\`` and C0
-    controls, in the same forms). Floats and anything else take the
-    reference serializer.
-    """
-    if depth > 64:
-        return False
-    if value is None or isinstance(value, bool):
-        return True
-    if isinstance(value, int):
-        return -_SAFE_INT <= value <= _SAFE_INT
-    if isinstance(value, str):
-        return _SURROGATE.search(value) is None
-    if isinstance(value, list):
-        return all(_plain_json(item, depth + 1) for item in value)
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if (
-                not isinstance(key, str)
-                or _AT_OR_ABOVE_D800.search(key) is not None
-                or not _plain_json(item, depth + 1)
-            ):
-                return False
-        return True
-    return False
+_plain_json = is_plain_json  # one definition, in plangate.canonical
 
 
 def fast_canonical_text(value: Any) -> str:
     """RFC 8785 text of ``value``: the C ``json`` encoder when provably identical, else
     :func:`plangate.canonical.canonical_text` (verification of long ledgers is
     dominated by canonicalisation; a property test pins the equality)."""
-    if _plain_json(value):
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return canonical_text(value)
 
 

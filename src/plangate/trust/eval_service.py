@@ -435,8 +435,11 @@ def _evaluate_locked(
         )
         if problem:
             setup.append(problem)
+    tamper: list[Reason] = []
     if run_trials and plan is not None and not setup:
-        trials = _run_trials(git, plan, str(candidate["candidate_commit"]), executor, setup)
+        trials = _run_trials(
+            git, plan, str(candidate["candidate_commit"]), executor, setup=setup, tamper=tamper
+        )
 
     types = _component_types(baseline_manifest, candidate_manifest)
     targets = tuple(str(t) for t in candidate.get("target_components", []))
@@ -459,6 +462,7 @@ def _evaluate_locked(
         prior_decisions=prior,
         test_strategy=any(t.startswith(TEST_STRATEGY_PREFIXES) for t in targets),
         setup_problems=setup,
+        tamper_problems=tamper,
     )
     result = decide(inp)
     experiment = {
@@ -538,9 +542,17 @@ def _run_trials(
     plan: Mapping[str, Any],
     candidate_commit: str,
     executor: Executor,
+    *,
     setup: list[Reason],
+    tamper: list[Reason],
 ) -> list[TrialOutcome]:
-    """Materialise both sides in throwaway worktrees, run every trial, always clean up."""
+    """Materialise both sides in throwaway worktrees, run every trial, always clean up.
+
+    After the trials both worktrees must still equal their commits: harness code
+    under test runs with the evaluator's rights, so a modified baseline worktree
+    is tampering (``BASELINE_WORKTREE_MODIFIED``) and a candidate that changed its
+    own tree made its trials unrepeatable (``CANDIDATE_WORKTREE_MODIFIED``).
+    """
     temp = Path(tempfile.mkdtemp(prefix="plangate-eval-"))
     baseline_dir, candidate_dir = temp / "baseline", temp / "candidate"
     added: list[Path] = []
@@ -561,13 +573,30 @@ def _run_trials(
             return []
         work = temp / "trials"
         work.mkdir()
-        return executor.run(build_trials(plan, baseline_dir, candidate_dir, work))
+        outcomes = executor.run(build_trials(plan, baseline_dir, candidate_dir, work))
+        _check_worktree(baseline_dir, "BASELINE_WORKTREE_MODIFIED", tamper)
+        _check_worktree(candidate_dir, "CANDIDATE_WORKTREE_MODIFIED", setup)
+        return outcomes
     finally:
         for path in added:
             # The directory goes below either way; `git worktree prune` cleans the rest.
             with contextlib.suppress(PlanGateError):
                 git.remove_worktree(path)
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def _check_worktree(path: Path, code: str, sink: list[Reason]) -> None:
+    try:
+        changed = Git(path).worktree_changes()
+    except PlanGateError as exc:
+        sink.append(Reason(code, f"cannot tell whether {path.name} changed: {exc.message}"))
+        return
+    if changed:
+        sink.append(Reason(
+            code,
+            f"the {path.name} worktree changed during the trials: {', '.join(changed[:5])}",
+            "harness code under test wrote into a worktree; a human must look at it",
+        ))
 
 
 def trials_summary(trials: Sequence[TrialOutcome]) -> dict[str, int]:

@@ -14,7 +14,8 @@ Precedence (docs/evaluation-run.md "Decision rules"):
 2. the policy gate: DENIED / HUMAN_REQUIRED -> FAIL (paired evaluation never
    started), INCONCLUSIVE -> INCONCLUSIVE;
 3. tampering: a sealed fixture (or the runner/grader) changed after
-   registration, or the candidate updates a sealed fixture -> FAIL with
+   registration, the baseline worktree was modified during the trials, or the
+   candidate updates a sealed fixture -> FAIL with
    ``policy_verdict: HUMAN_REQUIRED`` (DECISIONS 14);
 4. missing evidence -> INCONCLUSIVE;
 5. a missed condition or a critical regression -> FAIL;
@@ -68,6 +69,7 @@ CRITICAL_BY_CODE: Mapping[str, str] = {
     "CANDIDATE_UPDATES_SEALED_FIXTURE": "sealed_fixture_changed",
     "EVAL_HARNESS_FILE_MUTATION": "sealed_fixture_changed",
     "EVAL_HARNESS_FILE_MISSING": "sealed_fixture_changed",
+    "BASELINE_WORKTREE_MODIFIED": "sealed_fixture_changed",
     "REGRESSION_FIXTURE_FAILED": "regression_fixture_failed",
 }
 
@@ -93,6 +95,7 @@ class EvaluationInput:
     changed_components: tuple[str, ...] = ()
     test_strategy: bool = False
     setup_problems: Sequence[Reason] = ()
+    tamper_problems: Sequence[Reason] = ()
     gate_reasons: Sequence[Reason] = field(default_factory=tuple)
 
 
@@ -204,7 +207,7 @@ def decide(inp: EvaluationInput) -> Result:
             facts,
         )
 
-    tamper: list[Reason] = []
+    tamper: list[Reason] = list(inp.tamper_problems)
     missing: list[Reason] = list(inp.setup_problems)
     failures: list[Reason] = []
     passes: list[Reason] = []

@@ -24,9 +24,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "integration" / "hooks"))
 
-from conftest import commit_all, git  # noqa: E402
-from hooks_testkit import hook_env, run_hook  # noqa: E402
-from taskkit import approve_task, make_task  # noqa: E402
+from hooks_testkit import hook_env, run_hook
+
+from conftest import commit_all, git
+from taskkit import approve_task, make_task
 
 EXPECTED = Path(__file__).parent / "expected"
 SHA_RE = re.compile(r"\b[0-9a-f]{40}\b|\b[0-9a-f]{12}\b")
@@ -85,7 +86,7 @@ def corrupt_ledger(repo: Path, _mp: pytest.MonkeyPatch) -> None:
 
 
 def decision_raises(_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import plangate.hooks.service as service
+    from plangate.hooks import service
 
     def explode(*_args: object) -> None:
         raise RuntimeError("injected fault")

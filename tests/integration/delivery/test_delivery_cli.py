@@ -471,3 +471,14 @@ def test_record_from_another_ledger_is_unanchored_not_refused(task, run_cli):
     # the new rows are anchored in the new ledger: the record is now partially anchored
     again = assess(task, run_cli, task.snapshot(head))
     assert json.loads(again.out)["facts"]["ledger_anchor"]["status"] == "partially_anchored"
+
+
+def test_time_never_runs_backwards(task, run_cli):
+    head = task.pr_commit()
+    assert assess(task, run_cli, task.snapshot(head, checks=[])).code == 4
+    path = task.write_snapshot(task.snapshot(head))
+    argv = ["delivery", "assess", TASK, "--snapshot", str(path), "--json"]
+    earlier = run_cli(task.repo, *argv, "--now", "2026-12-02T09:59:59Z")
+    assert earlier.code == 1
+    assert json.loads(earlier.out)["reasons"][0]["code"] == "DELIVERY_TIME_BEFORE_RECORD"
+    assert run_cli(task.repo, *argv, "--now", NOW).code == 0  # the same second is fine

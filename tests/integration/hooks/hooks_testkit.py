@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from conftest import CliResult, commit_all
-from taskkit import approve_task, make_task
-
 from plangate.cli.context import Context
 from plangate.cli.main import main
+from taskkit import approve_task, make_task
 
 
 def claude_payload(

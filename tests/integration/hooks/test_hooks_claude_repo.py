@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git
 from hooks_testkit import (
     approved_repo,
     claude_payload,
@@ -15,6 +14,8 @@ from hooks_testkit import (
     ledger_decisions,
     run_hook,
 )
+
+from conftest import commit_all, git
 
 
 def _codes(stderr: str) -> list[str]:
@@ -229,7 +230,7 @@ def test_ledger_url_that_cannot_be_used_denies(repo: Path) -> None:
 
 
 def test_exception_inside_the_decision_denies(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import plangate.hooks.service as service
+    from plangate.hooks import service
 
     def explode(*_args: object) -> None:
         raise RuntimeError("boom")

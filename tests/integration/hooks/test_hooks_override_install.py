@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import CliResult
 from hooks_testkit import approved_repo, claude_payload, hook_env, run_hook
 
+from conftest import CliResult
 from plangate.cli.context import Context
 from plangate.cli.main import main
 from plangate.hooks.install import MARKER, apply

@@ -89,3 +89,33 @@ def test_only_the_current_plan_hash_is_valid(digest: str) -> None:
     marker = f"C1-VERDICT: PASS plan=sha256:{digest}\n".encode()
     expected = MarkerState.VALID if "sha256:" + digest == H else MarkerState.STALE
     assert state(marker) is expected
+
+
+@pytest.mark.parametrize(
+    "value,ok",
+    [
+        ("2024-02-29T00:00:00Z", True),
+        ("2000-02-29T23:59:59Z", True),
+        ("2023-02-29T00:00:00Z", False),
+        ("1900-02-29T00:00:00Z", False),
+        ("2026-04-31T00:00:00Z", False),
+        ("2026-13-01T00:00:00Z", False),
+        ("2026-12-31T24:00:00Z", False),
+        ("2026-12-31T23:60:00Z", False),
+        ("2026-12-31T23:59:60Z", False),
+        ("0000-01-01T00:00:00Z", False),
+        ("2026-12-31T23:59:59", False),
+        ("2026-12-31 23:59:59Z", False),
+    ],
+)
+def test_issued_at_calendar(value: str, ok: bool) -> None:
+    from plangate.approval.contract import is_utc_timestamp
+
+    assert is_utc_timestamp(value) is ok
+
+
+@given(st.datetimes(min_value=__import__("datetime").datetime(1, 1, 1)))
+def test_issued_at_accepts_every_real_instant(moment) -> None:
+    from plangate.approval.contract import is_utc_timestamp
+
+    assert is_utc_timestamp(moment.strftime("%Y-%m-%dT%H:%M:%SZ").rjust(20, "0"))

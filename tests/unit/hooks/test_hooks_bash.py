@@ -134,14 +134,14 @@ WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz._-/", min_size=1, max_size=1
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.text(max_size=80))
 def test_never_raises_on_arbitrary_text(text: str) -> None:
     analysis = analyse(text)
     assert analysis.kind in (R, W, U)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.sampled_from(["ls", "cat a", "grep x y", "git status", "echo hi"]), WORD)
 def test_any_redirect_is_a_write_of_its_target(reader: str, target: str) -> None:
     assume(not is_device_sink(target))
@@ -149,14 +149,14 @@ def test_any_redirect_is_a_write_of_its_target(reader: str, target: str) -> None
     assert target in analysis.writes or analysis.kind is U
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.text(max_size=30), st.text(max_size=30))
 def test_substitution_is_never_read_only(before: str, inner: str) -> None:
     analysis = analyse(f"{before} $({inner})")
     assert analysis.kind is U
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     st.sampled_from(["ls", "git status", "cat a"]), st.sampled_from(["&&", "||", ";", "|"]), WORD
 )

@@ -226,7 +226,7 @@ SEGMENT = st.text(
 PATH = st.lists(SEGMENT, min_size=1, max_size=4).map("/".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(PATH)
 def test_protected_paths_are_never_allowed(path: str) -> None:
     protected = f"{path}/CLAUDE.md"
@@ -236,7 +236,7 @@ def test_protected_paths_are_never_allowed(path: str) -> None:
     assert decide(facts, write(protected)).verdict == DENY
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(PATH)
 def test_without_task_nothing_outside_planning_files_is_allowed(path: str) -> None:
     result = decide(NO_TASK, write(path))
@@ -244,7 +244,7 @@ def test_without_task_nothing_outside_planning_files_is_allowed(path: str) -> No
         assert planning_file_task(path) is not None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(PATH)
 def test_with_task_an_allow_is_always_inside_scope(path: str) -> None:
     from plangate.paths import match_any

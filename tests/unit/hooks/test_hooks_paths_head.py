@@ -6,10 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import commit_all, git
 from plangate.hooks.githead import git_dirs, read_head
 from plangate.hooks.paths import (
     TargetRejected,
@@ -100,7 +100,7 @@ RAW = st.lists(
 
 
 @settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(RAW, st.booleans())
 def test_result_is_always_canonical_and_inside(root: str, raw: str, absolute: bool) -> None:

@@ -486,3 +486,11 @@ def test_baseline_credited_with_a_detection_seen_in_any_trial() -> None:
     result = decide(evaluation(trials=outcomes))
     assert result.verdict == "FAIL"
     assert result.codes == ("BASELINE_DETECTION_POWER_REGRESSION",)
+
+
+def test_tampering_reported_by_the_service_is_fail_with_human_required() -> None:
+    problem = Reason("BASELINE_WORKTREE_MODIFIED", "the baseline worktree changed")
+    result = decide(evaluation(tamper_problems=(problem,)))
+    assert result.verdict == "FAIL"
+    assert result.codes == ("BASELINE_WORKTREE_MODIFIED",)
+    assert result.facts["policy_verdict"] == "HUMAN_REQUIRED"

@@ -1,0 +1,42 @@
+"""The shipped Claude Code plugin and the composite GitHub Action are well-formed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from plangate.hooks.install import MARKER
+
+ROOT = Path(__file__).resolve().parents[3]
+PLUGIN = ROOT / "src" / "plangate" / "resources" / "claude-plugin"
+
+
+def test_plugin_manifest_copies_are_identical() -> None:
+    packaged = json.loads((PLUGIN / "plugin.json").read_text())
+    layout = json.loads((PLUGIN / ".claude-plugin" / "plugin.json").read_text())
+    assert packaged == layout
+    assert packaged["name"] == "plangate"
+
+
+def test_plugin_hooks_cover_every_event_and_fail_closed() -> None:
+    config = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())
+    hooks = config["hooks"]
+    assert set(hooks) == {"PreToolUse", "PostToolUse", "Stop", "SubagentStop"}
+    assert hooks["PreToolUse"][0]["matcher"] == "*"
+    for groups in hooks.values():
+        for group in groups:
+            for hook in group["hooks"]:
+                assert hook["type"] == "command"
+                assert hook["command"].startswith("plangate hook claude || exit 2")
+                assert MARKER in hook["command"]
+
+
+def test_action_runs_the_ci_check() -> None:
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    assert action["runs"]["using"] == "composite"
+    scripts = "\n".join(step.get("run", "") for step in action["runs"]["steps"])
+    assert 'plangate ci check --base "$BASE" --head "$HEAD" --json' in scripts
+    assert set(action["inputs"]) >= {"base", "head"}
+    assert action["outputs"]["verdict"]["value"] == "${{ steps.check.outputs.verdict }}"

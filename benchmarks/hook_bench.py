@@ -113,7 +113,13 @@ def _time(
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if proc.returncode not in (0, 2):
+        sys.stderr.write(proc.stderr.decode("utf-8", "replace"))
+    _LAST_STDERR[0] = proc.stderr.decode("utf-8", "replace")
     return wall, cpu, proc.returncode
+
+
+_LAST_STDERR = [""]
 
 
 def _p95(values: list[float]) -> float:
@@ -165,7 +171,8 @@ def main() -> int:
                 base_cpu.append(cpu)
                 wall, cpu, code = _time(hook_argv, payload, env, repo)
                 if code != expected:
-                    raise SystemExit(f"{name}: hook exited {code}, expected {expected}")
+                    raise SystemExit(f"{name}: hook exited {code}, expected {expected}: "
+                                     f"{_LAST_STDERR[0]}")
                 hook_times.append(wall)
                 hook_cpu.append(cpu)
             row = {

@@ -75,16 +75,23 @@ def read_regular_file(path: str | os.PathLike[str], max_bytes: int) -> FileRead:
             return FileRead(
                 FileState.TOO_LARGE, detail=f"is {info.st_size} bytes (limit {max_bytes})"
             )
+        # Ask for one byte more than the bound: getting it means the file grew
+        # past the limit. On a regular file a short read happens only at its
+        # end, so one read usually suffices (no second read just to see EOF).
+        want = max_bytes + 1
         chunks: list[bytes] = []
         total = 0
-        while True:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
+        while total < want:
+            # Size the first request from fstat (a huge buffer per read is slow);
+            # if the file grew meanwhile, keep reading in bounded chunks.
+            request = min(want - total, (info.st_size + 1) if not chunks else 65536)
+            chunk = os.read(fd, request)
             total += len(chunk)
-            if total > max_bytes:
-                return FileRead(FileState.TOO_LARGE, detail=f"grew past the limit {max_bytes}")
             chunks.append(chunk)
+            if len(chunk) < request:
+                break
+        if total > max_bytes:
+            return FileRead(FileState.TOO_LARGE, detail=f"grew past the limit {max_bytes}")
         return FileRead(FileState.OK, data=b"".join(chunks))
     except OSError as exc:
         return FileRead(FileState.UNREADABLE, detail=exc.strerror or str(exc))

@@ -37,7 +37,8 @@ def run(argv: list[str], ctx: Context) -> int:
         raise UsageError("HOOKS_NO_HOST", "name at least one host",
                          "pass --claude, --codex, --cursor, --git or --all")
     root = Git(ctx.cwd).toplevel()
-    changes = apply(root, hosts, install=args.action == "install", python=args.python)
+    changes = apply(root, hosts, install=args.action == "install", python=args.python,
+                    env=ctx.env)
     if args.json:
         print_json(ctx, {
             "verdict": "ACCEPTED", "reasons": [], "action": args.action,

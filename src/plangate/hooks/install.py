@@ -264,10 +264,25 @@ def _apply_git(root: Path, *, install: bool, python: str | None) -> list[Change]
     return changes
 
 
+def ensure_ledger(root: Path, env: Mapping[str, str], hosts: list[str]) -> None:
+    """Create the ledger if needed and record the installation (hooks never create it)."""
+    from plangate.ledger import open_ledger
+
+    with open_ledger(root, env) as ledger:
+        ledger.append("hooks_installed", "-", {"hosts": sorted(hosts)})
+
+
 def apply(
-    root: Path, hosts: list[str], *, install: bool, python: str | None = None
+    root: Path, hosts: list[str], *, install: bool, python: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> list[Change]:
-    """Install (or uninstall) PlanGate's hooks for ``hosts`` in the repository at ``root``."""
+    """Install (or uninstall) PlanGate's hooks for ``hosts`` in the repository at ``root``.
+
+    Installing also creates the ledger (when missing) and records the installation:
+    the hooks themselves refuse to start a new ledger.
+    """
+    if install:
+        ensure_ledger(root, {} if env is None else env, hosts)
     changes: list[Change] = []
     for host in hosts:
         if host == "git":

@@ -11,7 +11,10 @@ Where the active task comes from (docs/agents.md, "The active task"):
 
 Every decision is appended to the ledger as kind ``hook_decision``. A ledger
 that cannot be opened or written turns the decision into a deny
-(``HOOK_LEDGER_UNAVAILABLE``): an unrecorded allow is not an allow.
+(``HOOK_LEDGER_UNAVAILABLE``): an unrecorded allow is not an allow. A SQLite
+ledger file that does not exist is not created here (``HOOK_LEDGER_MISSING``):
+a deleted ledger must not quietly restart as an empty chain. ``plangate hooks
+install`` creates it.
 """
 
 # ruff: noqa: PTH111, PTH112, PTH117, PTH118, PTH120, PTH208
@@ -412,10 +415,18 @@ def evaluate(
             "run the agent inside the repository",
         )
     action = build_action(request, root)
-    from plangate.ledger import LedgerError, open_ledger
+    from plangate.ledger import LedgerError, open_location, resolve_location
 
     try:
-        ledger = open_ledger(Path(root), env)
+        location = resolve_location(Path(root), env)
+        if location.backend == "sqlite" and not os.path.lexists(location.target):
+            # A ledger that vanished must not silently restart as a new, empty chain.
+            return deny_result(
+                "HOOK_LEDGER_MISSING",
+                f"the ledger {location.target} does not exist, so no decision can be recorded",
+                "a human runs 'plangate hooks install' (it creates the ledger) or restores it",
+            )
+        ledger = open_location(location)
     except (LedgerError, PlanGateError, OSError) as exc:
         return deny_result(
             "HOOK_LEDGER_UNAVAILABLE",

@@ -16,11 +16,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from plangate.canonical import digest
+from plangate.canonical import digest, is_digest, sha256_digest
 from plangate.fsutil import FileRead, FileState
 from plangate.plan.markers import C1, C2, MarkerResult, read_marker
 from plangate.snapshot import ARTIFACTS, TaskSnapshot
 from plangate.verdict import Reason
+
+_ARTIFACT_SET = frozenset(ARTIFACTS)
 
 _STATE_CODES = {
     FileState.MISSING: ("ARTIFACT_MISSING", "does not exist"),
@@ -59,7 +61,17 @@ def presence_reasons(artifacts: Mapping[str, FileRead]) -> list[Reason]:
 
 
 def plan_package_hash(artifact_hashes: Mapping[str, str]) -> str:
-    """Digest of the canonical JSON of ``artifact_hashes``."""
+    """Digest of the canonical JSON of ``artifact_hashes``.
+
+    For the usual map (the six artifact names to well-formed digests, all plain
+    ASCII needing no escapes) the canonical text is built directly; anything
+    else goes through :func:`plangate.canonical.digest`. A test pins the two.
+    """
+    if set(artifact_hashes) <= _ARTIFACT_SET and all(
+        is_digest(v) for v in artifact_hashes.values()
+    ):
+        body = ",".join(f'"{k}":"{artifact_hashes[k]}"' for k in sorted(artifact_hashes))
+        return sha256_digest(("{" + body + "}").encode("ascii"))
     return digest(dict(artifact_hashes))
 
 

@@ -80,6 +80,15 @@ def approved_repo(repo: Path, task_id: str = "TASK-0001") -> Path:
     return repo
 
 
+def init_ledger(repo: Path) -> Path:
+    """Create the repository's ledger (as 'plangate hooks install' does); return ``repo``."""
+    from plangate.ledger import open_ledger
+
+    with open_ledger(repo, {}) as ledger:
+        ledger.append("hooks_installed", "-", {"hosts": ["test"]})
+    return repo
+
+
 def ledger_decisions(repo: Path) -> list[dict[str, Any]]:
     """Payloads of every ``hook_decision`` entry in the repository's ledger."""
     from plangate.ledger import open_ledger

@@ -119,3 +119,18 @@ def test_issued_at_accepts_every_real_instant(moment) -> None:
     from plangate.approval.contract import is_utc_timestamp
 
     assert is_utc_timestamp(moment.strftime("%Y-%m-%dT%H:%M:%SZ").rjust(20, "0"))
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            ["pbi-input.md", "plan.md", "todo.md", "test-cases.md", "review-self.md", "review-external.md"]
+        ),
+        st.text("0123456789abcdef", min_size=64, max_size=64).map(lambda h: "sha256:" + h),
+    )
+)
+def test_plan_package_hash_shortcut_equals_the_canonical_digest(hashes: dict[str, str]) -> None:
+    from plangate.canonical import digest
+    from plangate.plan.package import plan_package_hash
+
+    assert plan_package_hash(hashes) == digest(hashes)

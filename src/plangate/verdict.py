@@ -79,6 +79,13 @@ _EXIT_BY_VERDICT: dict[str, ExitCode] = {
     "INCONCLUSIVE": ExitCode.INCONCLUSIVE,
     "PARTIAL": ExitCode.INCONCLUSIVE,
     "NOT_READY": ExitCode.INCONCLUSIVE,
+    # Delivery's waiting and repair states: not yet ready (issue 5).
+    "WAITING_FOR_CHECKS": ExitCode.INCONCLUSIVE,
+    "WAITING_FOR_REVIEW": ExitCode.INCONCLUSIVE,
+    "CHECKS_FAILED": ExitCode.INCONCLUSIVE,
+    "CONFLICT": ExitCode.INCONCLUSIVE,
+    "REVIEW_REPAIR": ExitCode.INCONCLUSIVE,
+    "MERGE_READY_CANDIDATE": ExitCode.INCONCLUSIVE,
 }
 
 

@@ -24,7 +24,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "integration" / "hooks"))
 
-from hooks_testkit import hook_env, run_hook
+from hooks_testkit import hook_env, init_ledger, run_hook
 
 from conftest import commit_all, git
 from taskkit import approve_task, make_task
@@ -316,6 +316,8 @@ def _build_repo(base: Path, approved: bool) -> Path:
     if approved:
         make_task(repo, "TASK-0001")
         approve_task(repo, "TASK-0001")
+    else:
+        init_ledger(repo)  # what 'plangate hooks install' does
     return repo
 
 

@@ -11,6 +11,7 @@ from hooks_testkit import (
     approved_repo,
     claude_payload,
     hook_env,
+    init_ledger,
     ledger_decisions,
     run_hook,
 )
@@ -82,6 +83,7 @@ def test_approvals_file_is_denied(repo: Path) -> None:
 
 
 def test_no_task_allows_planning_files_only(git_repo: Path) -> None:
+    init_ledger(git_repo)
     assert _write(git_repo, "docs/working/TASK-0002/plan.md", task=None).code == 0
     denied = _write(git_repo, "src/app.py", task=None)
     assert _codes(denied.err) == ["HOOK_NO_ACTIVE_TASK"]
@@ -293,6 +295,7 @@ def test_linked_worktree_uses_its_own_root(repo: Path, tmp_path: Path) -> None:
     commit_all(repo, "record")
     wt = tmp_path / "wt"
     git(repo, "worktree", "add", "-q", "--detach", str(wt))
+    init_ledger(wt)  # each working tree keeps its own (untracked) ledger
     inside = claude_payload(
         "PreToolUse", wt, "Write", {"file_path": str(wt / "docs/working/TASK-0009/plan.md")}
     )
@@ -316,3 +319,12 @@ def test_cwd_outside_any_repository_denies(tmp_path: Path) -> None:
     payload = claude_payload("PreToolUse", lonely, "Write", {"file_path": "a.txt"})
     result = run_hook(lonely, "claude", payload)
     assert _codes(result.err) == ["HOOK_NOT_IN_REPOSITORY"]
+
+
+def test_missing_ledger_denies_and_is_not_recreated(git_repo: Path) -> None:
+    result = _write(git_repo, "docs/working/TASK-0002/plan.md", task=None)
+    assert result.code == 2
+    assert _codes(result.err) == ["HOOK_LEDGER_MISSING"]
+    assert not (git_repo / ".plangate" / "ledger.sqlite3").exists()
+    init_ledger(git_repo)
+    assert _write(git_repo, "docs/working/TASK-0002/plan.md", task=None).code == 0

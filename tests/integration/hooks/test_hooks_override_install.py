@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from hooks_testkit import approved_repo, claude_payload, hook_env, run_hook
+from hooks_testkit import approved_repo, claude_payload, hook_env, init_ledger, run_hook
 
 from conftest import CliResult
 from plangate.cli.context import Context
@@ -126,6 +126,7 @@ def test_expired_grant_no_longer_lifts(repo: Path) -> None:
 
 
 def test_grant_without_a_task_lifts_no_active_task(git_repo: Path) -> None:
+    init_ledger(git_repo)
     assert "HOOK_NO_ACTIVE_TASK" in _write(git_repo, "notes/todo.txt", task=None).err
     _override(git_repo, "grant", "--paths", "notes/**", "--minutes", "5", "--reason", "notes")
     assert _write(git_repo, "notes/todo.txt", task=None).code == 0

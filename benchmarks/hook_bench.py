@@ -3,8 +3,8 @@
 ``python -m plangate.hooks claude`` is the command ``plangate hooks install``
 writes (``plangate hook claude`` gives the same bytes through the full CLI).
 
-Both sides are separate processes started with the interpreter's real path
-(``os.path.realpath(sys.executable)``: a version-manager shim would add tens of
+Both sides are separate processes started with the interpreter binary itself
+(``_bench_common.real_python``: a version-manager shim would add tens of
 milliseconds to both and hide the difference), fed the same payload, measured
 in the same run, interleaved call by call so that machine noise hits both
 alike. The baseline is ``python3 -c "import json,sys; json.load(sys.stdin)"``.
@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import resource
 import statistics
 import subprocess
@@ -33,6 +32,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _bench_common import REPO_ROOT, bench_env, real_python
+
+sys.path.insert(0, str(REPO_ROOT / "src"))
 
 PLAN_MD = """# Plan
 
@@ -133,19 +136,14 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    python = os.path.realpath(sys.executable)
-    src = str(Path(__file__).resolve().parents[1] / "src")
-    base_env = {k: v for k, v in os.environ.items()
-                if not k.startswith(("PLANGATE_", "CLAUDE", "CODEX", "CURSOR"))
-                and k != "PYTHONDONTWRITEBYTECODE"}
-    base_env["PYTHONPATH"] = src + os.pathsep + base_env.get("PYTHONPATH", "")
+    python = real_python()
+    # bench_env() byte-compiles plangate first (as pip install does) and drops PLANGATE_*.
+    base_env = {k: v for k, v in bench_env().items()
+                if not k.startswith(("CLAUDE", "CODEX", "CURSOR"))}
     baseline_argv = [python, "-c", "import json,sys; json.load(sys.stdin)"]
     hook_argv = [python, "-m", "plangate.hooks", "claude"]
     report: dict[str, object] = {"python": python, "calls": args.calls, "scenarios": {}}
     with tempfile.TemporaryDirectory(prefix="plangate-bench-") as tmp:
-        # An installed package has its bytecode compiled at install time; a checkout
-        # run with PYTHONDONTWRITEBYTECODE would recompile every module on every call.
-        base_env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
         repo = build_repo(Path(tmp))
         scenarios = [
             ("task-write", _payload(repo, "Write", {"file_path": str(repo / "src/app.py"),

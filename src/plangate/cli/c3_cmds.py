@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from plangate import __version__
 from plangate.cli.context import Context
@@ -12,6 +12,9 @@ from plangate.errors import InputRejected, UsageError
 from plangate.fsutil import read_regular_file
 from plangate.snapshot import check_task_id, find_repo_root
 from plangate.verdict import Result
+
+if TYPE_CHECKING:
+    import argparse
 
 VERIFY_EXIT_HELP = (
     "exit codes: 0 accepted (c3-prime AUTO_APPROVED, or legacy APPROVED with a current "
@@ -27,6 +30,8 @@ ISSUE_EXIT_HELP = (
 
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse  # lazy: the common 'verify' form never needs it (see _fast_verify_args)
+
     parser = argparse.ArgumentParser(
         prog="plangate c3", description="Issue or verify the c3-prime record approvals/c3.json."
     )
@@ -79,21 +84,67 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _fast_verify_args(args: list[str]) -> tuple[str, str | None, bool] | None:
+    """``(task, expected_sha, as_json)`` for the plain ``verify`` form, else None.
+
+    ``c3 verify`` is on the exec and hook hot path, where building the argparse
+    parser (and its gettext lookups) costs more than the decision itself. This
+    recognises only ``verify TASK [--json] [--expected-sha SHA | --expected-sha=SHA]``
+    in any order, each option at most once, where no value starts with ``-``;
+    argparse parses exactly these the same way. Anything else (help, abbreviated
+    or repeated options, ``--``, dash-leading values, errors) returns None and
+    goes through argparse, so messages and exit codes stay argparse's own.
+    """
+    if len(args) < 2 or args[0] != "verify":
+        return None
+    task: str | None = None
+    expected_sha: str | None = None
+    seen_sha = as_json = False
+    index = 1
+    while index < len(args):
+        word = args[index]
+        index += 1
+        if word == "--json" and not as_json:
+            as_json = True
+        elif word == "--expected-sha" and not seen_sha and index < len(args):
+            expected_sha, seen_sha = args[index], True
+            index += 1
+            if expected_sha.startswith("-"):
+                return None
+        elif word.startswith("--expected-sha=") and not seen_sha:
+            expected_sha, seen_sha = word[len("--expected-sha="):], True
+        elif not word.startswith("-") and task is None:
+            task = word
+        else:
+            return None
+    if task is None:
+        return None
+    return task, expected_sha, as_json
+
+
 def run(argv: list[str], ctx: Context) -> int:
     """Entry point of ``plangate c3``."""
+    fast = _fast_verify_args(argv[1:])
+    if fast is not None:
+        task, expected_sha, as_json = fast
+        repo_root = find_repo_root(ctx.cwd)
+        task_id = check_task_id(task)
+        return _verify(ctx, repo_root, task_id, expected_sha=expected_sha, as_json=as_json)
     args = _parser().parse_args(argv[1:])
     repo_root = find_repo_root(ctx.cwd)
     task_id = check_task_id(args.task)
     if args.action == "verify":
-        return _verify(ctx, repo_root, task_id, args)
+        return _verify(ctx, repo_root, task_id, expected_sha=args.expected_sha, as_json=args.json)
     return _issue(ctx, repo_root, task_id, args)
 
 
-def _verify(ctx: Context, repo_root: Path, task_id: str, args: argparse.Namespace) -> int:
+def _verify(
+    ctx: Context, repo_root: Path, task_id: str, *, expected_sha: str | None, as_json: bool
+) -> int:
     from plangate.approval.service import verify_task
 
-    result = verify_task(repo_root, task_id, expected_sha=args.expected_sha)
-    if args.json:
+    result = verify_task(repo_root, task_id, expected_sha=expected_sha)
+    if as_json:
         out = result.to_json()
         out["kind"] = result.facts.get("kind")
         out["facts"] = {k: v for k, v in result.facts.items() if k != "record"}

@@ -107,8 +107,10 @@ class _State:
         # Directory changed into with 'cd' ('' = the tool's directory, None = unknown).
         self.cwd_prefix = cwd_prefix
 
-    def write(self, raw: str) -> None:
-        if is_device_sink(raw):
+    def write(self, raw: str, *, sink_ok: bool = False) -> None:
+        # Redirecting into /dev/null or tee-ing to /dev/stderr writes no file; 'rm
+        # /dev/null' or 'touch /dev/stderr' does touch one outside the repository.
+        if sink_ok and is_device_sink(raw):
             return
         if raw == "" or "$" in raw or "`" in raw or any(c in raw for c in "*?[]{}"):
             self.problems.append(f"write target {raw!r} is not a literal path")
@@ -237,7 +239,7 @@ def _take_redirections(words: list[str], state: _State) -> list[str]:
             target = words[index + 1]
             # '2>&1' duplicates a descriptor; it writes no file.
             if not (word == ">&" and (target.isdigit() or target == "-")):
-                state.write(target)
+                state.write(target, sink_ok=True)
             index += 2
             # Drop the descriptor number written before the operator ('2>file').
             if out and out[-1].isdigit() and word != "&>":
@@ -319,7 +321,7 @@ def _simple_command(words: list[str], state: _State, depth: int) -> None:
         return
     if program == "tee":
         for path in _operands(args):
-            state.write(path)
+            state.write(path, sink_ok=True)
         return
     if program in ("cp", "install"):
         _copy_like(args, state, moves=False)

@@ -19,7 +19,8 @@ Files written (atomically):
 - ``--codex``: ``.codex/hooks.json`` ``hooks.PreToolUse``, ``hooks.PostToolUse``,
   ``hooks.Stop`` (no matcher: every tool, ``apply_patch`` included);
 - ``--cursor``: ``.cursor/hooks.json`` (``version: 1``) ``beforeShellExecution``,
-  ``preToolUse``, ``beforeMCPExecution``, ``afterFileEdit``, ``stop``;
+  ``preToolUse``, ``beforeMCPExecution``, ``afterFileEdit``, ``stop``, each with
+  ``failClosed: true`` (Cursor otherwise lets a failed hook pass);
 - ``--git``: ``pre-commit`` and ``pre-push`` in git's hooks directory (as git
   resolves it: ``core.hooksPath``, linked worktrees). An existing hook that is
   not PlanGate's is never overwritten: install refuses and says how to chain it.
@@ -181,7 +182,8 @@ def _cursor_config(
                                 "fix the file by hand")
         kept = [e for e in entries if not is_managed(e)]
         if install:
-            kept.append({"command": hook_command("cursor", python)})
+            # failClosed: a hook that crashes or prints no answer blocks instead of passing.
+            kept.append({"command": hook_command("cursor", python), "failClosed": True})
         if kept:
             hooks[event] = kept
         else:

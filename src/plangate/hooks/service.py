@@ -402,6 +402,19 @@ def _spend_one_shots(
     return result
 
 
+def _decide_request(
+    request: HookRequest, root: str, env: Mapping[str, str], ledger: Ledger, moment: datetime
+) -> Result:
+    action = build_action(request, root)
+    if action.kind is ActionKind.READ:
+        return decide(Facts(surfaces=()), action)
+    facts = gather_facts(root, env, ledger, moment)
+    result = decide(facts, action)
+    if result.facts.get("overrides_used"):
+        result = _spend_one_shots(ledger, root, facts, action, result=result, now=moment)
+    return result
+
+
 def evaluate(
     request: HookRequest, env: Mapping[str, str], *, now: datetime | None = None
 ) -> Result:
@@ -414,7 +427,6 @@ def evaluate(
             f"the tool's directory {request.cwd!r} is not inside a git working tree",
             "run the agent inside the repository",
         )
-    action = build_action(request, root)
     from plangate.ledger import LedgerError, open_location, resolve_location
 
     try:
@@ -436,17 +448,15 @@ def evaluate(
     task_id: str | None = None
     try:
         with ledger:
-            if action.kind is ActionKind.READ:
-                result = decide(Facts(surfaces=()), action)
-            else:
-                facts = gather_facts(root, env, ledger, moment)
-                task_id = facts.task.task_id if facts.task else None
-                result = decide(facts, action)
-                if result.facts.get("overrides_used"):
-                    result = _spend_one_shots(
-                        ledger, root, facts, action, result=result, now=moment
-                    )
-            _record(ledger, request, result, task_id)
+            try:
+                result = _decide_request(request, root, env, ledger, moment)
+            except LedgerError:
+                raise
+            except PlanGateError as exc:
+                # git or a file failed while reading facts: a recorded deny, never an allow.
+                result = deny_result(exc.code, exc.message, exc.hint)
+            task_id = result.facts.get("task")
+            _record(ledger, request, result, task_id if isinstance(task_id, str) else None)
     except (LedgerError, OSError) as exc:
         return deny_result(
             "HOOK_LEDGER_UNAVAILABLE",

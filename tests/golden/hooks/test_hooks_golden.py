@@ -85,6 +85,11 @@ def corrupt_ledger(repo: Path, _mp: pytest.MonkeyPatch) -> None:
     ledger.write_bytes(b"garbage, not SQLite\n" * 64)
 
 
+def missing_ledger(repo: Path, _mp: pytest.MonkeyPatch) -> None:
+    for name in ("ledger.sqlite3", "ledger.sqlite3-wal", "ledger.sqlite3-shm"):
+        (repo / ".plangate" / name).unlink(missing_ok=True)
+
+
 def decision_raises(_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from plangate.hooks import service
 
@@ -188,6 +193,12 @@ CASES: list[Case] = [
         "claude",
         pre("Write", file_path="src/app.py"),
         setup=corrupt_ledger,
+    ),
+    Case(
+        "claude_deny_missing_ledger",
+        "claude",
+        pre("Write", file_path="src/app.py"),
+        setup=missing_ledger,
     ),
     Case(
         "claude_deny_exception_in_decision",

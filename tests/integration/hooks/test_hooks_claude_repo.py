@@ -328,3 +328,23 @@ def test_missing_ledger_denies_and_is_not_recreated(git_repo: Path) -> None:
     assert not (git_repo / ".plangate" / "ledger.sqlite3").exists()
     init_ledger(git_repo)
     assert _write(git_repo, "docs/working/TASK-0002/plan.md", task=None).code == 0
+
+
+def test_hook_without_a_known_host_blocks(git_repo: Path, run_cli) -> None:
+    for argv in (("hook",), ("hook", "vim"), ("hook", "claude", "extra")):
+        result = run_cli(git_repo, *argv)
+        assert result.code == 2
+        assert "HOOK_USAGE" in result.err
+
+
+def test_module_entry_point_prints_the_same_bytes(repo: Path) -> None:
+    import subprocess
+    import sys
+
+    payload = claude_payload("PreToolUse", repo, "Write", {"file_path": "CLAUDE.md"})
+    in_process = run_hook(repo, "claude", payload, hook_env("TASK-0001"))
+    proc = subprocess.run([sys.executable, "-m", "plangate.hooks", "claude"], input=payload,
+                          cwd=repo, env=hook_env("TASK-0001"), capture_output=True, check=False)
+    assert proc.returncode == in_process.code == 2
+    assert proc.stdout.decode() == in_process.out
+    assert proc.stderr.decode() == in_process.err

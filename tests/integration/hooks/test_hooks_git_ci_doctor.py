@@ -209,3 +209,40 @@ def test_installed_command_turns_a_crash_into_exit_two(git_repo: Path) -> None:
         check=False,
     )
     assert proc.returncode == 2
+
+
+def test_pre_push_of_a_new_branch_compares_with_the_remote_history(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(git_repo, "remote", "add", "origin", str(remote))
+    assert _git_proc(git_repo, "push", "-q", "origin", "main").returncode == 0
+    apply(git_repo, ["git"], install=True)
+    git(git_repo, "checkout", "-q", "-b", "feature")
+    make_task(git_repo, "TASK-0005", commit=False)
+    git(git_repo, "add", "-A", "docs/working")
+    assert _git_proc(git_repo, "commit", "-q", "-m", "plan only").returncode == 0
+    # Only planning files since the remote's main: the new branch may be pushed.
+    assert _git_proc(git_repo, "push", "-q", "origin", "feature").returncode == 0
+    (git_repo / "code.py").write_text("x\n")
+    git(git_repo, "add", "code.py")
+    assert _git_proc(git_repo, "commit", "-q", "--no-verify", "-m", "code").returncode == 0
+    git(git_repo, "checkout", "-q", "-b", "feature2")
+    pushed = _git_proc(git_repo, "push", "-q", "origin", "feature2")
+    assert pushed.returncode != 0
+    assert b"HOOK_NO_ACTIVE_TASK" in pushed.stderr
+    assert b"code.py" in pushed.stderr
+
+
+def test_hooks_install_cli_creates_the_ledger(git_repo: Path, run_cli) -> None:
+    from plangate.ledger import open_ledger
+
+    result = run_cli(git_repo, "hooks", "install", "--claude", "--json")
+    assert result.code == 0, result.err
+    body = json.loads(result.out)
+    assert body["changes"][0]["action"] == "written"
+    with open_ledger(git_repo, {}, create=False) as ledger:
+        entries = ledger.entries(kind="hooks_installed")
+    assert [e.payload["hosts"] for e in entries] == [["claude"]]
+    assert run_cli(git_repo, "hooks", "install").code == 2

@@ -181,6 +181,8 @@ def test_uninstall_removes_files_it_alone_created(git_repo: Path) -> None:
         "afterFileEdit",
         "stop",
     }
+    entries = [entry for group in cursor["hooks"].values() for entry in group]
+    assert all(entry["failClosed"] is True for entry in entries)
     apply(git_repo, ["codex", "cursor"], install=False)
     assert not (git_repo / ".codex" / "hooks.json").exists()
     assert not (git_repo / ".cursor" / "hooks.json").exists()

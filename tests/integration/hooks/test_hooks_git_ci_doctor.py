@@ -37,12 +37,36 @@ def test_pre_commit_hook_stops_out_of_scope_and_protected_commits(git_repo: Path
     git(repo, "add", "src/app.py")
     ok = _git_proc(repo, "commit", "-q", "-m", "in scope", env_extra=task_env)
     assert ok.returncode == 0, ok.stderr
-    # HEAD moved: the record no longer verifies, so further commits stop.
+    # HEAD moved on from the approved commit by in-scope work: still verified.
     (repo / "src" / "app.py").write_text("x\n")
+    git(repo, "add", "src/app.py")
+    again = _git_proc(repo, "commit", "-q", "-m", "more in scope", env_extra=task_env)
+    assert again.returncode == 0, again.stderr
+    # Someone bypasses the hook with an out-of-scope commit: from then on the
+    # run no longer verifies, so further commits stop.
+    (repo / "notes.txt").write_text("x\n")
+    git(repo, "add", "notes.txt")
+    assert _git_proc(repo, "commit", "-q", "--no-verify", "-m", "sneak").returncode == 0
+    (repo / "src" / "app.py").write_text("y\n")
     git(repo, "add", "src/app.py")
     stale = _git_proc(repo, "commit", "-q", "-m", "stale", env_extra=task_env)
     assert stale.returncode != 0
     assert b"HOOK_TASK_NOT_VERIFIED" in stale.stderr
+    assert b"HOOK_COMMITTED_OUTSIDE_SCOPE" in stale.stderr or b"outside the task's scope" in stale.stderr
+
+
+def test_head_that_does_not_descend_from_the_approved_commit_blocks(git_repo: Path) -> None:
+    repo = approved_repo(git_repo)
+    apply(repo, ["git"], install=True)
+    approved = git(repo, "rev-parse", "HEAD")
+    # History rewritten: same tree, new commit that does not descend from the approval.
+    git(repo, "commit", "-q", "--amend", "--no-verify", "-m", "rewritten")
+    assert approved != git(repo, "rev-parse", "HEAD")
+    (repo / "src" / "app.py").write_text("z\n")
+    git(repo, "add", "src/app.py")
+    proc = _git_proc(repo, "commit", "-q", "-m", "x", env_extra={"PLANGATE_TASK": "TASK-0001"})
+    assert proc.returncode != 0
+    assert b"does not descend from the approved commit" in proc.stderr
 
 
 def test_pre_commit_without_task_allows_planning_files_only(git_repo: Path) -> None:

@@ -145,12 +145,17 @@ def check(cwd: Path, base_rev: str, head_rev: str) -> Result:
                               "paths: " + ", ".join(outside[:8]),
                               "revert them or re-plan the task with a wider scope",
                               tuple(outside)))
+    # A definition with a problem (only the bundled template, or a copy of it:
+    # HO_BOUNDARY_UNDEFINED) still protects its patterns above, but it never
+    # lets a pull request pass: a human must define the repository's surfaces.
+    unresolved = [surfaces.problem] if surfaces.problem is not None and surfaces.entries else []
     if reasons:
         if protected:
             reasons.append(_protected_reason(protected))
-        return Result("REJECTED", tuple(reasons), facts)
-    if protected:
-        return Result("HUMAN_REQUIRED", (_protected_reason(protected),), facts)
+        return Result("REJECTED", (*reasons, *unresolved), facts)
+    if protected or unresolved:
+        found = (_protected_reason(protected),) if protected else ()
+        return Result("HUMAN_REQUIRED", (*found, *unresolved), facts)
     return Result("ACCEPTED", (), facts)
 
 

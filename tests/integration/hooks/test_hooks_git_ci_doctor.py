@@ -101,8 +101,19 @@ def _ci(repo: Path, run_cli, base: str, head: str = "HEAD"):
     return result.code, json.loads(result.out) if result.out else {}
 
 
+def define_surfaces(repo: Path) -> str:
+    """Adopt the bundled template as the repository's own definition; commit; return HEAD."""
+    from plangate.trust.surfaces import bundled_template_bytes
+
+    text = bundled_template_bytes().decode()
+    own = "\n".join(ln for ln in text.splitlines() if "PLANGATE-BUNDLED-TEMPLATE" not in ln)
+    (repo / ".plangate").mkdir(exist_ok=True)
+    (repo / ".plangate" / "protected-surfaces.toml").write_text(own + "\n")
+    return commit_all(repo, "protected surfaces")
+
+
 def test_ci_accepts_in_scope_task_work(git_repo: Path, run_cli) -> None:
-    base = git(git_repo, "rev-parse", "HEAD")
+    base = define_surfaces(git_repo)
     repo = approved_repo(git_repo)
     commit_all(repo, "record")
     (repo / "src" / "app.py").write_text("def greet():\n    return 'hello'\n")
@@ -114,7 +125,7 @@ def test_ci_accepts_in_scope_task_work(git_repo: Path, run_cli) -> None:
 
 
 def test_ci_rejects_out_of_scope_and_escalates_protected(git_repo: Path, run_cli) -> None:
-    base = git(git_repo, "rev-parse", "HEAD")
+    base = define_surfaces(git_repo)
     repo = approved_repo(git_repo)
     commit_all(repo, "record")
     (repo / "stray.py").write_text("x\n")
@@ -128,7 +139,7 @@ def test_ci_rejects_out_of_scope_and_escalates_protected(git_repo: Path, run_cli
 
 
 def test_ci_protected_only_needs_a_human(git_repo: Path, run_cli) -> None:
-    base = git(git_repo, "rev-parse", "HEAD")
+    base = define_surfaces(git_repo)
     make_task(git_repo, "TASK-0003", plan_md=None or _plan_with("AGENTS.md"))
     approve_task(git_repo, "TASK-0003")
     commit_all(git_repo, "record")
@@ -146,7 +157,7 @@ def _plan_with(path: str) -> str:
 
 
 def test_ci_rejects_code_without_a_task(git_repo: Path, run_cli) -> None:
-    base = git(git_repo, "rev-parse", "HEAD")
+    base = define_surfaces(git_repo)
     (git_repo / "feature.py").write_text("x\n")
     commit_all(git_repo, "work")
     code, body = _ci(git_repo, run_cli, base)
@@ -154,8 +165,19 @@ def test_ci_rejects_code_without_a_task(git_repo: Path, run_cli) -> None:
     assert [r["code"] for r in body["reasons"]] == ["CI_NO_TASK"]
 
 
-def test_ci_rejects_a_tampered_plan(git_repo: Path, run_cli) -> None:
+def test_ci_with_only_the_bundled_template_needs_a_human(git_repo: Path, run_cli) -> None:
     base = git(git_repo, "rev-parse", "HEAD")
+    repo = approved_repo(git_repo)
+    commit_all(repo, "record")
+    (repo / "src" / "app.py").write_text("def greet():\n    return 'hello'\n")
+    commit_all(repo, "work")
+    code, body = _ci(repo, run_cli, base)
+    assert code == 3, body
+    assert [r["code"] for r in body["reasons"]] == ["HO_BOUNDARY_UNDEFINED"]
+
+
+def test_ci_rejects_a_tampered_plan(git_repo: Path, run_cli) -> None:
+    base = define_surfaces(git_repo)
     repo = approved_repo(git_repo)
     plan = repo / "docs" / "working" / "TASK-0001" / "plan.md"
     plan.write_text(plan.read_text().replace("`src/app.py`", "`**`"))

@@ -40,6 +40,13 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
             "PLANGATE_TEST_PG_URL",
         ):
             monkeypatch.delenv(key, raising=False)
+    # CI itself sets agent/automation markers (CI=true, GITHUB_ACTIONS...); tests that
+    # need them set them explicitly, so the suite behaves the same locally and in CI.
+    from plangate.hooks.override import AGENT_MARKER_PREFIXES, AGENT_MARKERS
+
+    for key in list(os.environ):
+        if key in AGENT_MARKERS or key.startswith(AGENT_MARKER_PREFIXES):
+            monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Author")
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "author@example.invalid")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Author")

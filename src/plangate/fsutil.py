@@ -47,13 +47,16 @@ class FileRead(NamedTuple):
         return self.state is FileState.OK
 
 
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
 def read_regular_file(path: str | os.PathLike[str], max_bytes: int) -> FileRead:
     """Read ``path`` once, only if it is a regular file of at most ``max_bytes``.
 
     Never follows a symlink at the last component and never blocks on a FIFO.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, _READ_FLAGS)
     except FileNotFoundError:
         return FileRead(FileState.MISSING, detail="does not exist")
     except OSError as exc:
@@ -71,20 +74,21 @@ def read_regular_file(path: str | os.PathLike[str], max_bytes: int) -> FileRead:
         if not stat.S_ISREG(info.st_mode):
             kind = "directory" if stat.S_ISDIR(info.st_mode) else "FIFO, device or socket"
             return FileRead(FileState.NOT_REGULAR, detail=f"is a {kind}, not a regular file")
-        if info.st_size > max_bytes:
-            return FileRead(
-                FileState.TOO_LARGE, detail=f"is {info.st_size} bytes (limit {max_bytes})"
-            )
-        # Ask for one byte more than the bound: getting it means the file grew
-        # past the limit. On a regular file a short read happens only at its
-        # end, so one read usually suffices (no second read just to see EOF).
+        size = info.st_size
+        if size > max_bytes:
+            return FileRead(FileState.TOO_LARGE, detail=f"is {size} bytes (limit {max_bytes})")
+        # Ask for one byte more than fstat's size (at most the bound + 1): a
+        # short read then means the end of the file, so one read usually
+        # suffices (no second read just to see EOF); getting it all means the
+        # file grew, and bounded chunks follow.
+        first = os.read(fd, size + 1)
+        if len(first) <= size:
+            return _OK_READ(FileRead, (FileState.OK, first, ""))
         want = max_bytes + 1
-        chunks: list[bytes] = []
-        total = 0
+        chunks = [first]
+        total = len(first)
         while total < want:
-            # Size the first request from fstat (a huge buffer per read is slow);
-            # if the file grew meanwhile, keep reading in bounded chunks.
-            request = min(want - total, (info.st_size + 1) if not chunks else 65536)
+            request = min(want - total, 65536)
             chunk = os.read(fd, request)
             total += len(chunk)
             chunks.append(chunk)
@@ -97,6 +101,11 @@ def read_regular_file(path: str | os.PathLike[str], max_bytes: int) -> FileRead:
         return FileRead(FileState.UNREADABLE, detail=exc.strerror or str(exc))
     finally:
         os.close(fd)
+
+
+# FileRead(FileState.OK, data) without the Python-level namedtuple __new__:
+# the same object, built once per file that 'plangate status' reads.
+_OK_READ = tuple.__new__
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -7,6 +7,7 @@ two reads of the same decision.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -105,12 +106,28 @@ class TaskSnapshot(NamedTuple):
         return digest({"task_id": self.task_id, "files": files})
 
 
-def _is_real_directory(path: Path) -> bool:
+def _is_real_directory(path: Path | str) -> bool:
     try:
         info = os.lstat(path)
     except OSError:
         return False
     return stat.S_ISDIR(info.st_mode)
+
+
+# The errors for which pathlib's is_symlink() answers False instead of raising.
+_NOT_A_LINK_ERRNOS = frozenset((errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP))
+
+
+def _is_symlink(path: str) -> bool:
+    """``Path(path).is_symlink()`` without building a Path (same errors raised)."""
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError as exc:
+        if exc.errno not in _NOT_A_LINK_ERRNOS:
+            raise
+        return False
+    except ValueError:
+        return False
 
 
 def read_task_snapshot(task_dir: Path) -> TaskSnapshot:
@@ -121,18 +138,18 @@ def read_task_snapshot(task_dir: Path) -> TaskSnapshot:
     record unreadable (state ``symlink``) rather than followed.
     """
     task_id = task_dir.name
-    if not _is_real_directory(task_dir):
+    # Plain string paths: this runs for every task of 'plangate status'.
+    path = os.fspath(task_dir)
+    if not _is_real_directory(path):
         what = "a symbolic link" if task_dir.is_symlink() else "missing or not a directory"
         raise InputRejected(
             "TASK_DIR_INVALID",
             f"task directory {task_dir} is {what}",
             "create it with 'plangate init TASK-XXXX'",
         )
-    # Plain string joins: this runs for every task of 'plangate status'.
-    base = os.fspath(task_dir).rstrip("/") + "/"
+    base = path.rstrip("/") + "/"
     artifacts = {name: read_regular_file(base + name, MAX_ARTIFACT_BYTES) for name in ARTIFACTS}
-    approvals = task_dir / "approvals"
-    if approvals.is_symlink():
+    if _is_symlink(base + "approvals"):
         record = FileRead(FileState.SYMLINK, detail="approvals/ is a symbolic link")
     else:
         record = read_regular_file(base + RECORD_RELPATH, MAX_RECORD_BYTES)

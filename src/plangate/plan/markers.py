@@ -93,10 +93,16 @@ def _grammar(kind: MarkerKind) -> re.Pattern[str]:
 _GRAMMARS = {kind.name: _grammar(kind) for kind in KINDS}
 
 
+_FOLDED_PREFIXES = {kind.name: f"{kind.name}-verdict".casefold() for kind in KINDS}
+
+
 def _looks_like_marker(line: str, kind: MarkerKind) -> bool:
     # Any line that a human would read as a marker counts, so that near misses
     # (case, indentation, a full-width colon) are ambiguities, not invisible.
-    return line.lstrip().casefold().startswith(f"{kind.name}-verdict".casefold())
+    prefix = _FOLDED_PREFIXES.get(kind.name) or f"{kind.name}-verdict".casefold()
+    # casefold() folds each character on its own into one or more characters,
+    # so only the first len(prefix) characters can decide the prefix test.
+    return line.lstrip()[: len(prefix)].casefold().startswith(prefix)
 
 
 def marker_line(kind: MarkerKind, verdict: str, plan_hash: str) -> str:
@@ -146,7 +152,8 @@ def read_marker(
     lines = text.split("\n")
     grammar = _GRAMMARS[kind.name]
     candidates = [ln for ln in lines if _looks_like_marker(ln, kind)]
-    full = [m for m in (grammar.fullmatch(ln) for ln in lines) if m is not None]
+    # A line in full grammar starts with the prefix, so it is always a candidate.
+    full = [m for m in (grammar.fullmatch(ln) for ln in candidates) if m is not None]
     if not candidates:
         return MarkerResult(
             kind,

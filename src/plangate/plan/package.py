@@ -67,12 +67,21 @@ def plan_package_hash(artifact_hashes: Mapping[str, str]) -> str:
     ASCII needing no escapes) the canonical text is built directly; anything
     else goes through :func:`plangate.canonical.digest`. A test pins the two.
     """
-    if set(artifact_hashes) <= _ARTIFACT_SET and all(
+    if artifact_hashes.keys() <= _ARTIFACT_SET and all(
         is_digest(v) for v in artifact_hashes.values()
     ):
-        body = ",".join(f'"{k}":"{artifact_hashes[k]}"' for k in sorted(artifact_hashes))
-        return sha256_digest(("{" + body + "}").encode("ascii"))
+        return _plain_map_hash(artifact_hashes)
     return digest(dict(artifact_hashes))
+
+
+def _plain_map_hash(artifact_hashes: Mapping[str, str]) -> str:
+    """The canonical-JSON digest of a map of artifact names to well-formed digests.
+
+    Only for maps :func:`plan_package_hash` (or :func:`compute_package`, which
+    builds them from ``sha256_digest``) has checked: no character needs escaping.
+    """
+    body = ",".join(f'"{k}":"{artifact_hashes[k]}"' for k in sorted(artifact_hashes))
+    return sha256_digest(("{" + body + "}").encode("ascii"))
 
 
 class PackageState(NamedTuple):
@@ -116,16 +125,32 @@ class PackageState(NamedTuple):
 
 def compute_package(snapshot: TaskSnapshot) -> PackageState:
     """Presence, hashes and both markers of ``snapshot`` (pure)."""
-    presence = tuple(presence_reasons(snapshot.artifacts))
-    hashes = snapshot.artifact_hashes()
-    plan_bytes = snapshot.artifact("plan.md")
-    plan_hash = hashes.get("plan.md") if plan_bytes else None
-    package_hash = plan_package_hash(hashes) if not presence else None
+    # One pass over the six reads (this runs for every task of 'plangate
+    # status'); the same results as presence_reasons() and
+    # snapshot.artifact_hashes().
+    artifacts = snapshot.artifacts
+    presence: list[Reason] = []
+    hashes: dict[str, str] = {}
+    for name in ARTIFACTS:
+        read = artifacts.get(name)
+        if read is None:
+            read = FileRead(FileState.MISSING)
+        elif read.state is FileState.OK and read.data:
+            hashes[name] = sha256_digest(read.data)
+            continue
+        reason = artifact_reason(name, read)
+        if reason is not None:
+            presence.append(reason)
+        if read.state is FileState.OK and read.data is not None:
+            hashes[name] = sha256_digest(read.data)  # an empty file still has a hash
+    plan_hash = hashes.get("plan.md") if snapshot.artifact("plan.md") else None
+    # Without presence reasons all six are hashed above: well-formed digests.
+    package_hash = _plain_map_hash(hashes) if not presence else None
     c1 = read_marker(C1, snapshot.artifact(C1.filename), plan_hash)
     c2 = read_marker(C2, snapshot.artifact(C2.filename), plan_hash)
     return PackageState(
         task_id=snapshot.task_id,
-        presence=presence,
+        presence=tuple(presence),
         artifact_hashes=hashes if not presence else {},
         plan_hash=plan_hash,
         plan_package_hash=package_hash,

@@ -62,16 +62,19 @@ def _parse_float(text: str) -> float:
 
 
 def _pairs_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
+    out = dict(pairs)
+    if len(out) == len(pairs):  # no key repeated (the common case, decided in C)
+        return out
+    seen: set[str] = set()
+    for key, _value in pairs:
+        if key in seen:
             raise StrictJSONError(
                 "JSON_DUPLICATE_KEY",
                 f"duplicate object key {key!r}",
                 "each key may appear once per object; remove the repeated key",
             )
-        out[key] = value
-    return out
+        seen.add(key)
+    raise AssertionError("unreachable: fewer keys than pairs means a repeated key")
 
 
 def _check_tree(value: Any, depth: int) -> None:
@@ -121,12 +124,7 @@ def strict_loads(data: bytes) -> Any:
             "save the file as UTF-8",
         ) from None
     try:
-        value = json.loads(
-            text,
-            object_pairs_hook=_pairs_without_duplicates,
-            parse_constant=_reject_constant,
-            parse_float=_parse_float,
-        )
+        value = _STRICT_DECODER.decode(text)
     except StrictJSONError:
         raise
     except RecursionError:
@@ -142,12 +140,20 @@ def strict_loads(data: bytes) -> Any:
     # The tree walk is only needed when it could find something: decoded UTF-8
     # holds no surrogates, so a lone one can only come from a \uD8xx-\uDFxx
     # escape, and nesting can never be deeper than the number of brackets.
-    if (
-        text.count("[") + text.count("{") > MAX_DEPTH
-        or _SURROGATE_ESCAPE_RE.search(text) is not None
+    if text.count("[") + text.count("{") > MAX_DEPTH or (
+        "\\u" in text and _SURROGATE_ESCAPE_RE.search(text) is not None
     ):
         _check_tree(value, 0)
     return value
+
+
+# What json.loads(text, **options) would build on every call (a decoder and its
+# C scanner): built once. The scanner keeps no state between documents.
+_STRICT_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs_without_duplicates,
+    parse_constant=_reject_constant,
+    parse_float=_parse_float,
+)
 
 
 def strict_loads_object(data: bytes, what: str = "document") -> dict[str, Any]:

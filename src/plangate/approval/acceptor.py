@@ -30,7 +30,12 @@ from typing import Any, NamedTuple
 from plangate.approval import contract as c
 from plangate.canonical import StrictJSONError, is_digest, strict_loads
 from plangate.fsutil import FileState
-from plangate.plan.package import PackageState, compute_package, plan_package_hash
+from plangate.plan.package import (
+    ARTIFACT_SET,
+    PackageState,
+    compute_package,
+    plan_package_hash_of_digests,
+)
 from plangate.snapshot import ARTIFACTS, TASK_ID_RE, TaskSnapshot
 from plangate.verdict import Reason, Result
 
@@ -55,10 +60,27 @@ def _r(code: str, message: str, hint: str = "") -> Reason:
 REISSUE = "re-run the reviews and issue a new record with 'plangate c3 issue'"
 
 
-def extract_source_sha(record_bytes: bytes | None) -> str | None:
-    """The record's ``source_sha`` when it is a well-formed hex string, else None.
+class ParsedRecord:
+    """Record bytes with their strict parse, made by :func:`parse_record`.
 
-    Used by the service to know what to resolve with git before deciding.
+    Lets a caller that needs the record before verifying it (to resolve
+    ``source_sha`` with git) hand the parse to :func:`verify_snapshot` instead
+    of parsing the same bytes twice. The acceptor uses it only for the very
+    bytes object of the snapshot it verifies (an identity check).
+    """
+
+    __slots__ = ("data", "value")
+
+    def __init__(self, data: bytes, value: dict[str, Any]) -> None:
+        self.data = data
+        self.value = value
+
+
+def parse_record(record_bytes: bytes | None) -> ParsedRecord | None:
+    """The strict parse of record bytes holding a JSON object, else None.
+
+    None covers every parse-level failure (no bytes, invalid JSON, not an
+    object); :func:`verify_snapshot` parses again and reports why.
     """
     if record_bytes is None:
         return None
@@ -68,10 +90,25 @@ def extract_source_sha(record_bytes: bytes | None) -> str | None:
         return None
     if not isinstance(value, dict):
         return None
-    sha = value.get("source_sha")
+    return ParsedRecord(record_bytes, value)
+
+
+def source_sha_of(parsed: ParsedRecord | None) -> str | None:
+    """The parsed record's ``source_sha`` when it is a well-formed hex string, else None."""
+    if parsed is None:
+        return None
+    sha = parsed.value.get("source_sha")
     if isinstance(sha, str) and c.SOURCE_SHA_RE.fullmatch(sha):
         return sha
     return None
+
+
+def extract_source_sha(record_bytes: bytes | None) -> str | None:
+    """The record's ``source_sha`` when it is a well-formed hex string, else None.
+
+    Used by the service to know what to resolve with git before deciding.
+    """
+    return source_sha_of(parse_record(record_bytes))
 
 
 def normalise_evidence_ref(ref: str) -> str:
@@ -134,17 +171,24 @@ def verify_snapshot(
     expected_sha: str | None,
     source: SourceResolution | None,
     package: PackageState | None = None,
+    parsed: ParsedRecord | None = None,
 ) -> Result:
     """Verify the record in ``snapshot``; see the module docstring for verdicts.
 
     ``expected_sha`` must already be a full commit id (the service validates
     it); ``source`` is the git resolution of the record's ``source_sha``;
     ``package`` may pass ``compute_package(snapshot)`` when the caller already
-    has it (it must be computed from this very snapshot).
+    has it (it must be computed from this very snapshot); ``parsed`` may pass
+    ``parse_record(snapshot.record.data)``: it is used only when it holds that
+    very bytes object, otherwise the record is parsed here.
     """
-    record, early = _load_record(snapshot)
-    if early is not None:
-        return early
+    read = snapshot.record
+    if parsed is not None and read.ok and read.data is not None and parsed.data is read.data:
+        record: dict[str, Any] | None = parsed.value
+    else:
+        record, early = _load_record(snapshot)
+        if early is not None:
+            return early
     if record is None:  # pragma: no cover - _load_record returns one or the other
         raise AssertionError("record loader returned neither a record nor a result")
     if "approval_kind" not in record:
@@ -352,7 +396,7 @@ def _verify_c3_prime(
         )
     recorded_hashes = record.get("artifact_hashes")
     if "artifact_hashes" in record:
-        if not isinstance(recorded_hashes, dict) or set(recorded_hashes) != set(ARTIFACTS):
+        if not isinstance(recorded_hashes, dict) or recorded_hashes.keys() != ARTIFACT_SET:
             reasons.append(
                 _r(
                     "C3_ARTIFACT_HASHES_KEYS",
@@ -362,9 +406,11 @@ def _verify_c3_prime(
             )
         else:
             current = package.artifact_hashes or {}
+            all_digests = True
             for name in ARTIFACTS:
                 value = recorded_hashes[name]
                 if not is_digest(value):
+                    all_digests = False
                     reasons.append(
                         _r(
                             "C3_ARTIFACT_HASH_INVALID",
@@ -380,22 +426,24 @@ def _verify_c3_prime(
                             REISSUE,
                         )
                     )
-            if package_hash is not None:
-                all_digests = all(is_digest(v) for v in recorded_hashes.values())
-                if not all_digests or package_hash != plan_package_hash(recorded_hashes):
-                    reasons.append(
-                        _r(
-                            "C3_PLAN_PACKAGE_HASH_MISMATCH",
-                            "plan_package_hash is not the canonical hash of artifact_hashes",
-                            REISSUE,
-                        )
+            # The keys are the six artifact names; with every value a digest
+            # this is exactly plan_package_hash()'s direct path.
+            if package_hash is not None and (
+                not all_digests or package_hash != plan_package_hash_of_digests(recorded_hashes)
+            ):
+                reasons.append(
+                    _r(
+                        "C3_PLAN_PACKAGE_HASH_MISMATCH",
+                        "plan_package_hash is not the canonical hash of artifact_hashes",
+                        REISSUE,
                     )
+                )
 
     # --- reviewers -------------------------------------------------------------
     reviewers = record.get("reviewers")
     verdicts: dict[str, str] = {}
     if "reviewers" in record:
-        if not isinstance(reviewers, dict) or set(reviewers) != set(c.REVIEWERS):
+        if not isinstance(reviewers, dict) or reviewers.keys() != c.REVIEWER_SET:
             reasons.append(
                 _r("C3_REVIEWERS_KEYS", "reviewers must hold exactly model_a and model_b", REISSUE)
             )
@@ -403,7 +451,7 @@ def _verify_c3_prime(
             refs: dict[str, str] = {}
             for model in c.REVIEWERS:
                 snap = reviewers[model]
-                if not isinstance(snap, dict) or set(snap) != set(c.SNAPSHOT_KEYS):
+                if not isinstance(snap, dict) or snap.keys() != c.SNAPSHOT_KEY_SET:
                     reasons.append(
                         _r(
                             "C3_REVIEWER_SNAPSHOT_KEYS",

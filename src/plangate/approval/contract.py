@@ -36,6 +36,8 @@ SNAPSHOT_KEYS: tuple[str, ...] = (
     "evidence_ref",
 )
 TRIO_KEYS: tuple[str, ...] = ("plan_hash", "source_sha", "plan_package_hash")
+REVIEWER_SET = frozenset(REVIEWERS)
+SNAPSHOT_KEY_SET = frozenset(SNAPSHOT_KEYS)
 
 SOURCE_SHA_RE = re.compile(r"[0-9a-f]{7,40}")
 FULL_SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")

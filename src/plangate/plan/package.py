@@ -22,7 +22,7 @@ from plangate.plan.markers import C1, C2, MarkerResult, read_marker
 from plangate.snapshot import ARTIFACTS, TaskSnapshot
 from plangate.verdict import Reason
 
-_ARTIFACT_SET = frozenset(ARTIFACTS)
+ARTIFACT_SET = frozenset(ARTIFACTS)
 
 _STATE_CODES = {
     FileState.MISSING: ("ARTIFACT_MISSING", "does not exist"),
@@ -67,18 +67,20 @@ def plan_package_hash(artifact_hashes: Mapping[str, str]) -> str:
     ASCII needing no escapes) the canonical text is built directly; anything
     else goes through :func:`plangate.canonical.digest`. A test pins the two.
     """
-    if artifact_hashes.keys() <= _ARTIFACT_SET and all(
+    if artifact_hashes.keys() <= ARTIFACT_SET and all(
         is_digest(v) for v in artifact_hashes.values()
     ):
-        return _plain_map_hash(artifact_hashes)
+        return plan_package_hash_of_digests(artifact_hashes)
     return digest(dict(artifact_hashes))
 
 
-def _plain_map_hash(artifact_hashes: Mapping[str, str]) -> str:
-    """The canonical-JSON digest of a map of artifact names to well-formed digests.
+def plan_package_hash_of_digests(artifact_hashes: Mapping[str, str]) -> str:
+    """:func:`plan_package_hash` of a map already known to be artifact names to digests.
 
-    Only for maps :func:`plan_package_hash` (or :func:`compute_package`, which
-    builds them from ``sha256_digest``) has checked: no character needs escaping.
+    The caller guarantees what :func:`plan_package_hash` checks before taking
+    this path (keys among the six artifact names, every value
+    :func:`~plangate.canonical.is_digest`), so the canonical text needs no
+    escaping and is built directly.
     """
     body = ",".join(f'"{k}":"{artifact_hashes[k]}"' for k in sorted(artifact_hashes))
     return sha256_digest(("{" + body + "}").encode("ascii"))
@@ -145,7 +147,7 @@ def compute_package(snapshot: TaskSnapshot) -> PackageState:
             hashes[name] = sha256_digest(read.data)  # an empty file still has a hash
     plan_hash = hashes.get("plan.md") if snapshot.artifact("plan.md") else None
     # Without presence reasons all six are hashed above: well-formed digests.
-    package_hash = _plain_map_hash(hashes) if not presence else None
+    package_hash = plan_package_hash_of_digests(hashes) if not presence else None
     c1 = read_marker(C1, snapshot.artifact(C1.filename), plan_hash)
     c2 = read_marker(C2, snapshot.artifact(C2.filename), plan_hash)
     return PackageState(

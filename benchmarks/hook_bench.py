@@ -17,7 +17,11 @@ Scenarios (each a full decision, recorded in the ledger):
 - ``no-task-protected``: no task; a ``Write`` to ``CLAUDE.md`` (denied).
 
 Usage: ``python3 benchmarks/hook_bench.py [--calls 200] [--json]``. Prints the
-median and 95th percentile of each side and their ratios.
+median and 95th percentile of each side and their ratios, and the load average
+before and after the run (the ratios are only comparable at similar load).
+The package is byte-compiled first (``_bench_common.precompile`` through
+``bench_env``), as ``pip install`` does, so the run measures plangate and not
+the compiler (this environment sets PYTHONDONTWRITEBYTECODE=1).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -142,7 +147,8 @@ def main() -> int:
                 if not k.startswith(("CLAUDE", "CODEX", "CURSOR"))}
     baseline_argv = [python, "-c", "import json,sys; json.load(sys.stdin)"]
     hook_argv = [python, "-m", "plangate.hooks", "claude"]
-    report: dict[str, object] = {"python": python, "calls": args.calls, "scenarios": {}}
+    report: dict[str, object] = {"python": python, "calls": args.calls, "scenarios": {},
+                                 "loadavg_before": list(os.getloadavg())}
     with tempfile.TemporaryDirectory(prefix="plangate-bench-") as tmp:
         repo = build_repo(Path(tmp))
         scenarios = [
@@ -185,10 +191,16 @@ def main() -> int:
             row["ratio_p95"] = row["hook_p95_ms"] / row["baseline_p95_ms"]
             row["ratio_cpu_median"] = row["hook_cpu_median_ms"] / row["baseline_cpu_median_ms"]
             report["scenarios"][name] = row  # type: ignore[index]
+    report["loadavg_after"] = list(os.getloadavg())
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
     print(f"interpreter: {python}; {args.calls} calls per side, interleaved")
+    load = ", ".join(
+        f"{label} {' '.join(f'{v:.2f}' for v in report[key])}"  # type: ignore[attr-defined]
+        for label, key in (("before", "loadavg_before"), ("after", "loadavg_after"))
+    )
+    print(f"load average (1/5/15 min): {load}")
     print(f"{'scenario':18} {'base p50':>9} {'hook p50':>9} {'ratio':>6} "
           f"{'base p95':>9} {'hook p95':>9} {'ratio':>6} {'cpu ratio p50':>14}")
     for name, row in report["scenarios"].items():  # type: ignore[attr-defined]

@@ -246,13 +246,26 @@ def _verify_c3_prime(
                 REISSUE,
             )
         )
-    unknown = [k for k in record if k not in c.RECORD_ALLOWED_KEYS and not k.startswith("_")]
-    unknown = [k for k in unknown if k != "c3_status"]
+    # Set comparisons (in C) settle the usual record; the lists keep record order.
+    only_allowed = record.keys() <= c.RECORD_ALLOWED_KEYS
+    unknown = (
+        []
+        if only_allowed
+        else [
+            k
+            for k in record
+            if k not in c.RECORD_ALLOWED_KEYS and not k.startswith("_") and k != "c3_status"
+        ]
+    )
     if unknown:
         reasons.append(
             _r("C3_UNKNOWN_KEYS", f"unknown top-level keys: {', '.join(unknown)}", REISSUE)
         )
-    missing = [k for k in c.RECORD_REQUIRED_KEYS if k not in record]
+    missing = (
+        []
+        if record.keys() >= c.RECORD_REQUIRED_SET
+        else [k for k in c.RECORD_REQUIRED_KEYS if k not in record]
+    )
     if missing:
         reasons.append(
             _r("C3_MISSING_KEYS", f"missing required keys: {', '.join(missing)}", REISSUE)
@@ -307,7 +320,8 @@ def _verify_c3_prime(
                 REISSUE,
             )
         )
-    for key, value in record.items():
+    # No allowed key starts with "_": a record of allowed keys has no annotations.
+    for key, value in () if only_allowed else record.items():
         if key.startswith("_") and not isinstance(value, str):
             reasons.append(
                 _r("C3_ANNOTATION_NOT_STRING", f"annotation {key} must be a string", REISSUE)

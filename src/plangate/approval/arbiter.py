@@ -43,6 +43,7 @@ from typing import Any
 
 from plangate import __version__
 from plangate.approval import contract as c
+from plangate.approval.acceptor import normalise_evidence_ref
 from plangate.canonical import StrictJSONError, is_digest, strict_loads_object
 from plangate.errors import InputRejected
 from plangate.paths import PathRejected, canonical_path, glob_match, validate_pattern
@@ -302,7 +303,11 @@ def plan_package_check(block: Mapping[str, Any], target_sha: str,
             return PackageCheck(True, False,
                                 f"reviewers.{model}.verdict {snap['verdict']!r} differs from "
                                 f"verdicts.{model} {verdicts.get(model)!r}")
-    if reviewers["model_a"]["evidence_ref"] == reviewers["model_b"]["evidence_ref"]:
+    # Compared as the acceptor compares them: "a.md", "./a.md" and "x/../a.md" are
+    # one review, not two independent ones.
+    if normalise_evidence_ref(reviewers["model_a"]["evidence_ref"]) == normalise_evidence_ref(
+        reviewers["model_b"]["evidence_ref"]
+    ):
         return PackageCheck(True, False, "both reviewers cite the same evidence_ref "
                             "(independent reviews required)")
     if block["source_sha"] != target_sha:

@@ -22,6 +22,7 @@ RECORD_REQUIRED_KEYS: tuple[str, ...] = (
 )
 RECORD_OPTIONAL_KEYS: tuple[str, ...] = ("derived_loopspec_hash",)
 RECORD_ALLOWED_KEYS = frozenset(RECORD_REQUIRED_KEYS + RECORD_OPTIONAL_KEYS)
+RECORD_REQUIRED_SET = frozenset(RECORD_REQUIRED_KEYS)
 
 APPROVAL_KIND = "c3-prime"
 PHASE = "C-3'"

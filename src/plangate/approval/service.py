@@ -22,6 +22,8 @@ from plangate.approval.acceptor import (
     SourceResolution,
     decision_only,
     extract_source_sha,
+    parse_record,
+    source_sha_of,
     verify_snapshot,
 )
 from plangate.canonical import sha256_digest
@@ -54,7 +56,12 @@ def check_expected_sha(expected_sha: str) -> str:
 
 def resolve_source(repo_root: Path, snapshot: TaskSnapshot) -> SourceResolution:
     """Resolve the record's ``source_sha`` with git (exactly one commit) or say why not."""
-    sha = extract_source_sha(snapshot.record.data if snapshot.record.ok else None)
+    return _resolve_sha(
+        repo_root, extract_source_sha(snapshot.record.data if snapshot.record.ok else None)
+    )
+
+
+def _resolve_sha(repo_root: Path, sha: str | None) -> SourceResolution:
     if sha is None:
         return SourceResolution(None, None)
     try:
@@ -89,8 +96,10 @@ def verify_task(
             return Result(
                 REJECTED, (Reason(exc.code, exc.message, exc.hint),), {"task_id": task_id}
             )
-    source = resolve_source(repo_root, snapshot)
-    result = verify_snapshot(snapshot, expected_sha=expected_sha, source=source)
+    # Parsed once: for the git resolution of source_sha and for the acceptor.
+    parsed = parse_record(snapshot.record.data if snapshot.record.ok else None)
+    source = _resolve_sha(repo_root, source_sha_of(parsed))
+    result = verify_snapshot(snapshot, expected_sha=expected_sha, source=source, parsed=parsed)
     facts = dict(result.facts)
     facts["snapshot_digest"] = snapshot.digest()
     facts["record_digest"] = (

@@ -12,9 +12,9 @@ values are resolved with a single git process for all tasks.
 
 from __future__ import annotations
 
-import argparse
+import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
@@ -30,6 +30,11 @@ from plangate.snapshot import (
 )
 from plangate.verdict import Reason, Result
 
+if TYPE_CHECKING:
+    import argparse
+
+    from plangate.approval.acceptor import ParsedRecord
+
 _COLUMNS: tuple[tuple[str, str], ...] = (
     ("task", "TASK"),
     ("package", "PACKAGE"),
@@ -43,6 +48,8 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
 
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse  # lazy: the plain forms never need it (see _fast_args)
+
     parser = argparse.ArgumentParser(
         prog="plangate status",
         description="Show every task's Plan Package, evidence markers, record and static "
@@ -55,24 +62,62 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _fast_args(args: list[str]) -> tuple[list[str], bool] | None:
+    """``(tasks, as_json)`` for ``[TASK ...] [--json]`` or ``--json [TASK ...]``, else None.
+
+    Exactly the forms argparse parses the same way (task names not starting
+    with ``-``, ``--json`` once, before or after the names); everything else,
+    help and errors included, goes through argparse.
+    """
+    as_json = args.count("--json")
+    if as_json > 1:
+        return None
+    if as_json:
+        if args[0] == "--json":
+            args = args[1:]
+        elif args[-1] == "--json":
+            args = args[:-1]
+        else:
+            return None
+    if any(arg.startswith("-") for arg in args):
+        return None
+    return args, bool(as_json)
+
+
 def list_task_ids(root: Path) -> list[str]:
     """Names of the entries under ``docs/working`` that look like task ids, sorted."""
     working = root / WORKING_DIR
     try:
-        names = [entry.name for entry in working.iterdir()]
+        names = os.listdir(working)  # noqa: PTH208 -- names only, no Path per entry
     except OSError:
         return []
     return sorted(name for name in names if TASK_ID_RE.fullmatch(name))
 
 
-def _resolve_sources(root: Path, snapshots: list[TaskSnapshot]) -> dict[str, Any]:
+def _parse_records(snapshots: list[TaskSnapshot]) -> dict[str, ParsedRecord | None]:
+    """Each snapshot's record parsed once (for git resolution and for the acceptor)."""
+    from plangate.approval.acceptor import parse_record
+
+    return {
+        snap.task_id: parse_record(snap.record.data if snap.record.ok else None)
+        for snap in snapshots
+    }
+
+
+def _resolve_sources(
+    root: Path,
+    snapshots: list[TaskSnapshot],
+    parsed: dict[str, ParsedRecord | None] | None = None,
+) -> dict[str, Any]:
     """SourceResolution per task id, with one git process for all records."""
-    from plangate.approval.acceptor import SourceResolution, extract_source_sha
+    from plangate.approval.acceptor import SourceResolution, source_sha_of
     from plangate.git import Git, GitError
 
+    if parsed is None:
+        parsed = _parse_records(snapshots)
     wanted: dict[str, str] = {}
     for snap in snapshots:
-        sha = extract_source_sha(snap.record.data if snap.record.ok else None)
+        sha = source_sha_of(parsed.get(snap.task_id))
         if sha is not None:
             wanted[snap.task_id] = sha
     out: dict[str, Any] = {}
@@ -113,13 +158,21 @@ def _record_kind(snapshot: TaskSnapshot, result: Result) -> str:
     return str(kind) if kind else "invalid"
 
 
-def task_row(snapshot: TaskSnapshot, source: Any) -> dict[str, Any]:
-    """The status row of one snapshot (pure, given the git resolution ``source``)."""
+def task_row(
+    snapshot: TaskSnapshot, source: Any, *, parsed: ParsedRecord | None = None
+) -> dict[str, Any]:
+    """The status row of one snapshot (pure, given the git resolution ``source``).
+
+    ``parsed`` may pass the record's parse (see
+    :func:`plangate.approval.acceptor.verify_snapshot`).
+    """
     from plangate.approval.acceptor import verify_snapshot
     from plangate.plan.package import compute_package
 
     package = compute_package(snapshot)
-    result = verify_snapshot(snapshot, expected_sha=None, source=source, package=package)
+    result = verify_snapshot(
+        snapshot, expected_sha=None, source=source, package=package, parsed=parsed
+    )
     present = len(ARTIFACTS) - len(package.presence)
     decision = result.facts.get("decision")
     if decision is None and result.facts.get("kind") == "legacy":
@@ -177,15 +230,21 @@ def format_table(rows: list[dict[str, Any]]) -> list[str]:
 
 def run(argv: list[str], ctx: Context) -> int:
     """Entry point of ``plangate status``."""
-    args = _parser().parse_args(argv[1:])
+    fast = _fast_args(argv[1:])
+    if fast is not None:
+        tasks, as_json = fast
+    else:
+        args = _parser().parse_args(argv[1:])
+        tasks, as_json = args.tasks, args.json
     root = find_repo_root(ctx.cwd)
-    named = [check_task_id(t) for t in args.tasks]
+    named = [check_task_id(t) for t in tasks]
     task_ids = list(dict.fromkeys(named)) if named else list_task_ids(root)
     missing: list[Reason] = []
     snapshots: list[TaskSnapshot] = []
     rows_by_task: dict[str, dict[str, Any]] = {}
+    working = root / WORKING_DIR
     for task_id in task_ids:
-        task_dir = root / WORKING_DIR / task_id
+        task_dir = working / task_id
         if named and not (task_dir.exists() or task_dir.is_symlink()):
             missing.append(
                 Reason("TASK_NOT_FOUND", f"docs/working/{task_id} does not exist",
@@ -196,15 +255,18 @@ def run(argv: list[str], ctx: Context) -> int:
             snapshots.append(read_task_snapshot(task_dir))
         except PlanGateError as exc:
             rows_by_task[task_id] = _error_row(task_id, exc)
-    sources = _resolve_sources(root, snapshots)
+    parsed = _parse_records(snapshots)
+    sources = _resolve_sources(root, snapshots, parsed)
     for snap in snapshots:
-        rows_by_task[snap.task_id] = task_row(snap, sources.get(snap.task_id))
+        rows_by_task[snap.task_id] = task_row(
+            snap, sources.get(snap.task_id), parsed=parsed.get(snap.task_id)
+        )
     rows = [rows_by_task[t] for t in task_ids if t in rows_by_task]
     summary: dict[str, int] = {}
     for row in rows:
         summary[row["verdict"]] = summary.get(row["verdict"], 0) + 1
     code = 1 if missing else 0
-    if args.json:
+    if as_json:
         print_json(
             ctx,
             {

@@ -346,10 +346,12 @@ class Anchor:
     """How the record's rows relate to the ledger's ``delivery_transition`` entries.
 
     ``anchored``: every row is in the ledger, in order. ``unanchored``: no row
-    is (another machine's ledger, or the ledger was not readable).
-    ``partially_anchored``: an older prefix is not, every later row is.
-    ``mismatch``: a row after an anchored one is missing from the ledger, or
-    the order differs: the record was edited or forged after the fact.
+    is and the ledger holds no row of the task (another machine's ledger), or
+    the ledger was not readable. ``partially_anchored``: an older prefix is
+    not, every later row is. ``mismatch``: a row after an anchored one is
+    missing from the ledger, the order differs, or the ledger holds a row of
+    the task that the record lacks: the record was edited, forged, truncated
+    or deleted after the fact.
     """
 
     status: str
@@ -357,11 +359,28 @@ class Anchor:
 
 
 def ledger_anchor(entries: Sequence[Mapping[str, Any]], ledger_ids: Sequence[str] | None) -> Anchor:
-    """Compare the record's rows with the entry ids the ledger holds for the task (pure)."""
+    """Compare the record's rows with the entry ids the ledger holds for the task (pure).
+
+    Both directions count: a record row after an anchored one must be in the
+    ledger, and every row the ledger holds for the task must still be in the
+    record. Without the second rule, deleting, truncating or replacing
+    record.jsonl would silently forget receipts (resetting the repair-round
+    limit) and later states.
+    """
+    if ledger_ids is None:
+        if not entries:
+            return Anchor("anchored", "the record is empty")
+        return Anchor("unanchored", "the ledger could not be read")
+    record_ids = {e["entry_id"] for e in entries}
+    lost = [entry_id for entry_id in ledger_ids if entry_id not in record_ids]
+    if lost:
+        return Anchor(
+            "mismatch",
+            f"the ledger holds {len(lost)} row(s) of the task that record.jsonl lacks "
+            "(the record was deleted, truncated or replaced, or a write was interrupted)",
+        )
     if not entries:
         return Anchor("anchored", "the record is empty")
-    if ledger_ids is None:
-        return Anchor("unanchored", "the ledger could not be read")
     position = {entry_id: index for index, entry_id in enumerate(ledger_ids)}
     anchored = [e["entry_id"] in position for e in entries]
     if not any(anchored):

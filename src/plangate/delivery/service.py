@@ -169,6 +169,13 @@ def measure_ancestry(repo_root: Path, source_sha: str, head_sha: str) -> Ancestr
         head_full = git.resolve_commit(head_sha)
     except GitError as exc:
         return Ancestry("unmeasurable", f"{exc.code}: {exc.message}")
+    if head_full != head_sha:
+        # git peels an annotated tag to its commit: the snapshot's head (the sha its
+        # checks and review are compared with) must name the commit itself.
+        return Ancestry(
+            "unmeasurable",
+            f"head_sha {head_sha[:12]} is not a commit object (git resolves it to {head_full[:12]})",
+        )
     try:
         descends = git.is_ancestor(source_full, head_full)
     except GitError as exc:
@@ -244,6 +251,14 @@ def _write_rows(
         return None
     from plangate.ledger import open_ledger
 
+    # Compare before the ledger write (append_entries compares again): a ledger row
+    # whose record row never lands makes every later run refuse (mismatch).
+    if read_log(task_dir).raw != judged.raw:
+        raise DeliveryRecordError(
+            "DELIVERY_RECORD_CHANGED",
+            "record.jsonl changed while it was being assessed",
+            "re-run the command",
+        )
     try:
         with open_ledger(repo_root, env) as ledger:
             for row in rows:

@@ -452,8 +452,10 @@ def _parse_disposition(value: object, where: str, c: _Collector) -> Disposition 
     repair = value.get("repair_commit", "")
     if repair is None:
         repair = ""
-    if repair and not (isinstance(repair, str) and SHORT_SHA_RE.fullmatch(repair)):
-        c.add(f"{where}.repair_commit: must be a commit id (7-64 lowercase hex) or empty")
+    # A non-string (false, 0, [], {}) is refused, never stringified: str(False) is
+    # "False", a truthy text that would have resolved the finding.
+    if not isinstance(repair, str) or (repair and not SHORT_SHA_RE.fullmatch(repair)):
+        c.add(f"{where}.repair_commit: must be a commit id (7-64 lowercase hex), empty or null")
     evidence = value.get("evidence_ref", "")
     if evidence is None:
         evidence = ""

@@ -49,7 +49,8 @@ FORBIDDEN_KEYS: frozenset[str] = frozenset(
         "authorization",
     }
 )
-"""Keys that carry transcripts, raw output or credentials (compared case-insensitively)."""
+"""Keys that carry transcripts, raw output or credentials (compared in any spelling:
+case, ``_``, ``-``, ``.`` and camelCase are ignored; see :func:`key_class`)."""
 
 ACCOUNT_KEYS: frozenset[str] = frozenset(
     {"account", "actor", "author", "github_user", "login", "owner", "user", "username"}
@@ -67,8 +68,44 @@ _ABS_VALUE_RE = re.compile(r"(^/|/Users/)")
 _URLISH_RE = re.compile(r"(github\.com|://|(?<![A-Za-z0-9])@[A-Za-z0-9][A-Za-z0-9-]+)")
 
 
-def _normal_key(key: str) -> str:
-    return key.casefold().replace("-", "_")
+_CREDENTIAL_SUFFIXES: tuple[str, ...] = (
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "apikey",
+    "privatekey",
+    "accesskey",
+    "secretkey",
+    "cookie",
+    "credential",
+    "credentials",
+)
+"""A key whose squashed form ends in one of these names a credential (``access_token``,
+``githubToken``, ``client_secret``, ``db_password``, ``session.cookie``)."""
+
+
+def _squash(key: str) -> str:
+    """Case-folded key without separators: ``apiKey``, ``API-KEY`` and ``api_key`` agree."""
+    return "".join(ch for ch in key.casefold() if ch.isalnum())
+
+
+_FORBIDDEN_SQUASHED = frozenset(_squash(k) for k in FORBIDDEN_KEYS)
+_ACCOUNT_SQUASHED = frozenset(_squash(k) for k in ACCOUNT_KEYS)
+
+
+def key_class(key: str) -> str | None:
+    """``"forbidden"``, ``"account"`` or None for one object key, in any spelling.
+
+    Exact names were not enough: ``apiKey``, ``access_token`` or ``filePath``
+    carried credentials and paths past an exact ``api_key`` / ``file_path`` list.
+    """
+    squashed = _squash(key)
+    if squashed in _FORBIDDEN_SQUASHED or squashed.endswith(_CREDENTIAL_SUFFIXES):
+        return "forbidden"
+    if squashed in _ACCOUNT_SQUASHED:
+        return "account"
+    return None
 
 
 def iter_keys(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
@@ -87,8 +124,7 @@ def find_forbidden_keys(value: Any, label: str) -> list[str]:
     """``"<label>: <key>"`` for every forbidden or account key in ``value`` (sorted, unique)."""
     found = set()
     for _where, key in iter_keys(value):
-        normal = _normal_key(key)
-        if normal in FORBIDDEN_KEYS or normal in ACCOUNT_KEYS:
+        if key_class(key) is not None:
             found.add(f"{label}: {key}")
     return sorted(found)
 
@@ -169,11 +205,9 @@ def output_problems(document: Any) -> list[str]:
     """Privacy violations left in a finished document (the backstop); empty = clean."""
     problems = []
     for where, key in iter_keys(document):
-        normal = _normal_key(key)
-        if normal in FORBIDDEN_KEYS:
-            problems.append(f"{where}: forbidden key {key!r}")
-        elif normal in ACCOUNT_KEYS:
-            problems.append(f"{where}: account key {key!r}")
+        cls = key_class(key)
+        if cls is not None:
+            problems.append(f"{where}: {cls} key {key!r}")
     for where, text in _iter_strings(document, ""):
         if _ABS_VALUE_RE.search(text):
             problems.append(f"{where}: absolute path in value")

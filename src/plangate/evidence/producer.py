@@ -124,6 +124,8 @@ class RunFacts:
     state_reason_codes: list[str]
     unknown_kinds: list[str]
     escalations: list[tuple[str, str]] = field(default_factory=list)
+    unbound_merge_ready: bool = False
+    """A merge_ready entry exists for the last state but binds another approval."""
 
 
 def _reason(code: str, message: str, hint: str = "") -> Reason:
@@ -385,7 +387,33 @@ def _disposition_text(value: object) -> str:
     return "other:" + canonical_bytes(value).decode("utf-8")
 
 
-def derive_run(decision: str, entries: Sequence[Mapping[str, Any]]) -> RunFacts:
+def binds_approval(merge_record: Mapping[str, Any], approval: Mapping[str, Any] | None) -> bool:
+    """Does a ``merge_ready`` record bind the c3-prime record now on disk?
+
+    ``plan_hash`` and ``plan_package_hash`` must be equal; the merge record's
+    ``source_sha`` is the full id delivery resolved from the record's
+    (possibly abbreviated) ``source_sha``, so the record's value must equal it
+    or be its prefix. ``approval`` None (unit use without a record) binds.
+    """
+    if approval is None:
+        return True
+    source = approval.get("source_sha")
+    merged_source = merge_record.get("source_sha")
+    return (
+        merge_record.get("plan_hash") == approval.get("plan_hash")
+        and merge_record.get("plan_package_hash") == approval.get("plan_package_hash")
+        and isinstance(source, str)
+        and isinstance(merged_source, str)
+        and len(source) >= 7
+        and merged_source.startswith(source)
+    )
+
+
+def derive_run(
+    decision: str,
+    entries: Sequence[Mapping[str, Any]],
+    approval: Mapping[str, Any] | None = None,
+) -> RunFacts:
     """terminal_state and the delivery-derived fields, from the decision and the log (pure).
 
     Rules, first match wins:
@@ -394,8 +422,11 @@ def derive_run(decision: str, entries: Sequence[Mapping[str, Any]]) -> RunFacts:
     2. decision HUMAN_ESCALATED, or the last ``state`` entry is HUMAN_ESCALATED
        -> HUMAN_ESCALATED;
     3. the last ``state`` entry is MERGE_READY *and* a ``merge_ready`` entry for
-       that PR and head exists -> MERGE_READY;
+       that PR and head exists that binds ``approval`` (the c3-prime record on
+       disk: same plan hash, package hash and source commit) -> MERGE_READY;
     4. otherwise the run is not terminal (``terminal_state`` None): no EV.
+       A MERGE_READY reached under a superseded approval sets
+       ``unbound_merge_ready`` (refused as ``EVIDENCE_MERGE_READY_UNBOUND``).
     """
     states = [e for e in entries if e.get("kind") == "state"]
     last = states[-1] if states else None
@@ -413,17 +444,17 @@ def derive_run(decision: str, entries: Sequence[Mapping[str, Any]]) -> RunFacts:
     interventions.extend({"kind": "record_notice", "detail": kind} for kind in unknown)
 
     merge_entry = None
+    unbound = False
     if last is not None and last_state == "MERGE_READY":
-        merge_entry = next(
-            (
-                e
-                for e in reversed(entries)
-                if e.get("kind") == "merge_ready"
-                and e["record"].get("pr_number") == last["pr_number"]
-                and e["record"].get("head_sha") == last["head_sha"]
-            ),
-            None,
-        )
+        candidates = [
+            e
+            for e in reversed(entries)
+            if e.get("kind") == "merge_ready"
+            and e["record"].get("pr_number") == last["pr_number"]
+            and e["record"].get("head_sha") == last["head_sha"]
+        ]
+        merge_entry = next((e for e in candidates if binds_approval(e["record"], approval)), None)
+        unbound = bool(candidates) and merge_entry is None
     if decision == "BLOCKED":
         terminal: str | None = "BLOCKED"
     elif decision == "HUMAN_ESCALATED" or last_state == "HUMAN_ESCALATED":
@@ -446,6 +477,7 @@ def derive_run(decision: str, entries: Sequence[Mapping[str, Any]]) -> RunFacts:
         pr_number=None,
         state_reason_codes=codes,
         unknown_kinds=unknown,
+        unbound_merge_ready=unbound and terminal is None,
     )
     if terminal == "BLOCKED":
         return facts
@@ -550,7 +582,17 @@ def load_run(inputs: TaskInputs, record: Mapping[str, Any]) -> tuple[RunFacts | 
                 "the delivery record was edited or forged; restore it",
             )
         ]
-    run = derive_run(str(record["decision"]), entries)
+    run = derive_run(str(record["decision"]), entries, record)
+    if run.unbound_merge_ready:
+        return None, [
+            _reason(
+                "EVIDENCE_MERGE_READY_UNBOUND",
+                "the delivery record's MERGE_READY was reached under another approval "
+                "(its plan_hash, plan_package_hash or source_sha differ from approvals/c3.json)",
+                "assess the pull request again under the current approval "
+                "('plangate delivery assess'), then produce the evidence",
+            )
+        ]
     if anchor.status != "anchored":
         run.escalations.append(("delivery_record_unanchored", anchor.detail))
     return run, []

@@ -57,7 +57,9 @@ def load_inputs(repo_root: Path, task_id: str, env: Mapping[str, str]) -> TaskIn
         )
     from plangate.delivery.service import ledger_entry_ids
 
-    ledger_ids = ledger_entry_ids(repo_root, task_id, env) if delivery is not None else ()
+    # Read even when record.jsonl is absent: a deleted record whose rows the ledger
+    # still holds is a mismatch, not an empty run.
+    ledger_ids = ledger_entry_ids(repo_root, task_id, env)
     base = (WORKING_DIR / task_id).as_posix()
     return TaskInputs(
         task_id=task_id,

@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -46,6 +45,8 @@ from plangate.paths import PathRejected, canonical_path, validate_pattern
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from plangate.ledger import Ledger
     from plangate.snapshot import TaskSnapshot
 
@@ -77,6 +78,13 @@ class HookRequest(NamedTuple):
     canonical_targets: tuple[str, ...] | None = None
     """Targets that already are canonical repository paths (git hooks, CI)."""
     unclassifiable_code: str = "HOOK_SHELL_UNCLASSIFIABLE"
+
+
+def utc_now() -> datetime:
+    """The current time (aware, UTC): read only when an override grant must be checked."""
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)
 
 
 def deny_result(code: str, message: str, hint: str = "", **facts: Any) -> Result:
@@ -297,8 +305,10 @@ def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
     )
 
 
-def gather_facts(root: str, env: Mapping[str, str], ledger: Ledger, now: datetime) -> Facts:
-    """Read every fact :func:`decide` may need, once."""
+def gather_facts(
+    root: str, env: Mapping[str, str], ledger: Ledger, now: datetime | None = None
+) -> Facts:
+    """Read every fact :func:`decide` may need, once (``now`` defaults to the clock)."""
     from plangate.snapshot import TASK_ID_RE
 
     surfaces, surfaces_problem = load_surfaces(root)
@@ -334,7 +344,7 @@ def gather_facts(root: str, env: Mapping[str, str], ledger: Ledger, now: datetim
     if override_entries:
         from plangate.hooks.override import active_grants, grant_states
 
-        grants = active_grants(grant_states(override_entries), now)
+        grants = active_grants(grant_states(override_entries), now or utc_now())
     return Facts(
         surfaces=surfaces,
         surfaces_problem=surfaces_problem,
@@ -451,7 +461,13 @@ def _record(
 
 
 def _spend_one_shots(
-    ledger: Ledger, root: str, facts: Facts, action: Action, *, result: Result, now: datetime
+    ledger: Ledger,
+    root: str,
+    facts: Facts,
+    action: Action,
+    *,
+    result: Result,
+    now: datetime | None,
 ) -> Result:
     """Spend one-shot grants a decision used, under a lock; re-decide if one was spent meanwhile."""
     from plangate.fsutil import exclusive_lock
@@ -467,7 +483,7 @@ def _spend_one_shots(
             for kind in ("override_granted", "override_revoked", "override_used")
             for e in ledger.entries(kind=kind)
         ]
-        fresh = active_grants(grant_states(entries), now)
+        fresh = active_grants(grant_states(entries), now or utc_now())
         result = decide(facts._replace(overrides=fresh), action)
         for grant_id in result.facts.get("overrides_used", []):
             if grant_id in one_shots:
@@ -478,7 +494,11 @@ def _spend_one_shots(
 
 
 def _decide_request(
-    request: HookRequest, root: str, env: Mapping[str, str], ledger: Ledger, moment: datetime
+    request: HookRequest,
+    root: str,
+    env: Mapping[str, str],
+    ledger: Ledger,
+    moment: datetime | None,
 ) -> Result:
     action = build_action(request, root)
     if action.kind is ActionKind.READ:
@@ -494,7 +514,8 @@ def evaluate(
     request: HookRequest, env: Mapping[str, str], *, now: datetime | None = None
 ) -> Result:
     """Decide one hook request and record it. Raises only on bugs (adapters deny then)."""
-    moment = now or datetime.now(UTC)
+    # The clock is read only when an override grant needs it (gather_facts).
+    moment = now
     root = find_worktree_root(request.cwd)
     if root is None:
         return deny_result(

@@ -4,26 +4,32 @@ three storage primitives each backend provides."""
 from __future__ import annotations
 
 import abc
+import time
 from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from plangate.ledger.chain import (
     Head,
     LedgerEntry,
     LedgerError,
-    StoredRow,
     check_entry_fields,
-    entry_from_row,
+    entry_from_values,
     format_at,
     make_entry,
     prepare_payload,
-    verify_rows,
 )
 from plangate.verdict import Result
 
-Clock = Callable[[], datetime]
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from plangate.ledger.rows import StoredRow
+
+RawRow = tuple[Any, ...]
+"""The seven column values ``seq, kind, subject, payload, at, prev_hash, entry_hash``."""
+
+Clock = Callable[[], "datetime"]
 
 # The function a backend calls inside its write transaction, once it holds the
 # lock and has read the head: (last seq, last entry_hash) -> the new entry.
@@ -31,8 +37,15 @@ BuildEntry = Callable[[int, str], tuple[LedgerEntry, str]]
 
 
 def utc_now() -> datetime:
-    """The default clock."""
+    """The current time as an aware UTC datetime (what a :data:`Clock` returns)."""
+    from datetime import UTC, datetime
+
     return datetime.now(UTC)
+
+
+def utc_now_text() -> str:
+    """``format_at(utc_now())`` without importing :mod:`datetime` (the default clock)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 class Ledger(abc.ABC):
@@ -47,7 +60,7 @@ class Ledger(abc.ABC):
     backend: str = "abstract"
 
     def __init__(self, *, clock: Clock | None = None) -> None:
-        self._clock: Clock = clock or utc_now
+        self._clock: Clock | None = clock
 
     # -- storage primitives --------------------------------------------------
 
@@ -57,8 +70,15 @@ class Ledger(abc.ABC):
         ``build(seq, entry_hash)``, insert the entry and move the head."""
 
     @abc.abstractmethod
+    def _fetch(self, kind: str | None = None, subject: str | None = None) -> list[RawRow]:
+        """Column values of the stored rows in ``seq`` order, optionally filtered."""
+
     def _rows(self, kind: str | None = None, subject: str | None = None) -> Iterator[StoredRow]:
         """Stored rows in ``seq`` order, optionally filtered."""
+        # Imported here: the row type is a dataclass, which a hook process never needs.
+        from plangate.ledger.rows import StoredRow
+
+        return iter([StoredRow(*row) for row in self._fetch(kind, subject)])
 
     @abc.abstractmethod
     def _head(self) -> Head:
@@ -88,7 +108,7 @@ class Ledger(abc.ABC):
         """
         check_entry_fields(kind, subject)
         payload_text, parsed = prepare_payload(payload)
-        at = format_at(self._clock())
+        at = utc_now_text() if self._clock is None else format_at(self._clock())
 
         def build(last_seq: int, last_hash: str) -> tuple[LedgerEntry, str]:
             entry = make_entry(
@@ -110,7 +130,7 @@ class Ledger(abc.ABC):
         Raises ``LEDGER_CORRUPT`` when a stored row cannot even be decoded;
         chain integrity is checked by :meth:`verify`, not here.
         """
-        return [entry_from_row(row) for row in self._rows(kind, subject)]
+        return [entry_from_values(row) for row in self._fetch(kind, subject)]
 
     def head(self) -> Head:
         """Seq and entry_hash of the last entry (0 and the genesis hash when empty)."""
@@ -122,6 +142,8 @@ class Ledger(abc.ABC):
 
     def verify(self, *, anchor: str | None = None) -> Result:
         """Verify the whole chain; ``INTACT`` (exit 0) or ``TAMPERED`` with ``first_bad_seq``."""
+        from plangate.ledger.chain import verify_rows
+
         rows, head = self._read_snapshot()
         result = verify_rows(rows, head, anchor=anchor)
         facts = dict(result.facts)

@@ -23,9 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from plangate.canonical import (
     StrictJSONError,
@@ -38,6 +36,26 @@ from plangate.canonical import (
 )
 from plangate.errors import EnvironmentFailure
 from plangate.verdict import Reason, Result
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from plangate.ledger.rows import StoredRow
+
+
+def __getattr__(name: str) -> Any:
+    """``StoredRow`` is imported on first use (PEP 562).
+
+    It is a dataclass, and importing :mod:`dataclasses` (which imports
+    ``inspect``, ``ast`` and ``dis``) costs a hook process several
+    milliseconds; the hook path reads rows through :func:`entry_from_values`
+    and never needs the class.
+    """
+    if name == "StoredRow":
+        from plangate.ledger.rows import StoredRow
+
+        return StoredRow
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 FORMAT_VERSION = 1
 """Value of the ``v`` member of every hashed entry (domain separation, future formats)."""
@@ -76,8 +94,8 @@ class LedgerError(EnvironmentFailure):
     """The ledger cannot be opened, read or written, or refused an entry (exit 1)."""
 
 
-@dataclass(frozen=True)
-class LedgerEntry:
+# NamedTuple rather than dataclasses: see the module ``__getattr__`` above.
+class LedgerEntry(NamedTuple):
     """One ledger entry as stored and verified."""
 
     seq: int
@@ -101,25 +119,7 @@ class LedgerEntry:
         }
 
 
-@dataclass(frozen=True)
-class StoredRow:
-    """A row exactly as a backend returned it: the payload is still canonical JSON text.
-
-    Fields are typed loosely on purpose: verification must cope with whatever
-    someone wrote into the database, not only with what PlanGate writes.
-    """
-
-    seq: Any
-    kind: Any
-    subject: Any
-    payload_text: Any
-    at: Any
-    prev_hash: Any
-    entry_hash: Any
-
-
-@dataclass(frozen=True)
-class Head:
+class Head(NamedTuple):
     """The backend's record of the last appended entry (seq 0 and genesis when empty)."""
 
     seq: Any = 0
@@ -128,6 +128,9 @@ class Head:
 
 def format_at(moment: datetime) -> str:
     """``YYYY-MM-DDTHH:MM:SSZ`` of an aware datetime, in UTC."""
+    # datetime is imported where used: the hook path formats its own clock (base.py).
+    from datetime import UTC
+
     if moment.tzinfo is None:
         raise ValueError("entry times must be timezone-aware")
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -158,8 +161,6 @@ def compute_entry_hash(
     return sha256_digest(canonical_bytes(fields))
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_AT_OR_ABOVE_D800 = re.compile("[\ud800-\U0010ffff]")
 _SAFE_INT = 2**53 - 1
 
 
@@ -173,12 +174,36 @@ def fast_canonical_text(value: Any) -> str:
     return canonical_text(value)
 
 
-_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\ud800-\udfff]')
+# String tests without regular expressions: compiling a character class that
+# spans the surrogate block costs milliseconds in every short-lived hook process.
+
+
+def _has_surrogate(text: str) -> bool:
+    """True when ``text`` holds a lone surrogate (U+D800..U+DFFF).
+
+    Strict UTF-8 encoding fails exactly on surrogate code points.
+    """
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _has_char_at_or_above_d800(text: str) -> bool:
+    """True when ``text`` holds a code point at or above U+D800."""
+    return not text.isascii() and max(text) >= "\ud800"
 
 
 def _json_string(text: str) -> str:
-    """RFC 8785 form of a string; plain strings (the common case) skip the encoder."""
-    if _NEEDS_ESCAPE.search(text) is None:
+    """RFC 8785 form of a string; plain strings (the common case) skip the encoder.
+
+    Printable ASCII without ``"`` and ``\\`` is its own JSON text; anything
+    else goes through the canonical encoder.
+    """
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
         return '"' + text + '"'
     return fast_canonical_text(text)
 
@@ -225,6 +250,8 @@ def find_forbidden_key(value: Any, path: str = "payload") -> str | None:
 def _valid_at(at: object) -> bool:
     if not isinstance(at, str) or AT_RE.fullmatch(at) is None:
         return False
+    from datetime import datetime
+
     try:
         datetime(int(at[0:4]), int(at[5:7]), int(at[8:10]), int(at[11:13]), int(at[14:16]),
                  int(at[17:19]))
@@ -320,17 +347,25 @@ def make_entry(
 
 def entry_from_row(row: StoredRow) -> LedgerEntry:
     """Decode one stored row (no chain checks); raise ``LEDGER_CORRUPT`` if it cannot be read."""
-    problem = _row_problem(row)
+    return entry_from_values(
+        (row.seq, row.kind, row.subject, row.payload_text, row.at, row.prev_hash, row.entry_hash)
+    )
+
+
+def entry_from_values(values: tuple[Any, ...]) -> LedgerEntry:
+    """:func:`entry_from_row` for the seven column values as a backend returned them
+    (``seq, kind, subject, payload, at, prev_hash, entry_hash``)."""
+    seq, kind, subject, payload_text, at, prev_hash, entry_hash = values
+    problem, _parsed = _decode_fields(values)
     if problem is not None:
         raise LedgerError(
             "LEDGER_CORRUPT",
-            f"ledger entry {row.seq!r} cannot be read: {problem.message}",
+            f"ledger entry {seq!r} cannot be read: {problem.message}",
             "run 'plangate ledger verify' to find the first broken entry",
         )
-    payload = strict_loads(str(row.payload_text).encode("utf-8"))
-    return LedgerEntry(
-        int(row.seq), row.kind, row.subject, payload, row.at, row.prev_hash, row.entry_hash
-    )
+    # _decode_fields proved the text canonical; parse it strictly all the same.
+    payload = strict_loads(str(payload_text).encode("utf-8"))
+    return LedgerEntry(int(seq), kind, subject, payload, at, prev_hash, entry_hash)
 
 
 def _row_problem(row: StoredRow) -> Reason | None:
@@ -340,25 +375,33 @@ def _row_problem(row: StoredRow) -> Reason | None:
 
 def _decode_row(row: StoredRow) -> tuple[Reason | None, dict[str, Any]]:
     """Check the row's own fields; return (problem or None, the parsed payload)."""
-    if not isinstance(row.kind, str) or KIND_RE.fullmatch(row.kind) is None:
-        return Reason("LEDGER_ENTRY_MALFORMED", f"kind {row.kind!r} is not a snake_case word"), {}
-    if not _valid_subject(row.subject):
-        return Reason("LEDGER_ENTRY_MALFORMED", f"subject {row.subject!r} is not valid"), {}
-    if not _valid_at(row.at):
+    return _decode_fields(
+        (row.seq, row.kind, row.subject, row.payload_text, row.at, row.prev_hash, row.entry_hash)
+    )
+
+
+def _decode_fields(values: tuple[Any, ...]) -> tuple[Reason | None, dict[str, Any]]:
+    """The checks of :func:`_decode_row` on the seven column values."""
+    _seq, kind, subject, payload_text, at, prev_hash, entry_hash = values
+    if not isinstance(kind, str) or KIND_RE.fullmatch(kind) is None:
+        return Reason("LEDGER_ENTRY_MALFORMED", f"kind {kind!r} is not a snake_case word"), {}
+    if not _valid_subject(subject):
+        return Reason("LEDGER_ENTRY_MALFORMED", f"subject {subject!r} is not valid"), {}
+    if not _valid_at(at):
         return Reason(
-            "LEDGER_ENTRY_MALFORMED", f"time {row.at!r} is not YYYY-MM-DDTHH:MM:SSZ"
+            "LEDGER_ENTRY_MALFORMED", f"time {at!r} is not YYYY-MM-DDTHH:MM:SSZ"
         ), {}
-    if not is_digest(row.prev_hash) or not is_digest(row.entry_hash):
+    if not is_digest(prev_hash) or not is_digest(entry_hash):
         return Reason(
             "LEDGER_ENTRY_MALFORMED", "prev_hash or entry_hash is not a sha256 digest"
         ), {}
-    if not isinstance(row.payload_text, str):
+    if not isinstance(payload_text, str):
         return Reason("LEDGER_PAYLOAD_NOT_CANONICAL", "payload is not text"), {}
     try:
         # Plain json.loads is enough here: the text must equal the canonical
         # serialisation of what it parses to, which no duplicate key, NaN,
         # lone surrogate, BOM or stray whitespace survives.
-        payload = json.loads(row.payload_text)
+        payload = json.loads(payload_text)
     except (ValueError, RecursionError) as exc:
         return Reason("LEDGER_PAYLOAD_NOT_CANONICAL", f"payload is not valid JSON: {exc}"), {}
     if not isinstance(payload, dict):
@@ -377,7 +420,7 @@ def _decode_row(row: StoredRow) -> tuple[Reason | None, dict[str, Any]]:
         return Reason(
             "LEDGER_PAYLOAD_NOT_CANONICAL", f"payload cannot be canonicalised: {exc}"
         ), {}
-    if canonical != row.payload_text:
+    if canonical != payload_text:
         # Hashes cover the parsed payload; requiring the stored text to be exactly
         # canonical makes every byte of it covered too.
         return Reason("LEDGER_PAYLOAD_NOT_CANONICAL", "payload text is not its canonical form"), {}
@@ -403,14 +446,14 @@ class _PayloadScan:
             for key, item in value.items():
                 if self.forbidden is None and key.casefold().replace("-", "_") in FORBIDDEN_KEYS:
                     self.forbidden = f"{path}.{key}"
-                if _AT_OR_ABOVE_D800.search(key) is not None:
+                if _has_char_at_or_above_d800(key):
                     self.plain = False
                 self.walk(item, f"{path}.{key}", depth + 1)
         elif isinstance(value, list):
             for index, item in enumerate(value):
                 self.walk(item, f"{path}[{index}]", depth + 1)
         elif isinstance(value, str):
-            if _SURROGATE.search(value) is not None:
+            if _has_surrogate(value):
                 self.plain = False
         elif isinstance(value, bool) or value is None:
             pass
@@ -421,12 +464,16 @@ class _PayloadScan:
             self.plain = False
 
 
-@dataclass
 class _Walk:
-    count: int = 0
-    prev_hash: str = GENESIS_PREV_HASH
-    anchor_seen: bool = False
-    kinds: dict[str, int] = field(default_factory=dict)
+    """Progress of :func:`verify_rows` along the chain."""
+
+    __slots__ = ("anchor_seen", "count", "kinds", "prev_hash")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.prev_hash = GENESIS_PREV_HASH
+        self.anchor_seen = False
+        self.kinds: dict[str, int] = {}
 
 
 def verify_rows(
@@ -614,6 +661,8 @@ def verify_export_bytes(data: bytes, *, anchor: str | None = None) -> Result:
         or canonical_bytes(header) != lines[0]
     ):
         return _export_problem(1, f"header is not a canonical {EXPORT_FORMAT} v1 header")
+    from plangate.ledger.rows import StoredRow
+
     rows: list[StoredRow] = []
     for index, line in enumerate(lines[1:], start=2):
         try:

@@ -14,11 +14,9 @@ repository root). Any other scheme is refused (``LEDGER_URL_INVALID``).
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from typing import NamedTuple
 
 from plangate.fsutil import read_regular_file
 from plangate.ledger.chain import LedgerError
@@ -30,8 +28,9 @@ MAX_CONFIG_BYTES = 256 * 1024
 _LEDGER_CONFIG_KEYS = frozenset({"url"})
 
 
-@dataclass(frozen=True)
-class LedgerLocation:
+# The hook path resolves the default location on every call: no dataclass, and
+# tomllib / urllib.parse are imported only when a URL or config.toml is present.
+class LedgerLocation(NamedTuple):
     """A resolved ledger location."""
 
     backend: str  # "sqlite" or "postgresql"
@@ -46,6 +45,8 @@ class LedgerLocation:
 
 def redact_url(url: str) -> str:
     """``url`` with the password (if any) replaced by ``***``."""
+    from urllib.parse import urlsplit, urlunsplit
+
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -70,6 +71,8 @@ def resolve_location(repo_root: Path, env: Mapping[str, str]) -> LedgerLocation:
 
 def parse_url(url: str, repo_root: Path, *, source: str) -> LedgerLocation:
     """Turn a ledger URL into a location; unknown or malformed URLs are refused."""
+    from urllib.parse import urlsplit
+
     where = f"the environment variable {ENV_VAR}" if source == "env" else str(CONFIG_RELPATH)
     if not url.strip():
         raise LedgerError(
@@ -123,6 +126,8 @@ def _config_url(repo_root: Path) -> str | None:
             f"{CONFIG_RELPATH} cannot be read: {read.detail}",
             "make it a regular, readable TOML file",
         )
+    import tomllib
+
     try:
         config = tomllib.loads(read.data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

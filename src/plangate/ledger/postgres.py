@@ -15,15 +15,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from plangate.ledger.base import BuildEntry, Clock, Ledger, unavailable
-from plangate.ledger.chain import GENESIS_PREV_HASH, Head, LedgerEntry, LedgerError, StoredRow
+from plangate.ledger.base import BuildEntry, Clock, Ledger, RawRow, unavailable
+from plangate.ledger.chain import GENESIS_PREV_HASH, Head, LedgerEntry, LedgerError
 from plangate.ledger.config import redact_url
 
 if TYPE_CHECKING:  # pragma: no cover
     import psycopg
+
+    from plangate.ledger.rows import StoredRow
 
 CONNECT_TIMEOUT_SECONDS = 10
 SCHEMA_LOCK_KEY = 0x706C616E67617465  # "plangate" as a bigint: the schema-creation advisory lock
@@ -212,7 +213,7 @@ class PostgresLedger(Ledger):
         except self._pg.Error as exc:
             raise self._fail("append failed", exc) from None
 
-    def _rows(self, kind: str | None = None, subject: str | None = None) -> Iterator[StoredRow]:
+    def _fetch(self, kind: str | None = None, subject: str | None = None) -> list[RawRow]:
         clauses: list[str] = []
         params: list[str] = []
         if kind is not None:
@@ -227,7 +228,7 @@ class PostgresLedger(Ledger):
             rows = self._connection().execute(sql, params).fetchall()
         except self._pg.Error as exc:
             raise self._fail("cannot read", exc) from None
-        return iter([StoredRow(*row) for row in rows])
+        return [tuple(row) for row in rows]
 
     def _head(self) -> Head:
         try:

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from plangate.ledger.base import BuildEntry, Clock, Ledger, unavailable
-from plangate.ledger.chain import GENESIS_PREV_HASH, Head, LedgerEntry, LedgerError, StoredRow
+from plangate.ledger.base import BuildEntry, Clock, Ledger, RawRow, unavailable
+from plangate.ledger.chain import GENESIS_PREV_HASH, Head, LedgerEntry, LedgerError
+
+if TYPE_CHECKING:
+    from plangate.ledger.rows import StoredRow
 
 BUSY_TIMEOUT_SECONDS = 60.0
 """How long an append waits for another process's write lock before failing."""
@@ -213,7 +216,7 @@ class SQLiteLedger(Ledger):
             self._rollback()
             raise
 
-    def _rows(self, kind: str | None = None, subject: str | None = None) -> Iterator[StoredRow]:
+    def _fetch(self, kind: str | None = None, subject: str | None = None) -> list[RawRow]:
         clauses: list[str] = []
         params: list[str] = []
         if kind is not None:
@@ -228,7 +231,7 @@ class SQLiteLedger(Ledger):
             rows = self._connection().execute(sql, params).fetchall()
         except sqlite3.Error as exc:
             raise unavailable(str(self.path), f"cannot read: {exc}", "check the file") from None
-        return iter([StoredRow(*row) for row in rows])
+        return [tuple(row) for row in rows]
 
     def _head(self) -> Head:
         try:

@@ -244,9 +244,12 @@ def _required_level(gate: Result) -> str:
 # -- eval run ------------------------------------------------------------------
 
 
-def _prior_decisions(ledger: Ledger, plan_digest: str, candidate: Mapping[str, Any]) -> list[str]:
-    """Decisions already recorded for this evaluation (same plan digest, same candidate id or
-    commit): a new candidate id over the same commit cannot dodge a recorded INCONCLUSIVE."""
+def _prior_decisions(
+    ledger: Ledger, plan_digest: str, candidate: Mapping[str, Any], tree: str | None
+) -> list[str]:
+    """Decisions already recorded for this evaluation (same plan digest, and the same
+    candidate id, commit or tree): a new candidate id over the same commit, or the same
+    tree re-committed under a new commit id, cannot dodge a recorded INCONCLUSIVE."""
     out: list[str] = []
     for entry in ledger.entries(kind=LEDGER_KIND_DECISION):
         payload = entry.payload
@@ -255,9 +258,20 @@ def _prior_decisions(ledger: Ledger, plan_digest: str, candidate: Mapping[str, A
         if (
             payload.get("candidate_id") == candidate["candidate_id"]
             or payload.get("candidate_commit") == candidate["candidate_commit"]
+            or (tree is not None and payload.get("candidate_tree") == tree)
         ):
             out.append(str(payload.get("decision")))
     return out
+
+
+def _tree_of(git: Git, commit: str) -> str | None:
+    """The tree id of ``commit`` (the candidate's content), or None when git cannot tell."""
+    try:
+        proc = git.run(["rev-parse", "--verify", "--quiet", f"{commit}^{{tree}}"])
+    except PlanGateError:
+        return None
+    tree = proc.stdout.decode("ascii", "replace").strip()
+    return tree or None
 
 
 def _manifest_or_none(git: Git, commit: str, definition_path: str) -> tuple[Any, Reason | None]:
@@ -360,7 +374,7 @@ def run_evaluation(
         cdigest, candidate = _candidate(ledger, candidate_ref, check_scope=False)
         earlier = ledger.entries(kind="eval_gate_verdict", subject=cdigest)
     previous = dict(earlier[-1].payload) if earlier else None
-    lock = root / ".plangate" / f"eval-{cdigest.removeprefix('sha256:')[:32]}.lock"
+    lock = evaluation_lock_path(root, str(candidate["evaluation_plan_digest"]))
     with exclusive_lock(lock):
         gate = gate_candidate(root, env, cdigest, record=True)
         with open_ledger(root, env) as ledger:
@@ -369,6 +383,16 @@ def run_evaluation(
                 executor=executor or LocalPoolExecutor(jobs, ProgressLine(progress)),
                 rejudged=gate_changes(previous, gate),
             )
+
+
+def evaluation_lock_path(root: Path, plan_digest: str) -> Path:
+    """The lock that keeps evaluations under one plan apart.
+
+    Finality (a recorded INCONCLUSIVE/FAIL) spans every candidate id, commit and
+    tree of a plan, so the finality check and the new record must not interleave
+    with *any* other run of that plan, not only with runs of the same candidate.
+    """
+    return root / ".plangate" / f"eval-plan-{plan_digest.removeprefix('sha256:')[:32]}.lock"
 
 
 GATE_BINDING_FACTS = (
@@ -410,7 +434,8 @@ def _evaluate_locked(
         from plangate.trust.evalplan import plan_digest as compute_plan_digest
 
         plan_digest = compute_plan_digest(plan)
-    prior = _prior_decisions(ledger, candidate_plan_digest, candidate)
+    candidate_tree = _tree_of(git, str(candidate["candidate_commit"]))
+    prior = _prior_decisions(ledger, candidate_plan_digest, candidate, candidate_tree)
     setup: list[Reason] = [plan_problem] if plan_problem else []
     observed_diff = tuple(str(p) for p in gate.facts.get("observed_diff", []) or [])
     changed_components = tuple(str(c) for c in gate.facts.get("changed_components", []) or [])
@@ -463,6 +488,10 @@ def _evaluate_locked(
         test_strategy=any(t.startswith(TEST_STRATEGY_PREFIXES) for t in targets),
         setup_problems=setup,
         tamper_problems=tamper,
+        candidate_components=(
+            tuple(str(c["id"]) for c in candidate_manifest.components())
+            if candidate_manifest is not None else None
+        ),
     )
     result = decide(inp)
     experiment = {
@@ -520,6 +549,7 @@ def _evaluate_locked(
             "plan_digest": candidate_plan_digest,
             "candidate_id": inp.candidate_id,
             "candidate_commit": candidate["candidate_commit"],
+            "candidate_tree": candidate_tree,
         },
     )
     facts = {

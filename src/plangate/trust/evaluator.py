@@ -97,6 +97,8 @@ class EvaluationInput:
     setup_problems: Sequence[Reason] = ()
     tamper_problems: Sequence[Reason] = ()
     gate_reasons: Sequence[Reason] = field(default_factory=tuple)
+    candidate_components: tuple[str, ...] | None = None
+    """Component ids of the candidate manifest (None: unknown, every changed one is observed)."""
 
 
 def _decision(verdict: PromotionDecision, reasons: list[Reason], facts: dict[str, Any]) -> Result:
@@ -277,7 +279,30 @@ def decide(inp: EvaluationInput) -> Result:
 
     # Trials: tampering seen just before use, completeness, grader, verifiers.
     trials_per_fixture = int(plan.get("trials", 0) or 0)
-    sides = group_judgements(inp.trials)
+    # Only the trials the plan registered count, each once: an outcome for a trial number,
+    # side or fixture the plan never asked for is ignored, and a trial reported more than
+    # once (an executor retrying, say) is ambiguous evidence and counts for none of its
+    # copies, so it can never stand in for a trial that did not run.
+    fixture_ids = {str(f.get("id")) for f in plan.get("fixtures", [])}
+    seen: dict[tuple[str, str, int], int] = {}
+    for outcome in inp.trials:
+        slot_key = (outcome.side, outcome.fixture_id, outcome.trial)
+        seen[slot_key] = seen.get(slot_key, 0) + 1
+    duplicated = sorted(f"{k[0]}/{k[1]}/{k[2]}" for k, n in seen.items() if n > 1)
+    if duplicated:
+        missing.append(Reason(
+            "TRIAL_OUTCOME_DUPLICATE",
+            f"trial(s) reported more than once: {', '.join(duplicated[:5])}",
+            "the executor must return exactly one outcome per trial; none of the copies count",
+        ))
+    counted_trials = [
+        o for o in inp.trials
+        if seen[(o.side, o.fixture_id, o.trial)] == 1
+        and o.side in ("baseline", "candidate")
+        and o.fixture_id in fixture_ids
+        and 1 <= o.trial <= trials_per_fixture
+    ]
+    sides = group_judgements(counted_trials)
     grader_missing: list[str] = []
     failed_trials: list[str] = []
     for outcome in inp.trials:
@@ -316,7 +341,7 @@ def decide(inp: EvaluationInput) -> Result:
             "register a new plan",
         ))
     unavailable_verifiers: set[str] = set()
-    for outcome in inp.trials:
+    for outcome in counted_trials:
         if not outcome.completed or outcome.report is None:
             continue
         for verifier in plan.get("verifier_set", []):
@@ -335,7 +360,7 @@ def decide(inp: EvaluationInput) -> Result:
     activation_facts: dict[str, Any] = {"required_level": required, "observed": {}}
     known_bad_ids = {str(f.get("id")) for f in roles.get("known_bad", [])}
     activation_trials = [
-        o for o in inp.trials
+        o for o in counted_trials
         if o.side == "candidate" and o.fixture_id in known_bad_ids and o.completed
     ]
     if not inp.target_components:
@@ -343,7 +368,15 @@ def decide(inp: EvaluationInput) -> Result:
             "ACTIVATION_INSUFFICIENT", "the candidate names no target component to observe",
             "name the target components in the candidate",
         ))
-    for component in inp.target_components:
+    # The declared targets are a claim; the components the observed diff changes are
+    # an observation. Both must show activation (a component the candidate removed
+    # cannot act and is not observed).
+    observed_changes = tuple(
+        c for c in inp.changed_components
+        if c not in inp.target_components
+        and (inp.candidate_components is None or c in inp.candidate_components)
+    )
+    for component in (*inp.target_components, *observed_changes):
         levels = [
             activation_rank(o.report.activation[component].level)
             if o.report is not None and component in o.report.activation else 0
@@ -421,7 +454,7 @@ def decide(inp: EvaluationInput) -> Result:
             ))
 
     # Metrics (candidate side unless named otherwise) and the pre-registered thresholds.
-    metrics = _metrics(inp.trials, roles, sides, detection, regression_same=regression_same)
+    metrics = _metrics(counted_trials, roles, sides, detection, regression_same=regression_same)
     facts["metrics"] = metrics
     facts["detection"] = detection.to_json()
     for name in plan.get("metrics", []):

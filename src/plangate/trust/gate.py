@@ -19,7 +19,8 @@ adds its reasons, in this order, and the verdict is the most severe one:
    (or undecidable, or missing from a narrower set) -> ``DENIED``;
    non-participating -> may proceed only into the verifier-candidate procedure
    (flag ``requires_verifier_candidate_procedure``);
-7. deletion, relaxation or narrowing of any gate or verifier -> ``HUMAN_REQUIRED``;
+7. deletion, relaxation or narrowing of any gate or verifier (including switching it off
+   in the runtime registry) -> ``HUMAN_REQUIRED``;
 8. a declared change of the evaluation harness itself -> ``HUMAN_REQUIRED``,
    route I4 only.
 
@@ -535,6 +536,16 @@ def decide(facts: GateFacts) -> Result:
             )
             if gone:
                 weakened.append(f"{comp.id}: files deleted {gone[:5]}")
+        # Switching a verifier/gate off in the runtime registry deletes it in effect.
+        for comp_id in facts.baseline_definition.registry_enabled:
+            base_comp = base_by_id.get(comp_id)
+            if (
+                base_comp is not None
+                and base_comp.type in JUDGE_TYPES
+                and comp_id in cand_by_id
+                and comp_id not in cand_def.registry_enabled
+            ):
+                weakened.append(f"{comp_id}: removed from the registry (disabled)")
         cand_stages = {s.component: s for s in cand_def.stages}
         for stage in facts.baseline_definition.stages:
             other_stage = cand_stages.get(stage.component)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from plangate.errors import PlanGateError
-from plangate.git import Git, GitError
+from plangate.git import Git, GitError, TreeEntry
 from plangate.trust.candidate import lookup_registered_candidate
 from plangate.trust.evalplan import DIFF_METHODS, lookup_registered_plan
 from plangate.trust.gate import INCONCLUSIVE, GateFacts, decide
@@ -150,8 +150,8 @@ def gather_facts(git: Git, ledger: Ledger, candidate_ref: str) -> GateFacts:
         )
 
     try:
-        diff = tuple(git.changed_paths(baseline_commit, candidate_commit))
         candidate_tree = {e.path: e for e in git.ls_tree(candidate_commit)}
+        diff = actual_diff(git, baseline_commit, candidate_commit, candidate_tree)
     except GitError as exc:
         return GateFacts(
             candidate,
@@ -204,6 +204,41 @@ def gather_facts(git: Git, ledger: Ledger, candidate_ref: str) -> GateFacts:
     )
 
 
+def actual_diff(
+    git: Git, base: str, head: str, head_tree: Mapping[str, TreeEntry] | None = None
+) -> tuple[str, ...]:
+    """The actual diff ``git-diff-no-renames-v1``: every path whose tree entry differs.
+
+    ``git diff`` honours configuration the candidate can reach: a ``.gitmodules``
+    in the evaluator's working tree (or ``diff.ignoreSubmodules``) saying
+    ``ignore = all`` drops submodule pointer changes. So the diff is run with
+    ``--ignore-submodules=none`` and, independently, the two commits' full trees
+    are compared entry by entry (mode, type, object id) from git objects alone;
+    the gate judges the union (over-reporting is the safe side).
+    """
+    proc = git.run(
+        [
+            "diff",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            "--ignore-submodules=none",
+            "--name-only",
+            "-z",
+            base,
+            head,
+            "--",
+        ]
+    )
+    paths = {p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\x00") if p}
+    before = {e.path: e for e in git.ls_tree(base)}
+    after = head_tree if head_tree is not None else {e.path: e for e in git.ls_tree(head)}
+    for path in set(before) | set(after):
+        if before.get(path) != after.get(path):
+            paths.add(path)
+    return tuple(sorted(paths))
+
+
 def gate_candidate(
     repo_root: Path, env: Mapping[str, str], candidate_ref: str, *, record: bool = True
 ) -> Result:
@@ -229,4 +264,10 @@ def gate_candidate(
     return result
 
 
-__all__ = ["INCONCLUSIVE", "LEDGER_KIND_GATE", "gate_candidate", "gather_facts"]
+__all__ = [
+    "INCONCLUSIVE",
+    "LEDGER_KIND_GATE",
+    "actual_diff",
+    "gate_candidate",
+    "gather_facts",
+]

@@ -584,6 +584,21 @@ def execute_trial(spec: TrialSpec) -> TrialOutcome:
     except ResultRejectedError as exc:
         return _outcome(spec, TrialStatus.MALFORMED, error_code=exc.code, detail=exc.message,
                         exit_code=0, observed_fixture_digest=observed)
+    # The runner executed harness code under test with the evaluator's rights: it
+    # could have swapped the pinned grader (and put it back afterwards) or rewritten
+    # the fixture copy. Re-check both just before the grader judges.
+    pinned_problem = _check_pinned(spec)
+    if pinned_problem is None:
+        copy_read = read_regular_file(fixture_copy, MAX_FIXTURE_BYTES)
+        if not copy_read.ok or copy_read.data is None or copy_read.data != read.data:
+            pinned_problem = (
+                "SEALED_FIXTURE_MUTATION",
+                f"the copy of fixture {spec.fixture_id} handed to the trial changed during the "
+                "runner",
+            )
+    if pinned_problem is not None:
+        return _outcome(spec, TrialStatus.FIXTURE_MISMATCH, error_code=pinned_problem[0],
+                        detail=pinned_problem[1], exit_code=0, observed_fixture_digest=observed)
     # The grader (the baseline's stable meta-verifier) judges the trial; the
     # runner's own claims are never the judgement.
     graded = _run_command(grader_argv, spec.grader.cwd, spec.grader.timeout_seconds, "GRADER")

@@ -33,12 +33,10 @@ This module is on the hook hot path: standard library and plangate core only.
 
 from __future__ import annotations
 
-import tomllib
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from plangate.canonical import sha256_digest
 from plangate.fsutil import FileState, read_regular_file
@@ -97,8 +95,9 @@ _TOP_KEYS = frozenset({"version", "surface"})
 _ENTRY_KEYS = ("pattern", "class", "reason")
 
 
-@dataclass(frozen=True)
-class SurfaceEntry:
+# NamedTuple rather than dataclasses: importing dataclasses (inspect, ast, dis)
+# costs every hook process several milliseconds.
+class SurfaceEntry(NamedTuple):
     """One protected pattern: the glob, its class and why it is protected."""
 
     pattern: str
@@ -116,8 +115,7 @@ class SurfaceEntry:
                 "reason": self.reason}
 
 
-@dataclass(frozen=True)
-class ResolvedSurfaces:
+class ResolvedSurfaces(NamedTuple):
     """A protected-surface definition and where it came from.
 
     ``problem`` is None only for a usable definition (``explicit`` or
@@ -189,16 +187,74 @@ def _bad(code: str, message: str, hint: str) -> _InvalidDefinitionError:
     return _InvalidDefinitionError(Reason(code, message, hint))
 
 
+# -- the plain-form reader --------------------------------------------------------
+#
+# Every hook call reads the definition, and tomllib costs a short-lived process
+# its import plus a few milliseconds of parsing. Definitions are almost always
+# written in one plain form, which this reader parses directly: one item per
+# line, each a ``[[surface]]`` header, a bare key with a basic string free of
+# escapes, or a bare key with an unsigned decimal integer, with optional
+# whitespace and comments. Whenever a document holds anything else (another
+# TOML construct, a duplicate key, a control character, a CR), the reader
+# declines and tomllib parses the whole document, so the answer is always
+# exactly tomllib's (tests/unit/hooks/test_hooks_fast_toml.py checks this with
+# generated documents).
+
+_PLAIN_LINE = re.compile(
+    r'[ \t]*(?:(?P<table>\[\[surface\]\])'
+    r'|(?P<key>[A-Za-z0-9_-]+)[ \t]*=[ \t]*(?:"(?P<str>[^"\\]*)"|(?P<int>0|[1-9][0-9]*)))?'
+    r'[ \t]*(?:#.*)?'
+)
+# Characters TOML refuses in comments and basic strings (tab and LF aside), and CR.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def plain_toml(text: str) -> dict[str, Any] | None:
+    """``tomllib.loads(text)`` for a definition in the plain form, else None (see above)."""
+    if _CONTROL.search(text) is not None:
+        return None
+    doc: dict[str, Any] = {}
+    table = doc
+    surfaces: list[dict[str, Any]] = []
+    for line in text.split("\n"):
+        match = _PLAIN_LINE.fullmatch(line)
+        if match is None:
+            return None
+        if match["table"] is not None:
+            table = {}
+            surfaces.append(table)
+            continue
+        key = match["key"]
+        if key is None:
+            continue  # blank or comment
+        if key in table or (table is doc and key == "surface"):
+            return None  # tomllib reports the duplicate
+        value = match["str"]
+        table[key] = int(match["int"]) if value is None else value
+    if surfaces:
+        doc["surface"] = surfaces
+    return doc
+
+
+def _parse_toml(text: str, where: str) -> dict[str, Any]:
+    plain = plain_toml(text)
+    if plain is not None:
+        return plain
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _bad("SURFACES_INVALID_TOML", f"{where} is not valid TOML: {exc}",
+                   "fix the TOML syntax") from None
+
+
 def parse_surfaces_text(text: str, where: str) -> tuple[SurfaceEntry, ...]:
     """Parse and validate a definition; raise on the first error."""
     if not text.strip():
         raise _bad("SURFACES_EMPTY", f"{where} is empty",
                    "list at least one [[surface]] entry; an empty definition protects nothing")
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise _bad("SURFACES_INVALID_TOML", f"{where} is not valid TOML: {exc}",
-                   "fix the TOML syntax") from None
+    doc = _parse_toml(text, where)
     if not doc:
         raise _bad("SURFACES_EMPTY", f"{where} holds only comments",
                    "list at least one [[surface]] entry; an empty definition protects nothing")
@@ -299,13 +355,38 @@ def load_surfaces_bytes(data: bytes, provenance: str, path: str | None) -> Resol
     return ResolvedSurfaces(provenance, path, digest, entries, problem, marker)
 
 
+def _template_file() -> Path | None:
+    """The template as a plain file beside the package, when the package is on disk.
+
+    This is the path ``importlib.resources`` gives for such a package; that
+    module (and zipfile with it) is imported only for other kinds of install.
+    """
+    import plangate
+
+    origin = getattr(plangate, "__file__", None)
+    if not origin:
+        return None
+    candidate = Path(origin).parent / TEMPLATE_RESOURCE
+    return candidate if candidate.is_file() else None
+
+
 def bundled_template_path() -> str:
     """Display path of the bundled template."""
+    found = _template_file()
+    if found is not None:
+        return str(found)
+    from importlib import resources
+
     return str(resources.files("plangate").joinpath(TEMPLATE_RESOURCE))
 
 
 def bundled_template_bytes() -> bytes:
     """Bytes of the bundled template shipped with the package."""
+    found = _template_file()
+    if found is not None:
+        return found.read_bytes()
+    from importlib import resources
+
     return resources.files("plangate").joinpath(TEMPLATE_RESOURCE).read_bytes()
 
 

@@ -242,8 +242,10 @@ def _ids(rows):
     ("ledger", "status"),
     [
         ("all", "anchored"),
-        ("all+extra", "anchored"),
-        ("none", "unanchored"),
+        # the ledger holds a row of the task that the record lacks: deleted/truncated
+        ("all+extra", "mismatch"),
+        ("none", "mismatch"),
+        ("empty", "unanchored"),
         ("unreadable", "unanchored"),
         ("suffix", "partially_anchored"),
         ("prefix", "mismatch"),
@@ -260,6 +262,7 @@ def test_ledger_anchor(ledger, status):
         "all": ids,
         "all+extra": ["sha256:" + "9" * 64, *ids],
         "none": ["sha256:" + "9" * 64],
+        "empty": [],
         "unreadable": None,
         "suffix": ids[1:],
         "prefix": ids[:2],

@@ -48,8 +48,10 @@ def test_harmless_text_is_unchanged(text):
 
 
 def test_forbidden_and_account_keys_found_at_any_depth():
-    value = {"a": [{"b": {"API-KEY": 1}}], "Login": 2, "fine": {"user_name": 3}}
-    assert find_forbidden_keys(value, "x") == ["x: API-KEY", "x: Login"]
+    # separators do not hide a key: user_name is the username account key
+    value = {"a": [{"b": {"API-KEY": 1}}], "Login": 2, "fine": {"user_names_count": 3},
+             "also": {"user_name": 4}}
+    assert find_forbidden_keys(value, "x") == ["x: API-KEY", "x: Login", "x: user_name"]
 
 
 def test_constants():

@@ -105,6 +105,12 @@ def compare(
     return out
 
 
+def load_average() -> str:
+    """The 1/5/15-minute load averages and the core count, for the record of a run."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
+
+
 def run_cli_in_process(cwd: Path, *argv: str) -> tuple[int, str, str]:
     """Run ``plangate`` in-process (for building fixtures quickly)."""
     sys.path.insert(0, str(REPO_ROOT / "src"))

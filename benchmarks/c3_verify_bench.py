@@ -1,8 +1,9 @@
 """``plangate c3 verify`` process time against a bare ``python3 -c "import json, hashlib"``.
 
-Goal (issue 2): at most 1.4x, medians of interleaved runs, both started with the
-interpreter binary itself (never a version-manager shim). When the goal is
-missed the script prints where the import time goes (``-X importtime``).
+Goal (issue 2): at most 1.4x in process (CPU) time, medians of interleaved runs,
+both started with the interpreter binary itself (never a version-manager shim).
+When the goal is missed the script prints where the import time goes
+(``-X importtime``).
 
 Usage: python3 benchmarks/c3_verify_bench.py [--runs N]
 """
@@ -19,6 +20,7 @@ from _bench_common import (
     compare,
     git,
     importtime_report,
+    load_average,
     real_python,
     run_cli_in_process,
 )
@@ -73,10 +75,14 @@ def main() -> int:
               f"  cpu {result['subject_cpu_ms']:7.1f} ms  ({args.runs} runs)")
         print(f"  python -c 'import json, hashlib' median wall {result['baseline_wall_ms']:7.1f} ms"
               f"  cpu {result['baseline_cpu_ms']:7.1f} ms")
-        verdict = "met" if result["ratio_wall"] <= GOAL else "MISSED"
-        print(f"  ratio wall {result['ratio_wall']:.2f}x  cpu {result['ratio_cpu']:.2f}x"
-              f"  (goal <= {GOAL}x: {verdict})")
-        if result["ratio_wall"] > GOAL:
+        # The goal is on process time (CPU, user + system, git child included):
+        # wall time also counts waiting for a core, which on a loaded machine
+        # penalises the longer-running process. Wall is shown for information.
+        verdict = "met" if result["ratio_cpu"] <= GOAL else "MISSED"
+        print(f"  ratio cpu {result['ratio_cpu']:.2f}x  (goal <= {GOAL}x: {verdict})"
+              f"  wall {result['ratio_wall']:.2f}x")
+        print(f"  {load_average()}")
+        if result["ratio_cpu"] > GOAL:
             importtime_report(subject, repo, env)
     return 0
 

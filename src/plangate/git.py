@@ -277,6 +277,7 @@ class Git:
                 "--no-ext-diff",
                 "--no-textconv",
                 "--no-renames",
+                "--ignore-submodules=none",
                 "--name-only",
                 "-z",
                 base,
@@ -291,7 +292,17 @@ class Git:
         state = self.head_state()
         base = state.commit or self.empty_tree()
         proc = self._call(
-            ["diff", "--cached", "--no-ext-diff", "--no-renames", "--name-only", "-z", base, "--"]
+            [
+                "diff",
+                "--cached",
+                "--no-ext-diff",
+                "--no-renames",
+                "--ignore-submodules=none",
+                "--name-only",
+                "-z",
+                base,
+                "--",
+            ]
         )
         return _split_z_paths(proc.stdout)
 

@@ -114,14 +114,16 @@ def extract_source_sha(record_bytes: bytes | None) -> str | None:
 def normalise_evidence_ref(ref: str) -> str:
     """Compare evidence refs after trimming and path normalisation.
 
-    ``a.md`` and ``./a.md`` (or ``x//a.md``) name the same evidence; a
-    ``#fragment`` is kept, so two sections of one file stay distinct.
+    ``a.md``, ``./a.md``, ``x/../a.md`` and ``A.md`` name the same evidence
+    (the path part is normalised and case-folded: on a case-insensitive file
+    system they are one file). A ``#fragment`` is kept, so two anchored
+    sections (or two comments of one pull-request page) stay distinct.
     """
     text = ref.strip()
     path, sep, fragment = text.partition("#")
     path = path.strip()
     if path:
-        path = posixpath.normpath(path)
+        path = posixpath.normpath(path).casefold()
         if path == ".":
             path = ""
     return path + (sep + fragment.strip() if sep else "")

@@ -47,6 +47,7 @@ from plangate.approval.acceptor import normalise_evidence_ref
 from plangate.canonical import StrictJSONError, is_digest, strict_loads_object
 from plangate.errors import InputRejected
 from plangate.paths import PathRejected, canonical_path, glob_match, validate_pattern
+from plangate.plan.package import ARTIFACT_SET, plan_package_hash
 from plangate.trust.surfaces import ResolvedSurfaces
 from plangate.verdict import ArbiterDecision, Reason, Result
 
@@ -97,6 +98,7 @@ PLAN_PACKAGE_REQUIRED_KEYS: tuple[str, ...] = (
 PLAN_PACKAGE_OPTIONAL_KEYS: tuple[str, ...] = ("task_id", "artifact_hashes")
 
 TARGET_SHA_RE = re.compile(r"[0-9a-f]{7,64}")
+TASK_ID_RE = re.compile(r"TASK-[0-9]{4}")  # plangate.snapshot's, without importing IO code
 
 ESCALATED = ArbiterDecision.HUMAN_ESCALATED.value
 BLOCKED = ArbiterDecision.BLOCKED.value
@@ -279,6 +281,26 @@ def plan_package_check(block: Mapping[str, Any], target_sha: str,
     for key in ("source_sha", "c1_evidence_ref", "c2_evidence_ref"):
         if not isinstance(block[key], str):
             return PackageCheck(True, False, f"{key} is not a string")
+    # The optional keys are judged too: present data that contradicts the block is
+    # never ignored (it was accepted in any shape and never compared).
+    if "task_id" in block and not (
+        isinstance(block["task_id"], str) and TASK_ID_RE.fullmatch(block["task_id"])
+    ):
+        return PackageCheck(True, False, "task_id is not TASK- and four digits")
+    if "artifact_hashes" in block:
+        hashes = block["artifact_hashes"]
+        if (
+            not isinstance(hashes, dict)
+            or set(hashes) != ARTIFACT_SET
+            or not all(is_digest(v) for v in hashes.values())
+        ):
+            return PackageCheck(True, False,
+                                "artifact_hashes must map exactly the six artifacts to digests")
+        if plan_package_hash(hashes) != block["plan_package_hash"]:
+            return PackageCheck(True, False,
+                                "plan_package_hash is not the hash of artifact_hashes")
+        if hashes["plan.md"] != block["plan_hash"]:
+            return PackageCheck(True, False, "artifact_hashes[plan.md] differs from plan_hash")
     reviewers = block["reviewers"]
     if not isinstance(reviewers, dict):
         return PackageCheck(True, False, "reviewers is not an object")

@@ -12,6 +12,7 @@ values are resolved with a single git process for all tasks.
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -173,16 +174,19 @@ def task_row(
     result = verify_snapshot(
         snapshot, expected_sha=None, source=source, package=package, parsed=parsed
     )
-    present = len(ARTIFACTS) - len(package.presence)
+    presence = package.presence
+    present = len(ARTIFACTS) - len(presence)
     decision = result.facts.get("decision")
     if decision is None and result.facts.get("kind") == "legacy":
         record = result.facts.get("record")
         if isinstance(record, dict):
             decision = record.get("c3_status")
+    # The first thing to fix: package and markers come before the record.
+    first = presence or package.evidence_reasons or result.reasons
     return {
         "task": snapshot.task_id,
         "package": f"{present}/{len(ARTIFACTS)}",
-        "presence": [r.to_json() for r in package.presence],
+        "presence": [r.to_json() for r in presence],
         "plan_hash": package.plan_hash,
         "plan_package_hash": package.plan_package_hash,
         "c1": package.c1.state.value,
@@ -192,11 +196,7 @@ def task_row(
         "verdict": result.verdict,
         "exit_code": int(result.exit_code),
         "reasons": [r.to_json() for r in result.reasons],
-        # The first thing to fix: package and markers come before the record.
-        "first_reason": next(
-            (r.code for r in (*package.presence, *package.evidence_reasons, *result.reasons)),
-            "",
-        ),
+        "first_reason": first[0].code if first else "",
     }
 
 
@@ -228,17 +228,10 @@ def format_table(rows: list[dict[str, Any]]) -> list[str]:
             for line in cells]
 
 
-def run(argv: list[str], ctx: Context) -> int:
-    """Entry point of ``plangate status``."""
-    fast = _fast_args(argv[1:])
-    if fast is not None:
-        tasks, as_json = fast
-    else:
-        args = _parser().parse_args(argv[1:])
-        tasks, as_json = args.tasks, args.json
-    root = find_repo_root(ctx.cwd)
-    named = [check_task_id(t) for t in tasks]
-    task_ids = list(dict.fromkeys(named)) if named else list_task_ids(root)
+def _collect_rows(
+    root: Path, task_ids: list[str], named: bool
+) -> tuple[list[dict[str, Any]], list[Reason]]:
+    """The rows of ``task_ids`` in order, and a TASK_NOT_FOUND reason per missing named task."""
     missing: list[Reason] = []
     snapshots: list[TaskSnapshot] = []
     rows_by_task: dict[str, dict[str, Any]] = {}
@@ -261,7 +254,29 @@ def run(argv: list[str], ctx: Context) -> int:
         rows_by_task[snap.task_id] = task_row(
             snap, sources.get(snap.task_id), parsed=parsed.get(snap.task_id)
         )
-    rows = [rows_by_task[t] for t in task_ids if t in rows_by_task]
+    return [rows_by_task[t] for t in task_ids if t in rows_by_task], missing
+
+
+def run(argv: list[str], ctx: Context) -> int:
+    """Entry point of ``plangate status``."""
+    fast = _fast_args(argv[1:])
+    if fast is not None:
+        tasks, as_json = fast
+    else:
+        args = _parser().parse_args(argv[1:])
+        tasks, as_json = args.tasks, args.json
+    root = find_repo_root(ctx.cwd)
+    named = [check_task_id(t) for t in tasks]
+    task_ids = list(dict.fromkeys(named)) if named else list_task_ids(root)
+    # Thousands of small containers that form no reference cycles: the cyclic
+    # collector would only rescan them, again and again, as they pile up.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        rows, missing = _collect_rows(root, task_ids, bool(named))
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     summary: dict[str, int] = {}
     for row in rows:
         summary[row["verdict"]] = summary.get(row["verdict"], 0) + 1
@@ -281,8 +296,8 @@ def run(argv: list[str], ctx: Context) -> int:
     if not rows and not missing:
         ctx.out("no tasks under docs/working/ (create one with 'plangate init TASK-0001')")
         return code
-    for line in format_table(rows):
-        ctx.out(line)
+    # One write for the whole table (the same text as one line per call).
+    ctx.out("\n".join(format_table(rows)))
     if rows:
         parts = ", ".join(f"{count} {verdict}" for verdict, count in sorted(summary.items()))
         ctx.out(f"{len(rows)} task(s): {parts}")

@@ -283,15 +283,31 @@ def rows_bytes(rows: Sequence[Mapping[str, Any]]) -> bytes:
     return "".join(canonical_text(dict(r)) + "\n" for r in rows).encode("utf-8")
 
 
-def read_log(task_dir: Path) -> DeliveryLog:
-    """Read and validate ``<task_dir>/delivery/record.jsonl`` (absent = empty record)."""
-    path = task_dir / RECORD_RELPATH
-    if (task_dir / "delivery").is_symlink():
+def check_delivery_dir(task_dir: Path) -> None:
+    """``delivery/`` must be absent or a real directory (never a symlink or a file).
+
+    A regular file in its place used to read as "no record" and then crash the
+    append after the ledger write.
+    """
+    where = task_dir / "delivery"
+    if where.is_symlink():
         raise DeliveryRecordError(
             "DELIVERY_RECORD_UNREADABLE",
             "delivery/ is a symbolic link",
             "replace it with a directory",
         )
+    if where.exists() and not where.is_dir():
+        raise DeliveryRecordError(
+            "DELIVERY_RECORD_UNREADABLE",
+            "delivery/ is not a directory",
+            "remove the file; delivery/ holds the record written by plangate delivery",
+        )
+
+
+def read_log(task_dir: Path) -> DeliveryLog:
+    """Read and validate ``<task_dir>/delivery/record.jsonl`` (absent = empty record)."""
+    path = task_dir / RECORD_RELPATH
+    check_delivery_dir(task_dir)
     read = read_regular_file(path, MAX_RECORD_BYTES)
     if read.state is FileState.MISSING:
         return DeliveryLog(b"", (), False)
@@ -310,12 +326,7 @@ def record_lock(repo_root: Path, task_dir: Path) -> Any:
     The lock file is ``<repo>/.plangate/locks/delivery-<TASK>.lock``, not inside the
     task directory, so it never shows up as a change of the task.
     """
-    if (task_dir / "delivery").is_symlink():
-        raise DeliveryRecordError(
-            "DELIVERY_RECORD_UNREADABLE",
-            "delivery/ is a symbolic link",
-            "replace it with a directory",
-        )
+    check_delivery_dir(task_dir)
     return exclusive_lock(repo_root / LOCK_DIR / f"delivery-{task_dir.name}.lock", wait=True)
 
 

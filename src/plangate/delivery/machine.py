@@ -28,7 +28,13 @@ from plangate.delivery.snapshot import (
     Finding,
     PRSnapshot,
 )
-from plangate.paths import PathRejected, is_canonical_path, match_any, validate_pattern
+from plangate.paths import (
+    PathRejected,
+    glob_match,
+    is_canonical_path,
+    match_any,
+    validate_pattern,
+)
 from plangate.verdict import ExitCode, Reason, Result
 
 STATES: tuple[str, ...] = (
@@ -50,6 +56,7 @@ TERMINAL: tuple[str, ...] = ("MERGE_READY",)
 PRIORITY_ORDER: tuple[str, ...] = (
     "invalid_snapshot",
     "plan_deviation",
+    "protected_surface",
     "escalation_flags",
     "ancestry_fail",
     "unknown_check_conclusion",
@@ -146,6 +153,37 @@ class Scope:
 
     patterns: tuple[str, ...] | None
     problem: str = ""
+
+
+@dataclass(frozen=True)
+class Protection:
+    """The protected-surface definition the PR is judged by (committed at ``source_sha``).
+
+    ``entries`` are ``(pattern, class)`` pairs matched case-folded (over-match is the
+    safe side); ``problem`` is set when no usable definition could be read, which
+    escalates. A repository without its own definition is judged by the bundled
+    template's entries (the arbiter escalates an undefined boundary at approval time).
+    """
+
+    entries: tuple[tuple[str, str], ...]
+    provenance: str
+    path: str | None = None
+    digest: str | None = None
+    problem: str = ""
+
+    def hits(self, paths: Sequence[str]) -> list[str]:
+        """``path (class: pattern)`` for every path a protected surface covers."""
+        out = []
+        for path in paths:
+            for pattern, cls in self.entries:
+                try:
+                    matched = glob_match(pattern, path, casefold=True)
+                except PathRejected:
+                    matched = True  # never a silent pass
+                if matched:
+                    out.append(f"{path} ({cls}: {pattern})")
+                    break
+        return out
 
 
 @dataclass(frozen=True)
@@ -304,14 +342,46 @@ def _finding_action(snapshot: PRSnapshot, finding: Finding, round_no: int) -> di
 def _decide(
     snapshot: PRSnapshot,
     entries: Sequence[Mapping[str, Any]],
+    *,
     scope: Scope,
     ancestry: Ancestry,
     completed: int,
+    protection: Protection,
 ) -> tuple[str, list[Reason], list[dict[str, Any]]]:
     """Apply the rules in priority order; return the state, reasons and requested actions."""
     deviation = _scope_reasons(snapshot, scope)
     if deviation is not None:
         return deviation[0], deviation[1], []
+
+    # A plan scope such as docs/** can cover protected surfaces (another task's
+    # approvals/, a nested CLAUDE.md): a change to one always needs a human.
+    if protection.problem or not protection.entries:
+        return (
+            "HUMAN_ESCALATED",
+            [
+                _reason(
+                    "DELIVERY_SURFACES_UNRESOLVED",
+                    "the protected-surface definition at source_sha cannot be used: "
+                    f"{protection.problem or 'it has no entries'}",
+                    "commit a valid .plangate/protected-surfaces.toml",
+                )
+            ],
+            [],
+        )
+    touched = protection.hits(snapshot.changed_files)
+    if touched:
+        return (
+            "HUMAN_ESCALATED",
+            [
+                _reason(
+                    "DELIVERY_TOUCHES_PROTECTED_SURFACE",
+                    f"changed files touch protected surfaces: {_names(touched)}",
+                    "a human approves every change to a protected surface",
+                    touched,
+                )
+            ],
+            [],
+        )
 
     if snapshot.escalation_flags or not snapshot.changed_files:
         reasons = []
@@ -605,6 +675,7 @@ def assess(
     scope: Scope,
     ancestry: Ancestry,
     record: BoundRecord,
+    protection: Protection,
 ) -> Assessment:
     """Decide the delivery state of one PR snapshot; pure.
 
@@ -616,7 +687,14 @@ def assess(
     a record that already holds these entries yields no new entries.
     """
     completed = completed_rounds(entries, snapshot.pr_number)
-    state, reasons, actions = _decide(snapshot, entries, scope, ancestry, completed)
+    state, reasons, actions = _decide(
+        snapshot,
+        entries,
+        scope=scope,
+        ancestry=ancestry,
+        completed=completed,
+        protection=protection,
+    )
 
     receipted = {e.get("action_id") for e in entries if e.get("kind") == "receipt"}
     intended = {e.get("action_id") for e in entries if e.get("kind") == "intent"}
@@ -655,6 +733,15 @@ def assess(
         "source_sha": record.source_sha,
         "plan_hash": record.plan_hash,
         "ancestry": {"status": ancestry.status, "detail": ancestry.detail},
+        "protected_surfaces": {
+            "provenance": protection.provenance,
+            "path": protection.path,
+            "digest": protection.digest,
+            "pattern_count": len(protection.entries),
+            "hits": protection.hits(snapshot.changed_files)
+            if all(is_canonical_path(p) for p in snapshot.changed_files)
+            else None,
+        },
         "caller_ancestry_claim_ignored": snapshot.claimed_ancestry,
         "allowed_paths": list(scope.patterns) if scope.patterns is not None else None,
         "completed_rounds": completed,

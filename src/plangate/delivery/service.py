@@ -46,6 +46,7 @@ from plangate.delivery.machine import (
     Ancestry,
     Assessment,
     BoundRecord,
+    Protection,
     Scope,
     assess,
     exit_code_for_state,
@@ -174,7 +175,8 @@ def measure_ancestry(repo_root: Path, source_sha: str, head_sha: str) -> Ancestr
         # checks and review are compared with) must name the commit itself.
         return Ancestry(
             "unmeasurable",
-            f"head_sha {head_sha[:12]} is not a commit object (git resolves it to {head_full[:12]})",
+            f"head_sha {head_sha[:12]} is not a commit object "
+            f"(git resolves it to {head_full[:12]})",
         )
     try:
         descends = git.is_ancestor(source_full, head_full)
@@ -183,6 +185,29 @@ def measure_ancestry(repo_root: Path, source_sha: str, head_sha: str) -> Ancestr
     if descends:
         return Ancestry("descends", f"{head_full[:12]} descends from {source_full[:12]}")
     return Ancestry("diverged", f"{head_full[:12]} does not descend from {source_full[:12]}")
+
+
+def protection_at(repo_root: Path, source_sha: str) -> Protection:
+    """The protected-surface definition committed at the approved ``source_sha``.
+
+    Read from git at that commit (never the work tree the PR may have changed);
+    a repository without its own definition is judged by the bundled template's
+    entries. Any failure to read it is a problem, which escalates.
+    """
+    from plangate.approval.arbiter_input import surfaces_at_commit
+    from plangate.trust.surfaces import PROVENANCE_BUNDLED_TEMPLATE
+
+    try:
+        surfaces = surfaces_at_commit(Git(repo_root), source_sha)
+    except GitError as exc:
+        return Protection((), "downstream", problem=f"{exc.code}: {exc.message}")
+    entries = tuple((e.pattern, e.cls) for e in surfaces.entries)
+    problem = ""
+    if surfaces.problem is not None and not (
+        surfaces.provenance == PROVENANCE_BUNDLED_TEMPLATE and entries
+    ):
+        problem = f"{surfaces.problem.code}: {surfaces.problem.message}"
+    return Protection(entries, surfaces.provenance, surfaces.path, surfaces.digest, problem)
 
 
 def _ledger_payload(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -270,7 +295,16 @@ def _write_rows(
             "nothing was appended to record.jsonl",
             exc.hint or "fix the ledger (plangate ledger verify) and re-run",
         )
-    append_entries(task_dir, judged, rows)
+    try:
+        append_entries(task_dir, judged, rows)
+    except OSError as exc:
+        return Reason(
+            "DELIVERY_RECORD_UNWRITABLE",
+            f"record.jsonl could not be written ({exc.strerror or exc}) after the ledger "
+            "recorded the transition; the record now lacks ledger rows",
+            "fix the file system; a human restores the record from the ledger "
+            "('plangate ledger log --kind delivery_transition')",
+        )
     return None
 
 
@@ -303,6 +337,7 @@ def assess_task(
     if isinstance(scope, Reason):
         return _rejected([scope], facts)
     ancestry = measure_ancestry(repo_root, bound.source_sha, snapshot.head_sha)
+    protection = protection_at(repo_root, bound.source_sha)
 
     try:
         with record_lock(repo_root, task_dir):
@@ -312,7 +347,12 @@ def assess_task(
             if mismatch is not None:
                 return _rejected([mismatch], facts)
             assessment: Assessment = assess(
-                snapshot, judged.entries, scope=scope, ancestry=ancestry, record=bound
+                snapshot,
+                judged.entries,
+                scope=scope,
+                ancestry=ancestry,
+                record=bound,
+                protection=protection,
             )
             rows = seal_entries(assessment.new_entries, prev=judged.last_entry_id, at=now)
             refusal = _write_rows(

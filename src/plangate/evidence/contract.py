@@ -126,6 +126,15 @@ def structure_problems(doc: dict[str, Any]) -> list[str]:
         check(
             key, isinstance(value, str) and bool(TIME_RE.fullmatch(value)), "YYYY-MM-DDTHH:MM:SSZ"
         )
+    started, completed = doc.get("started_at"), doc.get("completed_at")
+    if (
+        isinstance(started, str)
+        and isinstance(completed, str)
+        and TIME_RE.fullmatch(started)
+        and TIME_RE.fullmatch(completed)
+        and started > completed
+    ):
+        problems.append("started_at: later than completed_at (the producer refuses this)")
     repo = doc.get("repository")
     check(
         "repository",

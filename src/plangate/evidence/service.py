@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from plangate.delivery.log import RECORD_RELPATH as DELIVERY_RELPATH
+from plangate.delivery.log import check_delivery_dir
 from plangate.errors import InputRejected
 from plangate.evidence.producer import EvidenceOutcome, Injected, TaskInputs, produce
 from plangate.evidence.verifier import verify_document
@@ -38,12 +39,7 @@ def load_inputs(repo_root: Path, task_id: str, env: Mapping[str, str]) -> TaskIn
     task_dir = task_dir_for(repo_root, task_id)
     snapshot = read_task_snapshot(task_dir)
     acceptor = verify_task(repo_root, task_id, snapshot=snapshot)
-    if (task_dir / "delivery").is_symlink():
-        raise InputRejected(
-            "DELIVERY_RECORD_UNREADABLE",
-            "delivery/ is a symbolic link",
-            "replace it with a directory",
-        )
+    check_delivery_dir(task_dir)
     read = read_regular_file(task_dir / DELIVERY_RELPATH, MAX_DELIVERY_BYTES)
     if read.state is FileState.MISSING:
         delivery = None

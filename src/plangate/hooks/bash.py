@@ -88,14 +88,14 @@ CONTROL_OPERATORS = frozenset({";", "&&", "||", "|", "&", "|&", ";;", "(", ")", 
 
 _ASSIGNMENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 _HEREDOC_RE = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z0-9_.-]+)\2")
-_PY_DANGER_RE = re.compile(
+# The two python -c patterns are compiled on first use (re's own cache): most
+# commands never need them, and every hook process would pay ~0.5 ms for them.
+_PY_DANGER = (
     r"\b(?:os|subprocess|shutil|pathlib|Path|exec|eval|compile|__import__|system|popen|"
     r"remove|unlink|rmdir|rename|replace|makedirs|mkdir|write_text|write_bytes|touch|"
     r"chmod|symlink|truncate|importlib|open|io|codecs|tempfile|sqlite3)\b"
 )
-_PY_OPEN_RE = re.compile(
-    r"""\bopen\(\s*(['"])([^'"]+)\1\s*,\s*(['"])([rwaxbt+]+)\3\s*\)"""
-)
+_PY_OPEN = r"""\bopen\(\s*(['"])([^'"]+)\1\s*,\s*(['"])([rwaxbt+]+)\3\s*\)"""
 
 
 class _State:
@@ -527,13 +527,13 @@ def _python(args: list[str], state: _State) -> None:
         return
     if len(args) >= 2 and args[0] == "-c":
         code = args[1]
-        opens = list(_PY_OPEN_RE.finditer(code))
+        opens = list(re.finditer(_PY_OPEN, code))
         for match in opens:
             mode = match.group(4)
             if any(c in mode for c in "wax+"):
                 state.write(match.group(2))
-        remainder = _PY_OPEN_RE.sub("", code)
-        if _PY_DANGER_RE.search(remainder):
+        remainder = re.sub(_PY_OPEN, "", code)
+        if re.search(_PY_DANGER, remainder):
             state.unclassifiable("python -c code that may write files")
         return
     state.unclassifiable("python runs a script or module that may write files")

@@ -604,7 +604,7 @@ def _run_trials(
         work = temp / "trials"
         work.mkdir()
         outcomes = executor.run(build_trials(plan, baseline_dir, candidate_dir, work))
-        _check_worktree(baseline_dir, "BASELINE_WORKTREE_MODIFIED", tamper)
+        _check_worktree(baseline_dir, "BASELINE_WORKTREE_MODIFIED", tamper, ignored=True)
         _check_worktree(candidate_dir, "CANDIDATE_WORKTREE_MODIFIED", setup)
         return outcomes
     finally:
@@ -615,9 +615,25 @@ def _run_trials(
         shutil.rmtree(temp, ignore_errors=True)
 
 
-def _check_worktree(path: Path, code: str, sink: list[Reason]) -> None:
+def _check_worktree(path: Path, code: str, sink: list[Reason], *, ignored: bool = False) -> None:
+    """Report a worktree that no longer equals its commit.
+
+    With ``ignored=True`` (the baseline: the judges' side) files the tree's
+    ``.gitignore`` hides count too: a planted ``__pycache__/*.pyc`` for a module the
+    grader imports would otherwise be loaded by Python and never reported.
+    """
     try:
         changed = Git(path).worktree_changes()
+        if ignored:
+            proc = Git(path).run(
+                ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=traditional",
+                 "--no-renames"]
+            )
+            changed = sorted(
+                set(changed)
+                | {r[3:].decode("utf-8", "surrogateescape") for r in proc.stdout.split(b"\x00")
+                   if r.startswith(b"!! ")}
+            )
     except PlanGateError as exc:
         sink.append(Reason(code, f"cannot tell whether {path.name} changed: {exc.message}"))
         return

@@ -312,11 +312,13 @@ def validate_plan_object(doc: Mapping[str, Any], *, registered: bool) -> dict[st
         if item["op"] not in THRESHOLD_OPS:
             raise _bad(f"{where}.op must be one of {' '.join(THRESHOLD_OPS)}")
         value = item["value"]
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _bad(f"{where}.value must be a finite number")
+        try:
+            finite = math.isfinite(value)
+        except OverflowError:  # an integer literal beyond a float's range
+            finite = False
+        if not finite:
             raise _bad(f"{where}.value must be a finite number")
         threshold.append({"metric": item["metric"], "op": item["op"], "value": value})
     conditions = _text_list(doc["critical_regression_conditions"], "critical_regression_conditions")

@@ -211,10 +211,19 @@ def _symlink_target(link: str, target: str) -> str | None:
 def _components_touching(
     path: str, definitions: Sequence[HarnessDefinition]
 ) -> set[tuple[str, str]]:
+    # Case-folded like protected surfaces: on a case-insensitive file system a case
+    # variant *is* the component's file, so over-matching is the safe side here.
+    # A changed ``.gitattributes`` changes how every file below its directory is
+    # checked out (working-tree-encoding, eol, ident, filters) without changing
+    # their blobs: it touches every component that can lie below it.
+    name = path.rsplit("/", 1)[-1]
+    below = f"{path[: len(path) - len(name)]}**" if name.casefold() == ".gitattributes" else None
     hits: set[tuple[str, str]] = set()
     for definition in definitions:
         for comp in definition.components:
-            if any(glob_match(p, path) for p in comp.paths):
+            if any(glob_match(p, path, casefold=True) for p in comp.paths) or (
+                below is not None and any(patterns_overlap(p, below) for p in comp.paths)
+            ):
                 hits.add((comp.id, comp.type))
     return hits
 

@@ -244,7 +244,10 @@ def parse_result(
             raise _reject("TRIAL_RESULT_INVALID", f"metric name {name!r} is not allowed")
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise _reject("TRIAL_RESULT_INVALID", f"metric {name} must be a number")
-        metrics[name] = float(value)
+        try:
+            metrics[name] = float(value)
+        except OverflowError:  # an integer literal beyond a float's range
+            raise _reject("TRIAL_RESULT_INVALID", f"metric {name} is out of range") from None
     activation: dict[str, Activation] = {}
     for cid, item in _component_map(doc["activation"], "activation").items():
         if not isinstance(item, dict) or set(item) != _ACTIVATION_KEYS:

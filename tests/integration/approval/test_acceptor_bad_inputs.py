@@ -149,6 +149,14 @@ MUTATIONS: dict[str, tuple[Mutation, str]] = {
         _set(("reviewers", "model_b", "evidence_ref"), " ./reviews//model-a.md "),
         "C3_REVIEWER_EVIDENCE_NOT_INDEPENDENT",
     ),
+    "same evidence in another case": (
+        _set(("reviewers", "model_b", "evidence_ref"), "Reviews/Model-A.md"),
+        "C3_REVIEWER_EVIDENCE_NOT_INDEPENDENT",
+    ),
+    "same evidence through ..": (
+        _set(("reviewers", "model_b", "evidence_ref"), "x/../reviews/model-a.md"),
+        "C3_REVIEWER_EVIDENCE_NOT_INDEPENDENT",
+    ),
     "plan_package_hash forged": (
         _set(("plan_package_hash",), "sha256:" + "2" * 64),
         "C3_PLAN_PACKAGE_HASH_MISMATCH",

@@ -139,3 +139,51 @@ def test_head_sha_naming_a_tag_object_is_not_a_head_commit(task, run_cli):
     result = assess(task, run_cli, task.snapshot(tag_object))
     assert result.code == 3, result.out
     assert json.loads(result.out)["reasons"][0]["code"] == "DELIVERY_ANCESTRY_UNMEASURABLE"
+
+
+def test_delivery_path_that_is_a_file_is_refused_without_a_traceback(task, run_cli):
+    """``delivery`` as a regular file read as 'no record', then crashed (exit 5) after the
+    ledger write, leaving ledger rows whose record rows never landed."""
+    from plangate.ledger import open_ledger
+
+    head = task.pr_commit()
+    (task.task_dir / "delivery").write_text("not a directory\n")
+    result = assess(task, run_cli, task.snapshot(head))
+    assert result.code == 1, (result.out, result.err)
+    assert json.loads(result.out)["reasons"][0]["code"] == "DELIVERY_RECORD_UNREADABLE"
+    with open_ledger(task.repo, {}) as ledger:
+        assert ledger.entries(kind="delivery_transition") == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["docs/working/TASK-0002/approvals/c3.json", "src/app/CLAUDE.md", "src/app/AGENTS.md"],
+)
+def test_protected_surface_inside_the_plan_scope_is_never_merge_ready(git_repo, run_cli, path):
+    """A plan scope like ``docs/**`` covers another task's approval record; a PR that forges
+    it used to reach MERGE_READY (delivery never looked at protected surfaces)."""
+    from delivery_support import PLAN_MD, issue, write_package
+
+    from conftest import commit_all
+    from plangate.canonical import sha256_digest
+
+    plan = PLAN_MD.replace("- `docs/notes.md`", "- `docs/**`")
+    task_dir = write_package(git_repo, run_cli, plan=plan)
+    source = commit_all(git_repo, "plan package")
+    issue(run_cli, git_repo, source)
+    task = ApprovedTask(git_repo, task_dir, source, sha256_digest(plan.encode()))
+    head = task.pr_commit(path, "{}\n")
+    result = assess(task, run_cli, task.snapshot(head, changed_files=[path]))
+    assert result.code == 3, result.out
+    doc = json.loads(result.out)
+    assert doc["reasons"][0]["code"] == "DELIVERY_TOUCHES_PROTECTED_SURFACE"
+    assert path in doc["reasons"][0]["message"]
+
+
+def test_unprotected_change_in_scope_still_merge_ready(task, run_cli):
+    head = task.pr_commit()
+    result = assess(task, run_cli, task.snapshot(head))
+    assert result.code == 0, result.out
+    surfaces = json.loads(result.out)["facts"]["protected_surfaces"]
+    assert surfaces["provenance"] == "bundled_template"
+    assert surfaces["hits"] == []

@@ -6,11 +6,28 @@ The runner executes the candidate's harness; that code can reach the baseline wo
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
+from evalrun_helpers import GOOD_VERIFIER, build_harness_repo
+
+from conftest import RunCli
 from plangate.canonical import sha256_digest
 from plangate.trust.runner_protocol import CommandSpec, TrialSpec, TrialStatus, execute_trial
+
+VERIFIER = "harness/verifiers/completion_evidence.py"
+
+# Candidate verifier code that plants a file the baseline's .gitignore hides.
+PLANTING_VERIFIER = GOOD_VERIFIER + '''
+
+import pathlib as _p
+_here = _p.Path(__file__).resolve()
+_cache = _here.parents[3] / "baseline" / "eval" / "__pycache__"
+if _cache.parent.exists() and "candidate" in str(_here):
+    _cache.mkdir(exist_ok=True)
+    (_cache / "helpers.cpython-311.pyc").write_bytes(b"forged bytecode")
+'''
 
 GRADER = """
 import argparse, json, pathlib
@@ -129,3 +146,25 @@ def test_fixture_copy_rewritten_during_the_runner_is_caught_before_grading(
 
     assert not outcome.completed, outcome
     assert outcome.error_code == "SEALED_FIXTURE_MUTATION"
+
+
+def test_ignored_file_planted_in_the_baseline_worktree_is_tampering(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    # The baseline's .gitignore hides `__pycache__/`, and `git status` does not list ignored
+    # files: a forged bytecode cache for a module the baseline's grader imports would be
+    # used by Python and go unnoticed. Every file that appears in the baseline worktree
+    # during the trials is tampering, ignored or not.
+    harness = build_harness_repo(tmp_path)
+    digest, commit = harness.candidate("plant", {VERIFIER: PLANTING_VERIFIER})
+    review = harness.review("candidate:plant:v1", commit)
+    assert run_cli(harness.repo, "eval", "review", "add", digest, str(review)).code == 0
+
+    result = run_cli(harness.repo, "eval", "run", digest, "--json")
+    body = json.loads(result.out)
+
+    assert result.code == 1, body["reasons"]
+    assert body["verdict"] == "FAIL"
+    assert body["reasons"][0]["code"] == "BASELINE_WORKTREE_MODIFIED"
+    assert "eval/__pycache__/helpers.cpython-311.pyc" in body["reasons"][0]["message"]
+    assert body["decision"]["policy_verdict"] == "HUMAN_REQUIRED"

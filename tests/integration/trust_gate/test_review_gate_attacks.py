@@ -107,3 +107,46 @@ def test_unregistering_a_verifier_is_a_weakened_verifier(hr: HarnessRepo) -> Non
     assert code == 3
     assert "GATE_OR_VERIFIER_WEAKENED" in codes(verdict)
     assert any("verifier:completion-evidence" in w for w in verdict["facts"]["weakened"])
+
+
+def test_case_variant_of_a_participating_verifier_counts_as_changing_it(
+    hr: HarnessRepo,
+) -> None:
+    # On a case-insensitive file system `Deterministic_Tests.py` and the stage's
+    # `deterministic_tests.py` are one file: whichever checks out last is the verifier that
+    # judges. Participation is matched case-folded, like protected surfaces (over-match is
+    # the safe side).
+    hr.start_candidate("case-shadow")
+    shadow = hr.repo / "harness/verifiers/Deterministic_Tests.py"
+    shadow.write_text("def check(fixture):\n    return 'pass'\n")
+    git(hr.repo, "add", str(shadow.relative_to(hr.repo)))
+    git(hr.repo, "commit", "-q", "-m", "a case-variant shadow of the participating verifier")
+    commit = git(hr.repo, "rev-parse", "HEAD")
+
+    code, verdict = hr.gate(commit, ["harness/verifiers/**"])
+
+    assert verdict["verdict"] == "DENIED", verdict
+    assert code == 1
+    assert "PARTICIPATING_VERIFIER_CHANGED" in codes(verdict)
+    assert "verifier:deterministic-tests" in verdict["facts"]["changed_components"]
+
+
+def test_gitattributes_rewriting_a_participating_verifier_counts_as_changing_it(
+    hr: HarnessRepo,
+) -> None:
+    # A `.gitattributes` beside the participating verifier changes the bytes its checkout
+    # gets (working-tree-encoding, eol, ident, filters) without changing its blob: the diff
+    # only shows the attributes file, yet the verifier that judges the candidate changed.
+    hr.start_candidate("attributes")
+    attributes = hr.repo / "harness/verifiers/.gitattributes"
+    attributes.write_text("deterministic_tests.py working-tree-encoding=UTF-16LE\n")
+    git(hr.repo, "add", "harness/verifiers/.gitattributes")
+    git(hr.repo, "commit", "-q", "-m", "attributes for the verifiers")
+    commit = git(hr.repo, "rev-parse", "HEAD")
+
+    code, verdict = hr.gate(commit, ["harness/verifiers/**"])
+
+    assert verdict["facts"]["observed_diff"] == ["harness/verifiers/.gitattributes"]
+    assert verdict["verdict"] == "DENIED", verdict
+    assert code == 1
+    assert "PARTICIPATING_VERIFIER_CHANGED" in codes(verdict)

@@ -31,6 +31,7 @@ def test_priority_order_is_the_documented_one():
     assert PRIORITY_ORDER == (
         "invalid_snapshot",
         "plan_deviation",
+        "protected_surface",  # plangate addition: a plan scope may cover protected surfaces
         "escalation_flags",
         "ancestry_fail",
         "unknown_check_conclusion",

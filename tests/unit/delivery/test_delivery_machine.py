@@ -11,6 +11,7 @@ from plangate.delivery.log import parse_record_bytes, rows_bytes, seal_entries
 from plangate.delivery.machine import (
     Ancestry,
     BoundRecord,
+    Protection,
     Scope,
     action_id,
     assess,
@@ -23,6 +24,7 @@ HEAD = "a" * 40
 OLD = "b" * 40
 SOURCE = "c" * 40
 RECORD = BoundRecord("TASK-0001", SOURCE, "sha256:" + "1" * 64, "sha256:" + "2" * 64)
+PROTECTION = Protection(((".claude/**", "settings"), ("**/approvals/**", "approval")), "explicit")
 SCOPE = Scope(("src/app/**", "docs/notes.md"))
 DESCENDS = Ancestry("descends", "measured")
 NOW = "2026-12-02T10:00:00Z"
@@ -54,7 +56,7 @@ def run(
     scope: Scope = SCOPE,
     ancestry: Ancestry = DESCENDS,
 ):
-    return assess(parse_snapshot(snapshot), entries, scope=scope, ancestry=ancestry, record=RECORD)
+    return assess(parse_snapshot(snapshot), entries, scope=scope, ancestry=ancestry, record=RECORD, protection=PROTECTION)
 
 
 def receipt(action_kind: str, round_no: Any, *, pr: int = 7, finding_type: str | None = None):

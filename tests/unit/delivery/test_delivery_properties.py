@@ -12,6 +12,7 @@ from plangate.delivery.machine import (
     STATE_EXIT_CODES,
     Ancestry,
     BoundRecord,
+    Protection,
     Scope,
     assess,
     exit_code_for_state,
@@ -20,6 +21,7 @@ from plangate.delivery.snapshot import parse_snapshot
 
 SHAS = ["a" * 40, "b" * 40]
 RECORD = BoundRecord("TASK-0001", "c" * 40, "sha256:" + "1" * 64, "sha256:" + "2" * 64)
+PROTECTION = Protection(((".claude/**", "settings"), ("**/approvals/**", "approval")), "explicit")
 SCOPE = Scope(("src/**", "docs/*.md"))
 CONCLUSIONS = ["success", "neutral", "failure", "pending", "queued", "weird", "timed_out"]
 
@@ -93,11 +95,11 @@ def _strip(rows: Any) -> list[dict[str, Any]]:
 @given(snapshots, ancestries)
 def test_assessing_twice_appends_nothing_the_second_time(raw, ancestry):
     snapshot = parse_snapshot(raw)
-    first = assess(snapshot, (), scope=SCOPE, ancestry=ancestry, record=RECORD)
+    first = assess(snapshot, (), scope=SCOPE, ancestry=ancestry, record=RECORD, protection=PROTECTION)
     entries = parse_record_bytes(
         rows_bytes(seal_entries(list(first.new_entries), prev=None, at="2026-12-02T10:00:00Z"))
     )
-    second = assess(snapshot, entries, scope=SCOPE, ancestry=ancestry, record=RECORD)
+    second = assess(snapshot, entries, scope=SCOPE, ancestry=ancestry, record=RECORD, protection=PROTECTION)
     assert second.new_entries == ()
     assert second.state == first.state
     assert [a["action_id"] for a in second.actions] == [a["action_id"] for a in first.actions]
@@ -107,7 +109,7 @@ def test_assessing_twice_appends_nothing_the_second_time(raw, ancestry):
 @given(snapshots, ancestries)
 def test_merge_ready_only_when_everything_holds(raw, ancestry):
     snapshot = parse_snapshot(raw)
-    result = assess(snapshot, (), scope=SCOPE, ancestry=ancestry, record=RECORD)
+    result = assess(snapshot, (), scope=SCOPE, ancestry=ancestry, record=RECORD, protection=PROTECTION)
     assert result.state in STATE_EXIT_CODES
     assert int(exit_code_for_state(result.state)) in (0, 1, 3, 4)
     if result.state == "MERGE_READY":
@@ -133,5 +135,5 @@ def test_merge_ready_only_when_everything_holds(raw, ancestry):
 def test_ancestry_failure_never_merge_ready(raw):
     snapshot = parse_snapshot(raw)
     for status in ("diverged", "unmeasurable"):
-        result = assess(snapshot, (), scope=SCOPE, ancestry=Ancestry(status), record=RECORD)  # type: ignore[arg-type]
+        result = assess(snapshot, (), scope=SCOPE, ancestry=Ancestry(status), record=RECORD, protection=PROTECTION)  # type: ignore[arg-type]
         assert result.state != "MERGE_READY"

@@ -123,7 +123,10 @@ def normalise_evidence_ref(ref: str) -> str:
     path, sep, fragment = text.partition("#")
     path = path.strip()
     if path:
-        path = posixpath.normpath(path).casefold()
+        # normpath() leaves a name without "/" unchanged (only "." itself changes).
+        if "/" in path or path == ".":
+            path = posixpath.normpath(path)
+        path = path.casefold()
         if path == ".":
             path = ""
     return path + (sep + fragment.strip() if sep else "")

@@ -122,6 +122,16 @@ def tool_request(
 
 def handle(data: bytes, env: Mapping[str, str]) -> HookOutput:
     """Run the Claude Code hook on raw stdin bytes; never raises."""
+    return handle_claude_protocol("claude", data, env, tool_request)
+
+
+def handle_claude_protocol(
+    host: str,
+    data: bytes,
+    env: Mapping[str, str],
+    make_request: Callable[[str, Mapping[str, Any], str, str], Any],
+) -> HookOutput:
+    """The Claude Code hook protocol (also spoken by Codex), for ``host``; never raises."""
     event_seen = {"event": PRE, "label": ""}
 
     def deny(result: Result) -> HookOutput:
@@ -138,8 +148,8 @@ def handle(data: bytes, env: Mapping[str, str]) -> HookOutput:
         cwd = payload.get("cwd")
         if not isinstance(cwd, str) or not cwd:
             return deny(payload_error("cwd is missing"))
-        return dispatch("claude", payload, cwd, str(event), env=env, deny=deny,
-                        make_request=tool_request, event_seen=event_seen)
+        return dispatch(host, payload, cwd, str(event), env=env, deny=deny,
+                        make_request=make_request, event_seen=event_seen)
 
     return fail_closed(run, deny)
 

@@ -29,16 +29,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from plangate.hooks.claude import (
-    POST,
-    PRE,
-    STOP_EVENTS,
-    deny_output,
-    dispatch,
-    parse_payload,
     payload_error,
 )
-from plangate.hooks.protocol import HookOutput, command_text, fail_closed
-from plangate.verdict import Result
+from plangate.hooks.protocol import HookOutput, command_text
 
 PATCH_TOOLS = frozenset({"apply_patch", "ApplyPatch"})
 SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command", "local_shell", "unified_exec"})
@@ -114,24 +107,11 @@ def tool_request(host: str, payload: Mapping[str, Any], cwd: str, event: str) ->
 
 
 def handle(data: bytes, env: Mapping[str, str]) -> HookOutput:
-    """Run the Codex hook on raw stdin bytes; never raises."""
-    event_seen = {"event": PRE, "label": ""}
+    """Run the Codex hook on raw stdin bytes; never raises.
 
-    def deny(result: Result) -> HookOutput:
-        return deny_output(result, event_seen["event"], event_seen["label"])
+    Codex speaks Claude Code's hook protocol; only the tool vocabulary differs
+    (``apply_patch`` patches, argv shells), which :func:`tool_request` reads.
+    """
+    from plangate.hooks.claude import handle_claude_protocol
 
-    def run() -> HookOutput:
-        payload = parse_payload(data)
-        if isinstance(payload, Result):
-            return deny(payload)
-        event = payload.get("hook_event_name")
-        if event not in (PRE, POST, *STOP_EVENTS):
-            return deny(payload_error(f"unknown hook event {event!r}", "HOOK_EVENT_UNKNOWN"))
-        event_seen["event"] = str(event)
-        cwd = payload.get("cwd")
-        if not isinstance(cwd, str) or not cwd:
-            return deny(payload_error("cwd is missing"))
-        return dispatch("codex", payload, cwd, str(event), env=env, deny=deny,
-                        make_request=tool_request, event_seen=event_seen)
-
-    return fail_closed(run, deny)
+    return handle_claude_protocol("codex", data, env, tool_request)

@@ -166,3 +166,20 @@ class Ledger(abc.ABC):
 def unavailable(location: str, detail: str, hint: str) -> LedgerError:
     """The one error for a ledger that cannot be opened, read or written."""
     return LedgerError("LEDGER_UNAVAILABLE", f"ledger {location} is unavailable: {detail}", hint)
+
+
+def entry_filter(kind: str | None, subject: str | None, placeholder: str) -> tuple[str, list[str]]:
+    """``(" WHERE ...", params)`` selecting entries by kind and/or subject.
+
+    ``placeholder`` is the driver's parameter marker (``?`` for sqlite3,
+    ``%s`` for psycopg); values are always passed as parameters, never inlined.
+    """
+    clauses: list[str] = []
+    params: list[str] = []
+    if kind is not None:
+        clauses.append(f"kind = {placeholder}")
+        params.append(kind)
+    if subject is not None:
+        clauses.append(f"subject = {placeholder}")
+        params.append(subject)
+    return (f" WHERE {' AND '.join(clauses)}" if clauses else "", params)

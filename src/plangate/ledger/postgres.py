@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from plangate.ledger.base import BuildEntry, Clock, Ledger, RawRow, unavailable
+from plangate.ledger.base import BuildEntry, Clock, Ledger, RawRow, entry_filter, unavailable
 from plangate.ledger.chain import GENESIS_PREV_HASH, Head, LedgerEntry, LedgerError
 from plangate.ledger.config import redact_url
 
@@ -214,15 +214,7 @@ class PostgresLedger(Ledger):
             raise self._fail("append failed", exc) from None
 
     def _fetch(self, kind: str | None = None, subject: str | None = None) -> list[RawRow]:
-        clauses: list[str] = []
-        params: list[str] = []
-        if kind is not None:
-            clauses.append("kind = %s")
-            params.append(kind)
-        if subject is not None:
-            clauses.append("subject = %s")
-            params.append(subject)
-        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        where, params = entry_filter(kind, subject, "%s")
         sql = f"SELECT {_COLUMNS} FROM plangate_ledger_entries{where} ORDER BY seq"  # noqa: S608
         try:
             rows = self._connection().execute(sql, params).fetchall()

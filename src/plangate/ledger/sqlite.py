@@ -17,7 +17,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from plangate.ledger.base import BuildEntry, Clock, Ledger, RawRow, unavailable
+from plangate.ledger.base import BuildEntry, Clock, Ledger, RawRow, entry_filter, unavailable
 from plangate.ledger.chain import GENESIS_PREV_HASH, Head, LedgerEntry, LedgerError
 
 if TYPE_CHECKING:
@@ -217,15 +217,7 @@ class SQLiteLedger(Ledger):
             raise
 
     def _fetch(self, kind: str | None = None, subject: str | None = None) -> list[RawRow]:
-        clauses: list[str] = []
-        params: list[str] = []
-        if kind is not None:
-            clauses.append("kind = ?")
-            params.append(kind)
-        if subject is not None:
-            clauses.append("subject = ?")
-            params.append(subject)
-        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        where, params = entry_filter(kind, subject, "?")
         sql = f"SELECT {_COLUMNS} FROM ledger_entries{where} ORDER BY seq"  # noqa: S608
         try:
             rows = self._connection().execute(sql, params).fetchall()

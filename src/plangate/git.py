@@ -195,6 +195,15 @@ class Git:
             raise GitError(
                 "GIT_COMMIT_UNKNOWN", f"{rev} is not a commit here", "fetch it or fix it"
             )
+        if FULL_SHA_RE.fullmatch(rev) and out != rev:
+            # A full object id must itself be a commit: ^{commit} would peel an
+            # annotated tag's id to its commit, while an abbreviated tag id is
+            # refused above (only commits are candidates). One rule for both.
+            raise GitError(
+                "GIT_COMMIT_UNKNOWN",
+                f"{rev} names a tag or another object, not a commit",
+                "give the commit id itself (git rev-parse TAG^{commit})",
+            )
         return out
 
     def _commits_with_prefix(self, prefix: str) -> list[str]:

@@ -147,6 +147,18 @@ def read_task_snapshot(task_dir: Path) -> TaskSnapshot:
             f"task directory {task_dir} is {what}",
             "create it with 'plangate init TASK-XXXX'",
         )
+    # docs/ and docs/working/ are followed by every open below: a symbolic
+    # link there would read a package from outside the repository (and past
+    # protected-surface patterns anchored at docs/working/), so refuse it too.
+    parent = task_dir.parent
+    if parent.name == WORKING_DIR.name and parent.parent.name == WORKING_DIR.parent.name:
+        for ancestor in (parent, parent.parent):
+            if _is_symlink(os.fspath(ancestor)):
+                raise InputRejected(
+                    "TASK_DIR_INVALID",
+                    f"task directory {task_dir} lies under a symbolic link ({ancestor})",
+                    "make docs/ and docs/working/ real directories inside the repository",
+                )
     base = path.rstrip("/") + "/"
     artifacts = {name: read_regular_file(base + name, MAX_ARTIFACT_BYTES) for name in ARTIFACTS}
     if _is_symlink(base + "approvals"):

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from plangate.approval import contract as c
+from plangate.approval.contract import is_blank, visible_text
 from plangate.canonical import StrictJSONError, is_digest, strict_loads
 from plangate.fsutil import FileState
 from plangate.plan.package import (
@@ -114,14 +115,19 @@ def extract_source_sha(record_bytes: bytes | None) -> str | None:
 def normalise_evidence_ref(ref: str) -> str:
     """Compare evidence refs after trimming and path normalisation.
 
-    ``a.md``, ``./a.md``, ``x/../a.md`` and ``A.md`` name the same evidence
-    (the path part is normalised and case-folded: on a case-insensitive file
-    system they are one file). A ``#fragment`` is kept, so two anchored
-    sections (or two comments of one pull-request page) stay distinct.
+    ``a.md``, ``./a.md``, ``x/../a.md``, ``A.md``, ``a.md#`` and ``a.md`` with
+    a zero-width space or in full-width letters name the same evidence, as do
+    ``x\\a.md`` and ``x/a.md`` (the text is folded with :func:`visible_text`,
+    the path part is normalised and the whole is case-folded: on a
+    case-insensitive file system they are one file). A non-empty ``#fragment``
+    is kept, so two anchored sections (or two comments of one pull-request
+    page) stay distinct.
     """
-    text = ref.strip()
-    path, sep, fragment = text.partition("#")
-    path = path.strip()
+    text = visible_text(ref).strip()
+    path, _sep, fragment = text.partition("#")
+    # A backslash separates directories on Windows: a\\b.md is a/b.md there.
+    path = path.strip().replace("\\", "/")
+    fragment = fragment.strip()
     if path:
         # normpath() leaves a name without "/" unchanged (only "." itself changes).
         if "/" in path or path == ".":
@@ -129,7 +135,8 @@ def normalise_evidence_ref(ref: str) -> str:
         path = path.casefold()
         if path == ".":
             path = ""
-    return path + (sep + fragment.strip() if sep else "")
+    # An empty fragment ("a.md#") points at the whole file, like "a.md".
+    return path + ("#" + fragment.casefold() if fragment else "")
 
 
 def _load_record(snapshot: TaskSnapshot) -> tuple[dict[str, Any] | None, Result | None]:
@@ -315,7 +322,7 @@ def _verify_c3_prime(
         reasons.append(_r("C3_PHASE_INVALID", f"phase {phase!r} is not {c.PHASE!r}", hint))
     for key in ("c1_evidence_ref", "c2_evidence_ref", "policy_ref", "issued_by"):
         value = _str_field(record, key, reasons)
-        if key in record and isinstance(value, str) and not value.strip():
+        if key in record and isinstance(value, str) and is_blank(value):
             reasons.append(_r("C3_FIELD_EMPTY", f"{key} is empty", REISSUE))
     if issued_at is not None and not c.is_utc_timestamp(issued_at):
         reasons.append(
@@ -482,7 +489,7 @@ def _verify_c3_prime(
                 bad = [
                     k
                     for k in c.SNAPSHOT_KEYS
-                    if not isinstance(snap[k], str) or not snap[k].strip()
+                    if not isinstance(snap[k], str) or is_blank(snap[k])
                 ]
                 if bad:
                     reasons.append(

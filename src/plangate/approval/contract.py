@@ -75,3 +75,31 @@ def is_utc_timestamp(value: object) -> bool:
     leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
     days = 29 if month == 2 and leap else _DAYS_IN_MONTH[month - 1]
     return 1 <= day <= days
+
+
+def visible_text(text: str) -> str:
+    """``text`` without characters a reader cannot see, compatibility-folded.
+
+    NFKC folds look-alike forms (full-width letters, ligatures, composed vs
+    decomposed accents); control (Cc) and format (Cf) characters such as
+    U+200B ZERO WIDTH SPACE or U+FEFF, combining marks left without a base
+    after NFKC, and blank fillers (Hangul fillers, U+2800) are removed. Plain printable ASCII, the
+    usual case, is returned as is without importing :mod:`unicodedata`.
+    """
+    if text.isascii() and text.isprintable():
+        return text
+    import unicodedata  # lazy: only odd text needs it
+
+    from plangate.plan.markers import INVISIBLE_CATEGORIES, INVISIBLE_FILLERS
+
+    folded = unicodedata.normalize("NFKC", text)
+    return "".join(
+        ch
+        for ch in folded
+        if ch not in INVISIBLE_FILLERS and unicodedata.category(ch) not in INVISIBLE_CATEGORIES
+    )
+
+
+def is_blank(text: str) -> bool:
+    """True when ``text`` shows nothing: empty, whitespace or invisible characters only."""
+    return not visible_text(text).strip()

@@ -72,7 +72,7 @@ def verify_legacy(record: dict[str, Any], snapshot: TaskSnapshot) -> Result:
     if "c3_status" in record and status not in c.LEGACY_STATUSES:
         reasons.append(Reason("LEGACY_STATUS_INVALID", f"c3_status {status!r} is invalid", _HINT))
     approved_by = record.get("approved_by")
-    if "approved_by" in record and (not isinstance(approved_by, str) or not approved_by.strip()):
+    if "approved_by" in record and (not isinstance(approved_by, str) or c.is_blank(approved_by)):
         reasons.append(
             Reason("LEGACY_FIELD_INVALID", "approved_by must be a non-empty string", _HINT)
         )

@@ -188,6 +188,38 @@ def issue_record(repo_root: Path, request: IssueRequest, env: Mapping[str, str])
         return result
 
     record_path = task_dir / RECORD_RELPATH
+    approvals_dir = record_path.parent
+    approvals_is_dir_or_absent = approvals_dir.is_dir() or not (
+        approvals_dir.exists() or approvals_dir.is_symlink()
+    )
+    if snapshot.record.state in (FileState.SYMLINK, FileState.NOT_REGULAR) or not (
+        approvals_is_dir_or_absent
+    ):
+        # approvals/ (or c3.json) is a link, a file, or c3.json is not a regular
+        # file: writing would follow the link out of the task directory or fail,
+        # and the acceptor would refuse the result anyway. --force does not
+        # change that.
+        code = (
+            "C3_RECORD_SYMLINK"
+            if snapshot.record.state is FileState.SYMLINK or approvals_dir.is_symlink()
+            else "C3_RECORD_NOT_REGULAR"
+        )
+        detail = snapshot.record.detail or snapshot.record.state.value
+        if not approvals_is_dir_or_absent:
+            detail = "approvals/ is not a directory"
+        result = Result(
+            REJECTED,
+            (
+                Reason(
+                    code,
+                    f"{RECORD_RELPATH}: {detail}",
+                    "make approvals/ a real directory and remove what is in c3.json's place",
+                ),
+            ),
+            facts,
+        )
+        _ledger_append(repo_root, env, "c3_issue_refused", request.task_id, _ledger_payload(result))
+        return result
     if (record_path.exists() or record_path.is_symlink()) and not request.force:
         result = Result(
             REJECTED,
@@ -208,7 +240,24 @@ def issue_record(repo_root: Path, request: IssueRequest, env: Mapping[str, str])
     facts["path"] = f"docs/working/{request.task_id}/{RECORD_RELPATH}"
     result = Result(ACCEPTED, (), facts)
     _ledger_append(repo_root, env, "c3_issue", request.task_id, _ledger_payload(result))
-    atomic_write(record_path, data, overwrite=request.force)
+    try:
+        atomic_write(record_path, data, overwrite=request.force)
+    except OSError as exc:
+        # The file system changed under us (or refuses the write): a reason, not
+        # a traceback; the ledger's c3_issue is followed by this refusal.
+        failed = Result(
+            REJECTED,
+            (
+                Reason(
+                    "C3_RECORD_UNWRITABLE",
+                    f"cannot write {RECORD_RELPATH}: {exc.strerror or exc}",
+                    "make approvals/ a writable real directory, then issue again",
+                ),
+            ),
+            facts,
+        )
+        _ledger_append(repo_root, env, "c3_issue_refused", request.task_id, _ledger_payload(failed))
+        return failed
     return result
 
 

@@ -178,11 +178,21 @@ def _head(root: Path) -> str:
 
     try:
         git = Git(root)
+        toplevel = git.toplevel()
         state = git.head_state()
     except GitError as exc:
         raise EnvironmentFailure(
             "EXEC_NO_HEAD", f"cannot resolve HEAD: {exc.message}", exc.hint
         ) from None
+    if os.path.realpath(toplevel) != os.path.realpath(root):
+        # The nearest ".git" (found by a file-system walk) is not the repository
+        # git uses (an empty or stray .git directory, core.worktree): the task
+        # directory read under it would not be the repository's own.
+        raise EnvironmentFailure(
+            "EXEC_REPO_ROOT_MISMATCH",
+            f"{root} holds a .git entry but git's working tree is {toplevel}",
+            "run plangate exec from the repository's working tree; remove stray .git entries",
+        )
     if state.commit is None:
         raise EnvironmentFailure(
             "EXEC_NO_HEAD",

@@ -57,6 +57,9 @@ class BashAnalysis(NamedTuple):
     into_dir: tuple[tuple[str, str], ...] = ()
     """``(destination, basename)`` pairs for cp/mv/ln/install: when the destination
     is a directory the file lands at ``destination/basename``."""
+    no_descend: tuple[str, ...] = ()
+    """Written paths whose existing directory is left as it is (``mkdir -p``,
+    ``touch``): the hook does not judge the files inside them."""
 
 
 READ_ONLY_PROGRAMS = frozenset(
@@ -67,7 +70,7 @@ READ_ONLY_PROGRAMS = frozenset(
         "dirname", "realpath", "readlink", "du", "df", "less", "more", "nl", "column", "jq",
         "sha256sum", "sha1sum", "md5sum", "shasum", "b2sum", "od", "hexdump", "xxd", "strings",
         "seq", "sleep", "ps", "hostname", "printenv", "comm", "paste", "fold", "expand", "rev",
-        "tac", "yes", "history", "command", "cd", "pushd", "popd", "export", "exit", "return",
+        "tac", "yes", "history", "cd", "pushd", "popd", "export", "exit", "return",
         ":", "wait", "jobs", "ruff", "mypy", "pytest", "tox", "nox",
     }
 )
@@ -87,7 +90,14 @@ REDIRECT_OPERATORS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 CONTROL_OPERATORS = frozenset({";", "&&", "||", "|", "&", "|&", ";;", "(", ")", "\n"})
 
 _ASSIGNMENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
-_HEREDOC_RE = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z0-9_.-]+)\2")
+# A heredoc operator whose delimiter is one plain or wholly quoted word that ends
+# where the shell's word ends. Anything else ('<<"EOF"X', '<<E"OF"', '<<\\EOF') makes
+# the shell's delimiter differ from the one read here, so it is unclassifiable.
+_HEREDOC_RE = re.compile(
+    r"(?<!<)<<(-?)[ \t]*(?:'([A-Za-z0-9_.-]+)'|\"([A-Za-z0-9_.-]+)\"|([A-Za-z0-9_.-]+))"
+    r"(?=[\s;&|<>()]|$)"
+)
+_HEREDOC_ANY = re.compile(r"(?<!<)<<(?!<)")
 # The two python -c patterns are compiled on first use (re's own cache): most
 # commands never need them, and every hook process would pay ~0.5 ms for them.
 _PY_DANGER = (
@@ -97,12 +107,112 @@ _PY_DANGER = (
 )
 _PY_OPEN = r"""\bopen\(\s*(['"])([^'"]+)\1\s*,\s*(['"])([rwaxbt+]+)\3\s*\)"""
 
+SAFE_ENV_NAMES = frozenset(
+    {
+        "LANG", "LANGUAGE", "TZ", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE",
+        "COLUMNS", "LINES", "TERM", "CI", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE",
+        "PYTHONUNBUFFERED", "PYTHONHASHSEED", "PYTHONIOENCODING", "PYTHONUTF8",
+        "PYTHONFAULTHANDLER", "PYTHONDEVMODE", "HYPOTHESIS_PROFILE",
+    }
+)
+"""Variables a command may be given (``NAME=value cmd``, ``env``, ``export``).
+
+Any other name is unclassifiable: many variables turn a reader into something
+that runs a command or writes elsewhere (``GIT_EXTERNAL_DIFF``, ``GIT_CONFIG_*``,
+``PYTEST_ADDOPTS``, ``LD_PRELOAD``, ``LESSOPEN``, ``PATH``, ``TMPDIR``, ``HOME``...).
+``LC_*`` is allowed as well.
+"""
+
+GIT_SAFE_CONFIG_PREFIXES = (
+    "user.", "color.", "advice.", "core.quotepath", "commit.gpgsign", "gc.auto",
+    "init.defaultbranch", "log.", "diff.renames", "diff.noprefix", "column.",
+)
+"""``git -c key=value`` keys that cannot run a command or redirect git."""
+
+WRAPPER_VALUE_OPTIONS: dict[str, frozenset[str]] = {
+    "env": frozenset({"-u", "--unset"}),
+    "sudo": frozenset({"-u", "-g", "-h", "-p", "-r", "-t", "-U", "-T", "-C", "--user",
+                       "--group", "--host", "--prompt", "--role", "--type", "--other-user",
+                       "--command-timeout", "--close-from"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "stdbuf": frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}),
+    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+    "time": frozenset({"-f", "--format", "-o", "--output"}),
+    "nohup": frozenset(),
+    "command": frozenset(),
+}
+"""Options of the prefix commands that take a separate value (never the command)."""
+
+WRAPPER_UNREADABLE_OPTIONS: dict[str, tuple[str, ...]] = {
+    "env": ("-C", "--chdir", "-S", "--split-string"),
+    "sudo": ("-D", "--chdir", "-s", "--shell", "-i", "--login", "-e", "--edit"),
+}
+"""Prefix options that change directory, run a shell or edit files."""
+
+
+def _option_values(args: list[str], short: tuple[str, ...], long: tuple[str, ...]) -> list[str]:
+    """Values of ``-o V``, ``-oV``, ``--long V`` and ``--long=V`` in ``args``."""
+    values: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            break
+        if arg in short or arg in long:
+            if index + 1 < len(args):
+                values.append(args[index + 1])
+            index += 2
+            continue
+        if any(arg.startswith(f"{name}=") for name in long):
+            values.append(arg.split("=", 1)[1])
+        elif any(arg.startswith(name) and len(arg) > len(name) for name in short):
+            values.append(arg[2:])
+        index += 1
+    return values
+
+
+def _plain_operands(args: list[str], value_options: frozenset[str]) -> list[str]:
+    """Operands of a command whose options in ``value_options`` take a separate value."""
+    out: list[str] = []
+    skip_next = False
+    options_done = False
+    for arg in args:
+        if skip_next:
+            skip_next = False
+            continue
+        if options_done:
+            out.append(arg)
+        elif arg == "--":
+            options_done = True
+        elif arg in value_options:
+            skip_next = True
+        elif arg.startswith("-") and arg != "-":
+            continue
+        else:
+            out.append(arg)
+    return out
+
+
+def _unsafe_env_name(assignment: str) -> str | None:
+    """The variable name of ``NAME=value`` when it is not a safe one, else None."""
+    name = assignment.split("=", 1)[0]
+    if name in SAFE_ENV_NAMES or name == "LC_ALL" or name.startswith("LC_"):
+        return None
+    return name
+
+
+_SED_WRITE_COMMAND = re.compile(r"(?:^|[;{}\n!$/0-9,])\s*[wWe](?:\s|$|;)")
+_SED_SUBST_FLAGS = re.compile(
+    r"s([^\\\n])(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1[gpiImM0-9]*[we]", re.DOTALL
+)
+
 
 class _State:
     def __init__(self, cwd_prefix: str | None = "") -> None:
         self.writes: list[str] = []
         self.problems: list[str] = []
         self.into_dir: list[tuple[str, str]] = []
+        self.no_descend: list[str] = []
         self.commits = False
         # Directory changed into with 'cd' ('' = the tool's directory, None = unknown).
         self.cwd_prefix = cwd_prefix
@@ -130,7 +240,8 @@ class _State:
 def _strip_heredocs(command: str) -> str | None:
     """Remove heredoc bodies (the lines after ``<<WORD`` up to ``WORD``).
 
-    Returns None when a heredoc has no terminating line.
+    Returns None when a heredoc has no terminating line or a delimiter that
+    cannot be read exactly.
     """
     lines = command.split("\n")
     out: list[str] = []
@@ -143,8 +254,12 @@ def _strip_heredocs(command: str) -> str | None:
                 pending.pop(0)
             continue
         out.append(line)
-        for match in _HEREDOC_RE.finditer(line):
-            pending.append((match.group(1) == "-", match.group(3)))
+        found = list(_HEREDOC_RE.finditer(line))
+        if len(found) != len(_HEREDOC_ANY.findall(line)):
+            return None
+        for match in found:
+            word = match.group(2) or match.group(3) or match.group(4)
+            pending.append((match.group(1) == "-", word))
     if pending:
         return None
     # The heredoc operator itself reads stdin: replace it so that the tokenizer
@@ -188,6 +303,7 @@ def analyse(command: object, *, depth: int = 0) -> BashAnalysis:
             problems=tuple(state.problems),
             commits=state.commits,
             into_dir=tuple(state.into_dir),
+            no_descend=tuple(state.no_descend),
         )
     if state.writes or state.commits:
         return BashAnalysis(
@@ -195,6 +311,7 @@ def analyse(command: object, *, depth: int = 0) -> BashAnalysis:
             writes=tuple(state.writes),
             commits=state.commits,
             into_dir=tuple(state.into_dir),
+            no_descend=tuple(state.no_descend),
         )
     return BashAnalysis(BashKind.READ_ONLY)
 
@@ -208,7 +325,7 @@ def _analyse_into(command: str, state: _State, depth: int) -> None:
         return
     stripped = _strip_heredocs(command)
     if stripped is None:
-        state.unclassifiable("a heredoc has no terminating line")
+        state.unclassifiable("a heredoc has no terminating line or an unreadable delimiter")
         return
     tokens = _tokens(stripped.replace("\n", " ; "))
     if tokens is None:
@@ -273,21 +390,28 @@ def _operands(args: list[str]) -> list[str]:
 
 def _simple_command(words: list[str], state: _State, depth: int) -> None:
     words = _take_redirections(words, state)
-    while words and _ASSIGNMENT_RE.fullmatch(words[0]):
-        words = words[1:]
-    if not words or words[0].startswith("#"):
+    if words and words[0].startswith("#"):
         return  # a comment line (its redirections, if any, were still recorded)
+    while words and _ASSIGNMENT_RE.fullmatch(words[0]):
+        unsafe = _unsafe_env_name(words[0])
+        if unsafe is not None:
+            state.unclassifiable(f"setting {unsafe} may change what the command does")
+            return
+        words = words[1:]
+    if not words:
+        return
     program = posixpath.basename(words[0])
     args = words[1:]
-    if program in PREFIX_COMMANDS:
-        rest = args
-        while rest and (rest[0].startswith("-") or _ASSIGNMENT_RE.fullmatch(rest[0])):
-            rest = rest[1:]
-        if program == "timeout" and rest:
-            rest = rest[1:]  # the duration
-        if not rest:
-            return
-        _simple_command(rest, state, depth)
+    if program == "command" and any(a in ("-v", "-V") for a in args[:2]):
+        return  # 'command -v NAME' only looks a name up
+    if program in PREFIX_COMMANDS or program == "command":
+        _wrapped(program, args, state, depth)
+        return
+    if program == "export":
+        for arg in args:
+            name = arg.split("=", 1)[0]
+            if not arg.startswith("-") and _unsafe_env_name(name + "=") is not None:
+                state.unclassifiable(f"exporting {name} may change what later commands do")
         return
     if program in ("eval", "source", ".", "exec", "xargs", "parallel", "watch"):
         state.unclassifiable(f"{program} runs text that cannot be read statically")
@@ -334,7 +458,10 @@ def _simple_command(words: list[str], state: _State, depth: int) -> None:
         return
     if program in ("rm", "rmdir", "unlink", "shred", "touch", "mkdir"):
         for path in _operands(args):
+            before = len(state.writes)
             state.write(path)
+            if program in ("touch", "mkdir") and len(state.writes) > before:
+                state.no_descend.append(state.writes[-1])
         return
     if program == "truncate":
         _truncate(args, state)
@@ -356,8 +483,100 @@ def _simple_command(words: list[str], state: _State, depth: int) -> None:
             state.write(path)
         return
     if program in READ_ONLY_PROGRAMS:
+        _reader_outputs(program, args, state)
         return
     state.unclassifiable(f"unknown program {program!r}")
+
+
+def _wrapped(program: str, args: list[str], state: _State, depth: int) -> None:
+    """A prefix command (``env``, ``sudo``, ``timeout``...): judge the command it runs."""
+    value_options = WRAPPER_VALUE_OPTIONS.get(program, frozenset())
+    unreadable = WRAPPER_UNREADABLE_OPTIONS.get(program, ())
+    rest = list(args)
+    while rest and (rest[0].startswith("-") or _ASSIGNMENT_RE.fullmatch(rest[0])):
+        head = rest.pop(0)
+        if head == "--":
+            break
+        if any(head == o or head.startswith(o + "=") or (len(o) == 2 and head.startswith(o))
+               for o in unreadable):
+            state.unclassifiable(f"{program} {head} changes directory or runs a shell")
+            return
+        if _ASSIGNMENT_RE.fullmatch(head) and not head.startswith("-"):
+            unsafe = _unsafe_env_name(head)
+            if unsafe is not None:
+                state.unclassifiable(f"setting {unsafe} may change what the command does")
+                return
+            continue
+        if program == "time" and (head in ("-o", "--output") or head.startswith("--output=")):
+            if "=" in head:
+                state.write(head.split("=", 1)[1])
+            elif rest:
+                state.write(rest[0])
+        if head in value_options and rest:
+            rest.pop(0)
+    if program == "timeout" and rest:
+        rest = rest[1:]  # the duration
+    if not rest:
+        return
+    _simple_command(rest, state, depth)
+
+
+OUTPUT_FILE_OPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "sort": (("-o",), ("--output",)),
+    "tree": (("-o",), ()),
+    "less": (("-o", "-O"), ("--log-file", "--LOG-FILE")),
+    "more": ((), ()),
+    "ruff": (("-o",), ("--output-file", "--cache-dir")),
+    "pytest": ((), ("--junitxml", "--junit-xml", "--basetemp", "--resultlog", "--result-log",
+                    "--report-log", "--debug")),
+    "mypy": ((), ("--junit-xml", "--cache-dir", "--html-report", "--xml-report", "--txt-report",
+                  "--linecount-report", "--linecoverage-report", "--lineprecision-report",
+                  "--any-exprs-report", "--cobertura-xml-report", "--xslt-html-report",
+                  "--xslt-txt-report", "--lineprecision-report")),
+}
+"""Options that name a file (or directory) a "reader" program writes."""
+
+RUNS_COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
+    "rg": ("--pre",),
+    "ag": ("--pager",),
+    "sort": ("--compress-program",),
+    "pytest": ("-o", "--override-ini", "-c", "--config-file", "--rootdir", "--confcutdir",
+               "--cov-report", "--html", "--json-report-file", "--alluredir"),
+    "mypy": ("--install-types", "--config-file", "--python-executable"),
+    "file": ("-C", "--compile"),
+    "tox": ("-c", "--conf", "--workdir", "--installpkg", "--root"),
+    "nox": ("-f", "--noxfile", "--envdir"),
+}
+"""Options that make a "reader" run another command, write a cache elsewhere or
+load configuration from a path the agent chose."""
+
+READER_VALUE_OPTIONS: dict[str, frozenset[str]] = {
+    "uniq": frozenset({"-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"}),
+    "xxd": frozenset({"-c", "-g", "-l", "-s", "-o", "-n", "-cols", "-groupsize", "-len",
+                      "-seek", "-offset", "-name"}),
+    "json.tool": frozenset({"--indent"}),
+}
+
+
+def _reader_outputs(program: str, args: list[str], state: _State) -> None:
+    """Writes (or unreadable options) of a program that normally only reads."""
+    for option in RUNS_COMMAND_OPTIONS.get(program, ()):
+        if any(a == option or a.startswith(option + "=") for a in args):
+            state.unclassifiable(f"{program} {option} runs a command or changes where it writes")
+            return
+    if program == "history" and args:
+        state.unclassifiable("history with options reads or writes a history file")
+        return
+    if program == "pytest" and "--debug" in args:
+        state.write("pytestdebug.log")
+    short, long = OUTPUT_FILE_OPTIONS.get(program, ((), ()))
+    if short or long:
+        for value in _option_values(args, short, long):
+            state.write(value, sink_ok=True)
+    if program in ("uniq", "xxd", "json.tool"):
+        operands = _plain_operands(args, READER_VALUE_OPTIONS[program])
+        if len(operands) >= 2:
+            state.write(operands[1], sink_ok=True)
 
 
 def _shell(program: str, args: list[str], state: _State, depth: int) -> None:
@@ -379,6 +598,7 @@ def _shell(program: str, args: list[str], state: _State, depth: int) -> None:
     nested = _State(cwd_prefix=state.cwd_prefix)
     _analyse_into(script, nested, depth + 1)
     state.writes.extend(nested.writes)
+    state.no_descend.extend(nested.no_descend)
     state.problems.extend(nested.problems)
     state.into_dir.extend(nested.into_dir)
     state.commits = state.commits or nested.commits
@@ -434,18 +654,34 @@ def _git(args: list[str], state: _State) -> None:
             index += 2
             continue
         if option == "-c":
-            if index + 1 < len(args) and "hookspath" in args[index + 1].lower():
+            setting = args[index + 1].lower() if index + 1 < len(args) else ""
+            if "hookspath" in setting:
                 state.unclassifiable("git -c core.hooksPath bypasses the git hooks")
+                return
+            if not setting.startswith(GIT_SAFE_CONFIG_PREFIXES):
+                state.unclassifiable(f"git -c {setting.split('=', 1)[0]!r} may run a command")
                 return
             index += 2
             continue
-        if option.startswith(("--git-dir", "--work-tree", "--exec-path", "--namespace")):
+        if option.startswith(("--git-dir", "--work-tree", "--exec-path", "--namespace",
+                              "--config-env", "--super-prefix", "--list-cmds")):
             state.unclassifiable(f"git {option} redirects git")
             return
         index += 1
     if index >= len(args):
         return
     sub, rest = args[index], args[index + 1:]
+    runs = ("--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager", "-O")
+    for arg in rest:
+        if arg == "--":
+            break
+        if any(arg == o or arg.startswith(o + "=") for o in runs) or (
+            sub == "grep" and arg.startswith("-O")
+        ):
+            state.unclassifiable(f"git {sub} {arg.split('=', 1)[0]} runs another command")
+            return
+    for value in _option_values(rest, (), ("--output",)):
+        state.write(value, sink_ok=True)
     if sub in GIT_READ_ONLY:
         return
     if sub == "branch":
@@ -505,7 +741,8 @@ def _commit_skips_hooks(args: list[str]) -> bool:
     for arg in args:
         if arg == "--":
             return False
-        if arg == "--no-verify":
+        # git accepts any unambiguous prefix of a long option ('--no-veri').
+        if arg.startswith("--no-ve") and "--no-verify".startswith(arg.split("=", 1)[0]):
             return True
         if arg.startswith("-") and not arg.startswith("--"):
             for ch in arg[1:]:
@@ -519,6 +756,7 @@ def _commit_skips_hooks(args: list[str]) -> bool:
 def _python(args: list[str], state: _State) -> None:
     read_only_modules = ("pytest", "mypy", "pyflakes", "json.tool")
     if len(args) >= 2 and args[0] == "-m" and args[1] in read_only_modules:
+        _reader_outputs(args[1], args[2:], state)
         return
     if len(args) >= 2 and args[0] == "-m" and args[1] == "ruff":
         _ruff(args[2:], state)
@@ -533,13 +771,59 @@ def _python(args: list[str], state: _State) -> None:
             if any(c in mode for c in "wax+"):
                 state.write(match.group(2))
         remainder = re.sub(_PY_OPEN, "", code)
-        if re.search(_PY_DANGER, remainder):
+        if re.search(_PY_DANGER, remainder) or not _python_names_safe(remainder):
             state.unclassifiable("python -c code that may write files")
         return
     state.unclassifiable("python runs a script or module that may write files")
 
 
+SAFE_PY_NAMES = frozenset(
+    {
+        # keywords
+        "and", "or", "not", "in", "is", "for", "if", "else", "elif", "lambda", "import", "from",
+        "as", "def", "return", "while", "break", "continue", "pass", "try", "except", "finally",
+        "raise", "assert", "del", "True", "False", "None",
+        # builtins that neither open files nor reach other objects by name
+        "print", "len", "sum", "min", "max", "sorted", "reversed", "range", "str", "int", "float",
+        "bool", "repr", "list", "dict", "set", "frozenset", "tuple", "abs", "round", "enumerate",
+        "zip", "map", "filter", "any", "all", "isinstance", "hex", "oct", "bin", "ord", "chr",
+        "format", "divmod", "pow", "hash", "bytes", "Exception", "ValueError", "KeyError",
+        # modules without file or process access, and the attributes used from them
+        "json", "sys", "math", "re", "platform", "hashlib", "string", "textwrap", "statistics",
+        "version", "version_info", "executable", "argv", "maxsize", "byteorder", "stdout",
+        "stdin", "write", "read", "loads", "dumps", "sqrt", "pi", "floor", "ceil", "join",
+        "split", "strip", "upper", "lower", "replace", "encode", "decode", "hexdigest", "sha256",
+        "sha1", "md5", "items", "keys", "values", "get", "append", "extend", "count", "index",
+        "startswith", "endswith", "findall", "match", "search", "sub", "fullmatch", "group",
+        "groups", "python_version", "machine", "indent", "sort_keys", "x", "y", "i", "k", "v",
+        "line", "data", "s", "n",
+    }
+)
+"""Names ``python -c`` code may use and still count as a reader.
+
+An allowlist on purpose: a list of dangerous names is always incomplete
+(``getattr(__builtins__, 'op' + 'en')`` spells ``open`` without the word).
+Names starting with ``_`` are never allowed.
+"""
+
+
+def _python_names_safe(code: str) -> bool:
+    """True when every name in ``code`` is in :data:`SAFE_PY_NAMES` (tokenized, not parsed)."""
+    import io
+    import tokenize
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return False
+    return all(
+        tok.string in SAFE_PY_NAMES for tok in tokens if tok.type == tokenize.NAME
+    )
+
+
 def _ruff(args: list[str], state: _State) -> None:
+    for value in _option_values(args, ("-o",), ("--output-file", "--cache-dir")):
+        state.write(value, sink_ok=True)
     sub = args[0] if args else ""
     if sub == "check" and not any(a.startswith(("--fix", "--unsafe-fixes")) for a in args):
         return
@@ -556,6 +840,17 @@ def _sed(args: list[str], state: _State) -> None:
         or (a.startswith("-") and not a.startswith("--") and "i" in a[1:] and "e" not in a[1:])
         for a in args
     )
+    scripts = _option_values(args, ("-e",), ("--expression",))
+    if not scripts:
+        plain = _plain_operands(args, frozenset({"-f", "--file", "-l", "--line-length"}))
+        scripts = plain[:1]
+    for script in scripts:
+        if _SED_WRITE_COMMAND.search(script) or _SED_SUBST_FLAGS.search(script):
+            state.unclassifiable("sed script with a w/W/e command writes a file or runs one")
+            return
+    if any(a in ("-f", "--file") or a.startswith("--file=") for a in args):
+        state.unclassifiable("sed -f: the script's commands are not on the command line")
+        return
     if not in_place:
         return
     has_script_option = any(a in ("-e", "-f", "--expression", "--file") for a in args)
@@ -578,10 +873,22 @@ def _sed(args: list[str], state: _State) -> None:
         state.write(path)
 
 
-def _copy_like(args: list[str], state: _State, *, moves: bool) -> None:
+def _copy_like(
+    args: list[str], state: _State, *, moves: bool, link_sources: bool = False
+) -> None:
     target_dir: str | None = None
     operands: list[str] = []
     skip_next = False
+    if any(a.startswith("-") and not a.startswith("--") and "t" in a[1:] and a != "-t"
+           for a in args):
+        state.unclassifiable("-t inside a cluster of short options ('-rt DIR'): spell it '-t DIR'")
+        return
+    if any(a == "--no-target-directory" or (
+        a.startswith("-") and not a.startswith("--") and "T" in a[1:]) for a in args
+    ):
+        # The source directory's files land directly in the destination directory.
+        state.unclassifiable("-T merges a directory into the destination: its files are unknown")
+        return
     for index, arg in enumerate(args):
         if skip_next:
             skip_next = False
@@ -607,7 +914,13 @@ def _copy_like(args: list[str], state: _State, *, moves: bool) -> None:
             state.unclassifiable("copy or move without a source and a destination")
             return
         sources, destination = operands[:-1], operands[-1]
-    if moves:
+    hard_links = any(
+        a in ("-l", "--link") or (a.startswith("-") and not a.startswith("--") and "l" in a[1:])
+        for a in args
+    )
+    if moves or hard_links or link_sources:
+        # A hard link is a second name for the source's bytes: writing through
+        # it writes the source, so the source must be writable too.
         for source in sources:
             state.write(source)
     for source in sources:
@@ -627,10 +940,23 @@ def _link(args: list[str], state: _State) -> None:
     if not operands:
         state.unclassifiable("ln without operands")
         return
+    symbolic = any(
+        a == "--symbolic" or (a.startswith("-") and not a.startswith("--") and "s" in a[1:])
+        for a in args
+    )
+    if any(a in ("-t", "--target-directory") or a.startswith("--target-directory=")
+           or (a.startswith("-") and not a.startswith("--") and "t" in a[1:]) for a in args):
+        _copy_like(args, state, moves=False, link_sources=not symbolic)
+        return
     if len(operands) == 1:
+        if not symbolic:
+            state.write(operands[0])  # a hard link: see _copy_like
         state.write(posixpath.basename(operands[0].rstrip("/")))
         return
     destination = operands[-1]
+    if not symbolic:
+        for source in operands[:-1]:
+            state.write(source)  # a hard link: see _copy_like
     for source in operands[:-1]:
         state.into_dir.append((_joined(destination, state), posixpath.basename(source.rstrip("/"))))
     state.write(destination)

@@ -25,6 +25,7 @@ Deny form: as Claude Code (exit 2, reason on stderr, ``permissionDecision:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,10 +40,23 @@ READ_TOOLS = frozenset({"update_plan", "view_image", "web_search", "read_file", 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path"}
 
 _HEADERS = ("*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: ")
+_MARKERS = ("*** Begin Patch", "*** End Patch", "*** End of File")
+PATCH_PROGRAMS = ("apply_patch", "applypatch")
+_HEREDOC_PATCH = re.compile(
+    r"\s*(?:cd\s+(?P<dir>[^\s;&|<>'\"`$\\]+)\s*&&\s*)?(?:apply_patch|applypatch)\s*"
+    r"<<\s*(?P<q>['\"]?)(?P<word>[A-Za-z_][A-Za-z0-9_]*)(?P=q)[ \t]*\n"
+    r"(?P<body>.*?)\n(?P=word)\s*",
+    re.DOTALL,
+)
 
 
 def patch_targets(patch: str) -> tuple[list[str], list[str]]:
-    """``(paths, problems)`` named by the headers of an apply_patch text."""
+    """``(paths, problems)`` named by the headers of an apply_patch text.
+
+    A line that looks like a header after leading whitespace, or a ``***`` line
+    that is no known header (``***  Add File:``, ``*** Update file:``), is a
+    problem: a patch tool may read it as a header, so it cannot be ignored.
+    """
     lines = patch.replace("\r\n", "\n").split("\n")
     if not any(line.strip() == "*** Begin Patch" for line in lines):
         return [], ["the patch has no '*** Begin Patch' line"]
@@ -54,9 +68,46 @@ def patch_targets(patch: str) -> tuple[list[str], list[str]]:
                 if not path:
                     return paths, [f"empty path in {header.strip()!r}"]
                 paths.append(path)
+                break
+        else:
+            bare = line.strip()
+            if bare.startswith("***") and bare not in _MARKERS:
+                return paths, [f"unrecognised patch header {bare[:80]!r}"]
     if not paths:
         return [], ["the patch names no file"]
     return paths, []
+
+
+def shell_patch(command: object, cwd: str) -> tuple[str | None, str, str]:
+    """``(patch, cwd, problem)`` for a shell command that carries an apply_patch text.
+
+    Only two shapes are read: the argv ``["apply_patch", PATCH]`` (optionally
+    inside ``bash -lc``) and the heredoc ``[cd DIR &&] apply_patch <<'EOF' ... EOF``.
+    Anything else around a patch (other commands before or after it) cannot be
+    judged by the patch's headers alone, so it is a problem.
+    """
+    import posixpath
+
+    if isinstance(command, list) and all(isinstance(a, str) for a in command):
+        if len(command) == 2 and posixpath.basename(command[0]) in PATCH_PROGRAMS:
+            return command[1], cwd, ""
+        if len(command) == 3 and posixpath.basename(command[0]) in ("bash", "sh", "zsh") and (
+            command[1] in ("-c", "-lc")
+        ):
+            command = command[2]
+    if isinstance(command, str):
+        match = _HEREDOC_PATCH.fullmatch(command)
+        # The shell ends the heredoc at the FIRST line equal to the word: a body
+        # holding that line would hide the commands after it.
+        if match is not None and match.group("word") not in match.group("body").split("\n"):
+            directory = match.group("dir")
+            if directory:
+                cwd = directory if directory.startswith("/") else posixpath.join(cwd, directory)
+            return match.group("body"), cwd, ""
+    return None, cwd, (
+        "a shell command that carries a patch must be exactly "
+        "'apply_patch <<'EOF' ... EOF' (nothing before or after it)"
+    )
 
 
 def tool_request(host: str, payload: Mapping[str, Any], cwd: str, event: str) -> Any:
@@ -69,6 +120,12 @@ def tool_request(host: str, payload: Mapping[str, Any], cwd: str, event: str) ->
         return payload_error("tool_name is missing or not text")
     if not isinstance(tool_input, dict):
         return payload_error("tool_input is missing or not an object")
+    workdir = tool_input.get("workdir")
+    if workdir is not None and (not isinstance(workdir, str) or workdir == ""):
+        return payload_error("workdir is not a non-empty text")
+    work_cwd = cwd
+    if isinstance(workdir, str):
+        work_cwd = workdir if workdir.startswith("/") else f"{cwd.rstrip('/')}/{workdir}"
     if tool in PATCH_TOOLS:
         patch = tool_input.get("command", tool_input.get("patch", tool_input.get("input")))
         if not isinstance(patch, str):
@@ -77,20 +134,23 @@ def tool_request(host: str, payload: Mapping[str, Any], cwd: str, event: str) ->
         if problems:
             return HookRequest(host, event, cwd, tool, unclassifiable=tuple(problems),
                                    unclassifiable_code="HOOK_PATCH_UNREADABLE")
+        if work_cwd != cwd:
+            # Whether the tool applies paths against workdir is not known here:
+            # judge each path in both directories (both must pass).
+            paths += [p if p.startswith("/") else f"{work_cwd.rstrip('/')}/{p}" for p in paths]
         return HookRequest(host, event, cwd, tool, file_targets=tuple(paths))
     if tool in SHELL_TOOLS:
         command = command_text(tool_input.get("command"))
         if command is None:
             return payload_error(f"{tool} has no command")
+        cwd = work_cwd
         if "*** Begin Patch" in command:
-            paths, problems = patch_targets(command)
+            patch, patch_cwd, problem = shell_patch(tool_input.get("command"), cwd)
+            paths, problems = patch_targets(patch) if patch is not None else ([], [problem])
             if problems:
                 return HookRequest(host, event, cwd, tool, unclassifiable=tuple(problems),
                                    unclassifiable_code="HOOK_PATCH_UNREADABLE")
-            return HookRequest(host, event, cwd, tool, file_targets=tuple(paths))
-        workdir = tool_input.get("workdir")
-        if isinstance(workdir, str) and workdir:
-            cwd = workdir if workdir.startswith("/") else f"{cwd.rstrip('/')}/{workdir}"
+            return HookRequest(host, event, patch_cwd, tool, file_targets=tuple(paths))
         return HookRequest(host, event, cwd, tool, shell_command=command)
     if tool in FILE_TOOLS:
         path = tool_input.get(FILE_TOOLS[tool])

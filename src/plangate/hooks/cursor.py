@@ -48,6 +48,8 @@ READ_TOOLS = frozenset(
      "list_dir", "LS", "file_search", "web_search", "todo_write", "TodoWrite", "read_lints"}
 )
 PATH_KEYS = ("file_path", "path", "target_file", "filePath")
+DIRECTORY_KEYS = ("cwd", "working_directory", "workdir", "workingDirectory")
+"""Keys a shell tool may carry its directory in; the command is judged there."""
 MAX_STOP_FOLLOWUPS = 2
 
 
@@ -87,15 +89,28 @@ def _tool_request(payload: Mapping[str, Any], cwd: str) -> Any:
                                    unclassifiable=tuple(problems),
                                    unclassifiable_code="HOOK_PATCH_UNREADABLE")
             return HookRequest("cursor", HookEvent.PRE, cwd, tool, file_targets=tuple(paths))
+        # Every path key present is a target: which one the tool uses is not ours to guess.
+        targets: list[str] = []
         for key in PATH_KEYS:
-            value = tool_input.get(key)
-            if isinstance(value, str) and value:
-                return HookRequest("cursor", HookEvent.PRE, cwd, tool, file_targets=(value,))
-        return payload_error(f"{tool} names no file path")
+            if key not in tool_input:
+                continue
+            value = tool_input[key]
+            if not isinstance(value, str) or not value:
+                return payload_error(f"{tool} has a {key} that is not a non-empty text")
+            targets.append(value)
+        if not targets:
+            return payload_error(f"{tool} names no file path")
+        return HookRequest("cursor", HookEvent.PRE, cwd, tool, file_targets=tuple(targets))
     if tool in SHELL_TOOLS:
         command = command_text(tool_input.get("command"))
         if command is None:
             return payload_error(f"{tool} has no command")
+        directories = [tool_input[k] for k in DIRECTORY_KEYS if k in tool_input]
+        if len(directories) > 1 or any(not isinstance(d, str) or not d for d in directories):
+            return payload_error(f"{tool} has an ambiguous or invalid working directory")
+        if directories:
+            directory = str(directories[0])
+            cwd = directory if directory.startswith("/") else f"{cwd.rstrip('/')}/{directory}"
         return HookRequest("cursor", HookEvent.PRE, cwd, tool, shell_command=command)
     if tool in READ_TOOLS:
         return HookRequest("cursor", HookEvent.PRE, cwd, tool, read_only=True)

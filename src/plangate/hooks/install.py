@@ -5,7 +5,9 @@ line (a trailing shell comment), so install replaces exactly its own entries
 and uninstall removes exactly them; nobody else's entries are touched, and
 running either twice changes nothing the second time.
 
-The command line is ``'<python>' -m plangate.hooks <host> || exit 2 # plangate-managed``:
+The command line is ``'<python>' -P -m plangate.hooks <host> || exit 2 # plangate-managed``
+(``-P``: the repository, the hook's working directory, is not put on ``sys.path``, so a
+repository-local ``plangate`` package cannot replace the gate):
 whatever goes wrong before PlanGate's own fail-closed boundary runs (the
 interpreter is gone, the package is not importable, a signal), the shell turns
 the failure into exit 2, which Claude Code and Codex treat as a block. The
@@ -84,7 +86,9 @@ class Change:
 def hook_command(host: str, python: str | None = None) -> str:
     """The marked command line for ``host``."""
     interpreter = shlex.quote(python or sys.executable)
-    return f"{interpreter} -m plangate.hooks {host} || exit 2 # {MARKER}"
+    # -P: the working directory (the repository, which the agent writes) is not put
+    # on sys.path, so a repository-local 'plangate' package cannot stand in for the gate.
+    return f"{interpreter} -P -m plangate.hooks {host} || exit 2 # {MARKER}"
 
 
 def is_managed(entry: object) -> bool:
@@ -231,7 +235,7 @@ def git_hook_script(host: str, python: str | None = None) -> str:
     return (
         "#!/bin/sh\n"
         f"# {MARKER}: installed by 'plangate hooks install --git'; remove with uninstall\n"
-        f"exec {interpreter} -m plangate.hooks {host}\n"
+        f"exec {interpreter} -P -m plangate.hooks {host}\n"
     )
 
 

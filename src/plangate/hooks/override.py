@@ -60,8 +60,14 @@ AGENT_MARKER_PREFIXES: tuple[str, ...] = ("CODEX_",)
 
 def agent_markers_present(env: Mapping[str, str]) -> list[str]:
     """Names of agent/automation markers set in ``env`` (empty list = none)."""
-    found = [name for name in AGENT_MARKERS if env.get(name)]
-    found += sorted(k for k in env if k.startswith(AGENT_MARKER_PREFIXES) and env.get(k))
+    # Presence counts, not the value: an agent can blank a marker ('CLAUDECODE= cmd')
+    # far more easily than it can remove it from its own environment.
+    # CI switches are commonly exported empty on human machines; those need a value.
+    found = [
+        name for name in AGENT_MARKERS
+        if (env.get(name) if name in ("CI", "GITHUB_ACTIONS") else name in env)
+    ]
+    found += sorted(k for k in env if k.startswith(AGENT_MARKER_PREFIXES))
     return found
 
 

@@ -13,9 +13,11 @@ be written, so every target is resolved first:
    resolves to that file);
 4. the result must lie strictly inside the repository's working tree root (the
    root of a linked worktree is its own root; its git directory is outside);
-5. on a case-insensitive file system each existing segment takes its on-disk
+5. an existing regular file with more than one hard link is refused
+   (``HOOK_TARGET_HARDLINK``): another of its names may be protected;
+6. on a case-insensitive file system each existing segment takes its on-disk
    spelling, so ``SRC/A.py`` is judged as ``src/a.py``;
-6. the relative remainder must be a canonical path (:func:`plangate.paths.canonical_path`).
+7. the relative remainder must be a canonical path (:func:`plangate.paths.canonical_path`).
 
 Any failure is a :class:`TargetRejected` with a reason code; callers deny.
 """
@@ -26,6 +28,7 @@ Any failure is a :class:`TargetRejected` with a reason code; callers deny.
 from __future__ import annotations
 
 import os
+import stat
 
 from plangate.paths import PathRejected, canonical_path
 
@@ -142,6 +145,18 @@ def resolve_target(
             raw,
         )
     relative = real[len(prefix):]
+    try:
+        info = os.lstat(real)
+    except OSError:
+        info = None
+    if info is not None and stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+        # Another name for the same bytes may be a protected file: writing this
+        # name would write that one, and no path rule can see it.
+        raise TargetRejected(
+            "HOOK_TARGET_HARDLINK",
+            f"{raw!r} is a hard link ({info.st_nlink} names for the same file)",
+            raw,
+        )
     if case_insensitive:
         relative = _on_disk_case(root, relative)
     try:

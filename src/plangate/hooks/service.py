@@ -17,7 +17,7 @@ a deleted ledger must not quietly restart as an empty chain. ``plangate hooks
 install`` creates it.
 """
 
-# ruff: noqa: PTH111, PTH112, PTH117, PTH118, PTH120, PTH208
+# ruff: noqa: PTH111, PTH112, PTH114, PTH117, PTH118, PTH120, PTH208
 # Plain string paths on purpose: realpath/relpath semantics and the
 # hook hot path; pathlib would add conversions without changing the meaning.
 from __future__ import annotations
@@ -369,6 +369,47 @@ def _resolve(raws: Sequence[str], cwd: str, root: str, case_insensitive: bool) -
     return out
 
 
+MAX_DIRECTORY_ENTRIES = 20000
+"""Most files a directory target may hold before the hook gives up (and denies)."""
+
+
+def _directory_contents(targets: list[Target], root: str, skip: set[str]) -> list[Target]:
+    """Every file under each target that is an existing directory (not a link to one).
+
+    ``rm -r DIR``, ``mv DIR X`` or ``chmod -R`` act on every file inside DIR, and
+    a protected file or an approval record may be among them: each one is
+    judged like a target of its own. ``skip`` holds raw targets that leave an
+    existing directory as it is (``mkdir -p``, ``touch``).
+    """
+    out: list[Target] = []
+    for target in targets:
+        if target.path is None or target.raw in skip:
+            continue
+        top = os.path.join(root, target.path)
+        if os.path.islink(top) or not os.path.isdir(top):
+            continue
+        count = 0
+        for current, dirs, files in os.walk(top):
+            dirs.sort()  # a stable order: deny messages list these paths
+            for name in sorted(dirs + files):
+                count += 1
+                if count > MAX_DIRECTORY_ENTRIES:
+                    out.append(Target(target.raw, None, Reason(
+                        "HOOK_TARGET_TOO_LARGE",
+                        f"{target.raw!r} holds more than {MAX_DIRECTORY_ENTRIES} entries",
+                        "act on smaller directories, or on files by name")))
+                    return out
+                full = os.path.join(current, name)
+                if name in dirs and not os.path.islink(full):
+                    continue  # its files are listed in turn
+                relative = os.path.relpath(full, root).replace(os.sep, "/")
+                try:
+                    out.append(Target(full, canonical_path(relative)))
+                except PathRejected as exc:
+                    out.append(Target(full, None, Reason(exc.code, exc.message, exc.hint)))
+    return out
+
+
 def _canonical_targets(paths: Sequence[str]) -> list[Target]:
     out: list[Target] = []
     for path in paths:
@@ -426,6 +467,7 @@ def build_action(request: HookRequest, root: str) -> Action:
         landed, directories = _into_dir_targets(analysis.into_dir, cwd)
         raws = [w for w in analysis.writes if w not in directories] + landed
         targets = _resolve(raws, cwd, root, case_insensitive)
+        targets += _directory_contents(targets, root, set(analysis.no_descend))
         if analysis.commits:
             from plangate.git import Git
 

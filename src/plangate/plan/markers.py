@@ -96,13 +96,73 @@ _GRAMMARS = {kind.name: _grammar(kind) for kind in KINDS}
 _FOLDED_PREFIXES = {kind.name: f"{kind.name}-verdict".casefold() for kind in KINDS}
 
 
+# Characters that hide nothing from a reader but would hide a marker from a
+# plain lstrip(): ASCII controls (NUL, VT, FF...) and, for non-ASCII lines,
+# format characters (zero-width space, BOM, bidi controls) and compatibility
+# forms (full-width letters), folded with NFKC.
+INVISIBLE_CATEGORIES = frozenset(("Cc", "Cf", "Mn", "Me"))
+"""Unicode categories a reader does not see on their own: controls, format
+characters (U+200B, U+FEFF, bidi marks) and combining marks with no base."""
+
+INVISIBLE_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\ufffd")
+"""Blank-looking letters and symbols (Hangul fillers, the blank braille pattern)
+and U+FFFD, which stands for an undecodable byte (files are read with replace)."""
+
+_ASCII_LEADING_JUNK = "".join(chr(c) for c in range(0x21)) + "\x7f"
+
+# Separators str.splitlines() (and many viewers) treat as line breaks but the
+# marker reader, which splits on LF only, does not.
+_OTHER_LINE_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_OTHER_LINE_BREAKS_SPLIT = re.compile(f"({_OTHER_LINE_BREAKS.pattern})")
+
+
+def _marker_head(line: str, width: int) -> str:
+    """The first ``width`` visible characters of ``line``, case-folded (may be longer)."""
+    stripped = line.lstrip(_ASCII_LEADING_JUNK)
+    head = stripped[:width]
+    if head.isascii():
+        # Later characters cannot turn an ASCII head into the prefix or out of it.
+        return head.casefold()
+    import unicodedata  # lazy: only lines opening with non-ASCII text need it
+
+    def invisible(ch: str) -> bool:
+        return (
+            ch.isspace()
+            or ch in INVISIBLE_FILLERS
+            or unicodedata.category(ch) in INVISIBLE_CATEGORIES
+        )
+
+    start = 0
+    while start < len(stripped) and invisible(stripped[start]):
+        start += 1
+    # NFKC of a bounded window: full-width and other compatibility forms fold
+    # to ASCII; 4 * width leaves room for combining marks and ignorables.
+    window = unicodedata.normalize("NFKC", stripped[start : start + 4 * width])
+    visible = "".join(ch for ch in window if ch == " " or not invisible(ch))
+    return visible[: 2 * width].casefold()
+
+
 def _looks_like_marker(line: str, kind: MarkerKind) -> bool:
     # Any line that a human would read as a marker counts, so that near misses
-    # (case, indentation, a full-width colon) are ambiguities, not invisible.
+    # (case, indentation, a full-width colon or letters, a zero-width prefix)
+    # are ambiguities, not invisible.
     prefix = _FOLDED_PREFIXES.get(kind.name) or f"{kind.name}-verdict".casefold()
     # casefold() folds each character on its own into one or more characters,
     # so only the first len(prefix) characters can decide the prefix test.
-    return line.lstrip()[: len(prefix)].casefold().startswith(prefix)
+    return _marker_head(line, len(prefix)).startswith(prefix)
+
+
+def _hidden_marker_count(text: str, prefix: str) -> int:
+    """Marker-like lines that only a CR/VT/FF/U+0085/U+2028/U+2029 break reveals."""
+    if _OTHER_LINE_BREAKS.search(text) is None:
+        return 0
+    width = len(prefix)
+    hidden = 0
+    for line in text.split("\n"):
+        segments = line.splitlines()
+        # The first segment starts the LF line: the ordinary reader sees it.
+        hidden += sum(1 for seg in segments[1:] if _marker_head(seg, width).startswith(prefix))
+    return hidden
 
 
 def marker_line(kind: MarkerKind, verdict: str, plan_hash: str) -> str:
@@ -115,13 +175,28 @@ def marker_line(kind: MarkerKind, verdict: str, plan_hash: str) -> str:
 def replace_marker(data: bytes, kind: MarkerKind, line: str) -> bytes:
     """``data`` with every marker-looking line of ``kind`` removed and ``line`` appended."""
     text = data.decode("utf-8", errors="strict")
-    kept = [ln for ln in text.split("\n") if not _looks_like_marker(ln.rstrip("\r"), kind)]
+    kept = []
+    for ln in text.split("\n"):
+        if _looks_like_marker(ln.rstrip("\r"), kind):
+            continue
+        hidden = _OTHER_LINE_BREAKS.search(ln) is not None
+        kept.append(_drop_hidden_markers(ln, kind) if hidden else ln)
     while kept and kept[-1].strip() == "":
         kept.pop()
     body = "\n".join(kept)
     if body:
         body += "\n\n"
     return (body + line + "\n").encode("utf-8")
+
+
+def _drop_hidden_markers(line: str, kind: MarkerKind) -> str:
+    """``line`` without the marker-like pieces behind a non-LF line break."""
+    pieces = _OTHER_LINE_BREAKS_SPLIT.split(line)  # text, break, text, break, ..., text
+    out = [pieces[0]]
+    for index in range(1, len(pieces), 2):
+        if not _looks_like_marker(pieces[index + 1], kind):
+            out.extend((pieces[index], pieces[index + 1]))
+    return "".join(out)
 
 
 def _reason(kind: MarkerKind, code: str, message: str, hint: str) -> Reason:
@@ -154,7 +229,8 @@ def read_marker(
     prefix = _FOLDED_PREFIXES.get(kind.name) or f"{kind.name}-verdict".casefold()
     width = len(prefix)
     # _looks_like_marker, inlined: this runs for every line of two files per task.
-    candidates = [ln for ln in lines if ln.lstrip()[:width].casefold().startswith(prefix)]
+    candidates = [ln for ln in lines if _marker_head(ln, width).startswith(prefix)]
+    hidden = _hidden_marker_count(text, prefix)
     # A line in full grammar starts with the prefix, so it is always a candidate.
     full = [m for m in (grammar.fullmatch(ln) for ln in candidates) if m is not None]
     if not candidates:
@@ -166,6 +242,18 @@ def read_marker(
                 f"EVIDENCE_{kind.name}_MARKER_MISSING",
                 f"no '{kind.prefix}' marker line (free text is never parsed)",
                 redo,
+            ),
+        )
+    if hidden:
+        return MarkerResult(
+            kind,
+            MarkerState.DUPLICATE,
+            reason=_reason(
+                kind,
+                f"EVIDENCE_{kind.name}_MARKER_DUPLICATE",
+                f"{hidden} marker-like line(s) behind a CR, form feed or Unicode line "
+                "separator (U+0085, U+2028, U+2029); other readers see them as lines (ambiguous)",
+                "save the file with LF line endings only and keep exactly one marker line",
             ),
         )
     if len(candidates) > 1:

@@ -1,0 +1,208 @@
+"""Adversarial review: command lines that write files but were classified read-only.
+
+Every row here was ``READ_ONLY`` before the review (so the PreToolUse hook
+allowed it even for a protected file such as ``CLAUDE.md``). Each must now be
+either ``WRITES`` naming the file, or ``UNCLASSIFIABLE`` (denied).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from plangate.hooks.bash import BashKind, analyse
+
+W, U, R = BashKind.WRITES, BashKind.UNCLASSIFIABLE, BashKind.READ_ONLY
+
+WRITES: list[tuple[str, tuple[str, ...]]] = [
+    # 'command' runs its argument as a command (it was listed as a reader).
+    ("command touch CLAUDE.md", ("CLAUDE.md",)),
+    ("command -p rm CLAUDE.md", ("CLAUDE.md",)),
+    # A wrapper option's value was taken for the wrapped program ('ls' here).
+    ("env -u ls touch CLAUDE.md", ("CLAUDE.md",)),
+    ("timeout -k 1 5 touch CLAUDE.md", ("CLAUDE.md",)),
+    ("time -o CLAUDE.md ls", ("CLAUDE.md",)),
+    # Output-file options and operands of "reader" programs.
+    ("sort -o CLAUDE.md x", ("CLAUDE.md",)),
+    ("sort -oCLAUDE.md x", ("CLAUDE.md",)),
+    ("sort --output=CLAUDE.md x", ("CLAUDE.md",)),
+    ("sort -k 1 --output CLAUDE.md x", ("CLAUDE.md",)),
+    ("uniq in.txt CLAUDE.md", ("CLAUDE.md",)),
+    ("uniq -f 1 in.txt CLAUDE.md", ("CLAUDE.md",)),
+    ("tree -o CLAUDE.md", ("CLAUDE.md",)),
+    ("xxd -r dump CLAUDE.md", ("CLAUDE.md",)),
+    ("python3 -m json.tool in.json CLAUDE.md", ("CLAUDE.md",)),
+    ("git diff --output=CLAUDE.md", ("CLAUDE.md",)),
+    ("git log -p --output CLAUDE.md", ("CLAUDE.md",)),
+    ("git -C sub show --output=x.txt", ("sub/x.txt",)),
+    ("ruff check -o CLAUDE.md", ("CLAUDE.md",)),
+    ("ruff check --output-file=CLAUDE.md", ("CLAUDE.md",)),
+    ("pytest --junitxml=CLAUDE.md", ("CLAUDE.md",)),
+    ("python -m pytest --junit-xml CLAUDE.md", ("CLAUDE.md",)),
+    ("pytest --basetemp=.claude", (".claude",)),
+    ("mypy --junit-xml CLAUDE.md src", ("CLAUDE.md",)),
+    ("mypy --cache-dir=.plangate src", (".plangate",)),
+    ("mypy --html-report .claude src", (".claude",)),
+    ("less -o CLAUDE.md x", ("CLAUDE.md",)),
+]
+
+UNCLASSIFIABLE: list[str] = [
+    # Options that make a reader run another command.
+    "git -c core.pager='touch CLAUDE.md' log",
+    "git -c diff.x.command=touch diff",
+    "git grep -O'touch CLAUDE.md' x",
+    "git grep --open-files-in-pager=touch x",
+    "git fetch --upload-pack='touch CLAUDE.md' .",
+    "git push --receive-pack='touch CLAUDE.md' .",
+    "rg --pre touch x",
+    "rg --pre=touch x",
+    "sort --compress-program=touch x",
+    "history -w CLAUDE.md",
+    "file -C -m CLAUDE.md",
+    "pytest -o cache_dir=.claude",
+    "pytest --cov=src --cov-report=xml:CLAUDE.md",
+    "mypy --install-types",
+    "env -C sub touch x",
+    "env -S 'touch CLAUDE.md'",
+    # sed's own w/W/e commands write files or run commands without -i.
+    "sed 'w CLAUDE.md' x",
+    "sed -n '1w CLAUDE.md' x",
+    "sed 's/a/b/w CLAUDE.md' x",
+    "sed -e 's/a/b/e' x",
+    "sed '1e touch CLAUDE.md' x",
+    # Environment variables that make a reader run a command or write elsewhere.
+    "GIT_EXTERNAL_DIFF='touch CLAUDE.md' git diff",
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=x git log",
+    "PYTEST_ADDOPTS=--basetemp=.claude pytest",
+    "env LD_PRELOAD=./x.so ls",
+    "export GIT_EXTERNAL_DIFF=touch; git diff",
+    "LESSOPEN='|touch CLAUDE.md %s' less x",
+]
+
+STILL_READ_ONLY: list[str] = [
+    "command -v ls",
+    "sort -k 2 x",
+    "uniq -c in.txt",
+    "git -c color.ui=never log",
+    "git diff --stat",
+    "git grep -n x",
+    "sed -n '/word/p' x",
+    "sed 's/we are/were/' x",
+    "pytest -q tests",
+    "python3 -m pytest -q -p no:cacheprovider tests/unit/hooks",
+    "PYTHONPATH=src pytest -q",
+    "LC_ALL=C sort x",
+    "mypy --strict src",
+    "ruff check src",
+    "python3 -m json.tool in.json",
+    "xxd dump",
+    "tree",
+    "env LC_ALL=C ls",
+]
+
+
+@pytest.mark.parametrize(("command", "writes"), WRITES)
+def test_reader_that_writes_names_its_file(command: str, writes: tuple[str, ...]) -> None:
+    analysis = analyse(command)
+    assert analysis.kind is not R, command
+    if analysis.kind is W:
+        assert set(writes) <= set(analysis.writes), analysis
+    else:
+        assert analysis.problems
+
+
+@pytest.mark.parametrize("command", UNCLASSIFIABLE)
+def test_reader_that_runs_commands_is_unclassifiable(command: str) -> None:
+    analysis = analyse(command)
+    assert analysis.kind is U, (command, analysis)
+    assert analysis.problems
+
+
+@pytest.mark.parametrize("command", STILL_READ_ONLY)
+def test_plain_readers_stay_read_only(command: str) -> None:
+    assert analyse(command).kind is R, command
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "getattr(__builtins__,'op'+'en')('CLAUDE.md','w')",
+        "f=getattr(__builtins__, 'o'+'pen'); f('CLAUDE.md', 'a')",
+        "__import__('o'+'s').remove('CLAUDE.md')",
+        "import shlex; shlex.os.remove('CLAUDE.md')",
+        "vars(__builtins__)['op'+'en']('CLAUDE.md','w')",
+    ],
+)
+def test_python_c_spelling_tricks_are_unclassifiable(code: str) -> None:
+    import shlex
+
+    assert analyse(f"python3 -c {shlex.quote(code)}").kind is U
+
+
+def test_python_c_plain_print_stays_read_only() -> None:
+    assert analyse("python3 -c 'import json, sys; print(json.dumps(sys.version_info[:2]))'").kind \
+        is R
+
+
+@pytest.mark.parametrize(
+    ("command", "writes"),
+    [
+        ("ln CLAUDE.md t.py", ("CLAUDE.md", "t.py")),
+        ("cd src && ln ../CLAUDE.md", ("src/../CLAUDE.md",)),
+        ("cp -al CLAUDE.md t.py", ("CLAUDE.md", "t.py")),
+        ("ln -t .claude settings.json", ("settings.json", ".claude")),
+    ],
+)
+def test_hard_links_write_their_source(command: str, writes: tuple[str, ...]) -> None:
+    analysis = analyse(command)
+    assert analysis.kind is W
+    assert set(writes) <= set(analysis.writes), analysis
+
+
+def test_symbolic_links_do_not_write_their_source() -> None:
+    assert analyse("ln -s CLAUDE.md t.py").writes == ("t.py",)
+
+
+@pytest.mark.parametrize("command", ["ln -st .claude settings.json", "cp -rt .claude x", "cp -t.claude a b",
+                                     "mv -ft .claude settings.json"])
+def test_target_directory_in_an_option_cluster_is_not_missed(command: str) -> None:
+    analysis = analyse(command)
+    assert analysis.kind is U or any(".claude" in w for w in analysis.writes), analysis
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git commit --no-verif -m x",  # git accepts unambiguous long-option prefixes
+        "git commit --no-ver -m x",
+        "git --config-env=core.hooksPath=EMPTY commit -m x",
+        "git --config-env core.hooksPath=EMPTY commit -m x",
+    ],
+)
+def test_commit_that_skips_the_git_hooks_is_unclassifiable(command: str) -> None:
+    assert analyse(command).kind is U
+
+
+@pytest.mark.parametrize("command", ["cp -rT stuff docs/working/TASK-0001",
+                                     "cp -r --no-target-directory stuff d", "mv -T a d"])
+def test_no_target_directory_merges_are_unclassifiable(command: str) -> None:
+    assert analyse(command).kind is U
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # The shell's delimiter is EOFX / EOF; a reader that takes EOF / E skips 'touch'.
+        'cat <<"EOF"X\nEOFX\ntouch CLAUDE.md\nEOF',
+        "cat <<EOF\\X\nEOFX\ntouch CLAUDE.md\nEOF",
+        'cat <<E"OF"\nEOF\ntouch CLAUDE.md\nE',
+    ],
+)
+def test_heredoc_delimiter_tricks_are_not_read_only(command: str) -> None:
+    assert analyse(command).kind is not R
+
+
+def test_plain_heredocs_still_work() -> None:
+    assert analyse("cat <<'EOF' > src/a.py\nx\nEOF").writes == ("src/a.py",)
+    assert analyse('cat <<"EOF"\nx\nEOF').kind is R
+    assert analyse("cat <<-EOF\n\tx\n\tEOF").kind is R
+    assert analyse("cat <<< 'here string'").kind is R

@@ -150,20 +150,41 @@ WRAPPER_UNREADABLE_OPTIONS: dict[str, tuple[str, ...]] = {
 """Prefix options that change directory, run a shell or edit files."""
 
 
+def _long_option(arg: str, name: str) -> bool:
+    """True when ``arg`` (``--opt`` or ``--opt=V``) names ``name`` or an abbreviation of it.
+
+    GNU getopt, argparse and git accept any unambiguous prefix of a long option
+    (``sort --outp=F``); matching every prefix of at least two letters errs on the
+    side of seeing the option.
+    """
+    if not arg.startswith("--") or not name.startswith("--"):
+        return arg == name or arg.startswith(name + "=")
+    head = arg.split("=", 1)[0]
+    if head in _EXACT_LONG_OPTIONS:
+        return head == name
+    return len(head) >= 4 and name.startswith(head)
+
+
+_EXACT_LONG_OPTIONS = frozenset({"--co", "--cov"})
+"""Real options (pytest's ``--co``, pytest-cov's ``--cov``) that are not abbreviations."""
+
+
 def _option_values(args: list[str], short: tuple[str, ...], long: tuple[str, ...]) -> list[str]:
-    """Values of ``-o V``, ``-oV``, ``--long V`` and ``--long=V`` in ``args``."""
+    """Values of ``-o V``, ``-oV``, ``--long V`` and ``--long=V`` (or abbreviations) in ``args``."""
     values: list[str] = []
     index = 0
     while index < len(args):
         arg = args[index]
         if arg == "--":
             break
-        if arg in short or arg in long:
+        if arg in short or (
+            "=" not in arg and any(_long_option(arg, name) for name in long)
+        ):
             if index + 1 < len(args):
                 values.append(args[index + 1])
             index += 2
             continue
-        if any(arg.startswith(f"{name}=") for name in long):
+        if "=" in arg and any(_long_option(arg, name) for name in long):
             values.append(arg.split("=", 1)[1])
         elif any(arg.startswith(name) and len(arg) > len(name) for name in short):
             values.append(arg[2:])
@@ -280,6 +301,26 @@ def _tokens(command: str) -> list[str] | None:
         return None
 
 
+def _split_with_operators(tokens: list[str]) -> list[tuple[list[str], str]]:
+    """Simple commands with the control operator before each ('' for the first)."""
+    out: list[tuple[list[str], str]] = []
+    current: list[str] = []
+    before = ""
+    for token in tokens:
+        if token in CONTROL_OPERATORS:
+            if current:
+                out.append((current, before))
+                current = []
+                before = token
+            elif token not in ("\n", ";"):
+                before = token
+            continue
+        current.append(token)
+    if current:
+        out.append((current, before))
+    return out
+
+
 def _split_commands(tokens: list[str]) -> list[list[str]]:
     commands: list[list[str]] = [[]]
     for token in tokens:
@@ -339,8 +380,21 @@ def _analyse_into(command: str, state: _State, depth: int) -> None:
         if token and all(c in ";&|<>()" for c in token) and token not in known:
             state.unclassifiable(f"unrecognised shell operator {token!r}")
             return
-    for simple in _split_commands(tokens):
+    # A 'cd' moves the commands after it only along an '&&' chain: a failed cd stops
+    # the chain, while after ';', newline, '|', '||' or '&' the next command runs
+    # whether or not the cd happened (or ran in a pipeline's subshell). There the
+    # directory is unknown, so relative writes become unclassifiable.
+    moved = False
+    for simple, before in _split_with_operators(tokens):
+        if moved and before != "&&":
+            state.cwd_prefix = None
+        is_cd = bool(simple) and simple[0] in ("cd", "pushd", "popd")
+        if is_cd and before in ("||", "|", "|&"):
+            state.cwd_prefix = None
+            moved = True
+            continue
         _simple_command(simple, state, depth)
+        moved = moved or is_cd
 
 
 def _take_redirections(words: list[str], state: _State) -> list[str]:
@@ -426,7 +480,10 @@ def _simple_command(words: list[str], state: _State, depth: int) -> None:
         state.cwd_prefix = None
         return
     if program == "git":
+        # 'git -C DIR' changes git's directory only, not the shell's: restore it after.
+        saved = state.cwd_prefix
         _git(args, state)
+        state.cwd_prefix = saved
         return
     if program in ("python", "python3") or re.fullmatch(r"python3\.\d+", program):
         _python(args, state)
@@ -561,7 +618,7 @@ READER_VALUE_OPTIONS: dict[str, frozenset[str]] = {
 def _reader_outputs(program: str, args: list[str], state: _State) -> None:
     """Writes (or unreadable options) of a program that normally only reads."""
     for option in RUNS_COMMAND_OPTIONS.get(program, ()):
-        if any(a == option or a.startswith(option + "=") for a in args):
+        if any(_long_option(a, option) for a in args):
             state.unclassifiable(f"{program} {option} runs a command or changes where it writes")
             return
     if program == "history" and args:
@@ -675,7 +732,7 @@ def _git(args: list[str], state: _State) -> None:
     for arg in rest:
         if arg == "--":
             break
-        if any(arg == o or arg.startswith(o + "=") for o in runs) or (
+        if any(_long_option(arg, o) for o in runs) or (
             sub == "grep" and arg.startswith("-O")
         ):
             state.unclassifiable(f"git {sub} {arg.split('=', 1)[0]} runs another command")

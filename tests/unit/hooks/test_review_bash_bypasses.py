@@ -88,6 +88,8 @@ STILL_READ_ONLY: list[str] = [
     "sed -n '/word/p' x",
     "sed 's/we are/were/' x",
     "pytest -q tests",
+    "pytest --co -q",
+    "pytest --cov=src -q",
     "python3 -m pytest -q -p no:cacheprovider tests/unit/hooks",
     "PYTHONPATH=src pytest -q",
     "LC_ALL=C sort x",
@@ -206,3 +208,49 @@ def test_plain_heredocs_still_work() -> None:
     assert analyse('cat <<"EOF"\nx\nEOF').kind is R
     assert analyse("cat <<-EOF\n\tx\n\tEOF").kind is R
     assert analyse("cat <<< 'here string'").kind is R
+
+
+def test_git_dash_c_directory_does_not_leak_into_later_commands() -> None:
+    # 'git -C src ...' runs git in src; the shell's own directory does not change.
+    analysis = analyse("git -C src status && touch CLAUDE.md")
+    assert analysis.writes == ("CLAUDE.md",), analysis
+    assert analyse("git -C sub rm a.txt").writes == ("sub/a.txt",)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd src | true; touch CLAUDE.md",  # cd ran in the pipeline's subshell
+        "true || cd src && touch CLAUDE.md",  # the cd never ran
+        "cd src/missing; touch CLAUDE.md",  # a failed cd does not stop ';'
+        "cd src & touch CLAUDE.md",
+    ],
+)
+def test_uncertain_cd_makes_later_relative_writes_unclassifiable(command: str) -> None:
+    analysis = analyse(command)
+    assert analysis.kind is U, analysis
+    assert not any(w.startswith("src/") for w in analysis.writes), analysis
+
+
+def test_cd_and_chain_is_still_followed() -> None:
+    assert analyse("cd src && touch a && touch b").writes == ("src/a", "src/b")
+    assert analyse("cd src &&\ntouch a").writes == ("src/a",)
+
+
+@pytest.mark.parametrize(
+    ("command", "target"),
+    [
+        ("sort --outp=CLAUDE.md x", "CLAUDE.md"),
+        ("git diff --outp=CLAUDE.md", "CLAUDE.md"),
+        ("pytest --junitx=CLAUDE.md", "CLAUDE.md"),
+        ("pytest --basete .claude", ".claude"),
+    ],
+)
+def test_abbreviated_long_options_are_seen(command: str, target: str) -> None:
+    analysis = analyse(command)
+    assert analysis.kind is U or target in analysis.writes, analysis
+
+
+def test_abbreviated_command_running_options_are_seen() -> None:
+    assert analyse("git fetch --upload-p=touch .").kind is U
+    assert analyse("rg --pr touch x").kind is U

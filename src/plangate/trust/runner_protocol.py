@@ -104,8 +104,16 @@ _METRIC_NAME_RE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 _COMPONENT_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9:._/@+-]{0,199}")
 # Metric names the ledger would refuse (secrets, transcripts) are refused here.
 _FORBIDDEN_METRIC_NAMES = frozenset(
-    {"api_key", "token", "password", "secret", "authorization", "raw_transcript", "transcript",
-     "chain_of_thought"}
+    {
+        "api_key",
+        "token",
+        "password",
+        "secret",
+        "authorization",
+        "raw_transcript",
+        "transcript",
+        "chain_of_thought",
+    }
 )
 
 
@@ -200,33 +208,18 @@ def _component_map(value: Any, where: str) -> dict[str, Any]:
     return value
 
 
-def parse_result(
-    data: bytes, *, side: str, fixture_id: str, role: str, trial: int
-) -> TrialReport:
+def parse_result(data: bytes, *, side: str, fixture_id: str, role: str, trial: int) -> TrialReport:
     """Parse ``result.json`` bytes strictly and check they answer the trial that was asked.
 
     Raises :class:`ResultRejectedError` (``TRIAL_RESULT_INVALID``,
     ``TRIAL_RESULT_UNKNOWN_KEY``, ``TRIAL_RESULT_MISMATCH``...) on any defect.
     """
-    try:
-        doc = strict_loads_object(data, "trial result")
-    except StrictJSONError as exc:
-        raise _reject("TRIAL_RESULT_INVALID", f"{exc.code}: {exc.message}") from None
-    unknown = sorted(set(doc) - _RESULT_KEYS)
-    if unknown:
-        raise _reject("TRIAL_RESULT_UNKNOWN_KEY", f"unknown keys {unknown}")
-    missing = sorted(_RESULT_KEYS - set(doc))
-    if missing:
-        raise _reject("TRIAL_RESULT_INVALID", f"missing keys {missing}")
-    if doc["protocol"] != PROTOCOL:
-        raise _reject("TRIAL_PROTOCOL_UNSUPPORTED", f"protocol must be {PROTOCOL!r}")
     echo = {"side": side, "fixture_id": fixture_id, "role": role, "trial": trial}
-    for key, expected in echo.items():
-        got = doc[key]
-        if type(got) is not type(expected) or got != expected:
-            raise _reject(
-                "TRIAL_RESULT_MISMATCH", f"{key} is {got!r}, the trial asked for {expected!r}"
-            )
+    doc = _parse_envelope(
+        data, what="trial result", prefix="TRIAL_RESULT",
+        protocol_code="TRIAL_PROTOCOL_UNSUPPORTED", keys=_RESULT_KEYS, protocol=PROTOCOL,
+        echo=echo,
+    )  # fmt: skip
     outcome = doc["outcome"]
     if outcome not in OUTCOMES:
         raise _reject("TRIAL_RESULT_INVALID", f"outcome must be one of {list(OUTCOMES)}")
@@ -269,8 +262,10 @@ def parse_result(
     detections: dict[str, str] = {}
     for vid, status in _component_map(doc["detections"], "detections").items():
         if status not in DETECTION_STATUSES:
-            raise _reject("TRIAL_RESULT_INVALID", f"detections[{vid}] must be one of "
-                          f"{sorted(DETECTION_STATUSES)}")
+            raise _reject(
+                "TRIAL_RESULT_INVALID",
+                f"detections[{vid}] must be one of {sorted(DETECTION_STATUSES)}",
+            )
         detections[vid] = status
     return TrialReport(
         side=side,
@@ -285,25 +280,47 @@ def parse_result(
     )
 
 
-def parse_grade(data: bytes, *, side: str, fixture_id: str, role: str, trial: int) -> str:
-    """Parse ``grade.json`` strictly; return the judgement word."""
+def _parse_envelope(
+    data: bytes,
+    *,
+    what: str,
+    prefix: str,
+    protocol_code: str,
+    keys: frozenset[str],
+    protocol: str,
+    echo: dict[str, object],
+) -> dict[str, Any]:
+    """Strict JSON object with exactly ``keys``, the expected ``protocol``, and the
+    trial's identity echoed back with the same types (``{prefix}_INVALID``,
+    ``{prefix}_UNKNOWN_KEY``, ``{protocol_code}``, ``{prefix}_MISMATCH``)."""
     try:
-        doc = strict_loads_object(data, "grade")
+        doc = strict_loads_object(data, what)
     except StrictJSONError as exc:
-        raise _reject("GRADE_INVALID", f"{exc.code}: {exc.message}") from None
-    unknown = sorted(set(doc) - _GRADE_KEYS)
+        raise _reject(f"{prefix}_INVALID", f"{exc.code}: {exc.message}") from None
+    unknown = sorted(set(doc) - set(keys))
     if unknown:
-        raise _reject("GRADE_UNKNOWN_KEY", f"unknown keys {unknown}")
-    missing = sorted(_GRADE_KEYS - set(doc))
+        raise _reject(f"{prefix}_UNKNOWN_KEY", f"unknown keys {unknown}")
+    missing = sorted(set(keys) - set(doc))
     if missing:
-        raise _reject("GRADE_INVALID", f"missing keys {missing}")
-    if doc["protocol"] != GRADE_PROTOCOL:
-        raise _reject("GRADE_PROTOCOL_UNSUPPORTED", f"protocol must be {GRADE_PROTOCOL!r}")
-    echo = {"side": side, "fixture_id": fixture_id, "role": role, "trial": trial}
+        raise _reject(f"{prefix}_INVALID", f"missing keys {missing}")
+    if doc["protocol"] != protocol:
+        raise _reject(protocol_code, f"protocol must be {protocol!r}")
     for key, expected in echo.items():
         got = doc[key]
         if type(got) is not type(expected) or got != expected:
-            raise _reject("GRADE_MISMATCH", f"{key} is {got!r}, the trial asked for {expected!r}")
+            raise _reject(
+                f"{prefix}_MISMATCH", f"{key} is {got!r}, the trial asked for {expected!r}"
+            )
+    return doc
+
+
+def parse_grade(data: bytes, *, side: str, fixture_id: str, role: str, trial: int) -> str:
+    """Parse ``grade.json`` strictly; return the judgement word."""
+    echo = {"side": side, "fixture_id": fixture_id, "role": role, "trial": trial}
+    doc = _parse_envelope(
+        data, what="grade", prefix="GRADE", protocol_code="GRADE_PROTOCOL_UNSUPPORTED",
+        keys=_GRADE_KEYS, protocol=GRADE_PROTOCOL, echo=echo,
+    )  # fmt: skip
     judgement = doc["judgement"]
     if judgement not in JUDGEMENTS:
         raise _reject("GRADE_INVALID", f"judgement must be one of {sorted(JUDGEMENTS)}")
@@ -367,36 +384,60 @@ class TrialSpec:
     def runner_argv(self, fixture_file: str, out_dir: str) -> list[str]:
         """The full argument list of ``plangate-trial/1`` for this trial."""
         values = {
-            "harness": self.harness_dir, "fixture": fixture_file, "fixture_id": self.fixture_id,
-            "role": self.role, "side": self.side, "trial": str(self.trial), "out": out_dir,
+            "harness": self.harness_dir,
+            "fixture": fixture_file,
+            "fixture_id": self.fixture_id,
+            "role": self.role,
+            "side": self.side,
+            "trial": str(self.trial),
+            "out": out_dir,
         }
         return [
             *substitute(self.runner.argv, values),
-            "--side", self.side,
-            "--harness-dir", self.harness_dir,
-            "--fixture", fixture_file,
-            "--fixture-id", self.fixture_id,
-            "--role", self.role,
-            "--trial", str(self.trial),
-            "--out", out_dir,
+            "--side",
+            self.side,
+            "--harness-dir",
+            self.harness_dir,
+            "--fixture",
+            fixture_file,
+            "--fixture-id",
+            self.fixture_id,
+            "--role",
+            self.role,
+            "--trial",
+            str(self.trial),
+            "--out",
+            out_dir,
         ]
 
     def grader_argv(self, fixture_file: str, result_file: str, out_dir: str) -> list[str]:
         """The grader's argument list (``plangate-grade/1``)."""
         values = {
-            "harness": self.harness_dir, "fixture": fixture_file, "fixture_id": self.fixture_id,
-            "role": self.role, "side": self.side, "trial": str(self.trial), "out": out_dir,
+            "harness": self.harness_dir,
+            "fixture": fixture_file,
+            "fixture_id": self.fixture_id,
+            "role": self.role,
+            "side": self.side,
+            "trial": str(self.trial),
+            "out": out_dir,
             "result": result_file,
         }
         return [
             *substitute(self.grader.argv, values),
-            "--result", result_file,
-            "--fixture", fixture_file,
-            "--fixture-id", self.fixture_id,
-            "--role", self.role,
-            "--side", self.side,
-            "--trial", str(self.trial),
-            "--out", out_dir,
+            "--result",
+            result_file,
+            "--fixture",
+            fixture_file,
+            "--fixture-id",
+            self.fixture_id,
+            "--role",
+            self.role,
+            "--side",
+            self.side,
+            "--trial",
+            str(self.trial),
+            "--out",
+            out_dir,
         ]
 
 
@@ -474,8 +515,13 @@ def resolve_argv(command: list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 def _outcome(spec: TrialSpec, status: TrialStatus, **kw: Any) -> TrialOutcome:
     return TrialOutcome(
-        key=spec.key, side=spec.side, fixture_id=spec.fixture_id, role=spec.role,
-        trial=spec.trial, status=status, **kw,
+        key=spec.key,
+        side=spec.side,
+        fixture_id=spec.fixture_id,
+        role=spec.role,
+        trial=spec.trial,
+        status=status,
+        **kw,
     )
 
 
@@ -509,8 +555,10 @@ def _run_command(argv: list[str], cwd: str, timeout: float, what: str) -> _Run:
     if proc.returncode != 0:
         tail = err.decode("utf-8", "replace").strip()[-300:]
         return _Run(
-            TrialStatus.CRASHED, f"TRIAL_{what}_CRASHED",
-            f"exited {proc.returncode}: {tail}", proc.returncode,
+            TrialStatus.CRASHED,
+            f"TRIAL_{what}_CRASHED",
+            f"exited {proc.returncode}: {tail}",
+            proc.returncode,
         )
     return _Run(TrialStatus.COMPLETED, exit_code=0)
 
@@ -539,26 +587,38 @@ def execute_trial(spec: TrialSpec) -> TrialOutcome:
         out_dir.mkdir(parents=True, exist_ok=False)
         grade_dir.mkdir(parents=True, exist_ok=False)
     except OSError as exc:
-        return _outcome(spec, TrialStatus.NOT_STARTED, error_code="TRIAL_WORKDIR_UNAVAILABLE",
-                        detail=str(exc))
+        return _outcome(
+            spec, TrialStatus.NOT_STARTED, error_code="TRIAL_WORKDIR_UNAVAILABLE", detail=str(exc)
+        )
     # Re-check the sealed fixture just before use, then pass a private copy of
     # the checked bytes: what the runner reads is what was verified.
     read = read_regular_file(Path(spec.fixture_source), MAX_FIXTURE_BYTES)
     if not read.ok or read.data is None:
-        return _outcome(spec, TrialStatus.FIXTURE_MISMATCH, error_code="SEALED_FIXTURE_MUTATION",
-                        detail=f"fixture {spec.fixture_id} {read.detail}")
+        return _outcome(
+            spec,
+            TrialStatus.FIXTURE_MISMATCH,
+            error_code="SEALED_FIXTURE_MUTATION",
+            detail=f"fixture {spec.fixture_id} {read.detail}",
+        )
     observed = fixture_digest(read.data)
     if observed != spec.fixture_digest:
         return _outcome(
-            spec, TrialStatus.FIXTURE_MISMATCH, error_code="SEALED_FIXTURE_MUTATION",
+            spec,
+            TrialStatus.FIXTURE_MISMATCH,
+            error_code="SEALED_FIXTURE_MUTATION",
             detail=f"fixture {spec.fixture_id} digest {observed} differs from the pinned "
             f"{spec.fixture_digest}",
             observed_fixture_digest=observed,
         )
     pinned_problem = _check_pinned(spec)
     if pinned_problem is not None:
-        return _outcome(spec, TrialStatus.FIXTURE_MISMATCH, error_code=pinned_problem[0],
-                        detail=pinned_problem[1], observed_fixture_digest=observed)
+        return _outcome(
+            spec,
+            TrialStatus.FIXTURE_MISMATCH,
+            error_code=pinned_problem[0],
+            detail=pinned_problem[1],
+            observed_fixture_digest=observed,
+        )
     fixture_copy = work / "fixture"
     fixture_copy.write_bytes(read.data)
     fixture_copy.chmod(0o444)
@@ -571,22 +631,42 @@ def execute_trial(spec: TrialSpec) -> TrialOutcome:
         return _outcome(spec, TrialStatus.NOT_STARTED, error_code=exc.code, detail=exc.message)
     ran = _run_command(argv, spec.runner.cwd, spec.runner.timeout_seconds, "RUNNER")
     if ran.status is not TrialStatus.COMPLETED:
-        return _outcome(spec, ran.status, error_code=ran.code, detail=ran.detail,
-                        exit_code=ran.exit_code, duration_seconds=time.monotonic() - started,
-                        observed_fixture_digest=observed)
+        return _outcome(
+            spec,
+            ran.status,
+            error_code=ran.code,
+            detail=ran.detail,
+            exit_code=ran.exit_code,
+            duration_seconds=time.monotonic() - started,
+            observed_fixture_digest=observed,
+        )
     result_read = read_regular_file(out_dir / RESULT_FILE, MAX_RESULT_BYTES)
     if not result_read.ok or result_read.data is None:
-        return _outcome(spec, TrialStatus.MALFORMED, error_code="TRIAL_RESULT_MISSING",
-                        detail=f"{RESULT_FILE} {result_read.detail}", exit_code=0,
-                        observed_fixture_digest=observed)
+        return _outcome(
+            spec,
+            TrialStatus.MALFORMED,
+            error_code="TRIAL_RESULT_MISSING",
+            detail=f"{RESULT_FILE} {result_read.detail}",
+            exit_code=0,
+            observed_fixture_digest=observed,
+        )
     try:
         report = parse_result(
-            result_read.data, side=spec.side, fixture_id=spec.fixture_id, role=spec.role,
+            result_read.data,
+            side=spec.side,
+            fixture_id=spec.fixture_id,
+            role=spec.role,
             trial=spec.trial,
         )
     except ResultRejectedError as exc:
-        return _outcome(spec, TrialStatus.MALFORMED, error_code=exc.code, detail=exc.message,
-                        exit_code=0, observed_fixture_digest=observed)
+        return _outcome(
+            spec,
+            TrialStatus.MALFORMED,
+            error_code=exc.code,
+            detail=exc.message,
+            exit_code=0,
+            observed_fixture_digest=observed,
+        )
     # The runner executed harness code under test with the evaluator's rights: it
     # could have swapped the pinned grader (and put it back afterwards) or rewritten
     # the fixture copy. Re-check both just before the grader judges.
@@ -600,8 +680,14 @@ def execute_trial(spec: TrialSpec) -> TrialOutcome:
                 "runner",
             )
     if pinned_problem is not None:
-        return _outcome(spec, TrialStatus.FIXTURE_MISMATCH, error_code=pinned_problem[0],
-                        detail=pinned_problem[1], exit_code=0, observed_fixture_digest=observed)
+        return _outcome(
+            spec,
+            TrialStatus.FIXTURE_MISMATCH,
+            error_code=pinned_problem[0],
+            detail=pinned_problem[1],
+            exit_code=0,
+            observed_fixture_digest=observed,
+        )
     # The grader (the baseline's stable meta-verifier) judges the trial; the
     # runner's own claims are never the judgement.
     graded = _run_command(grader_argv, spec.grader.cwd, spec.grader.timeout_seconds, "GRADER")
@@ -616,7 +702,10 @@ def execute_trial(spec: TrialSpec) -> TrialOutcome:
         else:
             try:
                 judgement = parse_grade(
-                    grade_read.data, side=spec.side, fixture_id=spec.fixture_id, role=spec.role,
+                    grade_read.data,
+                    side=spec.side,
+                    fixture_id=spec.fixture_id,
+                    role=spec.role,
                     trial=spec.trial,
                 )
             except ResultRejectedError as exc:
@@ -624,8 +713,14 @@ def execute_trial(spec: TrialSpec) -> TrialOutcome:
             if judgement == "unavailable" and not code:
                 code, detail = "EVAL_GRADER_UNAVAILABLE", "the grader could not judge this trial"
     return _outcome(
-        spec, TrialStatus.COMPLETED, report=report, judgement=judgement, error_code=code,
-        detail=detail, exit_code=0, duration_seconds=time.monotonic() - started,
+        spec,
+        TrialStatus.COMPLETED,
+        report=report,
+        judgement=judgement,
+        error_code=code,
+        detail=detail,
+        exit_code=0,
+        duration_seconds=time.monotonic() - started,
         observed_fixture_digest=observed,
     )
 

@@ -3,33 +3,13 @@ driven in-process, and the throwaway PostgreSQL server started by scripts/test.s
 
 from __future__ import annotations
 
-import io
 import os
-import subprocess
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from plangate.cli.context import Context
-from plangate.cli.main import main
-from plangate.git import scrubbed_env
-
-
-def git(repo: Path, *args: str) -> str:
-    """Run git in ``repo`` for test setup; return stripped stdout."""
-    proc = subprocess.run(
-        ["git", *args], cwd=repo, env=scrubbed_env(), capture_output=True, check=True
-    )
-    return proc.stdout.decode().strip()
-
-
-def commit_all(repo: Path, message: str = "commit") -> str:
-    """Stage everything and commit; return the new HEAD."""
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "--allow-empty", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
+from support.cli import RunCli, run_cli_in
+from support.repo import commit_all, git
 
 
 @pytest.fixture(autouse=True)
@@ -69,37 +49,10 @@ def git_repo(tmp_path: Path) -> Path:
     return repo
 
 
-@dataclass
-class CliResult:
-    """What one in-process CLI run produced."""
-
-    code: int
-    out: str
-    err: str
-
-
-RunCli = Callable[..., CliResult]
-
-
 @pytest.fixture
 def run_cli() -> RunCli:
     """Run ``plangate`` in-process: ``run_cli(repo, "c3", "verify", "TASK-0001")``."""
-
-    def _run(
-        cwd: Path, *argv: str, stdin: bytes = b"", env: dict[str, str] | None = None
-    ) -> CliResult:
-        out, err = io.StringIO(), io.StringIO()
-        ctx = Context(
-            cwd=Path(cwd),
-            stdout=out,
-            stderr=err,
-            stdin=io.BytesIO(stdin),
-            env=dict(os.environ if env is None else env),
-        )
-        code = main(list(argv), ctx)
-        return CliResult(code, out.getvalue(), err.getvalue())
-
-    return _run
+    return run_cli_in
 
 
 @pytest.fixture

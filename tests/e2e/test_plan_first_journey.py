@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import commit_all, git
+from support.repo import commit_all, git
 
 
 def _plangate(repo: Path, *argv: str) -> subprocess.CompletedProcess[str]:

@@ -21,8 +21,6 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration" / "ledger"))
 
-from ledger_support import Backend, make_backend
-
 from plangate.canonical import canonical_text
 from plangate.ledger.chain import (
     GENESIS_PREV_HASH,
@@ -31,6 +29,7 @@ from plangate.ledger.chain import (
     compute_entry_hash,
     verify_rows,
 )
+from support.ledger import Backend, make_backend
 
 Row = tuple[Any, ...]
 AT = "2026-12-02T10:00:00Z"

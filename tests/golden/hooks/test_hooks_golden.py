@@ -24,10 +24,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "integration" / "hooks"))
 
-from hooks_testkit import hook_env, init_ledger, run_hook
-
-from conftest import commit_all, git
-from taskkit import approve_task, make_task
+from support.hooks import hook_env, init_ledger, run_hook
+from support.repo import commit_all, git
+from support.taskkit import approve_task, make_task
 
 EXPECTED = Path(__file__).parent / "expected"
 SHA_RE = re.compile(r"\b[0-9a-f]{40}\b|\b[0-9a-f]{12}\b")

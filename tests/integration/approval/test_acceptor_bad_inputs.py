@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import commit_all, git
 from plangate.approval.service import verify_task
-from taskkit import approve_task, load_record, make_task, save_record, sha, task_dir
+from support.repo import commit_all, git
+from support.taskkit import approve_task, load_record, make_task, save_record, sha, task_dir
 
 TASK = "TASK-0001"
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import RunCli, git
-from taskkit import make_task, reviewers_file, task_dir, write_markers
+from support.cli import RunCli
+from support.repo import git
+from support.taskkit import make_task, reviewers_file, task_dir, write_markers
 
 TASK = "TASK-0001"
 AT = "2026-12-01T09:00:00Z"

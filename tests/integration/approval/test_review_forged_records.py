@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from conftest import git
 from plangate.approval.service import verify_task
-from taskkit import approve_task, make_task, task_dir
+from support.repo import git
+from support.taskkit import approve_task, make_task, task_dir
 
 TASK = "TASK-0001"
 

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CliResult, RunCli, git
-from taskkit import make_task, reviewers_file, task_dir
+from support.cli import CliResult, RunCli
+from support.repo import git
+from support.taskkit import make_task, reviewers_file, task_dir
 
 TASK = "TASK-0001"
 

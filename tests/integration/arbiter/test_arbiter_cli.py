@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import commit_all, git
 from plangate.plan.loopspec import derive_loopspec, loopspec_hash
 from plangate.trust.surfaces import REPO_SURFACES_RELPATH, bundled_template_bytes
-from taskkit import make_task, reviewers_file, task_dir
+from support.repo import commit_all, git
+from support.taskkit import make_task, reviewers_file, task_dir
 
 SURFACES = b"""version = 1
 

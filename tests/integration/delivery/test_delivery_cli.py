@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from delivery_support import NOW, TASK, ApprovedTask, issue, make_approved, write_package
 
-from conftest import commit_all, git
 from plangate.ledger import open_ledger
+from support.delivery import NOW, TASK, ApprovedTask, issue, make_approved, write_package
+from support.repo import commit_all, git
 
 
 def assess(task: ApprovedTask, run_cli, snap: dict, *extra: str, env=None):

@@ -6,9 +6,9 @@ import json
 import os
 
 import pytest
-from delivery_support import NOW, TASK, fresh_pg_database, make_approved
 
 from plangate.ledger import open_ledger
+from support.delivery import NOW, TASK, fresh_pg_database, make_approved
 
 
 @pytest.mark.postgres

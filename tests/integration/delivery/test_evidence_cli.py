@@ -7,9 +7,9 @@ from importlib import resources
 
 import jsonschema
 import pytest
-from delivery_support import NOW, TASK, ApprovedTask, issue, make_approved, write_package
 
-from conftest import commit_all
+from support.delivery import NOW, TASK, ApprovedTask, issue, make_approved, write_package
+from support.repo import commit_all
 
 HV = '{"plugin_version": "1.0.0", "cli_version": "0.1.0", "corpus_hash": "sha256:' + "a" * 64 + '"}'
 SCHEMA = json.loads(

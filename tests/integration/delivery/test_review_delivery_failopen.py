@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from delivery_support import NOW, TASK, ApprovedTask, make_approved
+
+from support.delivery import NOW, TASK, ApprovedTask, make_approved
 
 
 def assess(task: ApprovedTask, run_cli, snap: dict, now: str = NOW):
@@ -130,7 +131,7 @@ def test_receipt_refused_on_a_truncated_record(task, run_cli):
 
 def test_head_sha_naming_a_tag_object_is_not_a_head_commit(task, run_cli):
     """git peels an annotated tag to its commit; the snapshot's head must be the commit itself."""
-    from conftest import git
+    from support.repo import git
 
     head = task.pr_commit()
     git(task.repo, "tag", "-a", "-m", "release", "v1", head)
@@ -164,8 +165,8 @@ def test_protected_surface_inside_the_plan_scope_is_never_merge_ready(git_repo, 
     it used to reach MERGE_READY (delivery never looked at protected surfaces)."""
     from delivery_support import PLAN_MD, issue, write_package
 
-    from conftest import commit_all
     from plangate.canonical import sha256_digest
+    from support.repo import commit_all
 
     plan = PLAN_MD.replace("- `docs/notes.md`", "- `docs/**`")
     task_dir = write_package(git_repo, run_cli, plan=plan)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from delivery_support import NOW, PLAN_MD, TASK, ApprovedTask, issue, make_approved, write_package
 
-from conftest import commit_all
+from support.delivery import NOW, PLAN_MD, TASK, ApprovedTask, issue, make_approved, write_package
+from support.repo import commit_all
 
 HV = '{"plugin_version": "1.0.0", "cli_version": "0.1.0", "corpus_hash": "sha256:' + "a" * 64 + '"}'
 

@@ -10,8 +10,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from plan_task_helpers import approve_task
 from plangate.ledger import open_ledger
+from support.plan_tasks import approve_task
 
 pytestmark = pytest.mark.postgres
 

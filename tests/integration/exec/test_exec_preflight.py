@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import commit_all, git
-from plan_task_helpers import approve_task, head_of, task_dir
 from plangate.fsutil import exclusive_lock
 from plangate.git import scrubbed_env
 from plangate.ledger import open_ledger
+from support.plan_tasks import approve_task, head_of, task_dir
+from support.repo import commit_all, git
 
 PY = sys.executable
 
@@ -372,6 +372,7 @@ def _legacy_record(status: str, plan_hash: str, **extra: str) -> str:
 
 def test_legacy_approved_record_runs(git_repo: Path, tmp_path: Path, run_cli) -> None:
     from plan_task_helpers import PLAN_MD, write_package
+
     from plangate.canonical import sha256_digest
 
     task = write_package(git_repo)
@@ -404,6 +405,7 @@ def test_legacy_not_approved_does_not_run(
     reason: str,
 ) -> None:
     from plan_task_helpers import PLAN_MD, write_package
+
     from plangate.canonical import sha256_digest
 
     task = write_package(git_repo)

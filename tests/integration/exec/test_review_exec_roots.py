@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from plangate.approval.service import verify_task
-from taskkit import approve_task, make_task, task_dir
+from support.taskkit import approve_task, make_task, task_dir
 
 TASK = "TASK-0001"
 

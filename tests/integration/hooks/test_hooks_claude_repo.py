@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from hooks_testkit import (
+
+from support.hooks import (
     approved_repo,
     claude_payload,
     hook_env,
@@ -15,8 +16,7 @@ from hooks_testkit import (
     ledger_decisions,
     run_hook,
 )
-
-from conftest import commit_all, git
+from support.repo import commit_all, git
 
 
 def _codes(stderr: str) -> list[str]:

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from hooks_testkit import approved_repo, claude_payload, cursor_payload, hook_env, run_hook
+
+from support.hooks import approved_repo, claude_payload, cursor_payload, hook_env, run_hook
 
 
 @pytest.fixture

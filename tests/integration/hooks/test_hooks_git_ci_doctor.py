@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from hooks_testkit import approved_repo
 
-from conftest import commit_all, git
 from plangate.git import scrubbed_env
 from plangate.hooks.install import apply
-from taskkit import approve_task, make_task
+from support.hooks import approved_repo
+from support.repo import commit_all, git
+from support.taskkit import approve_task, make_task
 
 
 def _git_proc(repo: Path, *args: str, env_extra: dict[str, str] | None = None):

@@ -9,12 +9,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from hooks_testkit import approved_repo, claude_payload, hook_env, init_ledger, run_hook
 
-from conftest import CliResult
 from plangate.cli.context import Context
 from plangate.cli.main import main
 from plangate.hooks.install import MARKER, apply
+from support.cli import CliResult
+from support.hooks import approved_repo, claude_payload, hook_env, init_ledger, run_hook
 
 
 class _Terminal(io.BytesIO):
@@ -208,7 +208,7 @@ def test_git_install_never_overwrites_someone_elses_hook(git_repo: Path, run_cli
 
 
 def test_git_install_follows_core_hooks_path(git_repo: Path, run_cli) -> None:
-    from conftest import git
+    from support.repo import git
 
     git(git_repo, "config", "core.hooksPath", "githooks")
     assert run_cli(git_repo, "hooks", "install", "--git").code == 0

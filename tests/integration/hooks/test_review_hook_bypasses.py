@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
-from hooks_testkit import approved_repo, claude_payload, cursor_payload, hook_env, run_hook
+
+from support.hooks import approved_repo, claude_payload, cursor_payload, hook_env, run_hook
 
 
 @pytest.fixture
@@ -164,8 +165,9 @@ def test_creating_a_hard_link_to_a_protected_file_is_denied(repo: Path, command:
 
 
 def _scoped_repo(git_repo: Path, scope: str) -> Path:
-    from conftest import commit_all
     from taskkit import PLAN_MD, approve_task, make_task
+
+    from support.repo import commit_all
 
     (git_repo / "src").mkdir(exist_ok=True)
     (git_repo / "src" / "app.py").write_text("x = 1\n")

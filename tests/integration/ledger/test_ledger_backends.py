@@ -12,11 +12,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from ledger_support import Backend, backend_fixture  # noqa: F401 -- the fixture
 
 from plangate.canonical import canonical_bytes, sha256_digest
 from plangate.ledger import GENESIS_PREV_HASH, LedgerError, open_ledger
 from plangate.ledger.chain import verify_export_bytes
+from support.ledger import Backend, backend_fixture  # noqa: F401 -- the fixture
 
 
 def fixed_clock() -> datetime:
@@ -177,7 +177,7 @@ def test_sqlite_ledger_refuses_a_symlink_in_its_place(tmp_path: Path) -> None:
 def test_sqlite_default_location_is_ignored_by_git_and_read_only_open_creates_nothing(
     git_repo: Path,
 ) -> None:
-    from conftest import git
+    from support.repo import git
 
     with open_ledger(git_repo, {}, create=False) as ledger:
         assert ledger.verify().facts["entries"] == 0

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ledger_support import Backend, backend_fixture  # noqa: F401 -- the fixture
-
-from conftest import RunCli
+from support.cli import RunCli
+from support.ledger import Backend, backend_fixture  # noqa: F401 -- the fixture
 
 
 def _seed(backend: Backend) -> list[str]:

@@ -8,7 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evalrun_helpers import (
+
+from plangate.git import Git
+from plangate.ledger import open_ledger
+from plangate.trust.manifest import build_manifest
+from support.cli import RunCli
+from support.evalrun import (
     GOOD_VERIFIER,
     LOSSY_VERIFIER,
     HarnessRepo,
@@ -16,11 +21,6 @@ from evalrun_helpers import (
     git,
     plan_text,
 )
-
-from conftest import RunCli
-from plangate.git import Git
-from plangate.ledger import open_ledger
-from plangate.trust.manifest import build_manifest
 
 VERIFIER = "harness/verifiers/completion_evidence.py"
 

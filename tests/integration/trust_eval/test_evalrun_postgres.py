@@ -10,10 +10,10 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
-from evalrun_helpers import GOOD_VERIFIER, build_harness_repo
 
-from conftest import RunCli
 from plangate.ledger import open_ledger
+from support.cli import RunCli
+from support.evalrun import GOOD_VERIFIER, build_harness_repo
 
 pytestmark = pytest.mark.postgres
 

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from evalrun_helpers import GOOD_VERIFIER, HarnessRepo, build_harness_repo, git
 
-from conftest import RunCli
+from support.cli import RunCli
+from support.evalrun import GOOD_VERIFIER, HarnessRepo, build_harness_repo, git
 
 VERIFIER = "harness/verifiers/completion_evidence.py"
 

@@ -10,11 +10,10 @@ import json
 import sys
 from pathlib import Path
 
-from evalrun_helpers import GOOD_VERIFIER, build_harness_repo
-
-from conftest import RunCli
 from plangate.canonical import sha256_digest
 from plangate.trust.runner_protocol import CommandSpec, TrialSpec, TrialStatus, execute_trial
+from support.cli import RunCli
+from support.evalrun import GOOD_VERIFIER, build_harness_repo
 
 VERIFIER = "harness/verifiers/completion_evidence.py"
 

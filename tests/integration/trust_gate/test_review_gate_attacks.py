@@ -8,15 +8,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from trust_gate_support import (  # noqa: F401 -- harness_template is a fixture
+
+from support.cli import RunCli
+from support.gate import (  # noqa: F401 -- harness_template is a fixture
     HarnessRepo,
     codes,
     copy_template,
     harness_template,
     make_harness_repo,
 )
-
-from conftest import RunCli, git
+from support.repo import git
 
 PROMPT = "harness/prompts/builder.md"
 GITLINK_PATH = "eval/vendor"

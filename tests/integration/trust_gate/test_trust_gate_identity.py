@@ -6,21 +6,22 @@ import json
 from pathlib import Path
 
 import pytest
-from trust_gate_support import (  # noqa: F401 -- harness_template is a fixture
-    HarnessRepo,
-    commit_tracked,
-    copy_template,
-    harness_template,
-    make_harness_repo,
-)
 
-from conftest import RunCli, git
 from plangate.canonical import sha256_digest
 from plangate.demo.harness import render_plan
 from plangate.git import Git
 from plangate.ledger import open_ledger
 from plangate.trust.harness_def import DefinitionRejected
 from plangate.trust.manifest import build_manifest, load_manifest_bytes
+from support.cli import RunCli
+from support.gate import (  # noqa: F401 -- harness_template is a fixture
+    HarnessRepo,
+    commit_tracked,
+    copy_template,
+    harness_template,
+    make_harness_repo,
+)
+from support.repo import git
 
 
 @pytest.fixture

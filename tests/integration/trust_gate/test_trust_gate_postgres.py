@@ -10,16 +10,16 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
-from trust_gate_support import (  # noqa: F401 -- harness_template is a fixture
+
+from plangate.demo.harness import render_plan
+from plangate.ledger import open_ledger
+from support.cli import RunCli
+from support.gate import (  # noqa: F401 -- harness_template is a fixture
     HarnessRepo,
     commit_tracked,
     copy_template,
     harness_template,
 )
-
-from conftest import RunCli
-from plangate.demo.harness import render_plan
-from plangate.ledger import open_ledger
 
 pytestmark = pytest.mark.postgres
 

@@ -7,7 +7,12 @@ import os
 from pathlib import Path
 
 import pytest
-from trust_gate_support import (  # noqa: F401 -- harness_template is a fixture
+
+from plangate.canonical import digest
+from plangate.ledger import open_ledger
+from plangate.trust.manifest import compute_harness_id
+from support.cli import RunCli
+from support.gate import (  # noqa: F401 -- harness_template is a fixture
     HarnessRepo,
     codes,
     commit_tracked,
@@ -15,11 +20,7 @@ from trust_gate_support import (  # noqa: F401 -- harness_template is a fixture
     harness_template,
     make_harness_repo,
 )
-
-from conftest import RunCli, git
-from plangate.canonical import digest
-from plangate.ledger import open_ledger
-from plangate.trust.manifest import compute_harness_id
+from support.repo import git
 
 PROMPT = "harness/prompts/builder.md"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from plan_task_helpers import task_dir
 from plangate.plan.loopspec import extract_allowed_paths
 from plangate.snapshot import ARTIFACTS
+from support.plan_tasks import task_dir
 
 
 def test_init_scaffolds_six_templates(git_repo: Path, run_cli) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from plan_task_helpers import PLAN_MD, write_package
 from plangate.canonical import sha256_digest
 from plangate.snapshot import ARTIFACTS, MAX_ARTIFACT_BYTES
+from support.plan_tasks import PLAN_MD, write_package
 
 PLAN_HASH = sha256_digest(PLAN_MD.encode())
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from plan_task_helpers import PLAN_MD, write_package
 from plangate.canonical import sha256_digest
+from support.plan_tasks import PLAN_MD, write_package
 
 PLAN_HASH = sha256_digest(PLAN_MD.encode())
 

@@ -6,9 +6,9 @@ import json
 import subprocess
 from pathlib import Path
 
-from plan_task_helpers import approve_task, task_dir, write_package
 from plangate.cli.status_cmd import format_table
 from plangate.git import scrubbed_env
+from support.plan_tasks import approve_task, task_dir, write_package
 
 
 def _status(repo: Path, run_cli, *tasks: str) -> tuple[int, dict]:

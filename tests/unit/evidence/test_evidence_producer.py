@@ -7,7 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evidence_support import (
+
+from plangate.canonical import pretty_bytes
+from plangate.errors import UsageError
+from plangate.evidence.contract import NON_TERMINAL_STATES, OUTPUT_KEYS, UNAVAILABLE
+from plangate.evidence.producer import produce
+from plangate.verdict import Reason, Result
+from support.evidence import (
     ARTIFACT_BYTES,
     C3_PATH,
     HEAD,
@@ -25,12 +31,6 @@ from evidence_support import (
     record,
     state,
 )
-
-from plangate.canonical import pretty_bytes
-from plangate.errors import UsageError
-from plangate.evidence.contract import NON_TERMINAL_STATES, OUTPUT_KEYS, UNAVAILABLE
-from plangate.evidence.producer import produce
-from plangate.verdict import Reason, Result
 
 
 def ok(result):

@@ -9,7 +9,13 @@ from typing import Any
 
 import jsonschema
 import pytest
-from evidence_support import (
+
+from plangate.canonical import pretty_bytes
+from plangate.delivery.log import rows_bytes, seal_entries
+from plangate.evidence.contract import REQUIRED_KEYS
+from plangate.evidence.producer import produce
+from plangate.evidence.verifier import verify_document
+from support.evidence import (
     MERGE_LOG,
     PLAN_HASH,
     injected,
@@ -19,12 +25,6 @@ from evidence_support import (
     record,
     state,
 )
-
-from plangate.canonical import pretty_bytes
-from plangate.delivery.log import rows_bytes, seal_entries
-from plangate.evidence.contract import REQUIRED_KEYS
-from plangate.evidence.producer import produce
-from plangate.evidence.verifier import verify_document
 
 
 def schema(name: str) -> dict[str, Any]:

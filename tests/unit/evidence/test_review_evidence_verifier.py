@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import copy
 
-from evidence_support import injected, inputs
-
 from plangate.canonical import pretty_bytes
 from plangate.evidence.producer import produce
 from plangate.evidence.verifier import verify_document
+from support.evidence import injected, inputs
 
 
 def test_a_run_that_ends_before_it_starts_is_refused():

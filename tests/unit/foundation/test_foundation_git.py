@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import commit_all, git
 from plangate.errors import EnvironmentFailure
 from plangate.git import Git, GitError, scrubbed_env
+from support.repo import commit_all, git
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 

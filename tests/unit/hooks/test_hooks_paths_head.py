@@ -9,7 +9,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import commit_all, git
 from plangate.hooks.githead import git_dirs, read_head
 from plangate.hooks.paths import (
     TargetRejected,
@@ -18,6 +17,7 @@ from plangate.hooks.paths import (
     resolve_target,
 )
 from plangate.paths import is_canonical_path
+from support.repo import commit_all, git
 
 
 @pytest.fixture

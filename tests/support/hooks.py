@@ -8,10 +8,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from conftest import CliResult, commit_all
 from plangate.cli.context import Context
 from plangate.cli.main import main
-from taskkit import approve_task, make_task
+from support.cli import CliResult
+from support.repo import commit_all
+from support.taskkit import approve_task, make_task
 
 
 def claude_payload(

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conftest import commit_all, git
 from plangate.canonical import sha256_digest
+from support.repo import commit_all, git
 
 TASK = "TASK-0001"
 NOW = "2026-12-02T10:00:00Z"

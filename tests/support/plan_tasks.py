@@ -1,6 +1,6 @@
 """Helpers for CLI tests of the plan-first commands: build tasks in real git repos.
 
-Importable from any test as ``plan_task_helpers`` (tests/ is on sys.path, like conftest).
+Importable from any test as ``support.plan_tasks``.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import commit_all, git
 from plangate.canonical import sha256_digest
 from plangate.snapshot import ARTIFACTS
+from support.repo import commit_all, git
 
 PLAN_MD = """# plan
 

@@ -11,7 +11,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from conftest import commit_all, git
+from support.repo import commit_all, git
 
 PLAN_MD = """# Plan
 

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from conftest import CliResult, RunCli, git
 from plangate.demo.harness import materialise, render_plan
 from plangate.git import scrubbed_env
+from support.cli import CliResult, RunCli
+from support.repo import git
 
 
 def commit_tracked(repo: Path, message: str, *paths: str) -> str:

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from plangate.canonical import digest, sha256_digest
 from plangate.errors import InputRejected, UsageError
 from plangate.fsutil import FileRead, FileState, read_regular_file
+from plangate.layout import MAX_ARTIFACT_BYTES, MAX_RECORD_BYTES, RECORD_RELPATH, WORKING_DIR
 
 ARTIFACTS: tuple[str, ...] = (
     "pbi-input.md",
@@ -29,19 +30,7 @@ ARTIFACTS: tuple[str, ...] = (
 )
 """The six Plan Package artifacts, in the contract's order (seed 004 section 1)."""
 
-RECORD_RELPATH = "approvals/c3.json"
-"""Where the C-3 record lives inside a task directory (legacy and c3-prime alike)."""
-
-WORKING_DIR = Path("docs") / "working"
-"""Task directories live at ``<repo>/docs/working/TASK-XXXX``."""
-
 TASK_ID_RE = re.compile(r"TASK-[0-9]{4}")
-
-MAX_ARTIFACT_BYTES = 1024 * 1024
-"""Size bound of one Plan Package artifact (1 MiB)."""
-
-MAX_RECORD_BYTES = 256 * 1024
-"""Size bound of ``approvals/c3.json`` (256 KiB)."""
 
 
 def check_task_id(task_id: object) -> str:
@@ -151,7 +140,7 @@ def read_task_snapshot(task_dir: Path) -> TaskSnapshot:
     # link there would read a package from outside the repository (and past
     # protected-surface patterns anchored at docs/working/), so refuse it too.
     parent = task_dir.parent
-    if parent.name == WORKING_DIR.name and parent.parent.name == WORKING_DIR.parent.name:
+    if f"{parent.parent.name}/{parent.name}" == WORKING_DIR:
         for ancestor in (parent, parent.parent):
             if _is_symlink(os.fspath(ancestor)):
                 raise InputRejected(

@@ -28,8 +28,8 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from plangate.approval import contract as c
-from plangate.approval.contract import is_blank, visible_text
 from plangate.canonical import StrictJSONError, is_digest, strict_loads
+from plangate.clock import is_utc_timestamp
 from plangate.fsutil import FileState
 from plangate.plan.package import (
     ARTIFACT_SET,
@@ -38,6 +38,7 @@ from plangate.plan.package import (
     plan_package_hash_of_digests,
 )
 from plangate.snapshot import ARTIFACTS, TASK_ID_RE, TaskSnapshot
+from plangate.text import is_blank, visible_text
 from plangate.verdict import Reason, Result
 
 ACCEPTED = "ACCEPTED"
@@ -324,7 +325,7 @@ def _verify_c3_prime(
         value = _str_field(record, key, reasons)
         if key in record and isinstance(value, str) and is_blank(value):
             reasons.append(_r("C3_FIELD_EMPTY", f"{key} is empty", REISSUE))
-    if issued_at is not None and not c.is_utc_timestamp(issued_at):
+    if issued_at is not None and not is_utc_timestamp(issued_at):
         reasons.append(
             _r(
                 "C3_ISSUED_AT_INVALID",

@@ -48,7 +48,7 @@ from plangate.canonical import StrictJSONError, is_digest, strict_loads_object
 from plangate.errors import InputRejected
 from plangate.paths import PathRejected, canonical_path, glob_match, validate_pattern
 from plangate.plan.package import ARTIFACT_SET, plan_package_hash
-from plangate.trust.surfaces import ResolvedSurfaces
+from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import ArbiterDecision, Reason, Result
 
 POLICY_REF = "plangate-arbiter@v1"

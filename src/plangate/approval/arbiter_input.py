@@ -40,19 +40,16 @@ from typing import Any
 
 from plangate.approval import contract as c
 from plangate.errors import InputRejected
-from plangate.git import Git, GitError
+from plangate.git import Git
+from plangate.layout import MAX_ARTIFACT_BYTES
 from plangate.plan.loopspec import derive_loopspec, loopspec_hash
 from plangate.plan.markers import C1, C2
 from plangate.plan.package import PackageState, compute_package
-from plangate.snapshot import MAX_ARTIFACT_BYTES, read_task_snapshot, task_dir_for
-from plangate.trust.surfaces import (
-    MAX_SURFACES_BYTES,
-    PROVENANCE_DOWNSTREAM,
-    REPO_SURFACES_RELPATH,
+from plangate.snapshot import read_task_snapshot, task_dir_for
+from plangate.surfaces import (
     ResolvedSurfaces,
-    load_bundled_template,
-    load_surfaces_bytes,
     resolve_surfaces,
+    surfaces_at_commit,
 )
 from plangate.verdict import Reason
 
@@ -87,24 +84,6 @@ class BuiltInput:
     base_full: str
     derived_loopspec_hash: str
     package_problems: tuple[Reason, ...] = field(default_factory=tuple)
-
-
-def surfaces_at_commit(git: Git, commit: str) -> ResolvedSurfaces:
-    """The repository's definition as committed at ``commit``, else the bundled template."""
-    entries = [e for e in git.ls_tree(commit, [REPO_SURFACES_RELPATH])
-               if e.path == REPO_SURFACES_RELPATH]
-    where = f"{REPO_SURFACES_RELPATH}@{commit[:12]}"
-    if not entries:
-        return load_bundled_template()
-    try:
-        data = git.read_blob(commit, REPO_SURFACES_RELPATH, MAX_SURFACES_BYTES)
-    except GitError as exc:
-        return ResolvedSurfaces(
-            PROVENANCE_DOWNSTREAM, where, None, (),
-            Reason("SURFACES_UNREADABLE", f"{where} cannot be used: {exc.message}",
-                   "commit the definition as a regular file"),
-        )
-    return load_surfaces_bytes(data, PROVENANCE_DOWNSTREAM, where)
 
 
 def committed_file(git: Git, commit: str, path: str) -> bytes | None:

@@ -18,6 +18,7 @@ from plangate.approval import contract as c
 from plangate.canonical import is_digest
 from plangate.plan.package import compute_package
 from plangate.snapshot import TASK_ID_RE, TaskSnapshot
+from plangate.text import is_blank
 from plangate.verdict import Reason, Result
 
 _HINT = "fix approvals/c3.json or issue a c3-prime record with 'plangate c3 issue'"
@@ -72,7 +73,7 @@ def verify_legacy(record: dict[str, Any], snapshot: TaskSnapshot) -> Result:
     if "c3_status" in record and status not in c.LEGACY_STATUSES:
         reasons.append(Reason("LEGACY_STATUS_INVALID", f"c3_status {status!r} is invalid", _HINT))
     approved_by = record.get("approved_by")
-    if "approved_by" in record and (not isinstance(approved_by, str) or c.is_blank(approved_by)):
+    if "approved_by" in record and (not isinstance(approved_by, str) or is_blank(approved_by)):
         reasons.append(
             Reason("LEGACY_FIELD_INVALID", "approved_by must be a non-empty string", _HINT)
         )

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 from plangate.approval import contract as c
 from plangate.canonical import StrictJSONError, is_digest, pretty_bytes, strict_loads_object
+from plangate.clock import is_utc_timestamp
 from plangate.errors import InputRejected
 from plangate.plan.markers import C1, C2
 from plangate.plan.package import PackageState
@@ -152,7 +153,7 @@ def build_record(
         reasons.append(Reason("C3_FIELD_EMPTY", "policy_ref is empty"))
     if not issued_by.strip():
         reasons.append(Reason("C3_FIELD_EMPTY", "issued_by is empty"))
-    if not c.is_utc_timestamp(issued_at):
+    if not is_utc_timestamp(issued_at):
         reasons.append(
             Reason("C3_ISSUED_AT_INVALID", f"issued_at {issued_at!r} is not YYYY-MM-DDTHH:MM:SSZ")
         )

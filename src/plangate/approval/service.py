@@ -30,8 +30,9 @@ from plangate.canonical import sha256_digest
 from plangate.errors import PlanGateError, UsageError
 from plangate.fsutil import FileRead, FileState, atomic_write
 from plangate.git import Git, GitError
+from plangate.layout import RECORD_RELPATH
 from plangate.plan.package import compute_package
-from plangate.snapshot import RECORD_RELPATH, TaskSnapshot, read_task_snapshot, task_dir_for
+from plangate.snapshot import TaskSnapshot, read_task_snapshot, task_dir_for
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:

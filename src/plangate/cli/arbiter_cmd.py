@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from plangate.approval import contract as c
 from plangate.approval.arbiter import (
     LITE_AXES,
     POLICY_REF,
@@ -34,10 +32,11 @@ from plangate.approval.arbiter import (
 )
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
+from plangate.clock import is_utc_timestamp, utc_now_text
 from plangate.errors import InputRejected, PlanGateError, UsageError
 from plangate.fsutil import read_regular_file
 from plangate.snapshot import TASK_ID_RE, check_task_id, find_repo_root
-from plangate.trust.surfaces import resolve_surfaces
+from plangate.surfaces import resolve_surfaces
 from plangate.verdict import ExitCode, Result
 
 MAX_INPUT_BYTES = 1024 * 1024
@@ -89,8 +88,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 
 def _timestamp(value: str | None) -> str:
     if value is None:
-        return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    if not c.is_utc_timestamp(value):
+        return utc_now_text()
+    if not is_utc_timestamp(value):
         raise UsageError("ARBITER_TIMESTAMP_INVALID",
                          f"--timestamp {value!r} is not YYYY-MM-DDTHH:MM:SSZ",
                          "e.g. --timestamp 2026-01-31T12:00:00Z")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from plangate import __version__
 from plangate.cli.context import Context
 from plangate.cli.output import print_json, print_result
+from plangate.clock import utc_now_text
 from plangate.errors import InputRejected, UsageError
 from plangate.fsutil import read_regular_file
 from plangate.snapshot import check_task_id, find_repo_root
@@ -166,9 +167,8 @@ def _issue(ctx: Context, repo_root: Path, task_id: str, args: argparse.Namespace
             "check the path",
         )
     reviewers = parse_reviewers(read.data)
-    from datetime import UTC, datetime
 
-    issued_at = args.issued_at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    issued_at = args.issued_at or utc_now_text()
     loopspec_hash = None
     if args.loopspec_actors:
         loopspec_hash = _loopspec_hash(repo_root, task_id, args.loopspec_actors)

@@ -32,13 +32,13 @@ import os
 import stat
 import subprocess
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from plangate.canonical import canonical_bytes, digest
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
+from plangate.clock import utc_now_text
 from plangate.errors import EnvironmentFailure, PlanGateError, UsageError
 from plangate.snapshot import check_task_id, find_repo_root, task_dir_for
 from plangate.verdict import ExitCode, Reason, Result
@@ -95,7 +95,7 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
 
 def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return utc_now_text()
 
 
 def append_run_log(path: Path, entry: Mapping[str, Any]) -> None:

@@ -9,10 +9,10 @@ from plangate.canonical import StrictJSONError, strict_loads_object
 from plangate.cli.context import Context
 from plangate.cli.output import print_result
 from plangate.errors import InputRejected
+from plangate.layout import RECORD_RELPATH
 from plangate.plan.loopspec import derive_loopspec, is_loopspec_hash, loopspec_hash, normalised_yaml
 from plangate.snapshot import (
     ARTIFACTS,
-    RECORD_RELPATH,
     TaskSnapshot,
     check_task_id,
     find_repo_root,

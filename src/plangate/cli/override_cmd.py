@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import argparse
 import getpass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
+from plangate.clock import utc_now
 from plangate.errors import HumanRequired, InputRejected, UsageError
 
 CONFIRM_WORD = "GRANT"
@@ -79,7 +79,7 @@ def run(argv: list[str], ctx: Context) -> int:
     from plangate.ledger import open_ledger
 
     args = _parser(f"plangate {argv[0]}").parse_args(argv[1:])
-    now = datetime.now(UTC)
+    now = utc_now()
     root = _root(ctx)
     if args.action == "list":
         states = _states(root, ctx)

@@ -23,9 +23,9 @@ from plangate.cli.context import Context
 from plangate.cli.output import print_json
 from plangate.errors import InputRejected, UsageError
 from plangate.fsutil import FileState, atomic_write
+from plangate.layout import MAX_ARTIFACT_BYTES
 from plangate.snapshot import (
     ARTIFACTS,
-    MAX_ARTIFACT_BYTES,
     TaskSnapshot,
     check_task_id,
     find_repo_root,

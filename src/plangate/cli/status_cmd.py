@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
 from plangate.errors import PlanGateError
+from plangate.layout import WORKING_DIR
 from plangate.snapshot import (
     ARTIFACTS,
     TASK_ID_RE,
-    WORKING_DIR,
     TaskSnapshot,
     check_task_id,
     find_repo_root,

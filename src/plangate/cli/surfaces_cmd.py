@@ -10,7 +10,7 @@ from plangate.cli.context import Context
 from plangate.cli.output import print_json
 from plangate.paths import PathRejected
 from plangate.snapshot import find_repo_root
-from plangate.trust.surfaces import ResolvedSurfaces, bundled_template_bytes, resolve_surfaces
+from plangate.surfaces import ResolvedSurfaces, bundled_template_bytes, resolve_surfaces
 from plangate.verdict import ExitCode
 
 

@@ -37,13 +37,13 @@ from plangate.canonical import (
 from plangate.delivery.machine import ACTION_KINDS, EXITS, STATES, action_id
 from plangate.errors import InputRejected
 from plangate.fsutil import FileState, atomic_write, exclusive_lock, read_regular_file
+from plangate.layout import MAX_DELIVERY_RECORD_BYTES as MAX_RECORD_BYTES
 
 RECORD_RELPATH = "delivery/record.jsonl"
 """Where the delivery record lives inside a task directory."""
 
 LOCK_DIR = Path(".plangate") / "locks"
 """Lock files live with PlanGate's other runtime locks (ignored by git and the hooks)."""
-MAX_RECORD_BYTES = 16 * 1024 * 1024
 ISO_Z_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 FULL_SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 KNOWN_KINDS = ("state", "intent", "receipt", "merge_ready")

@@ -75,7 +75,7 @@ class DeliveryOutcome:
 
 def check_now(now: str, flag: str = "--now") -> str:
     """An injected time must be ``YYYY-MM-DDTHH:MM:SSZ`` (usage error otherwise)."""
-    from plangate.approval.contract import is_utc_timestamp
+    from plangate.clock import is_utc_timestamp
 
     if not is_utc_timestamp(now):
         raise UsageError(
@@ -194,8 +194,7 @@ def protection_at(repo_root: Path, source_sha: str) -> Protection:
     a repository without its own definition is judged by the bundled template's
     entries. Any failure to read it is a problem, which escalates.
     """
-    from plangate.approval.arbiter_input import surfaces_at_commit
-    from plangate.trust.surfaces import PROVENANCE_BUNDLED_TEMPLATE
+    from plangate.surfaces import PROVENANCE_BUNDLED_TEMPLATE, surfaces_at_commit
 
     try:
         surfaces = surfaces_at_commit(Git(repo_root), source_sha)

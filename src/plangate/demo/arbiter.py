@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from plangate.demo import Demo
-from plangate.trust.surfaces import REPO_SURFACES_RELPATH, bundled_template_bytes
+from plangate.surfaces import REPO_SURFACES_RELPATH, bundled_template_bytes
 
 TASK = "TASK-0002"
 STAMP = "2026-12-02T10:00:00Z"

@@ -23,39 +23,11 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-FORBIDDEN_KEYS: frozenset[str] = frozenset(
-    {
-        "file_path",
-        "file_paths",
-        "stack_trace",
-        "stacktrace",
-        "command_output",
-        "stdout",
-        "stderr",
-        "raw_response",
-        "raw_request",
-        "api_key",
-        "user_prompt",
-        "system_prompt",
-        "prompt_text",
-        "absolute_path",
-        # transcript and credential keys shared with the ledger's own list
-        "transcript",
-        "raw_transcript",
-        "chain_of_thought",
-        "token",
-        "password",
-        "secret",
-        "authorization",
-    }
-)
-"""Keys that carry transcripts, raw output or credentials (compared in any spelling:
-case, ``_``, ``-``, ``.`` and camelCase are ignored; see :func:`key_class`)."""
+from plangate.forbidden_keys import ALL_CLASSES, iter_keys, key_class, refused_keys
 
-ACCOUNT_KEYS: frozenset[str] = frozenset(
-    {"account", "actor", "author", "github_user", "login", "owner", "user", "username"}
-)
-"""Keys that carry an account identity."""
+# Problem wording kept from before the classes were split: secret and private keys
+# are both "forbidden" in RunEvidence.
+_CLASS_WORDS = {"secret": "forbidden", "private": "forbidden", "account": "account"}
 
 _URL_RE = re.compile(r"https?://[^\s\"']+")
 _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"']*|github\.com[^\s\"']*")
@@ -68,66 +40,9 @@ _ABS_VALUE_RE = re.compile(r"(^/|/Users/)")
 _URLISH_RE = re.compile(r"(github\.com|://|(?<![A-Za-z0-9])@[A-Za-z0-9][A-Za-z0-9-]+)")
 
 
-_CREDENTIAL_SUFFIXES: tuple[str, ...] = (
-    "token",
-    "secret",
-    "password",
-    "passwd",
-    "apikey",
-    "privatekey",
-    "accesskey",
-    "secretkey",
-    "cookie",
-    "credential",
-    "credentials",
-)
-"""A key whose squashed form ends in one of these names a credential (``access_token``,
-``githubToken``, ``client_secret``, ``db_password``, ``session.cookie``)."""
-
-
-def _squash(key: str) -> str:
-    """Case-folded key without separators: ``apiKey``, ``API-KEY`` and ``api_key`` agree."""
-    return "".join(ch for ch in key.casefold() if ch.isalnum())
-
-
-_FORBIDDEN_SQUASHED = frozenset(_squash(k) for k in FORBIDDEN_KEYS)
-_ACCOUNT_SQUASHED = frozenset(_squash(k) for k in ACCOUNT_KEYS)
-
-
-def key_class(key: str) -> str | None:
-    """``"forbidden"``, ``"account"`` or None for one object key, in any spelling.
-
-    Exact names were not enough: ``apiKey``, ``access_token`` or ``filePath``
-    carried credentials and paths past an exact ``api_key`` / ``file_path`` list.
-    """
-    squashed = _squash(key)
-    if squashed in _FORBIDDEN_SQUASHED or squashed.endswith(_CREDENTIAL_SUFFIXES):
-        return "forbidden"
-    if squashed in _ACCOUNT_SQUASHED:
-        return "account"
-    return None
-
-
-def iter_keys(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
-    """Every ``(path, key)`` of the objects nested in ``value``."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
-            yield where, str(key)
-            yield from iter_keys(item, where)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from iter_keys(item, f"{path}[{index}]")
-
-
 def find_forbidden_keys(value: Any, label: str) -> list[str]:
-    """``"<label>: <key>"`` for every forbidden or account key in ``value`` (sorted, unique)."""
-    found = set()
-    for _where, key in iter_keys(value):
-        if key_class(key) is not None:
-            found.add(f"{label}: {key}")
-    return sorted(found)
-
+    """``"<label>: <key>"`` for every forbidden, private or account key in ``value``."""
+    return refused_keys(value, label, ALL_CLASSES)
 
 def _reduce_url(match: re.Match[str]) -> str:
     url = match.group(0)
@@ -207,7 +122,7 @@ def output_problems(document: Any) -> list[str]:
     for where, key in iter_keys(document):
         cls = key_class(key)
         if cls is not None:
-            problems.append(f"{where}: {cls} key {key!r}")
+            problems.append(f"{where}: {_CLASS_WORDS[cls]} key {key!r}")
     for where, text in _iter_strings(document, ""):
         if _ABS_VALUE_RE.search(text):
             problems.append(f"{where}: absolute path in value")

@@ -176,7 +176,7 @@ def check_injected(injected: Injected) -> tuple[dict[str, Any], list[tuple[str, 
     Malformed values are usage errors (exit 2); a harness version that changed
     during the run is a refusal (``EVIDENCE_HARNESS_DRIFT``, exit 1).
     """
-    from plangate.approval.contract import is_utc_timestamp
+    from plangate.clock import is_utc_timestamp
 
     problems = []
     if not RUN_ID_RE.fullmatch(injected.run_id):

@@ -18,17 +18,10 @@ from plangate.errors import InputRejected
 from plangate.evidence.producer import EvidenceOutcome, Injected, TaskInputs, produce
 from plangate.evidence.verifier import verify_document
 from plangate.fsutil import FileState, read_regular_file
-from plangate.snapshot import (
-    ARTIFACTS,
-    RECORD_RELPATH,
-    WORKING_DIR,
-    check_task_id,
-    read_task_snapshot,
-    task_dir_for,
-)
+from plangate.layout import MAX_DELIVERY_RECORD_BYTES as MAX_DELIVERY_BYTES
+from plangate.layout import RECORD_RELPATH, WORKING_DIR
+from plangate.snapshot import ARTIFACTS, check_task_id, read_task_snapshot, task_dir_for
 from plangate.verdict import Result
-
-MAX_DELIVERY_BYTES = 16 * 1024 * 1024
 
 
 def load_inputs(repo_root: Path, task_id: str, env: Mapping[str, str]) -> TaskInputs:
@@ -56,7 +49,7 @@ def load_inputs(repo_root: Path, task_id: str, env: Mapping[str, str]) -> TaskIn
     # Read even when record.jsonl is absent: a deleted record whose rows the ledger
     # still holds is a mismatch, not an empty run.
     ledger_ids = ledger_entry_ids(repo_root, task_id, env)
-    base = (WORKING_DIR / task_id).as_posix()
+    base = f"{WORKING_DIR}/{task_id}"
     return TaskInputs(
         task_id=task_id,
         record_bytes=snapshot.record.data if snapshot.record.ok else None,

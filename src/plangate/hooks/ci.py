@@ -37,7 +37,7 @@ SURFACES_RELPATH = ".plangate/protected-surfaces.toml"
 
 def _base_surfaces(git: Any, base: str) -> Any:
     from plangate.git import GitError
-    from plangate.trust.surfaces import (
+    from plangate.surfaces import (
         PROVENANCE_DOWNSTREAM,
         load_bundled_template,
         load_surfaces_bytes,

@@ -28,9 +28,10 @@ markers in its environment.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
+from plangate.clock import format_utc, parse_utc
 from plangate.errors import UsageError
 from plangate.hooks.decision import OverrideGrant
 from plangate.paths import validate_pattern
@@ -71,21 +72,6 @@ def agent_markers_present(env: Mapping[str, str]) -> list[str]:
     return found
 
 
-def iso(moment: datetime) -> str:
-    """UTC timestamp ``YYYY-MM-DDTHH:MM:SSZ``."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_iso(text: object) -> datetime | None:
-    """Parse :func:`iso` output; None for anything else."""
-    if not isinstance(text, str):
-        return None
-    try:
-        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except ValueError:
-        return None
-
-
 class GrantRequest(NamedTuple):
     """A validated ``override grant`` request."""
 
@@ -123,8 +109,8 @@ def grant_payload(request: GrantRequest, now: datetime, granted_by: str) -> dict
     return {
         "grant_id": "ovr-" + secrets.token_hex(8),
         "patterns": list(request.patterns),
-        "expires_at": iso(now + timedelta(minutes=request.minutes)),
-        "granted_at": iso(now),
+        "expires_at": format_utc(now + timedelta(minutes=request.minutes)),
+        "granted_at": format_utc(now),
         "one_shot": request.one_shot,
         "reason": request.reason,
         "granted_by": granted_by,
@@ -145,7 +131,7 @@ class GrantState(NamedTuple):
 
     def active(self, now: datetime) -> bool:
         """True when the grant may lift a denial at ``now``."""
-        expiry = parse_iso(self.expires_at)
+        expiry = parse_utc(self.expires_at)
         if not self.valid or self.revoked or expiry is None or now >= expiry:
             return False
         return not (self.one_shot and self.used)
@@ -192,7 +178,7 @@ def grant_states(entries: Iterable[tuple[str, str, Mapping[str, Any]]]) -> list[
             and bool(patterns)
             and all(isinstance(p, str) for p in patterns)
             and isinstance(payload.get("one_shot"), bool)
-            and parse_iso(payload.get("expires_at")) is not None
+            and parse_utc(payload.get("expires_at")) is not None
         )
         if valid:
             try:

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from plangate.clock import utc_now
 from plangate.errors import PlanGateError
 from plangate.hooks.decision import (
     DENY,
@@ -78,13 +79,6 @@ class HookRequest(NamedTuple):
     canonical_targets: tuple[str, ...] | None = None
     """Targets that already are canonical repository paths (git hooks, CI)."""
     unclassifiable_code: str = "HOOK_SHELL_UNCLASSIFIABLE"
-
-
-def utc_now() -> datetime:
-    """The current time (aware, UTC): read only when an override grant must be checked."""
-    from datetime import UTC, datetime
-
-    return datetime.now(UTC)
 
 
 def deny_result(code: str, message: str, hint: str = "", **facts: Any) -> Result:
@@ -166,7 +160,7 @@ def load_surfaces(root: str) -> tuple[tuple[SurfaceRule, ...] | None, str]:
     A bundled-template resolution still protects its patterns here: the hook
     denies more, never less, when the repository has no definition of its own.
     """
-    from plangate.trust.surfaces import resolve_surfaces
+    from plangate.surfaces import resolve_surfaces
 
     resolved = resolve_surfaces(Path(root))
     if not resolved.entries:

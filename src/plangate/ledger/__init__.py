@@ -24,7 +24,6 @@ from plangate.errors import PlanGateError
 from plangate.fsutil import atomic_write
 from plangate.ledger.base import Clock, Ledger
 from plangate.ledger.chain import (
-    FORBIDDEN_KEYS,
     GENESIS_PREV_HASH,
     LedgerEntry,
     LedgerError,
@@ -32,7 +31,6 @@ from plangate.ledger.chain import (
 from plangate.ledger.config import LedgerLocation, resolve_location
 
 __all__ = [
-    "FORBIDDEN_KEYS",
     "GENESIS_PREV_HASH",
     "Ledger",
     "LedgerEntry",

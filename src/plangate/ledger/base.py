@@ -4,18 +4,17 @@ three storage primitives each backend provides."""
 from __future__ import annotations
 
 import abc
-import time
 from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from plangate.clock import format_utc, utc_now_text
 from plangate.ledger.chain import (
     Head,
     LedgerEntry,
     LedgerError,
     check_entry_fields,
     entry_from_values,
-    format_at,
     make_entry,
     prepare_payload,
 )
@@ -34,18 +33,6 @@ Clock = Callable[[], "datetime"]
 # The function a backend calls inside its write transaction, once it holds the
 # lock and has read the head: (last seq, last entry_hash) -> the new entry.
 BuildEntry = Callable[[int, str], tuple[LedgerEntry, str]]
-
-
-def utc_now() -> datetime:
-    """The current time as an aware UTC datetime (what a :data:`Clock` returns)."""
-    from datetime import UTC, datetime
-
-    return datetime.now(UTC)
-
-
-def utc_now_text() -> str:
-    """``format_at(utc_now())`` without importing :mod:`datetime` (the default clock)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 class Ledger(abc.ABC):
@@ -108,7 +95,7 @@ class Ledger(abc.ABC):
         """
         check_entry_fields(kind, subject)
         payload_text, parsed = prepare_payload(payload)
-        at = utc_now_text() if self._clock is None else format_at(self._clock())
+        at = utc_now_text() if self._clock is None else format_utc(self._clock())
 
         def build(last_seq: int, last_hash: str) -> tuple[LedgerEntry, str]:
             entry = make_entry(

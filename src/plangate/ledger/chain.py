@@ -35,10 +35,10 @@ from plangate.canonical import (
     strict_loads,
 )
 from plangate.errors import EnvironmentFailure
+from plangate.forbidden_keys import SECRETS_ONLY, first_refused_key, is_refused
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
-    from datetime import datetime
 
     from plangate.ledger.rows import StoredRow
 
@@ -62,20 +62,6 @@ FORMAT_VERSION = 1
 
 GENESIS_PREV_HASH = "sha256:" + "0" * 64
 """``prev_hash`` of the first entry: ``sha256:`` and 64 zeros (no real entry can hash to it)."""
-
-FORBIDDEN_KEYS: frozenset[str] = frozenset(
-    {
-        "api_key",
-        "token",
-        "password",
-        "secret",
-        "authorization",
-        "raw_transcript",
-        "transcript",
-        "chain_of_thought",
-    }
-)
-"""Payload keys refused at any depth (compared case-insensitively, ``-`` read as ``_``)."""
 
 KIND_RE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 """A kind is a ``snake_case`` word of at most 64 characters."""
@@ -124,16 +110,6 @@ class Head(NamedTuple):
 
     seq: Any = 0
     entry_hash: Any = GENESIS_PREV_HASH
-
-
-def format_at(moment: datetime) -> str:
-    """``YYYY-MM-DDTHH:MM:SSZ`` of an aware datetime, in UTC."""
-    # datetime is imported where used: the hook path formats its own clock (base.py).
-    from datetime import UTC
-
-    if moment.tzinfo is None:
-        raise ValueError("entry times must be timezone-aware")
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def hashed_fields(
@@ -231,21 +207,9 @@ def entry_hash_from_text(
 
 
 def find_forbidden_key(value: Any, path: str = "payload") -> str | None:
-    """Path of the first forbidden key at any depth of ``value``, or None."""
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            if isinstance(key, str) and key.casefold().replace("-", "_") in FORBIDDEN_KEYS:
-                return f"{path}.{key}"
-            found = find_forbidden_key(item, f"{path}.{key}")
-            if found is not None:
-                return found
-    elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            found = find_forbidden_key(item, f"{path}[{index}]")
-            if found is not None:
-                return found
-    return None
-
+    """Path of the first key (depth first) that carries a credential, transcript or
+    prompt, in any spelling (:mod:`plangate.forbidden_keys`), or None."""
+    return first_refused_key(value, SECRETS_ONLY, path)
 
 def _valid_at(at: object) -> bool:
     if not isinstance(at, str) or AT_RE.fullmatch(at) is None:
@@ -444,7 +408,7 @@ class _PayloadScan:
             self.plain = False
         elif isinstance(value, dict):
             for key, item in value.items():
-                if self.forbidden is None and key.casefold().replace("-", "_") in FORBIDDEN_KEYS:
+                if self.forbidden is None and is_refused(key, SECRETS_ONLY):
                     self.forbidden = f"{path}.{key}"
                 if _has_char_at_or_above_d800(key):
                     self.plain = False

@@ -24,6 +24,7 @@ import re
 from enum import StrEnum
 from typing import NamedTuple
 
+from plangate.text import INVISIBLE_CATEGORIES, INVISIBLE_FILLERS
 from plangate.verdict import Reason
 
 
@@ -100,13 +101,6 @@ _FOLDED_PREFIXES = {kind.name: f"{kind.name}-verdict".casefold() for kind in KIN
 # plain lstrip(): ASCII controls (NUL, VT, FF...) and, for non-ASCII lines,
 # format characters (zero-width space, BOM, bidi controls) and compatibility
 # forms (full-width letters), folded with NFKC.
-INVISIBLE_CATEGORIES = frozenset(("Cc", "Cf", "Mn", "Me"))
-"""Unicode categories a reader does not see on their own: controls, format
-characters (U+200B, U+FEFF, bidi marks) and combining marks with no base."""
-
-INVISIBLE_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\ufffd")
-"""Blank-looking letters and symbols (Hangul fillers, the blank braille pattern)
-and U+FFFD, which stands for an undecodable byte (files are read with replace)."""
 
 _ASCII_LEADING_JUNK = "".join(chr(c) for c in range(0x21)) + "\x7f"
 

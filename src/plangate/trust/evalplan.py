@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from plangate.canonical import digest, is_digest, sha256_digest, strict_loads_object
 from plangate.errors import InputRejected, PlanGateError
 from plangate.git import FULL_SHA_RE
+from plangate.layout import MAX_FIXTURE_BYTES
 from plangate.paths import PathRejected, canonical_path
 from plangate.trust.harness_def import DEFAULT_DEFINITION_PATH, JUDGE_TYPES
 
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = "1"
 MAX_DOCUMENT_BYTES = 1_000_000
-MAX_FIXTURE_BYTES = 16_000_000
 
 LEDGER_KIND_PLAN = "eval_plan_registered"
 

@@ -37,6 +37,7 @@ from typing import Any
 
 from plangate.errors import PlanGateError
 from plangate.paths import PathRejected, glob_match, is_canonical_path, patterns_overlap
+from plangate.surfaces import ResolvedSurfaces
 from plangate.trust.candidate import check_allowed_paths
 from plangate.trust.harness_def import (
     BLOCKING_RANK,
@@ -45,7 +46,6 @@ from plangate.trust.harness_def import (
     UNAVAILABLE_RANK,
     HarnessDefinition,
 )
-from plangate.trust.surfaces import ResolvedSurfaces
 from plangate.verdict import PolicyVerdict, Reason, Result
 
 INCONCLUSIVE = "INCONCLUSIVE"
@@ -57,7 +57,7 @@ _SEVERITY = {
     PolicyVerdict.DENIED.value: 2,
 }
 
-# Surface families (plangate.trust.surfaces) -> independence classes (DECISIONS 16).
+# Surface families (plangate.surfaces) -> independence classes (DECISIONS 16).
 _FAMILY_TO_CLASS = {
     "evaluation-harness": "evaluation_harness",
     "human-owned-boundary": "human_owned",

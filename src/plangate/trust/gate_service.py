@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from plangate.errors import PlanGateError
 from plangate.git import Git, GitError, TreeEntry
+from plangate.layout import MAX_SURFACES_BYTES
 from plangate.trust.candidate import lookup_registered_candidate
 from plangate.trust.evalplan import DIFF_METHODS, lookup_registered_plan
 from plangate.trust.gate import INCONCLUSIVE, GateFacts, decide
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from plangate.ledger import Ledger
 
 LEDGER_KIND_GATE = "eval_gate_verdict"
-MAX_SURFACES_BYTES = 256 * 1024
 MAX_SYMLINK_BYTES = 4096
 
 
@@ -125,7 +125,7 @@ def gather_facts(git: Git, ledger: Ledger, candidate_ref: str) -> GateFacts:
     surfaces = None
     surfaces_source = f"{baseline_commit}:{PROTECTED_SURFACES_PATH}"
     try:
-        from plangate.trust.surfaces import PROVENANCE_DOWNSTREAM, load_surfaces_bytes
+        from plangate.surfaces import PROVENANCE_DOWNSTREAM, load_surfaces_bytes
 
         data = git.read_blob(baseline_commit, PROTECTED_SURFACES_PATH, MAX_SURFACES_BYTES)
         surfaces = load_surfaces_bytes(data, PROVENANCE_DOWNSTREAM, surfaces_source)

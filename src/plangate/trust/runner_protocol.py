@@ -32,14 +32,15 @@ from pathlib import Path
 from typing import Any
 
 from plangate.canonical import StrictJSONError, sha256_digest, strict_loads_object
+from plangate.forbidden_keys import SECRETS_ONLY, is_refused
 from plangate.fsutil import read_regular_file
+from plangate.layout import MAX_FIXTURE_BYTES
 
 PROTOCOL = "plangate-trial/1"
 """Protocol version echoed by every result document."""
 
 RESULT_FILE = "result.json"
 MAX_RESULT_BYTES = 256 * 1024
-MAX_FIXTURE_BYTES = 4 * 1024 * 1024
 DEFAULT_TIMEOUT_SECONDS = 60.0
 
 SIDES = ("baseline", "candidate")
@@ -102,19 +103,6 @@ _RESULT_KEYS = frozenset(
 _ACTIVATION_KEYS = frozenset({"level", "evidence_refs"})
 _METRIC_NAME_RE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 _COMPONENT_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9:._/@+-]{0,199}")
-# Metric names the ledger would refuse (secrets, transcripts) are refused here.
-_FORBIDDEN_METRIC_NAMES = frozenset(
-    {
-        "api_key",
-        "token",
-        "password",
-        "secret",
-        "authorization",
-        "raw_transcript",
-        "transcript",
-        "chain_of_thought",
-    }
-)
 
 
 def activation_rank(level: str | None) -> int:
@@ -233,7 +221,7 @@ def parse_result(data: bytes, *, side: str, fixture_id: str, role: str, trial: i
         raise _reject("TRIAL_RESULT_INVALID", "metrics must be an object of at most 64 numbers")
     metrics: dict[str, float] = {}
     for name, value in metrics_raw.items():
-        if not _METRIC_NAME_RE.fullmatch(name) or name in _FORBIDDEN_METRIC_NAMES:
+        if not _METRIC_NAME_RE.fullmatch(name) or is_refused(name, SECRETS_ONLY):
             raise _reject("TRIAL_RESULT_INVALID", f"metric name {name!r} is not allowed")
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise _reject("TRIAL_RESULT_INVALID", f"metric {name} must be a number")

@@ -156,7 +156,7 @@ def test_visible_helpers() -> None:
 
 
 def _legacy(repo: Path, approved_by: str) -> None:
-    from taskkit import sha
+    from support.taskkit import sha
 
     record = {
         "task_id": TASK,

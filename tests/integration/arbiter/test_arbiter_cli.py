@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from plangate.plan.loopspec import derive_loopspec, loopspec_hash
-from plangate.trust.surfaces import REPO_SURFACES_RELPATH, bundled_template_bytes
+from plangate.surfaces import REPO_SURFACES_RELPATH, bundled_template_bytes
 from support.repo import commit_all, git
 from support.taskkit import make_task, reviewers_file, task_dir
 
@@ -510,7 +510,7 @@ def test_task_form_input_replays_through_input_form(
 def test_task_form_plan_edited_in_the_change_cannot_widen_its_scope(
     git_repo: Path, run_cli, tmp_path: Path
 ) -> None:
-    from taskkit import PLAN_MD, write_markers
+    from support.taskkit import PLAN_MD, write_markers
 
     base = setup_task_repo(git_repo)
     plan = task_dir(git_repo) / "plan.md"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from plangate.trust.surfaces import REPO_SURFACES_RELPATH
+from plangate.surfaces import REPO_SURFACES_RELPATH
 
 SURFACES = b"""version = 1
 

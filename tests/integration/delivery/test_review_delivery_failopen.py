@@ -163,9 +163,8 @@ def test_delivery_path_that_is_a_file_is_refused_without_a_traceback(task, run_c
 def test_protected_surface_inside_the_plan_scope_is_never_merge_ready(git_repo, run_cli, path):
     """A plan scope like ``docs/**`` covers another task's approval record; a PR that forges
     it used to reach MERGE_READY (delivery never looked at protected surfaces)."""
-    from delivery_support import PLAN_MD, issue, write_package
-
     from plangate.canonical import sha256_digest
+    from support.delivery import PLAN_MD, issue, write_package
     from support.repo import commit_all
 
     plan = PLAN_MD.replace("- `docs/notes.md`", "- `docs/**`")

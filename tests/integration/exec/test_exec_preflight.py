@@ -371,9 +371,8 @@ def _legacy_record(status: str, plan_hash: str, **extra: str) -> str:
 
 
 def test_legacy_approved_record_runs(git_repo: Path, tmp_path: Path, run_cli) -> None:
-    from plan_task_helpers import PLAN_MD, write_package
-
     from plangate.canonical import sha256_digest
+    from support.plan_tasks import PLAN_MD, write_package
 
     task = write_package(git_repo)
     commit_all(git_repo, "plan")
@@ -404,9 +403,8 @@ def test_legacy_not_approved_does_not_run(
     code: int,
     reason: str,
 ) -> None:
-    from plan_task_helpers import PLAN_MD, write_package
-
     from plangate.canonical import sha256_digest
+    from support.plan_tasks import PLAN_MD, write_package
 
     task = write_package(git_repo)
     commit_all(git_repo, "plan")
@@ -420,7 +418,7 @@ def test_legacy_not_approved_does_not_run(
 
 
 def test_legacy_stale_plan_hash_does_not_run(git_repo: Path, tmp_path: Path, run_cli) -> None:
-    from plan_task_helpers import write_package
+    from support.plan_tasks import write_package
 
     task = write_package(git_repo)
     commit_all(git_repo, "plan")

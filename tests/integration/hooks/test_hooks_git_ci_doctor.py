@@ -103,7 +103,7 @@ def _ci(repo: Path, run_cli, base: str, head: str = "HEAD"):
 
 def define_surfaces(repo: Path) -> str:
     """Adopt the bundled template as the repository's own definition; commit; return HEAD."""
-    from plangate.trust.surfaces import bundled_template_bytes
+    from plangate.surfaces import bundled_template_bytes
 
     text = bundled_template_bytes().decode()
     own = "\n".join(ln for ln in text.splitlines() if "PLANGATE-BUNDLED-TEMPLATE" not in ln)
@@ -151,7 +151,7 @@ def test_ci_protected_only_needs_a_human(git_repo: Path, run_cli) -> None:
 
 
 def _plan_with(path: str) -> str:
-    from taskkit import PLAN_MD
+    from support.taskkit import PLAN_MD
 
     return PLAN_MD.replace("- `tests/test_app.py`", f"- `tests/test_app.py`\n- `{path}`")
 

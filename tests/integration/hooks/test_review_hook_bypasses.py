@@ -165,9 +165,8 @@ def test_creating_a_hard_link_to_a_protected_file_is_denied(repo: Path, command:
 
 
 def _scoped_repo(git_repo: Path, scope: str) -> Path:
-    from taskkit import PLAN_MD, approve_task, make_task
-
     from support.repo import commit_all
+    from support.taskkit import PLAN_MD, approve_task, make_task
 
     (git_repo / "src").mkdir(exist_ok=True)
     (git_repo / "src" / "app.py").write_text("x = 1\n")

@@ -401,7 +401,7 @@ def test_gate_text_output_and_exit_codes(hr: HarnessRepo) -> None:
 def test_protected_surfaces_template_copy_at_baseline_is_inconclusive(
     git_repo: Path, run_cli: RunCli
 ) -> None:
-    from plangate.trust.surfaces import bundled_template_bytes
+    from plangate.surfaces import bundled_template_bytes
 
     def use_template(repo: Path) -> None:
         (repo / ".plangate" / "protected-surfaces.toml").write_bytes(bundled_template_bytes())

@@ -109,14 +109,14 @@ def test_only_the_current_plan_hash_is_valid(digest: str) -> None:
     ],
 )
 def test_issued_at_calendar(value: str, ok: bool) -> None:
-    from plangate.approval.contract import is_utc_timestamp
+    from plangate.clock import is_utc_timestamp
 
     assert is_utc_timestamp(value) is ok
 
 
 @given(st.datetimes(min_value=__import__("datetime").datetime(1, 1, 1)))
 def test_issued_at_accepts_every_real_instant(moment) -> None:
-    from plangate.approval.contract import is_utc_timestamp
+    from plangate.clock import is_utc_timestamp
 
     assert is_utc_timestamp(moment.strftime("%Y-%m-%dT%H:%M:%SZ").rjust(20, "0"))
 

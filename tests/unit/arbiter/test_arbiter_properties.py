@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from plangate.approval.arbiter import ArbiterInputError, decide, parse_input
 from plangate.paths import is_canonical_path
-from plangate.trust.surfaces import load_surfaces_bytes
+from plangate.surfaces import load_surfaces_bytes
 
 SURFACES = load_surfaces_bytes(
     b'version = 1\n[[surface]]\npattern = "**/CLAUDE.md"\nclass = "rules"\nreason = "r"\n'

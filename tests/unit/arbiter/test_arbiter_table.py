@@ -19,7 +19,7 @@ from plangate.approval.arbiter import (
     provenance_record,
     severity_of,
 )
-from plangate.trust.surfaces import bundled_template_bytes, load_surfaces_bytes
+from plangate.surfaces import bundled_template_bytes, load_surfaces_bytes
 
 SURFACES = load_surfaces_bytes(
     b"""version = 1

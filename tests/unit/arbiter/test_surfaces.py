@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from plangate.paths import PathRejected
-from plangate.trust.surfaces import (
+from plangate.surfaces import (
     REPO_SURFACES_RELPATH,
     SURFACE_CLASSES,
     TEMPLATE_MARKER,

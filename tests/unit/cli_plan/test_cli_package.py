@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from plangate.canonical import sha256_digest
-from plangate.snapshot import ARTIFACTS, MAX_ARTIFACT_BYTES
+from plangate.layout import MAX_ARTIFACT_BYTES
+from plangate.snapshot import ARTIFACTS
 from support.plan_tasks import PLAN_MD, write_package
 
 PLAN_HASH = sha256_digest(PLAN_MD.encode())

@@ -7,13 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plangate.evidence.privacy import (
-    ACCOUNT_KEYS,
-    FORBIDDEN_KEYS,
     find_forbidden_keys,
     output_problems,
     redact,
     redact_tree,
 )
+from plangate.forbidden_keys import ACCOUNT_KEYS, PRIVATE_KEYS, SECRET_KEYS
 
 
 @pytest.mark.parametrize(
@@ -63,7 +62,7 @@ def test_constants():
         "api_key",
         "user_prompt",
         "absolute_path",
-    } <= FORBIDDEN_KEYS
+    } <= SECRET_KEYS | PRIVATE_KEYS
 
 
 def test_backstop():

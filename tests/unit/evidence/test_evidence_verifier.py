@@ -188,7 +188,7 @@ def test_record_that_moved_on_is_rejected():
 
 
 def test_stale_plan_is_rejected():
-    from evidence_support import ARTIFACT_BYTES
+    from support.evidence import ARTIFACT_BYTES
 
     artifacts = dict(ARTIFACT_BYTES)
     artifacts["plan.md"] = b"changed\n"
@@ -231,10 +231,10 @@ def test_schema_contract():
     assert doc["required"] == list(REQUIRED_KEYS)
     assert len(doc["required"]) == 21
     assert "evidence_status" not in doc["properties"]
-    from plangate.evidence.privacy import ACCOUNT_KEYS, FORBIDDEN_KEYS
+    from plangate.forbidden_keys import ACCOUNT_KEYS, PRIVATE_KEYS, SECRET_KEYS
 
     text = json.dumps(doc)
-    for key in FORBIDDEN_KEYS | ACCOUNT_KEYS:
+    for key in SECRET_KEYS | PRIVATE_KEYS | ACCOUNT_KEYS:
         assert f'"{key}":' not in text
 
 

@@ -7,8 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plangate.delivery.log import seal_entries
-from plangate.evidence.privacy import ACCOUNT_KEYS, FORBIDDEN_KEYS, key_class, output_problems
+from plangate.evidence.privacy import output_problems
 from plangate.evidence.producer import binds_approval, derive_run
+from plangate.forbidden_keys import ACCOUNT_KEYS, PRIVATE_KEYS, SECRET_KEYS, key_class
 
 HEAD = "b" * 40
 SOURCE = "c" * 40
@@ -84,9 +85,10 @@ def _respell(key: str, style: int) -> str:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.sampled_from(sorted(FORBIDDEN_KEYS | ACCOUNT_KEYS)), st.integers(0, 3))
+@given(st.sampled_from(sorted(SECRET_KEYS | PRIVATE_KEYS | ACCOUNT_KEYS)), st.integers(0, 3))
 def test_every_listed_key_is_found_in_any_spelling(key, style):
-    expected = "forbidden" if key in FORBIDDEN_KEYS else "account"
+    expected = ("secret" if key in SECRET_KEYS else "private" if key in PRIVATE_KEYS
+                else "account")
     assert key_class(_respell(key, style)) == expected
 
 
@@ -95,7 +97,7 @@ def test_every_listed_key_is_found_in_any_spelling(key, style):
             "aws_secret_access_key", "refresh-token", "session.cookie", "credentials"],
 )
 def test_credential_suffixes_are_forbidden(key):
-    assert key_class(key) == "forbidden"
+    assert key_class(key) == "secret"
     assert output_problems({"routing_decisions": [{key: "x"}]})
 
 

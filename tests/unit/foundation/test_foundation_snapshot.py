@@ -10,11 +10,9 @@ import pytest
 from plangate.canonical import sha256_digest
 from plangate.errors import InputRejected, UsageError
 from plangate.fsutil import FileState
+from plangate.layout import MAX_ARTIFACT_BYTES, MAX_RECORD_BYTES, RECORD_RELPATH
 from plangate.snapshot import (
     ARTIFACTS,
-    MAX_ARTIFACT_BYTES,
-    MAX_RECORD_BYTES,
-    RECORD_RELPATH,
     check_task_id,
     find_repo_root,
     read_task_snapshot,

@@ -1,6 +1,6 @@
 """The hook hot path's shortcuts give exactly the answers of the slow paths they replace.
 
-- ``plangate.trust.surfaces.plain_toml`` parses the plain form of a
+- ``plangate.surfaces.plain_toml`` parses the plain form of a
   protected-surfaces definition without tomllib; whenever it answers, the answer
   equals ``tomllib.loads``; for anything else it declines (None).
 - The ledger's string tests without regular expressions agree with the
@@ -20,10 +20,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from plangate import surfaces
 from plangate.canonical import StrictJSONError, canonical_text
 from plangate.ledger import chain
-from plangate.trust import surfaces
-from plangate.trust.surfaces import (
+from plangate.surfaces import (
     bundled_template_bytes,
     load_surfaces_bytes,
     parse_surfaces_text,
@@ -174,8 +174,8 @@ def test_a_hook_process_imports_neither_dataclasses_nor_tomllib() -> None:
     code = (
         "import sys\n"
         "import plangate.hooks.entry, plangate.hooks.claude, plangate.hooks.service\n"
-        "import plangate.ledger, plangate.ledger.sqlite, plangate.trust.surfaces\n"
-        "from plangate.trust.surfaces import resolve_surfaces\n"
+        "import plangate.ledger, plangate.ledger.sqlite, plangate.surfaces\n"
+        "from plangate.surfaces import resolve_surfaces\n"
         "from pathlib import Path\n"
         "resolve_surfaces(Path('.'))\n"
         "print(sorted(m for m in ('dataclasses', 'tomllib') if m in sys.modules))\n"

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from plangate.clock import format_utc
 from plangate.errors import UsageError
 from plangate.hooks.codex import patch_targets
 from plangate.hooks.override import (
@@ -16,7 +17,6 @@ from plangate.hooks.override import (
     agent_markers_present,
     grant_payload,
     grant_states,
-    iso,
     validate_request,
 )
 
@@ -28,7 +28,7 @@ def granted(grant_id: str = "ovr-1", minutes: int = 10, one_shot: bool = False, 
     payload = {
         "grant_id": payload_id,
         "patterns": ["docs/**"],
-        "expires_at": iso(NOW + timedelta(minutes=minutes)),
+        "expires_at": format_utc(NOW + timedelta(minutes=minutes)),
         "one_shot": one_shot,
         "reason": "r",
         "granted_by": "me",

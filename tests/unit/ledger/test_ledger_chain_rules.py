@@ -8,8 +8,8 @@ import hashlib
 import pytest
 
 from plangate.canonical import canonical_text
+from plangate.forbidden_keys import SECRET_KEYS
 from plangate.ledger.chain import (
-    FORBIDDEN_KEYS,
     GENESIS_PREV_HASH,
     Head,
     LedgerError,
@@ -145,13 +145,32 @@ def test_anchor_must_be_present() -> None:
     assert not result.accepted
 
 
-@pytest.mark.parametrize("key", sorted(FORBIDDEN_KEYS))
+@pytest.mark.parametrize("key", sorted(SECRET_KEYS))
 def test_every_forbidden_key_any_case_any_depth(key: str) -> None:
     assert find_forbidden_key({key.upper(): 1}) is not None
     assert find_forbidden_key({"a": [{"b": {key: 1}}]}) == f"payload.a[0].b.{key}"
     with pytest.raises(LedgerError) as info:
         prepare_payload({"x": {key.title(): "v"}})
     assert info.value.code == "LEDGER_FORBIDDEN_KEY"
+
+
+@pytest.mark.parametrize(
+    "key", ["apiKey", "access_token", "user_prompt", "githubToken", "client-secret",
+            "DB.Password", "systemPrompt", "raw_response", "session_cookie"],
+)
+def test_ledger_refuses_credentials_and_prompts_in_any_spelling(key: str) -> None:
+    # The same classifier as RunEvidence: a respelled credential is still one.
+    with pytest.raises(LedgerError) as info:
+        prepare_payload({"outer": [{key: "v"}]})
+    assert info.value.code == "LEDGER_FORBIDDEN_KEY"
+    assert find_forbidden_key({"outer": [{key: "v"}]}) == f"payload.outer[0].{key}"
+
+
+def test_ledger_keeps_private_and_account_keys() -> None:
+    # File paths and actors are ordinary ledger facts (hooks record targets, overrides
+    # record who granted them); only RunEvidence, which leaves the repository, refuses them.
+    text, _parsed = prepare_payload({"file_path": "src/a.py", "actor": "human"})
+    assert text == '{"actor":"human","file_path":"src/a.py"}'
 
 
 def test_harmless_keys_pass() -> None:

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from plangate.surfaces import load_surfaces_bytes
 from plangate.trust.gate import GateFacts, decide
 from plangate.trust.harness_def import HarnessDefinition, parse_definition
-from plangate.trust.surfaces import load_surfaces_bytes
 from plangate.verdict import Reason
 
 DEFINITION = """

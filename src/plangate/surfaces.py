@@ -36,14 +36,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from plangate.canonical import sha256_digest
 from plangate.fsutil import FileState, read_regular_file
+from plangate.layout import MAX_SURFACES_BYTES, SURFACES_RELPATH
 from plangate.paths import PathRejected, canonical_path, glob_match, validate_pattern
 from plangate.verdict import Reason
 
-REPO_SURFACES_RELPATH = ".plangate/protected-surfaces.toml"
+REPO_SURFACES_RELPATH = SURFACES_RELPATH
 """Where a repository keeps its own protected-surface definition."""
 
 TEMPLATE_RESOURCE = "resources/protected-surfaces.template.toml"
@@ -53,9 +54,6 @@ TEMPLATE_MARKER = "PLANGATE-BUNDLED-TEMPLATE"
 """Token on the template's marker line. A file containing it anywhere is a copy of
 the template and resolves as ``bundled_template`` (the marker only ever pushes
 toward escalation: its absence proves nothing)."""
-
-MAX_SURFACES_BYTES = 256 * 1024
-"""Size bound of a protected-surface definition."""
 
 PROVENANCE_EXPLICIT = "explicit"
 PROVENANCE_DOWNSTREAM = "downstream"
@@ -97,8 +95,12 @@ _ENTRY_KEYS = ("pattern", "class", "reason")
 
 # NamedTuple rather than dataclasses: importing dataclasses (inspect, ast, dis)
 # costs every hook process several milliseconds.
-class SurfaceEntry(NamedTuple):
-    """One protected pattern: the glob, its class and why it is protected."""
+class ProtectedPattern(NamedTuple):
+    """One protected pattern: the glob, its class and why it is protected.
+
+    The one type for a protected pattern: the arbiter, the hooks, CI, delivery and
+    the evaluation gate all match paths against these.
+    """
 
     pattern: str
     cls: str
@@ -115,6 +117,15 @@ class SurfaceEntry(NamedTuple):
                 "reason": self.reason}
 
 
+UNMATCHABLE_PATH = ProtectedPattern(
+    pattern="<unmatchable path>",
+    cls="human-owned",
+    reason="the path is not a canonical repository path, so no pattern can be matched "
+    "against it: it counts as protected",
+)
+"""The answer of :meth:`ResolvedSurfaces.protecting` for a path that cannot be matched."""
+
+
 class ResolvedSurfaces(NamedTuple):
     """A protected-surface definition and where it came from.
 
@@ -126,7 +137,7 @@ class ResolvedSurfaces(NamedTuple):
     provenance: str
     path: str | None
     digest: str | None
-    entries: tuple[SurfaceEntry, ...] = ()
+    entries: tuple[ProtectedPattern, ...] = ()
     problem: Reason | None = None
     template_marker: bool = False
 
@@ -140,12 +151,13 @@ class ResolvedSurfaces(NamedTuple):
         """True only when the definition is usable without escalation."""
         return self.problem is None
 
-    def match(self, path: str) -> SurfaceEntry | None:
+    def match(self, path: str) -> ProtectedPattern | None:
         """First entry whose pattern matches canonical ``path`` (case-folded), or None.
 
         A non-canonical path raises :class:`plangate.paths.PathRejected`: callers
         validate paths first, and an exception on this path is a deny, never an
-        allow.
+        allow. Callers that must give an answer for every path use
+        :meth:`protecting`.
         """
         canonical_path(path)
         for entry in self.entries:
@@ -153,7 +165,19 @@ class ResolvedSurfaces(NamedTuple):
                 return entry
         return None
 
-    def explain(self, path: str) -> tuple[SurfaceEntry, ...]:
+    def protecting(self, path: str) -> ProtectedPattern | None:
+        """The entry protecting ``path``, or None; a path that cannot be matched is protected.
+
+        The one answer for a path that is not canonical (``..``, a backslash, a
+        control character...): it counts as protected, and the answer is
+        :data:`UNMATCHABLE_PATH` so reports say why.
+        """
+        try:
+            return self.match(path)
+        except PathRejected:
+            return UNMATCHABLE_PATH
+
+    def explain(self, path: str) -> tuple[ProtectedPattern, ...]:
         """Every entry that protects canonical ``path`` (case-folded), in file order."""
         canonical_path(path)
         return tuple(e for e in self.entries if glob_match(e.pattern, path, casefold=True))
@@ -249,7 +273,7 @@ def _parse_toml(text: str, where: str) -> dict[str, Any]:
                    "fix the TOML syntax") from None
 
 
-def parse_surfaces_text(text: str, where: str) -> tuple[SurfaceEntry, ...]:
+def parse_surfaces_text(text: str, where: str) -> tuple[ProtectedPattern, ...]:
     """Parse and validate a definition; raise on the first error."""
     if not text.strip():
         raise _bad("SURFACES_EMPTY", f"{where} is empty",
@@ -273,7 +297,7 @@ def parse_surfaces_text(text: str, where: str) -> tuple[SurfaceEntry, ...]:
     if not isinstance(raw_entries, list):
         raise _bad("SURFACES_BAD_ENTRY", f"{where}: 'surface' must be an array of tables",
                    "write each entry as a [[surface]] table")
-    entries: list[SurfaceEntry] = []
+    entries: list[ProtectedPattern] = []
     seen: dict[str, int] = {}
     for index, raw in enumerate(raw_entries, start=1):
         label = f"{where}: surface #{index}"
@@ -305,7 +329,7 @@ def parse_surfaces_text(text: str, where: str) -> tuple[SurfaceEntry, ...]:
                        f"{label}: pattern {pattern!r} repeats surface #{seen[folded]}",
                        "list each pattern once (one class and one reason per pattern)")
         seen[folded] = index
-        entries.append(SurfaceEntry(pattern=pattern, cls=cls, reason=reason))
+        entries.append(ProtectedPattern(pattern=pattern, cls=cls, reason=reason))
     return tuple(entries)
 
 
@@ -415,6 +439,52 @@ def load_bundled_template() -> ResolvedSurfaces:
     except OSError as exc:
         return _unreadable(PROVENANCE_BUNDLED_TEMPLATE, path, str(exc))
     return load_surfaces_bytes(data, PROVENANCE_BUNDLED_TEMPLATE, path)
+
+
+class CommittedBlobReader(Protocol):
+    """What :func:`surfaces_at_commit` needs from the git door."""
+
+    def ls_tree(self, commit: str, paths: list[str]) -> Any: ...
+
+    def read_blob(self, commit: str, path: str, max_bytes: int) -> bytes: ...
+
+
+def surfaces_at_commit(
+    git: CommittedBlobReader, commit: str, *, template_fallback: bool = True
+) -> ResolvedSurfaces:
+    """The repository's definition as committed at ``commit``.
+
+    The one reader of a definition at a commit (the arbiter's base, a pull
+    request's base, an evaluation baseline). Without a committed definition the
+    answer is the bundled template (which carries ``HO_BOUNDARY_UNDEFINED``) when
+    ``template_fallback`` is true, else a ``SURFACES_MISSING`` problem. A
+    committed definition that cannot be read is ``SURFACES_UNREADABLE``; git's
+    own failure propagates as :class:`plangate.git.GitError`, and every caller
+    treats a problem as unresolved.
+    """
+    from plangate.git import GitError
+
+    where = f"{REPO_SURFACES_RELPATH}@{commit[:12]}"
+    entries = [e for e in git.ls_tree(commit, [REPO_SURFACES_RELPATH])
+               if e.path == REPO_SURFACES_RELPATH]
+    if not entries:
+        if template_fallback:
+            return load_bundled_template()
+        return ResolvedSurfaces(
+            PROVENANCE_DOWNSTREAM, where, None, (),
+            Reason("SURFACES_MISSING", f"{where} does not exist",
+                   f"commit {REPO_SURFACES_RELPATH} at {commit[:12]}"),
+        )
+    try:
+        data = git.read_blob(commit, REPO_SURFACES_RELPATH, MAX_SURFACES_BYTES)
+    except GitError as exc:
+        return ResolvedSurfaces(
+            PROVENANCE_DOWNSTREAM, where, None, (),
+            Reason("SURFACES_UNREADABLE", f"{where} cannot be used: {exc.message}",
+                   "commit the definition as a regular file of at most "
+                   f"{MAX_SURFACES_BYTES} bytes"),
+        )
+    return load_surfaces_bytes(data, PROVENANCE_DOWNSTREAM, where)
 
 
 def resolve_surfaces(repo_root: Path, explicit: Path | None = None) -> ResolvedSurfaces:

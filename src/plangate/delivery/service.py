@@ -55,6 +55,7 @@ from plangate.delivery.snapshot import PRSnapshot, parse_snapshot_bytes
 from plangate.errors import PlanGateError, UsageError
 from plangate.fsutil import read_regular_file
 from plangate.git import Git, GitError
+from plangate.layout import MAX_ARTIFACT_BYTES
 from plangate.snapshot import check_task_id, task_dir_for
 from plangate.verdict import ExitCode, Reason, Result
 
@@ -137,9 +138,9 @@ def _public_facts(facts: Mapping[str, Any]) -> dict[str, Any]:
 
 def derive_scope(task_dir: Path, plan_hash: str) -> Scope | Reason:
     """The allowed paths of the approved plan.md, or a rejection when plan.md changed."""
-    from plangate.plan.loopspec import extract_allowed_paths
+    from plangate.plan.scope import derive_scope
 
-    read = read_regular_file(task_dir / "plan.md", 1024 * 1024)
+    read = read_regular_file(task_dir / "plan.md", MAX_ARTIFACT_BYTES)
     if not read.ok or read.data is None:
         return Reason(
             "DELIVERY_PLAN_UNREADABLE", f"plan.md {read.detail}", "restore the approved plan.md"
@@ -150,16 +151,8 @@ def derive_scope(task_dir: Path, plan_hash: str) -> Scope | Reason:
             "plan.md changed after the record was verified",
             "re-run the command; if plan.md was edited, the plan needs a new approval",
         )
-    try:
-        text = read.data.decode("utf-8")
-        patterns = extract_allowed_paths(text)
-    except UnicodeDecodeError:
-        return Scope(None, "plan.md is not UTF-8")
-    except PlanGateError as exc:
-        return Scope(None, f"{exc.code}: {exc.message}")
-    if not patterns:
-        return Scope(None, "the plan's '## Files / Components to Touch' section lists no path")
-    return Scope(tuple(patterns))
+    scope = derive_scope(read.data)
+    return Scope(scope.patterns, scope.problem_text)
 
 
 def measure_ancestry(repo_root: Path, source_sha: str, head_sha: str) -> Ancestry:

@@ -32,34 +32,16 @@ from plangate.errors import InputRejected
 from plangate.verdict import Reason, Result
 
 _TASK_PATH_RE = re.compile(r"docs/working/(TASK-[0-9]{4})/.+")
-SURFACES_RELPATH = ".plangate/protected-surfaces.toml"
-
-
-def _base_surfaces(git: Any, base: str) -> Any:
-    from plangate.git import GitError
-    from plangate.surfaces import (
-        PROVENANCE_DOWNSTREAM,
-        load_bundled_template,
-        load_surfaces_bytes,
-    )
-
-    entries = [e for e in git.ls_tree(base, [SURFACES_RELPATH]) if e.path == SURFACES_RELPATH]
-    if not entries:
-        return load_bundled_template()
-    try:
-        data = git.read_blob(base, SURFACES_RELPATH, 256 * 1024)
-    except GitError as exc:
-        raise InputRejected("CI_SURFACES_UNREADABLE", exc.message, exc.hint) from None
-    return load_surfaces_bytes(data, PROVENANCE_DOWNSTREAM, f"{base}:{SURFACES_RELPATH}")
 
 
 def check(cwd: Path, base_rev: str, head_rev: str) -> Result:
     """Run the pull-request check (see the module docstring)."""
-    from plangate.approval.service import verify_task
-    from plangate.git import Git
+    from plangate.approval.holds import ANCESTOR, holds_for_head
+    from plangate.git import Git, GitError
     from plangate.paths import match_any
-    from plangate.plan.loopspec import extract_allowed_paths
+    from plangate.plan.scope import derive_scope
     from plangate.snapshot import read_task_snapshot, task_dir_for
+    from plangate.surfaces import surfaces_at_commit
 
     git = Git(cwd)
     root = git.toplevel()
@@ -77,7 +59,10 @@ def check(cwd: Path, base_rev: str, head_rev: str) -> Result:
     changed = git.changed_paths(base, head)
     facts["changed_paths"] = changed
     reasons: list[Reason] = []
-    surfaces = _base_surfaces(git, base)
+    try:
+        surfaces = surfaces_at_commit(git, base)
+    except GitError as exc:
+        raise InputRejected("CI_SURFACES_UNREADABLE", exc.message, exc.hint) from None
     facts["surfaces_provenance"] = surfaces.provenance
     if not surfaces.entries:
         reasons.append(Reason("CI_SURFACES_UNAVAILABLE",
@@ -98,31 +83,25 @@ def check(cwd: Path, base_rev: str, head_rev: str) -> Result:
             reasons.append(Reason("CI_TASK_NOT_VERIFIED", f"{task_id}: {exc.code}: {exc.message}",
                                   exc.hint))
             continue
-        outcome = verify_task(root, task_id, snapshot=snapshot)
+        # CI judges a merge: the approved commit must be an ancestor of the head.
+        outcome = holds_for_head(root, snapshot, head, policy=ANCESTOR)
         task_facts["verdict"] = outcome.verdict
         task_facts["codes"] = list(outcome.codes)
+        if outcome.codes == ("CI_SOURCE_NOT_ANCESTOR",):
+            reasons.extend(outcome.reasons)
+            continue
         if not outcome.accepted:
             first = outcome.reasons[0] if outcome.reasons else Reason("?", "not accepted")
             reasons.append(Reason("CI_TASK_NOT_VERIFIED",
                                   f"{task_id}: {outcome.verdict}: {first.code}: {first.message}",
                                   "run 'plangate c3 verify' on the head checkout"))
             continue
-        source = outcome.facts.get("source_sha_full") or outcome.facts.get("source_sha")
-        if not isinstance(source, str) or not git.commit_exists(source) or not git.is_ancestor(
-            git.resolve_commit(source), head
-        ):
-            reasons.append(Reason("CI_SOURCE_NOT_ANCESTOR",
-                                  f"{task_id}: the approved commit {source!r} is not an "
-                                  "ancestor of the head",
-                                  "approve the plan on this branch's history"))
-            continue
-        plan = snapshot.artifact("plan.md") or b""
-        try:
-            scope = extract_allowed_paths(plan.decode("utf-8"))
-        except (UnicodeDecodeError, InputRejected) as exc:
-            reasons.append(Reason("CI_SCOPE_UNDEFINED", f"{task_id}: {exc}",
+        derived = derive_scope(snapshot.artifact("plan.md"))
+        if derived.patterns is None:
+            reasons.append(Reason("CI_SCOPE_UNDEFINED", f"{task_id}: {derived.problem_text}",
                                   "declare the allowed paths in plan.md"))
             continue
+        scope = list(derived.patterns)
         task_facts["allowed_paths"] = scope
         allowed.extend(scope)
         covered.add(f"docs/working/{task_id}/approvals/c3.json")

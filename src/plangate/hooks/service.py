@@ -42,14 +42,13 @@ from plangate.hooks.decision import (
     decide,
 )
 from plangate.hooks.paths import TargetRejected, filesystem_is_case_insensitive, resolve_target
-from plangate.paths import PathRejected, canonical_path, validate_pattern
+from plangate.paths import PathRejected, canonical_path
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     from plangate.ledger import Ledger
-    from plangate.snapshot import TaskSnapshot
 
 KIND_DECISION = "hook_decision"
 MAX_RECORDED_TARGETS = 50
@@ -169,101 +168,10 @@ def load_surfaces(root: str) -> tuple[tuple[SurfaceRule, ...] | None, str]:
     return tuple(SurfaceRule(e.pattern, e.cls, e.reason) for e in resolved.entries), ""
 
 
-def verify_against_head(root: str, head: str, snapshot: TaskSnapshot) -> Result:
-    """The acceptor's verdict on ``snapshot`` with HEAD as the expected commit.
-
-    Hot-path shortcut: when the record's ``source_sha`` is the full object id
-    HEAD points to (read from ``.git`` files), resolving it with git could only
-    answer that same commit, so the acceptor gets that resolution directly. Any
-    other value (abbreviated, another commit, malformed) goes through
-    :func:`plangate.approval.service.verify_task`, which asks git.
-    """
-    from plangate.approval.acceptor import SourceResolution, extract_source_sha, verify_snapshot
-
-    record = snapshot.record.data if snapshot.record.ok else None
-    if extract_source_sha(record) == head:
-        return verify_snapshot(snapshot, expected_sha=head, source=SourceResolution(head))
-    from plangate.approval.service import verify_task
-
-    return verify_task(Path(root), snapshot.task_id, expected_sha=head, snapshot=snapshot)
-
-
-def verify_descendant_run(
-    root: str, head: str, snapshot: TaskSnapshot, allowed: tuple[str, ...] | None
-) -> Result:
-    """Accept a record whose approved commit is an ancestor of HEAD, when the
-    commits made since then stay inside the task's scope.
-
-    An agent that commits during its run moves HEAD away from the approved
-    ``source_sha``. The record itself has already been verified in every other
-    binding (the only failing rule was the commit comparison). HEAD must
-    descend from the approved commit (measured with git), and every path the
-    commits changed must lie inside the LoopSpec allowed paths or the task's
-    own directory (whose bytes the record binds). Anything unmeasurable denies.
-    """
-    from plangate.git import Git, GitError
-    from plangate.paths import match_any
-
-    static = verify_against_head_static(root, snapshot)
-    source = static.facts.get("source_sha_full")
-    if not static.accepted or not isinstance(source, str):
-        return static
-    task_prefix = f"docs/working/{snapshot.task_id}/"
-    try:
-        git = Git(Path(root))
-        if not git.is_ancestor(source, head):
-            return Result(
-                "REJECTED",
-                (
-                    Reason(
-                        "HOOK_HEAD_NOT_DESCENDANT",
-                        f"HEAD {head[:12]} does not descend from the approved commit {source[:12]}",
-                        "return to the approved commit or get a new approval",
-                    ),
-                ),
-                dict(static.facts),
-            )
-        committed = git.changed_paths(source, head)
-    except GitError as exc:
-        return Result("REJECTED", (Reason(exc.code, exc.message, exc.hint),), dict(static.facts))
-    if allowed is None:
-        return Result(
-            "REJECTED",
-            (Reason("HOOK_SCOPE_UNDEFINED", "the task's scope cannot be derived", ""),),
-            dict(static.facts),
-        )
-    outside = [
-        p for p in committed if not p.startswith(task_prefix) and match_any(allowed, p) is None
-    ]
-    if outside:
-        return Result(
-            "REJECTED",
-            (
-                Reason(
-                    "HOOK_COMMITTED_OUTSIDE_SCOPE",
-                    "commits since the approved commit changed paths outside the task's scope: "
-                    + ", ".join(outside[:10]),
-                    "revert those commits or get a new approval that covers them",
-                ),
-            ),
-            dict(static.facts),
-        )
-    facts = dict(static.facts)
-    facts["head"] = head
-    facts["committed_since_approval"] = committed
-    return Result("ACCEPTED", (), facts)
-
-
-def verify_against_head_static(root: str, snapshot: TaskSnapshot) -> Result:
-    """The acceptor without an expected commit (the record's own bindings only)."""
-    from plangate.approval.service import verify_task
-
-    return verify_task(Path(root), snapshot.task_id, expected_sha=None, snapshot=snapshot)
-
-
 def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
     """Verify the task's record against HEAD and read its allowed paths from the same bytes."""
-    from plangate.plan.loopspec import extract_allowed_paths
+    from plangate.approval.holds import DESCENDANT_IN_SCOPE, holds_for_head
+    from plangate.plan.scope import derive_scope
     from plangate.snapshot import read_task_snapshot, task_dir_for
 
     try:
@@ -271,22 +179,13 @@ def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
         snapshot = read_task_snapshot(task_dir_for(Path(root), task_id))
     except PlanGateError as exc:
         return TaskFacts(task_id, source, False, (exc.code,), exc.message, None, exc.message)
-    allowed: tuple[str, ...] | None = None
-    scope_problem = ""
-    plan = snapshot.artifact("plan.md")
-    if plan is None:
-        scope_problem = "plan.md is unreadable"
-    else:
-        try:
-            patterns = extract_allowed_paths(plan.decode("utf-8"))
-            allowed = tuple(validate_pattern(p) for p in patterns)
-        except UnicodeDecodeError:
-            scope_problem = "plan.md is not UTF-8"
-        except PlanGateError as exc:
-            scope_problem = f"{exc.code}: {exc.message}"
-    outcome = verify_against_head(root, head, snapshot)
-    if not outcome.accepted and outcome.codes == ("C3_SOURCE_SHA_MISMATCH",):
-        outcome = verify_descendant_run(root, head, snapshot, allowed)
+    scope = derive_scope(snapshot.artifact("plan.md"))
+    allowed = scope.patterns
+    scope_problem = scope.problem_text
+    # While an agent works, it may commit in-scope work: HEAD may descend from
+    # the approved commit through in-scope commits.
+    outcome = holds_for_head(Path(root), snapshot, head, policy=DESCENDANT_IN_SCOPE,
+                             scope=allowed)
     first = outcome.reasons[0].message if outcome.reasons else ""
     return TaskFacts(
         task_id=task_id,

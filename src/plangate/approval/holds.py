@@ -1,0 +1,149 @@
+"""Does an approval hold for this HEAD? One function, three named policies.
+
+The record binds one commit (``source_sha``). Where that commit must stand in
+relation to the commit being judged depends on who asks, and each caller names
+its policy at the call site so a reader sees all three side by side:
+
+- :data:`EQUAL` (exec): HEAD is the approved commit itself. The agent starts
+  from exactly what was approved.
+- :data:`DESCENDANT_IN_SCOPE` (the hooks while an agent works): HEAD is the
+  approved commit, or descends from it through commits that changed only paths
+  inside the task's scope or its own task directory.
+- :data:`ANCESTOR` (``ci check``): the approved commit is an ancestor of the
+  head being merged; what the pull request changed is judged separately against
+  the scope and the protected surfaces.
+
+Every policy first runs the acceptor on the record's own bindings; anything it
+rejects is rejected whatever the policy. Anything git cannot measure is a
+rejection.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from plangate.snapshot import TaskSnapshot
+from plangate.verdict import Reason, Result
+
+EQUAL = "equal"
+DESCENDANT_IN_SCOPE = "descendant_in_scope"
+ANCESTOR = "ancestor"
+POLICIES = (EQUAL, DESCENDANT_IN_SCOPE, ANCESTOR)
+
+_NOT_RELATED_CODE = {
+    DESCENDANT_IN_SCOPE: "HOOK_HEAD_NOT_DESCENDANT",
+    ANCESTOR: "CI_SOURCE_NOT_ANCESTOR",
+}
+
+
+def holds_for_head(
+    repo_root: Path,
+    snapshot: TaskSnapshot,
+    head: str,
+    *,
+    policy: str,
+    scope: tuple[str, ...] | None = None,
+) -> Result:
+    """The acceptor's verdict on ``snapshot`` for the full commit id ``head`` under ``policy``.
+
+    ``scope`` (the task's allowed-path patterns, see :mod:`plangate.plan.scope`)
+    is needed by :data:`DESCENDANT_IN_SCOPE` only; ``None`` there means the scope
+    is undefined and any commit since the approval is a rejection.
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}")
+    if policy == ANCESTOR:
+        return _ancestor(repo_root, snapshot, head)
+    exact = _equal(repo_root, snapshot, head)
+    if policy == EQUAL or exact.accepted or exact.codes != ("C3_SOURCE_SHA_MISMATCH",):
+        return exact
+    return _descendant_in_scope(repo_root, snapshot, head, scope)
+
+
+def _equal(repo_root: Path, snapshot: TaskSnapshot, head: str) -> Result:
+    # Fast path: a record whose source_sha is HEAD's full id resolves to that
+    # commit without asking git (git could answer nothing else).
+    from plangate.approval.acceptor import SourceResolution, extract_source_sha, verify_snapshot
+
+    record = snapshot.record.data if snapshot.record.ok else None
+    if extract_source_sha(record) == head:
+        return verify_snapshot(snapshot, expected_sha=head, source=SourceResolution(head))
+    from plangate.approval.service import verify_task
+
+    return verify_task(repo_root, snapshot.task_id, expected_sha=head, snapshot=snapshot)
+
+
+def _static(repo_root: Path, snapshot: TaskSnapshot) -> Result:
+    from plangate.approval.service import verify_task
+
+    return verify_task(repo_root, snapshot.task_id, expected_sha=None, snapshot=snapshot)
+
+
+def _rejected(code: str, message: str, hint: str, static: Result) -> Result:
+    return Result("REJECTED", (Reason(code, message, hint),), dict(static.facts))
+
+
+def _ancestor(repo_root: Path, snapshot: TaskSnapshot, head: str) -> Result:
+    from plangate.git import Git, GitError
+
+    static = _static(repo_root, snapshot)
+    if not static.accepted:
+        return static
+    source = static.facts.get("source_sha_full") or static.facts.get("source_sha")
+    try:
+        git = Git(repo_root)
+        related = isinstance(source, str) and git.commit_exists(source) and git.is_ancestor(
+            git.resolve_commit(source), head
+        )
+    except GitError as exc:
+        return _rejected(exc.code, exc.message, exc.hint or "", static)
+    if not related:
+        return _rejected(
+            _NOT_RELATED_CODE[ANCESTOR],
+            f"{snapshot.task_id}: the approved commit {source!r} is not an ancestor of the head",
+            "approve the plan on this branch's history",
+            static,
+        )
+    return static
+
+
+def _descendant_in_scope(
+    repo_root: Path, snapshot: TaskSnapshot, head: str, scope: tuple[str, ...] | None
+) -> Result:
+    from plangate.git import Git, GitError
+    from plangate.paths import match_any
+
+    static = _static(repo_root, snapshot)
+    source = static.facts.get("source_sha_full")
+    if not static.accepted or not isinstance(source, str):
+        return static
+    try:
+        git = Git(repo_root)
+        if not git.is_ancestor(source, head):
+            return _rejected(
+                _NOT_RELATED_CODE[DESCENDANT_IN_SCOPE],
+                f"HEAD {head[:12]} does not descend from the approved commit {source[:12]}",
+                "return to the approved commit or get a new approval",
+                static,
+            )
+        committed = git.changed_paths(source, head)
+    except GitError as exc:
+        return _rejected(exc.code, exc.message, exc.hint or "", static)
+    if scope is None:
+        return _rejected("HOOK_SCOPE_UNDEFINED", "the task's scope cannot be derived", "", static)
+    task_prefix = f"docs/working/{snapshot.task_id}/"
+    outside = [
+        p for p in committed if not p.startswith(task_prefix) and match_any(scope, p) is None
+    ]
+    if outside:
+        return _rejected(
+            "HOOK_COMMITTED_OUTSIDE_SCOPE",
+            "commits since the approved commit changed paths outside the task's scope: "
+            + ", ".join(outside[:10]),
+            "revert those commits or get a new approval that covers them",
+            static,
+        )
+    facts = dict(static.facts)
+    facts["head"] = head
+    facts["committed_since_approval"] = committed
+    return Result("ACCEPTED", (), facts)

@@ -4,6 +4,23 @@ Every call passes an argument list (never a shell), uses ``-z`` where git
 prints paths, runs with every inherited ``GIT_*`` variable removed (so a
 hostile ``GIT_DIR`` or ``GIT_INDEX_FILE`` cannot redirect a check), and turns
 failures into :class:`GitError` with a reason code and a hint.
+
+Git must not be able to lie to PlanGate, whatever the repository holds:
+
+- replacement objects are off (``--no-replace-objects`` and
+  ``GIT_NO_REPLACE_OBJECTS=1``): a ``refs/replace/<commit>`` ref, which an
+  ordinary ``git fetch`` or ``git replace`` can create, would otherwise make
+  git report another commit's tree and parents;
+- hooks never run (``core.hooksPath`` points at an empty place) and the file
+  system monitor is off (``core.fsmonitor=false``): both run programs the
+  repository names;
+- diffs never run external diff or textconv drivers (``--no-ext-diff``,
+  ``--no-textconv``);
+- where ancestry decides something, a repository with grafts
+  (``info/grafts``) or a shallow history cannot answer truthfully:
+  :meth:`Git.is_ancestor` raises ``GIT_HISTORY_UNDECIDABLE``;
+- an abbreviated object id is resolved through the object database only,
+  never as a branch or tag that happens to carry the same name.
 """
 
 from __future__ import annotations
@@ -29,11 +46,25 @@ class GitError(EnvironmentFailure):
     """git could not answer; the caller fails closed."""
 
 
+HARDENING_ARGS: tuple[str, ...] = (
+    "--no-replace-objects",
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.fsmonitor=false",
+    "-c", "core.quotepath=off",
+)
+"""Global options of every git call PlanGate makes (see the module docstring)."""
+
+
 def scrubbed_env() -> dict[str, str]:
-    """The environment for git: inherited, minus every ``GIT_*`` variable."""
+    """The environment for git: inherited, minus every ``GIT_*`` variable.
+
+    Replacement objects are switched off here too, so that a git process that
+    does not take :data:`HARDENING_ARGS` (a test's own set-up) agrees.
+    """
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["GIT_OPTIONAL_LOCKS"] = "0"
+    env["GIT_NO_REPLACE_OBJECTS"] = "1"
     env["LC_ALL"] = "C"
     return env
 
@@ -48,10 +79,16 @@ class TreeEntry(NamedTuple):
 
 
 class HeadState(NamedTuple):
-    """Where HEAD points: a full commit id (or None when unborn) and the branch."""
+    """Where HEAD points: a full commit id (or None when unborn) and the branch.
+
+    ``branch`` is set only when HEAD names a local branch (``refs/heads/...``);
+    a HEAD that names a tag or a remote-tracking ref has no branch, like a
+    detached HEAD, and ``ref`` says what it names.
+    """
 
     commit: str | None
     branch: str | None
+    ref: str | None = None
 
     @property
     def unborn(self) -> bool:
@@ -90,9 +127,10 @@ class Git:
         *,
         ok_codes: tuple[int, ...] = (0,),
         input_data: bytes | None = None,
+        hardening: tuple[str, ...] = HARDENING_ARGS,
     ) -> GitOutput:
         """:meth:`run` without the :mod:`subprocess` result type (the methods below use it)."""
-        argv = ["git", "-c", "core.quotepath=off", *args]
+        argv = ["git", *hardening, *args]
         env = scrubbed_env()
         try:
             spawned = _spawn_capture(argv, self.cwd, env, input_data, GIT_TIMEOUT_SECONDS)
@@ -143,16 +181,31 @@ class Git:
         out = self._text(["rev-parse", "--path-format=absolute", "--git-common-dir"])
         return Path(out)
 
+    def configured_hooks_dir(self) -> Path:
+        """The hooks directory git itself uses for this repository (``core.hooksPath`` aware).
+
+        The one call that must see the repository's own ``core.hooksPath``: it
+        only asks where hooks live (``rev-parse`` runs no hook), so the override
+        that keeps hooks off in every other call is left out here.
+        """
+        without_hooks_override = (
+            "--no-replace-objects", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off",
+        )
+        out = self._call(["rev-parse", "--git-path", "hooks"], hardening=without_hooks_override)
+        path = Path(out.stdout.decode("utf-8", "strict").strip())
+        return path if path.is_absolute() else self.cwd / path
+
     def head_state(self) -> HeadState:
         """HEAD's commit (None when unborn) and branch (None when detached)."""
         self.toplevel()  # raises NOT_A_GIT_REPOSITORY first
         proc = self._call(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], ok_codes=(0, 1))
         commit = proc.stdout.decode().strip() or None
         branch_proc = self._call(["symbolic-ref", "--quiet", "HEAD"], ok_codes=(0, 1))
-        branch = branch_proc.stdout.decode().strip() or None
+        ref = branch_proc.stdout.decode().strip() or None
         if commit is not None and not FULL_SHA_RE.fullmatch(commit):
             raise GitError("GIT_BAD_OUTPUT", f"unexpected HEAD value {commit!r}", "check git")
-        return HeadState(commit=commit, branch=branch)
+        branch = ref if ref is not None and ref.startswith("refs/heads/") else None
+        return HeadState(commit=commit, branch=branch, ref=ref)
 
     def head(self) -> str:
         """Full object id of HEAD; an unborn HEAD raises ``GIT_HEAD_UNBORN``."""
@@ -233,7 +286,10 @@ class Git:
         """
         unique = list(dict.fromkeys(revs))
         found: dict[str, str] = {}
-        batchable = [r for r in unique if isinstance(r, str) and SHORT_SHA_RE.fullmatch(r)]
+        # Only full ids are batched: git reads a full-length hex as an object id,
+        # but an abbreviation as a ref name first when a branch or tag carries
+        # that name. Abbreviations go through resolve_commit's object lookup.
+        batchable = [r for r in unique if isinstance(r, str) and FULL_SHA_RE.fullmatch(r)]
         if batchable:
             proc = self._call(
                 ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
@@ -247,7 +303,7 @@ class Git:
                         len(parts) == 2
                         and parts[1] == "commit"
                         and FULL_SHA_RE.fullmatch(parts[0])
-                        and parts[0].startswith(rev)
+                        and parts[0] == rev
                     ):
                         found[rev] = parts[0]
         out: dict[str, str | GitError] = {}
@@ -270,9 +326,39 @@ class Git:
         return True
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
-        """True when ``ancestor`` is an ancestor of (or equal to) ``descendant``."""
+        """True when ``ancestor`` is an ancestor of (or equal to) ``descendant``.
+
+        Raises ``GIT_HISTORY_UNDECIDABLE`` when grafts or a shallow history make
+        the answer untrustworthy (see :meth:`check_history_decidable`).
+        """
+        self.check_history_decidable()
         proc = self._call(["merge-base", "--is-ancestor", ancestor, descendant], ok_codes=(0, 1))
         return proc.returncode == 0
+
+    def check_history_decidable(self) -> None:
+        """Raise ``GIT_HISTORY_UNDECIDABLE`` when the repository's history can lie.
+
+        A graft file (``info/grafts``) rewrites parents for every history walk
+        (``--no-replace-objects`` does not turn it off), and a shallow clone
+        cuts history short: in both, "is X an ancestor of Y" has no trustworthy
+        answer, so the caller fails closed.
+        """
+        common = self.common_dir()
+        grafts = common / "info" / "grafts"
+        if os.path.lexists(grafts):
+            raise GitError(
+                "GIT_HISTORY_UNDECIDABLE",
+                f"the repository has a graft file ({grafts}): its history cannot be trusted",
+                "remove info/grafts (or convert and review it with "
+                "'git replace --convert-graft-file'), then retry",
+            )
+        shallow = self._text(["rev-parse", "--is-shallow-repository"])
+        if shallow != "false" or os.path.lexists(common / "shallow"):
+            raise GitError(
+                "GIT_HISTORY_UNDECIDABLE",
+                "the repository is a shallow clone: ancestry cannot be measured",
+                "fetch the full history ('git fetch --unshallow') and retry",
+            )
 
     def changed_paths(self, base: str, head: str) -> list[str]:
         """Every path that differs between two commits, sorted and unique.

@@ -200,9 +200,11 @@ def _head(root: Path) -> str:
             "commit first, then issue the approval for that commit",
         )
     if state.branch is None:
+        where = (f"names {state.ref}, not a local branch" if state.ref
+                 else f"is detached at {state.commit[:12]}")
         raise EnvironmentFailure(
             "EXEC_HEAD_DETACHED",
-            f"HEAD is detached at {state.commit[:12]}; exec runs on a branch",
+            f"HEAD {where}; exec runs on a branch",
             "check out the branch the approval was issued for",
         )
     return state.commit

@@ -224,9 +224,7 @@ def git_hooks_dir(root: Path) -> Path:
     """git's hooks directory for the repository at ``root`` (``core.hooksPath`` aware)."""
     from plangate.git import Git
 
-    out = Git(root).run(["rev-parse", "--git-path", "hooks"]).stdout.decode().strip()
-    path = Path(out)
-    return path if path.is_absolute() else root / path
+    return Git(root).configured_hooks_dir()
 
 
 def git_hook_script(host: str, python: str | None = None) -> str:

@@ -124,50 +124,148 @@ def validate_pattern(text: object) -> str:
     return pattern
 
 
-def _segment_regex(segment: str) -> str:
-    if segment == "*":
-        return "[^/]+"
-    out = []
-    for ch in segment:
-        if ch == "*":
-            out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
-        else:
-            out.append(re.escape(ch))
-    return "".join(out)
+# -- the glob matcher ------------------------------------------------------------------
+#
+# Linear work on untrusted text: patterns and paths come from repositories and
+# payloads, so the matcher never backtracks. A pattern is compiled once into its
+# segments; a path is matched segment by segment while a set of pattern
+# positions is carried along (an NFA simulation), so the work is at most
+# (pattern segments) x (path segments) segment comparisons. Inside one segment
+# '*' and '?' are matched with the two-pointer wildcard algorithm, whose work is
+# bounded by (pattern segment length) x (path segment length) and in practice
+# linear. A trailing '**' is "one more segment, then any number".
+
+_ANY_ONE = "\x00any-one"  # internal marker: exactly one (non-empty) segment
+_ANY_MANY = "**"           # zero or more whole segments
+
+MatchCounter = list[int]
+"""A one-element list the matcher adds its segment comparisons to (tests count work)."""
+
+
+class _Compiled(NamedTuple):
+    parts: tuple[str, ...]
+    # closures[i]: the positions reachable from i by letting each '**' match zero
+    # segments (computed once per pattern).
+    closures: tuple[frozenset[int], ...]
+    has_doublestar: bool
 
 
 @lru_cache(maxsize=4096)
-def _compile(pattern: str, casefold: bool) -> re.Pattern[str]:
+def _compile(pattern: str) -> _Compiled:
     segments = pattern.split("/")
-    parts: list[str] = []
-    last = len(segments) - 1
-    for index, segment in enumerate(segments):
-        if segment == "**":
-            if index == last:
-                # Trailing '**': one or more whole segments.
-                parts.append("[^/]+(?:/[^/]+)*")
-            else:
-                # Zero or more whole segments, each followed by '/'.
-                parts.append("(?:[^/]+/)*")
-            continue
-        parts.append(_segment_regex(segment))
-        if index != last:
-            parts.append("/")
-    flags = re.IGNORECASE if casefold else 0
-    return re.compile("".join(parts), flags)
+    if segments[-1] == _ANY_MANY:
+        segments = [*segments[:-1], _ANY_ONE, _ANY_MANY]
+    parts = tuple(segments)
+    closures: list[frozenset[int]] = []
+    for start in range(len(parts) + 1):
+        position = start
+        reach = {position}
+        while position < len(parts) and parts[position] == _ANY_MANY:
+            position += 1
+            reach.add(position)
+        closures.append(frozenset(reach))
+    return _Compiled(parts, tuple(closures), _ANY_MANY in parts)
 
 
-def glob_match(pattern: str, path: str, *, casefold: bool = False) -> bool:
+def _chars_equal(a: str, b: str, casefold: bool) -> bool:
+    if a == b:
+        return True
+    if not casefold:
+        return False
+    # Over-matching is the safe side for case-insensitive (protected-surface)
+    # checks: any of the usual case mappings making the two equal counts.
+    return a.lower() == b.lower() or a.upper() == b.upper() or a.casefold() == b.casefold()
+
+
+def _segment_match(pattern: str, segment: str, casefold: bool) -> bool:
+    """``pattern`` ('*' and '?' inside one segment) against one path segment."""
+    if pattern in ("*", _ANY_ONE):
+        return segment != ""
+    if "*" not in pattern and "?" not in pattern:
+        if not casefold:
+            return pattern == segment
+        return len(pattern) == len(segment) and all(
+            _chars_equal(a, b, True) for a, b in zip(pattern, segment, strict=True)
+        )
+    p = s = 0
+    star = -1
+    mark = 0
+    while s < len(segment):
+        if p < len(pattern) and (pattern[p] == "?" or (
+                pattern[p] != "*" and _chars_equal(pattern[p], segment[s], casefold))):
+            p += 1
+            s += 1
+        elif p < len(pattern) and pattern[p] == "*":
+            star, mark = p, s
+            p += 1
+        elif star >= 0:
+            p = star + 1
+            mark += 1
+            s = mark
+        else:
+            return False
+    while p < len(pattern) and pattern[p] == "*":
+        p += 1
+    return p == len(pattern)
+
+
+def _nfa_match(compiled: _Compiled, path: str, casefold: bool,
+               counter: MatchCounter | None) -> bool:
+    segments = path.split("/")
+    parts = compiled.parts
+    if not compiled.has_doublestar:
+        # No '**': one pattern segment per path segment, in order.
+        if len(segments) != len(parts):
+            return False
+        if counter is not None:
+            counter[0] += len(segments)
+        return all(_segment_match(part, segment, casefold)
+                   for part, segment in zip(parts, segments, strict=True))
+    closures = compiled.closures
+    end = len(parts)
+    states: frozenset[int] | set[int] = closures[0]
+    for segment in segments:
+        following: set[int] = set()
+        for index in states:
+            if index == end:
+                continue
+            part = parts[index]
+            if counter is not None:
+                counter[0] += 1
+            if part == _ANY_MANY:
+                following.update(closures[index])
+            elif _segment_match(part, segment, casefold):
+                following.update(closures[index + 1])
+        if not following:
+            return False
+        states = following
+    return end in states
+
+
+def glob_match(pattern: str, path: str, *, casefold: bool = False,
+               counter: MatchCounter | None = None) -> bool:
     """True when canonical ``path`` matches ``pattern``; raises on bad input.
 
     ``casefold=True`` matches regardless of case; protected-surface checks use
     it so that ``claude.md`` on a case-insensitive file system is still caught.
+    ``counter`` (a one-element list) receives the number of segment
+    comparisons made, so tests can bound the work.
     """
-    validate_pattern(pattern)
+    if isinstance(pattern, str):
+        _validated_pattern(pattern)
+    else:
+        validate_pattern(pattern)  # raises: not a string
     canonical_path(path)
-    return _compile(pattern, casefold).fullmatch(path) is not None
+    if casefold and pattern.isascii() and path.isascii():
+        # ASCII folds one way only: compare lower-cased text exactly (faster).
+        return _nfa_match(_compile(pattern.lower()), path.lower(), False, counter)
+    return _nfa_match(_compile(pattern), path, casefold, counter)
+
+
+@lru_cache(maxsize=4096)
+def _validated_pattern(pattern: str) -> str:
+    # Patterns repeat across every path they are matched against: validate once.
+    return validate_pattern(pattern)
 
 
 def match_any(patterns: Iterable[str], path: str, *, casefold: bool = False) -> str | None:

@@ -46,7 +46,6 @@ VERIFICATION_PREFIX = "Verification Automation:"
 YAML_WIDTH = 2**31 - 1
 """Emitter width: large enough that PyYAML never folds a line."""
 
-_HEADING_RE = re.compile(r"^(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
 _FILE_NAME_RE = re.compile(r"[A-Za-z0-9_.-]*[A-Za-z0-9_-]\.[A-Za-z0-9]+")
@@ -80,11 +79,24 @@ def _outside_fences(lines: list[str]) -> list[bool]:
 
 
 def _heading(line: str) -> tuple[int, str] | None:
-    """(level, text) of an ATX heading at column 0, or None."""
-    match = _HEADING_RE.match(line.rstrip())
-    if match is None:
+    """(level, text) of an ATX heading at column 0, or None.
+
+    One to six ``#``, then a space or tab and the text; trailing spaces, tabs
+    and closing ``#`` are not part of the text. A line of only ``#``, spaces and
+    tabs is a heading with empty text (at most level 6). Written with string
+    scans rather than a regular expression so the work is linear in the line
+    (a lazy group before an optional tail is quadratic on long lines).
+    """
+    stripped = line.rstrip()
+    hashes = len(stripped) - len(stripped.lstrip("#"))
+    if hashes == 0:
         return None
-    return len(match.group(1)), (match.group(2) or "").strip()
+    rest = stripped[hashes:]
+    if rest.strip(" \t#") == "":
+        return min(hashes, 6), ""
+    if hashes > 6 or rest[0] not in " \t":
+        return None
+    return hashes, rest.strip(" \t").rstrip(" \t#").strip()
 
 
 def level2_headings(text: str) -> list[str]:

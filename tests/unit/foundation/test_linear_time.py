@@ -1,0 +1,143 @@
+"""Linear work on untrusted text: the glob matcher and the plan heading parser.
+
+The matcher's work is counted (segment comparisons); the heading parser, which
+uses only string scans, is checked by a size-scaled ratio (doubling the input
+may at most about double the work) and against the regular expression it
+replaced, as an independent reference.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plangate.paths import glob_match
+from plangate.plan.loopspec import _heading, extract_section
+
+# -- the glob matcher ----------------------------------------------------------------
+
+
+def _reference_regex(pattern: str, casefold: bool) -> re.Pattern[str]:
+    """The glob semantics as a (backtracking) regular expression: the reference."""
+    segments = pattern.split("/")
+    parts: list[str] = []
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment == "**":
+            parts.append("[^/]+(?:/[^/]+)*" if last else "(?:[^/]+/)*")
+            continue
+        if segment == "*":
+            parts.append("[^/]+")
+        else:
+            parts.append("".join("[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch)
+                                 for ch in segment))
+        if not last:
+            parts.append("/")
+    return re.compile("".join(parts), re.IGNORECASE if casefold else 0)
+
+
+_SEGMENT_PATTERNS = st.sampled_from(["*", "**", "a", "b", "a*", "*b", "?", "a?b", "*a*", "ab",
+                                     "B", "ß", "SS", "x*y*z"])
+_SEGMENTS = st.sampled_from(["a", "b", "ab", "aab", "ba", "B", "A", "ß", "ss", "SS", "xyz",
+                             "xaybz", "c"])
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_SEGMENT_PATTERNS, min_size=1, max_size=5), st.lists(_SEGMENTS, min_size=1,
+                                                                      max_size=6))
+def test_glob_matcher_agrees_with_the_reference_semantics(pattern_parts, path_parts) -> None:
+    pattern = "/".join(pattern_parts)
+    path = "/".join(path_parts)
+    expected = _reference_regex(pattern, False).fullmatch(path) is not None
+    assert glob_match(pattern, path) is expected
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_SEGMENT_PATTERNS, min_size=1, max_size=5), st.lists(_SEGMENTS, min_size=1,
+                                                                      max_size=6))
+def test_case_insensitive_matching_never_matches_less_than_the_reference(
+    pattern_parts, path_parts
+) -> None:
+    # Over-matching is the safe side for protected surfaces; under-matching is not.
+    pattern = "/".join(pattern_parts)
+    path = "/".join(path_parts)
+    if _reference_regex(pattern, True).fullmatch(path) is not None:
+        assert glob_match(pattern, path, casefold=True) is True
+
+
+def _work(pattern: str, path: str) -> int:
+    counter = [0]
+    glob_match(pattern, path, casefold=True, counter=counter)
+    return counter[0]
+
+
+def test_many_doublestars_against_a_long_path_do_linear_work() -> None:
+    # Ten '**' segments against a 30-segment path made the backtracking matcher
+    # take tens of seconds; the work here grows with the path, never explodes.
+    pattern = "/".join(["**"] * 10 + ["never"])
+    small = "/".join(["a"] * 30)
+    large = "/".join(["a"] * 60)
+    assert glob_match(pattern, small) is False
+    work_small, work_large = _work(pattern, small), _work(pattern, large)
+    assert work_large <= 2 * work_small + 20
+    assert work_small <= 11 * 31  # at most (pattern positions) x (path segments)
+
+
+def test_stars_inside_one_segment_do_bounded_work() -> None:
+    pattern = "*a*a*a*a*a*a*a*a*b"
+    assert glob_match(pattern, "a" * 2000) is False
+    assert glob_match(pattern, "a" * 2000 + "b") is True
+
+
+def test_work_doubles_at_most_when_the_path_doubles() -> None:
+    pattern = "src/**/x/**/y/**/*.py"
+    for size in (16, 32, 64, 128):
+        path = "src/" + "/".join(["d"] * size) + "/z.txt"
+        bigger = "src/" + "/".join(["d"] * (2 * size)) + "/z.txt"
+        assert _work(pattern, bigger) <= 2 * _work(pattern, path) + 8
+
+
+# -- the plan heading parser ----------------------------------------------------------
+
+_OLD_HEADING = re.compile(r"^(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
+
+
+def _old_heading(line: str) -> tuple[int, str] | None:
+    match = _OLD_HEADING.match(line.rstrip())
+    return None if match is None else (len(match.group(1)), (match.group(2) or "").strip())
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet="# \tab\u3000\x0c\xa0C", max_size=14))
+def test_heading_parser_agrees_with_the_regular_expression_it_replaced(line: str) -> None:
+    assert _heading(line) == _old_heading(line)
+
+
+def _best_of(fn, repeat: int = 5) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def test_a_long_adversarial_heading_line_costs_what_a_normal_line_costs() -> None:
+    # '## ' followed by '#a' repeated: the lazy group of the old expression tried
+    # every split point (quadratic: a 32 KiB line took seconds). Same size, same
+    # work: the adversarial plan costs about what a plain one costs.
+    def plan(line: str) -> str:
+        return (line + "\n") * 16 + "## Files / Components to Touch\n\n- `src/a.py`\n"
+
+    size = 32 * 1024
+    adversarial = plan("## " + "#a" * size)
+    normal = plan("## " + "ab" * size)
+    assert len(adversarial) == len(normal)
+    assert extract_section(adversarial, "Files / Components to Touch") == "- `src/a.py`"
+    ratio = _best_of(lambda: extract_section(adversarial, "x"), 7) / max(
+        _best_of(lambda: extract_section(normal, "x"), 7), 1e-6)
+    # about 1 when linear; the quadratic parser was thousands of times slower
+    assert ratio < 10

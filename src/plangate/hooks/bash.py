@@ -28,9 +28,8 @@ from enum import StrEnum
 from typing import NamedTuple
 
 from plangate.hooks.paths import is_device_sink
-from plangate.hooks.protocol import command_text
 
-__all__ = ["BashAnalysis", "BashKind", "analyse", "command_text"]
+__all__ = ["BashAnalysis", "BashKind", "analyse"]
 
 MAX_DEPTH = 3
 """How deep ``sh -c '...'`` nesting is followed before giving up."""

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from plangate.hooks.bash import BashKind, analyse, command_text
+from plangate.hooks.bash import BashKind, analyse
+from plangate.hooks.hosts.protocol import command_text
 from plangate.hooks.paths import is_device_sink
 
 R, W, U = BashKind.READ_ONLY, BashKind.WRITES, BashKind.UNCLASSIFIABLE

@@ -8,7 +8,7 @@ import pytest
 
 from plangate.clock import format_utc
 from plangate.errors import UsageError
-from plangate.hooks.codex import patch_targets
+from plangate.hooks.hosts.codex import patch_targets
 from plangate.hooks.override import (
     KIND_GRANTED,
     KIND_REVOKED,

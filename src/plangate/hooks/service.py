@@ -36,7 +36,6 @@ from plangate.hooks.decision import (
     ActionKind,
     Facts,
     OverrideGrant,
-    SurfaceRule,
     Target,
     TaskFacts,
     decide,
@@ -49,6 +48,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from plangate.ledger import Ledger
+    from plangate.surfaces import ResolvedSurfaces
 
 KIND_DECISION = "hook_decision"
 MAX_RECORDED_TARGETS = 50
@@ -153,8 +153,8 @@ def locked_tasks(root: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def load_surfaces(root: str) -> tuple[tuple[SurfaceRule, ...] | None, str]:
-    """Protected-surface rules of the repository (``None`` plus why, when unusable).
+def load_surfaces(root: str) -> tuple[ResolvedSurfaces | None, str]:
+    """Protected surfaces of the repository (``None`` plus why, when unusable).
 
     A bundled-template resolution still protects its patterns here: the hook
     denies more, never less, when the repository has no definition of its own.
@@ -165,7 +165,7 @@ def load_surfaces(root: str) -> tuple[tuple[SurfaceRule, ...] | None, str]:
     if not resolved.entries:
         detail = resolved.problem.message if resolved.problem else "no patterns"
         return None, detail
-    return tuple(SurfaceRule(e.pattern, e.cls, e.reason) for e in resolved.entries), ""
+    return resolved, ""
 
 
 def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
@@ -437,7 +437,7 @@ def _decide_request(
 ) -> Result:
     action = build_action(request, root)
     if action.kind is ActionKind.READ:
-        return decide(Facts(surfaces=()), action)
+        return decide(Facts(surfaces=None), action)
     facts = gather_facts(root, env, ledger, moment)
     result = decide(facts, action)
     if result.facts.get("overrides_used"):

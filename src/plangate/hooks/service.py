@@ -40,6 +40,7 @@ from plangate.hooks.decision import (
     TaskFacts,
     decide,
 )
+from plangate.hooks.override import active_grants, grant_states, override_entries
 from plangate.hooks.paths import TargetRejected, filesystem_is_case_insensitive, resolve_target
 from plangate.paths import PathRejected, canonical_path
 from plangate.verdict import Reason, Result
@@ -228,16 +229,11 @@ def gather_facts(
                 )
             else:
                 task = task_facts(root, ledger_task, "exec")
-    override_entries = [
-        (e.kind, e.subject, e.payload)
-        for kind in ("override_granted", "override_revoked", "override_used")
-        for e in ledger.entries(kind=kind)
-    ]
     grants: tuple[OverrideGrant, ...] = ()
-    if override_entries:
-        from plangate.hooks.override import active_grants, grant_states
+    entries = override_entries(ledger)
+    if entries:
 
-        grants = active_grants(grant_states(override_entries), now or utc_now())
+        grants = active_grants(grant_states(entries), now or utc_now())
     return Facts(
         surfaces=surfaces,
         surfaces_problem=surfaces_problem,
@@ -406,19 +402,12 @@ def _spend_one_shots(
 ) -> Result:
     """Spend one-shot grants a decision used, under a lock; re-decide if one was spent meanwhile."""
     from plangate.fsutil import exclusive_lock
-    from plangate.hooks.override import active_grants, grant_states
-
     used = list(result.facts.get("overrides_used", []))
     one_shots = {g.grant_id for g in facts.overrides if g.one_shot}
     if not any(g in one_shots for g in used):
         return result
     with exclusive_lock(Path(root) / ".plangate" / "locks" / "override.lock", wait=True):
-        entries = [
-            (e.kind, e.subject, e.payload)
-            for kind in ("override_granted", "override_revoked", "override_used")
-            for e in ledger.entries(kind=kind)
-        ]
-        fresh = active_grants(grant_states(entries), now or utc_now())
+        fresh = active_grants(grant_states(override_entries(ledger)), now or utc_now())
         result = decide(facts._replace(overrides=fresh), action)
         for grant_id in result.facts.get("overrides_used", []):
             if grant_id in one_shots:

@@ -259,3 +259,18 @@ def test_with_task_an_allow_is_always_inside_scope(path: str) -> None:
     result = decide(WITH_TASK, write(path))
     if result.verdict == ALLOW:
         assert match_any(TASK.allowed_paths or (), path) is not None
+
+
+def test_evidence_is_listed_once_in_first_seen_order() -> None:
+    paths = ["b.txt", "a.txt", "b.txt", "c.txt", "a.txt"]
+    result = decide(NO_TASK, write(*paths))
+    (reason,) = result.reasons
+    assert reason.code == "HOOK_NO_ACTIVE_TASK"
+    assert reason.evidence == ("b.txt", "a.txt", "c.txt")
+
+
+def test_many_targets_stay_linear() -> None:
+    paths = [f"notes/{i}.txt" for i in range(20000)]
+    (reason,) = decide(NO_TASK, write(*paths)).reasons
+    assert len(reason.evidence) == 20000
+    assert reason.message.endswith("(+19992 more)")

@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from plangate.demo.harness import materialise
-from plangate.demo.improvement import ENFORCING_VERIFIER, VERIFIER_PATH
+from plangate.cli.demo.harness import materialise
+from plangate.cli.demo.improvement import ENFORCING_VERIFIER, VERIFIER_PATH
 from plangate.git import Git, scrubbed_env
 from plangate.ledger import open_ledger
 from plangate.trust.eval_service import build_trials
@@ -41,7 +41,7 @@ def _git(repo: Path, *args: str) -> str:
 
 
 def _setup(root: Path, trials: int) -> tuple[dict[str, object], Path, Path]:
-    from plangate.demo.harness import render_plan
+    from plangate.cli.demo.harness import render_plan
 
     repo = root / "repo"
     materialise(repo)

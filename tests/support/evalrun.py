@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plangate.canonical import sha256_digest
-from plangate.demo.harness import materialise, render_plan
+from plangate.cli.demo.harness import materialise, render_plan
 from plangate.git import Git, scrubbed_env
 from plangate.ledger import open_ledger
 from plangate.trust.candidate import register_candidate

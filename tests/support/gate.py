@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from plangate.demo.harness import materialise, render_plan
+from plangate.cli.demo.harness import materialise, render_plan
 from plangate.git import scrubbed_env
 from support.cli import CliResult, RunCli
 from support.repo import git

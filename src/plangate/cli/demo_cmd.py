@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from plangate.cli.context import Context
-from plangate.demo import STEP_MODULES, Demo, demo_env
+from plangate.cli.demo import STEP_MODULES, Demo, demo_env
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from plangate.cli.context import Context
 from plangate.hooks.entry import HOSTS, run_host
-from plangate.hooks.protocol import MAX_PAYLOAD_BYTES
+from plangate.hooks.hosts.protocol import MAX_PAYLOAD_BYTES
 
 
 def _read_stdin(ctx: Context) -> bytes:

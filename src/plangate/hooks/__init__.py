@@ -6,8 +6,12 @@ The package is split so that the hook hot path stays light:
 - :mod:`plangate.hooks.paths` -- raw host paths to canonical repository paths;
 - :mod:`plangate.hooks.bash` -- a conservative shell-command classifier;
 - :mod:`plangate.hooks.service` -- reads the facts (task, record, scope, surfaces, ledger);
-- :mod:`plangate.hooks.claude` / ``codex`` / ``cursor`` -- host protocol adapters;
-- :mod:`plangate.hooks.git_hooks`, ``ci``, ``install``, ``override``, ``doctor``.
+- :mod:`plangate.hooks.override` -- override grants as the hooks read them (light);
+  :mod:`plangate.hooks.override_service` -- grant, list and revoke (the ledger IO);
+- :mod:`plangate.hooks.hosts` -- one adapter per host (``claude``, ``codex``,
+  ``cursor``, ``git``) and their shared ``protocol``;
+- :mod:`plangate.hooks.entry` -- the one dispatcher (``python -m plangate.hooks <host>``);
+- :mod:`plangate.hooks.ci`, ``install``, ``doctor``, ``githead``.
 
 Only the standard library and plangate core are imported at module level.
 """

@@ -24,13 +24,13 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+from collections.abc import Callable
 from enum import StrEnum
 from typing import NamedTuple
 
 from plangate.hooks.paths import is_device_sink
-from plangate.hooks.protocol import command_text
 
-__all__ = ["BashAnalysis", "BashKind", "analyse", "command_text"]
+__all__ = ["BashAnalysis", "BashKind", "analyse"]
 
 MAX_DEPTH = 3
 """How deep ``sh -c '...'`` nesting is followed before giving up."""
@@ -442,107 +442,144 @@ def _operands(args: list[str]) -> list[str]:
     return out
 
 
-def _simple_command(words: list[str], state: _State, depth: int) -> None:
+def _command_words(words: list[str], state: _State) -> list[str]:
+    """The program and its arguments: redirections recorded, a comment and leading
+    ``NAME=value`` assignments dropped (an unsafe name is unclassifiable: nothing left)."""
     words = _take_redirections(words, state)
     if words and words[0].startswith("#"):
-        return  # a comment line (its redirections, if any, were still recorded)
+        return []  # a comment line (its redirections, if any, were still recorded)
     while words and _ASSIGNMENT_RE.fullmatch(words[0]):
         unsafe = _unsafe_env_name(words[0])
         if unsafe is not None:
             state.unclassifiable(f"setting {unsafe} may change what the command does")
-            return
+            return []
         words = words[1:]
+    return words
+
+
+def _simple_command(words: list[str], state: _State, depth: int) -> None:
+    """Judge one simple command by the rule of its program (:data:`_PROGRAM_RULES`).
+
+    A program without a rule of its own is judged as a reader when it is one of
+    :data:`READ_ONLY_PROGRAMS`; any other program is unclassifiable.
+    """
+    words = _command_words(words, state)
     if not words:
         return
     program = posixpath.basename(words[0])
-    args = words[1:]
+    rule = _PROGRAM_RULES.get(program)
+    if rule is None and _PYTHON_VERSIONED.fullmatch(program):
+        rule = _python_rule
+    if rule is None and program in READ_ONLY_PROGRAMS:
+        rule = _reader_rule
+    if rule is None:
+        state.unclassifiable(f"unknown program {program!r}")
+        return
+    rule(program, words[1:], state, depth)
+
+
+_PYTHON_VERSIONED = re.compile(r"python3\.\d+")
+
+
+def _wrapper_rule(program: str, args: list[str], state: _State, depth: int) -> None:
     if program == "command" and any(a in ("-v", "-V") for a in args[:2]):
         return  # 'command -v NAME' only looks a name up
-    if program in PREFIX_COMMANDS or program == "command":
-        _wrapped(program, args, state, depth)
-        return
-    if program == "export":
-        for arg in args:
-            name = arg.split("=", 1)[0]
-            if not arg.startswith("-") and _unsafe_env_name(name + "=") is not None:
-                state.unclassifiable(f"exporting {name} may change what later commands do")
-        return
-    if program in ("eval", "source", ".", "exec", "xargs", "parallel", "watch"):
-        state.unclassifiable(f"{program} runs text that cannot be read statically")
-        return
-    if program in SHELLS:
-        _shell(program, args, state, depth)
-        return
-    if program == "cd":
-        _change_directory(args, state)
-        return
-    if program in ("pushd", "popd"):
-        state.cwd_prefix = None
-        return
-    if program == "git":
-        # 'git -C DIR' changes git's directory only, not the shell's: restore it after.
-        saved = state.cwd_prefix
-        _git(args, state)
-        state.cwd_prefix = saved
-        return
-    if program in ("python", "python3") or re.fullmatch(r"python3\.\d+", program):
-        _python(args, state)
-        return
-    if program == "find":
-        bad = {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf",
-               "-fls"}
-        if any(arg in bad for arg in args):
-            state.unclassifiable("find with -delete/-exec/-fprint")
-        return
-    if program == "ruff":
-        _ruff(args, state)
-        return
-    if program == "sed":
-        _sed(args, state)
-        return
-    if program == "tee":
-        for path in _operands(args):
-            state.write(path, sink_ok=True)
-        return
-    if program in ("cp", "install"):
-        _copy_like(args, state, moves=False)
-        return
-    if program == "mv":
-        _copy_like(args, state, moves=True)
-        return
-    if program == "ln":
-        _link(args, state)
-        return
-    if program in ("rm", "rmdir", "unlink", "shred", "touch", "mkdir"):
-        for path in _operands(args):
-            before = len(state.writes)
-            state.write(path)
-            if program in ("touch", "mkdir") and len(state.writes) > before:
-                state.no_descend.append(state.writes[-1])
-        return
-    if program == "truncate":
-        _truncate(args, state)
-        return
-    if program in ("chmod", "chown", "chgrp"):
-        operands = _operands(args)
-        if any(a.startswith("--reference") for a in args):
-            files = operands
-        else:
-            files = operands[1:]
-        if not files:
-            state.unclassifiable(f"{program} without files")
-        for path in files:
-            state.write(path)
-        return
-    if program == "dd":
-        outputs = [a[3:] for a in args if a.startswith("of=")]
-        for path in outputs:
-            state.write(path)
-        return
-    if program in READ_ONLY_PROGRAMS:
-        _reader_outputs(program, args, state)
-        return
-    state.unclassifiable(f"unknown program {program!r}")
+    _wrapped(program, args, state, depth)
+
+
+def _export_rule(_program: str, args: list[str], state: _State, _depth: int) -> None:
+    for arg in args:
+        name = arg.split("=", 1)[0]
+        if not arg.startswith("-") and _unsafe_env_name(name + "=") is not None:
+            state.unclassifiable(f"exporting {name} may change what later commands do")
+
+
+def _runs_text_rule(program: str, _args: list[str], state: _State, _depth: int) -> None:
+    state.unclassifiable(f"{program} runs text that cannot be read statically")
+
+
+def _cd_rule(_program: str, args: list[str], state: _State, _depth: int) -> None:
+    _change_directory(args, state)
+
+
+def _dir_stack_rule(_program: str, _args: list[str], state: _State, _depth: int) -> None:
+    state.cwd_prefix = None
+
+
+def _git_rule(_program: str, args: list[str], state: _State, _depth: int) -> None:
+    # 'git -C DIR' changes git's directory only, not the shell's: restore it after.
+    saved = state.cwd_prefix
+    _git(args, state)
+    state.cwd_prefix = saved
+
+
+def _python_rule(_program: str, args: list[str], state: _State, _depth: int) -> None:
+    _python(args, state)
+
+
+_FIND_ACTIONS = frozenset({"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0",
+                           "-fprintf", "-fls"})
+
+
+def _find_rule(_program: str, args: list[str], state: _State, _depth: int) -> None:
+    if any(arg in _FIND_ACTIONS for arg in args):
+        state.unclassifiable("find with -delete/-exec/-fprint")
+
+
+def _ruff_rule(_program: str, args: list[str], state: _State, _depth: int) -> None:
+    _ruff(args, state)
+
+
+def _sed_rule(_program: str, args: list[str], state: _State, _depth: int) -> None:
+    _sed(args, state)
+
+
+def _tee_rule(_program: str, args: list[str], state: _State, _depth: int) -> None:
+    for path in _operands(args):
+        state.write(path, sink_ok=True)
+
+
+def _copy_rule(program: str, args: list[str], state: _State, _depth: int) -> None:
+    _copy_like(args, state, moves=program == "mv")
+
+
+def _link_rule(_program: str, args: list[str], state: _State, _depth: int) -> None:
+    _link(args, state)
+
+
+def _file_operands_rule(program: str, args: list[str], state: _State, _depth: int) -> None:
+    """rm, rmdir, unlink, shred, touch, mkdir: every operand is written."""
+    for path in _operands(args):
+        before = len(state.writes)
+        state.write(path)
+        if program in ("touch", "mkdir") and len(state.writes) > before:
+            state.no_descend.append(state.writes[-1])
+
+
+def _truncate_rule(_program: str, args: list[str], state: _State, _depth: int) -> None:
+    _truncate(args, state)
+
+
+def _mode_rule(program: str, args: list[str], state: _State, _depth: int) -> None:
+    """chmod, chown, chgrp: the files after the mode (or all, with ``--reference``)."""
+    operands = _operands(args)
+    if any(a.startswith("--reference") for a in args):
+        files = operands
+    else:
+        files = operands[1:]
+    if not files:
+        state.unclassifiable(f"{program} without files")
+    for path in files:
+        state.write(path)
+
+
+def _dd_rule(_program: str, args: list[str], state: _State, _depth: int) -> None:
+    for path in (a[3:] for a in args if a.startswith("of=")):
+        state.write(path)
+
+
+def _reader_rule(program: str, args: list[str], state: _State, _depth: int) -> None:
+    _reader_outputs(program, args, state)
 
 
 def _wrapped(program: str, args: list[str], state: _State, depth: int) -> None:
@@ -693,104 +730,165 @@ commits that the pre-push hook and CI check; ``fetch`` updates remote refs.
 """
 
 
-def _git(args: list[str], state: _State) -> None:
+def _git_directory(directory: str, state: _State) -> None:
+    """``git -C DIR``: where git's relative paths start from."""
+    if "$" in directory or directory.startswith("~"):
+        state.cwd_prefix = None
+    elif directory.startswith("/"):
+        state.cwd_prefix = directory
+    elif state.cwd_prefix is not None:
+        state.cwd_prefix = posixpath.join(state.cwd_prefix, directory)
+
+
+def _git_config_is_safe(setting: str, state: _State) -> bool:
+    """``git -c key=value``: only keys that cannot run a command or skip the hooks."""
+    if "hookspath" in setting:
+        state.unclassifiable("git -c core.hooksPath bypasses the git hooks")
+        return False
+    if not setting.startswith(GIT_SAFE_CONFIG_PREFIXES):
+        state.unclassifiable(f"git -c {setting.split('=', 1)[0]!r} may run a command")
+        return False
+    return True
+
+
+_GIT_REDIRECTING_OPTIONS = ("--git-dir", "--work-tree", "--exec-path", "--namespace",
+                            "--config-env", "--super-prefix", "--list-cmds")
+
+
+def _git_subcommand_index(args: list[str], state: _State) -> int | None:
+    """Index of the subcommand after git's own options; None when an option is unclassifiable."""
     index = 0
     while index < len(args) and args[index].startswith("-"):
         option = args[index]
         if option == "-C":
             if index + 1 >= len(args):
                 state.unclassifiable("git -C without a directory")
-                return
-            directory = args[index + 1]
-            if "$" in directory or directory.startswith("~"):
-                state.cwd_prefix = None
-            elif directory.startswith("/"):
-                state.cwd_prefix = directory
-            elif state.cwd_prefix is not None:
-                state.cwd_prefix = posixpath.join(state.cwd_prefix, directory)
+                return None
+            _git_directory(args[index + 1], state)
             index += 2
             continue
         if option == "-c":
             setting = args[index + 1].lower() if index + 1 < len(args) else ""
-            if "hookspath" in setting:
-                state.unclassifiable("git -c core.hooksPath bypasses the git hooks")
-                return
-            if not setting.startswith(GIT_SAFE_CONFIG_PREFIXES):
-                state.unclassifiable(f"git -c {setting.split('=', 1)[0]!r} may run a command")
-                return
+            if not _git_config_is_safe(setting, state):
+                return None
             index += 2
             continue
-        if option.startswith(("--git-dir", "--work-tree", "--exec-path", "--namespace",
-                              "--config-env", "--super-prefix", "--list-cmds")):
+        if option.startswith(_GIT_REDIRECTING_OPTIONS):
             state.unclassifiable(f"git {option} redirects git")
-            return
+            return None
         index += 1
-    if index >= len(args):
-        return
-    sub, rest = args[index], args[index + 1:]
-    runs = ("--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager", "-O")
+    return index
+
+
+_GIT_RUNS_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager", "-O")
+
+
+def _git_runs_command(sub: str, rest: list[str], state: _State) -> bool:
+    """True (and unclassifiable) when an option makes git run another command."""
     for arg in rest:
         if arg == "--":
             break
-        if any(_long_option(arg, o) for o in runs) or (
+        if any(_long_option(arg, o) for o in _GIT_RUNS_OPTIONS) or (
             sub == "grep" and arg.startswith("-O")
         ):
             state.unclassifiable(f"git {sub} {arg.split('=', 1)[0]} runs another command")
-            return
+            return True
+    return False
+
+
+def _git(args: list[str], state: _State) -> None:
+    """Judge ``git ARGS`` by the rule of its subcommand (:data:`_GIT_RULES`)."""
+    index = _git_subcommand_index(args, state)
+    if index is None or index >= len(args):
+        return
+    sub, rest = args[index], args[index + 1:]
+    if _git_runs_command(sub, rest, state):
+        return
     for value in _option_values(rest, (), ("--output",)):
         state.write(value, sink_ok=True)
     if sub in GIT_READ_ONLY:
         return
-    if sub == "branch":
-        return  # creates, moves or deletes refs; no working-tree file changes
-    if sub == "commit":
-        if _commit_skips_hooks(rest):
-            state.unclassifiable("git commit --no-verify skips the git hooks")
-            return
-        state.commits = True
+    rule = _GIT_RULES.get(sub)
+    if rule is not None:
+        rule(sub, rest, state)
+    elif not _git_query(sub, rest):
+        state.unclassifiable(f"git {sub} may rewrite the working tree")
+
+
+def _git_branch(_sub: str, _rest: list[str], _state: _State) -> None:
+    return  # creates, moves or deletes refs; no working-tree file changes
+
+
+def _git_commit(_sub: str, rest: list[str], state: _State) -> None:
+    if _commit_skips_hooks(rest):
+        state.unclassifiable("git commit --no-verify skips the git hooks")
         return
-    if sub in ("checkout", "restore"):
-        if "--" in rest:
-            for path in rest[rest.index("--") + 1:]:
-                state.write(path)
-            return
-        if sub == "restore":
-            paths = [a for a in _operands(rest) if not a.startswith("--source")]
-            if not paths:
-                state.unclassifiable("git restore without paths")
-            for path in paths:
-                state.write(path)
-            return
-        state.unclassifiable("git checkout of a branch or commit rewrites the working tree")
-        return
-    if sub in {"rm", "mv"}:
-        operands = _operands(rest)
-        if not operands:
-            state.unclassifiable(f"git {sub} without paths")
-        for path in operands:
+    state.commits = True
+
+
+def _git_checkout(sub: str, rest: list[str], state: _State) -> None:
+    """checkout and restore: the paths after ``--``; restore's operands; never a branch switch."""
+    if "--" in rest:
+        for path in rest[rest.index("--") + 1:]:
             state.write(path)
         return
-    if sub == "apply":
-        if any(a in ("--check", "--stat", "--numstat", "--summary") for a in rest) and not any(
-            a == "--apply" for a in rest
-        ):
-            return
-        state.unclassifiable("git apply: the patch's paths are not on the command line")
+    if sub == "restore":
+        paths = [a for a in _operands(rest) if not a.startswith("--source")]
+        if not paths:
+            state.unclassifiable("git restore without paths")
+        for path in paths:
+            state.write(path)
         return
-    if sub == "reset":
-        if "--" in rest or any(a in ("--hard", "--merge", "--keep") for a in rest):
-            state.unclassifiable("git reset rewrites the working tree or index")
-            return
-        return  # a soft or mixed reset changes refs and the index, not files
-    if sub == "stash" and rest[:1] in (["list"], ["show"]):
+    state.unclassifiable("git checkout of a branch or commit rewrites the working tree")
+
+
+def _git_rm_mv(sub: str, rest: list[str], state: _State) -> None:
+    operands = _operands(rest)
+    if not operands:
+        state.unclassifiable(f"git {sub} without paths")
+    for path in operands:
+        state.write(path)
+
+
+def _git_apply(_sub: str, rest: list[str], state: _State) -> None:
+    if any(a in ("--check", "--stat", "--numstat", "--summary") for a in rest) and not any(
+        a == "--apply" for a in rest
+    ):
         return
-    if sub == "worktree" and rest[:1] == ["list"]:
-        return
-    if sub in ("remote", "config", "tag", "reflog") and (not rest or rest[0] in (
-        "-v", "--list", "-l", "--get", "show", "get-url"
-    )):
-        return
-    state.unclassifiable(f"git {sub} may rewrite the working tree")
+    state.unclassifiable("git apply: the patch's paths are not on the command line")
+
+
+def _git_reset(_sub: str, rest: list[str], state: _State) -> None:
+    if "--" in rest or any(a in ("--hard", "--merge", "--keep") for a in rest):
+        state.unclassifiable("git reset rewrites the working tree or index")
+    # a soft or mixed reset changes refs and the index, not files
+
+
+_GIT_RULES: dict[str, Callable[[str, list[str], _State], None]] = {
+    "branch": _git_branch,
+    "commit": _git_commit,
+    "checkout": _git_checkout,
+    "restore": _git_checkout,
+    "rm": _git_rm_mv,
+    "mv": _git_rm_mv,
+    "apply": _git_apply,
+    "reset": _git_reset,
+}
+"""Subcommands that may write, each with its rule (any other is a query or unclassifiable)."""
+
+_GIT_QUERY_FORMS: dict[str, tuple[str, ...]] = {
+    "stash": ("list", "show"),
+    "worktree": ("list",),
+}
+_GIT_LISTING_SUBCOMMANDS = frozenset({"remote", "config", "tag", "reflog"})
+_GIT_LISTING_FIRST_ARGS = ("-v", "--list", "-l", "--get", "show", "get-url")
+
+
+def _git_query(sub: str, rest: list[str]) -> bool:
+    """True for the read-only forms of subcommands that can also write."""
+    if sub in _GIT_QUERY_FORMS:
+        return bool(rest) and rest[0] in _GIT_QUERY_FORMS[sub]
+    return sub in _GIT_LISTING_SUBCOMMANDS and (not rest or rest[0] in _GIT_LISTING_FIRST_ARGS)
 
 
 def _commit_skips_hooks(args: list[str]) -> bool:
@@ -1034,3 +1132,34 @@ def _truncate(args: list[str], state: _State) -> None:
         files.append(arg)
     for path in files:
         state.write(path)
+
+
+_Rule = Callable[[str, list[str], _State, int], None]
+
+_PROGRAM_RULES: dict[str, _Rule] = {
+    **dict.fromkeys(PREFIX_COMMANDS | {"command"}, _wrapper_rule),
+    "export": _export_rule,
+    **dict.fromkeys(("eval", "source", ".", "exec", "xargs", "parallel", "watch"),
+                    _runs_text_rule),
+    **dict.fromkeys(SHELLS, _shell),
+    "cd": _cd_rule,
+    "pushd": _dir_stack_rule,
+    "popd": _dir_stack_rule,
+    "git": _git_rule,
+    "python": _python_rule,
+    "python3": _python_rule,
+    "find": _find_rule,
+    "ruff": _ruff_rule,
+    "sed": _sed_rule,
+    "tee": _tee_rule,
+    "cp": _copy_rule,
+    "install": _copy_rule,
+    "mv": _copy_rule,
+    "ln": _link_rule,
+    **dict.fromkeys(("rm", "rmdir", "unlink", "shred", "touch", "mkdir"), _file_operands_rule),
+    "truncate": _truncate_rule,
+    **dict.fromkeys(("chmod", "chown", "chgrp"), _mode_rule),
+    "dd": _dd_rule,
+}
+"""The rule of each program with one of its own; readers and unknown programs are
+handled by :func:`_simple_command`."""

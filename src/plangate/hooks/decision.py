@@ -36,10 +36,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from plangate.paths import match_any
 from plangate.verdict import Reason, Result
+
+if TYPE_CHECKING:
+    from plangate.surfaces import ResolvedSurfaces
 
 ALLOW = "ALLOW"
 DENY = "DENY"
@@ -155,14 +158,6 @@ class OverrideGrant(NamedTuple):
     one_shot: bool = False
 
 
-class SurfaceRule(NamedTuple):
-    """One protected-surface pattern with its class and reason."""
-
-    pattern: str
-    cls: str = ""
-    reason: str = ""
-
-
 class Facts(NamedTuple):
     """Everything :func:`decide` may use, read once by the service layer.
 
@@ -171,7 +166,8 @@ class Facts(NamedTuple):
     the hooks pay every import on every tool call.
     """
 
-    surfaces: tuple[SurfaceRule, ...] | None
+    surfaces: ResolvedSurfaces | None
+    """The protected surfaces to match (``None`` when none could be resolved)."""
     surfaces_problem: str = ""
     task: TaskFacts | None = None
     task_problem: Reason | None = None
@@ -180,20 +176,27 @@ class Facts(NamedTuple):
 
 
 class _Collector:
+    """Reasons by code in first-seen order, each with its evidence once, in first-seen order.
+
+    Evidence is kept in a dict used as an ordered set, so collecting stays linear
+    in the number of targets.
+    """
+
     def __init__(self) -> None:
-        self.reasons: dict[str, list[str]] = {}
+        self.reasons: dict[str, dict[str, None]] = {}
         self.messages: dict[str, tuple[str, str]] = {}
 
     def add(self, code: str, message: str, hint: str, evidence: str) -> None:
         if code not in self.reasons:
-            self.reasons[code] = []
+            self.reasons[code] = {}
             self.messages[code] = (message, hint)
-        if evidence and evidence not in self.reasons[code]:
-            self.reasons[code].append(evidence)
+        if evidence:
+            self.reasons[code][evidence] = None
 
     def result_reasons(self) -> tuple[Reason, ...]:
         out = []
-        for code, evidence in self.reasons.items():
+        for code, seen in self.reasons.items():
+            evidence = list(seen)
             message, hint = self.messages[code]
             if evidence:
                 message = f"{message}: {', '.join(evidence[:8])}" + (
@@ -247,13 +250,10 @@ def _target_reasons(facts: Facts, action: Action, path: str) -> list[tuple[str, 
         out.append(("HOOK_SURFACES_UNAVAILABLE",
                      f"protected surfaces could not be resolved ({facts.surfaces_problem})",
                      "add .plangate/protected-surfaces.toml ('plangate surfaces' shows the state)"))
-    else:
-        for rule in facts.surfaces:
-            if match_any((rule.pattern,), path, casefold=True):
-                out.append(("HOOK_PROTECTED_SURFACE",
-                            "the target is a protected surface",
-                            "protected surfaces change only through a human-reviewed change"))
-                break
+    elif facts.surfaces.protecting(path) is not None:
+        out.append(("HOOK_PROTECTED_SURFACE",
+                    "the target is a protected surface",
+                    "protected surfaces change only through a human-reviewed change"))
     if is_approvals_path(path):
         out.append(("HOOK_APPROVAL_FILE", "approval records are written only by plangate "
                     "commands a human runs", "never edit approvals/ from an agent"))
@@ -310,7 +310,7 @@ def decide(facts: Facts, action: Action) -> Result:
         message, hint = UNCLASSIFIABLE_TEXT.get(code, UNCLASSIFIABLE_TEXT[
             "HOOK_SHELL_UNCLASSIFIABLE"])
         collector.add(code, message, hint, "; ".join(action.unclassifiable))
-    used: list[str] = []
+    used: dict[str, None] = {}
     for target in action.targets:
         if target.path is None:
             rejection = target.rejection or Reason("HOOK_TARGET_INVALID", "unresolvable target")
@@ -323,15 +323,14 @@ def decide(facts: Facts, action: Action) -> Result:
         if broken and all(code in LIFTABLE for code, _m, _h in broken):
             grant = _grant_for(facts.overrides, target.path)
             if grant is not None:
-                if grant.grant_id not in used:
-                    used.append(grant.grant_id)
+                used[grant.grant_id] = None
                 continue
         for code, message, hint in broken:
             collector.add(code, message, hint, target.path)
     reasons = collector.result_reasons()
     out_facts = dict(base_facts)
     if used:
-        out_facts["overrides_used"] = used
+        out_facts["overrides_used"] = list(used)
     if reasons:
         return Result(DENY, reasons, out_facts)
     if action.kind is ActionKind.WRITE and not action.targets:

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from plangate.hooks.protocol import MAX_PAYLOAD_BYTES, HookOutput
+from plangate.hooks.hosts.protocol import MAX_PAYLOAD_BYTES, HookOutput
 
 HOSTS = ("claude", "codex", "cursor", "git-pre-commit", "git-pre-push")
 USAGE = "usage: plangate hook {claude|codex|cursor|git-pre-commit|git-pre-push} < payload"
@@ -22,23 +22,23 @@ USAGE = "usage: plangate hook {claude|codex|cursor|git-pre-commit|git-pre-push} 
 def run_host(host: str, data: bytes, cwd: Path, env: Mapping[str, str]) -> HookOutput:
     """Run the adapter of ``host``; an unknown host is a blocking usage error (exit 2)."""
     if host == "claude":
-        from plangate.hooks.claude import handle
+        from plangate.hooks.hosts.claude import handle
 
         return handle(data, env)
     if host == "codex":
-        from plangate.hooks.codex import handle as handle_codex
+        from plangate.hooks.hosts.codex import handle as handle_codex
 
         return handle_codex(data, env)
     if host == "cursor":
-        from plangate.hooks.cursor import handle as handle_cursor
+        from plangate.hooks.hosts.cursor import handle as handle_cursor
 
         return handle_cursor(data, env)
     if host == "git-pre-commit":
-        from plangate.hooks.git_hooks import pre_commit
+        from plangate.hooks.hosts.git import pre_commit
 
         return pre_commit(cwd, env)
     if host == "git-pre-push":
-        from plangate.hooks.git_hooks import pre_push
+        from plangate.hooks.hosts.git import pre_push
 
         return pre_push(cwd, data, env)
     # Exit 2 blocks in Claude Code and Codex; git treats any non-zero as a stop.

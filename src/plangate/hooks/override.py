@@ -28,17 +28,22 @@ markers in its environment.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timedelta
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from plangate.clock import format_utc, parse_utc
 from plangate.errors import UsageError
 from plangate.hooks.decision import OverrideGrant
 from plangate.paths import validate_pattern
 
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from plangate.ledger import Ledger
+
 KIND_GRANTED = "override_granted"
 KIND_REVOKED = "override_revoked"
 KIND_USED = "override_used"
+OVERRIDE_KINDS = (KIND_GRANTED, KIND_REVOKED, KIND_USED)
 
 MAX_MINUTES = 8 * 60
 """Longest grant: one working day. Longer needs a new, deliberate grant."""
@@ -105,6 +110,7 @@ def validate_request(
 def grant_payload(request: GrantRequest, now: datetime, granted_by: str) -> dict[str, Any]:
     """Ledger payload of a new grant (the id is random, the expiry absolute)."""
     import secrets
+    from datetime import timedelta
 
     return {
         "grant_id": "ovr-" + secrets.token_hex(8),
@@ -208,3 +214,10 @@ def active_grants(states: Iterable[GrantState], now: datetime) -> tuple[Override
     return tuple(
         OverrideGrant(s.grant_id, s.patterns, s.one_shot) for s in states if s.active(now)
     )
+
+
+def override_entries(ledger: Ledger) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """Every override entry of ``ledger`` as ``(kind, subject, payload)``, kind by kind."""
+    return [
+        (e.kind, e.subject, e.payload) for kind in OVERRIDE_KINDS for e in ledger.entries(kind=kind)
+    ]

@@ -36,11 +36,11 @@ from plangate.hooks.decision import (
     ActionKind,
     Facts,
     OverrideGrant,
-    SurfaceRule,
     Target,
     TaskFacts,
     decide,
 )
+from plangate.hooks.override import active_grants, grant_states, override_entries
 from plangate.hooks.paths import TargetRejected, filesystem_is_case_insensitive, resolve_target
 from plangate.paths import PathRejected, canonical_path
 from plangate.verdict import Reason, Result
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from plangate.ledger import Ledger
+    from plangate.surfaces import ResolvedSurfaces
 
 KIND_DECISION = "hook_decision"
 MAX_RECORDED_TARGETS = 50
@@ -153,8 +154,8 @@ def locked_tasks(root: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def load_surfaces(root: str) -> tuple[tuple[SurfaceRule, ...] | None, str]:
-    """Protected-surface rules of the repository (``None`` plus why, when unusable).
+def load_surfaces(root: str) -> tuple[ResolvedSurfaces | None, str]:
+    """Protected surfaces of the repository (``None`` plus why, when unusable).
 
     A bundled-template resolution still protects its patterns here: the hook
     denies more, never less, when the repository has no definition of its own.
@@ -165,7 +166,7 @@ def load_surfaces(root: str) -> tuple[tuple[SurfaceRule, ...] | None, str]:
     if not resolved.entries:
         detail = resolved.problem.message if resolved.problem else "no patterns"
         return None, detail
-    return tuple(SurfaceRule(e.pattern, e.cls, e.reason) for e in resolved.entries), ""
+    return resolved, ""
 
 
 def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
@@ -228,16 +229,11 @@ def gather_facts(
                 )
             else:
                 task = task_facts(root, ledger_task, "exec")
-    override_entries = [
-        (e.kind, e.subject, e.payload)
-        for kind in ("override_granted", "override_revoked", "override_used")
-        for e in ledger.entries(kind=kind)
-    ]
     grants: tuple[OverrideGrant, ...] = ()
-    if override_entries:
-        from plangate.hooks.override import active_grants, grant_states
+    entries = override_entries(ledger)
+    if entries:
 
-        grants = active_grants(grant_states(override_entries), now or utc_now())
+        grants = active_grants(grant_states(entries), now or utc_now())
     return Facts(
         surfaces=surfaces,
         surfaces_problem=surfaces_problem,
@@ -406,19 +402,12 @@ def _spend_one_shots(
 ) -> Result:
     """Spend one-shot grants a decision used, under a lock; re-decide if one was spent meanwhile."""
     from plangate.fsutil import exclusive_lock
-    from plangate.hooks.override import active_grants, grant_states
-
     used = list(result.facts.get("overrides_used", []))
     one_shots = {g.grant_id for g in facts.overrides if g.one_shot}
     if not any(g in one_shots for g in used):
         return result
     with exclusive_lock(Path(root) / ".plangate" / "locks" / "override.lock", wait=True):
-        entries = [
-            (e.kind, e.subject, e.payload)
-            for kind in ("override_granted", "override_revoked", "override_used")
-            for e in ledger.entries(kind=kind)
-        ]
-        fresh = active_grants(grant_states(entries), now or utc_now())
+        fresh = active_grants(grant_states(override_entries(ledger)), now or utc_now())
         result = decide(facts._replace(overrides=fresh), action)
         for grant_id in result.facts.get("overrides_used", []):
             if grant_id in one_shots:
@@ -437,7 +426,7 @@ def _decide_request(
 ) -> Result:
     action = build_action(request, root)
     if action.kind is ActionKind.READ:
-        return decide(Facts(surfaces=()), action)
+        return decide(Facts(surfaces=None), action)
     facts = gather_facts(root, env, ledger, moment)
     result = decide(facts, action)
     if result.facts.get("overrides_used"):

@@ -50,7 +50,7 @@ def test_pre_commit_hook_stops_out_of_scope_and_protected_commits(git_repo: Path
     (repo / "src" / "app.py").write_text("y\n")
     git(repo, "add", "src/app.py")
     stale = _git_proc(repo, "commit", "-q", "-m", "stale", env_extra=task_env)
-    assert stale.returncode != 0
+    assert stale.returncode == 1
     assert b"HOOK_TASK_NOT_VERIFIED" in stale.stderr
     assert b"HOOK_COMMITTED_OUTSIDE_SCOPE" in stale.stderr or b"outside the task's scope" in stale.stderr
 
@@ -65,7 +65,7 @@ def test_head_that_does_not_descend_from_the_approved_commit_blocks(git_repo: Pa
     (repo / "src" / "app.py").write_text("z\n")
     git(repo, "add", "src/app.py")
     proc = _git_proc(repo, "commit", "-q", "-m", "x", env_extra={"PLANGATE_TASK": "TASK-0001"})
-    assert proc.returncode != 0
+    assert proc.returncode == 1
     assert b"does not descend from the approved commit" in proc.stderr
 
 
@@ -92,7 +92,7 @@ def test_pre_push_checks_the_pushed_range(git_repo: Path, tmp_path: Path) -> Non
     # A human may skip the commit hook; the push hook still sees the change.
     assert _git_proc(git_repo, "commit", "-q", "--no-verify", "-m", "protected").returncode == 0
     pushed = _git_proc(git_repo, "push", "-q", "origin", "main")
-    assert pushed.returncode != 0
+    assert pushed.returncode == 1
     assert b"HOOK_PROTECTED_SURFACE" in pushed.stderr
 
 
@@ -276,7 +276,7 @@ def test_pre_push_of_a_new_branch_compares_with_the_remote_history(
     assert _git_proc(git_repo, "commit", "-q", "--no-verify", "-m", "code").returncode == 0
     git(git_repo, "checkout", "-q", "-b", "feature2")
     pushed = _git_proc(git_repo, "push", "-q", "origin", "feature2")
-    assert pushed.returncode != 0
+    assert pushed.returncode == 1
     assert b"HOOK_NO_ACTIVE_TASK" in pushed.stderr
     assert b"code.py" in pushed.stderr
 

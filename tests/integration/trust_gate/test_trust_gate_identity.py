@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from plangate.canonical import sha256_digest
-from plangate.demo.harness import render_plan
+from plangate.cli.demo.harness import render_plan
 from plangate.git import Git
 from plangate.ledger import open_ledger
 from plangate.trust.harness_def import DefinitionRejected

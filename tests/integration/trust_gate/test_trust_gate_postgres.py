@@ -11,7 +11,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from plangate.demo.harness import render_plan
+from plangate.cli.demo.harness import render_plan
 from plangate.ledger import open_ledger
 from support.cli import RunCli
 from support.gate import (  # noqa: F401 -- harness_template is a fixture

@@ -173,7 +173,7 @@ def test_ledger_string_tests_agree_with_the_regular_expressions(text: str) -> No
 def test_a_hook_process_imports_neither_dataclasses_nor_tomllib() -> None:
     code = (
         "import sys\n"
-        "import plangate.hooks.entry, plangate.hooks.claude, plangate.hooks.service\n"
+        "import plangate.hooks.entry, plangate.hooks.hosts.claude, plangate.hooks.service\n"
         "import plangate.ledger, plangate.ledger.sqlite, plangate.surfaces\n"
         "from plangate.surfaces import resolve_surfaces\n"
         "from pathlib import Path\n"

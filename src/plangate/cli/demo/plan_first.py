@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from plangate.demo import Demo
+from plangate.cli.demo import Demo
 
 TASK = "TASK-0001"
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from plangate.canonical import sha256_digest
 
 if TYPE_CHECKING:
-    from plangate.demo import Demo
+    from plangate.cli.demo import Demo
 
 VERIFIER_PATH = "harness/verifiers/completion_evidence.py"
 
@@ -78,7 +78,7 @@ def improvement_plan(baseline: str, manifest_ref: str) -> str:
     One trial is enough because the demo harness is deterministic; the plan says
     so in ``trials_reason`` (a single trial needs a written reason).
     """
-    from plangate.demo.harness import render_plan
+    from plangate.cli.demo.harness import render_plan
 
     text = render_plan(baseline, manifest_ref).replace(
         _MUTANT_LINE,
@@ -108,8 +108,8 @@ def review_record(candidate_id: str, commit: str, sealed_ref: str) -> str:
 
 def run_steps(demo: Demo) -> None:
     """Walk one improvement round: PASS, FAIL (lost mutant), INCONCLUSIVE (too few trials)."""
-    from plangate.demo import Demo as DemoClass
-    from plangate.demo.harness import materialise
+    from plangate.cli.demo import Demo as DemoClass
+    from plangate.cli.demo.harness import materialise
 
     repo = demo.repo.parent / "harness-improve"
     materialise(repo)

@@ -31,9 +31,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from plangate.canonical import StrictJSONError, strict_loads_object
-from plangate.hooks.protocol import HookOutput, dumps, fail_closed, reason_text
-from plangate.verdict import Reason, Result
+from plangate.hooks.hosts.protocol import (
+    HookOutput,
+    dumps,
+    fail_closed,
+    file_tool_path,
+    parse_payload,
+    payload_error,
+    reason_text,
+    tool_call,
+    unknown_tool_request,
+)
+from plangate.verdict import Result
 
 PRE = "PreToolUse"
 POST = "PostToolUse"
@@ -54,23 +63,6 @@ READ_TOOLS = frozenset(
         "ReadMcpResourceTool", "TaskOutput",
     }
 )
-
-
-def payload_error(message: str, code: str = "HOOK_PAYLOAD_INVALID") -> Result:
-    """A deny for a payload that cannot be read."""
-    return Result("DENY", (Reason(code, message, "check the host version and hook wiring"),), {})
-
-
-def parse_payload(data: bytes) -> dict[str, Any] | Result:
-    """The payload object, or a deny :class:`Result` saying why it is unusable."""
-    from plangate.hooks.protocol import MAX_PAYLOAD_BYTES
-
-    if len(data) > MAX_PAYLOAD_BYTES:
-        return payload_error(f"the hook payload is larger than {MAX_PAYLOAD_BYTES} bytes")
-    try:
-        return strict_loads_object(data, "hook payload")
-    except StrictJSONError as exc:
-        return payload_error(f"{exc.code}: {exc.message}")
 
 
 def deny_output(result: Result, event: str, label: str = "") -> HookOutput:
@@ -95,16 +87,14 @@ def tool_request(
     """A :class:`HookRequest` for a PreToolUse payload (Claude Code tool names)."""
     from plangate.hooks.service import HookRequest
 
-    tool = payload.get("tool_name")
-    tool_input = payload.get("tool_input")
-    if not isinstance(tool, str) or not tool:
-        return payload_error("tool_name is missing or not text")
-    if not isinstance(tool_input, dict):
-        return payload_error("tool_input is missing or not an object")
+    call = tool_call(payload)
+    if isinstance(call, Result):
+        return call
+    tool, tool_input = call
     if tool in FILE_TOOLS:
-        path = tool_input.get(FILE_TOOLS[tool])
-        if not isinstance(path, str) or not path:
-            return payload_error(f"{tool} has no {FILE_TOOLS[tool]}")
+        path = file_tool_path(tool, tool_input, FILE_TOOLS[tool])
+        if isinstance(path, Result):
+            return path
         return HookRequest(host, event, cwd, tool, file_targets=(path,))
     if tool in SHELL_TOOLS:
         command = tool_input.get("command")
@@ -113,11 +103,7 @@ def tool_request(
         return HookRequest(host, event, cwd, tool, shell_command=command)
     if tool in READ_TOOLS:
         return HookRequest(host, event, cwd, tool, read_only=True)
-    return HookRequest(
-        host, event, cwd, tool,
-        unclassifiable=(f"unknown tool {tool!r}: its writes cannot be judged",),
-        unclassifiable_code="HOOK_TOOL_UNKNOWN",
-    )
+    return unknown_tool_request(host, event, cwd, tool)
 
 
 def handle(data: bytes, env: Mapping[str, str]) -> HookOutput:

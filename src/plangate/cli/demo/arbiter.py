@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from plangate.demo import Demo
+from plangate.cli.demo import Demo
 from plangate.surfaces import REPO_SURFACES_RELPATH, bundled_template_bytes
 
 TASK = "TASK-0002"

@@ -8,7 +8,6 @@ import pytest
 
 from plangate.clock import format_utc
 from plangate.errors import UsageError
-from plangate.hooks.codex import patch_targets
 from plangate.hooks.override import (
     KIND_GRANTED,
     KIND_REVOKED,
@@ -101,17 +100,15 @@ def test_agent_markers() -> None:
     assert agent_markers_present({"CI": ""}) == []
 
 
-def test_patch_targets() -> None:
-    patch = (
-        "*** Begin Patch\n*** Update File: a.py\n@@\n-x\n+y\n*** Move to: b.py\n"
-        "*** Add File: c.py\n+z\n*** Delete File: d.py\n*** End Patch\n"
-    )
-    assert patch_targets(patch) == (["a.py", "b.py", "c.py", "d.py"], [])
-    assert patch_targets("*** Update File: a.py") == (
-        [],
-        ["the patch has no '*** Begin Patch' line"],
-    )
-    assert patch_targets("*** Begin Patch\n*** End Patch")[1] == ["the patch names no file"]
-    assert patch_targets("*** Begin Patch\n*** Add File: \n")[1]
-    crlf = "*** Begin Patch\r\n*** Add File: e.py\r\n*** End Patch\r\n"
-    assert patch_targets(crlf) == (["e.py"], [])
+
+
+# -- Adversarial review: an agent marker blanked to the empty string is still a marker.
+
+
+def test_empty_marker_still_counts() -> None:
+    assert agent_markers_present({"CLAUDECODE": ""}) == ["CLAUDECODE"]
+    assert agent_markers_present({"CODEX_SANDBOX": ""}) == ["CODEX_SANDBOX"]
+
+
+def test_no_marker_is_no_marker() -> None:
+    assert agent_markers_present({"HOME": "/home/x", "TERM": "xterm"}) == []

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from plangate.demo import Demo
+    from plangate.cli.demo import Demo
 
 RESOURCE_DIR = "demo-harness"
 DOT_PREFIX = "dot-"
@@ -88,7 +88,7 @@ def candidate_json(
 
 def run_steps(demo: Demo) -> None:
     """Walk the harness journey: manifest, plan, three candidates through the gate."""
-    from plangate.demo import Demo as DemoClass
+    from plangate.cli.demo import Demo as DemoClass
 
     repo = demo.repo.parent / "harness-gate"
     materialise(repo)

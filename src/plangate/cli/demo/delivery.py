@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from plangate.demo import Demo
+from plangate.cli.demo import Demo
 
 TASK = "TASK-0001"
 HARNESS = json.dumps(

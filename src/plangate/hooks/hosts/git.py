@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from plangate.hooks.protocol import HookOutput, fail_closed, reason_text
+from plangate.hooks.hosts.protocol import HookOutput, fail_closed, reason_text
 from plangate.verdict import Result
 
 ZERO_SHA_CHARS = frozenset("0")

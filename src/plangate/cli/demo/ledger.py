@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from plangate.demo import Demo
+from plangate.cli.demo import Demo
 
 
 def run_steps(demo: Demo) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 
-from plangate.demo import Demo
+from plangate.cli.demo import Demo
 
 TASK = "TASK-0090"
 

@@ -18,13 +18,13 @@ from plangate.cli.context import Context
 from plangate.errors import PlanGateError
 
 STEP_MODULES: tuple[str, ...] = (
-    "plangate.demo.plan_first",
-    "plangate.demo.arbiter",
-    "plangate.demo.ledger",
-    "plangate.demo.delivery",
-    "plangate.demo.harness",
-    "plangate.demo.improvement",
-    "plangate.demo.hooks",
+    "plangate.cli.demo.plan_first",
+    "plangate.cli.demo.arbiter",
+    "plangate.cli.demo.ledger",
+    "plangate.cli.demo.delivery",
+    "plangate.cli.demo.harness",
+    "plangate.cli.demo.improvement",
+    "plangate.cli.demo.hooks",
 )
 
 

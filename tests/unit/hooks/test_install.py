@@ -40,3 +40,16 @@ def test_action_runs_the_ci_check() -> None:
     assert 'plangate ci check --base "$BASE" --head "$HEAD" --json' in scripts
     assert set(action["inputs"]) >= {"base", "head"}
     assert action["outputs"]["verdict"]["value"] == "${{ steps.check.outputs.verdict }}"
+
+
+def test_installed_commands_name_an_importable_entry_point() -> None:
+    import importlib.util
+    import shlex
+
+    from plangate.hooks.install import git_hook_script, hook_command
+
+    for line in (hook_command("claude", "python3"), git_hook_script("git-pre-push", "python3")):
+        words = shlex.split(line.splitlines()[-1].replace("exec ", ""), comments=True)
+        module = words[words.index("-m") + 1]
+        assert module == "plangate.hooks"
+        assert importlib.util.find_spec(module + ".__main__") is not None

@@ -29,10 +29,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from plangate.hooks.claude import (
+from plangate.hooks.hosts.protocol import (
+    HookOutput,
+    command_text,
+    file_tool_path,
     payload_error,
+    tool_call,
+    under,
+    unknown_tool_request,
+    unreadable_patch_request,
 )
-from plangate.hooks.protocol import HookOutput, command_text
+from plangate.verdict import Result
 
 PATCH_TOOLS = frozenset({"apply_patch", "ApplyPatch"})
 SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command", "local_shell", "unified_exec"})
@@ -110,60 +117,65 @@ def shell_patch(command: object, cwd: str) -> tuple[str | None, str, str]:
     )
 
 
+def _patch_request(
+    host: str, event: str, cwd: str, tool: str, patch: str, *, work_cwd: str
+) -> Any:
+    """The request of an apply_patch tool call: every header path is a target."""
+    from plangate.hooks.service import HookRequest
+
+    paths, problems = patch_targets(patch)
+    if problems:
+        return unreadable_patch_request(host, event, cwd, tool, problems)
+    if work_cwd != cwd:
+        # Whether the tool applies paths against workdir is not known here:
+        # judge each path in both directories (both must pass).
+        paths += [under(work_cwd, p) for p in paths]
+    return HookRequest(host, event, cwd, tool, file_targets=tuple(paths))
+
+
+def _shell_request(host: str, event: str, cwd: str, tool: str, raw_command: object) -> Any:
+    """The request of a shell tool call; a command that carries a patch is read as the patch."""
+    from plangate.hooks.service import HookRequest
+
+    command = command_text(raw_command)
+    if command is None:
+        return payload_error(f"{tool} has no command")
+    if "*** Begin Patch" in command:
+        patch, patch_cwd, problem = shell_patch(raw_command, cwd)
+        paths, problems = patch_targets(patch) if patch is not None else ([], [problem])
+        if problems:
+            return unreadable_patch_request(host, event, cwd, tool, problems)
+        return HookRequest(host, event, patch_cwd, tool, file_targets=tuple(paths))
+    return HookRequest(host, event, cwd, tool, shell_command=command)
+
+
 def tool_request(host: str, payload: Mapping[str, Any], cwd: str, event: str) -> Any:
     """A :class:`HookRequest` for a Codex PreToolUse payload."""
     from plangate.hooks.service import HookRequest
 
-    tool = payload.get("tool_name")
-    tool_input = payload.get("tool_input")
-    if not isinstance(tool, str) or not tool:
-        return payload_error("tool_name is missing or not text")
-    if not isinstance(tool_input, dict):
-        return payload_error("tool_input is missing or not an object")
+    call = tool_call(payload)
+    if isinstance(call, Result):
+        return call
+    tool, tool_input = call
     workdir = tool_input.get("workdir")
     if workdir is not None and (not isinstance(workdir, str) or workdir == ""):
         return payload_error("workdir is not a non-empty text")
-    work_cwd = cwd
-    if isinstance(workdir, str):
-        work_cwd = workdir if workdir.startswith("/") else f"{cwd.rstrip('/')}/{workdir}"
+    work_cwd = under(cwd, workdir) if isinstance(workdir, str) else cwd
     if tool in PATCH_TOOLS:
         patch = tool_input.get("command", tool_input.get("patch", tool_input.get("input")))
         if not isinstance(patch, str):
             return payload_error("apply_patch carries no patch text in tool_input.command")
-        paths, problems = patch_targets(patch)
-        if problems:
-            return HookRequest(host, event, cwd, tool, unclassifiable=tuple(problems),
-                                   unclassifiable_code="HOOK_PATCH_UNREADABLE")
-        if work_cwd != cwd:
-            # Whether the tool applies paths against workdir is not known here:
-            # judge each path in both directories (both must pass).
-            paths += [p if p.startswith("/") else f"{work_cwd.rstrip('/')}/{p}" for p in paths]
-        return HookRequest(host, event, cwd, tool, file_targets=tuple(paths))
+        return _patch_request(host, event, cwd, tool, patch, work_cwd=work_cwd)
     if tool in SHELL_TOOLS:
-        command = command_text(tool_input.get("command"))
-        if command is None:
-            return payload_error(f"{tool} has no command")
-        cwd = work_cwd
-        if "*** Begin Patch" in command:
-            patch, patch_cwd, problem = shell_patch(tool_input.get("command"), cwd)
-            paths, problems = patch_targets(patch) if patch is not None else ([], [problem])
-            if problems:
-                return HookRequest(host, event, cwd, tool, unclassifiable=tuple(problems),
-                                   unclassifiable_code="HOOK_PATCH_UNREADABLE")
-            return HookRequest(host, event, patch_cwd, tool, file_targets=tuple(paths))
-        return HookRequest(host, event, cwd, tool, shell_command=command)
+        return _shell_request(host, event, work_cwd, tool, tool_input.get("command"))
     if tool in FILE_TOOLS:
-        path = tool_input.get(FILE_TOOLS[tool])
-        if not isinstance(path, str) or not path:
-            return payload_error(f"{tool} has no {FILE_TOOLS[tool]}")
+        path = file_tool_path(tool, tool_input, FILE_TOOLS[tool])
+        if isinstance(path, Result):
+            return path
         return HookRequest(host, event, cwd, tool, file_targets=(path,))
     if tool in READ_TOOLS:
         return HookRequest(host, event, cwd, tool, read_only=True)
-    return HookRequest(
-        host, event, cwd, tool,
-        unclassifiable=(f"unknown tool {tool!r}: its writes cannot be judged",),
-        unclassifiable_code="HOOK_TOOL_UNKNOWN",
-    )
+    return unknown_tool_request(host, event, cwd, tool)
 
 
 def handle(data: bytes, env: Mapping[str, str]) -> HookOutput:
@@ -172,6 +184,6 @@ def handle(data: bytes, env: Mapping[str, str]) -> HookOutput:
     Codex speaks Claude Code's hook protocol; only the tool vocabulary differs
     (``apply_patch`` patches, argv shells), which :func:`tool_request` reads.
     """
-    from plangate.hooks.claude import handle_claude_protocol
+    from plangate.hooks.hosts.claude import handle_claude_protocol
 
     return handle_claude_protocol("codex", data, env, tool_request)

@@ -13,7 +13,6 @@ from plangate.hooks.decision import (
     ActionKind,
     Facts,
     OverrideGrant,
-    SurfaceRule,
     Target,
     TaskFacts,
     decide,
@@ -21,9 +20,17 @@ from plangate.hooks.decision import (
     is_approvals_path,
     planning_file_task,
 )
+from plangate.surfaces import ProtectedPattern, ResolvedSurfaces
 from plangate.verdict import Reason
 
-SURFACES = (SurfaceRule("**/CLAUDE.md"), SurfaceRule(".github/workflows/**"))
+
+def protected(*patterns: str) -> ResolvedSurfaces:
+    """A resolved definition protecting ``patterns`` (class ``rules``)."""
+    entries = tuple(ProtectedPattern(p, "rules", "protected in this test") for p in patterns)
+    return ResolvedSurfaces("explicit", None, None, entries)
+
+
+SURFACES = protected("**/CLAUDE.md", ".github/workflows/**")
 TASK = TaskFacts("TASK-0001", "env", True, allowed_paths=("src/app.py", "tests/**"))
 NO_TASK = Facts(surfaces=SURFACES)
 WITH_TASK = Facts(surfaces=SURFACES, task=TASK, locked_tasks=frozenset({"TASK-0001"}))
@@ -115,7 +122,7 @@ def test_missing_or_empty_scope_denies(allowed: tuple[str, ...] | None) -> None:
     ],
 )
 def test_guarded_paths_denied_even_in_scope(path: str) -> None:
-    facts = WITH_TASK._replace(surfaces=(), task=TASK._replace(allowed_paths=("**",)))
+    facts = WITH_TASK._replace(surfaces=protected(), task=TASK._replace(allowed_paths=("**",)))
     result = decide(facts, write(path))
     assert result.verdict == DENY
     assert result.codes[0] in ("HOOK_PLANGATE_STATE", "HOOK_GIT_INTERNALS", "HOOK_CONFIG_FILE")
@@ -155,7 +162,7 @@ def test_all_reasons_of_all_targets_are_listed() -> None:
 
 
 def test_effect_of_own_verified_package_and_record_is_not_an_edit() -> None:
-    facts = WITH_TASK._replace(surfaces=(SurfaceRule("**/approvals/**"),))
+    facts = WITH_TASK._replace(surfaces=protected("**/approvals/**"))
     own = ("docs/working/TASK-0001/approvals/c3.json", "docs/working/TASK-0001/plan.md")
     assert decide(facts, write(*own, kind=ActionKind.EFFECT)).verdict == ALLOW
     assert decide(facts, write(*own, kind=ActionKind.COMMIT)).verdict == ALLOW
@@ -252,3 +259,18 @@ def test_with_task_an_allow_is_always_inside_scope(path: str) -> None:
     result = decide(WITH_TASK, write(path))
     if result.verdict == ALLOW:
         assert match_any(TASK.allowed_paths or (), path) is not None
+
+
+def test_evidence_is_listed_once_in_first_seen_order() -> None:
+    paths = ["b.txt", "a.txt", "b.txt", "c.txt", "a.txt"]
+    result = decide(NO_TASK, write(*paths))
+    (reason,) = result.reasons
+    assert reason.code == "HOOK_NO_ACTIVE_TASK"
+    assert reason.evidence == ("b.txt", "a.txt", "c.txt")
+
+
+def test_many_targets_stay_linear() -> None:
+    paths = [f"notes/{i}.txt" for i in range(20000)]
+    (reason,) = decide(NO_TASK, write(*paths)).reasons
+    assert len(reason.evidence) == 20000
+    assert reason.message.endswith("(+19992 more)")

@@ -56,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _read_snapshot(ctx: Context, name: str) -> bytes:
-    from plangate.delivery.snapshot import MAX_SNAPSHOT_BYTES
+    from plangate.delivery.pr_snapshot import MAX_SNAPSHOT_BYTES
 
     if name == "-":
         data = ctx.stdin.read(MAX_SNAPSHOT_BYTES + 1)

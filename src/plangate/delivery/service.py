@@ -1,4 +1,5 @@
-"""Delivery at the IO edge: verify the approval, measure ancestry, assess, record.
+"""Delivery at the IO edge: verify the approval, measure ancestry, assess, record; and the
+facts ``ci check`` judges (:func:`gather_pull_request`, :func:`check_pull_request`).
 
 ``assess_task`` runs, under the task's delivery lock:
 
@@ -10,7 +11,7 @@
    the task;
 3. the scope: ``plan.md`` is read again, its hash must equal the verified
    ``plan_hash`` (so the scope is the approved plan's), and the allowed paths
-   come from :func:`plangate.plan.loopspec.extract_allowed_paths`;
+   come from :func:`plangate.plan.scope.derive_scope`;
 4. ancestry, *measured* with git: the PR head must be a descendant of the
    record's ``source_sha``. A commit that is not present locally, or any git
    failure, makes ancestry unmeasurable, which escalates (fail closed). The

@@ -190,3 +190,12 @@ def test_ci_protected_surface_is_human_required_with_exit_three(git_repo: Path, 
     assert body["verdict"] == "HUMAN_REQUIRED"
     assert body["facts"]["protected_paths"] == ["AGENTS.md"]
     assert body["reasons"][0]["evidence"] == ["AGENTS.md"]
+
+
+def test_ci_refuses_a_path_no_pattern_can_be_matched_against(git_repo: Path, run_cli) -> None:
+    base = define_surfaces(git_repo)
+    (git_repo / "what?.py").write_text("x\n")
+    commit_all(git_repo, "work")
+    result = run_cli(git_repo, "ci", "check", "--base", base, "--head", "HEAD")
+    assert result.code == 1, result.out
+    assert "PATH_HAS_WILDCARD" in result.err

@@ -3,12 +3,16 @@ of the strictest failing row, every failing row listed in table order."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from plangate.delivery.ci import RULES, PullRequestFacts, TaskFacts, decide, touched_tasks
 from plangate.surfaces import ProtectedPattern, ResolvedSurfaces
 from plangate.verdict import Reason, Result
 
+ROOT = Path(__file__).resolve().parents[3]
 BASE, HEAD = "b" * 40, "h" * 40
 PLAN = b"# Plan\n\n## Files / Components to Touch\n- `src/**`\n"
 ARTIFACTS = ("plan.md", "todo.md")
@@ -41,6 +45,13 @@ def codes(result: Result) -> list[str]:
 def test_the_table_order():
     assert tuple(rule.name for rule in RULES) == EXPECTED_ORDER
     assert [rule.verdict for rule in RULES] == ["REJECTED"] * 4 + ["HUMAN_REQUIRED"] * 2
+
+
+def test_the_documented_table_is_the_tables_order():
+    doc = (ROOT / "docs" / "agents.md").read_text()
+    section = doc[doc.index("## CI: `plangate ci check`"):doc.index("## doctor")]
+    names = re.findall(r"^\| `([a-z_]+)` \|", section, flags=re.MULTILINE)
+    assert names == [rule.name for rule in RULES]
 
 
 def test_in_scope_task_work_is_accepted():

@@ -954,6 +954,19 @@ def test_priority_order_is_the_documented_one_and_the_tables_order():
     assert contract()["priority_order"] == list(EXPECTED_ORDER)
 
 
+def test_the_documented_rule_table_is_the_tables_order():
+    doc = (ROOT / "docs" / "delivery.md").read_text()
+    section = doc[doc.index("## The rules (first match wins)"):doc.index("Only checks and the review")]
+    names = [m.group(1) for m in re.finditer(r"^\| `([a-z_]+)` \|", section, flags=re.MULTILINE)]
+    assert list(dict.fromkeys(names)) == list(PRIORITY_ORDER)
+
+
+def test_assess_help_lists_the_priority_order(run_cli, tmp_path):
+    result = run_cli(tmp_path, "delivery", "assess", "--help")
+    assert result.code == 0
+    assert ", ".join(PRIORITY_ORDER) in " ".join(result.out.split())
+
+
 def test_contract_text_is_deterministic_sorted_json():
     text = contract_text()
     assert text == contract_text()

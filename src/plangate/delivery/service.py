@@ -315,16 +315,7 @@ def assess_task(
         return DeliveryOutcome(verification, int(ExitCode.REJECTED))
     facts: dict[str, Any] = {"task_id": task_id, "snapshot_digest": sha256_digest(snapshot_bytes)}
     if snapshot.task_id != task_id:
-        return _rejected(
-            [
-                Reason(
-                    "DELIVERY_SNAPSHOT_TASK_MISMATCH",
-                    f"the snapshot is for {snapshot.task_id}, not {task_id}",
-                    "assess a snapshot of this task's pull request",
-                )
-            ],
-            facts,
-        )
+        return _rejected([_task_mismatch(snapshot, task_id)], facts)
     scope = derive_scope(task_dir, bound.plan_hash)
     if isinstance(scope, Reason):
         return _rejected([scope], facts)
@@ -359,6 +350,21 @@ def assess_task(
         return _rejected([Reason(exc.code, exc.message, exc.hint)], facts)
     if refusal is not None:
         return _rejected([refusal], {**facts, "state_not_recorded": assessment.state})
+    return _assessed(facts, assessment, rows, anchor)
+
+
+def _task_mismatch(snapshot: PRSnapshot, task_id: str) -> Reason:
+    return Reason(
+        "DELIVERY_SNAPSHOT_TASK_MISMATCH",
+        f"the snapshot is for {snapshot.task_id}, not {task_id}",
+        "assess a snapshot of this task's pull request",
+    )
+
+
+def _assessed(
+    facts: Mapping[str, Any], assessment: Assessment, rows: list[dict[str, Any]], anchor: Anchor
+) -> DeliveryOutcome:
+    """The recorded assessment as the command reports it."""
     result = assessment.result()
     out_facts = {
         **facts,

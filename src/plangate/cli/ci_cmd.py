@@ -22,8 +22,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 
 def run(argv: list[str], ctx: Context) -> int:
     """Entry point of ``plangate ci``."""
-    from plangate.hooks.ci import check
+    from plangate.delivery.service import check_pull_request
 
     args = _parser(f"plangate {argv[0]}").parse_args(argv[1:])
-    result = check(ctx.cwd, args.base, args.head)
+    result = check_pull_request(ctx.cwd, args.base, args.head)
     return print_result(ctx, result, as_json=args.json, title="plangate ci check")

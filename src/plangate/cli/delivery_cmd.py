@@ -20,6 +20,8 @@ ASSESS_EXIT_HELP = (
 
 
 def _parser() -> argparse.ArgumentParser:
+    from plangate.delivery.machine import PRIORITY_ORDER
+
     parser = argparse.ArgumentParser(
         prog="plangate delivery",
         description="Assess merge readiness of a pull request against the approved plan. "
@@ -30,7 +32,9 @@ def _parser() -> argparse.ArgumentParser:
         "assess",
         help="assess a PR snapshot",
         description="Re-verify the c3-prime record, measure ancestry with git and assess "
-        "the PR snapshot in the documented priority order.",
+        "the PR snapshot; the first rule that applies decides, in this order: "
+        + ", ".join(PRIORITY_ORDER)
+        + ".",
         epilog=ASSESS_EXIT_HELP,
     )
     assess.add_argument("task", help="task id, e.g. TASK-0001")
@@ -56,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _read_snapshot(ctx: Context, name: str) -> bytes:
-    from plangate.delivery.snapshot import MAX_SNAPSHOT_BYTES
+    from plangate.delivery.pr_snapshot import MAX_SNAPSHOT_BYTES
 
     if name == "-":
         data = ctx.stdin.read(MAX_SNAPSHOT_BYTES + 1)

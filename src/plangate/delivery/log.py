@@ -22,7 +22,7 @@ new rows, so nothing is appended.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,6 +113,7 @@ def _int(value: object) -> bool:
 
 
 def _shape_problems(row: Mapping[str, Any]) -> list[str]:
+    """Problems of a known-kind row's shape (rows of unknown kinds are kept as they are)."""
     kind = row["kind"]
     allowed = _KEYS.get(kind)
     if allowed is None:
@@ -125,71 +126,101 @@ def _shape_problems(row: Mapping[str, Any]) -> list[str]:
     missing = sorted(required - set(row))
     if missing:
         return [*problems, f"missing key(s) {missing}"]
-    if kind == "state":
-        if row["state"] not in (*STATES, *EXITS):
-            problems.append(f"unknown state {row['state']!r}")
-        if not (_int(row["pr_number"]) and row["pr_number"] >= 1):
-            problems.append("pr_number is not a positive integer")
-        if not (isinstance(row["head_sha"], str) and FULL_SHA_RE.fullmatch(row["head_sha"])):
-            problems.append("head_sha is not a full commit id")
-        reasons = row["reasons"]
-        if not isinstance(reasons, list) or not all(
-            isinstance(r, dict)
-            and set(r) == {"code", "message"}
-            and all(isinstance(v, str) for v in r.values())
-            for r in reasons
-        ):
-            problems.append("reasons must be a list of {code, message}")
-    elif kind == "intent":
-        if row["action_kind"] not in ACTION_KINDS:
-            problems.append(f"unknown action_kind {row['action_kind']!r}")
-        if not isinstance(row["payload"], dict):
-            problems.append("payload is not an object")
-        elif row["action_id"] != action_id(str(row["action_kind"]), row["payload"]):
-            problems.append("action_id does not match the digest of the payload (tampered)")
-    elif kind == "receipt":
-        if row["action_kind"] not in ACTION_KINDS:
-            problems.append(f"unknown action_kind {row['action_kind']!r}")
-        if not is_digest(row["action_id"]):
-            problems.append("action_id is not a sha256 digest")
-        if not (_int(row["pr_number"]) and row["pr_number"] >= 1):
-            problems.append("pr_number is not a positive integer")
-        if not isinstance(row["head_sha"], str):
-            problems.append("head_sha is not a string")
-        if row["round"] is not None and not (_int(row["round"]) and row["round"] >= 0):
-            problems.append("round is neither null nor a non-negative integer")
-        if not (isinstance(row["result_ref"], str) and row["result_ref"]):
-            problems.append("result_ref is empty")
-        if "finding_type" in row and not isinstance(row["finding_type"], str):
-            problems.append("finding_type is not a string")
-    elif kind == "merge_ready":
-        record = row["record"]
-        if not isinstance(record, dict) or set(record) != MERGE_READY_RECORD_KEYS:
-            problems.append(f"record must have exactly the keys {sorted(MERGE_READY_RECORD_KEYS)}")
-        else:
-            if not (_int(record["pr_number"]) and record["pr_number"] >= 1):
-                problems.append("record.pr_number is not a positive integer")
-            if not (
-                isinstance(record["head_sha"], str) and FULL_SHA_RE.fullmatch(record["head_sha"])
-            ):
-                problems.append("record.head_sha is not a full commit id")
-            if not (_int(record["round"]) and record["round"] >= 0):
-                problems.append("record.round is not a non-negative integer")
-            summary = record["check_summary"]
-            if (
-                not isinstance(summary, dict)
-                or not summary
-                or not all(isinstance(v, str) for v in summary.values())
-            ):
-                problems.append("record.check_summary must be a non-empty name -> conclusion map")
-            if not isinstance(record["review_disposition"], dict):
-                problems.append("record.review_disposition is not an object")
-            for key in ("plan_hash", "plan_package_hash"):
-                if not is_digest(record[key]):
-                    problems.append(f"record.{key} is not a sha256 digest")
-            if not isinstance(record["source_sha"], str):
-                problems.append("record.source_sha is not a string")
+    return [*problems, *_KIND_SHAPES[kind](row)]
+
+
+def _positive(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _full_sha(value: object) -> bool:
+    return isinstance(value, str) and FULL_SHA_RE.fullmatch(value) is not None
+
+
+def _state_shape(row: Mapping[str, Any]) -> list[str]:
+    problems = []
+    if row["state"] not in (*STATES, *EXITS):
+        problems.append(f"unknown state {row['state']!r}")
+    if not _positive(row["pr_number"]):
+        problems.append("pr_number is not a positive integer")
+    if not _full_sha(row["head_sha"]):
+        problems.append("head_sha is not a full commit id")
+    reasons = row["reasons"]
+    if not isinstance(reasons, list) or not all(
+        isinstance(r, dict)
+        and set(r) == {"code", "message"}
+        and all(isinstance(v, str) for v in r.values())
+        for r in reasons
+    ):
+        problems.append("reasons must be a list of {code, message}")
     return problems
+
+
+def _intent_shape(row: Mapping[str, Any]) -> list[str]:
+    problems = []
+    if row["action_kind"] not in ACTION_KINDS:
+        problems.append(f"unknown action_kind {row['action_kind']!r}")
+    if not isinstance(row["payload"], dict):
+        problems.append("payload is not an object")
+    elif row["action_id"] != action_id(str(row["action_kind"]), row["payload"]):
+        problems.append("action_id does not match the digest of the payload (tampered)")
+    return problems
+
+
+def _receipt_shape(row: Mapping[str, Any]) -> list[str]:
+    problems = []
+    if row["action_kind"] not in ACTION_KINDS:
+        problems.append(f"unknown action_kind {row['action_kind']!r}")
+    if not is_digest(row["action_id"]):
+        problems.append("action_id is not a sha256 digest")
+    if not _positive(row["pr_number"]):
+        problems.append("pr_number is not a positive integer")
+    if not isinstance(row["head_sha"], str):
+        problems.append("head_sha is not a string")
+    if row["round"] is not None and not (_int(row["round"]) and row["round"] >= 0):
+        problems.append("round is neither null nor a non-negative integer")
+    if not (isinstance(row["result_ref"], str) and row["result_ref"]):
+        problems.append("result_ref is empty")
+    if "finding_type" in row and not isinstance(row["finding_type"], str):
+        problems.append("finding_type is not a string")
+    return problems
+
+
+def _merge_ready_shape(row: Mapping[str, Any]) -> list[str]:
+    record = row["record"]
+    if not isinstance(record, dict) or set(record) != MERGE_READY_RECORD_KEYS:
+        return [f"record must have exactly the keys {sorted(MERGE_READY_RECORD_KEYS)}"]
+    problems = []
+    if not _positive(record["pr_number"]):
+        problems.append("record.pr_number is not a positive integer")
+    if not _full_sha(record["head_sha"]):
+        problems.append("record.head_sha is not a full commit id")
+    if not (_int(record["round"]) and record["round"] >= 0):
+        problems.append("record.round is not a non-negative integer")
+    summary = record["check_summary"]
+    if (
+        not isinstance(summary, dict)
+        or not summary
+        or not all(isinstance(v, str) for v in summary.values())
+    ):
+        problems.append("record.check_summary must be a non-empty name -> conclusion map")
+    if not isinstance(record["review_disposition"], dict):
+        problems.append("record.review_disposition is not an object")
+    for key in ("plan_hash", "plan_package_hash"):
+        if not is_digest(record[key]):
+            problems.append(f"record.{key} is not a sha256 digest")
+    if not isinstance(record["source_sha"], str):
+        problems.append("record.source_sha is not a string")
+    return problems
+
+
+_KIND_SHAPES: Mapping[str, Callable[[Mapping[str, Any]], list[str]]] = {
+    "state": _state_shape,
+    "intent": _intent_shape,
+    "receipt": _receipt_shape,
+    "merge_ready": _merge_ready_shape,
+}
+"""The shape rule of each known row kind."""
 
 
 def parse_record_bytes(data: bytes) -> tuple[dict[str, Any], ...]:

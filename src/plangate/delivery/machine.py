@@ -3,38 +3,37 @@
 :func:`assess` never opens a file, runs git or reads the clock. The service
 layer (:mod:`plangate.delivery.service`) gives it the validated PR snapshot,
 the delivery record read once, the scope derived from the approved
-``plan.md``, the ancestry fact *measured* with git, and the bound fields of the
-verified c3-prime record.
+``plan.md``, the ancestry fact *measured* with git, the protected surfaces
+committed at ``source_sha`` and the bound fields of the verified c3-prime record.
 
-Rules are applied in :data:`PRIORITY_ORDER`; the first one that applies decides
-(reference section 6.3, with the upstream defects fixed: the scope uses the
-one glob matcher and the LoopSpec's allowed paths, and ancestry is a measured
-fact that fails closed when it cannot be measured). There is no ``MERGED``
-state and nothing here merges: ``MERGE_READY`` is the terminal state.
+The decision is the ordered table :data:`RULES`: each rule is a small named
+function that decides or passes, and the first that decides wins. The scope uses
+the one glob matcher and the LoopSpec's allowed paths, and ancestry is a measured
+fact that fails closed when it cannot be measured. :data:`PRIORITY_ORDER` (printed
+by ``plangate delivery contract``) is generated from the table. There is no
+``MERGED`` state and nothing here merges: ``MERGE_READY`` is the terminal state.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from functools import cached_property
+from typing import Any, Literal, NamedTuple
 
 from plangate.canonical import digest
-from plangate.delivery.snapshot import (
+from plangate.delivery.pr_snapshot import (
     FAILED_CONCLUSIONS,
     PASSING_CONCLUSIONS,
     PENDING_CONCLUSIONS,
+    SNAPSHOT_RULE,
+    Check,
     Finding,
     PRSnapshot,
 )
-from plangate.paths import (
-    PathRejected,
-    glob_match,
-    is_canonical_path,
-    match_any,
-    validate_pattern,
-)
+from plangate.paths import PathRejected, is_canonical_path, match_any, validate_pattern
+from plangate.surfaces import PROVENANCE_BUNDLED_TEMPLATE, ResolvedSurfaces
 from plangate.verdict import ExitCode, Reason, Result
 
 STATES: tuple[str, ...] = (
@@ -52,25 +51,6 @@ EXITS: tuple[str, ...] = ("EXEC_RETURN", "HUMAN_ESCALATED")
 """Ways out of the machine that are not states: back to exec, or to a human."""
 
 TERMINAL: tuple[str, ...] = ("MERGE_READY",)
-
-PRIORITY_ORDER: tuple[str, ...] = (
-    "invalid_snapshot",
-    "plan_deviation",
-    "protected_surface",
-    "escalation_flags",
-    "ancestry_fail",
-    "unknown_check_conclusion",
-    "taxonomy_unverifiable",
-    "round_limit",
-    "same_type_recurrence",
-    "ci_failed",
-    "conflict",
-    "review_findings",
-    "waiting_checks",
-    "waiting_review",
-    "merge_ready_candidate",
-    "merge_ready",
-)
 
 ROUND_LIMIT = 3
 """At most three repair rounds; a fourth is never requested (HUMAN_ESCALATED)."""
@@ -156,37 +136,6 @@ class Scope:
 
 
 @dataclass(frozen=True)
-class Protection:
-    """The protected-surface definition the PR is judged by (committed at ``source_sha``).
-
-    ``entries`` are ``(pattern, class)`` pairs matched case-folded (over-match is the
-    safe side); ``problem`` is set when no usable definition could be read, which
-    escalates. A repository without its own definition is judged by the bundled
-    template's entries (the arbiter escalates an undefined boundary at approval time).
-    """
-
-    entries: tuple[tuple[str, str], ...]
-    provenance: str
-    path: str | None = None
-    digest: str | None = None
-    problem: str = ""
-
-    def hits(self, paths: Sequence[str]) -> list[str]:
-        """``path (class: pattern)`` for every path a protected surface covers."""
-        out = []
-        for path in paths:
-            for pattern, cls in self.entries:
-                try:
-                    matched = glob_match(pattern, path, casefold=True)
-                except PathRejected:
-                    matched = True  # never a silent pass
-                if matched:
-                    out.append(f"{path} ({cls}: {pattern})")
-                    break
-        return out
-
-
-@dataclass(frozen=True)
 class Assessment:
     """What :func:`assess` decided, what it asks for and what it wants recorded."""
 
@@ -196,6 +145,8 @@ class Assessment:
     new_entries: tuple[dict[str, Any], ...]
     merge_ready_record: dict[str, Any] | None
     facts: Mapping[str, Any] = field(default_factory=dict)
+    rule: str = ""
+    """The row of :data:`RULES` that decided."""
 
     @property
     def exit_code(self) -> ExitCode:
@@ -255,381 +206,452 @@ def _reason(code: str, message: str, hint: str = "", evidence: Sequence[str] = (
     return Reason(code, message, hint, tuple(evidence))
 
 
-def _scope_reasons(snapshot: PRSnapshot, scope: Scope) -> tuple[str, list[Reason]] | None:
-    """Plan deviation: the first rule. None when the changes stay inside the plan's scope."""
+# -- the rules ----------------------------------------------------------------------
+#
+# Each rule reads the case and either decides (an outcome) or passes (None). The
+# table RULES lists them in priority order; the first rule that decides wins, and
+# PRIORITY_ORDER is generated from the table.
+
+
+class Outcome(NamedTuple):
+    """What a deciding rule returns: the state, its reasons and the requested actions."""
+
+    state: str
+    reasons: tuple[Reason, ...]
+    actions: tuple[dict[str, Any], ...] = ()
+
+
+def _escalate(reason: Reason) -> Outcome:
+    return Outcome("HUMAN_ESCALATED", (reason,))
+
+
+@dataclass(frozen=True)
+class Case:
+    """Everything the rules read: the machine's inputs and what is derived from them (pure)."""
+
+    snapshot: PRSnapshot
+    entries: Sequence[Mapping[str, Any]]
+    scope: Scope
+    ancestry: Ancestry
+    surfaces: ResolvedSurfaces
+    completed: int
+
+    @cached_property
+    def at_head(self) -> tuple[Check, ...]:
+        """Checks run on the head commit (older checks are stale)."""
+        return self.snapshot.checks_at_head()
+
+    @cached_property
+    def failed(self) -> list[str]:
+        """Names of the checks that failed at the head, sorted."""
+        return sorted(c.name for c in self.at_head if c.conclusion in FAILED_CONCLUSIONS)
+
+    @cached_property
+    def conflict_need(self) -> bool:
+        """Not cleanly mergeable, or a conflict resolution that does not name three commits."""
+        resolution = self.snapshot.conflict_resolution
+        return self.snapshot.mergeable != "MERGEABLE" or (
+            resolution is not None and not resolution.complete
+        )
+
+    @cached_property
+    def unresolved(self) -> list[Finding]:
+        """Findings without a resolving disposition."""
+        return [f for f in self.snapshot.findings if not f.resolved]
+
+    @cached_property
+    def recurrent(self) -> list[Finding]:
+        """Unresolved findings whose type a receipted review repair of this PR already had."""
+        past_types = {
+            e.get("finding_type")
+            for e in receipts_for(self.entries, self.snapshot.pr_number)
+            if e.get("action_kind") == "repair_review" and isinstance(e.get("finding_type"), str)
+        }
+        return [f for f in self.unresolved if f.finding_type in past_types]
+
+    @property
+    def next_round(self) -> int:
+        """The repair round a repair requested now would be."""
+        return self.completed + 1
+
+    def needs_repair(self) -> bool:
+        """A failed check, a conflict, a blocking finding or a recurring finding."""
+        blocking = [f for f in self.unresolved if f.severity in ("critical", "major")]
+        return bool(self.failed or self.conflict_need or blocking or self.recurrent)
+
+    def payload(self, **extra: Any) -> dict[str, Any]:
+        """An action payload: the PR and its head, plus ``extra``."""
+        return {"pr_number": self.snapshot.pr_number, "head_sha": self.snapshot.head_sha, **extra}
+
+
+def _finding_action(case: Case, finding: Finding) -> dict[str, Any]:
+    """``repair_review`` for a critical or major finding, else ``record_disposition``."""
+    facts = {"finding_id": finding.id, "finding_type": finding.finding_type,
+             "severity": finding.severity}
+    if finding.severity in ("critical", "major"):
+        return _action("repair_review", case.payload(round=case.next_round, **facts))
+    return _action("record_disposition", case.payload(**facts))
+
+
+def _plan_deviation(case: Case) -> Outcome | None:
+    """The changes stay inside the approved plan's scope (or the scope cannot be derived)."""
+    snapshot = case.snapshot
+    patterns = _allowed_patterns(case.scope)
+    if isinstance(patterns, Reason):
+        return _escalate(patterns)
+    reasons: list[Reason] = []
+    if snapshot.allowed_paths is not None and set(snapshot.allowed_paths) != set(patterns):
+        reasons.append(_reason(
+            "DELIVERY_SCOPE_MISMATCH",
+            "the snapshot's allowed_paths differ from the scope of the approved plan "
+            f"(snapshot: {_names(sorted(snapshot.allowed_paths))}; "
+            f"plan: {_names(sorted(patterns))})",
+            "build the snapshot from the approved plan, or drop allowed_paths from it",
+        ))
+    bad = [p for p in snapshot.changed_files if not is_canonical_path(p)]
+    if bad:
+        reasons.append(_reason(
+            "DELIVERY_PATH_NOT_CANONICAL",
+            f"changed paths that are not canonical repository-relative paths: {_names(bad)}",
+            "the collector must report paths as git prints them (no ./, //, \\\\ or /abs)",
+            bad,
+        ))
+    outside = [
+        p for p in snapshot.changed_files if p not in bad and match_any(patterns, p) is None
+    ]
+    if outside:
+        reasons.append(_reason(
+            "DELIVERY_PLAN_DEVIATION",
+            f"changed files outside the approved plan's allowed paths: {_names(outside)}",
+            "revert those changes, or return to exec and re-approve a plan that covers them",
+            outside,
+        ))
+    return Outcome("EXEC_RETURN", tuple(reasons)) if reasons else None
+
+
+def _allowed_patterns(scope: Scope) -> tuple[str, ...] | Reason:
+    """The scope's patterns, or why the plan has no usable scope."""
     if scope.patterns is None:
-        return "HUMAN_ESCALATED", [
-            _reason(
-                "DELIVERY_SCOPE_UNDERIVABLE",
-                f"the allowed paths cannot be derived from the approved plan.md: {scope.problem}",
-                "fix the plan's scope section and re-approve it (C-3')",
-            )
-        ]
+        return _reason(
+            "DELIVERY_SCOPE_UNDERIVABLE",
+            f"the allowed paths cannot be derived from the approved plan.md: {scope.problem}",
+            "fix the plan's scope section and re-approve it (C-3')",
+        )
     try:
         for pattern in scope.patterns:
             validate_pattern(pattern)
     except PathRejected as exc:
-        return "HUMAN_ESCALATED", [
-            _reason(
-                "DELIVERY_SCOPE_UNDERIVABLE",
-                f"the plan's allowed paths contain an invalid pattern: {exc.message}",
-                "fix the plan's scope section and re-approve it (C-3')",
-            )
-        ]
-    reasons: list[Reason] = []
-    if snapshot.allowed_paths is not None and set(snapshot.allowed_paths) != set(scope.patterns):
-        reasons.append(
-            _reason(
-                "DELIVERY_SCOPE_MISMATCH",
-                "the snapshot's allowed_paths differ from the scope of the approved plan "
-                f"(snapshot: {_names(sorted(snapshot.allowed_paths))}; "
-                f"plan: {_names(sorted(scope.patterns))})",
-                "build the snapshot from the approved plan, or drop allowed_paths from it",
-            )
+        return _reason(
+            "DELIVERY_SCOPE_UNDERIVABLE",
+            f"the plan's allowed paths contain an invalid pattern: {exc.message}",
+            "fix the plan's scope section and re-approve it (C-3')",
         )
-    bad = [p for p in snapshot.changed_files if not is_canonical_path(p)]
-    if bad:
-        reasons.append(
-            _reason(
-                "DELIVERY_PATH_NOT_CANONICAL",
-                f"changed paths that are not canonical repository-relative paths: {_names(bad)}",
-                "the collector must report paths as git prints them (no ./, //, \\\\ or /abs)",
-                bad,
-            )
-        )
-    outside = [
-        p for p in snapshot.changed_files if p not in bad and match_any(scope.patterns, p) is None
-    ]
-    if outside:
-        reasons.append(
-            _reason(
-                "DELIVERY_PLAN_DEVIATION",
-                f"changed files outside the approved plan's allowed paths: {_names(outside)}",
-                "revert those changes, or return to exec and re-approve a plan that covers them",
-                outside,
-            )
-        )
-    if reasons:
-        return "EXEC_RETURN", reasons
-    return None
+    return scope.patterns
 
 
-def _finding_action(snapshot: PRSnapshot, finding: Finding, round_no: int) -> dict[str, Any]:
-    if finding.severity in ("critical", "major"):
-        return _action(
-            "repair_review",
-            {
-                "pr_number": snapshot.pr_number,
-                "head_sha": snapshot.head_sha,
-                "round": round_no,
-                "finding_id": finding.id,
-                "finding_type": finding.finding_type,
-                "severity": finding.severity,
-            },
-        )
-    return _action(
-        "record_disposition",
-        {
-            "pr_number": snapshot.pr_number,
-            "head_sha": snapshot.head_sha,
-            "finding_id": finding.id,
-            "finding_type": finding.finding_type,
-            "severity": finding.severity,
-        },
+def surfaces_problem(surfaces: ResolvedSurfaces) -> str:
+    """Why ``surfaces`` cannot judge a pull request, or ``""`` when they can.
+
+    A repository without its own definition is judged by the bundled template's
+    entries (the arbiter escalates an undefined boundary at approval time); any
+    other problem, and a definition without entries, cannot judge anything.
+    """
+    problem = surfaces.problem
+    if problem is not None and not (
+        surfaces.provenance == PROVENANCE_BUNDLED_TEMPLATE and surfaces.entries
+    ):
+        return f"{problem.code}: {problem.message}"
+    return "" if surfaces.entries else "it has no entries"
+
+
+def protected_hits(surfaces: ResolvedSurfaces, paths: Sequence[str]) -> list[str]:
+    """``path (class: pattern)`` for every path a protected surface covers.
+
+    A path that cannot be matched counts as protected
+    (:meth:`plangate.surfaces.ResolvedSurfaces.protecting`).
+    """
+    out = []
+    for path in paths:
+        entry = surfaces.protecting(path)
+        if entry is not None:
+            out.append(f"{path} ({entry.cls}: {entry.pattern})")
+    return out
+
+
+def _protected_surface(case: Case) -> Outcome | None:
+    """A change to a protected surface always needs a human.
+
+    A plan scope such as ``docs/**`` can cover protected surfaces (another task's
+    ``approvals/``, a nested ``CLAUDE.md``), so the scope alone never clears a path.
+    """
+    problem = surfaces_problem(case.surfaces)
+    if problem:
+        return _escalate(_reason(
+            "DELIVERY_SURFACES_UNRESOLVED",
+            f"the protected-surface definition at source_sha cannot be used: {problem}",
+            "commit a valid .plangate/protected-surfaces.toml",
+        ))
+    touched = protected_hits(case.surfaces, case.snapshot.changed_files)
+    if not touched:
+        return None
+    return _escalate(_reason(
+        "DELIVERY_TOUCHES_PROTECTED_SURFACE",
+        f"changed files touch protected surfaces: {_names(touched)}",
+        "a human approves every change to a protected surface",
+        touched,
+    ))
+
+
+def _escalation_flags(case: Case) -> Outcome | None:
+    """Raised escalation flags, and an empty change set, go to a human."""
+    snapshot = case.snapshot
+    reasons = []
+    if snapshot.escalation_flags:
+        flags = sorted(set(snapshot.escalation_flags))
+        reasons.append(_reason(
+            "DELIVERY_ESCALATION_FLAGGED",
+            f"escalation flags raised: {_names(flags)}",
+            "a human must review the flagged condition",
+            flags,
+        ))
+    if not snapshot.changed_files:
+        reasons.append(_reason(
+            "DELIVERY_CHANGED_FILES_EMPTY",
+            "the snapshot lists no changed files; an empty change set is never 'all clear'",
+            "report the PR's changed files (git diff --name-only base...head)",
+        ))
+    return Outcome("HUMAN_ESCALATED", tuple(reasons)) if reasons else None
+
+
+def _ancestry_fail(case: Case) -> Outcome | None:
+    """The head must provably descend from the approved ``source_sha`` (measured by git)."""
+    ancestry = case.ancestry
+    if ancestry.status == "descends":
+        return None
+    code = (
+        "DELIVERY_ANCESTRY_DIVERGED"
+        if ancestry.status == "diverged"
+        else "DELIVERY_ANCESTRY_UNMEASURABLE"
     )
+    return _escalate(_reason(
+        code,
+        f"the PR head does not provably descend from the approved source_sha: {ancestry.detail}",
+        "fetch both commits locally, or rebase the PR onto the approved commit",
+    ))
 
 
-def _decide(
-    snapshot: PRSnapshot,
-    entries: Sequence[Mapping[str, Any]],
-    *,
-    scope: Scope,
-    ancestry: Ancestry,
-    completed: int,
-    protection: Protection,
-) -> tuple[str, list[Reason], list[dict[str, Any]]]:
-    """Apply the rules in priority order; return the state, reasons and requested actions."""
-    deviation = _scope_reasons(snapshot, scope)
-    if deviation is not None:
-        return deviation[0], deviation[1], []
-
-    # A plan scope such as docs/** can cover protected surfaces (another task's
-    # approvals/, a nested CLAUDE.md): a change to one always needs a human.
-    if protection.problem or not protection.entries:
-        return (
-            "HUMAN_ESCALATED",
-            [
-                _reason(
-                    "DELIVERY_SURFACES_UNRESOLVED",
-                    "the protected-surface definition at source_sha cannot be used: "
-                    f"{protection.problem or 'it has no entries'}",
-                    "commit a valid .plangate/protected-surfaces.toml",
-                )
-            ],
-            [],
-        )
-    touched = protection.hits(snapshot.changed_files)
-    if touched:
-        return (
-            "HUMAN_ESCALATED",
-            [
-                _reason(
-                    "DELIVERY_TOUCHES_PROTECTED_SURFACE",
-                    f"changed files touch protected surfaces: {_names(touched)}",
-                    "a human approves every change to a protected surface",
-                    touched,
-                )
-            ],
-            [],
-        )
-
-    if snapshot.escalation_flags or not snapshot.changed_files:
-        reasons = []
-        if snapshot.escalation_flags:
-            reasons.append(
-                _reason(
-                    "DELIVERY_ESCALATION_FLAGGED",
-                    f"escalation flags raised: {_names(sorted(set(snapshot.escalation_flags)))}",
-                    "a human must review the flagged condition",
-                    sorted(set(snapshot.escalation_flags)),
-                )
-            )
-        if not snapshot.changed_files:
-            reasons.append(
-                _reason(
-                    "DELIVERY_CHANGED_FILES_EMPTY",
-                    "the snapshot lists no changed files; an empty change set is never 'all clear'",
-                    "report the PR's changed files (git diff --name-only base...head)",
-                )
-            )
-        return "HUMAN_ESCALATED", reasons, []
-
-    if ancestry.status != "descends":
-        code = (
-            "DELIVERY_ANCESTRY_DIVERGED"
-            if ancestry.status == "diverged"
-            else "DELIVERY_ANCESTRY_UNMEASURABLE"
-        )
-        return (
-            "HUMAN_ESCALATED",
-            [
-                _reason(
-                    code,
-                    "the PR head does not provably descend from the approved source_sha: "
-                    f"{ancestry.detail}",
-                    "fetch both commits locally, or rebase the PR onto the approved commit",
-                )
-            ],
-            [],
-        )
-
-    at_head = snapshot.checks_at_head()
+def _unknown_check_conclusion(case: Case) -> Outcome | None:
+    """A conclusion outside the vocabulary is never pending or passing."""
     known = FAILED_CONCLUSIONS | PENDING_CONCLUSIONS | PASSING_CONCLUSIONS
-    unknown = sorted(f"{c.name}={c.conclusion}" for c in at_head if c.conclusion not in known)
-    if unknown:
-        return (
-            "HUMAN_ESCALATED",
-            [
-                _reason(
-                    "DELIVERY_CHECK_CONCLUSION_UNKNOWN",
-                    f"check conclusions outside the known vocabulary at head: {_names(unknown)}",
-                    "an unknown conclusion is never treated as pending or passing",
-                    unknown,
-                )
-            ],
-            [],
-        )
+    unknown = sorted(f"{c.name}={c.conclusion}" for c in case.at_head if c.conclusion not in known)
+    if not unknown:
+        return None
+    return _escalate(_reason(
+        "DELIVERY_CHECK_CONCLUSION_UNKNOWN",
+        f"check conclusions outside the known vocabulary at head: {_names(unknown)}",
+        "an unknown conclusion is never treated as pending or passing",
+        unknown,
+    ))
 
-    failed = sorted(c.name for c in at_head if c.conclusion in FAILED_CONCLUSIONS)
-    if failed and snapshot.ci_failure_taxonomy not in KNOWN_TAXONOMY:
-        return (
-            "HUMAN_ESCALATED",
-            [
-                _reason(
-                    "DELIVERY_CI_TAXONOMY_UNVERIFIABLE",
-                    f"checks failed ({_names(failed)}) with failure class "
-                    f"{snapshot.ci_failure_taxonomy!r}, "
-                    "which a repair round cannot address",
-                    "classify the failure as code, flaky or environment, or hand it to a human",
-                )
-            ],
-            [],
-        )
 
-    resolution = snapshot.conflict_resolution
-    conflict_need = snapshot.mergeable != "MERGEABLE" or (
-        resolution is not None and not resolution.complete
+def _taxonomy_unverifiable(case: Case) -> Outcome | None:
+    """A failure whose class a repair round cannot address goes to a human."""
+    taxonomy = case.snapshot.ci_failure_taxonomy
+    if not case.failed or taxonomy in KNOWN_TAXONOMY:
+        return None
+    return _escalate(_reason(
+        "DELIVERY_CI_TAXONOMY_UNVERIFIABLE",
+        f"checks failed ({_names(case.failed)}) with failure class {taxonomy!r}, "
+        "which a repair round cannot address",
+        "classify the failure as code, flaky or environment, or hand it to a human",
+    ))
+
+
+def _round_limit(case: Case) -> Outcome | None:
+    """A repair that would exceed :data:`ROUND_LIMIT` rounds is never requested."""
+    if not case.needs_repair() or case.next_round <= ROUND_LIMIT:
+        return None
+    return _escalate(_reason(
+        "DELIVERY_ROUND_LIMIT",
+        f"repair is still needed after {case.completed} rounds; round {case.next_round} "
+        f"exceeds the limit of {ROUND_LIMIT}",
+        "a human decides how to continue",
+    ))
+
+
+def _same_type_recurrence(case: Case) -> Outcome | None:
+    """A finding type repaired once that recurs: repair it and refer it to the feedback loop."""
+    if not case.recurrent:
+        return None
+    actions: list[dict[str, Any]] = []
+    for finding in case.recurrent:
+        actions.append(_action(
+            "feedback_loop_referral", case.payload(finding_type=finding.finding_type)
+        ))
+        actions.append(_finding_action(case, finding))
+    types = sorted({f.finding_type for f in case.recurrent})
+    return Outcome(
+        "REVIEW_REPAIR",
+        (_reason(
+            "DELIVERY_FINDING_RECURRENCE",
+            f"finding types already repaired once recur: {_names(types)}",
+            "repair them and refer the pattern to the feedback loop",
+            types,
+        ),),
+        tuple(actions),
     )
-    unresolved = [f for f in snapshot.findings if not f.resolved]
-    blocking = [f for f in unresolved if f.severity in ("critical", "major")]
-    past_types = {
-        e.get("finding_type")
-        for e in receipts_for(entries, snapshot.pr_number)
-        if e.get("action_kind") == "repair_review" and isinstance(e.get("finding_type"), str)
-    }
-    recurrent = [f for f in unresolved if f.finding_type in past_types]
-    next_round = completed + 1
 
-    if (failed or conflict_need or blocking or recurrent) and next_round > ROUND_LIMIT:
-        return (
-            "HUMAN_ESCALATED",
-            [
-                _reason(
-                    "DELIVERY_ROUND_LIMIT",
-                    f"repair is still needed after {completed} rounds; round {next_round} exceeds "
-                    f"the limit of {ROUND_LIMIT}",
-                    "a human decides how to continue",
-                )
-            ],
-            [],
+
+def _ci_failed(case: Case) -> Outcome | None:
+    """A check failed at the head: request a CI repair round."""
+    if not case.failed:
+        return None
+    taxonomy = case.snapshot.ci_failure_taxonomy
+    return Outcome(
+        "CHECKS_FAILED",
+        (_reason(
+            "DELIVERY_CHECKS_FAILED",
+            f"checks failed at head: {_names(case.failed)} (class {taxonomy})",
+            f"repair round {case.next_round} of {ROUND_LIMIT}",
+            case.failed,
+        ),),
+        (_action("repair_ci", case.payload(
+            round=case.next_round, taxonomy=taxonomy, failed_checks=case.failed
+        )),),
+    )
+
+
+def _conflict(case: Case) -> Outcome | None:
+    """Not cleanly mergeable: request a conflict resolution."""
+    if not case.conflict_need:
+        return None
+    snapshot = case.snapshot
+    detail = (
+        f"mergeable is {snapshot.mergeable}"
+        if snapshot.mergeable != "MERGEABLE"
+        else "the conflict resolution does not name base, head and result commits"
+    )
+    return Outcome(
+        "CONFLICT",
+        (_reason(
+            "DELIVERY_CONFLICT",
+            f"the PR cannot merge cleanly: {detail}",
+            f"resolve the conflict (round {case.next_round} of {ROUND_LIMIT})",
+        ),),
+        (_action("resolve_conflict", case.payload(round=case.next_round)),),
+    )
+
+
+def _review_findings(case: Case) -> Outcome | None:
+    """Unresolved findings: repair the blocking ones, record a disposition for the others."""
+    if not case.unresolved:
+        return None
+    ids = [f.id for f in case.unresolved]
+    return Outcome(
+        "REVIEW_REPAIR",
+        (_reason(
+            "DELIVERY_FINDINGS_UNRESOLVED",
+            f"review findings without a resolving disposition: {_names(ids)}",
+            "adopt with a repair_commit or reject with an evidence_ref",
+            ids,
+        ),),
+        tuple(_finding_action(case, f) for f in case.unresolved),
+    )
+
+
+def _waiting_checks(case: Case) -> Outcome | None:
+    """Checks still running at the head, or none ran there yet."""
+    pending = sorted(c.name for c in case.at_head if c.conclusion in PENDING_CONCLUSIONS)
+    if pending:
+        reason = _reason(
+            "DELIVERY_CHECKS_PENDING",
+            f"checks still running at head: {_names(pending)}",
+            "wait",
+            pending,
         )
-
-    if recurrent:
-        actions: list[dict[str, Any]] = []
-        for finding in recurrent:
-            actions.append(
-                _action(
-                    "feedback_loop_referral",
-                    {
-                        "pr_number": snapshot.pr_number,
-                        "head_sha": snapshot.head_sha,
-                        "finding_type": finding.finding_type,
-                    },
-                )
-            )
-            actions.append(_finding_action(snapshot, finding, next_round))
-        types = sorted({f.finding_type for f in recurrent})
-        return (
-            "REVIEW_REPAIR",
-            [
-                _reason(
-                    "DELIVERY_FINDING_RECURRENCE",
-                    f"finding types already repaired once recur: {_names(types)}",
-                    "repair them and refer the pattern to the feedback loop",
-                    types,
-                )
-            ],
-            actions,
+    elif not case.at_head:
+        reason = _reason(
+            "DELIVERY_NO_CHECKS_AT_HEAD",
+            "no check has run on the head commit (checks of older commits are stale)",
+            "wait for CI on the head commit",
         )
+    else:
+        return None
+    return Outcome("WAITING_FOR_CHECKS", (reason,))
 
-    if failed:
-        return (
-            "CHECKS_FAILED",
-            [
-                _reason(
-                    "DELIVERY_CHECKS_FAILED",
-                    f"checks failed at head: {_names(failed)} "
-                    f"(class {snapshot.ci_failure_taxonomy})",
-                    f"repair round {next_round} of {ROUND_LIMIT}",
-                    failed,
-                )
-            ],
-            [
-                _action(
-                    "repair_ci",
-                    {
-                        "pr_number": snapshot.pr_number,
-                        "head_sha": snapshot.head_sha,
-                        "round": next_round,
-                        "taxonomy": snapshot.ci_failure_taxonomy,
-                        "failed_checks": failed,
-                    },
-                )
-            ],
-        )
 
-    if conflict_need:
-        detail = (
-            f"mergeable is {snapshot.mergeable}"
-            if snapshot.mergeable != "MERGEABLE"
-            else "the conflict resolution does not name base, head and result commits"
-        )
-        return (
-            "CONFLICT",
-            [
-                _reason(
-                    "DELIVERY_CONFLICT",
-                    f"the PR cannot merge cleanly: {detail}",
-                    f"resolve the conflict (round {next_round} of {ROUND_LIMIT})",
-                )
-            ],
-            [
-                _action(
-                    "resolve_conflict",
-                    {
-                        "pr_number": snapshot.pr_number,
-                        "head_sha": snapshot.head_sha,
-                        "round": next_round,
-                    },
-                )
-            ],
-        )
+def _waiting_review(case: Case) -> Outcome | None:
+    """Only an approval of the head commit counts."""
+    snapshot = case.snapshot
+    if snapshot.review_ok:
+        return None
+    return Outcome("WAITING_FOR_REVIEW", (_reason(
+        "DELIVERY_REVIEW_NOT_APPROVED_AT_HEAD",
+        f"review is {snapshot.review_state!r} at {snapshot.review_sha[:12] or '-'}, "
+        f"not 'approved' at head {snapshot.head_sha[:12]}",
+        "an approval of an older commit does not count",
+    ),))
 
-    if unresolved:
-        ids = [f.id for f in unresolved]
-        return (
-            "REVIEW_REPAIR",
-            [
-                _reason(
-                    "DELIVERY_FINDINGS_UNRESOLVED",
-                    f"review findings without a resolving disposition: {_names(ids)}",
-                    "adopt with a repair_commit or reject with an evidence_ref",
-                    ids,
-                )
-            ],
-            [_finding_action(snapshot, f, next_round) for f in unresolved],
-        )
 
-    pending = sorted(c.name for c in at_head if c.conclusion in PENDING_CONCLUSIONS)
-    if pending or not at_head:
-        if pending:
-            reason = _reason(
-                "DELIVERY_CHECKS_PENDING",
-                f"checks still running at head: {_names(pending)}",
-                "wait",
-                pending,
-            )
-        else:
-            reason = _reason(
-                "DELIVERY_NO_CHECKS_AT_HEAD",
-                "no check has run on the head commit (checks of older commits are stale)",
-                "wait for CI on the head commit",
-            )
-        return "WAITING_FOR_CHECKS", [reason], []
+def _merge_ready_candidate(case: Case) -> Outcome | None:
+    """Everything is green, but the Definition of Done must be evaluated first."""
+    if case.snapshot.dod_evaluated:
+        return None
+    return Outcome(
+        "MERGE_READY_CANDIDATE",
+        (_reason(
+            "DELIVERY_DOD_NOT_EVALUATED",
+            "everything is green but the Definition of Done has not been evaluated",
+            "re-evaluate the DoD; MERGE_READY is never taken as a shortcut",
+        ),),
+        (_action("dod_reevaluate", case.payload()),),
+    )
 
-    if not snapshot.review_ok:
-        return (
-            "WAITING_FOR_REVIEW",
-            [
-                _reason(
-                    "DELIVERY_REVIEW_NOT_APPROVED_AT_HEAD",
-                    f"review is {snapshot.review_state!r} at {snapshot.review_sha[:12] or '-'}, "
-                    f"not 'approved' at head {snapshot.head_sha[:12]}",
-                    "an approval of an older commit does not count",
-                )
-            ],
-            [],
-        )
 
-    if not snapshot.dod_evaluated:
-        return (
-            "MERGE_READY_CANDIDATE",
-            [
-                _reason(
-                    "DELIVERY_DOD_NOT_EVALUATED",
-                    "everything is green but the Definition of Done has not been evaluated",
-                    "re-evaluate the DoD; MERGE_READY is never taken as a shortcut",
-                )
-            ],
-            [
-                _action(
-                    "dod_reevaluate",
-                    {"pr_number": snapshot.pr_number, "head_sha": snapshot.head_sha},
-                )
-            ],
-        )
+def _merge_ready(_case: Case) -> Outcome | None:
+    """No earlier rule decided: the pull request is ready to merge."""
+    return Outcome("MERGE_READY", ())
 
-    return "MERGE_READY", [], []
+
+class Rule(NamedTuple):
+    """One row of the decision table: its name (as printed in the contract) and its check."""
+
+    name: str
+    check: Callable[[Case], Outcome | None]
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("plan_deviation", _plan_deviation),
+    Rule("protected_surface", _protected_surface),
+    Rule("escalation_flags", _escalation_flags),
+    Rule("ancestry_fail", _ancestry_fail),
+    Rule("unknown_check_conclusion", _unknown_check_conclusion),
+    Rule("taxonomy_unverifiable", _taxonomy_unverifiable),
+    Rule("round_limit", _round_limit),
+    Rule("same_type_recurrence", _same_type_recurrence),
+    Rule("ci_failed", _ci_failed),
+    Rule("conflict", _conflict),
+    Rule("review_findings", _review_findings),
+    Rule("waiting_checks", _waiting_checks),
+    Rule("waiting_review", _waiting_review),
+    Rule("merge_ready_candidate", _merge_ready_candidate),
+    Rule("merge_ready", _merge_ready),
+)
+"""The decision table in priority order; the first rule that decides wins. The last
+rule always decides."""
+
+PRIORITY_ORDER: tuple[str, ...] = (SNAPSHOT_RULE, *(rule.name for rule in RULES))
+"""Every rule in the order it is applied: the snapshot's contract (applied while it is
+parsed, before the machine runs), then :data:`RULES`."""
+
+
+def decide(case: Case) -> tuple[str, Outcome]:
+    """The first rule of :data:`RULES` that decides, and its outcome."""
+    for rule in RULES:
+        outcome = rule.check(case)
+        if outcome is not None:
+            return rule.name, outcome
+    raise AssertionError("the last rule always decides")  # pragma: no cover
 
 
 def _merge_ready_record(
@@ -668,6 +690,64 @@ def _same_state(entry: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
     return all(entry.get(key) == body[key] for key in ("state", "pr_number", "head_sha", "reasons"))
 
 
+def _new_entries(
+    entries: Sequence[Mapping[str, Any]],
+    body: dict[str, Any],
+    requested: Sequence[dict[str, Any]],
+    merge_record: dict[str, Any] | None,
+) -> list[dict[str, Any]]:
+    """What to append: the state unless unchanged, new intents, a new merge_ready record."""
+    new: list[dict[str, Any]] = []
+    last_state = next((e for e in reversed(entries) if e.get("kind") == "state"), None)
+    if last_state is None or not _same_state(last_state, body):
+        new.append(body)
+    intended = {e.get("action_id") for e in entries if e.get("kind") == "intent"}
+    for action in requested:
+        if action["action_id"] in intended:
+            continue  # intent recorded, no receipt yet: re-requested, not re-recorded
+        payload = {k: v for k, v in action.items() if k not in ("action_id", "action_kind")}
+        new.append(
+            {
+                "kind": "intent",
+                "action_id": action["action_id"],
+                "action_kind": action["action_kind"],
+                "payload": payload,
+            }
+        )
+    if merge_record is not None and not any(
+        e.get("kind") == "merge_ready" and e.get("record") == merge_record for e in entries
+    ):
+        new.append({"kind": "merge_ready", "record": merge_record})
+    return new
+
+
+def _facts(case: Case, record: BoundRecord, rule: str) -> dict[str, Any]:
+    snapshot, surfaces = case.snapshot, case.surfaces
+    return {
+        "task_id": record.task_id,
+        "pr_number": snapshot.pr_number,
+        "head_sha": snapshot.head_sha,
+        "source_sha": record.source_sha,
+        "plan_hash": record.plan_hash,
+        "decided_by": rule,
+        "ancestry": {"status": case.ancestry.status, "detail": case.ancestry.detail},
+        "protected_surfaces": {
+            "provenance": surfaces.provenance,
+            "path": surfaces.path,
+            "digest": surfaces.digest,
+            "pattern_count": surfaces.pattern_count,
+            "hits": protected_hits(surfaces, snapshot.changed_files)
+            if all(is_canonical_path(p) for p in snapshot.changed_files)
+            else None,
+        },
+        "caller_ancestry_claim_ignored": snapshot.claimed_ancestry,
+        "allowed_paths": list(case.scope.patterns) if case.scope.patterns is not None else None,
+        "completed_rounds": case.completed,
+        "round_limit": ROUND_LIMIT,
+        "checks_at_head": len(case.at_head),
+    }
+
+
 def assess(
     snapshot: PRSnapshot,
     entries: Sequence[Mapping[str, Any]],
@@ -675,7 +755,7 @@ def assess(
     scope: Scope,
     ancestry: Ancestry,
     record: BoundRecord,
-    protection: Protection,
+    surfaces: ResolvedSurfaces,
 ) -> Assessment:
     """Decide the delivery state of one PR snapshot; pure.
 
@@ -686,68 +766,23 @@ def assess(
     a ``merge_ready`` entry when terminal. Assessing the same snapshot against
     a record that already holds these entries yields no new entries.
     """
-    completed = completed_rounds(entries, snapshot.pr_number)
-    state, reasons, actions = _decide(
-        snapshot,
-        entries,
-        scope=scope,
-        ancestry=ancestry,
-        completed=completed,
-        protection=protection,
+    case = Case(
+        snapshot, entries, scope, ancestry, surfaces,
+        completed_rounds(entries, snapshot.pr_number),
     )
-
+    rule, outcome = decide(case)
     receipted = {e.get("action_id") for e in entries if e.get("kind") == "receipt"}
-    intended = {e.get("action_id") for e in entries if e.get("kind") == "intent"}
-    requested = [a for a in actions if a["action_id"] not in receipted]
-
-    new_entries: list[dict[str, Any]] = []
-    body = state_body(state, snapshot, reasons)
-    last_state = next((e for e in reversed(entries) if e.get("kind") == "state"), None)
-    if last_state is None or not _same_state(last_state, body):
-        new_entries.append(body)
-    for action in requested:
-        if action["action_id"] in intended:
-            continue  # intent recorded, no receipt yet: re-requested, not re-recorded
-        payload = {k: v for k, v in action.items() if k not in ("action_id", "action_kind")}
-        new_entries.append(
-            {
-                "kind": "intent",
-                "action_id": action["action_id"],
-                "action_kind": action["action_kind"],
-                "payload": payload,
-            }
-        )
+    requested = [a for a in outcome.actions if a["action_id"] not in receipted]
     merge_record = None
-    if state == "MERGE_READY":
-        merge_record = _merge_ready_record(snapshot, record, completed)
-        already = any(
-            e.get("kind") == "merge_ready" and e.get("record") == merge_record for e in entries
-        )
-        if not already:
-            new_entries.append({"kind": "merge_ready", "record": merge_record})
-
-    facts: dict[str, Any] = {
-        "task_id": record.task_id,
-        "pr_number": snapshot.pr_number,
-        "head_sha": snapshot.head_sha,
-        "source_sha": record.source_sha,
-        "plan_hash": record.plan_hash,
-        "ancestry": {"status": ancestry.status, "detail": ancestry.detail},
-        "protected_surfaces": {
-            "provenance": protection.provenance,
-            "path": protection.path,
-            "digest": protection.digest,
-            "pattern_count": len(protection.entries),
-            "hits": protection.hits(snapshot.changed_files)
-            if all(is_canonical_path(p) for p in snapshot.changed_files)
-            else None,
-        },
-        "caller_ancestry_claim_ignored": snapshot.claimed_ancestry,
-        "allowed_paths": list(scope.patterns) if scope.patterns is not None else None,
-        "completed_rounds": completed,
-        "round_limit": ROUND_LIMIT,
-        "checks_at_head": len(snapshot.checks_at_head()),
-    }
+    if outcome.state == "MERGE_READY":
+        merge_record = _merge_ready_record(snapshot, record, case.completed)
+    body = state_body(outcome.state, snapshot, outcome.reasons)
     return Assessment(
-        state, tuple(reasons), tuple(requested), tuple(new_entries), merge_record, facts
+        outcome.state,
+        outcome.reasons,
+        tuple(requested),
+        tuple(_new_entries(entries, body, requested, merge_record)),
+        merge_record,
+        _facts(case, record, rule),
+        rule,
     )

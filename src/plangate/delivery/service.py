@@ -1,4 +1,5 @@
-"""Delivery at the IO edge: verify the approval, measure ancestry, assess, record.
+"""Delivery at the IO edge: verify the approval, measure ancestry, assess, record; and the
+facts ``ci check`` judges (:func:`gather_pull_request`, :func:`check_pull_request`).
 
 ``assess_task`` runs, under the task's delivery lock:
 
@@ -10,7 +11,7 @@
    the task;
 3. the scope: ``plan.md`` is read again, its hash must equal the verified
    ``plan_hash`` (so the scope is the approved plan's), and the allowed paths
-   come from :func:`plangate.plan.loopspec.extract_allowed_paths`;
+   come from :func:`plangate.plan.scope.derive_scope`;
 4. ancestry, *measured* with git: the PR head must be a descendant of the
    record's ``source_sha``. A commit that is not present locally, or any git
    failure, makes ancestry unmeasurable, which escalates (fail closed). The
@@ -32,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from plangate.canonical import is_digest, sha256_digest
+from plangate.delivery.ci import PullRequestFacts, TaskFacts, touched_tasks
+from plangate.delivery.ci import decide as decide_pull_request
 from plangate.delivery.log import (
     Anchor,
     DeliveryLog,
@@ -46,17 +49,17 @@ from plangate.delivery.machine import (
     Ancestry,
     Assessment,
     BoundRecord,
-    Protection,
     Scope,
     assess,
     exit_code_for_state,
 )
-from plangate.delivery.snapshot import PRSnapshot, parse_snapshot_bytes
+from plangate.delivery.pr_snapshot import PRSnapshot, parse_snapshot_bytes
 from plangate.errors import PlanGateError, UsageError
 from plangate.fsutil import read_regular_file
 from plangate.git import Git, GitError
 from plangate.layout import MAX_ARTIFACT_BYTES
 from plangate.snapshot import check_task_id, task_dir_for
+from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import ExitCode, Reason, Result
 
 LEDGER_KIND = "delivery_transition"
@@ -180,26 +183,23 @@ def measure_ancestry(repo_root: Path, source_sha: str, head_sha: str) -> Ancestr
     return Ancestry("diverged", f"{head_full[:12]} does not descend from {source_full[:12]}")
 
 
-def protection_at(repo_root: Path, source_sha: str) -> Protection:
+def protection_at(repo_root: Path, source_sha: str) -> ResolvedSurfaces:
     """The protected-surface definition committed at the approved ``source_sha``.
 
-    Read from git at that commit (never the work tree the PR may have changed);
-    a repository without its own definition is judged by the bundled template's
-    entries. Any failure to read it is a problem, which escalates.
+    Read from git at that commit (never the work tree the PR may have changed),
+    through :func:`plangate.surfaces.surfaces_at_commit`: a repository without its
+    own definition gets the bundled template. A git failure is a definition with a
+    problem; the machine decides which problems escalate
+    (:func:`plangate.delivery.machine.surfaces_problem`).
     """
-    from plangate.surfaces import PROVENANCE_BUNDLED_TEMPLATE, surfaces_at_commit
+    from plangate.surfaces import PROVENANCE_DOWNSTREAM, surfaces_at_commit
 
     try:
-        surfaces = surfaces_at_commit(Git(repo_root), source_sha)
+        return surfaces_at_commit(Git(repo_root), source_sha)
     except GitError as exc:
-        return Protection((), "downstream", problem=f"{exc.code}: {exc.message}")
-    entries = tuple((e.pattern, e.cls) for e in surfaces.entries)
-    problem = ""
-    if surfaces.problem is not None and not (
-        surfaces.provenance == PROVENANCE_BUNDLED_TEMPLATE and entries
-    ):
-        problem = f"{surfaces.problem.code}: {surfaces.problem.message}"
-    return Protection(entries, surfaces.provenance, surfaces.path, surfaces.digest, problem)
+        return ResolvedSurfaces(
+            PROVENANCE_DOWNSTREAM, None, None, (), Reason(exc.code, exc.message, exc.hint or "")
+        )
 
 
 def _ledger_payload(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -315,21 +315,12 @@ def assess_task(
         return DeliveryOutcome(verification, int(ExitCode.REJECTED))
     facts: dict[str, Any] = {"task_id": task_id, "snapshot_digest": sha256_digest(snapshot_bytes)}
     if snapshot.task_id != task_id:
-        return _rejected(
-            [
-                Reason(
-                    "DELIVERY_SNAPSHOT_TASK_MISMATCH",
-                    f"the snapshot is for {snapshot.task_id}, not {task_id}",
-                    "assess a snapshot of this task's pull request",
-                )
-            ],
-            facts,
-        )
+        return _rejected([_task_mismatch(snapshot, task_id)], facts)
     scope = derive_scope(task_dir, bound.plan_hash)
     if isinstance(scope, Reason):
         return _rejected([scope], facts)
     ancestry = measure_ancestry(repo_root, bound.source_sha, snapshot.head_sha)
-    protection = protection_at(repo_root, bound.source_sha)
+    surfaces = protection_at(repo_root, bound.source_sha)
 
     try:
         with record_lock(repo_root, task_dir):
@@ -344,7 +335,7 @@ def assess_task(
                 scope=scope,
                 ancestry=ancestry,
                 record=bound,
-                protection=protection,
+                surfaces=surfaces,
             )
             rows = seal_entries(assessment.new_entries, prev=judged.last_entry_id, at=now)
             refusal = _write_rows(
@@ -359,6 +350,21 @@ def assess_task(
         return _rejected([Reason(exc.code, exc.message, exc.hint)], facts)
     if refusal is not None:
         return _rejected([refusal], {**facts, "state_not_recorded": assessment.state})
+    return _assessed(facts, assessment, rows, anchor)
+
+
+def _task_mismatch(snapshot: PRSnapshot, task_id: str) -> Reason:
+    return Reason(
+        "DELIVERY_SNAPSHOT_TASK_MISMATCH",
+        f"the snapshot is for {snapshot.task_id}, not {task_id}",
+        "assess a snapshot of this task's pull request",
+    )
+
+
+def _assessed(
+    facts: Mapping[str, Any], assessment: Assessment, rows: list[dict[str, Any]], anchor: Anchor
+) -> DeliveryOutcome:
+    """The recorded assessment as the command reports it."""
     result = assessment.result()
     out_facts = {
         **facts,
@@ -390,6 +396,40 @@ def record_receipt(
     """
     check_task_id(task_id)
     check_now(now)
+    _check_receipt_arguments(action_id_value, result_ref)
+    bound, verification = verify_record(repo_root, task_id)
+    if bound is None:
+        return DeliveryOutcome(verification, int(ExitCode.REJECTED))
+    task_dir = task_dir_for(repo_root, task_id)
+    facts: dict[str, Any] = {"task_id": task_id, "action_id": action_id_value}
+    try:
+        with record_lock(repo_root, task_dir):
+            judged = read_log(task_dir)
+            anchor = ledger_anchor(judged.entries, ledger_entry_ids(repo_root, task_id, env))
+            mismatch = _anchor_refusal(anchor) or _time_refusal(judged, now)
+            if mismatch is not None:
+                return _rejected([mismatch], facts)
+            body = _receipt_body(judged, action_id_value, result_ref, facts)
+            if isinstance(body, DeliveryOutcome):
+                return body
+            rows = seal_entries([body], prev=judged.last_entry_id, at=now)
+            refusal = _write_rows(
+                repo_root=repo_root,
+                task_id=task_id,
+                task_dir=task_dir,
+                judged=judged,
+                rows=rows,
+                env=env,
+            )
+    except DeliveryRecordError as exc:
+        return _rejected([Reason(exc.code, exc.message, exc.hint)], facts)
+    if refusal is not None:
+        return _rejected([refusal], facts)
+    return _receipted(facts, appended=1, entry_id=rows[0]["entry_id"])
+
+
+def _check_receipt_arguments(action_id_value: str, result_ref: str) -> None:
+    """A malformed ``--action-id`` or ``--result-ref`` is a usage error (exit 2)."""
     if not is_digest(action_id_value):
         raise UsageError(
             "DELIVERY_ACTION_ID_INVALID",
@@ -406,94 +446,115 @@ def record_receipt(
             "--result-ref must be 1-256 characters without whitespace or control characters",
             "name the result, e.g. a commit id or evidence:<file>",
         )
-    bound, verification = verify_record(repo_root, task_id)
-    if bound is None:
-        return DeliveryOutcome(verification, int(ExitCode.REJECTED))
-    task_dir = task_dir_for(repo_root, task_id)
-    facts: dict[str, Any] = {"task_id": task_id, "action_id": action_id_value}
-    try:
-        with record_lock(repo_root, task_dir):
-            judged = read_log(task_dir)
-            mismatch = _anchor_refusal(
-                ledger_anchor(judged.entries, ledger_entry_ids(repo_root, task_id, env))
-            ) or _time_refusal(judged, now)
-            if mismatch is not None:
-                return _rejected([mismatch], facts)
-            intent = next(
-                (
-                    e
-                    for e in judged.entries
-                    if e["kind"] == "intent" and e["action_id"] == action_id_value
-                ),
-                None,
-            )
-            if intent is None:
-                return _rejected(
-                    [
-                        Reason(
-                            "DELIVERY_INTENT_UNKNOWN",
-                            f"no recorded intent has action_id {action_id_value}",
-                            "a receipt is recorded only for an action delivery requested",
-                        )
-                    ],
-                    facts,
-                )
-            payload = intent["payload"]
-            round_value = payload.get("round")
-            body: dict[str, Any] = {
-                "kind": "receipt",
-                "action_id": action_id_value,
-                "action_kind": intent["action_kind"],
-                "pr_number": payload["pr_number"],
-                "head_sha": payload["head_sha"],
-                "round": round_value if isinstance(round_value, int) else None,
-                "result_ref": result_ref,
-            }
-            if isinstance(payload.get("finding_type"), str):
-                body["finding_type"] = payload["finding_type"]
-            existing = [
-                e
-                for e in judged.entries
-                if e["kind"] == "receipt" and e["action_id"] == action_id_value
-            ]
-            if existing:
-                if existing[0]["result_ref"] == result_ref:
-                    return DeliveryOutcome(
-                        Result(
-                            "ACCEPTED", (), {**facts, "receipt": action_id_value, "appended": 0}
-                        ),
-                        int(ExitCode.ACCEPTED),
-                    )
-                return _rejected(
-                    [
-                        Reason(
-                            "DELIVERY_RECEIPT_CONFLICT",
-                            f"action {action_id_value} already has a receipt with another "
-                            f"result_ref ({existing[0]['result_ref']!r})",
-                            "an action is receipted once; request a new action instead",
-                        )
-                    ],
-                    facts,
-                )
-            rows = seal_entries([body], prev=judged.last_entry_id, at=now)
-            refusal = _write_rows(
-                repo_root=repo_root,
-                task_id=task_id,
-                task_dir=task_dir,
-                judged=judged,
-                rows=rows,
-                env=env,
-            )
-    except DeliveryRecordError as exc:
-        return _rejected([Reason(exc.code, exc.message, exc.hint)], facts)
-    if refusal is not None:
-        return _rejected([refusal], facts)
+
+
+def _receipted(facts: Mapping[str, Any], **extra: Any) -> DeliveryOutcome:
     return DeliveryOutcome(
-        Result(
-            "ACCEPTED",
-            (),
-            {**facts, "receipt": action_id_value, "appended": 1, "entry_id": rows[0]["entry_id"]},
-        ),
+        Result("ACCEPTED", (), {**facts, "receipt": facts["action_id"], **extra}),
         int(ExitCode.ACCEPTED),
-        1,
+        int(extra.get("appended", 0)),
     )
+
+
+def _receipt_body(
+    judged: DeliveryLog, action_id_value: str, result_ref: str, facts: Mapping[str, Any]
+) -> dict[str, Any] | DeliveryOutcome:
+    """The receipt row to append, or the outcome when none is appended.
+
+    No recorded intent with that id is a rejection; a receipt already recorded
+    with the same ``result_ref`` is accepted without a new row; one with another
+    ``result_ref`` is a conflict.
+    """
+    intent = next(
+        (e for e in judged.entries if e["kind"] == "intent" and e["action_id"] == action_id_value),
+        None,
+    )
+    if intent is None:
+        return _rejected(
+            [
+                Reason(
+                    "DELIVERY_INTENT_UNKNOWN",
+                    f"no recorded intent has action_id {action_id_value}",
+                    "a receipt is recorded only for an action delivery requested",
+                )
+            ],
+            facts,
+        )
+    existing = [
+        e for e in judged.entries if e["kind"] == "receipt" and e["action_id"] == action_id_value
+    ]
+    if existing and existing[0]["result_ref"] == result_ref:
+        return _receipted(facts, appended=0)
+    if existing:
+        return _rejected(
+            [
+                Reason(
+                    "DELIVERY_RECEIPT_CONFLICT",
+                    f"action {action_id_value} already has a receipt with another "
+                    f"result_ref ({existing[0]['result_ref']!r})",
+                    "an action is receipted once; request a new action instead",
+                )
+            ],
+            facts,
+        )
+    payload = intent["payload"]
+    round_value = payload.get("round")
+    body: dict[str, Any] = {
+        "kind": "receipt",
+        "action_id": action_id_value,
+        "action_kind": intent["action_kind"],
+        "pr_number": payload["pr_number"],
+        "head_sha": payload["head_sha"],
+        "round": round_value if isinstance(round_value, int) else None,
+        "result_ref": result_ref,
+    }
+    if isinstance(payload.get("finding_type"), str):
+        body["finding_type"] = payload["finding_type"]
+    return body
+
+
+def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestFacts:
+    """Everything ``ci check`` judges, read once with git and the acceptor.
+
+    The commits are resolved in the repository that holds ``cwd``. When the
+    working tree is not at the head nothing else is read. Otherwise: the changed
+    paths of ``base..head`` (each must be a canonical repository path, else the
+    check refuses, exit 1), the protected surfaces committed at the base (a git
+    failure is ``CI_SURFACES_UNREADABLE``, exit 1), and for every touched task its
+    snapshot on the head checkout and the acceptor's verdict under the ancestor
+    policy (the approved commit must be an ancestor of the head).
+    """
+    from plangate.approval.holds import ANCESTOR, holds_for_head
+    from plangate.errors import InputRejected
+    from plangate.paths import canonical_path
+    from plangate.snapshot import read_task_snapshot
+    from plangate.surfaces import surfaces_at_commit
+
+    root = Git(cwd).toplevel()
+    git = Git(root)
+    base = git.resolve_commit(base_rev)
+    head = git.resolve_commit(head_rev)
+    checked_out = git.head()
+    if checked_out != head:
+        return PullRequestFacts(base, head, checked_out)
+    changed = tuple(canonical_path(p) for p in git.changed_paths(base, head))
+    try:
+        surfaces = surfaces_at_commit(git, base)
+    except GitError as exc:
+        raise InputRejected("CI_SURFACES_UNREADABLE", exc.message, exc.hint) from None
+    tasks: list[TaskFacts] = []
+    for task_id in touched_tasks(changed):
+        try:
+            snapshot = read_task_snapshot(task_dir_for(root, task_id))
+        except InputRejected as exc:
+            tasks.append(TaskFacts(task_id, read_error=Reason(exc.code, exc.message, exc.hint)))
+            continue
+        outcome = holds_for_head(root, snapshot, head, policy=ANCESTOR)
+        tasks.append(TaskFacts(task_id, None, outcome, snapshot.artifact("plan.md"),
+                               tuple(snapshot.artifacts)))
+    return PullRequestFacts(base, head, checked_out, changed, surfaces, tuple(tasks))
+
+
+def check_pull_request(cwd: Path, base_rev: str, head_rev: str) -> Result:
+    """``plangate ci check``: gather the pull request's facts, then judge them (pure)."""
+    return decide_pull_request(gather_pull_request(cwd, base_rev, head_rev))

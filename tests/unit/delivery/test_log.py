@@ -1,9 +1,11 @@
-"""The delivery record: canonical rows, chained, tamper-evident, strictly parsed."""
+"""The delivery record: canonical rows, chained, tamper-evident, strictly parsed, anchored in
+the ledger (a record that lost rows is a mismatch)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -15,6 +17,7 @@ from plangate.delivery.log import (
     DeliveryRecordError,
     append_entries,
     entry_id_of,
+    ledger_anchor,
     parse_record_bytes,
     read_log,
     rows_bytes,
@@ -254,8 +257,6 @@ def _ids(rows):
     ],
 )
 def test_ledger_anchor(ledger, status):
-    from plangate.delivery.log import ledger_anchor
-
     rows = sealed(STATE, NOTICE, {**NOTICE, "n": 2})
     ids = _ids(rows)
     given = {
@@ -273,6 +274,39 @@ def test_ledger_anchor(ledger, status):
 
 
 def test_empty_record_is_anchored():
-    from plangate.delivery.log import ledger_anchor
-
     assert ledger_anchor((), None).status == "anchored"
+
+
+# -- the ledger anchor: a record that lost rows is a mismatch ----------------------
+
+
+ANCHOR_STATE = {"kind": "state", "state": "WAITING_FOR_CHECKS", "pr_number": 7, "head_sha": HEAD,
+         "reasons": []}
+
+
+def _anchor_rows(count: int) -> list[dict[str, Any]]:
+    return seal_entries([{**ANCHOR_STATE, "pr_number": n + 1} for n in range(count)], prev=None, at=NOW)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(min_value=1, max_value=6), st.data())
+def test_any_ledger_row_missing_from_the_record_is_a_mismatch(count, data):
+    rows = _anchor_rows(count)
+    ids = [r["entry_id"] for r in rows]
+    kept = data.draw(st.integers(min_value=0, max_value=count - 1))  # record lost a tail
+    assert ledger_anchor(rows[:kept], ids).status == "mismatch"
+    assert ledger_anchor(rows, ids).status == "anchored"
+
+
+def test_deleted_record_with_ledger_rows_is_a_mismatch():
+    ids = [r["entry_id"] for r in _anchor_rows(2)]
+    assert ledger_anchor((), ids).status == "mismatch"
+    assert ledger_anchor((), []).status == "anchored"
+    assert ledger_anchor((), None).status == "anchored"
+
+
+def test_forged_fresh_record_is_not_another_machines_record():
+    ledger_ids = [r["entry_id"] for r in _anchor_rows(3)]
+    forged = seal_entries([{**ANCHOR_STATE, "head_sha": "b" * 40}], prev=None, at=NOW)
+    assert ledger_anchor(forged, ledger_ids).status == "mismatch"
+    assert ledger_anchor(forged, []).status == "unanchored"

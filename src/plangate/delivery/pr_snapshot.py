@@ -7,7 +7,7 @@ their dispositions, the changed files, the mergeable state and a few flags.
 *every* problem it finds (``DELIVERY_SNAPSHOT_INVALID``, exit 2); nothing is
 repaired or guessed.
 
-Differences from upstream (reference section 6.2), each on the failing side:
+The contract errs on the failing side:
 
 - unknown keys are refused at every level (strict contract);
 - commit ids (``head_sha``, ``checks[].sha``, ``review.sha``, conflict
@@ -15,8 +15,8 @@ Differences from upstream (reference section 6.2), each on the failing side:
   is an equality test, and an abbreviation cannot be compared for equality;
 - duplicate finding ids and duplicate ``(name, sha)`` checks are refused
   (``check_summary`` is a name -> conclusion map and must not collide);
-- ``source_sha_ancestry`` is accepted for compatibility with upstream
-  collectors but is never authority: delivery measures ancestry with git;
+- ``source_sha_ancestry`` is accepted so that collectors which send it still
+  validate, but it is never authority: delivery measures ancestry with git;
 - ``allowed_paths`` is optional; the scope that decides is the LoopSpec scope
   derived from the approved ``plan.md``. When a snapshot states it anyway it
   must name the same set of patterns (see :mod:`plangate.delivery.machine`).
@@ -25,12 +25,17 @@ Differences from upstream (reference section 6.2), each on the failing side:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from plangate.canonical import StrictJSONError, strict_loads_object
 from plangate.errors import UsageError
 from plangate.snapshot import TASK_ID_RE
+
+SNAPSHOT_RULE = "invalid_snapshot"
+"""The first delivery rule: a snapshot that violates its contract is refused while it is
+parsed (``DELIVERY_SNAPSHOT_INVALID``, exit 2), before the machine runs."""
 
 MAX_SNAPSHOT_BYTES = 4 * 1024 * 1024
 """Size bound of one snapshot file (4 MiB)."""
@@ -235,60 +240,92 @@ def parse_snapshot_bytes(data: bytes) -> PRSnapshot:
 
 
 def parse_snapshot(obj: dict[str, Any], *, raw: bytes = b"") -> PRSnapshot:
-    """Validate an already-parsed snapshot object (see the module docstring)."""
+    """Validate an already-parsed snapshot object (see the module docstring).
+
+    Every field rule of :data:`_FIELD_RULES` runs, in order, and adds its problems;
+    the snapshot is built only when there are none.
+    """
     c = _Collector()
     for key in REQUIRED_KEYS:
         if key not in obj:
             c.add(f"required key missing: {key}")
     c.unknown_keys(obj, frozenset(REQUIRED_KEYS + OPTIONAL_KEYS), "snapshot")
+    fields: dict[str, Any] = {}
+    for rule in _FIELD_RULES:
+        fields.update(rule(obj, c))
+    if c.problems:
+        raise SnapshotInvalid(c.problems)
+    return PRSnapshot(raw=raw, **fields)
 
+
+def _task_id(obj: dict[str, Any], c: _Collector) -> dict[str, Any]:
     task_id = obj.get("task_id")
     if "task_id" in obj and not (isinstance(task_id, str) and TASK_ID_RE.fullmatch(task_id)):
         c.add(f"task_id: must be TASK- and four digits, got {_short(task_id)}")
+    return {"task_id": str(task_id)}
 
+
+def _pr_number(obj: dict[str, Any], c: _Collector) -> dict[str, Any]:
     pr_number = obj.get("pr_number")
-    if "pr_number" in obj and not (
-        isinstance(pr_number, int) and not isinstance(pr_number, bool) and pr_number >= 1
-    ):
+    valid = isinstance(pr_number, int) and not isinstance(pr_number, bool) and pr_number >= 1
+    if "pr_number" in obj and not valid:
         c.add(
             "pr_number: must be a positive integer, got "
             f"{_type_name(pr_number)} {_short(pr_number)}"
         )
+    return {"pr_number": pr_number if valid else 0}
 
-    head_sha = c.full_sha(obj.get("head_sha"), "head_sha") if "head_sha" in obj else ""
 
+def _head_sha(obj: dict[str, Any], c: _Collector) -> dict[str, Any]:
+    return {"head_sha": c.full_sha(obj.get("head_sha"), "head_sha") if "head_sha" in obj else ""}
+
+
+def _mergeable(obj: dict[str, Any], c: _Collector) -> dict[str, Any]:
     mergeable = obj.get("mergeable")
     if "mergeable" in obj and mergeable not in MERGEABLE_VALUES:
         c.add(f"mergeable: must be one of {', '.join(MERGEABLE_VALUES)}, got {_short(mergeable)}")
+    return {"mergeable": str(mergeable)}
 
-    checks: list[Check] = []
+
+def _checks(obj: dict[str, Any], c: _Collector) -> dict[str, Any]:
     raw_checks = obj.get("checks")
     if "checks" in obj and not isinstance(raw_checks, list):
         c.add(f"checks: must be an array, got {_type_name(raw_checks)}")
-    elif isinstance(raw_checks, list):
-        seen: set[tuple[str, str]] = set()
-        for index, item in enumerate(raw_checks):
-            where = f"checks[{index}]"
-            if not isinstance(item, dict):
-                c.add(f"{where}: must be an object, got {_type_name(item)}")
-                continue
-            c.unknown_keys(item, _CHECK_KEYS, where)
-            missing = [k for k in ("name", "sha", "conclusion") if k not in item]
-            if missing:
-                c.add(f"{where}: required key missing: {', '.join(missing)}")
-                continue
-            name, conclusion = item["name"], item["conclusion"]
-            if not _is_text(name):
-                c.add(f"{where}.name: must be a non-empty string without control characters")
-            if not _is_text(conclusion):
-                c.add(f"{where}.conclusion: must be a non-empty string")
-            sha = c.full_sha(item["sha"], f"{where}.sha")
-            if _is_text(name) and _is_text(conclusion) and sha:
-                if (name, sha) in seen:
-                    c.add(f"{where}: duplicate check {name!r} at {sha[:12]}")
-                seen.add((name, sha))
-                checks.append(Check(name, sha, conclusion))
+    checks: list[Check] = []
+    seen: set[tuple[str, str]] = set()
+    for index, item in enumerate(raw_checks if isinstance(raw_checks, list) else []):
+        check = _check(item, f"checks[{index}]", c)
+        if check is None:
+            continue
+        if (check.name, check.sha) in seen:
+            c.add(f"checks[{index}]: duplicate check {check.name!r} at {check.sha[:12]}")
+        seen.add((check.name, check.sha))
+        checks.append(check)
+    return {"checks": tuple(checks)}
 
+
+def _check(item: object, where: str, c: _Collector) -> Check | None:
+    """One check run, or None after recording its problems."""
+    if not isinstance(item, dict):
+        c.add(f"{where}: must be an object, got {_type_name(item)}")
+        return None
+    c.unknown_keys(item, _CHECK_KEYS, where)
+    missing = [k for k in ("name", "sha", "conclusion") if k not in item]
+    if missing:
+        c.add(f"{where}: required key missing: {', '.join(missing)}")
+        return None
+    name, conclusion = item["name"], item["conclusion"]
+    if not _is_text(name):
+        c.add(f"{where}.name: must be a non-empty string without control characters")
+    if not _is_text(conclusion):
+        c.add(f"{where}.conclusion: must be a non-empty string")
+    sha = c.full_sha(item["sha"], f"{where}.sha")
+    if _is_text(name) and _is_text(conclusion) and sha:
+        return Check(name, sha, conclusion)
+    return None
+
+
+def _review(obj: dict[str, Any], c: _Collector) -> dict[str, Any]:
     review_state, review_sha = "", ""
     review = obj.get("review")
     if "review" in obj and not isinstance(review, dict):
@@ -303,69 +340,77 @@ def parse_snapshot(obj: dict[str, Any], *, raw: bytes = b"") -> PRSnapshot:
             c.add("review.sha: required")
         else:
             review_sha = c.full_sha(review["sha"], "review.sha")
+    return {"review_state": review_state, "review_sha": review_sha}
 
-    findings = _parse_findings(obj, c)
 
+def _findings(obj: dict[str, Any], c: _Collector) -> dict[str, Any]:
+    return {"findings": tuple(_parse_findings(obj, c))}
+
+
+def _paths(obj: dict[str, Any], c: _Collector) -> dict[str, Any]:
     changed: list[str] = []
-    raw_changed = obj.get("changed_files")
     if "changed_files" in obj:
-        changed = _string_list(raw_changed, "changed_files", c, unique=True)
-
+        changed = _string_list(obj["changed_files"], "changed_files", c, unique=True)
     allowed: tuple[str, ...] | None = None
     if "allowed_paths" in obj:
         allowed = tuple(_string_list(obj["allowed_paths"], "allowed_paths", c, unique=True))
+    return {"changed_files": tuple(changed), "allowed_paths": allowed}
 
+
+def _flags(obj: dict[str, Any], c: _Collector) -> dict[str, Any]:
     flags: list[str] = []
     if "escalation_flags" in obj:
         flags = _string_list(obj["escalation_flags"], "escalation_flags", c, unique=False)
-
     dod = obj.get("dod_evaluated")
     if "dod_evaluated" in obj and not isinstance(dod, bool):
         c.add(f"dod_evaluated: must be true or false, got {_type_name(dod)}")
+    return {"escalation_flags": tuple(flags), "dod_evaluated": bool(dod)}
 
-    resolution: ConflictResolution | None = None
+
+def _conflict_resolution(obj: dict[str, Any], c: _Collector) -> dict[str, Any]:
     raw_cr = obj.get("conflict_resolution")
-    if raw_cr is not None:
-        if not isinstance(raw_cr, dict):
-            c.add(f"conflict_resolution: must be an object or null, got {_type_name(raw_cr)}")
-        else:
-            c.unknown_keys(raw_cr, frozenset(_CONFLICT_KEYS), "conflict_resolution")
-            values = []
-            for key in _CONFLICT_KEYS:
-                value = raw_cr.get(key, "")
-                if value is None:
-                    value = ""
-                values.append(c.full_sha(value, f"conflict_resolution.{key}", allow_empty=True))
-            resolution = ConflictResolution(*values)
+    if raw_cr is None:
+        return {"conflict_resolution": None}
+    if not isinstance(raw_cr, dict):
+        c.add(f"conflict_resolution: must be an object or null, got {_type_name(raw_cr)}")
+        return {"conflict_resolution": None}
+    c.unknown_keys(raw_cr, frozenset(_CONFLICT_KEYS), "conflict_resolution")
+    values = []
+    for key in _CONFLICT_KEYS:
+        value = raw_cr.get(key, "")
+        if value is None:
+            value = ""
+        values.append(c.full_sha(value, f"conflict_resolution.{key}", allow_empty=True))
+    return {"conflict_resolution": ConflictResolution(*values)}
 
+
+def _claims(obj: dict[str, Any], c: _Collector) -> dict[str, Any]:
     taxonomy = obj.get("ci_failure_taxonomy")
     if taxonomy is not None and not _is_text(taxonomy):
         c.add("ci_failure_taxonomy: must be a non-empty string or null")
-
     claimed = obj.get("source_sha_ancestry")
     if claimed is not None and not isinstance(claimed, bool):
         c.add(f"source_sha_ancestry: must be true, false or null, got {_type_name(claimed)}")
+    return {
+        "ci_failure_taxonomy": taxonomy if isinstance(taxonomy, str) else None,
+        "claimed_ancestry": claimed if isinstance(claimed, bool) else None,
+    }
 
-    if c.problems:
-        raise SnapshotInvalid(c.problems)
-    return PRSnapshot(
-        raw=raw,
-        task_id=str(task_id),
-        pr_number=int(pr_number),  # type: ignore[arg-type]
-        head_sha=head_sha,
-        mergeable=str(mergeable),
-        checks=tuple(checks),
-        review_state=review_state,
-        review_sha=review_sha,
-        findings=tuple(findings),
-        changed_files=tuple(changed),
-        allowed_paths=allowed,
-        escalation_flags=tuple(flags),
-        dod_evaluated=bool(dod),
-        conflict_resolution=resolution,
-        ci_failure_taxonomy=taxonomy if isinstance(taxonomy, str) else None,
-        claimed_ancestry=claimed if isinstance(claimed, bool) else None,
-    )
+
+_FIELD_RULES: tuple[Callable[[dict[str, Any], _Collector], dict[str, Any]], ...] = (
+    _task_id,
+    _pr_number,
+    _head_sha,
+    _mergeable,
+    _checks,
+    _review,
+    _findings,
+    _paths,
+    _flags,
+    _conflict_resolution,
+    _claims,
+)
+"""The field rules in the order their problems are listed."""
 
 
 def _string_list(value: object, where: str, c: _Collector, *, unique: bool) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plangate.delivery.snapshot import SnapshotInvalid, parse_snapshot, parse_snapshot_bytes
+from plangate.delivery.pr_snapshot import SnapshotInvalid, parse_snapshot, parse_snapshot_bytes
 from plangate.verdict import ExitCode
 
 HEAD = "a" * 40
@@ -218,3 +218,41 @@ def test_published_schema_agrees_with_the_validator(case_id, snapshot):
     assert validator.is_valid(BASE)
     if case_id not in RUNTIME_ONLY:
         assert not validator.is_valid(snapshot), case_id
+
+
+# -- dispositions: type confusion is refused, never stringified ---------------------
+
+
+def with_disposition(disposition: Any) -> dict[str, Any]:
+    snap = copy.deepcopy(BASE)
+    snap["findings"] = [
+        {"id": "F1", "finding_type": "sec", "severity": "critical", "disposition": disposition}
+    ]
+    return snap
+
+
+NON_STRINGS = st.one_of(
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(NON_STRINGS)
+def test_repair_commit_of_any_non_string_type_is_refused(value):
+    with pytest.raises(SnapshotInvalid, match="repair_commit"):
+        parse_snapshot(with_disposition({"kind": "adopted", "repair_commit": value}))
+
+
+@pytest.mark.parametrize("value", [None, ""])
+def test_null_or_empty_repair_commit_leaves_the_finding_unresolved(value):
+    snap = parse_snapshot(with_disposition({"kind": "adopted", "repair_commit": value}))
+    assert snap.findings[0].resolved is False
+
+
+def test_hex_repair_commit_resolves():
+    snap = parse_snapshot(with_disposition({"kind": "adopted", "repair_commit": "abc1234"}))
+    assert snap.findings[0].resolved is True

@@ -1,0 +1,281 @@
+"""``plangate ci check``: the last line of defence, for a pull request (pure decision).
+
+Hooks can be bypassed (a host that does not fire them, ``--no-verify``, a
+machine without PlanGate). CI sees the result instead: the diff between the
+pull request's base and head. :func:`plangate.delivery.service.gather_pull_request`
+collects the facts with git and the acceptor; :func:`decide` judges them here,
+without IO, as the ordered table :data:`RULES`:
+
+1. ``head_checked_out``: the working tree is at the head (``CI_HEAD_NOT_CHECKED_OUT``);
+   when it is not, nothing else was gathered and nothing else is judged.
+2. ``surfaces_available``: the protected surfaces are read from the **base**
+   commit (the pull request cannot relax the definition that judges it); a
+   definition without entries is ``CI_SURFACES_UNAVAILABLE``.
+3. ``tasks_verified``: every task directory touched (``docs/working/TASK-XXXX/...``)
+   is a task of this pull request. Each must verify (the acceptor on the head
+   checkout, ``CI_TASK_NOT_VERIFIED``), its ``source_sha`` must be an ancestor of
+   the head (``CI_SOURCE_NOT_ANCESTOR``) and its plan must name its allowed paths
+   (``CI_SCOPE_UNDEFINED``).
+4. ``in_scope``: every changed path outside ``docs/working/`` lies inside the
+   allowed paths of at least one verified task (case-sensitive): ``CI_OUTSIDE_SCOPE``,
+   or ``CI_NO_TASK`` when the pull request touches no task at all.
+5. ``protected_surfaces``: a changed path a protected surface covers
+   (case-folded; a path that cannot be matched counts as protected) needs a
+   human (``CI_PROTECTED_SURFACE``). Files a verified task's own verification
+   covers, and PlanGate's own ignore file, are not protected changes.
+6. ``surfaces_defined``: a definition with a problem (only the bundled template,
+   or a copy of it: ``HO_BOUNDARY_UNDEFINED``) still protects its patterns, but it
+   never lets a pull request pass: a human must define the repository's surfaces.
+
+Every row is evaluated and every failing row is listed, in table order. The
+verdict is the strictest failing row's: ``REJECTED`` (exit 1) for rows 1-4,
+else ``HUMAN_REQUIRED`` (exit 3) for rows 5-6, else ``ACCEPTED`` (exit 0).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, NamedTuple
+
+from plangate.paths import match_any
+from plangate.plan.scope import derive_scope
+from plangate.surfaces import ResolvedSurfaces
+from plangate.verdict import Reason, Result
+
+TASK_PATH_RE = re.compile(r"docs/working/(TASK-[0-9]{4})/.+")
+"""A changed path inside a task directory; the group is the task id."""
+
+ALWAYS_COVERED = ".plangate/.gitignore"
+"""PlanGate's own ignore file: it can only ignore files inside ``.plangate/``."""
+
+REJECTED = "REJECTED"
+HUMAN_REQUIRED = "HUMAN_REQUIRED"
+ACCEPTED = "ACCEPTED"
+
+_LISTED = 8
+"""Paths named in a reason message (every path is in its evidence)."""
+
+
+class TaskFacts(NamedTuple):
+    """What was gathered about one touched task.
+
+    ``read_error`` is set when the task directory could not be read; otherwise
+    ``outcome`` is the acceptor's verdict under the ancestor policy
+    (:func:`plangate.approval.holds.holds_for_head`), ``plan`` the verified
+    ``plan.md`` bytes and ``artifacts`` the artifact names its verification covers.
+    """
+
+    task_id: str
+    read_error: Reason | None = None
+    outcome: Result | None = None
+    plan: bytes | None = None
+    artifacts: tuple[str, ...] = ()
+
+
+class PullRequestFacts(NamedTuple):
+    """Everything :func:`decide` reads. ``surfaces`` is None when the head is not checked out."""
+
+    base: str
+    head: str
+    checked_out: str
+    changed: tuple[str, ...] = ()
+    surfaces: ResolvedSurfaces | None = None
+    tasks: tuple[TaskFacts, ...] = ()
+
+
+def touched_tasks(changed: tuple[str, ...]) -> list[str]:
+    """The task ids whose directories the pull request changes, sorted."""
+    return sorted({m.group(1) for p in changed if (m := TASK_PATH_RE.fullmatch(p))})
+
+
+@dataclass(frozen=True)
+class _TaskJudgement:
+    reasons: tuple[Reason, ...]
+    facts: dict[str, Any]
+    allowed: tuple[str, ...] = ()
+    covered: tuple[str, ...] = ()
+
+
+def _judge_task(task: TaskFacts) -> _TaskJudgement:
+    """One touched task: verified, approved on this history, with a scope."""
+    task_id = task.task_id
+    if task.read_error is not None or task.outcome is None:
+        error = task.read_error or Reason("?", "not read")
+        return _TaskJudgement(
+            (Reason("CI_TASK_NOT_VERIFIED", f"{task_id}: {error.code}: {error.message}",
+                    error.hint),),
+            {"verdict": REJECTED},
+        )
+    outcome = task.outcome
+    facts: dict[str, Any] = {"verdict": outcome.verdict, "codes": list(outcome.codes)}
+    if outcome.codes == ("CI_SOURCE_NOT_ANCESTOR",):
+        return _TaskJudgement(outcome.reasons, facts)
+    if not outcome.accepted:
+        first = outcome.reasons[0] if outcome.reasons else Reason("?", "not accepted")
+        return _TaskJudgement(
+            (Reason("CI_TASK_NOT_VERIFIED",
+                    f"{task_id}: {outcome.verdict}: {first.code}: {first.message}",
+                    "run 'plangate c3 verify' on the head checkout"),),
+            facts,
+        )
+    scope = derive_scope(task.plan)
+    if scope.patterns is None:
+        return _TaskJudgement(
+            (Reason("CI_SCOPE_UNDEFINED", f"{task_id}: {scope.problem_text}",
+                    "declare the allowed paths in plan.md"),),
+            facts,
+        )
+    facts["allowed_paths"] = list(scope.patterns)
+    covered = (f"docs/working/{task_id}/approvals/c3.json",
+               *(f"docs/working/{task_id}/{name}" for name in task.artifacts))
+    return _TaskJudgement((), facts, scope.patterns, covered)
+
+
+@dataclass(frozen=True)
+class Case:
+    """The gathered facts and what the rules derive from them (pure)."""
+
+    facts: PullRequestFacts
+
+    @cached_property
+    def tasks(self) -> dict[str, _TaskJudgement]:
+        """Each touched task's judgement, in task order."""
+        return {t.task_id: _judge_task(t) for t in self.facts.tasks}
+
+    @cached_property
+    def covered(self) -> set[str]:
+        """Files that a verified task's own verification covers, and PlanGate's ignore file."""
+        out = {ALWAYS_COVERED}
+        for judgement in self.tasks.values():
+            out.update(judgement.covered)
+        return out
+
+    @cached_property
+    def outside(self) -> list[str]:
+        """Changed paths outside ``docs/working/`` that no verified task's scope allows."""
+        allowed = [p for judgement in self.tasks.values() for p in judgement.allowed]
+        return [p for p in self.facts.changed if not p.startswith("docs/working/")
+                and p not in self.covered and match_any(allowed, p) is None]
+
+    @cached_property
+    def protected(self) -> list[str]:
+        """Changed paths (not covered) that a protected surface of the base commit covers."""
+        surfaces = self.facts.surfaces
+        if surfaces is None or not surfaces.entries:
+            return []
+        return [p for p in self.facts.changed
+                if p not in self.covered and surfaces.protecting(p) is not None]
+
+
+def _head_checked_out(case: Case) -> tuple[Reason, ...]:
+    facts = case.facts
+    if facts.checked_out == facts.head:
+        return ()
+    return (Reason(
+        "CI_HEAD_NOT_CHECKED_OUT",
+        f"the working tree is at {facts.checked_out[:12]}, not the head {facts.head[:12]}",
+        "check out the pull request's head commit before running the check",
+    ),)
+
+
+def _surfaces_available(case: Case) -> tuple[Reason, ...]:
+    surfaces = case.facts.surfaces
+    if surfaces is not None and surfaces.entries:
+        return ()
+    return (Reason("CI_SURFACES_UNAVAILABLE",
+                   "the base commit's protected surfaces cannot be resolved",
+                   "fix .plangate/protected-surfaces.toml on the base branch"),)
+
+
+def _tasks_verified(case: Case) -> tuple[Reason, ...]:
+    return tuple(r for judgement in case.tasks.values() for r in judgement.reasons)
+
+
+def _in_scope(case: Case) -> tuple[Reason, ...]:
+    outside = case.outside
+    if not outside:
+        return ()
+    named = ", ".join(outside[:_LISTED])
+    if not case.facts.tasks:
+        return (Reason("CI_NO_TASK", f"{len(outside)} changed path(s) belong to no task: "
+                       + named,
+                       "every change needs an approved task (docs/working/TASK-XXXX)",
+                       tuple(outside)),)
+    return (Reason("CI_OUTSIDE_SCOPE",
+                   f"{len(outside)} changed path(s) are outside every task's allowed paths: "
+                   + named,
+                   "revert them or re-plan the task with a wider scope",
+                   tuple(outside)),)
+
+
+def _protected_surfaces(case: Case) -> tuple[Reason, ...]:
+    protected = case.protected
+    if not protected:
+        return ()
+    return (Reason("CI_PROTECTED_SURFACE",
+                   f"{len(protected)} protected surface(s) changed: "
+                   + ", ".join(protected[:_LISTED]),
+                   "a human reviews and approves protected-surface changes",
+                   tuple(protected)),)
+
+
+def _surfaces_defined(case: Case) -> tuple[Reason, ...]:
+    surfaces = case.facts.surfaces
+    if surfaces is None or surfaces.problem is None or not surfaces.entries:
+        return ()
+    return (surfaces.problem,)
+
+
+class Rule(NamedTuple):
+    """One row: its name, the verdict it gives when it fails, and its check."""
+
+    name: str
+    verdict: str
+    check: Callable[[Case], tuple[Reason, ...]]
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("head_checked_out", REJECTED, _head_checked_out),
+    Rule("surfaces_available", REJECTED, _surfaces_available),
+    Rule("tasks_verified", REJECTED, _tasks_verified),
+    Rule("in_scope", REJECTED, _in_scope),
+    Rule("protected_surfaces", HUMAN_REQUIRED, _protected_surfaces),
+    Rule("surfaces_defined", HUMAN_REQUIRED, _surfaces_defined),
+)
+"""The pull-request rules in order. Every failing row is listed; the first row, when
+it fails, is the only one judged (nothing else was gathered)."""
+
+_STRICTNESS = (REJECTED, HUMAN_REQUIRED)
+
+
+def _facts_json(case: Case) -> dict[str, Any]:
+    facts = case.facts
+    out: dict[str, Any] = {
+        "base": facts.base,
+        "head": facts.head,
+        "tasks": {task_id: j.facts for task_id, j in case.tasks.items()},
+        "changed_paths": list(facts.changed),
+    }
+    if facts.surfaces is not None:
+        out["surfaces_provenance"] = facts.surfaces.provenance
+        out["outside_scope"] = case.outside
+        out["protected_paths"] = case.protected
+    return out
+
+
+def decide(facts: PullRequestFacts) -> Result:
+    """Judge the gathered facts with :data:`RULES` (see the module docstring)."""
+    case = Case(facts)
+    failed: list[tuple[Rule, tuple[Reason, ...]]] = []
+    for rule in RULES:
+        reasons = rule.check(case)
+        if reasons:
+            failed.append((rule, reasons))
+            if rule is RULES[0]:
+                break
+    verdict = next((v for v in _STRICTNESS if any(r.verdict == v for r, _ in failed)), ACCEPTED)
+    reasons = tuple(reason for _, found in failed for reason in found)
+    return Result(verdict, reasons, _facts_json(case))

@@ -1,0 +1,201 @@
+"""``plangate ci check`` in real git repositories: every rule with its exact reason code and
+exit code (0 ACCEPTED, 1 REJECTED, 3 HUMAN_REQUIRED)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support.hooks import approved_repo
+from support.repo import commit_all, git
+from support.taskkit import PLAN_MD, approve_task, make_task
+
+EMPTY_SCOPE_PLAN = PLAN_MD.replace("- `src/app.py`\n- `tests/test_app.py`\n", "- the app module\n")
+
+
+def _ci(repo: Path, run_cli, base: str, head: str = "HEAD"):
+    result = run_cli(repo, "ci", "check", "--base", base, "--head", head, "--json")
+    return result.code, json.loads(result.out) if result.out else {}
+
+
+def define_surfaces(repo: Path) -> str:
+    """Adopt the bundled template as the repository's own definition; commit; return HEAD."""
+    from plangate.surfaces import bundled_template_bytes
+
+    text = bundled_template_bytes().decode()
+    own = "\n".join(ln for ln in text.splitlines() if "PLANGATE-BUNDLED-TEMPLATE" not in ln)
+    (repo / ".plangate").mkdir(exist_ok=True)
+    (repo / ".plangate" / "protected-surfaces.toml").write_text(own + "\n")
+    return commit_all(repo, "protected surfaces")
+
+
+def test_ci_accepts_in_scope_task_work(git_repo: Path, run_cli) -> None:
+    base = define_surfaces(git_repo)
+    repo = approved_repo(git_repo)
+    commit_all(repo, "record")
+    (repo / "src" / "app.py").write_text("def greet():\n    return 'hello'\n")
+    commit_all(repo, "work")
+    code, body = _ci(repo, run_cli, base)
+    assert code == 0, body
+    assert body["verdict"] == "ACCEPTED"
+    assert body["facts"]["tasks"]["TASK-0001"]["verdict"] == "ACCEPTED"
+
+
+def test_ci_rejects_out_of_scope_and_escalates_protected(git_repo: Path, run_cli) -> None:
+    base = define_surfaces(git_repo)
+    repo = approved_repo(git_repo)
+    commit_all(repo, "record")
+    (repo / "stray.py").write_text("x\n")
+    (repo / "AGENTS.md").write_text("x\n")
+    commit_all(repo, "work")
+    code, body = _ci(repo, run_cli, base)
+    assert code == 1
+    codes = [r["code"] for r in body["reasons"]]
+    assert codes == ["CI_OUTSIDE_SCOPE", "CI_PROTECTED_SURFACE"]
+    assert "stray.py" in body["facts"]["outside_scope"]
+
+
+def test_ci_protected_only_needs_a_human(git_repo: Path, run_cli) -> None:
+    base = define_surfaces(git_repo)
+    make_task(git_repo, "TASK-0003", plan_md=_plan_with("AGENTS.md"))
+    approve_task(git_repo, "TASK-0003")
+    commit_all(git_repo, "record")
+    (git_repo / "AGENTS.md").write_text("x\n")
+    commit_all(git_repo, "work")
+    code, body = _ci(git_repo, run_cli, base)
+    assert code == 3, body
+    assert [r["code"] for r in body["reasons"]] == ["CI_PROTECTED_SURFACE"]
+
+
+def _plan_with(path: str) -> str:
+    return PLAN_MD.replace("- `tests/test_app.py`", f"- `tests/test_app.py`\n- `{path}`")
+
+
+def test_ci_rejects_code_without_a_task(git_repo: Path, run_cli) -> None:
+    base = define_surfaces(git_repo)
+    (git_repo / "feature.py").write_text("x\n")
+    commit_all(git_repo, "work")
+    code, body = _ci(git_repo, run_cli, base)
+    assert code == 1
+    assert [r["code"] for r in body["reasons"]] == ["CI_NO_TASK"]
+
+
+def test_ci_with_only_the_bundled_template_needs_a_human(git_repo: Path, run_cli) -> None:
+    base = git(git_repo, "rev-parse", "HEAD")
+    repo = approved_repo(git_repo)
+    commit_all(repo, "record")
+    (repo / "src" / "app.py").write_text("def greet():\n    return 'hello'\n")
+    commit_all(repo, "work")
+    code, body = _ci(repo, run_cli, base)
+    assert code == 3, body
+    assert [r["code"] for r in body["reasons"]] == ["HO_BOUNDARY_UNDEFINED"]
+
+
+def test_ci_rejects_a_tampered_plan(git_repo: Path, run_cli) -> None:
+    base = define_surfaces(git_repo)
+    repo = approved_repo(git_repo)
+    plan = repo / "docs" / "working" / "TASK-0001" / "plan.md"
+    plan.write_text(plan.read_text().replace("`src/app.py`", "`**`"))
+    commit_all(repo, "widen scope after approval")
+    code, body = _ci(repo, run_cli, base)
+    assert code == 1
+    assert "CI_TASK_NOT_VERIFIED" in [r["code"] for r in body["reasons"]]
+
+
+def test_ci_requires_the_head_checked_out(git_repo: Path, run_cli) -> None:
+    base = git(git_repo, "rev-parse", "HEAD")
+    (git_repo / "x.txt").write_text("x\n")
+    head = commit_all(git_repo, "x")
+    git(git_repo, "checkout", "-q", base)
+    code, body = _ci(git_repo, run_cli, base, head)
+    assert code == 1
+    assert body["reasons"][0]["code"] == "CI_HEAD_NOT_CHECKED_OUT"
+
+
+def test_ci_rejects_a_task_approved_on_a_sibling_branch(git_repo: Path, run_cli) -> None:
+    base = define_surfaces(git_repo)
+    git(git_repo, "checkout", "-q", "-b", "sibling")
+    approved_repo(git_repo)
+    commit_all(git_repo, "record on the sibling branch")
+    git(git_repo, "checkout", "-q", "-b", "pr", base)
+    git(git_repo, "checkout", "sibling", "--", "src", "docs")  # staged by the checkout
+    git(git_repo, "commit", "-q", "-m", "the sibling's task, copied onto the pull request")
+    code, body = _ci(git_repo, run_cli, base)
+    assert code == 1, body
+    codes = [r["code"] for r in body["reasons"]]
+    # The task is not verified for this history, so its record is a protected change too.
+    assert codes == ["CI_SOURCE_NOT_ANCESTOR", "CI_OUTSIDE_SCOPE", "CI_PROTECTED_SURFACE"]
+    assert body["facts"]["tasks"]["TASK-0001"]["codes"] == ["CI_SOURCE_NOT_ANCESTOR"]
+    assert body["facts"]["outside_scope"] == ["src/app.py"]
+    assert "docs/working/TASK-0001/approvals/c3.json" in body["facts"]["protected_paths"]
+
+
+def test_ci_rejects_a_verified_task_whose_plan_lists_no_path(git_repo: Path, run_cli) -> None:
+    base = define_surfaces(git_repo)
+    make_task(git_repo, "TASK-0002", plan_md=EMPTY_SCOPE_PLAN)
+    approve_task(git_repo, "TASK-0002")
+    commit_all(git_repo, "record")
+    code, body = _ci(git_repo, run_cli, base)
+    assert code == 1, body
+    # Without a scope the task's verification covers nothing: its record is a protected change.
+    assert [r["code"] for r in body["reasons"]] == ["CI_SCOPE_UNDEFINED", "CI_PROTECTED_SURFACE"]
+    assert "TASK-0002: the plan's '## Files / Components to Touch' section lists no path" in (
+        body["reasons"][0]["message"]
+    )
+    assert body["facts"]["tasks"]["TASK-0002"]["verdict"] == "ACCEPTED"
+    assert "allowed_paths" not in body["facts"]["tasks"]["TASK-0002"]
+
+
+def test_ci_rejects_a_base_commit_with_an_unusable_definition(git_repo: Path, run_cli) -> None:
+    (git_repo / ".plangate").mkdir()
+    (git_repo / ".plangate" / "protected-surfaces.toml").write_text("version = 2\n")
+    base = commit_all(git_repo, "an unusable definition")
+    repo = approved_repo(git_repo)
+    commit_all(repo, "record")
+    (repo / "src" / "app.py").write_text("def greet():\n    return 'hello'\n")
+    commit_all(repo, "work")
+    code, body = _ci(repo, run_cli, base)
+    assert code == 1, body
+    assert [r["code"] for r in body["reasons"]] == ["CI_SURFACES_UNAVAILABLE"]
+    assert body["facts"]["protected_paths"] == []
+
+
+def test_ci_rejects_a_path_outside_the_tasks_scope(git_repo: Path, run_cli) -> None:
+    base = define_surfaces(git_repo)
+    repo = approved_repo(git_repo)
+    commit_all(repo, "record")
+    (repo / "src" / "app.py").write_text("def greet():\n    return 'hello'\n")
+    (repo / "stray.py").write_text("x\n")
+    commit_all(repo, "work")
+    code, body = _ci(repo, run_cli, base)
+    assert code == 1, body
+    assert [r["code"] for r in body["reasons"]] == ["CI_OUTSIDE_SCOPE"]
+    assert body["reasons"][0]["evidence"] == ["stray.py"]
+    assert body["facts"]["outside_scope"] == ["stray.py"]
+    assert body["facts"]["protected_paths"] == []
+
+
+def test_ci_protected_surface_is_human_required_with_exit_three(git_repo: Path, run_cli) -> None:
+    base = define_surfaces(git_repo)
+    make_task(git_repo, "TASK-0003", plan_md=_plan_with("AGENTS.md"))
+    approve_task(git_repo, "TASK-0003")
+    commit_all(git_repo, "record")
+    (git_repo / "AGENTS.md").write_text("x\n")
+    commit_all(git_repo, "work")
+    result = run_cli(git_repo, "ci", "check", "--base", base, "--head", "HEAD")
+    assert result.code == 3, result.out
+    assert "HUMAN_REQUIRED" in result.out
+    assert "CI_PROTECTED_SURFACE" in result.out
+    _, body = _ci(git_repo, run_cli, base)
+    assert body["verdict"] == "HUMAN_REQUIRED"
+    assert body["facts"]["protected_paths"] == ["AGENTS.md"]
+    assert body["reasons"][0]["evidence"] == ["AGENTS.md"]
+
+
+def test_ci_refuses_a_path_no_pattern_can_be_matched_against(git_repo: Path, run_cli) -> None:
+    base = define_surfaces(git_repo)
+    (git_repo / "what?.py").write_text("x\n")
+    commit_all(git_repo, "work")
+    result = run_cli(git_repo, "ci", "check", "--base", base, "--head", "HEAD")
+    assert result.code == 1, result.out
+    assert "PATH_HAS_WILDCARD" in result.err

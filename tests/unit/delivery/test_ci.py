@@ -1,0 +1,144 @@
+"""The pull-request decision (pure): each row of the table with built facts, the verdict
+of the strictest failing row, every failing row listed in table order."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from plangate.delivery.ci import RULES, PullRequestFacts, TaskFacts, decide, touched_tasks
+from plangate.surfaces import ProtectedPattern, ResolvedSurfaces
+from plangate.verdict import Reason, Result
+
+ROOT = Path(__file__).resolve().parents[3]
+BASE, HEAD = "b" * 40, "h" * 40
+PLAN = b"# Plan\n\n## Files / Components to Touch\n- `src/**`\n"
+ARTIFACTS = ("plan.md", "todo.md")
+SURFACES = ResolvedSurfaces(
+    "downstream", "x", None, (ProtectedPattern("**/approvals/**", "approval", "records"),
+                              ProtectedPattern("AGENTS.md", "rules", "agent rules"))
+)
+ACCEPTED_TASK = TaskFacts("TASK-0001", None, Result("ACCEPTED", (), {}), PLAN, ARTIFACTS)
+TASK_FILES = ("docs/working/TASK-0001/plan.md", "docs/working/TASK-0001/approvals/c3.json")
+
+EXPECTED_ORDER = (
+    "head_checked_out",
+    "surfaces_available",
+    "tasks_verified",
+    "in_scope",
+    "protected_surfaces",
+    "surfaces_defined",
+)
+
+
+def facts(*changed: str, tasks=(ACCEPTED_TASK,), surfaces=SURFACES, checked_out=HEAD):
+    return PullRequestFacts(BASE, HEAD, checked_out, (*TASK_FILES, *changed), surfaces,
+                            tuple(tasks))
+
+
+def codes(result: Result) -> list[str]:
+    return [r.code for r in result.reasons]
+
+
+def test_the_table_order():
+    assert tuple(rule.name for rule in RULES) == EXPECTED_ORDER
+    assert [rule.verdict for rule in RULES] == ["REJECTED"] * 4 + ["HUMAN_REQUIRED"] * 2
+
+
+def test_the_documented_table_is_the_tables_order():
+    doc = (ROOT / "docs" / "agents.md").read_text()
+    section = doc[doc.index("## CI: `plangate ci check`"):doc.index("## doctor")]
+    names = re.findall(r"^\| `([a-z_]+)` \|", section, flags=re.MULTILINE)
+    assert names == [rule.name for rule in RULES]
+
+
+def test_in_scope_task_work_is_accepted():
+    result = decide(facts("src/app.py"))
+    assert (result.verdict, int(result.exit_code), codes(result)) == ("ACCEPTED", 0, [])
+    assert result.facts["tasks"]["TASK-0001"]["allowed_paths"] == ["src/**"]
+    assert result.facts["protected_paths"] == []  # the task's own files are covered
+
+
+# One set of facts per row, decided by that row alone (and the verdict it gives).
+ROW_CASES = {
+    "head_checked_out": (facts(checked_out="c" * 40), "REJECTED", ["CI_HEAD_NOT_CHECKED_OUT"]),
+    "surfaces_available": (
+        facts("src/app.py", surfaces=ResolvedSurfaces(
+            "downstream", "x", None, (), Reason("SURFACES_VERSION", "bad"))),
+        "REJECTED", ["CI_SURFACES_UNAVAILABLE"],
+    ),
+    "tasks_verified": (
+        facts(tasks=(ACCEPTED_TASK._replace(outcome=Result("REJECTED", (
+            Reason("C3_PLAN_HASH_MISMATCH", "plan changed"),), {})),)),
+        "REJECTED", ["CI_TASK_NOT_VERIFIED", "CI_PROTECTED_SURFACE"],
+    ),
+    "in_scope": (facts("stray.py"), "REJECTED", ["CI_OUTSIDE_SCOPE"]),
+    "protected_surfaces": (facts("src/approvals/x.py"), "HUMAN_REQUIRED", ["CI_PROTECTED_SURFACE"]),
+    "surfaces_defined": (
+        facts("src/app.py", surfaces=SURFACES._replace(
+            provenance="bundled_template", problem=Reason("HO_BOUNDARY_UNDEFINED", "template"))),
+        "HUMAN_REQUIRED", ["HO_BOUNDARY_UNDEFINED"],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", EXPECTED_ORDER)
+def test_each_row_decides_its_facts(name):
+    built, verdict, expected = ROW_CASES[name]
+    result = decide(built)
+    assert (result.verdict, codes(result)) == (verdict, expected)
+    assert int(result.exit_code) == {"REJECTED": 1, "HUMAN_REQUIRED": 3}[verdict]
+
+
+def test_a_head_not_checked_out_is_the_only_thing_judged():
+    result = decide(PullRequestFacts(BASE, HEAD, "c" * 40))
+    assert codes(result) == ["CI_HEAD_NOT_CHECKED_OUT"]
+    assert result.facts == {"base": BASE, "head": HEAD, "tasks": {}, "changed_paths": []}
+
+
+def test_every_failing_row_is_listed_in_table_order_and_rejection_wins():
+    template = SURFACES._replace(problem=Reason("HO_BOUNDARY_UNDEFINED", "template"))
+    result = decide(facts("stray.py", "AGENTS.md", surfaces=template))
+    assert result.verdict == "REJECTED"
+    assert codes(result) == ["CI_OUTSIDE_SCOPE", "CI_PROTECTED_SURFACE", "HO_BOUNDARY_UNDEFINED"]
+
+
+def test_code_without_any_task():
+    result = decide(PullRequestFacts(BASE, HEAD, HEAD, ("feature.py",), SURFACES, ()))
+    assert (result.verdict, codes(result)) == ("REJECTED", ["CI_NO_TASK"])
+    assert result.reasons[0].evidence == ("feature.py",)
+
+
+def test_a_task_approved_elsewhere_keeps_the_acceptors_reason():
+    moved = Reason("CI_SOURCE_NOT_ANCESTOR", "TASK-0001: not an ancestor", "approve here")
+    task = ACCEPTED_TASK._replace(outcome=Result("REJECTED", (moved,), {}))
+    result = decide(facts("src/app.py", tasks=(task,)))
+    assert result.reasons[0] == moved
+    assert codes(result) == ["CI_SOURCE_NOT_ANCESTOR", "CI_OUTSIDE_SCOPE", "CI_PROTECTED_SURFACE"]
+
+
+def test_a_plan_without_paths_has_no_scope():
+    task = ACCEPTED_TASK._replace(plan=b"# Plan\n\n## Files / Components to Touch\n- none\n")
+    result = decide(facts(tasks=(task,)))
+    assert codes(result) == ["CI_SCOPE_UNDEFINED", "CI_PROTECTED_SURFACE"]
+
+
+def test_an_unreadable_task_is_not_verified():
+    task = TaskFacts("TASK-0001", read_error=Reason("TASK_DIR_SYMLINK", "a symlink", "fix it"))
+    result = decide(facts(tasks=(task,)))
+    assert result.reasons[0] == Reason("CI_TASK_NOT_VERIFIED", "TASK-0001: TASK_DIR_SYMLINK: a symlink",
+                                       "fix it")
+    assert result.facts["tasks"] == {"TASK-0001": {"verdict": "REJECTED"}}
+
+
+def test_protected_surfaces_match_case_folded():
+    result = decide(facts("src/Approvals/x.py"))
+    assert result.facts["protected_paths"] == ["src/Approvals/x.py"]
+
+
+def test_touched_tasks_are_the_task_directories_changed():
+    assert touched_tasks(("docs/working/TASK-0002/plan.md", "docs/working/TASK-0001/a/b",
+                          "docs/working/TASK-001/x", "docs/working/TASK-0003")) == [
+        "TASK-0001", "TASK-0002"]

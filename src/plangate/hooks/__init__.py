@@ -1,4 +1,4 @@
-"""Where agents meet the gate: host hook adapters, git hooks, CI and doctor.
+"""Where agents meet the gate: host hook adapters, git hooks and doctor.
 
 The package is split so that the hook hot path stays light:
 
@@ -11,7 +11,7 @@ The package is split so that the hook hot path stays light:
 - :mod:`plangate.hooks.hosts` -- one adapter per host (``claude``, ``codex``,
   ``cursor``, ``git``) and their shared ``protocol``;
 - :mod:`plangate.hooks.entry` -- the one dispatcher (``python -m plangate.hooks <host>``);
-- :mod:`plangate.hooks.ci`, ``install``, ``doctor``, ``githead``.
+- ``install`` (host configuration), ``doctor`` (canaries), ``githead`` (HEAD from ``.git``).
 
 Only the standard library and plangate core are imported at module level.
 """

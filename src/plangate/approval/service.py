@@ -6,15 +6,19 @@
 - :func:`issue_record` builds the record, runs the acceptor on the exact
   bytes it is about to write, writes the refusal or the issue to the ledger
   first, then writes ``approvals/c3.json`` atomically.
+- :func:`issue_task` is ``plangate c3 issue``: it reads the task once and
+  derives ``derived_loopspec_hash`` from the same plan.md bytes the record's
+  ``plan_hash`` binds.
+- :func:`check_task_loopspec` is ``plangate loopspec --check``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from plangate.approval import contract as c
 from plangate.approval.acceptor import (
     ACCEPTED,
     HUMAN_ESCALATED,
@@ -27,8 +31,8 @@ from plangate.approval.acceptor import (
     verify_snapshot,
 )
 from plangate.canonical import sha256_digest
-from plangate.errors import PlanGateError, UsageError
-from plangate.fsutil import FileRead, FileState, atomic_write
+from plangate.errors import InputRejected, PlanGateError, UsageError
+from plangate.fsutil import FileRead, FileState, atomic_write, read_regular_file
 from plangate.git import Git, GitError
 from plangate.layout import RECORD_RELPATH
 from plangate.plan.package import compute_package
@@ -38,15 +42,16 @@ from plangate.verdict import Reason, Result
 if TYPE_CHECKING:
     from plangate.approval.record import ReviewerEvidence
 
-_FULL_SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+REVIEWERS_MAX_BYTES = 1024 * 1024
+"""Size bound of a ``--reviewers`` file."""
 
 
 def check_expected_sha(expected_sha: str) -> str:
     """An expected SHA must be a full lowercase commit id; anything else is a usage error.
 
-    An empty or abbreviated expected SHA is never a match (DECISIONS 5).
+    An empty or abbreviated expected SHA is never a match.
     """
-    if not isinstance(expected_sha, str) or _FULL_SHA_RE.fullmatch(expected_sha) is None:
+    if not isinstance(expected_sha, str) or c.FULL_SHA_RE.fullmatch(expected_sha) is None:
         raise UsageError(
             "C3_EXPECTED_SHA_INVALID",
             f"expected SHA {expected_sha!r} is not a full 40- or 64-hex commit id",
@@ -132,13 +137,20 @@ def _ledger_append(
         ledger.append(kind, subject, dict(payload))
 
 
-def issue_record(repo_root: Path, request: IssueRequest, env: Mapping[str, str]) -> Result:
+def issue_record(
+    repo_root: Path,
+    request: IssueRequest,
+    env: Mapping[str, str],
+    *,
+    snapshot: TaskSnapshot | None = None,
+) -> Result:
     """Produce ``approvals/c3.json`` for one task.
 
     Verdicts: ``ACCEPTED`` = issued (exit 0); ``HUMAN_ESCALATED`` = evidence or
     presence failure, no record (exit 3); ``REJECTED`` = any other refusal
     (exit 1). Refusals and issues both go to the ledger; if the ledger cannot
-    be written the record is not written either.
+    be written the record is not written either. ``snapshot`` passes the task's
+    snapshot when the caller already read it (every hash then comes from it).
     """
     # Lazy: the producer is not needed by the verify hot path.
     from plangate.approval.record import RecordRefused, build_record, serialize_record
@@ -146,7 +158,8 @@ def issue_record(repo_root: Path, request: IssueRequest, env: Mapping[str, str])
     task_dir = task_dir_for(repo_root, request.task_id)
     git = Git(repo_root)
     target_full = git.resolve_commit(request.target_sha)
-    snapshot = read_task_snapshot(task_dir)
+    if snapshot is None or snapshot.task_dir != task_dir:
+        snapshot = read_task_snapshot(task_dir)
     package = compute_package(snapshot)
     facts: dict[str, Any] = {
         "task_id": request.task_id,
@@ -174,7 +187,7 @@ def issue_record(repo_root: Path, request: IssueRequest, env: Mapping[str, str])
         return result
 
     data = serialize_record(record)
-    # The producer never writes what the acceptor would reject (DECISIONS 9):
+    # The producer never writes what the acceptor would reject:
     # verify the exact bytes against the same snapshot.
     probe = TaskSnapshot(
         task_id=snapshot.task_id,
@@ -268,3 +281,76 @@ def _ledger_payload(result: Result) -> dict[str, Any]:
         "reasons": [r.to_json() for r in result.reasons],
         "facts": {k: v for k, v in result.facts.items() if k != "record"},
     }
+
+
+def read_reviewers(path: Path, shown: str | None = None) -> Mapping[str, ReviewerEvidence]:
+    """Read and strictly parse a ``--reviewers`` file (``REVIEWERS_UNREADABLE`` otherwise).
+
+    ``shown`` is the name the user gave (messages name it, not the resolved path).
+    """
+    from plangate.approval.record import parse_reviewers
+
+    read = read_regular_file(path, REVIEWERS_MAX_BYTES)
+    if not read.ok or read.data is None:
+        raise InputRejected(
+            "REVIEWERS_UNREADABLE",
+            f"reviewers file {shown or path} {read.detail or read.state.value}",
+            "check the path",
+        )
+    return parse_reviewers(read.data)
+
+
+def loopspec_hash_of(snapshot: TaskSnapshot, actors: tuple[str, str]) -> str:
+    """``derived_loopspec_hash`` of the plan.md bytes in ``snapshot`` with ``actors``."""
+    from plangate.plan.loopspec import derive_loopspec, loopspec_hash
+
+    read = snapshot.artifacts["plan.md"]
+    if not read.ok or read.data is None:
+        raise InputRejected("ARTIFACT_MISSING", f"plan.md {read.detail}", "write plan.md")
+    maker, checker = actors
+    return loopspec_hash(derive_loopspec(read.data, snapshot.task_id, maker, checker))
+
+
+def parse_actors(text: str, hint: str = "e.g. agent,qa") -> tuple[str, str]:
+    """``MAKER,CHECKER`` as two stripped names (``LOOPSPEC_ACTORS_INVALID``, exit 2, otherwise)."""
+    parts = text.split(",")
+    if len(parts) != 2 or not all(p.strip() for p in parts):
+        raise UsageError("LOOPSPEC_ACTORS_INVALID", "--loopspec-actors takes MAKER,CHECKER", hint)
+    return parts[0].strip(), parts[1].strip()
+
+
+def issue_task(
+    repo_root: Path,
+    request: IssueRequest,
+    env: Mapping[str, str],
+    *,
+    reviewers_file: Path,
+    reviewers_shown: str | None = None,
+    loopspec_actors: str | None = None,
+) -> Result:
+    """``plangate c3 issue``: read the reviewers file and the task once, then issue.
+
+    ``derived_loopspec_hash`` (with ``loopspec_actors``, ``MAKER,CHECKER``) and
+    every hash of the record come from one snapshot of the task directory: the
+    LoopSpec a record names is always the one of the plan.md bytes its
+    ``plan_hash`` binds.
+    """
+    reviewers = read_reviewers(reviewers_file, reviewers_shown)
+    actors = parse_actors(loopspec_actors) if loopspec_actors else None
+    snapshot = read_task_snapshot(task_dir_for(repo_root, request.task_id))
+    loopspec_hash = (loopspec_hash_of(snapshot, actors)
+                     if actors is not None else request.derived_loopspec_hash)
+    request = request._replace(reviewers=reviewers, derived_loopspec_hash=loopspec_hash)
+    return issue_record(repo_root, request, env, snapshot=snapshot)
+
+
+def check_task_loopspec(repo_root: Path, task_id: str, maker: str, checker: str) -> Result:
+    """``plangate loopspec --check``: derive the LoopSpec and compare with the record.
+
+    The LoopSpec and the record come from one snapshot of the task directory.
+    """
+    from plangate.approval.loopspec_binding import check_against_record
+    from plangate.plan.service import derive_task_loopspec
+
+    derived = derive_task_loopspec(repo_root, task_id, maker, checker)
+    return check_against_record(derived.snapshot, derived.hash)

@@ -417,7 +417,7 @@ def test_task_form_protected_change_escalates_and_records_it(
     c3 = json.loads((task_dir(git_repo) / "approvals" / "c3.json").read_text())
     assert c3["decision"] == "HUMAN_ESCALATED"
     verify = run_cli(git_repo, "c3", "verify", "TASK-0001", "--expected-sha", target)
-    assert verify.code != 0
+    assert verify.code == 3  # a human must decide
 
 
 def test_task_form_out_of_scope_escalates(git_repo: Path, run_cli, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from plangate.canonical import sha256_digest
+from plangate.errors import InputRejected
 from plangate.layout import MAX_ARTIFACT_BYTES
 from plangate.plan.loopspec import extract_allowed_paths
 from plangate.snapshot import ARTIFACTS
@@ -413,3 +414,59 @@ def test_review_json(git_repo: Path, run_cli) -> None:
     doc = json.loads(result.out)
     assert doc["marker"] == f"C2-VERDICT: approve plan={PLAN_HASH}"
     assert doc["evidence_sha256"] == sha256_digest((task / "review-external.md").read_bytes())
+
+
+# --- the services themselves ---------------------------------------------------------
+
+
+def test_the_review_evidence_size_bound_is_the_artifact_bound(git_repo: Path, run_cli) -> None:
+    from plangate.plan.markers import C1, marker_line
+
+    task = write_package(git_repo, markers=False)
+    line = marker_line(C1, "PASS", PLAN_HASH)
+    # The rewritten file is the kept text, a blank line, the marker line and a newline.
+    fits = b"x" * (MAX_ARTIFACT_BYTES - len(line) - 3)
+    (task / "review-self.md").write_bytes(fits)
+    res = run_cli(git_repo, "review", "mark", "TASK-0001", "--c1", "PASS")
+    assert res.code == 0, res.err
+    assert len((task / "review-self.md").read_bytes()) == MAX_ARTIFACT_BYTES
+
+    one_more = fits + b"x"
+    (task / "review-self.md").write_bytes(one_more)
+    res = run_cli(git_repo, "review", "mark", "TASK-0001", "--c1", "PASS")
+    assert res.code == 1
+    assert "REVIEW_EVIDENCE_TOO_LARGE" in res.err
+    assert (task / "review-self.md").read_bytes() == one_more  # nothing written
+
+
+def test_marked_evidence_is_pure_over_the_snapshot(git_repo: Path) -> None:
+    from plangate.plan.service import marked_evidence, read_task
+
+    task = write_package(git_repo, markers=False)
+    before = (task / "review-external.md").read_bytes()
+    updated, line, plan_hash = marked_evidence(read_task(git_repo, "TASK-0001"), "c2", "approve")
+    assert plan_hash == PLAN_HASH
+    assert line == f"C2-VERDICT: approve plan={PLAN_HASH}"
+    assert updated.endswith((line + "\n").encode())
+    assert (task / "review-external.md").read_bytes() == before
+
+
+def test_init_task_returns_the_created_paths(git_repo: Path) -> None:
+    from plangate.plan.service import init_task
+
+    created = init_task(git_repo, "TASK-0007")
+    assert created == [f"docs/working/TASK-0007/{name}" for name in ARTIFACTS]
+    with pytest.raises(InputRejected) as refused:
+        init_task(git_repo, "TASK-0007")
+    assert refused.value.code == "TASK_EXISTS"
+
+
+def test_the_loopspec_comes_from_the_snapshot_it_returns(git_repo: Path) -> None:
+    from plangate.plan.loopspec import derive_loopspec, loopspec_hash
+    from plangate.plan.service import derive_task_loopspec
+
+    write_package(git_repo)
+    derived = derive_task_loopspec(git_repo, "TASK-0001", "maker", "checker")
+    plan = derived.snapshot.artifact("plan.md")
+    assert plan is not None
+    assert derived.hash == loopspec_hash(derive_loopspec(plan, "TASK-0001", "maker", "checker"))

@@ -1,5 +1,5 @@
-"""The acceptor against real records in real git repositories: every bad input of
-issue 2 is rejected with a reason code, never a traceback, never an accept.
+"""The acceptor against real records in real git repositories: every bad input is
+rejected with a reason code, never a traceback, never an accept.
 
 Adversarial review: forged c3-prime records that used to be ACCEPTED.
 

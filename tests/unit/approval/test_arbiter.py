@@ -50,15 +50,15 @@ reason = "agent rules"
 [[surface]]
 pattern = "scripts/ai-loop/**"
 class = "decision-code"
-reason = "#916 carve-out: the arbiter's decision code"
+reason = "judgement base: the arbiter's decision code"
 [[surface]]
 pattern = "docs/ai/ai-loop/**"
 class = "policy-spec"
-reason = "#916 carve-out: policy corpus"
+reason = "judgement base: policy corpus"
 [[surface]]
 pattern = ".claude/skills/ai-loop-cycle/**"
 class = "execution-skill"
-reason = "#916 carve-out: execution skill"
+reason = "judgement base: execution skill"
 [[surface]]
 pattern = "eval/graders/**"
 class = "grader"
@@ -640,7 +640,7 @@ def test_input_contract_violations_are_input_errors(what: str, change: Any) -> N
 
 def test_annotation_keys_are_ignored() -> None:
     doc = clean()
-    doc["_comment"] = "replayed from upstream"
+    doc["_comment"] = "replayed from another arbiter"
     assert decided(doc)[0] == "AUTO_APPROVED"
 
 
@@ -660,7 +660,7 @@ def test_strict_json_input(data: bytes, code: str) -> None:
     assert err.value.code == code
 
 
-def test_upstream_style_minimal_input_replays() -> None:
+def test_a_minimal_input_of_the_original_contract_replays() -> None:
     data = json.dumps(
         {
             "changed_files": ["scripts/ai-loop/sandbox_a.py"],

@@ -132,8 +132,8 @@ def test_complete_package(git_repo: Path, run_cli) -> None:
     expected = {name: sha256_digest((task / name).read_bytes()) for name in ARTIFACTS}
     assert doc["artifact_hashes"] == expected
     assert doc["plan_hash"] == PLAN_HASH
-    upstream = json.dumps(expected, sort_keys=True, separators=(",", ":")).encode()
-    assert doc["plan_package_hash"] == "sha256:" + hashlib.sha256(upstream).hexdigest()
+    sorted_compact = json.dumps(expected, sort_keys=True, separators=(",", ":")).encode()
+    assert doc["plan_package_hash"] == "sha256:" + hashlib.sha256(sorted_compact).hexdigest()
     assert doc["markers"]["c1"]["state"] == "valid"
     assert doc["markers"]["c2"]["state"] == "valid"
     human = run_cli(git_repo, "package", "TASK-0001")

@@ -39,12 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plangate.approval import contract as c
 from plangate.errors import InputRejected
 from plangate.git import Git
 from plangate.layout import MAX_ARTIFACT_BYTES
 from plangate.plan.loopspec import derive_loopspec, loopspec_hash
-from plangate.plan.markers import C1, C2
 from plangate.plan.package import PackageState, compute_package
 from plangate.plan.scope import derive_scope
 from plangate.snapshot import TaskSnapshot, read_task_snapshot, task_dir_for
@@ -104,22 +102,15 @@ def plan_package_block(package: PackageState, target_full: str,
         return None
     if package.plan_hash is None or package.plan_package_hash is None:
         return None
+    from plangate.approval.record import evidence_refs, reviewer_snapshots
+
     return {
         "plan_hash": package.plan_hash,
         "source_sha": target_full,
         "plan_package_hash": package.plan_package_hash,
-        "c1_evidence_ref": f"{C1.filename}#{package.c1.verdict}",
-        "c2_evidence_ref": f"{C2.filename}#{package.c2.verdict}",
-        "reviewers": {
-            model: {
-                "verdict": reviewers[model].verdict,
-                "plan_hash": package.plan_hash,
-                "source_sha": target_full,
-                "plan_package_hash": package.plan_package_hash,
-                "evidence_ref": reviewers[model].evidence_ref,
-            }
-            for model in c.REVIEWERS
-        },
+        **evidence_refs(package),
+        "reviewers": reviewer_snapshots(package.plan_hash, package.plan_package_hash,
+                                        target_full, reviewers),
     }
 
 

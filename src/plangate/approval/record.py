@@ -188,19 +188,36 @@ def _refuse_task_or_evidence(package: PackageState, task_dir_name: str) -> None:
         raise RecordRefused(evidence_reasons, evidence=True)
 
 
-def _assemble(package: PackageState, inputs: RecordInputs) -> dict[str, Any]:
-    if package.plan_hash is None or package.plan_package_hash is None:  # pragma: no cover
-        raise RecordRefused([Reason("ARTIFACT_MISSING", "plan hashes unavailable")], evidence=True)
-    snapshots = {
+def evidence_refs(package: PackageState) -> dict[str, str]:
+    """``c1_evidence_ref`` and ``c2_evidence_ref``: each marker's file and verdict."""
+    return {
+        "c1_evidence_ref": f"{C1.filename}#{package.c1.verdict}",
+        "c2_evidence_ref": f"{C2.filename}#{package.c2.verdict}",
+    }
+
+
+def reviewer_snapshots(
+    plan_hash: str, plan_package_hash: str, source_sha: str,
+    reviewers: Mapping[str, ReviewerEvidence],
+) -> dict[str, dict[str, str]]:
+    """What each reviewer saw: its verdict and evidence, and the package and commit trio."""
+    return {
         model: {
-            "verdict": inputs.reviewers[model].verdict,
-            "plan_hash": package.plan_hash,
-            "source_sha": inputs.source_sha,
-            "plan_package_hash": package.plan_package_hash,
-            "evidence_ref": inputs.reviewers[model].evidence_ref,
+            "verdict": reviewers[model].verdict,
+            "plan_hash": plan_hash,
+            "source_sha": source_sha,
+            "plan_package_hash": plan_package_hash,
+            "evidence_ref": reviewers[model].evidence_ref,
         }
         for model in c.REVIEWERS
     }
+
+
+def _assemble(package: PackageState, inputs: RecordInputs) -> dict[str, Any]:
+    if package.plan_hash is None or package.plan_package_hash is None:  # pragma: no cover
+        raise RecordRefused([Reason("ARTIFACT_MISSING", "plan hashes unavailable")], evidence=True)
+    snapshots = reviewer_snapshots(package.plan_hash, package.plan_package_hash,
+                                   inputs.source_sha, inputs.reviewers)
     record: dict[str, Any] = {
         "task_id": package.task_id,
         "approval_kind": c.APPROVAL_KIND,
@@ -210,8 +227,7 @@ def _assemble(package: PackageState, inputs: RecordInputs) -> dict[str, Any]:
         "plan_hash": package.plan_hash,
         "plan_package_hash": package.plan_package_hash,
         "artifact_hashes": dict(package.artifact_hashes),
-        "c1_evidence_ref": f"{C1.filename}#{package.c1.verdict}",
-        "c2_evidence_ref": f"{C2.filename}#{package.c2.verdict}",
+        **evidence_refs(package),
         "reviewers": snapshots,
         "policy_ref": inputs.policy_ref,
         "issued_at": inputs.issued_at,

@@ -67,16 +67,21 @@ def resolve_source(repo_root: Path, snapshot: TaskSnapshot) -> SourceResolution:
     )
 
 
+SOURCE_SHA_CODES = {
+    "GIT_COMMIT_AMBIGUOUS": "C3_SOURCE_SHA_AMBIGUOUS",
+    "GIT_COMMIT_UNKNOWN": "C3_SOURCE_SHA_UNKNOWN",
+}
+"""git's answer about a record's ``source_sha`` -> the acceptor's reason code
+(anything else is ``C3_SOURCE_SHA_UNRESOLVED``)."""
+
+
 def _resolve_sha(repo_root: Path, sha: str | None) -> SourceResolution:
     if sha is None:
         return SourceResolution(None, None)
     try:
         return SourceResolution(Git(repo_root).resolve_commit(sha))
     except GitError as exc:
-        code = {
-            "GIT_COMMIT_AMBIGUOUS": "C3_SOURCE_SHA_AMBIGUOUS",
-            "GIT_COMMIT_UNKNOWN": "C3_SOURCE_SHA_UNKNOWN",
-        }.get(exc.code, "C3_SOURCE_SHA_UNRESOLVED")
+        code = SOURCE_SHA_CODES.get(exc.code, "C3_SOURCE_SHA_UNRESOLVED")
         return SourceResolution(None, Reason(code, f"source_sha {sha}: {exc.message}", exc.hint))
 
 

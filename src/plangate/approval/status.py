@@ -73,10 +73,8 @@ def _resolve_sources(
                 None, Reason("C3_SOURCE_SHA_UNRESOLVED", message, exc.hint)
             )
         return out
-    codes = {
-        "GIT_COMMIT_AMBIGUOUS": "C3_SOURCE_SHA_AMBIGUOUS",
-        "GIT_COMMIT_UNKNOWN": "C3_SOURCE_SHA_UNKNOWN",
-    }
+    from plangate.approval.service import SOURCE_SHA_CODES
+
     for task_id, sha in wanted.items():
         value = resolved.get(sha)
         if isinstance(value, str):
@@ -84,7 +82,7 @@ def _resolve_sources(
         else:
             code, message, hint = "C3_SOURCE_SHA_UNRESOLVED", "not resolved", ""
             if isinstance(value, GitError):
-                code = codes.get(value.code, code)
+                code = SOURCE_SHA_CODES.get(value.code, code)
                 message, hint = value.message, value.hint
             out[task_id] = SourceResolution(
                 None, Reason(code, f"source_sha {sha}: {message}", hint)

@@ -142,40 +142,24 @@ def _ledger_append(
         ledger.append(kind, subject, dict(payload))
 
 
-def issue_record(
-    repo_root: Path,
-    request: IssueRequest,
-    env: Mapping[str, str],
-    *,
-    snapshot: TaskSnapshot | None = None,
-) -> Result:
-    """Produce ``approvals/c3.json`` for one task.
+class _Built(NamedTuple):
+    """The producer's record and its bytes, or the verdict and reasons of its refusal."""
 
-    Verdicts: ``ACCEPTED`` = issued (exit 0); ``HUMAN_ESCALATED`` = evidence or
-    presence failure, no record (exit 3); ``REJECTED`` = any other refusal
-    (exit 1). Refusals and issues both go to the ledger; if the ledger cannot
-    be written the record is not written either. ``snapshot`` passes the task's
-    snapshot when the caller already read it (every hash then comes from it).
-    """
+    record: dict[str, Any]
+    data: bytes
+    verdict: str = ACCEPTED
+    reasons: tuple[Reason, ...] = ()
+
+
+def _build_checked(snapshot: TaskSnapshot, request: IssueRequest, target_full: str) -> _Built:
+    """Build the record and run the acceptor on its exact bytes against the same snapshot."""
     # Lazy: the producer is not needed by the verify hot path.
     from plangate.approval.record import RecordRefused, build_record, serialize_record
 
-    task_dir = task_dir_for(repo_root, request.task_id)
-    git = Git(repo_root)
-    target_full = git.resolve_commit(request.target_sha)
-    if snapshot is None or snapshot.task_dir != task_dir:
-        snapshot = read_task_snapshot(task_dir)
-    package = compute_package(snapshot)
-    facts: dict[str, Any] = {
-        "task_id": request.task_id,
-        "target_sha": target_full,
-        "decision": request.decision,
-        "policy_ref": request.policy_ref,
-    }
     try:
         record = build_record(
-            package,
-            task_dir_name=task_dir.name,
+            compute_package(snapshot),
+            task_dir_name=snapshot.task_dir.name,
             source_sha=target_full,
             target_sha=target_full,
             reviewers=request.reviewers,
@@ -186,14 +170,9 @@ def issue_record(
             derived_loopspec_hash=request.derived_loopspec_hash,
         )
     except RecordRefused as refused:
-        verdict = HUMAN_ESCALATED if refused.evidence else REJECTED
-        result = Result(verdict, refused.reasons, facts)
-        _ledger_append(repo_root, env, "c3_issue_refused", request.task_id, _ledger_payload(result))
-        return result
-
+        return _Built({}, b"", HUMAN_ESCALATED if refused.evidence else REJECTED, refused.reasons)
     data = serialize_record(record)
-    # The producer never writes what the acceptor would reject:
-    # verify the exact bytes against the same snapshot.
+    # The producer never writes what the acceptor would reject.
     probe = TaskSnapshot(
         task_id=snapshot.task_id,
         task_dir=snapshot.task_dir,
@@ -202,11 +181,12 @@ def issue_record(
     )
     check = verify_snapshot(probe, expected_sha=None, source=SourceResolution(target_full))
     if check.verdict != ACCEPTED and not decision_only(check):
-        result = Result(REJECTED, check.reasons, facts)
-        _ledger_append(repo_root, env, "c3_issue_refused", request.task_id, _ledger_payload(result))
-        return result
+        return _Built(record, data, REJECTED, check.reasons)
+    return _Built(record, data)
 
-    record_path = task_dir / RECORD_RELPATH
+
+def _target_problem(snapshot: TaskSnapshot, record_path: Path, force: bool) -> Reason | None:
+    """Why ``approvals/c3.json`` cannot be written (or replaced), or None."""
     approvals_dir = record_path.parent
     approvals_is_dir_or_absent = approvals_dir.is_dir() or not (
         approvals_dir.exists() or approvals_dir.is_symlink()
@@ -226,57 +206,69 @@ def issue_record(
         detail = snapshot.record.detail or snapshot.record.state.value
         if not approvals_is_dir_or_absent:
             detail = "approvals/ is not a directory"
-        result = Result(
-            REJECTED,
-            (
-                Reason(
-                    code,
-                    f"{RECORD_RELPATH}: {detail}",
-                    "make approvals/ a real directory and remove what is in c3.json's place",
-                ),
-            ),
-            facts,
-        )
-        _ledger_append(repo_root, env, "c3_issue_refused", request.task_id, _ledger_payload(result))
-        return result
-    if (record_path.exists() or record_path.is_symlink()) and not request.force:
-        result = Result(
-            REJECTED,
-            (
-                Reason(
-                    "C3_RECORD_EXISTS",
-                    f"{RECORD_RELPATH} already exists",
-                    "pass --force to replace it explicitly (the old record is overwritten)",
-                ),
-            ),
-            facts,
-        )
-        _ledger_append(repo_root, env, "c3_issue_refused", request.task_id, _ledger_payload(result))
-        return result
-    facts["record_digest"] = sha256_digest(data)
-    facts["plan_hash"] = record["plan_hash"]
-    facts["plan_package_hash"] = record["plan_package_hash"]
+        return Reason(code, f"{RECORD_RELPATH}: {detail}",
+                      "make approvals/ a real directory and remove what is in c3.json's place")
+    if (record_path.exists() or record_path.is_symlink()) and not force:
+        return Reason("C3_RECORD_EXISTS", f"{RECORD_RELPATH} already exists",
+                      "pass --force to replace it explicitly (the old record is overwritten)")
+    return None
+
+
+def issue_record(
+    repo_root: Path,
+    request: IssueRequest,
+    env: Mapping[str, str],
+    *,
+    snapshot: TaskSnapshot | None = None,
+) -> Result:
+    """Produce ``approvals/c3.json`` for one task.
+
+    Verdicts: ``ACCEPTED`` = issued (exit 0); ``HUMAN_ESCALATED`` = evidence or
+    presence failure, no record (exit 3); ``REJECTED`` = any other refusal
+    (exit 1). Refusals and issues both go to the ledger; if the ledger cannot
+    be written the record is not written either. ``snapshot`` passes the task's
+    snapshot when the caller already read it (every hash then comes from it).
+    """
+    task_dir = task_dir_for(repo_root, request.task_id)
+    target_full = Git(repo_root).resolve_commit(request.target_sha)
+    if snapshot is None or snapshot.task_dir != task_dir:
+        snapshot = read_task_snapshot(task_dir)
+    facts: dict[str, Any] = {
+        "task_id": request.task_id,
+        "target_sha": target_full,
+        "decision": request.decision,
+        "policy_ref": request.policy_ref,
+    }
+
+    def refuse(verdict: str, reasons: tuple[Reason, ...]) -> Result:
+        refused = Result(verdict, reasons, facts)
+        _ledger_append(repo_root, env, "c3_issue_refused", request.task_id,
+                       _ledger_payload(refused))
+        return refused
+
+    built = _build_checked(snapshot, request, target_full)
+    if built.reasons:
+        return refuse(built.verdict, built.reasons)
+    record_path = task_dir / RECORD_RELPATH
+    problem = _target_problem(snapshot, record_path, request.force)
+    if problem is not None:
+        return refuse(REJECTED, (problem,))
+    facts["record_digest"] = sha256_digest(built.data)
+    facts["plan_hash"] = built.record["plan_hash"]
+    facts["plan_package_hash"] = built.record["plan_package_hash"]
     facts["path"] = f"docs/working/{request.task_id}/{RECORD_RELPATH}"
     result = Result(ACCEPTED, (), facts)
     _ledger_append(repo_root, env, "c3_issue", request.task_id, _ledger_payload(result))
     try:
-        atomic_write(record_path, data, overwrite=request.force)
+        atomic_write(record_path, built.data, overwrite=request.force)
     except OSError as exc:
         # The file system changed under us (or refuses the write): a reason, not
         # a traceback; the ledger's c3_issue is followed by this refusal.
-        failed = Result(
-            REJECTED,
-            (
-                Reason(
-                    "C3_RECORD_UNWRITABLE",
-                    f"cannot write {RECORD_RELPATH}: {exc.strerror or exc}",
-                    "make approvals/ a writable real directory, then issue again",
-                ),
-            ),
-            facts,
-        )
-        _ledger_append(repo_root, env, "c3_issue_refused", request.task_id, _ledger_payload(failed))
-        return failed
+        return refuse(REJECTED, (Reason(
+            "C3_RECORD_UNWRITABLE",
+            f"cannot write {RECORD_RELPATH}: {exc.strerror or exc}",
+            "make approvals/ a writable real directory, then issue again",
+        ),))
     return result
 
 

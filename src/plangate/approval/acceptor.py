@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from plangate.approval import contract as c
@@ -236,43 +235,59 @@ _STRING_FIELDS = (
 _NON_EMPTY_FIELDS = ("c1_evidence_ref", "c2_evidence_ref", "policy_ref", "issued_by")
 
 
-@dataclass
 class _Check:
-    """What the record rules read: the record, the snapshot, git's facts, and derived values."""
+    """What the record rules read: the record, the snapshot, git's facts, and derived values.
 
-    record: dict[str, Any]
-    snapshot: TaskSnapshot
-    expected_sha: str | None
-    source: SourceResolution | None
-    given_package: PackageState | None
-    fields: dict[str, str | None] = field(default_factory=dict)
-    source_full: str | None = None
-    verdicts: dict[str, str] = field(default_factory=dict)
+    The derived values every rule may need are computed once, here; the rules
+    fill in ``fields``, ``source_full`` and ``verdicts`` as they run.
+    """
 
-    @property
-    def only_allowed(self) -> bool:
+    __slots__ = ("expected_sha", "fields", "only_allowed", "package", "record",
+                 "recorded_digests", "recorded_hashes", "snapshot", "snapshot_problems",
+                 "snapshots", "source", "source_full", "verdicts")
+
+    def __init__(self, record: dict[str, Any], snapshot: TaskSnapshot, *,
+                 expected_sha: str | None, source: SourceResolution | None,
+                 given_package: PackageState | None) -> None:
+        self.record = record
+        self.snapshot = snapshot
+        self.expected_sha = expected_sha
+        self.source = source
+        if given_package is None or given_package.task_id != snapshot.task_id:
+            given_package = compute_package(snapshot)
+        self.package: PackageState = given_package
         # A set comparison (in C) settles the usual record.
-        return self.record.keys() <= c.RECORD_ALLOWED_KEYS
+        self.only_allowed = record.keys() <= c.RECORD_ALLOWED_KEYS
+        hashes = record.get("artifact_hashes")
+        # The record's artifact_hashes when it maps exactly the six names, else None.
+        self.recorded_hashes: dict[str, Any] | None = (
+            hashes if isinstance(hashes, dict) and hashes.keys() == ARTIFACT_SET else None
+        )
+        # Which recorded hashes are digests (rules 21 and 22 both ask).
+        self.recorded_digests: dict[str, bool] = (
+            {name: is_digest(value) for name, value in self.recorded_hashes.items()}
+            if self.recorded_hashes is not None else {}
+        )
+        reviewers: Any = record.get("reviewers")
+        # Per reviewer, why its snapshot is unusable (None: usable); empty when
+        # reviewers does not hold exactly the two models.
+        self.snapshot_problems: dict[str, Reason | None] = (
+            {model: _snapshot_problem(model, reviewers[model]) for model in c.REVIEWERS}
+            if isinstance(reviewers, dict) and reviewers.keys() == c.REVIEWER_SET else {}
+        )
+        # The usable snapshots: exactly the five keys, all non-blank strings.
+        self.snapshots: dict[str, dict[str, str]] = {
+            model: reviewers[model]
+            for model, problem in self.snapshot_problems.items() if problem is None
+        }
+        self.fields: dict[str, str | None] = {}
+        self.source_full: str | None = None
+        self.verdicts: dict[str, str] = {}
 
     def text(self, key: str) -> str | None:
         """The record's value of ``key`` when it is a string (rule 8 reports other types)."""
         value = self.record.get(key)
         return value if isinstance(value, str) else None
-
-    @property
-    def package(self) -> PackageState:
-        given = self.given_package
-        if given is None or given.task_id != self.snapshot.task_id:
-            given = self.given_package = compute_package(self.snapshot)
-        return given
-
-    def snapshots(self) -> dict[str, dict[str, str]]:
-        """The reviewer snapshots with exactly the five keys, all non-blank strings."""
-        reviewers = self.record.get("reviewers")
-        if not isinstance(reviewers, dict) or reviewers.keys() != c.REVIEWER_SET:
-            return {}
-        return {model: reviewers[model] for model in c.REVIEWERS
-                if _snapshot_problem(model, reviewers[model]) is None}
 
 
 def _type_reason(key: str, value: Any) -> Reason:
@@ -429,18 +444,10 @@ def _plan_hash_current(ck: _Check) -> list[Reason]:
                REISSUE)]
 
 
-def _recorded_hashes(ck: _Check) -> dict[str, Any] | None:
-    """The record's ``artifact_hashes`` when it maps exactly the six names, else None."""
-    hashes = ck.record.get("artifact_hashes")
-    if isinstance(hashes, dict) and hashes.keys() == ARTIFACT_SET:
-        return hashes
-    return None
-
-
 def _artifact_hashes(ck: _Check) -> list[Reason]:
     if "artifact_hashes" not in ck.record:
         return []
-    recorded = _recorded_hashes(ck)
+    recorded = ck.recorded_hashes
     if recorded is None:
         return [_r("C3_ARTIFACT_HASHES_KEYS",
                    "artifact_hashes must map exactly the six artifact names", REISSUE)]
@@ -448,7 +455,7 @@ def _artifact_hashes(ck: _Check) -> list[Reason]:
     reasons = []
     for name in ARTIFACTS:
         value = recorded[name]
-        if not is_digest(value):
+        if not ck.recorded_digests[name]:
             reasons.append(_r("C3_ARTIFACT_HASH_INVALID",
                               f"artifact_hashes[{name!r}] is not a sha256 digest", REISSUE))
         elif name in current and value != current[name]:
@@ -459,12 +466,12 @@ def _artifact_hashes(ck: _Check) -> list[Reason]:
 
 
 def _package_hash(ck: _Check) -> list[Reason]:
-    recorded, package_hash = _recorded_hashes(ck), ck.fields["plan_package_hash"]
+    recorded, package_hash = ck.recorded_hashes, ck.fields["plan_package_hash"]
     if recorded is None or package_hash is None:
         return []
     # The keys are the six artifact names; with every value a digest this is exactly
     # plan_package_hash()'s direct path.
-    if all(is_digest(v) for v in recorded.values()) and (
+    if all(ck.recorded_digests.values()) and (
         package_hash == plan_package_hash_of_digests(recorded)
     ):
         return []
@@ -493,27 +500,24 @@ def _snapshot_problem(model: str, snap: Any) -> Reason | None:
 
 
 def _reviewer_snapshots(ck: _Check) -> list[Reason]:
-    reviewers = ck.record.get("reviewers")
-    if not isinstance(reviewers, dict) or reviewers.keys() != c.REVIEWER_SET:
-        return []
     reasons = []
-    for model in c.REVIEWERS:
-        problem = _snapshot_problem(model, reviewers[model])
+    for model, problem in ck.snapshot_problems.items():
         if problem is not None:
             reasons.append(problem)
             continue
+        snap = ck.snapshots[model]
         reasons.extend(
             _r("C3_REVIEWER_TRIO_MISMATCH",
                f"reviewers.{model}.{key} differs from the top-level value "
                "(the reviewers did not see the same Plan Package)", REISSUE)
-            for key in c.TRIO_KEYS if reviewers[model][key] != ck.record.get(key)
+            for key in c.TRIO_KEYS if snap[key] != ck.record.get(key)
         )
     return reasons
 
 
 def _reviewer_verdicts(ck: _Check) -> list[Reason]:
     reasons = []
-    for model, snap in ck.snapshots().items():
+    for model, snap in ck.snapshots.items():
         if snap["verdict"] in c.VERDICTS:
             ck.verdicts[model] = snap["verdict"]
         else:
@@ -525,7 +529,7 @@ def _reviewer_verdicts(ck: _Check) -> list[Reason]:
 
 def _independent_evidence(ck: _Check) -> list[Reason]:
     refs = {model: normalise_evidence_ref(snap["evidence_ref"])
-            for model, snap in ck.snapshots().items()}
+            for model, snap in ck.snapshots.items()}
     if len(refs) != 2 or refs["model_a"] != refs["model_b"]:
         return []
     return [_r("C3_REVIEWER_EVIDENCE_NOT_INDEPENDENT",

@@ -1,10 +1,9 @@
 """The acceptor: verify ``approvals/c3.json`` against the task snapshot (pure).
 
 The acceptor never trusts the record's ``decision``: it re-verifies every
-binding (seed 004 section 4, #887 F-4, #889). It is a pure function of the
-snapshot bytes and two facts resolved by the service layer: the commit the
-record's ``source_sha`` names (resolved with git to exactly one full id) and,
-for exec, the full HEAD id (``expected_sha``).
+binding. It is a pure function of the snapshot bytes and two facts resolved by
+the service layer: the commit the record's ``source_sha`` names (resolved with
+git to exactly one full id) and, for exec, the full HEAD id (``expected_sha``).
 
 Verdicts:
 
@@ -14,17 +13,20 @@ Verdicts:
   decision is HUMAN_ESCALATED, or a consistent legacy CONDITIONAL record;
 - ``REJECTED`` (exit 1): everything else.
 
-Unlike upstream, the acceptor reports *every* failing rule in the documented
-order (docs/plan-first.md), not only the first, so a record whose only problem
-is its decision is recognisable (reason list == [C3_DECISION_NOT_APPROVED]).
-Parse-level failures (file unreadable, invalid JSON, not an object, unknown
-``approval_kind``) stop evaluation at once.
+The rules are two ordered tables, and :data:`ACCEPTOR_RULE_ORDER` (the list in
+docs/approval.md) is generated from them:
+
+- :data:`PARSE_RULES`: the record is readable, strict JSON, an object, of a
+  known ``approval_kind``. The first failure stops evaluation at once.
+- :data:`RECORD_RULES`: every rule of a c3-prime record. Every row is evaluated
+  in order and every failing row is reported, so a record whose only problem is
+  its decision is recognisable (reason list == [C3_DECISION_NOT_APPROVED]).
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from plangate.approval import contract as c
@@ -140,42 +142,507 @@ def normalise_evidence_ref(ref: str) -> str:
     return path + ("#" + fragment.casefold() if fragment else "")
 
 
-def _load_record(snapshot: TaskSnapshot) -> tuple[dict[str, Any] | None, Result | None]:
-    read = snapshot.record
-    if not read.ok or read.data is None:
-        code = {
-            FileState.MISSING: "C3_RECORD_MISSING",
-            FileState.SYMLINK: "C3_RECORD_SYMLINK",
-            FileState.NOT_REGULAR: "C3_RECORD_NOT_REGULAR",
-            FileState.TOO_LARGE: "C3_RECORD_TOO_LARGE",
-        }.get(read.state, "C3_RECORD_UNREADABLE")
-        return None, _reject(
-            [_r(code, f"approvals/c3.json {read.detail or read.state.value}", REISSUE)],
-            {"kind": None},
-        )
-    try:
-        value = strict_loads(read.data)
-    except StrictJSONError as exc:
-        return None, _reject(
-            [_r("C3_RECORD_MALFORMED", f"approvals/c3.json: {exc.code}: {exc.message}", exc.hint)],
-            {"kind": None},
-        )
-    if not isinstance(value, dict):
-        return None, _reject(
-            [
-                _r(
-                    "C3_RECORD_NOT_OBJECT",
-                    f"approvals/c3.json top level is {type(value).__name__}, not an object",
-                    REISSUE,
-                )
-            ],
-            {"kind": None},
-        )
-    return value, None
-
-
 def _reject(reasons: list[Reason], facts: Mapping[str, Any]) -> Result:
     return Result(REJECTED, tuple(reasons), dict(facts))
+
+
+# --- parse rules: the first failure stops evaluation ---------------------------------
+
+
+class ParseRule(NamedTuple):
+    """One parse-level rule: ``check`` turns its input into the next rule's input or a Reason."""
+
+    text: str
+    codes: tuple[str, ...]
+    check: Callable[[Any], Any]
+
+
+_RECORD_STATE_CODES = {
+    FileState.MISSING: "C3_RECORD_MISSING",
+    FileState.SYMLINK: "C3_RECORD_SYMLINK",
+    FileState.NOT_REGULAR: "C3_RECORD_NOT_REGULAR",
+    FileState.TOO_LARGE: "C3_RECORD_TOO_LARGE",
+}
+
+
+def _readable(snapshot: TaskSnapshot) -> bytes | Reason:
+    read = snapshot.record
+    if read.ok and read.data is not None:
+        return read.data
+    code = _RECORD_STATE_CODES.get(read.state, "C3_RECORD_UNREADABLE")
+    return _r(code, f"approvals/c3.json {read.detail or read.state.value}", REISSUE)
+
+
+def _strict_json(data: bytes) -> Any:
+    try:
+        return strict_loads(data)
+    except StrictJSONError as exc:
+        return _r("C3_RECORD_MALFORMED", f"approvals/c3.json: {exc.code}: {exc.message}", exc.hint)
+
+
+def _an_object(value: Any) -> dict[str, Any] | Reason:
+    if isinstance(value, dict):
+        return value
+    return _r(
+        "C3_RECORD_NOT_OBJECT",
+        f"approvals/c3.json top level is {type(value).__name__}, not an object",
+        REISSUE,
+    )
+
+
+def _known_kind(record: dict[str, Any]) -> dict[str, Any] | Reason:
+    if "approval_kind" not in record or record["approval_kind"] == c.APPROVAL_KIND:
+        return record
+    return _r(
+        "C3_APPROVAL_KIND_UNKNOWN",
+        f"approval_kind {record['approval_kind']!r} is neither absent (legacy) "
+        f"nor {c.APPROVAL_KIND!r}",
+        "a record with an unknown approval_kind is never delegated to legacy rules",
+    )
+
+
+PARSE_RULES: tuple[ParseRule, ...] = (
+    ParseRule(
+        "`approvals/c3.json` is a readable regular file (no symlink, also not through a "
+        "symlinked `approvals/`)",
+        ("C3_RECORD_MISSING", "C3_RECORD_SYMLINK", "C3_RECORD_NOT_REGULAR",
+         "C3_RECORD_TOO_LARGE", "C3_RECORD_UNREADABLE"),
+        _readable,
+    ),
+    ParseRule(
+        "strict JSON: no BOM, UTF-8, no duplicate keys, no NaN/Infinity, no trailing data",
+        ("C3_RECORD_MALFORMED",),
+        _strict_json,
+    ),
+    ParseRule("the top level is an object", ("C3_RECORD_NOT_OBJECT",), _an_object),
+    ParseRule(
+        '`approval_kind` absent: legacy rules (below); present and not `"c3-prime"`: rejected',
+        ("C3_APPROVAL_KIND_UNKNOWN",),
+        _known_kind,
+    ),
+)
+"""Parse-level rules in order; the output of one is the input of the next."""
+
+_PARSED_FROM = 3
+"""Index of the first parse rule still to run on an already parsed record object."""
+
+
+# --- record rules: every row is evaluated and every failure reported -----------------
+
+_STRING_FIELDS = (
+    "task_id", "phase", "decision", "source_sha", "plan_hash", "plan_package_hash", "issued_at",
+)
+_NON_EMPTY_FIELDS = ("c1_evidence_ref", "c2_evidence_ref", "policy_ref", "issued_by")
+
+
+class _Check:
+    """What the record rules read: the record, the snapshot, git's facts, and derived values.
+
+    The derived values every rule may need are computed once, here; the rules
+    fill in ``fields``, ``source_full`` and ``verdicts`` as they run.
+    """
+
+    __slots__ = ("expected_sha", "fields", "only_allowed", "package", "record",
+                 "recorded_digests", "recorded_hashes", "snapshot", "snapshot_problems",
+                 "snapshots", "source", "source_full", "verdicts")
+
+    def __init__(self, record: dict[str, Any], snapshot: TaskSnapshot, *,
+                 expected_sha: str | None, source: SourceResolution | None,
+                 given_package: PackageState | None) -> None:
+        self.record = record
+        self.snapshot = snapshot
+        self.expected_sha = expected_sha
+        self.source = source
+        if given_package is None or given_package.task_id != snapshot.task_id:
+            given_package = compute_package(snapshot)
+        self.package: PackageState = given_package
+        # A set comparison (in C) settles the usual record.
+        self.only_allowed = record.keys() <= c.RECORD_ALLOWED_KEYS
+        hashes = record.get("artifact_hashes")
+        # The record's artifact_hashes when it maps exactly the six names, else None.
+        self.recorded_hashes: dict[str, Any] | None = (
+            hashes if isinstance(hashes, dict) and hashes.keys() == ARTIFACT_SET else None
+        )
+        # Which recorded hashes are digests (rules 21 and 22 both ask).
+        self.recorded_digests: dict[str, bool] = (
+            {name: is_digest(value) for name, value in self.recorded_hashes.items()}
+            if self.recorded_hashes is not None else {}
+        )
+        reviewers: Any = record.get("reviewers")
+        # Per reviewer, why its snapshot is unusable (None: usable); empty when
+        # reviewers does not hold exactly the two models.
+        self.snapshot_problems: dict[str, Reason | None] = (
+            {model: _snapshot_problem(model, reviewers[model]) for model in c.REVIEWERS}
+            if isinstance(reviewers, dict) and reviewers.keys() == c.REVIEWER_SET else {}
+        )
+        # The usable snapshots: exactly the five keys, all non-blank strings.
+        self.snapshots: dict[str, dict[str, str]] = {
+            model: reviewers[model]
+            for model, problem in self.snapshot_problems.items() if problem is None
+        }
+        self.fields: dict[str, str | None] = {}
+        self.source_full: str | None = None
+        self.verdicts: dict[str, str] = {}
+
+    def text(self, key: str) -> str | None:
+        """The record's value of ``key`` when it is a string (rule 8 reports other types)."""
+        value = self.record.get(key)
+        return value if isinstance(value, str) else None
+
+
+def _type_reason(key: str, value: Any) -> Reason:
+    return _r("C3_FIELD_TYPE", f"{key} must be a string, got {type(value).__name__}", REISSUE)
+
+
+def _no_c3_status(ck: _Check) -> list[Reason]:
+    if "c3_status" not in ck.record:
+        return []
+    return [_r("C3_STATUS_FORBIDDEN",
+               "c3_status is forbidden in a c3-prime record (legacy grep paths read it)", REISSUE)]
+
+
+def _no_unknown_keys(ck: _Check) -> list[Reason]:
+    if ck.only_allowed:
+        return []
+    unknown = [k for k in ck.record
+               if k not in c.RECORD_ALLOWED_KEYS and not k.startswith("_") and k != "c3_status"]
+    if not unknown:
+        return []
+    return [_r("C3_UNKNOWN_KEYS", f"unknown top-level keys: {', '.join(unknown)}", REISSUE)]
+
+
+def _required_keys(ck: _Check) -> list[Reason]:
+    if ck.record.keys() >= c.RECORD_REQUIRED_SET:
+        return []
+    missing = [k for k in c.RECORD_REQUIRED_KEYS if k not in ck.record]
+    return [_r("C3_MISSING_KEYS", f"missing required keys: {', '.join(missing)}", REISSUE)]
+
+
+def _string_fields(ck: _Check) -> list[Reason]:
+    reasons = []
+    for key in _STRING_FIELDS:
+        if key in ck.record and not isinstance(ck.record[key], str):
+            reasons.append(_type_reason(key, ck.record[key]))
+        ck.fields[key] = ck.text(key)
+    return reasons
+
+
+def _task_id_bound(ck: _Check) -> list[Reason]:
+    task_id = ck.fields["task_id"]
+    if task_id is None:
+        return []
+    if TASK_ID_RE.fullmatch(task_id) is None:
+        return [_r("C3_TASK_ID_INVALID", f"task_id {task_id!r} is not TASK-0000", REISSUE)]
+    if task_id != ck.snapshot.task_id:
+        return [_r("C3_TASK_ID_MISMATCH",
+                   f"task_id {task_id!r} does not match the task directory "
+                   f"{ck.snapshot.task_id!r}",
+                   "a record cannot be reused for another task")]
+    return []
+
+
+def _phase(ck: _Check) -> list[Reason]:
+    phase = ck.fields["phase"]
+    if phase is None or phase == c.PHASE:
+        return []
+    hint = REISSUE
+    if phase.replace("\u2019", "'") == c.PHASE:
+        hint = "the phase uses a typographic apostrophe; write C-3' with an ASCII apostrophe"
+    return [_r("C3_PHASE_INVALID", f"phase {phase!r} is not {c.PHASE!r}", hint)]
+
+
+def _non_empty_fields(ck: _Check) -> list[Reason]:
+    reasons = []
+    for key in _NON_EMPTY_FIELDS:
+        if key not in ck.record:
+            continue
+        value = ck.record[key]
+        if not isinstance(value, str):
+            reasons.append(_type_reason(key, value))
+        elif is_blank(value):
+            reasons.append(_r("C3_FIELD_EMPTY", f"{key} is empty", REISSUE))
+    return reasons
+
+
+def _issued_at(ck: _Check) -> list[Reason]:
+    issued_at = ck.fields["issued_at"]
+    if issued_at is None or is_utc_timestamp(issued_at):
+        return []
+    return [_r("C3_ISSUED_AT_INVALID",
+               f"issued_at {issued_at!r} is not YYYY-MM-DDTHH:MM:SSZ (no fractions, no offset)",
+               REISSUE)]
+
+
+def _annotations(ck: _Check) -> list[Reason]:
+    # No allowed key starts with "_": a record of allowed keys has no annotations.
+    if ck.only_allowed:
+        return []
+    return [_r("C3_ANNOTATION_NOT_STRING", f"annotation {key} must be a string", REISSUE)
+            for key, value in ck.record.items()
+            if key.startswith("_") and not isinstance(value, str)]
+
+
+def _loopspec_hash(ck: _Check) -> list[Reason]:
+    if "derived_loopspec_hash" not in ck.record or is_digest(ck.record["derived_loopspec_hash"]):
+        return []
+    return [_r("C3_LOOPSPEC_HASH_INVALID", "derived_loopspec_hash is not sha256:<64 lowercase hex>",
+               "recompute it with 'plangate loopspec TASK --check'")]
+
+
+def _presence(ck: _Check) -> list[Reason]:
+    return list(ck.package.presence)
+
+
+def _evidence(ck: _Check) -> list[Reason]:
+    return list(ck.package.evidence_reasons)
+
+
+def _decision(ck: _Check) -> list[Reason]:
+    decision = ck.fields["decision"]
+    if decision is None or decision == "AUTO_APPROVED":
+        return []
+    if decision not in c.DECISIONS:
+        return [_r("C3_DECISION_INVALID", f"decision {decision!r} is not one of {c.DECISIONS}",
+                   REISSUE)]
+    return [_r(DECISION_ONLY_CODE, f"decision={decision}: only AUTO_APPROVED is executable",
+               "HUMAN_ESCALATED waits for a human C-3; BLOCKED is sent back")]
+
+
+def _source_sha_resolved(ck: _Check) -> list[Reason]:
+    sha = ck.fields["source_sha"]
+    if sha is None:
+        return []
+    if not c.SOURCE_SHA_RE.fullmatch(sha):
+        return [_r("C3_SOURCE_SHA_INVALID", f"source_sha {sha!r} is not 7-40 lowercase hex",
+                   REISSUE)]
+    if ck.source is None:
+        return [_r("C3_SOURCE_SHA_UNRESOLVED", "source_sha was not resolved with git",
+                   "run inside the repository")]
+    if ck.source.full_sha is None:
+        return [ck.source.reason or _r("C3_SOURCE_SHA_UNRESOLVED",
+                                       "source_sha cannot be resolved",
+                                       "run inside the repository")]
+    ck.source_full = ck.source.full_sha
+    return []
+
+
+def _source_sha_expected(ck: _Check) -> list[Reason]:
+    full, expected = ck.source_full, ck.expected_sha
+    if full is None or expected is None or full == expected:
+        return []
+    return [_r("C3_SOURCE_SHA_MISMATCH",
+               f"source_sha {ck.fields['source_sha']} names {full}, not the expected commit "
+               f"{expected}",
+               "the approval binds another commit: redo C-1/C-2/C-3' for this commit")]
+
+
+def _plan_hash_current(ck: _Check) -> list[Reason]:
+    plan_hash, current = ck.fields["plan_hash"], ck.package.plan_hash
+    if plan_hash is None or current is None or plan_hash == current:
+        return []
+    return [_r("C3_PLAN_HASH_STALE", "plan_hash differs from the current plan.md (stale)",
+               REISSUE)]
+
+
+def _artifact_hashes(ck: _Check) -> list[Reason]:
+    if "artifact_hashes" not in ck.record:
+        return []
+    recorded = ck.recorded_hashes
+    if recorded is None:
+        return [_r("C3_ARTIFACT_HASHES_KEYS",
+                   "artifact_hashes must map exactly the six artifact names", REISSUE)]
+    current = ck.package.artifact_hashes or {}
+    reasons = []
+    for name in ARTIFACTS:
+        value = recorded[name]
+        if not ck.recorded_digests[name]:
+            reasons.append(_r("C3_ARTIFACT_HASH_INVALID",
+                              f"artifact_hashes[{name!r}] is not a sha256 digest", REISSUE))
+        elif name in current and value != current[name]:
+            reasons.append(_r("C3_ARTIFACT_STALE",
+                              f"artifact_hashes mismatch: {name} changed since the record was "
+                              "issued", REISSUE))
+    return reasons
+
+
+def _package_hash(ck: _Check) -> list[Reason]:
+    recorded, package_hash = ck.recorded_hashes, ck.fields["plan_package_hash"]
+    if recorded is None or package_hash is None:
+        return []
+    # The keys are the six artifact names; with every value a digest this is exactly
+    # plan_package_hash()'s direct path.
+    if all(ck.recorded_digests.values()) and (
+        package_hash == plan_package_hash_of_digests(recorded)
+    ):
+        return []
+    return [_r("C3_PLAN_PACKAGE_HASH_MISMATCH",
+               "plan_package_hash is not the canonical hash of artifact_hashes", REISSUE)]
+
+
+def _reviewers_keys(ck: _Check) -> list[Reason]:
+    reviewers = ck.record.get("reviewers")
+    if "reviewers" not in ck.record or (
+        isinstance(reviewers, dict) and reviewers.keys() == c.REVIEWER_SET
+    ):
+        return []
+    return [_r("C3_REVIEWERS_KEYS", "reviewers must hold exactly model_a and model_b", REISSUE)]
+
+
+def _snapshot_problem(model: str, snap: Any) -> Reason | None:
+    if not isinstance(snap, dict) or snap.keys() != c.SNAPSHOT_KEY_SET:
+        return _r("C3_REVIEWER_SNAPSHOT_KEYS",
+                  f"reviewers.{model} must hold exactly {', '.join(c.SNAPSHOT_KEYS)}", REISSUE)
+    bad = [k for k in c.SNAPSHOT_KEYS if not isinstance(snap[k], str) or is_blank(snap[k])]
+    if bad:
+        return _r("C3_REVIEWER_SNAPSHOT_EMPTY",
+                  f"reviewers.{model}: missing, empty or non-string: {', '.join(bad)}", REISSUE)
+    return None
+
+
+def _reviewer_snapshots(ck: _Check) -> list[Reason]:
+    reasons = []
+    for model, problem in ck.snapshot_problems.items():
+        if problem is not None:
+            reasons.append(problem)
+            continue
+        snap = ck.snapshots[model]
+        reasons.extend(
+            _r("C3_REVIEWER_TRIO_MISMATCH",
+               f"reviewers.{model}.{key} differs from the top-level value "
+               "(the reviewers did not see the same Plan Package)", REISSUE)
+            for key in c.TRIO_KEYS if snap[key] != ck.record.get(key)
+        )
+    return reasons
+
+
+def _reviewer_verdicts(ck: _Check) -> list[Reason]:
+    reasons = []
+    for model, snap in ck.snapshots.items():
+        if snap["verdict"] in c.VERDICTS:
+            ck.verdicts[model] = snap["verdict"]
+        else:
+            reasons.append(_r("C3_REVIEWER_VERDICT_INVALID",
+                              f"reviewers.{model}.verdict {snap['verdict']!r} is not "
+                              "approve/reject", REISSUE))
+    return reasons
+
+
+def _independent_evidence(ck: _Check) -> list[Reason]:
+    refs = {model: normalise_evidence_ref(snap["evidence_ref"])
+            for model, snap in ck.snapshots.items()}
+    if len(refs) != 2 or refs["model_a"] != refs["model_b"]:
+        return []
+    return [_r("C3_REVIEWER_EVIDENCE_NOT_INDEPENDENT",
+               f"both reviewers cite the same evidence {refs['model_a']!r}",
+               "two independent reviews need two distinct pieces of evidence")]
+
+
+def _decision_matches_verdicts(ck: _Check) -> list[Reason]:
+    if ck.fields["decision"] != "AUTO_APPROVED" or all(
+        v == "approve" for v in ck.verdicts.values()
+    ):
+        return []
+    return [_r("C3_DECISION_VERDICT_INCONSISTENT",
+               "decision is AUTO_APPROVED but a reviewer verdict is reject (tamper sign)",
+               REISSUE)]
+
+
+class RecordRule(NamedTuple):
+    """One rule of a c3-prime record: ``check`` returns its failures (none when it holds)."""
+
+    text: str
+    codes: tuple[str, ...]
+    check: Callable[[_Check], list[Reason]]
+
+
+RECORD_RULES: tuple[RecordRule, ...] = (
+    RecordRule("no `c3_status`", ("C3_STATUS_FORBIDDEN",), _no_c3_status),
+    RecordRule("no unknown top-level keys (`_*` allowed)", ("C3_UNKNOWN_KEYS",),
+               _no_unknown_keys),
+    RecordRule("all 14 required keys", ("C3_MISSING_KEYS",), _required_keys),
+    RecordRule("string fields are strings", ("C3_FIELD_TYPE",), _string_fields),
+    RecordRule("`task_id` format and equal to the directory",
+               ("C3_TASK_ID_INVALID", "C3_TASK_ID_MISMATCH"), _task_id_bound),
+    RecordRule("`phase` is `C-3'` (a typographic apostrophe is named in the hint)",
+               ("C3_PHASE_INVALID",), _phase),
+    RecordRule("evidence refs, `policy_ref`, `issued_by` are non-empty strings (a value of "
+               "only whitespace, control or format characters such as U+200B counts as empty)",
+               ("C3_FIELD_TYPE", "C3_FIELD_EMPTY"), _non_empty_fields),
+    RecordRule("`issued_at` format and calendar", ("C3_ISSUED_AT_INVALID",), _issued_at),
+    RecordRule("`_*` annotations are strings", ("C3_ANNOTATION_NOT_STRING",), _annotations),
+    RecordRule("`derived_loopspec_hash` (if present) is a digest", ("C3_LOOPSPEC_HASH_INVALID",),
+               _loopspec_hash),
+    RecordRule("presence gate of the six artifacts",
+               ("ARTIFACT_MISSING", "ARTIFACT_EMPTY", "ARTIFACT_SYMLINK", "ARTIFACT_NOT_REGULAR",
+                "ARTIFACT_TOO_LARGE", "ARTIFACT_UNREADABLE"), _presence),
+    RecordRule("both evidence markers re-verified (never trust the producer)",
+               ("EVIDENCE_C1_*", "EVIDENCE_C2_*"), _evidence),
+    RecordRule("decision in the three values; not AUTO_APPROVED",
+               ("C3_DECISION_INVALID", DECISION_ONLY_CODE), _decision),
+    RecordRule("`source_sha` format, resolved with git to exactly one full commit id; the id "
+               "must itself name a commit (an annotated tag's id, full or abbreviated, is not "
+               "peeled)",
+               ("C3_SOURCE_SHA_INVALID", "C3_SOURCE_SHA_UNKNOWN", "C3_SOURCE_SHA_AMBIGUOUS",
+                "C3_SOURCE_SHA_UNRESOLVED"), _source_sha_resolved),
+    RecordRule("with `--expected-sha`: the resolved full id equals it exactly (no prefix games)",
+               ("C3_SOURCE_SHA_MISMATCH",), _source_sha_expected),
+    RecordRule("`plan_hash` equals the current plan.md", ("C3_PLAN_HASH_STALE",),
+               _plan_hash_current),
+    RecordRule("`artifact_hashes` has exactly the six names, digests, each equal to the "
+               "current file (the entry is named)",
+               ("C3_ARTIFACT_HASHES_KEYS", "C3_ARTIFACT_HASH_INVALID", "C3_ARTIFACT_STALE"),
+               _artifact_hashes),
+    RecordRule("`plan_package_hash` equals the canonical hash of `artifact_hashes`",
+               ("C3_PLAN_PACKAGE_HASH_MISMATCH",), _package_hash),
+    RecordRule("`reviewers` holds exactly `model_a`, `model_b`", ("C3_REVIEWERS_KEYS",),
+               _reviewers_keys),
+    RecordRule("each snapshot holds exactly the five keys, non-empty strings, trio equal to the "
+               "top level",
+               ("C3_REVIEWER_SNAPSHOT_KEYS", "C3_REVIEWER_SNAPSHOT_EMPTY",
+                "C3_REVIEWER_TRIO_MISMATCH"), _reviewer_snapshots),
+    RecordRule("verdicts are `approve`/`reject`", ("C3_REVIEWER_VERDICT_INVALID",),
+               _reviewer_verdicts),
+    RecordRule("the two reviewers cite different evidence, compared after NFKC folding, removal "
+               "of control/format characters (U+200B...), trimming, path normalisation and case "
+               "folding (`a.md` = `./a.md` = `x/../a.md` = `A.md` = `a.md#` = `\uff41.md`, "
+               "`x\\a.md` = `x/a.md`; a non-empty `#fragment` is kept, case-folded, so two "
+               "anchored sections stay distinct)",
+               ("C3_REVIEWER_EVIDENCE_NOT_INDEPENDENT",), _independent_evidence),
+    RecordRule("AUTO_APPROVED has no reject verdict (tamper sign)",
+               ("C3_DECISION_VERDICT_INCONSISTENT",), _decision_matches_verdicts),
+)
+"""The rules of a c3-prime record, in the documented order."""
+
+
+class RuleDoc(NamedTuple):
+    """One numbered line of the documented rule order."""
+
+    number: int
+    text: str
+    codes: tuple[str, ...]
+
+
+ACCEPTOR_RULE_ORDER: tuple[RuleDoc, ...] = tuple(
+    RuleDoc(number, text, codes)
+    for number, (text, codes) in enumerate(
+        [(rule.text, rule.codes) for rule in PARSE_RULES]
+        + [(rule.text, rule.codes) for rule in RECORD_RULES],
+        start=1,
+    )
+)
+"""The documented rule order (docs/approval.md), generated from the two tables."""
+
+
+def rule_order_markdown() -> list[str]:
+    """The rule table of docs/approval.md, one Markdown line per rule."""
+    lines = ["| # | rule | reason code |", "|---|---|---|"]
+    for rule in ACCEPTOR_RULE_ORDER:
+        codes = ", ".join(f"`{code}`" for code in rule.codes)
+        lines.append(f"| {rule.number} | {rule.text} | {codes} |")
+    return lines
+
+
+# --- the acceptor ---------------------------------------------------------------------
 
 
 def verify_snapshot(
@@ -196,359 +663,58 @@ def verify_snapshot(
     very bytes object, otherwise the record is parsed here.
     """
     read = snapshot.record
+    value: Any = snapshot
+    rules = PARSE_RULES
     if parsed is not None and read.ok and read.data is not None and parsed.data is read.data:
-        record: dict[str, Any] | None = parsed.value
-    else:
-        record, early = _load_record(snapshot)
-        if early is not None:
-            return early
-    if record is None:  # pragma: no cover - _load_record returns one or the other
-        raise AssertionError("record loader returned neither a record nor a result")
+        value, rules = parsed.value, PARSE_RULES[_PARSED_FROM:]
+    for rule in rules:
+        value = rule.check(value)
+        if isinstance(value, Reason):
+            return _reject([value], {"kind": None})
+    record: dict[str, Any] = value
     if "approval_kind" not in record:
         from plangate.approval.legacy import verify_legacy  # lazy: legacy records are rare
 
         return verify_legacy(record, snapshot)
-    if record["approval_kind"] != c.APPROVAL_KIND:
-        return _reject(
-            [
-                _r(
-                    "C3_APPROVAL_KIND_UNKNOWN",
-                    f"approval_kind {record['approval_kind']!r} is neither absent (legacy) "
-                    f"nor {c.APPROVAL_KIND!r}",
-                    "a record with an unknown approval_kind is never delegated to legacy rules",
-                )
-            ],
-            {"kind": None},
-        )
     return _verify_c3_prime(
-        record, snapshot, expected_sha=expected_sha, source=source, package=package
+        _Check(record, snapshot, expected_sha=expected_sha, source=source, given_package=package)
     )
 
 
-def _str_field(record: Mapping[str, Any], key: str, reasons: list[Reason]) -> str | None:
-    value = record.get(key)
-    if key in record and not isinstance(value, str):
-        reasons.append(
-            _r(
-                "C3_FIELD_TYPE",
-                f"{key} must be a string, got {type(value).__name__}",
-                REISSUE,
-            )
-        )
-        return None
-    return value if isinstance(value, str) else None
-
-
-def _verify_c3_prime(
-    record: dict[str, Any],
-    snapshot: TaskSnapshot,
-    *,
-    expected_sha: str | None,
-    source: SourceResolution | None,
-    package: PackageState | None,
-) -> Result:
+def _verify_c3_prime(ck: _Check) -> Result:
     reasons: list[Reason] = []
-    facts: dict[str, Any] = {"kind": "c3-prime", "task_dir": snapshot.task_id}
-
-    # --- structure (allowlist, required keys, types) -------------------------
-    if "c3_status" in record:
-        reasons.append(
-            _r(
-                "C3_STATUS_FORBIDDEN",
-                "c3_status is forbidden in a c3-prime record (legacy grep paths read it)",
-                REISSUE,
-            )
-        )
-    # Set comparisons (in C) settle the usual record; the lists keep record order.
-    only_allowed = record.keys() <= c.RECORD_ALLOWED_KEYS
-    unknown = (
-        []
-        if only_allowed
-        else [
-            k
-            for k in record
-            if k not in c.RECORD_ALLOWED_KEYS and not k.startswith("_") and k != "c3_status"
-        ]
-    )
-    if unknown:
-        reasons.append(
-            _r("C3_UNKNOWN_KEYS", f"unknown top-level keys: {', '.join(unknown)}", REISSUE)
-        )
-    missing = (
-        []
-        if record.keys() >= c.RECORD_REQUIRED_SET
-        else [k for k in c.RECORD_REQUIRED_KEYS if k not in record]
-    )
-    if missing:
-        reasons.append(
-            _r("C3_MISSING_KEYS", f"missing required keys: {', '.join(missing)}", REISSUE)
-        )
-
-    task_id = _str_field(record, "task_id", reasons)
-    phase = _str_field(record, "phase", reasons)
-    decision = _str_field(record, "decision", reasons)
-    source_sha = _str_field(record, "source_sha", reasons)
-    plan_hash = _str_field(record, "plan_hash", reasons)
-    package_hash = _str_field(record, "plan_package_hash", reasons)
-    issued_at = _str_field(record, "issued_at", reasons)
-    facts.update(
-        {
-            "task_id": task_id,
-            "decision": decision,
-            "source_sha": source_sha,
-            "plan_hash": plan_hash,
-            "plan_package_hash": package_hash,
-            "record": record,
-        }
-    )
-
-    # --- identity -------------------------------------------------------------
-    if task_id is not None:
-        if not _is_task_id(task_id):
-            reasons.append(
-                _r("C3_TASK_ID_INVALID", f"task_id {task_id!r} is not TASK-0000", REISSUE)
-            )
-        elif task_id != snapshot.task_id:
-            reasons.append(
-                _r(
-                    "C3_TASK_ID_MISMATCH",
-                    f"task_id {task_id!r} does not match the task directory {snapshot.task_id!r}",
-                    "a record cannot be reused for another task",
-                )
-            )
-    if phase is not None and phase != c.PHASE:
-        hint = REISSUE
-        if phase.replace("\u2019", "'") == c.PHASE:
-            hint = "the phase uses a typographic apostrophe; write C-3' with an ASCII apostrophe"
-        reasons.append(_r("C3_PHASE_INVALID", f"phase {phase!r} is not {c.PHASE!r}", hint))
-    for key in ("c1_evidence_ref", "c2_evidence_ref", "policy_ref", "issued_by"):
-        value = _str_field(record, key, reasons)
-        if key in record and isinstance(value, str) and is_blank(value):
-            reasons.append(_r("C3_FIELD_EMPTY", f"{key} is empty", REISSUE))
-    if issued_at is not None and not is_utc_timestamp(issued_at):
-        reasons.append(
-            _r(
-                "C3_ISSUED_AT_INVALID",
-                f"issued_at {issued_at!r} is not YYYY-MM-DDTHH:MM:SSZ (no fractions, no offset)",
-                REISSUE,
-            )
-        )
-    # No allowed key starts with "_": a record of allowed keys has no annotations.
-    for key, value in () if only_allowed else record.items():
-        if key.startswith("_") and not isinstance(value, str):
-            reasons.append(
-                _r("C3_ANNOTATION_NOT_STRING", f"annotation {key} must be a string", REISSUE)
-            )
-    if "derived_loopspec_hash" in record and not is_digest(record["derived_loopspec_hash"]):
-        reasons.append(
-            _r(
-                "C3_LOOPSPEC_HASH_INVALID",
-                "derived_loopspec_hash is not sha256:<64 lowercase hex>",
-                "recompute it with 'plangate loopspec TASK --check'",
-            )
-        )
-
-    # --- evidence re-verification (never trust the producer) -----------------
-    if package is None or package.task_id != snapshot.task_id:
-        package = compute_package(snapshot)
-    reasons.extend(package.presence)
-    reasons.extend(package.evidence_reasons)
-    facts["artifact_hashes"] = dict(package.artifact_hashes)
-    facts["current_plan_hash"] = package.plan_hash
-    facts["current_plan_package_hash"] = package.plan_package_hash
-
-    # --- decision -------------------------------------------------------------
-    if decision is not None:
-        if decision not in c.DECISIONS:
-            reasons.append(
-                _r(
-                    "C3_DECISION_INVALID",
-                    f"decision {decision!r} is not one of {c.DECISIONS}",
-                    REISSUE,
-                )
-            )
-        elif decision != "AUTO_APPROVED":
-            reasons.append(
-                _r(
-                    DECISION_ONLY_CODE,
-                    f"decision={decision}: only AUTO_APPROVED is executable",
-                    "HUMAN_ESCALATED waits for a human C-3; BLOCKED is sent back",
-                )
-            )
-
-    # --- source_sha and the commit it names -----------------------------------
-    if source_sha is not None:
-        if not c.SOURCE_SHA_RE.fullmatch(source_sha):
-            reasons.append(
-                _r(
-                    "C3_SOURCE_SHA_INVALID",
-                    f"source_sha {source_sha!r} is not 7-40 lowercase hex",
-                    REISSUE,
-                )
-            )
-        elif source is None:
-            reasons.append(
-                _r(
-                    "C3_SOURCE_SHA_UNRESOLVED",
-                    "source_sha was not resolved with git",
-                    "run inside the repository",
-                )
-            )
-        elif source.full_sha is None:
-            reasons.append(
-                source.reason
-                or _r(
-                    "C3_SOURCE_SHA_UNRESOLVED",
-                    "source_sha cannot be resolved",
-                    "run inside the repository",
-                )
-            )
-        else:
-            facts["source_sha_full"] = source.full_sha
-            if expected_sha is not None and source.full_sha != expected_sha:
-                reasons.append(
-                    _r(
-                        "C3_SOURCE_SHA_MISMATCH",
-                        f"source_sha {source_sha} names {source.full_sha}, not the expected "
-                        f"commit {expected_sha}",
-                        "the approval binds another commit: redo C-1/C-2/C-3' for this commit",
-                    )
-                )
-    facts["expected_sha"] = expected_sha
-
-    # --- bindings to the current files ----------------------------------------
-    if plan_hash is not None and package.plan_hash is not None and plan_hash != package.plan_hash:
-        reasons.append(
-            _r("C3_PLAN_HASH_STALE", "plan_hash differs from the current plan.md (stale)", REISSUE)
-        )
-    recorded_hashes = record.get("artifact_hashes")
-    if "artifact_hashes" in record:
-        if not isinstance(recorded_hashes, dict) or recorded_hashes.keys() != ARTIFACT_SET:
-            reasons.append(
-                _r(
-                    "C3_ARTIFACT_HASHES_KEYS",
-                    "artifact_hashes must map exactly the six artifact names",
-                    REISSUE,
-                )
-            )
-        else:
-            current = package.artifact_hashes or {}
-            all_digests = True
-            for name in ARTIFACTS:
-                value = recorded_hashes[name]
-                if not is_digest(value):
-                    all_digests = False
-                    reasons.append(
-                        _r(
-                            "C3_ARTIFACT_HASH_INVALID",
-                            f"artifact_hashes[{name!r}] is not a sha256 digest",
-                            REISSUE,
-                        )
-                    )
-                elif name in current and value != current[name]:
-                    reasons.append(
-                        _r(
-                            "C3_ARTIFACT_STALE",
-                            f"artifact_hashes mismatch: {name} changed since the record was issued",
-                            REISSUE,
-                        )
-                    )
-            # The keys are the six artifact names; with every value a digest
-            # this is exactly plan_package_hash()'s direct path.
-            if package_hash is not None and (
-                not all_digests or package_hash != plan_package_hash_of_digests(recorded_hashes)
-            ):
-                reasons.append(
-                    _r(
-                        "C3_PLAN_PACKAGE_HASH_MISMATCH",
-                        "plan_package_hash is not the canonical hash of artifact_hashes",
-                        REISSUE,
-                    )
-                )
-
-    # --- reviewers -------------------------------------------------------------
-    reviewers = record.get("reviewers")
-    verdicts: dict[str, str] = {}
-    if "reviewers" in record:
-        if not isinstance(reviewers, dict) or reviewers.keys() != c.REVIEWER_SET:
-            reasons.append(
-                _r("C3_REVIEWERS_KEYS", "reviewers must hold exactly model_a and model_b", REISSUE)
-            )
-        else:
-            refs: dict[str, str] = {}
-            for model in c.REVIEWERS:
-                snap = reviewers[model]
-                if not isinstance(snap, dict) or snap.keys() != c.SNAPSHOT_KEY_SET:
-                    reasons.append(
-                        _r(
-                            "C3_REVIEWER_SNAPSHOT_KEYS",
-                            f"reviewers.{model} must hold exactly {', '.join(c.SNAPSHOT_KEYS)}",
-                            REISSUE,
-                        )
-                    )
-                    continue
-                bad = [
-                    k
-                    for k in c.SNAPSHOT_KEYS
-                    if not isinstance(snap[k], str) or is_blank(snap[k])
-                ]
-                if bad:
-                    reasons.append(
-                        _r(
-                            "C3_REVIEWER_SNAPSHOT_EMPTY",
-                            f"reviewers.{model}: missing, empty or non-string: {', '.join(bad)}",
-                            REISSUE,
-                        )
-                    )
-                    continue
-                for key in c.TRIO_KEYS:
-                    if snap[key] != record.get(key):
-                        reasons.append(
-                            _r(
-                                "C3_REVIEWER_TRIO_MISMATCH",
-                                f"reviewers.{model}.{key} differs from the top-level value "
-                                "(the reviewers did not see the same Plan Package)",
-                                REISSUE,
-                            )
-                        )
-                if snap["verdict"] not in c.VERDICTS:
-                    reasons.append(
-                        _r(
-                            "C3_REVIEWER_VERDICT_INVALID",
-                            f"reviewers.{model}.verdict {snap['verdict']!r} is not approve/reject",
-                            REISSUE,
-                        )
-                    )
-                else:
-                    verdicts[model] = snap["verdict"]
-                refs[model] = normalise_evidence_ref(snap["evidence_ref"])
-            if len(refs) == 2 and refs["model_a"] == refs["model_b"]:
-                reasons.append(
-                    _r(
-                        "C3_REVIEWER_EVIDENCE_NOT_INDEPENDENT",
-                        f"both reviewers cite the same evidence {refs['model_a']!r}",
-                        "two independent reviews need two distinct pieces of evidence",
-                    )
-                )
-    if decision == "AUTO_APPROVED" and any(v != "approve" for v in verdicts.values()):
-        reasons.append(
-            _r(
-                "C3_DECISION_VERDICT_INCONSISTENT",
-                "decision is AUTO_APPROVED but a reviewer verdict is reject (tamper sign)",
-                REISSUE,
-            )
-        )
-    facts["reviewer_verdicts"] = verdicts
-
+    for rule in RECORD_RULES:
+        reasons.extend(rule.check(ck))
+    facts = _facts(ck)
     if not reasons:
         return Result(ACCEPTED, (), facts)
-    if [r.code for r in reasons] == [DECISION_ONLY_CODE] and decision == "HUMAN_ESCALATED":
+    if [r.code for r in reasons] == [DECISION_ONLY_CODE] and (
+        ck.fields["decision"] == "HUMAN_ESCALATED"
+    ):
         return Result(HUMAN_ESCALATED, tuple(reasons), facts)
     return Result(REJECTED, tuple(reasons), facts)
 
 
-def _is_task_id(value: str) -> bool:
-    return TASK_ID_RE.fullmatch(value) is not None
+def _facts(ck: _Check) -> dict[str, Any]:
+    package = ck.package
+    facts: dict[str, Any] = {
+        "kind": "c3-prime",
+        "task_dir": ck.snapshot.task_id,
+        "task_id": ck.fields["task_id"],
+        "decision": ck.fields["decision"],
+        "source_sha": ck.fields["source_sha"],
+        "plan_hash": ck.fields["plan_hash"],
+        "plan_package_hash": ck.fields["plan_package_hash"],
+        "record": ck.record,
+        "artifact_hashes": dict(package.artifact_hashes),
+        "current_plan_hash": package.plan_hash,
+        "current_plan_package_hash": package.plan_package_hash,
+    }
+    if ck.source_full is not None:
+        facts["source_sha_full"] = ck.source_full
+    facts["expected_sha"] = ck.expected_sha
+    facts["reviewer_verdicts"] = ck.verdicts
+    return facts
 
 
 def decision_only(result: Result) -> bool:

@@ -1,12 +1,12 @@
 """The C-3' arbiter: input contract and decision table (pure; no IO).
 
-Input: the upstream arbiter input contract (reference section 5.2) with the
-same keys, so an upstream input replays here unchanged. Validation is strict
+Input: the arbiter input contract (docs/arbiter.md), the same keys as the
+original arbiter's input, so such an input replays here unchanged. Validation is strict
 (:func:`parse_input`): unknown keys are refused (keys starting with ``_`` are
 annotations and ignored), every changed file must be a canonical path and every
 allowed path a valid pattern. A non-canonical path (``..``, ``//``, a leading
-``/``, a backslash, a leading ``./``) is refused, never normalised into a match
-(DECISIONS 11). An input that fails validation is an input error (exit 1), not a
+``/``, a backslash, a leading ``./``) is refused, never normalised into a match.
+An input that fails validation is an input error (exit 1), not a
 decision.
 
 Decision table, in priority order (the first failing row decides; every row is
@@ -17,7 +17,7 @@ evaluated and recorded in ``checks``):
         ``HO_BOUNDARY_UNDEFINED``)
 0.5     no changed file at all                            HUMAN_ESCALATED
 1       a changed file matches a protected surface        HUMAN_ESCALATED
-        (case-folded; HO, #916 and evaluation harness)
+        (case-folded; HO, judgement base, evaluation harness)
 1.5     a changed file outside ``allowed_paths``          HUMAN_ESCALATED
 1.6     production run without plan package, or plan      HUMAN_ESCALATED
         package structure NG

@@ -7,11 +7,12 @@ Where each input key comes from:
   ``BASE`` is the required ``--base`` (resolved the same way; it must be an
   ancestor of the target, so the diff is the change being judged). There is no
   default base: guessing it could hide earlier commits of the change.
-- ``allowed_paths``: ``loop.scope.allowed_paths`` of the LoopSpec derived from
-  the task's ``plan.md`` *as committed at BASE* (the approved plan), or from the
-  work tree when BASE has no plan yet (then the plan files are part of the diff
-  and must be in scope themselves). When the work-tree plan differs from the
-  committed one, the ``plan_package`` block is withheld
+- ``allowed_paths``: the task's scope (:func:`plangate.plan.scope.derive_scope`,
+  the one derivation of allowed paths, which the LoopSpec's
+  ``loop.scope.allowed_paths`` shares) of ``plan.md`` *as committed at BASE*
+  (the approved plan), or of the work tree when BASE has no plan yet (then the
+  plan files are part of the diff and must be in scope themselves). When the
+  work-tree plan differs from the committed one, the ``plan_package`` block is withheld
   (``ARBITER_PLAN_CHANGED_SINCE_BASE``): a plan edited during the change can
   neither widen its own scope nor pass as the approved package.
 - ``verdicts``: ``model_a``/``model_b`` from the reviewers file (the same file
@@ -38,14 +39,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plangate.approval import contract as c
 from plangate.errors import InputRejected
 from plangate.git import Git
 from plangate.layout import MAX_ARTIFACT_BYTES
 from plangate.plan.loopspec import derive_loopspec, loopspec_hash
-from plangate.plan.markers import C1, C2
 from plangate.plan.package import PackageState, compute_package
-from plangate.snapshot import read_task_snapshot, task_dir_for
+from plangate.plan.scope import derive_scope
+from plangate.snapshot import TaskSnapshot, read_task_snapshot, task_dir_for
 from plangate.surfaces import (
     ResolvedSurfaces,
     resolve_surfaces,
@@ -84,6 +84,8 @@ class BuiltInput:
     base_full: str
     derived_loopspec_hash: str
     package_problems: tuple[Reason, ...] = field(default_factory=tuple)
+    snapshot: TaskSnapshot | None = None
+    """The one snapshot of the task directory the input was built from."""
 
 
 def committed_file(git: Git, commit: str, path: str) -> bytes | None:
@@ -100,22 +102,15 @@ def plan_package_block(package: PackageState, target_full: str,
         return None
     if package.plan_hash is None or package.plan_package_hash is None:
         return None
+    from plangate.approval.record import evidence_refs, reviewer_snapshots
+
     return {
         "plan_hash": package.plan_hash,
         "source_sha": target_full,
         "plan_package_hash": package.plan_package_hash,
-        "c1_evidence_ref": f"{C1.filename}#{package.c1.verdict}",
-        "c2_evidence_ref": f"{C2.filename}#{package.c2.verdict}",
-        "reviewers": {
-            model: {
-                "verdict": reviewers[model].verdict,
-                "plan_hash": package.plan_hash,
-                "source_sha": target_full,
-                "plan_package_hash": package.plan_package_hash,
-                "evidence_ref": reviewers[model].evidence_ref,
-            }
-            for model in c.REVIEWERS
-        },
+        **evidence_refs(package),
+        "reviewers": reviewer_snapshots(package.plan_hash, package.plan_package_hash,
+                                        target_full, reviewers),
     }
 
 
@@ -152,8 +147,13 @@ def build_task_input(repo_root: Path, request: TaskArbiterRequest) -> BuiltInput
             f"{plan_relpath} differs from the version committed at base {base_full[:12]}",
             "re-plan: review the changed plan again and use its commit as --base",
         ))
-    spec = derive_loopspec(base_plan if base_plan is not None else plan, request.task_id,
-                           request.maker, request.checker)
+    approved_plan = base_plan if base_plan is not None else plan
+    # The LoopSpec fails naming the first underivable field; once it is derived,
+    # the scope of the same bytes is defined and is its loop.scope.allowed_paths.
+    spec = derive_loopspec(approved_plan, request.task_id, request.maker, request.checker)
+    scope = derive_scope(approved_plan)
+    if scope.patterns is None:  # pragma: no cover - derive_loopspec refused it first
+        raise InputRejected("LOOPSPEC_UNDERIVABLE", scope.problem_text, "fix plan.md")
     surfaces = (resolve_surfaces(repo_root, request.explicit_surfaces)
                 if request.explicit_surfaces is not None else surfaces_at_commit(git, base_full))
     gates = {
@@ -162,7 +162,7 @@ def build_task_input(repo_root: Path, request: TaskArbiterRequest) -> BuiltInput
     }
     document: dict[str, Any] = {
         "changed_files": changed,
-        "allowed_paths": list(spec["loop"]["scope"]["allowed_paths"]),
+        "allowed_paths": list(scope.patterns),
         "lite": dict.fromkeys(request.lite, True),
         "class": request.cls,
         "verdicts": {
@@ -183,4 +183,4 @@ def build_task_input(repo_root: Path, request: TaskArbiterRequest) -> BuiltInput
         document["plan_package"] = block
     problems += [*package.presence, *package.evidence_reasons]
     return BuiltInput(document, surfaces, target_full, base_full, loopspec_hash(spec),
-                      tuple(problems))
+                      tuple(problems), snapshot)

@@ -1,4 +1,4 @@
-"""The c3-prime contract constants (seed 004 sections 2-3), defined once."""
+"""The c3-prime record contract: its constants, defined once (docs/approval.md)."""
 
 from __future__ import annotations
 

@@ -64,11 +64,12 @@ def _equal(repo_root: Path, snapshot: TaskSnapshot, head: str) -> Result:
     # Fast path: a record whose source_sha is HEAD's full id resolves to that
     # commit without asking git (git could answer nothing else).
     from plangate.approval.acceptor import SourceResolution, extract_source_sha, verify_snapshot
+    from plangate.approval.service import verify_task, with_bound_digests
 
     record = snapshot.record.data if snapshot.record.ok else None
-    if extract_source_sha(record) == head:
-        return verify_snapshot(snapshot, expected_sha=head, source=SourceResolution(head))
-    from plangate.approval.service import verify_task
+    if extract_source_sha(record) == head and len(head) == 40:
+        result = verify_snapshot(snapshot, expected_sha=head, source=SourceResolution(head))
+        return with_bound_digests(result, snapshot)
 
     return verify_task(repo_root, snapshot.task_id, expected_sha=head, snapshot=snapshot)
 

@@ -1,4 +1,4 @@
-"""Legacy human C-3 records (no ``approval_kind`` key at all; DECISIONS 10).
+"""Legacy human C-3 records (no ``approval_kind`` key at all).
 
 Rules: the legacy schema (allowlisted keys, ``phase == "C-3"``,
 ``c3_status`` in APPROVED / CONDITIONAL / REJECTED, non-empty ``approved_by``,
@@ -11,6 +11,7 @@ require c3-prime and block legacy.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -34,105 +35,149 @@ def _is_iso_datetime(value: object) -> bool:
     return "T" in value
 
 
-def verify_legacy(record: dict[str, Any], snapshot: TaskSnapshot) -> Result:
-    """Verify a legacy C-3 record (pure)."""
-    reasons: list[Reason] = []
-    status = record.get("c3_status")
-    facts: dict[str, Any] = {
-        "kind": "legacy",
-        "task_id": record.get("task_id"),
-        "decision": status,
-        "plan_hash": record.get("plan_hash"),
-        "record": record,
-    }
+def _allowlisted_keys(record: dict[str, Any]) -> list[Reason]:
     allowed = set(c.LEGACY_REQUIRED_KEYS) | set(c.LEGACY_OPTIONAL_KEYS)
     unknown = [k for k in record if k not in allowed and not k.startswith("_")]
-    if unknown:
-        reasons.append(Reason("LEGACY_UNKNOWN_KEYS", f"unknown keys: {', '.join(unknown)}", _HINT))
+    if not unknown:
+        return []
+    return [Reason("LEGACY_UNKNOWN_KEYS", f"unknown keys: {', '.join(unknown)}", _HINT)]
+
+
+def _required_keys(record: dict[str, Any]) -> list[Reason]:
     missing = [k for k in c.LEGACY_REQUIRED_KEYS if k not in record]
-    if missing:
-        reasons.append(Reason("LEGACY_MISSING_KEYS", f"missing keys: {', '.join(missing)}", _HINT))
-    task_id = record.get("task_id")
-    if "task_id" in record:
-        if not isinstance(task_id, str) or TASK_ID_RE.fullmatch(task_id) is None:
-            reasons.append(
-                Reason("LEGACY_TASK_ID_INVALID", f"task_id {task_id!r} is invalid", _HINT)
-            )
-        elif task_id != snapshot.task_id:
-            reasons.append(
-                Reason(
-                    "LEGACY_TASK_ID_MISMATCH",
-                    f"task_id {task_id!r} does not match the directory {snapshot.task_id!r}",
-                    "a record cannot be reused for another task",
-                )
-            )
-    if "phase" in record and record["phase"] != c.LEGACY_PHASE:
-        reasons.append(
-            Reason("LEGACY_PHASE_INVALID", f"phase {record['phase']!r} is not 'C-3'", _HINT)
-        )
-    if "c3_status" in record and status not in c.LEGACY_STATUSES:
-        reasons.append(Reason("LEGACY_STATUS_INVALID", f"c3_status {status!r} is invalid", _HINT))
+    if not missing:
+        return []
+    return [Reason("LEGACY_MISSING_KEYS", f"missing keys: {', '.join(missing)}", _HINT)]
+
+
+def _task_id(record: dict[str, Any], snapshot: TaskSnapshot) -> list[Reason]:
+    if "task_id" not in record:
+        return []
+    task_id = record["task_id"]
+    if not isinstance(task_id, str) or TASK_ID_RE.fullmatch(task_id) is None:
+        return [Reason("LEGACY_TASK_ID_INVALID", f"task_id {task_id!r} is invalid", _HINT)]
+    if task_id != snapshot.task_id:
+        return [Reason("LEGACY_TASK_ID_MISMATCH",
+                       f"task_id {task_id!r} does not match the directory {snapshot.task_id!r}",
+                       "a record cannot be reused for another task")]
+    return []
+
+
+def _phase(record: dict[str, Any]) -> list[Reason]:
+    if "phase" not in record or record["phase"] == c.LEGACY_PHASE:
+        return []
+    return [Reason("LEGACY_PHASE_INVALID", f"phase {record['phase']!r} is not 'C-3'", _HINT)]
+
+
+def _status(record: dict[str, Any]) -> list[Reason]:
+    status = record.get("c3_status")
+    if "c3_status" not in record or status in c.LEGACY_STATUSES:
+        return []
+    return [Reason("LEGACY_STATUS_INVALID", f"c3_status {status!r} is invalid", _HINT)]
+
+
+def _invalid(message: str) -> Reason:
+    return Reason("LEGACY_FIELD_INVALID", message, _HINT)
+
+
+def _approval_fields(record: dict[str, Any]) -> list[Reason]:
+    reasons = []
     approved_by = record.get("approved_by")
     if "approved_by" in record and (not isinstance(approved_by, str) or is_blank(approved_by)):
-        reasons.append(
-            Reason("LEGACY_FIELD_INVALID", "approved_by must be a non-empty string", _HINT)
-        )
+        reasons.append(_invalid("approved_by must be a non-empty string"))
     if "approved_at" in record and not _is_iso_datetime(record["approved_at"]):
-        reasons.append(
-            Reason("LEGACY_FIELD_INVALID", "approved_at is not an ISO 8601 date-time", _HINT)
-        )
+        reasons.append(_invalid("approved_at is not an ISO 8601 date-time"))
     if "plan_hash" in record and not is_digest(record["plan_hash"]):
-        reasons.append(Reason("LEGACY_FIELD_INVALID", "plan_hash is not sha256:<64 hex>", _HINT))
+        reasons.append(_invalid("plan_hash is not sha256:<64 hex>"))
+    return reasons
+
+
+def _status_fields(record: dict[str, Any]) -> list[Reason]:
+    status = record.get("c3_status")
     if status == "CONDITIONAL" and not record.get("conditions"):
-        reasons.append(Reason("LEGACY_FIELD_INVALID", "CONDITIONAL requires conditions", _HINT))
+        return [_invalid("CONDITIONAL requires conditions")]
     if status == "REJECTED" and not record.get("rejection_reason"):
-        reasons.append(Reason("LEGACY_FIELD_INVALID", "REJECTED requires rejection_reason", _HINT))
-    if "source" in record and record["source"] not in c.LEGACY_SOURCES:
-        reasons.append(Reason("LEGACY_FIELD_INVALID", "source must be cli or conversation", _HINT))
-    gate_checks = record.get("gate_checks")
-    if "gate_checks" in record:
-        ok = isinstance(gate_checks, dict) and all(
-            (k in ("goal", "scope", "risk") and isinstance(v, bool))
-            or (k == "note" and isinstance(v, str))
-            or k.startswith("_")
-            for k, v in gate_checks.items()
-        )
-        if not ok:
-            reasons.append(
-                Reason("LEGACY_FIELD_INVALID", "gate_checks has an invalid shape", _HINT)
-            )
+        return [_invalid("REJECTED requires rejection_reason")]
+    return []
 
-    package = compute_package(snapshot)
-    plan_read = snapshot.artifacts.get("plan.md")
-    if package.plan_hash is None:
+
+def _source(record: dict[str, Any]) -> list[Reason]:
+    if "source" not in record or record["source"] in c.LEGACY_SOURCES:
+        return []
+    return [_invalid("source must be cli or conversation")]
+
+
+def _gate_checks(record: dict[str, Any]) -> list[Reason]:
+    if "gate_checks" not in record:
+        return []
+    gate_checks = record["gate_checks"]
+    ok = isinstance(gate_checks, dict) and all(
+        (k in ("goal", "scope", "risk") and isinstance(v, bool))
+        or (k == "note" and isinstance(v, str))
+        or k.startswith("_")
+        for k, v in gate_checks.items()
+    )
+    return [] if ok else [_invalid("gate_checks has an invalid shape")]
+
+
+SCHEMA_RULES: tuple[Callable[[dict[str, Any]], list[Reason]], ...] = (
+    _allowlisted_keys,
+    _required_keys,
+)
+FIELD_RULES: tuple[Callable[[dict[str, Any]], list[Reason]], ...] = (
+    _phase,
+    _status,
+    _approval_fields,
+    _status_fields,
+    _source,
+    _gate_checks,
+)
+
+
+def _plan_hash_current(record: dict[str, Any], snapshot: TaskSnapshot,
+                       current: str | None) -> list[Reason]:
+    if current is None:
+        plan_read = snapshot.artifacts.get("plan.md")
         detail = plan_read.detail if plan_read is not None else "missing"
-        reasons.append(Reason("ARTIFACT_MISSING", f"plan.md is unusable ({detail})", _HINT))
-    elif is_digest(record.get("plan_hash")) and record["plan_hash"] != package.plan_hash:
-        reasons.append(
-            Reason(
-                "LEGACY_PLAN_HASH_STALE",
-                "plan_hash differs from the current plan.md (stale)",
-                _HINT,
-            )
-        )
-    facts["current_plan_hash"] = package.plan_hash
+        return [Reason("ARTIFACT_MISSING", f"plan.md is unusable ({detail})", _HINT)]
+    if is_digest(record.get("plan_hash")) and record["plan_hash"] != current:
+        return [Reason("LEGACY_PLAN_HASH_STALE",
+                       "plan_hash differs from the current plan.md (stale)", _HINT)]
+    return []
 
+
+def _verdict(status: Any, reasons: list[Reason], facts: dict[str, Any]) -> Result:
     if reasons:
         return Result("REJECTED", tuple(reasons), facts)
     if status == "APPROVED":
         return Result("ACCEPTED", (), facts)
     if status == "CONDITIONAL":
-        return Result(
-            "HUMAN_ESCALATED",
-            (
-                Reason(
-                    "LEGACY_CONDITIONAL", "legacy C-3 is CONDITIONAL: a human must decide", _HINT
-                ),
-            ),
-            facts,
-        )
-    return Result(
-        "REJECTED",
-        (Reason("LEGACY_REJECTED", "legacy C-3 record is REJECTED", _HINT),),
-        facts,
-    )
+        return Result("HUMAN_ESCALATED", (Reason(
+            "LEGACY_CONDITIONAL", "legacy C-3 is CONDITIONAL: a human must decide", _HINT),),
+            facts)
+    return Result("REJECTED",
+                  (Reason("LEGACY_REJECTED", "legacy C-3 record is REJECTED", _HINT),), facts)
+
+
+def verify_legacy(record: dict[str, Any], snapshot: TaskSnapshot) -> Result:
+    """Verify a legacy C-3 record (pure).
+
+    Order: :data:`SCHEMA_RULES`, the task id bound to the directory,
+    :data:`FIELD_RULES`, then ``plan_hash`` against the current plan.md; every
+    failure is reported. A consistent record's ``c3_status`` decides: APPROVED is
+    accepted, CONDITIONAL needs a human, REJECTED is rejected.
+    """
+    reasons = [r for rule in SCHEMA_RULES for r in rule(record)]
+    reasons += _task_id(record, snapshot)
+    reasons += [r for rule in FIELD_RULES for r in rule(record)]
+    current = compute_package(snapshot).plan_hash
+    reasons += _plan_hash_current(record, snapshot, current)
+    facts: dict[str, Any] = {
+        "kind": "legacy",
+        "task_id": record.get("task_id"),
+        "decision": record.get("c3_status"),
+        "plan_hash": record.get("plan_hash"),
+        "record": record,
+        "current_plan_hash": current,
+    }
+    return _verdict(record.get("c3_status"), reasons, facts)

@@ -6,15 +6,19 @@
 - :func:`issue_record` builds the record, runs the acceptor on the exact
   bytes it is about to write, writes the refusal or the issue to the ledger
   first, then writes ``approvals/c3.json`` atomically.
+- :func:`issue_task` is ``plangate c3 issue``: it reads the task once and
+  derives ``derived_loopspec_hash`` from the same plan.md bytes the record's
+  ``plan_hash`` binds.
+- :func:`check_task_loopspec` is ``plangate loopspec --check``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from plangate.approval import contract as c
 from plangate.approval.acceptor import (
     ACCEPTED,
     HUMAN_ESCALATED,
@@ -27,8 +31,8 @@ from plangate.approval.acceptor import (
     verify_snapshot,
 )
 from plangate.canonical import sha256_digest
-from plangate.errors import PlanGateError, UsageError
-from plangate.fsutil import FileRead, FileState, atomic_write
+from plangate.errors import InputRejected, PlanGateError, UsageError
+from plangate.fsutil import FileRead, FileState, atomic_write, read_regular_file
 from plangate.git import Git, GitError
 from plangate.layout import RECORD_RELPATH
 from plangate.plan.package import compute_package
@@ -38,15 +42,16 @@ from plangate.verdict import Reason, Result
 if TYPE_CHECKING:
     from plangate.approval.record import ReviewerEvidence
 
-_FULL_SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+REVIEWERS_MAX_BYTES = 1024 * 1024
+"""Size bound of a ``--reviewers`` file."""
 
 
 def check_expected_sha(expected_sha: str) -> str:
     """An expected SHA must be a full lowercase commit id; anything else is a usage error.
 
-    An empty or abbreviated expected SHA is never a match (DECISIONS 5).
+    An empty or abbreviated expected SHA is never a match.
     """
-    if not isinstance(expected_sha, str) or _FULL_SHA_RE.fullmatch(expected_sha) is None:
+    if not isinstance(expected_sha, str) or c.FULL_SHA_RE.fullmatch(expected_sha) is None:
         raise UsageError(
             "C3_EXPECTED_SHA_INVALID",
             f"expected SHA {expected_sha!r} is not a full 40- or 64-hex commit id",
@@ -62,17 +67,56 @@ def resolve_source(repo_root: Path, snapshot: TaskSnapshot) -> SourceResolution:
     )
 
 
+SOURCE_SHA_CODES = {
+    "GIT_COMMIT_AMBIGUOUS": "C3_SOURCE_SHA_AMBIGUOUS",
+    "GIT_COMMIT_UNKNOWN": "C3_SOURCE_SHA_UNKNOWN",
+}
+"""git's answer about a record's ``source_sha`` -> the acceptor's reason code
+(anything else is ``C3_SOURCE_SHA_UNRESOLVED``)."""
+
+
+def source_resolution(sha: str, answer: str | GitError | None) -> SourceResolution:
+    """The acceptor's view of git's answer for a record's ``source_sha``.
+
+    The one mapping used by every command (verify, exec, status): an answer
+    that is not a 40-hex commit id is refused. A SHA-256 repository's 64-hex id
+    is refused too, also when the record holds an abbreviation of it: the
+    record's contract binds 40-hex SHA-1 commits only, and a 12-hex
+    abbreviation must not slip past that limit.
+    """
+    if isinstance(answer, str):
+        if len(answer) != 40:
+            return SourceResolution(None, Reason(
+                "C3_SOURCE_SHA_UNRESOLVED",
+                f"source_sha {sha} resolves to a {len(answer)}-hex object id: approvals bind "
+                "SHA-1 (40-hex) commits only",
+                "approve in a SHA-1 repository; SHA-256 repositories are not supported",
+            ))
+        return SourceResolution(answer)
+    code, message, hint = "C3_SOURCE_SHA_UNRESOLVED", "not resolved", ""
+    if isinstance(answer, GitError):
+        code = SOURCE_SHA_CODES.get(answer.code, code)
+        message, hint = answer.message, answer.hint
+    return SourceResolution(None, Reason(code, f"source_sha {sha}: {message}", hint))
+
+
 def _resolve_sha(repo_root: Path, sha: str | None) -> SourceResolution:
     if sha is None:
         return SourceResolution(None, None)
     try:
-        return SourceResolution(Git(repo_root).resolve_commit(sha))
+        answer: str | GitError = Git(repo_root).resolve_commit(sha)
     except GitError as exc:
-        code = {
-            "GIT_COMMIT_AMBIGUOUS": "C3_SOURCE_SHA_AMBIGUOUS",
-            "GIT_COMMIT_UNKNOWN": "C3_SOURCE_SHA_UNKNOWN",
-        }.get(exc.code, "C3_SOURCE_SHA_UNRESOLVED")
-        return SourceResolution(None, Reason(code, f"source_sha {sha}: {exc.message}", exc.hint))
+        answer = exc
+    return source_resolution(sha, answer)
+
+
+def with_bound_digests(result: Result, snapshot: TaskSnapshot) -> Result:
+    """``result`` with the digests a verification binds: the snapshot and the record bytes."""
+    facts = dict(result.facts)
+    facts["snapshot_digest"] = snapshot.digest()
+    record = snapshot.record
+    facts["record_digest"] = sha256_digest(record.data) if record.ok and record.data else None
+    return Result(result.verdict, result.reasons, facts)
 
 
 def verify_task(
@@ -101,12 +145,7 @@ def verify_task(
     parsed = parse_record(snapshot.record.data if snapshot.record.ok else None)
     source = _resolve_sha(repo_root, source_sha_of(parsed))
     result = verify_snapshot(snapshot, expected_sha=expected_sha, source=source, parsed=parsed)
-    facts = dict(result.facts)
-    facts["snapshot_digest"] = snapshot.digest()
-    facts["record_digest"] = (
-        sha256_digest(snapshot.record.data) if snapshot.record.ok and snapshot.record.data else None
-    )
-    return Result(result.verdict, result.reasons, facts)
+    return with_bound_digests(result, snapshot)
 
 
 class IssueRequest(NamedTuple):
@@ -132,32 +171,24 @@ def _ledger_append(
         ledger.append(kind, subject, dict(payload))
 
 
-def issue_record(repo_root: Path, request: IssueRequest, env: Mapping[str, str]) -> Result:
-    """Produce ``approvals/c3.json`` for one task.
+class _Built(NamedTuple):
+    """The producer's record and its bytes, or the verdict and reasons of its refusal."""
 
-    Verdicts: ``ACCEPTED`` = issued (exit 0); ``HUMAN_ESCALATED`` = evidence or
-    presence failure, no record (exit 3); ``REJECTED`` = any other refusal
-    (exit 1). Refusals and issues both go to the ledger; if the ledger cannot
-    be written the record is not written either.
-    """
+    record: dict[str, Any]
+    data: bytes
+    verdict: str = ACCEPTED
+    reasons: tuple[Reason, ...] = ()
+
+
+def _build_checked(snapshot: TaskSnapshot, request: IssueRequest, target_full: str) -> _Built:
+    """Build the record and run the acceptor on its exact bytes against the same snapshot."""
     # Lazy: the producer is not needed by the verify hot path.
     from plangate.approval.record import RecordRefused, build_record, serialize_record
 
-    task_dir = task_dir_for(repo_root, request.task_id)
-    git = Git(repo_root)
-    target_full = git.resolve_commit(request.target_sha)
-    snapshot = read_task_snapshot(task_dir)
-    package = compute_package(snapshot)
-    facts: dict[str, Any] = {
-        "task_id": request.task_id,
-        "target_sha": target_full,
-        "decision": request.decision,
-        "policy_ref": request.policy_ref,
-    }
     try:
         record = build_record(
-            package,
-            task_dir_name=task_dir.name,
+            compute_package(snapshot),
+            task_dir_name=snapshot.task_dir.name,
             source_sha=target_full,
             target_sha=target_full,
             reviewers=request.reviewers,
@@ -168,14 +199,9 @@ def issue_record(repo_root: Path, request: IssueRequest, env: Mapping[str, str])
             derived_loopspec_hash=request.derived_loopspec_hash,
         )
     except RecordRefused as refused:
-        verdict = HUMAN_ESCALATED if refused.evidence else REJECTED
-        result = Result(verdict, refused.reasons, facts)
-        _ledger_append(repo_root, env, "c3_issue_refused", request.task_id, _ledger_payload(result))
-        return result
-
+        return _Built({}, b"", HUMAN_ESCALATED if refused.evidence else REJECTED, refused.reasons)
     data = serialize_record(record)
-    # The producer never writes what the acceptor would reject (DECISIONS 9):
-    # verify the exact bytes against the same snapshot.
+    # The producer never writes what the acceptor would reject.
     probe = TaskSnapshot(
         task_id=snapshot.task_id,
         task_dir=snapshot.task_dir,
@@ -184,11 +210,12 @@ def issue_record(repo_root: Path, request: IssueRequest, env: Mapping[str, str])
     )
     check = verify_snapshot(probe, expected_sha=None, source=SourceResolution(target_full))
     if check.verdict != ACCEPTED and not decision_only(check):
-        result = Result(REJECTED, check.reasons, facts)
-        _ledger_append(repo_root, env, "c3_issue_refused", request.task_id, _ledger_payload(result))
-        return result
+        return _Built(record, data, REJECTED, check.reasons)
+    return _Built(record, data)
 
-    record_path = task_dir / RECORD_RELPATH
+
+def _target_problem(snapshot: TaskSnapshot, record_path: Path, force: bool) -> Reason | None:
+    """Why ``approvals/c3.json`` cannot be written (or replaced), or None."""
     approvals_dir = record_path.parent
     approvals_is_dir_or_absent = approvals_dir.is_dir() or not (
         approvals_dir.exists() or approvals_dir.is_symlink()
@@ -208,57 +235,69 @@ def issue_record(repo_root: Path, request: IssueRequest, env: Mapping[str, str])
         detail = snapshot.record.detail or snapshot.record.state.value
         if not approvals_is_dir_or_absent:
             detail = "approvals/ is not a directory"
-        result = Result(
-            REJECTED,
-            (
-                Reason(
-                    code,
-                    f"{RECORD_RELPATH}: {detail}",
-                    "make approvals/ a real directory and remove what is in c3.json's place",
-                ),
-            ),
-            facts,
-        )
-        _ledger_append(repo_root, env, "c3_issue_refused", request.task_id, _ledger_payload(result))
-        return result
-    if (record_path.exists() or record_path.is_symlink()) and not request.force:
-        result = Result(
-            REJECTED,
-            (
-                Reason(
-                    "C3_RECORD_EXISTS",
-                    f"{RECORD_RELPATH} already exists",
-                    "pass --force to replace it explicitly (the old record is overwritten)",
-                ),
-            ),
-            facts,
-        )
-        _ledger_append(repo_root, env, "c3_issue_refused", request.task_id, _ledger_payload(result))
-        return result
-    facts["record_digest"] = sha256_digest(data)
-    facts["plan_hash"] = record["plan_hash"]
-    facts["plan_package_hash"] = record["plan_package_hash"]
+        return Reason(code, f"{RECORD_RELPATH}: {detail}",
+                      "make approvals/ a real directory and remove what is in c3.json's place")
+    if (record_path.exists() or record_path.is_symlink()) and not force:
+        return Reason("C3_RECORD_EXISTS", f"{RECORD_RELPATH} already exists",
+                      "pass --force to replace it explicitly (the old record is overwritten)")
+    return None
+
+
+def issue_record(
+    repo_root: Path,
+    request: IssueRequest,
+    env: Mapping[str, str],
+    *,
+    snapshot: TaskSnapshot | None = None,
+) -> Result:
+    """Produce ``approvals/c3.json`` for one task.
+
+    Verdicts: ``ACCEPTED`` = issued (exit 0); ``HUMAN_ESCALATED`` = evidence or
+    presence failure, no record (exit 3); ``REJECTED`` = any other refusal
+    (exit 1). Refusals and issues both go to the ledger; if the ledger cannot
+    be written the record is not written either. ``snapshot`` passes the task's
+    snapshot when the caller already read it (every hash then comes from it).
+    """
+    task_dir = task_dir_for(repo_root, request.task_id)
+    target_full = Git(repo_root).resolve_commit(request.target_sha)
+    if snapshot is None or snapshot.task_dir != task_dir:
+        snapshot = read_task_snapshot(task_dir)
+    facts: dict[str, Any] = {
+        "task_id": request.task_id,
+        "target_sha": target_full,
+        "decision": request.decision,
+        "policy_ref": request.policy_ref,
+    }
+
+    def refuse(verdict: str, reasons: tuple[Reason, ...]) -> Result:
+        refused = Result(verdict, reasons, facts)
+        _ledger_append(repo_root, env, "c3_issue_refused", request.task_id,
+                       _ledger_payload(refused))
+        return refused
+
+    built = _build_checked(snapshot, request, target_full)
+    if built.reasons:
+        return refuse(built.verdict, built.reasons)
+    record_path = task_dir / RECORD_RELPATH
+    problem = _target_problem(snapshot, record_path, request.force)
+    if problem is not None:
+        return refuse(REJECTED, (problem,))
+    facts["record_digest"] = sha256_digest(built.data)
+    facts["plan_hash"] = built.record["plan_hash"]
+    facts["plan_package_hash"] = built.record["plan_package_hash"]
     facts["path"] = f"docs/working/{request.task_id}/{RECORD_RELPATH}"
     result = Result(ACCEPTED, (), facts)
     _ledger_append(repo_root, env, "c3_issue", request.task_id, _ledger_payload(result))
     try:
-        atomic_write(record_path, data, overwrite=request.force)
+        atomic_write(record_path, built.data, overwrite=request.force)
     except OSError as exc:
         # The file system changed under us (or refuses the write): a reason, not
         # a traceback; the ledger's c3_issue is followed by this refusal.
-        failed = Result(
-            REJECTED,
-            (
-                Reason(
-                    "C3_RECORD_UNWRITABLE",
-                    f"cannot write {RECORD_RELPATH}: {exc.strerror or exc}",
-                    "make approvals/ a writable real directory, then issue again",
-                ),
-            ),
-            facts,
-        )
-        _ledger_append(repo_root, env, "c3_issue_refused", request.task_id, _ledger_payload(failed))
-        return failed
+        return refuse(REJECTED, (Reason(
+            "C3_RECORD_UNWRITABLE",
+            f"cannot write {RECORD_RELPATH}: {exc.strerror or exc}",
+            "make approvals/ a writable real directory, then issue again",
+        ),))
     return result
 
 
@@ -268,3 +307,76 @@ def _ledger_payload(result: Result) -> dict[str, Any]:
         "reasons": [r.to_json() for r in result.reasons],
         "facts": {k: v for k, v in result.facts.items() if k != "record"},
     }
+
+
+def read_reviewers(path: Path, shown: str | None = None) -> Mapping[str, ReviewerEvidence]:
+    """Read and strictly parse a ``--reviewers`` file (``REVIEWERS_UNREADABLE`` otherwise).
+
+    ``shown`` is the name the user gave (messages name it, not the resolved path).
+    """
+    from plangate.approval.record import parse_reviewers
+
+    read = read_regular_file(path, REVIEWERS_MAX_BYTES)
+    if not read.ok or read.data is None:
+        raise InputRejected(
+            "REVIEWERS_UNREADABLE",
+            f"reviewers file {shown or path} {read.detail or read.state.value}",
+            "check the path",
+        )
+    return parse_reviewers(read.data)
+
+
+def loopspec_hash_of(snapshot: TaskSnapshot, actors: tuple[str, str]) -> str:
+    """``derived_loopspec_hash`` of the plan.md bytes in ``snapshot`` with ``actors``."""
+    from plangate.plan.loopspec import derive_loopspec, loopspec_hash
+
+    read = snapshot.artifacts["plan.md"]
+    if not read.ok or read.data is None:
+        raise InputRejected("ARTIFACT_MISSING", f"plan.md {read.detail}", "write plan.md")
+    maker, checker = actors
+    return loopspec_hash(derive_loopspec(read.data, snapshot.task_id, maker, checker))
+
+
+def parse_actors(text: str, hint: str = "e.g. agent,qa") -> tuple[str, str]:
+    """``MAKER,CHECKER`` as two stripped names (``LOOPSPEC_ACTORS_INVALID``, exit 2, otherwise)."""
+    parts = text.split(",")
+    if len(parts) != 2 or not all(p.strip() for p in parts):
+        raise UsageError("LOOPSPEC_ACTORS_INVALID", "--loopspec-actors takes MAKER,CHECKER", hint)
+    return parts[0].strip(), parts[1].strip()
+
+
+def issue_task(
+    repo_root: Path,
+    request: IssueRequest,
+    env: Mapping[str, str],
+    *,
+    reviewers_file: Path,
+    reviewers_shown: str | None = None,
+    loopspec_actors: str | None = None,
+) -> Result:
+    """``plangate c3 issue``: read the reviewers file and the task once, then issue.
+
+    ``derived_loopspec_hash`` (with ``loopspec_actors``, ``MAKER,CHECKER``) and
+    every hash of the record come from one snapshot of the task directory: the
+    LoopSpec a record names is always the one of the plan.md bytes its
+    ``plan_hash`` binds.
+    """
+    reviewers = read_reviewers(reviewers_file, reviewers_shown)
+    actors = parse_actors(loopspec_actors) if loopspec_actors else None
+    snapshot = read_task_snapshot(task_dir_for(repo_root, request.task_id))
+    loopspec_hash = (loopspec_hash_of(snapshot, actors)
+                     if actors is not None else request.derived_loopspec_hash)
+    request = request._replace(reviewers=reviewers, derived_loopspec_hash=loopspec_hash)
+    return issue_record(repo_root, request, env, snapshot=snapshot)
+
+
+def check_task_loopspec(repo_root: Path, task_id: str, maker: str, checker: str) -> Result:
+    """``plangate loopspec --check``: derive the LoopSpec and compare with the record.
+
+    The LoopSpec and the record come from one snapshot of the task directory.
+    """
+    from plangate.approval.loopspec_binding import check_against_record
+    from plangate.plan.service import derive_task_loopspec
+
+    derived = derive_task_loopspec(repo_root, task_id, maker, checker)
+    return check_against_record(derived.snapshot, derived.hash)

@@ -3,44 +3,29 @@
 Two forms:
 
 - ``plangate arbiter --input FILE|- [--surfaces FILE] [--timestamp T] [--json]``
-  decides from an arbiter input document (reference section 5.2 contract);
+  decides from an arbiter input document (docs/arbiter.md: the input contract);
 - ``plangate arbiter TASK --target-sha SHA --base REV --reviewers FILE
   --loopspec-actors MAKER,CHECKER --class CLASS [--lite AXES] [...] [--issue]``
   builds that document from the repository first (see
   :mod:`plangate.approval.arbiter_input`).
 
 Exit codes: 0 AUTO_APPROVED, 3 HUMAN_ESCALATED, 1 BLOCKED or malformed input,
-2 usage error. The decision is appended to the ledger (kind
-``arbiter_decision``) when the ledger can be written; when it cannot, a warning
-is printed and the decision stands unchanged.
+2 usage error. Parse, call one service of :mod:`plangate.approval.arbiter_service`
+(which also records the decision in the ledger), print.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
-from plangate.approval.arbiter import (
-    LITE_AXES,
-    POLICY_REF,
-    decide,
-    parse_input,
-    parse_input_bytes,
-    provenance_record,
-)
+from plangate.approval.arbiter import LITE_AXES, provenance_record
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
-from plangate.clock import is_utc_timestamp, utc_now_text
-from plangate.errors import InputRejected, PlanGateError, UsageError
-from plangate.fsutil import read_regular_file
-from plangate.snapshot import TASK_ID_RE, check_task_id, find_repo_root
-from plangate.surfaces import resolve_surfaces
-from plangate.verdict import ExitCode, Result
-
-MAX_INPUT_BYTES = 1024 * 1024
-LEDGER_KIND = "arbiter_decision"
+from plangate.errors import UsageError
+from plangate.snapshot import check_task_id
+from plangate.verdict import Result
 
 EPILOG = (
     "exit codes: 0 AUTO_APPROVED; 3 HUMAN_ESCALATED; 1 BLOCKED, malformed input or a refused "
@@ -86,59 +71,6 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _timestamp(value: str | None) -> str:
-    if value is None:
-        return utc_now_text()
-    if not is_utc_timestamp(value):
-        raise UsageError("ARBITER_TIMESTAMP_INVALID",
-                         f"--timestamp {value!r} is not YYYY-MM-DDTHH:MM:SSZ",
-                         "e.g. --timestamp 2026-01-31T12:00:00Z")
-    return value
-
-
-def _read_input(ctx: Context, name: str) -> bytes:
-    if name == "-":
-        data = ctx.stdin.read(MAX_INPUT_BYTES + 1)
-        if len(data) > MAX_INPUT_BYTES:
-            raise InputRejected("ARBITER_INPUT_UNREADABLE",
-                                f"stdin input is larger than {MAX_INPUT_BYTES} bytes", "")
-        return bytes(data)
-    read = read_regular_file(ctx.cwd / name, MAX_INPUT_BYTES)
-    if not read.ok or read.data is None:
-        raise InputRejected("ARBITER_INPUT_UNREADABLE",
-                            f"input file {name} {read.detail or read.state.value}",
-                            "give a readable regular JSON file or '-' for stdin")
-    return read.data
-
-
-def _lite_axes(text: str) -> tuple[str, ...]:
-    if text.strip() == "all":
-        return LITE_AXES
-    axes = tuple(a.strip() for a in text.split(",") if a.strip())
-    unknown = [a for a in axes if a not in LITE_AXES]
-    if unknown:
-        raise UsageError("ARBITER_LITE_AXIS_UNKNOWN", f"unknown lite axis {unknown}",
-                         f"use {', '.join(LITE_AXES)} or 'all'")
-    return axes
-
-
-def _write_ledger(ctx: Context, repo_root: Path, subject: str, payload: dict[str, Any]) -> None:
-    """Append the decision; a failure is a warning and never changes the decision."""
-    if not (repo_root / ".git").exists():
-        ctx.err("plangate: warning: ARBITER_LEDGER_UNAVAILABLE: not inside a git repository; "
-                "the decision was not written to the ledger")
-        return
-    try:
-        from plangate.ledger import open_ledger
-
-        with open_ledger(repo_root, ctx.env) as ledger:
-            ledger.append(LEDGER_KIND, subject, payload)
-    except (PlanGateError, ImportError, OSError) as exc:
-        code = getattr(exc, "code", type(exc).__name__)
-        ctx.err(f"plangate: warning: ARBITER_LEDGER_UNAVAILABLE: {code}: {exc}; "
-                "the decision stands but is not in the ledger")
-
-
 def _print_decision(ctx: Context, result: Result, as_json: bool,
                     extra: dict[str, Any] | None = None) -> None:
     record = provenance_record(result)
@@ -159,30 +91,21 @@ def _print_decision(ctx: Context, result: Result, as_json: bool,
     ctx.out(f"  policy: {result.facts['policy_ref']}  timestamp: {result.facts['timestamp']}")
 
 
-def _subject(document: dict[str, Any], fallback: str) -> str:
-    run = document.get("run")
-    if isinstance(run, dict) and isinstance(run.get("task_id"), str) \
-            and TASK_ID_RE.fullmatch(run["task_id"]):
-        return str(run["task_id"])
-    return fallback
-
-
 def _run_input_form(ctx: Context, args: argparse.Namespace) -> int:
-    repo_root = find_repo_root(ctx.cwd)
-    timestamp = _timestamp(args.timestamp)
-    inp = parse_input_bytes(_read_input(ctx, args.input))
-    surfaces = resolve_surfaces(repo_root, ctx.cwd / args.surfaces if args.surfaces else None)
-    result = decide(inp, surfaces, timestamp=timestamp)
-    _print_decision(ctx, result, args.json)
-    if not args.no_ledger:
-        _write_ledger(ctx, repo_root, _subject(dict(inp.document), inp.target_sha),
-                      provenance_record(result))
-    return int(result.exit_code)
+    from plangate.approval.arbiter_service import decide_input_form
+
+    outcome = decide_input_form(ctx.cwd, ctx.env, input_name=args.input, stdin=ctx.stdin,
+                                surfaces=args.surfaces, timestamp=args.timestamp,
+                                ledger=not args.no_ledger)
+    _print_decision(ctx, outcome.result, args.json)
+    for warning in outcome.warnings:
+        ctx.err(warning)
+    return outcome.exit_code
 
 
 def _run_task_form(ctx: Context, args: argparse.Namespace) -> int:
-    from plangate.approval.arbiter_input import TaskArbiterRequest, build_task_input
-    from plangate.approval.record import parse_reviewers
+    from plangate.approval.arbiter_service import TaskForm, decide_task_form
+    from plangate.approval.service import parse_actors
 
     task_id = check_task_id(args.task)
     missing = [flag for flag, value in (("--target-sha", args.target_sha), ("--base", args.base),
@@ -192,82 +115,28 @@ def _run_task_form(ctx: Context, args: argparse.Namespace) -> int:
     if missing:
         raise UsageError("ARBITER_TASK_ARGS_MISSING", f"the TASK form needs {', '.join(missing)}",
                          "see 'plangate arbiter --help'")
-    actors = args.loopspec_actors.split(",")
-    if len(actors) != 2 or not all(a.strip() for a in actors):
-        raise UsageError("LOOPSPEC_ACTORS_INVALID", "--loopspec-actors takes MAKER,CHECKER",
-                         "e.g. --loopspec-actors impl-agent,qa-agent")
-    timestamp = _timestamp(args.timestamp)
-    read = read_regular_file(ctx.cwd / args.reviewers, MAX_INPUT_BYTES)
-    if not read.ok or read.data is None:
-        raise InputRejected("REVIEWERS_UNREADABLE",
-                            f"reviewers file {args.reviewers} {read.detail or read.state.value}",
-                            "check the path")
-    reviewers = parse_reviewers(read.data)
-    run = None
-    if args.run_id is not None or args.round_index is not None or args.cost_cap is not None:
-        if args.run_id is None or args.round_index is None:
-            raise UsageError("ARBITER_TASK_ARGS_MISSING",
-                             "a run needs both --run-id and --round-index",
-                             "e.g. --run-id run-7 --round-index 2 --cost-cap 3")
-        run = {"run_id": args.run_id, "round_index": args.round_index, "task_id": task_id,
-               "repair_action": None, "cost_cap": args.cost_cap}
-    repo_root = find_repo_root(ctx.cwd)
-    request = TaskArbiterRequest(
-        task_id=task_id, target_sha=args.target_sha, base=args.base, reviewers=reviewers,
-        maker=actors[0].strip(), checker=actors[1].strip(), lite=_lite_axes(args.lite),
-        cls=args.cls, breakdown=args.breakdown, reject_category=args.reject_category,
-        model_c=args.model_c, model_d=args.model_d, run=run,
-        explicit_surfaces=(ctx.cwd / args.surfaces) if args.surfaces else None,
-    )
-    built = build_task_input(repo_root, request)
-    if args.print_input:
-        ctx.out(json.dumps(built.document, indent=2, sort_keys=True, ensure_ascii=False))
-        return int(ExitCode.ACCEPTED)
-    inp = parse_input(built.document)
-    result = decide(inp, built.surfaces, timestamp=timestamp)
-    extra: dict[str, Any] = {
-        "task_id": task_id,
-        "base_sha": built.base_full,
-        "derived_loopspec_hash": built.derived_loopspec_hash,
-        "plan_package_problems": [r.to_json() for r in built.package_problems],
-    }
-    payload = provenance_record(result) | extra
-    if not args.no_ledger:
-        _write_ledger(ctx, repo_root, task_id, payload)
-    exit_code = int(result.exit_code)
-    if args.issue:
-        issue = _issue(ctx, repo_root, task_id, target_full=built.target_full,
-                       reviewers=reviewers, result=result, timestamp=timestamp,
-                       loopspec_hash=built.derived_loopspec_hash, force=args.force)
-        extra["issue"] = issue.to_json()
-        if not issue.accepted:
-            exit_code = int(issue.exit_code)
-    _print_decision(ctx, result, args.json, extra if args.json else None)
-    if args.issue and not args.json:
-        issue_json = extra["issue"]
+    actors = parse_actors(args.loopspec_actors, "e.g. --loopspec-actors impl-agent,qa-agent")
+    outcome = decide_task_form(ctx.cwd, ctx.env, TaskForm(
+        task_id=task_id, target_sha=args.target_sha, base=args.base,
+        reviewers_file=args.reviewers, actors=actors, cls=args.cls, lite=args.lite,
+        breakdown=args.breakdown, reject_category=args.reject_category, model_c=args.model_c,
+        model_d=args.model_d, run_id=args.run_id, round_index=args.round_index,
+        cost_cap=args.cost_cap, surfaces=args.surfaces, timestamp=args.timestamp,
+        print_input=args.print_input, issue=args.issue, force=args.force,
+        ledger=not args.no_ledger,
+    ))
+    if outcome.document is not None:
+        ctx.out(json.dumps(outcome.document, indent=2, sort_keys=True, ensure_ascii=False))
+        return outcome.exit_code
+    for warning in outcome.warnings:
+        ctx.err(warning)
+    _print_decision(ctx, outcome.result, args.json, outcome.extra if args.json else None)
+    issue_json = outcome.extra.get("issue")
+    if issue_json is not None and not args.json:
         ctx.out(f"c3 issue: {issue_json['verdict']}")
         for reason in issue_json["reasons"]:
             ctx.out(f"  - {reason['code']}: {reason['message']}")
-    return exit_code
-
-
-def _issue(ctx: Context, repo_root: Path, task_id: str, *, target_full: str, reviewers: Any,
-           result: Result, timestamp: str, loopspec_hash: str, force: bool) -> Result:
-    """Write approvals/c3.json with the arbiter's decision through the c3-prime producer."""
-    from plangate.approval.arbiter import ISSUED_BY
-    from plangate.approval.service import IssueRequest, issue_record
-
-    request = IssueRequest(
-        task_id=task_id, target_sha=target_full, reviewers=reviewers, decision=result.verdict,
-        policy_ref=POLICY_REF, issued_at=timestamp, issued_by=ISSUED_BY, force=force,
-        derived_loopspec_hash=loopspec_hash,
-    )
-    try:
-        return issue_record(repo_root, request, ctx.env)
-    except PlanGateError as exc:
-        from plangate.verdict import Reason
-
-        return Result("REJECTED", (Reason(exc.code, exc.message, exc.hint),), {"task_id": task_id})
+    return outcome.exit_code
 
 
 def run(argv: list[str], ctx: Context) -> int:

@@ -1,4 +1,4 @@
-"""``plangate c3 issue`` and ``plangate c3 verify``."""
+"""``plangate c3 issue`` and ``plangate c3 verify``: parse, call one approval service, print."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ from plangate import __version__
 from plangate.cli.context import Context
 from plangate.cli.output import print_json, print_result
 from plangate.clock import utc_now_text
-from plangate.errors import InputRejected, UsageError
-from plangate.fsutil import read_regular_file
 from plangate.snapshot import check_task_id, find_repo_root
 from plangate.verdict import Result
 
@@ -156,48 +154,20 @@ def _verify(
 
 
 def _issue(ctx: Context, repo_root: Path, task_id: str, args: argparse.Namespace) -> int:
-    from plangate.approval.record import parse_reviewers
-    from plangate.approval.service import IssueRequest, issue_record
+    from plangate.approval.service import IssueRequest, issue_task
 
-    read = read_regular_file((ctx.cwd / args.reviewers), 1024 * 1024)
-    if not read.ok or read.data is None:
-        raise InputRejected(
-            "REVIEWERS_UNREADABLE",
-            f"reviewers file {args.reviewers} {read.detail}",
-            "check the path",
-        )
-    reviewers = parse_reviewers(read.data)
-
-    issued_at = args.issued_at or utc_now_text()
-    loopspec_hash = None
-    if args.loopspec_actors:
-        loopspec_hash = _loopspec_hash(repo_root, task_id, args.loopspec_actors)
     request = IssueRequest(
         task_id=task_id,
         target_sha=args.target_sha,
-        reviewers=reviewers,
+        reviewers={},
         decision=args.decision,
         policy_ref=args.policy_ref,
-        issued_at=issued_at,
+        issued_at=args.issued_at or utc_now_text(),
         issued_by=args.issued_by,
         force=args.force,
-        derived_loopspec_hash=loopspec_hash,
     )
-    result: Result = issue_record(repo_root, request, ctx.env)
+    result: Result = issue_task(
+        repo_root, request, ctx.env, reviewers_file=ctx.cwd / args.reviewers,
+        reviewers_shown=str(args.reviewers), loopspec_actors=args.loopspec_actors,
+    )
     return print_result(ctx, result, as_json=args.json, title=f"{task_id} c3 issue")
-
-
-def _loopspec_hash(repo_root: Path, task_id: str, actors: str) -> str:
-    from plangate.plan.loopspec import derive_loopspec, loopspec_hash
-    from plangate.snapshot import task_dir_for
-
-    parts = actors.split(",")
-    if len(parts) != 2 or not all(p.strip() for p in parts):
-        raise UsageError(
-            "LOOPSPEC_ACTORS_INVALID", "--loopspec-actors takes MAKER,CHECKER", "e.g. agent,qa"
-        )
-    read = read_regular_file(task_dir_for(repo_root, task_id) / "plan.md", 1024 * 1024)
-    if not read.ok or read.data is None:
-        raise InputRejected("ARTIFACT_MISSING", f"plan.md {read.detail}", "write plan.md")
-    spec = derive_loopspec(read.data, task_id, parts[0].strip(), parts[1].strip())
-    return loopspec_hash(spec)

@@ -1,7 +1,6 @@
 """``plangate init``, ``plangate package`` and ``plangate review mark``.
 
-Thin commands over the Plan Package core (:mod:`plangate.plan.package`,
-:mod:`plangate.plan.markers`); every decision is made there.
+Parse, call one service of :mod:`plangate.plan.service`, print.
 
 Exit codes:
 
@@ -16,29 +15,11 @@ Exit codes:
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import Any
 
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
-from plangate.errors import InputRejected, UsageError
-from plangate.fsutil import FileState, atomic_write
-from plangate.layout import MAX_ARTIFACT_BYTES
-from plangate.snapshot import (
-    ARTIFACTS,
-    TaskSnapshot,
-    check_task_id,
-    find_repo_root,
-    read_task_snapshot,
-    task_dir_for,
-)
-from plangate.verdict import Result
-
-PACKAGE_COMPLETE = "COMPLETE"
-PACKAGE_INCOMPLETE = "INCOMPLETE"
-
-TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "resources" / "task-templates"
-"""Bundled artifact templates (package data)."""
+from plangate.errors import UsageError
+from plangate.snapshot import ARTIFACTS, check_task_id, find_repo_root
 
 
 def run(argv: list[str], ctx: Context) -> int:
@@ -56,13 +37,9 @@ def run(argv: list[str], ctx: Context) -> int:
 # --- init ------------------------------------------------------------------------------
 
 
-def template_text(name: str, task_id: str) -> bytes:
-    """The bundled template of artifact ``name`` with ``{task_id}`` filled in."""
-    text = (TEMPLATE_DIR / name).read_text(encoding="utf-8")
-    return text.replace("{task_id}", task_id).encode("utf-8")
-
-
 def _init(args_list: list[str], ctx: Context) -> int:
+    from plangate.plan.service import init_task
+
     parser = argparse.ArgumentParser(
         prog="plangate init",
         description="Scaffold docs/working/TASK-XXXX/ with the six Plan Package artifacts "
@@ -74,38 +51,12 @@ def _init(args_list: list[str], ctx: Context) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(args_list)
     task_id = check_task_id(args.task)
-    root = find_repo_root(ctx.cwd)
-    task_dir = task_dir_for(root, task_id)
-    rel = f"docs/working/{task_id}"
-
-    if task_dir.is_symlink() or (task_dir.exists() and not task_dir.is_dir()):
-        raise InputRejected(
-            "TASK_EXISTS",
-            f"{rel} already exists and is not a plain directory",
-            "remove it or choose another task id",
-        )
-    if task_dir.is_dir():
-        present = [p.name for p in sorted(task_dir.iterdir())]
-        if present:
-            raise InputRejected(
-                "TASK_EXISTS",
-                f"{rel} already exists and holds {', '.join(present)}",
-                "plangate init never overwrites; edit the files or choose another task id",
-            )
-    # Render every template before writing anything, so a broken install
-    # cannot leave a half-scaffolded task behind.
-    rendered = {name: template_text(name, task_id) for name in ARTIFACTS}
-    created: list[str] = []
-    for name in ARTIFACTS:
-        # overwrite=False links the file into place: a file created meanwhile by
-        # someone else makes this fail with FILE_EXISTS instead of being replaced.
-        atomic_write(task_dir / name, rendered[name], overwrite=False)
-        created.append(f"{rel}/{name}")
+    created = init_task(find_repo_root(ctx.cwd), task_id)
     if args.json:
         print_json(ctx, {"verdict": "CREATED", "reasons": [], "task_id": task_id,
                          "created": created})
         return 0
-    ctx.out(f"{task_id}: created {rel}/ with the six Plan Package artifacts:")
+    ctx.out(f"{task_id}: created docs/working/{task_id}/ with the six Plan Package artifacts:")
     for path in created:
         ctx.out(f"  {path}")
     ctx.out("next: fill in the artifacts, then record both reviews:")
@@ -116,42 +67,6 @@ def _init(args_list: list[str], ctx: Context) -> int:
 
 
 # --- package ---------------------------------------------------------------------------
-
-
-def _snapshot(ctx: Context, task: str) -> tuple[Path, TaskSnapshot]:
-    task_id = check_task_id(task)
-    root = find_repo_root(ctx.cwd)
-    return root, read_task_snapshot(task_dir_for(root, task_id))
-
-
-def package_result(snapshot: TaskSnapshot) -> tuple[Result, dict[str, Any]]:
-    """The package verdict of ``snapshot`` and its JSON facts.
-
-    ``COMPLETE`` (exit 0) needs all six artifacts and both markers valid;
-    anything else is ``INCOMPLETE`` (exit 1) with every reason listed.
-    """
-    from plangate.plan.package import artifact_reason, compute_package
-
-    package = compute_package(snapshot)
-    reasons = (*package.presence, *package.evidence_reasons)
-    verdict = PACKAGE_COMPLETE if package.complete and package.evidence_ok else PACKAGE_INCOMPLETE
-    hashes = snapshot.artifact_hashes()
-    artifacts = []
-    for name in ARTIFACTS:
-        read = snapshot.artifacts[name]
-        problem = artifact_reason(name, read)
-        artifacts.append(
-            {
-                "name": name,
-                "state": "empty" if read.ok and not read.data else read.state.value,
-                "sha256": hashes.get(name),
-                "size": len(read.data) if read.data is not None else None,
-                "problem": problem.code if problem is not None else None,
-            }
-        )
-    facts: dict[str, Any] = package.to_json()
-    facts["artifacts"] = artifacts
-    return Result(verdict, tuple(reasons), facts), facts
 
 
 def _package(args_list: list[str], ctx: Context) -> int:
@@ -165,14 +80,16 @@ def _package(args_list: list[str], ctx: Context) -> int:
     parser.add_argument("task", help="task id, e.g. TASK-0001")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(args_list)
-    _root, snapshot = _snapshot(ctx, args.task)
-    result, facts = package_result(snapshot)
+    from plangate.plan.service import package_report
+
+    task_id = check_task_id(args.task)
+    result, facts = package_report(find_repo_root(ctx.cwd), task_id)
     if args.json:
         out = {"verdict": result.verdict, "reasons": [r.to_json() for r in result.reasons]}
         out.update(facts)
         print_json(ctx, out)
         return int(result.exit_code)
-    ctx.out(f"{snapshot.task_id} package: {result.verdict}")
+    ctx.out(f"{task_id} package: {result.verdict}")
     width = max(len(name) for name in ARTIFACTS)
     for item in facts["artifacts"]:
         digest = item["sha256"] or "-"
@@ -219,69 +136,27 @@ def _review(args_list: list[str], ctx: Context) -> int:
     )
     mark.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(args_list)
+    from plangate.plan.service import mark_review
 
-    from plangate.plan.markers import C1, C2, marker_line, replace_marker
-    from plangate.plan.package import artifact_reason
-
-    kind, verdict = (C1, args.c1) if args.c1 is not None else (C2, args.c2)
-    _root, snapshot = _snapshot(ctx, args.task)
-    plan_problem = artifact_reason("plan.md", snapshot.artifacts["plan.md"])
-    plan_bytes = snapshot.artifact("plan.md")
-    if plan_problem is not None or plan_bytes is None:
-        message = plan_problem.message if plan_problem is not None else "plan.md is unreadable"
-        raise InputRejected(
-            "REVIEW_PLAN_UNREADABLE",
-            f"cannot bind a review to plan.md: {message}",
-            "write plan.md as a regular, non-empty file first",
-        )
-    from plangate.canonical import sha256_digest
-
-    plan_hash = sha256_digest(plan_bytes)
-    evidence = snapshot.artifacts[kind.filename]
-    if evidence.state is FileState.MISSING:
-        current = b""
-    elif evidence.ok and evidence.data is not None:
-        current = evidence.data
-    else:
-        raise InputRejected(
-            "REVIEW_EVIDENCE_INVALID",
-            f"{kind.filename} {evidence.detail or evidence.state.value}",
-            f"make {kind.filename} a regular file (links, FIFOs and directories are refused)",
-        )
-    line = marker_line(kind, verdict, plan_hash)
-    try:
-        updated = replace_marker(current, kind, line)
-    except UnicodeDecodeError:
-        raise InputRejected(
-            "REVIEW_EVIDENCE_NOT_UTF8",
-            f"{kind.filename} is not valid UTF-8; refusing to rewrite it",
-            "save the file as UTF-8",
-        ) from None
-    if len(updated) > MAX_ARTIFACT_BYTES:
-        raise InputRejected(
-            "REVIEW_EVIDENCE_TOO_LARGE",
-            f"{kind.filename} would exceed {MAX_ARTIFACT_BYTES} bytes",
-            "shorten the review",
-        )
-    atomic_write(snapshot.task_dir / kind.filename, updated, overwrite=True)
-    rel = f"docs/working/{snapshot.task_id}/{kind.filename}"
+    which_review, verdict = ("c1", args.c1) if args.c1 is not None else ("c2", args.c2)
+    task_id = check_task_id(args.task)
+    marked = mark_review(find_repo_root(ctx.cwd), task_id, which_review, verdict)
     if args.json:
         print_json(
             ctx,
             {
                 "verdict": "WRITTEN",
                 "reasons": [],
-                "task_id": snapshot.task_id,
-                "file": rel,
-                "marker": line,
-                "plan_hash": plan_hash,
-                "evidence_sha256": sha256_digest(updated),
+                "task_id": marked.task_id,
+                "file": marked.file,
+                "marker": marked.marker,
+                "plan_hash": marked.plan_hash,
+                "evidence_sha256": marked.evidence_sha256,
             },
         )
         return 0
-    ctx.out(f"{snapshot.task_id}: wrote {kind.name} marker to {rel}")
-    ctx.out(f"  {line}")
-    if verdict != kind.accepted:
-        ctx.out(f"  note: {verdict} is recorded, but only {kind.accepted} lets the task proceed")
+    ctx.out(f"{marked.task_id}: wrote {marked.kind_name} marker to {marked.file}")
+    ctx.out(f"  {marked.marker}")
+    if verdict != marked.accepted:
+        ctx.out(f"  note: {verdict} is recorded, but only {marked.accepted} lets the task proceed")
     return 0
-

@@ -114,7 +114,6 @@ def resolve_head(root: Path) -> str:
 def verify_for_head(root: Path, task_id: str, head: str) -> Result:
     """Does the task's approval hold for ``head``? Exec's policy: HEAD is the approved commit."""
     from plangate.approval.holds import EQUAL, holds_for_head
-    from plangate.canonical import sha256_digest
     from plangate.snapshot import read_task_snapshot
 
     task_dir = task_dir_for(root, task_id)
@@ -123,15 +122,8 @@ def verify_for_head(root: Path, task_id: str, head: str) -> Result:
     except PlanGateError as exc:
         return Result(REJECTED, (Reason(exc.code, exc.message, exc.hint),),
                       {"task_id": task_id})
-    outcome = holds_for_head(root, snapshot, head, policy=EQUAL)
-    # The run binds these digests too: the snapshot it verified and the record's bytes.
-    record = snapshot.record
-    facts = dict(outcome.facts)
-    facts.setdefault("snapshot_digest", snapshot.digest())
-    facts.setdefault(
-        "record_digest", sha256_digest(record.data) if record.ok and record.data else None
-    )
-    return Result(outcome.verdict, outcome.reasons, facts)
+    # The result carries the digests the run binds (the snapshot and the record's bytes).
+    return holds_for_head(root, snapshot, head, policy=EQUAL)
 
 
 def _ledger_append(

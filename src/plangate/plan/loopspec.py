@@ -1,8 +1,8 @@
-"""Derive the LoopSpec from ``plan.md`` (seed 004, LoopSpec mapping table).
+"""Derive the LoopSpec from ``plan.md`` (the mapping table of docs/loopspec.md).
 
 Every field of ``{"loop": ...}`` is either a fixed default or derived from the
 plan; a field that cannot be derived fails the whole derivation with
-``LOOPSPEC_UNDERIVABLE`` naming the field (I-4). There is no manual LoopSpec:
+``LOOPSPEC_UNDERIVABLE`` naming the field. There is no manual LoopSpec:
 derived is the only truth.
 
 Section rule (:func:`extract_section`): a section starts at the one line that
@@ -21,7 +21,7 @@ Verification commands: the ``Verification Automation: `cmd && cmd``` line,
 read from the ``## Testing Strategy`` section only, exactly once; the command is
 split on ``&&`` and every piece must be non-empty.
 
-Normalised YAML (:func:`normalised_yaml`, DECISIONS 4): ``yaml.safe_dump`` with
+Normalised YAML (:func:`normalised_yaml`): ``yaml.safe_dump`` with
 ``sort_keys=True, allow_unicode=True, default_flow_style=False,
 explicit_start=False, explicit_end=False, indent=2, width=2**31 - 1,
 line_break="\\n"`` encoded as UTF-8. ``derived_loopspec_hash`` is ``sha256:`` of

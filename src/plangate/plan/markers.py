@@ -1,4 +1,4 @@
-"""C-1 / C-2 evidence markers (seed 004 section 1, "evidence 判定マーカー").
+"""C-1 / C-2 evidence markers: the one line a machine reads from a review file.
 
 Machine judgement of review evidence reads only one line-anchored marker:
 
@@ -11,11 +11,10 @@ prose cannot flip a verdict. ``plan=`` binds the verdict to the bytes of
 plan.md at review time; a different current hash makes the marker *stale*.
 Stale is decided by the hash only, never by modification times.
 
-Stricter than upstream on purpose: lines are split on ``\\n`` only, so a CRLF
-line leaves a ``\\r`` that makes the marker malformed (and the message says so,
-DECISIONS 3); a line that starts with the prefix in any letter case, after
-leading whitespace, or with a full-width colon counts as a malformed marker
-line instead of being ignored.
+Strict on purpose: lines are split on ``\\n`` only, so a CRLF line leaves a
+``\\r`` that makes the marker malformed (and the message says so); a line that
+starts with the prefix in any letter case, after leading whitespace, or with a
+full-width colon counts as a malformed marker line instead of being ignored.
 """
 
 from __future__ import annotations

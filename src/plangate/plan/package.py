@@ -1,13 +1,13 @@
-"""The six-file Plan Package: presence gate, hashes and evidence (seed 004 section 1).
+"""The six-file Plan Package: presence gate, hashes and evidence (pure).
 
 Pure functions over a :class:`~plangate.snapshot.TaskSnapshot`:
 
 - every artifact must be a regular, readable, non-empty file within the size
-  bound (``ARTIFACT_*`` reasons; 0 bytes is an integrity failure, EC-1);
+  bound (``ARTIFACT_*`` reasons; 0 bytes is an integrity failure);
 - ``artifact_hashes`` maps each name to ``sha256:`` of its raw bytes,
   ``plan_hash`` is ``artifact_hashes["plan.md"]`` and ``plan_package_hash`` is
   the digest of the RFC 8785 canonical form of ``artifact_hashes`` (for this
-  ASCII string map, byte-identical to upstream's sorted compact ``json.dumps``);
+  ASCII string map, byte-identical to a sorted compact ``json.dumps``);
 - both evidence markers are judged against the current plan hash.
 """
 

@@ -1,4 +1,4 @@
-"""LoopSpec derivation: the seed's mapping table, failures naming the field, the golden hash."""
+"""LoopSpec derivation: the mapping table, failures naming the field, the golden hash."""
 
 from __future__ import annotations
 

@@ -1,13 +1,26 @@
-"""The arbiter decision table: every row, every severity-map entry, the input contract."""
+"""The arbiter decision table: every row, every severity-map entry, the input contract.
+
+Optional plan-package data must not contradict the rest of the block.
+
+Property tests of the arbiter's path safety and fail-closed monotonicity.
+
+The decision table is pure: no file, git, clock or ledger access (ARCHITECTURE).
+"""
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import plangate.approval.arbiter as arbiter_module
+import plangate.plan.loopspec as loopspec_module
 from plangate.approval.arbiter import (
     POLICY_REF,
     SEVERITY_MAP,
@@ -19,6 +32,9 @@ from plangate.approval.arbiter import (
     provenance_record,
     severity_of,
 )
+from plangate.paths import is_canonical_path
+from plangate.plan.package import plan_package_hash
+from plangate.snapshot import ARTIFACTS
 from plangate.surfaces import bundled_template_bytes, load_surfaces_bytes
 
 SURFACES = load_surfaces_bytes(
@@ -34,15 +50,15 @@ reason = "agent rules"
 [[surface]]
 pattern = "scripts/ai-loop/**"
 class = "decision-code"
-reason = "#916 carve-out: the arbiter's decision code"
+reason = "judgement base: the arbiter's decision code"
 [[surface]]
 pattern = "docs/ai/ai-loop/**"
 class = "policy-spec"
-reason = "#916 carve-out: policy corpus"
+reason = "judgement base: policy corpus"
 [[surface]]
 pattern = ".claude/skills/ai-loop-cycle/**"
 class = "execution-skill"
-reason = "#916 carve-out: execution skill"
+reason = "judgement base: execution skill"
 [[surface]]
 pattern = "eval/graders/**"
 class = "grader"
@@ -624,7 +640,7 @@ def test_input_contract_violations_are_input_errors(what: str, change: Any) -> N
 
 def test_annotation_keys_are_ignored() -> None:
     doc = clean()
-    doc["_comment"] = "replayed from upstream"
+    doc["_comment"] = "replayed from another arbiter"
     assert decided(doc)[0] == "AUTO_APPROVED"
 
 
@@ -644,7 +660,7 @@ def test_strict_json_input(data: bytes, code: str) -> None:
     assert err.value.code == code
 
 
-def test_upstream_style_minimal_input_replays() -> None:
+def test_a_minimal_input_of_the_original_contract_replays() -> None:
     data = json.dumps(
         {
             "changed_files": ["scripts/ai-loop/sandbox_a.py"],
@@ -725,3 +741,166 @@ def test_protected_check_against_an_unusable_definition_is_not_a_pass() -> None:
     outcomes = {c["check"]: c["outcome"] for c in run(clean(), empty).facts["checks"]}
     assert outcomes["surfaces"] == "fail"
     assert outcomes["protected_surfaces"] == "unresolved"
+
+
+BLOCK_SHA = "a" * 40
+HASHES = {name: "sha256:" + format(i, "x") * 64 for i, name in enumerate(ARTIFACTS, start=1)}
+BLOCK_P = HASHES["plan.md"]
+BLOCK_PP = plan_package_hash(HASHES)
+VERDICTS = {"model_a": "approve", "model_b": "approve"}
+
+
+def block(**changes):
+    def snap(ref):
+        return {"verdict": "approve", "plan_hash": BLOCK_P, "source_sha": BLOCK_SHA,
+                "plan_package_hash": BLOCK_PP, "evidence_ref": ref}
+
+    out = {
+        "plan_hash": BLOCK_P,
+        "source_sha": BLOCK_SHA,
+        "plan_package_hash": BLOCK_PP,
+        "c1_evidence_ref": "review-self.md#PASS",
+        "c2_evidence_ref": "review-external.md#approve",
+        "reviewers": {"model_a": snap("a.md"), "model_b": snap("b.md")},
+        "task_id": "TASK-0001",
+        "artifact_hashes": dict(HASHES),
+    }
+    out.update(changes)
+    return out
+
+
+def test_consistent_optional_keys_pass():
+    assert plan_package_check(block(), BLOCK_SHA, VERDICTS).integrity_ok
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"artifact_hashes": {**HASHES, "todo.md": "sha256:" + "f" * 64}},  # package hash differs
+        {"artifact_hashes": {k: v for k, v in HASHES.items() if k != "todo.md"}},
+        {"artifact_hashes": {**HASHES, "extra.md": "sha256:" + "f" * 64}},
+        {"artifact_hashes": {**HASHES, "plan.md": "sha256:" + "e" * 64}},  # plan_hash differs
+        {"artifact_hashes": "sha256:" + "0" * 64},
+        {"artifact_hashes": None},
+        {"task_id": "TASK-01"},
+        {"task_id": 1},
+    ],
+)
+def test_contradicting_optional_keys_are_an_integrity_failure(changes):
+    """``artifact_hashes`` and ``task_id`` were accepted in any shape and never compared:
+    a block whose own hashes contradict its package hash was AUTO_APPROVED."""
+    check = plan_package_check(block(**changes), BLOCK_SHA, VERDICTS)
+    assert check.structure_ok
+    assert not check.integrity_ok
+
+
+PROPERTY_SURFACES = load_surfaces_bytes(
+    b'version = 1\n[[surface]]\npattern = "**/CLAUDE.md"\nclass = "rules"\nreason = "r"\n'
+    b'[[surface]]\npattern = "ci/**"\nclass = "ci"\nreason = "r"\n',
+    "downstream",
+    "defs.toml",
+)
+BASE: dict[str, Any] = {
+    "changed_files": ["src/a.py"],
+    "allowed_paths": ["**"],
+    "lite": {"size_ok": True, "no_new_design": True, "follows_pattern": True, "reversible": True},
+    "class": "no-merge",
+    "verdicts": {"model_a": "approve", "model_b": "approve"},
+    "target_sha": "b" * 40,
+    "gates": {"c1": "PASS", "breakdown": "pass"},
+}
+SEGMENT = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABC0123456789_.-", min_size=1, max_size=6)
+CANONICAL = st.lists(SEGMENT, min_size=1, max_size=4).map("/".join).filter(is_canonical_path)
+
+
+def doc_with(changed: list[str]) -> dict[str, Any]:
+    doc = copy.deepcopy(BASE)
+    doc["changed_files"] = changed
+    return doc
+
+
+@settings(max_examples=300)
+@given(st.text(max_size=30))
+def test_changed_file_accepted_iff_canonical(path: str) -> None:
+    try:
+        parse_input(doc_with([path]))
+    except ArbiterInputError:
+        accepted = False
+    else:
+        accepted = True
+    assert accepted == is_canonical_path(path)
+
+
+@given(CANONICAL, st.sampled_from(["./", "/", "../", "x/../", "x//"]))
+def test_unsafe_prefixes_are_always_refused(path: str, prefix: str) -> None:
+    with pytest.raises(ArbiterInputError):
+        parse_input(doc_with([prefix + path]))
+
+
+@given(
+    st.lists(CANONICAL, min_size=1, max_size=2),
+    st.sampled_from(["CLAUDE.md", "x/claude.md", "ci/run", "CI/deploy.yml"]),
+)
+def test_a_protected_file_is_never_auto_approved(paths: list[str], protected: str) -> None:
+    result = decide(
+        parse_input(doc_with([*paths, protected])), PROPERTY_SURFACES, timestamp="2026-01-01T00:00:00Z"
+    )
+    assert result.verdict == "HUMAN_ESCALATED"
+    assert "TOUCHES_PROTECTED_SURFACE" in result.codes
+
+
+@given(st.lists(CANONICAL, min_size=1, max_size=3), st.sampled_from(["approve", "reject"]))
+def test_model_a_reject_is_never_approved(paths: list[str], b: str) -> None:
+    doc = doc_with(paths)
+    doc["verdicts"] = {"model_a": "reject", "model_b": b}
+    result = decide(parse_input(doc), PROPERTY_SURFACES, timestamp="2026-01-01T00:00:00Z")
+    assert result.verdict != "AUTO_APPROVED"
+
+
+FORBIDDEN_MODULES = {
+    "os",
+    "subprocess",
+    "datetime",
+    "time",
+    "pathlib",
+    "shutil",
+    "socket",
+    "plangate.git",
+    "plangate.fsutil",
+    "plangate.ledger",
+    "plangate.snapshot",
+}
+FORBIDDEN_CALLS = {"open", "read_regular_file", "sha256_of_file"}
+
+
+def imported_and_called(path: Path) -> tuple[set[str], set[str]]:
+    tree = ast.parse(path.read_text())
+    imported: set[str] = set()
+    called: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            called.add(
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
+            )
+    return imported, called
+
+
+def test_arbiter_decision_module_does_no_io() -> None:
+    imported, called = imported_and_called(Path(arbiter_module.__file__))
+    assert not imported & FORBIDDEN_MODULES
+    assert not called & FORBIDDEN_CALLS
+
+
+def test_loopspec_derivation_does_no_io() -> None:
+    imported, called = imported_and_called(Path(loopspec_module.__file__))
+    assert not imported & FORBIDDEN_MODULES - {"plangate.snapshot"}  # check_task_id only
+    assert not called & FORBIDDEN_CALLS

@@ -470,9 +470,12 @@ class Workspace:
         return "killed", elapsed
 
 
-def run_module(module: ModuleConfig, jobs: int, *, list_only: bool) -> dict[str, object]:
+def run_module(module: ModuleConfig, jobs: int, *, list_only: bool,
+               only: set[str] | None = None) -> dict[str, object]:
     source = (ROOT / module.path).read_text(encoding="utf-8")
     mutants, invalid = generate_mutants(source)
+    if only is not None:
+        mutants = [m for m in mutants if m.ident in only]
     print(f"\n=== {module.path}: {len(mutants)} mutants ({invalid} did not compile, skipped)")
     print(f"    tests: {' '.join(module.tests)}")
     if list_only:
@@ -579,12 +582,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="mutants tested in parallel (default 1)")
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
+    parser.add_argument("--only", action="append", metavar="ID",
+                        help="run only these mutant ids (repeatable; e.g. last run's survivors)")
     parser.add_argument("--min-score", type=float, default=90.0,
                         help="exit 1 when a module scores below this (default 90)")
     args = parser.parse_args(argv)
 
     modules = select_modules(load_config(args.config), args.modules)
-    results = [run_module(m, args.jobs, list_only=args.list) for m in modules]
+    only = set(args.only) if args.only else None
+    results = [run_module(m, args.jobs, list_only=args.list, only=only) for m in modules]
     if args.list:
         return 0
     print("\nmodule                                       killed/total   raw    score")

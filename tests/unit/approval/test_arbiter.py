@@ -488,7 +488,31 @@ def test_p6_approve_approve_auto_approves() -> None:
     assert decided(verdict_doc("approve", "approve")) == ("AUTO_APPROVED", "6", "VERDICTS_APPROVED")
 
 
-@pytest.mark.parametrize(("category", "severity"), sorted(SEVERITY_MAP.items()))
+SEVERITY_TABLE = {
+    "ho_path_contact": "critical",
+    "permission": "critical",
+    "irreversible": "critical",
+    "security_break": "critical",
+    "public_api": "major",
+    "data_integrity": "major",
+    "migration": "major",
+    "auth_change": "major",
+    "logic": "minor",
+    "performance": "minor",
+    "test_shortage": "minor",
+    "documentation": "low",
+    "format": "low",
+    "naming": "low",
+}
+
+
+def test_severity_map_is_exactly_the_documented_table() -> None:
+    # Literal copy of docs/arbiter.md's table: a dropped or renamed row fails here
+    # instead of silently leaving the parametrized test below.
+    assert dict(SEVERITY_MAP) == SEVERITY_TABLE
+
+
+@pytest.mark.parametrize(("category", "severity"), sorted(SEVERITY_TABLE.items()))
 def test_severity_map_entries(category: str, severity: str) -> None:
     assert severity_of(category) == severity
     result = run(verdict_doc("approve", "reject", category, "approve", "approve"))
@@ -904,3 +928,55 @@ def test_loopspec_derivation_does_no_io() -> None:
     imported, called = imported_and_called(Path(loopspec_module.__file__))
     assert not imported & FORBIDDEN_MODULES - {"plangate.snapshot"}  # check_task_id only
     assert not called & FORBIDDEN_CALLS
+
+
+@pytest.mark.parametrize(
+    "key", ["changed_files", "allowed_paths", "lite", "class", "verdicts", "target_sha"]
+)
+def test_every_required_input_key_is_required(key: str) -> None:
+    doc = clean()
+    del doc[key]
+    with pytest.raises(ArbiterInputError) as info:
+        parse_input(doc)
+    assert info.value.code == "ARBITER_INPUT_INVALID"
+    assert key in info.value.message
+
+
+def test_changed_files_must_be_a_list() -> None:
+    doc = clean()
+    doc["changed_files"] = "src/app.py"
+    with pytest.raises(ArbiterInputError, match="changed_files must be a list"):
+        parse_input(doc)
+
+
+def test_provenance_record_fields_of_a_clean_decision() -> None:
+    record = provenance_record(run(clean()))
+    assert record["policy_ref"] == "plangate-arbiter@v1"
+    assert record["issued_by"].startswith("plangate-arbiter-")
+    assert record["target_sha"] == SHA
+    assert record["lite_check"] is True
+    assert record["class_check"] == "no-merge"
+    assert record["ho_paths_source"] == ".plangate/protected-surfaces.toml"
+    assert record["ho_pattern_count"] == SURFACES.pattern_count
+    assert record["changed_files"] == ["src/app.py", "tests/test_app.py"]
+    assert record["allowed_paths"] == ["src/**", "tests/*.py"]
+    assert record["protected_hits"] == []
+    assert record["scope_violations"] == []
+    assert record["production"] is True
+    assert set(record["decided_by"]) == {"priority", "check", "code"}
+    assert record["decided_by"]["code"] == "VERDICTS_APPROVED"
+    for check in record["checks"]:
+        assert set(check) == {"priority", "check", "outcome", "code"}
+    assert record["reasons"] == [{"code": "VERDICTS_APPROVED",
+                                  "message": record["reasons"][0]["message"]}]
+
+
+def test_failed_checks_carry_their_message() -> None:
+    doc = clean()
+    doc["changed_files"] = ["outside/x.py"]
+    record = provenance_record(run(doc))
+    failed = [c for c in record["checks"] if c["outcome"] != "pass"]
+    assert failed
+    for check in failed:
+        assert set(check) == {"priority", "check", "outcome", "code", "message"}
+        assert check["message"]

@@ -189,6 +189,14 @@ def test_match_any_and_paths_outside() -> None:
         (".claude/**", ".CLAUDE/settings.json", True),  # case folded by default
         ("?", "\u00df", True),  # 'ß' is one character; folding must not make it two
         ("x/?/y", "X/\u00df/Y", True),
+        # Characters whose case folding differs from lower-casing still fold to
+        # one character: long s folds to 's', capital sharp s to sharp s.
+        ("\u017f.md", "S.md", True),
+        ("\u1e9e.md", "\u00df.md", True),
+        # A leading '**' still has to line up the segments after it.
+        ("**/x", "a/y", False),
+        ("**/x", "y", False),
+        ("a/**/x", "a", False),
     ],
 )
 def test_patterns_overlap(a: str, b: str, expected: bool) -> None:
@@ -199,3 +207,28 @@ def test_patterns_overlap(a: str, b: str, expected: bool) -> None:
 def test_patterns_overlap_case_sensitive_mode() -> None:
     assert not patterns_overlap("A/*", "a/*", casefold=False)
     assert patterns_overlap("A/*", "a/*")
+
+
+def test_patterns_overlap_agrees_with_casefold_matching() -> None:
+    # The overlap test never under-reports: whatever glob_match(casefold=True)
+    # matches, patterns_overlap says overlaps.
+    for pattern, path in (("\u017f.md", "s.md"), ("\u1e9e.md", "\u00df.md")):
+        assert glob_match(pattern, path, casefold=True)
+        assert patterns_overlap(pattern, path)
+
+
+def test_patterns_overlap_validates_both_patterns() -> None:
+    for a, b in (("src/**x", "src/a"), ("src/a", "src/**x"), ("/abs", "a"), ("a", "a//b")):
+        with pytest.raises(PathRejected):
+            patterns_overlap(a, b)
+
+
+def test_validators_return_their_input_and_name_what_was_wrong() -> None:
+    assert validate_pattern("src/**/x.py") == "src/**/x.py"
+    assert canonical_path("src/x.py") == "src/x.py"
+    with pytest.raises(PathRejected) as as_path:
+        canonical_path("a//b")
+    assert as_path.value.message.startswith("path ")
+    with pytest.raises(PathRejected) as as_pattern:
+        validate_pattern("a//b")
+    assert as_pattern.value.message.startswith("pattern ")

@@ -217,3 +217,139 @@ def test_replace_marker_removes_a_marker_behind_another_line_break(brk: str) -> 
     out = replace_marker(data, C1, PASS)
     assert read_marker(C1, out, PLAN).state is MarkerState.VALID
     assert f"prose{brk}more prose".encode() in out
+
+
+# --- Detection power: tests that pin what a mutation of markers.py would change.
+
+PASS_LINE = f"C1-VERDICT: PASS plan={H}"
+FAIL_LINE = f"C1-VERDICT: FAIL plan={H}"
+
+
+@pytest.mark.parametrize(
+    "text,current,expected_state,code",
+    [
+        (None, H, "file_missing", "EVIDENCE_C1_FILE_MISSING"),
+        ("prose\n", H, "missing", "EVIDENCE_C1_MARKER_MISSING"),
+        (f"{PASS_LINE}\n{PASS_LINE}\n", H, "duplicate", "EVIDENCE_C1_MARKER_DUPLICATE"),
+        (f"{PASS_LINE} \n", H, "malformed", "EVIDENCE_C1_MARKER_MALFORMED"),
+        (f"{FAIL_LINE}\n", H, "not_accepted", "EVIDENCE_C1_NOT_ACCEPTED"),
+        (f"{PASS_LINE}\n", None, "undecidable", "EVIDENCE_C1_UNDECIDABLE"),
+        (f"C1-VERDICT: PASS plan=sha256:{'0' * 64}\n", H, "stale", "EVIDENCE_C1_STALE"),
+    ],
+)
+def test_every_invalid_state_has_its_json_value_and_reason(
+    text: str | None, current: str | None, expected_state: str, code: str
+) -> None:
+    result = read_marker(C1, None if text is None else text.encode(), current)
+    assert result.valid is False
+    assert result.reason is not None
+    assert result.reason.code == code
+    assert result.reason.message.startswith("review-self.md: ")
+    assert result.to_json() == {
+        "file": "review-self.md",
+        "state": expected_state,
+        "verdict": result.verdict,
+        "plan": result.plan_hash,
+        "reason": result.reason.to_json(),
+    }
+
+
+def test_a_valid_marker_serialises_without_a_reason() -> None:
+    result = read_marker(C2, f"C2-VERDICT: approve plan={H}\n".encode(), H)
+    assert result.valid is True
+    assert result.reason is None
+    assert result.to_json() == {
+        "file": "review-external.md",
+        "state": "valid",
+        "verdict": "approve",
+        "plan": H,
+    }
+    assert read_marker(C2, None, H).reason.message.startswith("review-external.md: ")
+
+
+def test_marker_line_accepts_each_kinds_whole_vocabulary() -> None:
+    assert marker_line(C1, "PASS", H) == PASS_LINE
+    assert marker_line(C1, "FAIL", H) == FAIL_LINE
+    assert marker_line(C2, "approve", H) == f"C2-VERDICT: approve plan={H}"
+    assert marker_line(C2, "reject", H) == f"C2-VERDICT: reject plan={H}"
+    with pytest.raises(ValueError):
+        marker_line(C2, "PASS", H)
+
+
+@pytest.mark.parametrize(
+    "hide",
+    [
+        "  ",  # ASCII indentation
+        "\x7f",  # DEL
+        "\u0080",  # C1 control (Cc)
+        "\u0301",  # combining acute with no base (Mn)
+        "\u20dd",  # combining enclosing circle (Me)
+        "\u3000",  # ideographic space
+        "\u115f", "\u1160", "\u3164", "\uffa0", "\u2800", "\ufffd",  # blank fillers
+        "\u200b" * 61,  # a long run of zero-width spaces, wider than the NFKC window
+    ],
+)
+def test_a_second_marker_behind_invisible_leading_characters_is_ambiguous(hide: str) -> None:
+    text = f"{hide}{FAIL_LINE}\n{PASS_LINE}\n"
+    assert state(text.encode()) is MarkerState.DUPLICATE
+
+
+def test_zero_width_characters_between_the_marker_letters_still_make_a_marker() -> None:
+    spread = "".join(ch + "\u200b" * 3 for ch in "C1-VERDICT")
+    assert state(f"{spread}: FAIL plan={H}\n{PASS_LINE}\n".encode()) is MarkerState.DUPLICATE
+
+
+@pytest.mark.parametrize("lead", ["!", "x", "\u00c4", "\u00c4\u200b"])
+def test_a_visible_character_before_the_prefix_is_not_a_marker(lead: str) -> None:
+    assert state(f"{lead}{FAIL_LINE}\n{PASS_LINE}\n".encode()) is MarkerState.VALID
+
+
+def test_undecodable_bytes_are_replaced_when_reading() -> None:
+    assert state(b"\xff\xfe prose\n" + PASS_LINE.encode() + b"\n") is MarkerState.VALID
+
+
+def test_hidden_marker_reason_counts_the_hidden_lines() -> None:
+    result = read_marker(C1, f"note\r{FAIL_LINE}\n{PASS_LINE}\n".encode(), H)
+    assert result.state is MarkerState.DUPLICATE
+    assert result.reason is not None
+    assert result.reason.message.startswith("review-self.md: 1 marker-like line(s) behind")
+    two = read_marker(C1, f"a\r{FAIL_LINE}\rb\u2028{FAIL_LINE}\n{PASS_LINE}\n".encode(), H)
+    assert two.reason is not None
+    assert two.reason.message.startswith("review-self.md: 2 marker-like line(s)")
+
+
+@pytest.mark.parametrize(
+    "line,detail",
+    [
+        (f"{PASS_LINE}\r", "ends with a carriage return"),
+        (f"{PASS_LINE} ", "has trailing whitespace"),
+        (f"c1-verdict: PASS plan={H}", "does not start exactly with 'C1-VERDICT: '"),
+        (f"C1-VERDICT: PASS plan={H[:-1]}", "does not match the marker grammar"),
+    ],
+)
+def test_malformed_reason_names_what_is_wrong(line: str, detail: str) -> None:
+    result = read_marker(C1, f"{line}\n".encode(), H)
+    assert result.state is MarkerState.MALFORMED
+    assert result.reason is not None
+    assert result.reason.message.startswith(f"review-self.md: marker line {detail}")
+
+
+def test_replace_marker_exact_output() -> None:
+    line = marker_line(C1, "PASS", H)
+    assert replace_marker(b"", C1, line) == f"{line}\n".encode()
+    assert replace_marker(b"\n\n", C1, line) == f"{line}\n".encode()
+    old = f"# Review\nbody\n{FAIL_LINE}\n\n  \n".encode()
+    assert replace_marker(old, C1, line) == f"# Review\nbody\n\n{line}\n".encode()
+
+
+def test_replace_marker_drops_only_the_hidden_piece_of_a_line() -> None:
+    line = marker_line(C1, "PASS", H)
+    old = f"keep\r{FAIL_LINE}\rtail\u2028more\n".encode()
+    assert replace_marker(old, C1, line) == f"keep\rtail\u2028more\n\n{line}\n".encode()
+    old = f"keep\rtail\r{FAIL_LINE}\n".encode()
+    assert replace_marker(old, C1, line) == f"keep\rtail\n\n{line}\n".encode()
+
+
+def test_replace_marker_refuses_undecodable_evidence() -> None:
+    with pytest.raises(UnicodeDecodeError):
+        replace_marker(b"\xff" + FAIL_LINE.encode(), C1, PASS_LINE)

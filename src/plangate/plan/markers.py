@@ -113,8 +113,10 @@ def _marker_head(line: str, width: int) -> str:
     """The first ``width`` visible characters of ``line``, case-folded (may be longer)."""
     stripped = line.lstrip(_ASCII_LEADING_JUNK)
     head = stripped[:width]
-    if head.isascii():
-        # Later characters cannot turn an ASCII head into the prefix or out of it.
+    if head.isascii() and head.isprintable():
+        # Later characters cannot turn a printable ASCII head into the prefix or
+        # out of it. A control character (NUL, DEL...) inside the head is
+        # invisible to a reader, so such a head takes the folding path below.
         return head.casefold()
     import unicodedata  # lazy: only lines opening with non-ASCII text need it
 

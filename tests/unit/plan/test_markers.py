@@ -175,6 +175,18 @@ def test_a_hidden_fail_marker_beside_a_pass_marker_is_ambiguous(hide: str) -> No
     assert result.reason.code == "EVIDENCE_C1_MARKER_DUPLICATE"
 
 
+@pytest.mark.parametrize(
+    "hidden",
+    ["C1-\x00VERDICT: FAIL", "C1\x7f-VERDICT: FAIL", "C1-VERD\x00ICT: FAIL",
+     "C1-VER\x1bDICT: FAIL", "\x01C1-VERDICT: FAIL"],
+)
+def test_a_control_character_inside_a_marker_does_not_hide_it(hidden: str) -> None:
+    # A reader does not see NUL, DEL or ESC: the line reads as a second verdict.
+    text = f"# Self review\n{hidden} plan={PLAN}\n\n{PASS}\n"
+    result = read_marker(C1, text.encode(), PLAN)
+    assert result.state is MarkerState.DUPLICATE
+
+
 def test_full_width_marker_letters_are_marker_like() -> None:
     text = f"\uff23\uff11-VERDICT: FAIL plan={PLAN}\n{PASS}\n"
     assert read_marker(C1, text.encode(), PLAN).state is MarkerState.DUPLICATE

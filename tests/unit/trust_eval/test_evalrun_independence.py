@@ -17,41 +17,9 @@ from plangate.trust.independence import (
     required_level,
 )
 from plangate.verdict import IndependenceLevel
+from support.evaldocs import COMMIT, record
 
-COMMIT = "a" * 40
 EVIDENCE = "sha256:" + "e" * 64
-
-
-def record(
-    author: dict[str, Any] | None = None,
-    reviewer: dict[str, Any] | None = None,
-    evidence: list[dict[str, str]] | None = None,
-    **top: Any,
-) -> dict[str, Any]:
-    doc: dict[str, Any] = {
-        "schema": "plangate-review/1",
-        "candidate_id": "candidate:x:v1",
-        "reviewed_commit": COMMIT,
-        "author": {
-            "model": "model-a",
-            "context_id": "ctx-1",
-            "run_id": "run-1",
-            "role": "implementer",
-            "human_identity": None,
-        },
-        "reviewer": {
-            "model": "model-a",
-            "context_id": "ctx-2",
-            "run_id": "run-2",
-            "role": "reviewer",
-            "human_identity": None,
-        },
-        "evidence": evidence if evidence is not None else [],
-    }
-    doc["author"].update(author or {})
-    doc["reviewer"].update(reviewer or {})
-    doc.update(top)
-    return doc
 
 
 def level_of(*docs: dict[str, Any], verified: tuple[str, ...] = (EVIDENCE,)) -> str:

@@ -20,28 +20,7 @@ from plangate.trust.runner_protocol import (
     parse_result,
     substitute,
 )
-
-ASK = {"side": "candidate", "fixture_id": "kb", "role": "known_bad", "trial": 2}
-
-
-def result_doc(**overrides: Any) -> dict[str, Any]:
-    doc: dict[str, Any] = {
-        "protocol": "plangate-trial/1",
-        **ASK,
-        "outcome": "BLOCKED",
-        "stop_reasons": ["VERIFIER_UNAVAILABLE"],
-        "metrics": {"duration_ms": 12, "cost": 0.5},
-        "activation": {
-            "verifier:completion-evidence": {
-                "level": "influenced_decision",
-                "evidence_refs": ["decision:1"],
-            },
-            "prompt:builder": {"level": "registered", "evidence_refs": []},
-        },
-        "detections": {"verifier:completion-evidence": "detected"},
-    }
-    doc.update(overrides)
-    return doc
+from support.evaldocs import ASK, grade_doc, result_doc
 
 
 def parse(doc: Any) -> Any:
@@ -107,12 +86,6 @@ def test_non_documents_are_refused(raw: bytes) -> None:
     with pytest.raises(ResultRejectedError) as info:
         parse_result(raw, **ASK)
     assert info.value.code == "TRIAL_RESULT_INVALID"
-
-
-def grade_doc(**overrides: Any) -> dict[str, Any]:
-    doc: dict[str, Any] = {"protocol": "plangate-grade/1", **ASK, "judgement": "stopped"}
-    doc.update(overrides)
-    return doc
 
 
 def test_grades_parse_strictly() -> None:
@@ -217,3 +190,25 @@ def test_any_field_value_parses_or_is_refused_with_a_code(key: str, value: Any) 
 def test_arbitrary_bytes_never_crash(raw: bytes) -> None:
     with pytest.raises(ResultRejectedError):
         parse_result(raw, **ASK)
+
+
+# -- attacks: claims that must not decide --------------------------------------
+
+
+def test_a_metric_too_large_for_a_float_is_refused_not_raised() -> None:
+    doc = {
+        "protocol": "plangate-trial/1",
+        "side": "candidate",
+        "fixture_id": "kb",
+        "role": "known_bad",
+        "trial": 1,
+        "outcome": "MERGE_READY",
+        "stop_reasons": [],
+        "metrics": {"m": "X"},
+        "activation": {},
+        "detections": {},
+    }
+    raw = json.dumps(doc).replace('"X"', "1" + "0" * 400).encode()
+    with pytest.raises(ResultRejectedError) as info:
+        parse_result(raw, side="candidate", fixture_id="kb", role="known_bad", trial=1)
+    assert info.value.code == "TRIAL_RESULT_INVALID"

@@ -8,8 +8,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from test_evalrun_independence import record
-from test_evalrun_protocol import grade_doc, result_doc
+
+from support.evaldocs import grade_doc, record, result_doc
 
 
 def schema(name: str) -> dict[str, Any]:

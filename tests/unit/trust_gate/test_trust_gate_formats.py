@@ -496,3 +496,17 @@ def test_golden_harness_id_pins_the_manifest_format() -> None:
     assert m.harness_id == (
         "sha256:4e16c164211fc4e7bd6948f78750e9782a5cead14b5ea5fc0e361c97f476875f"
     )
+
+
+# -- attacks: claims that must not decide --------------------------------------
+
+
+@pytest.mark.parametrize("as_yaml", [False, True])
+def test_a_threshold_value_beyond_a_float_is_refused_with_a_code(as_yaml: bool) -> None:
+    doc = plan_doc()
+    doc["threshold"][0]["value"] = "HUGE"
+    text = json.dumps(doc).replace('"HUGE"', "1" + "0" * 400)
+    data = ("# yaml\n" + text if as_yaml else text).encode()
+    with pytest.raises(InputRejected) as info:
+        parse_plan(data)
+    assert info.value.code == "EVAL_PLAN_INVALID"

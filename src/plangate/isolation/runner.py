@@ -228,8 +228,8 @@ def run_in_box(
             stdout=out_arg,
             stderr=out_arg,
             start_new_session=True,
-            preexec_fn=_preexec(pairs),
-            close_fds=True,  # noqa: PLW1509
+            preexec_fn=_preexec(pairs),  # noqa: PLW1509
+            close_fds=True,
         )
     except OSError as exc:
         raise EnvironmentFailure(

@@ -42,10 +42,10 @@ NOT_SHOWN: tuple[str, ...] = (
     "/home",
     "/Users",
     "/root",
-    "/tmp",
+    "/tmp",  # noqa: S108 -- never shown, not used
     "/var",
     "/run",
-    "/private",  # noqa: S108
+    "/private",
 )
 """Directories never shown whole: a Python installed directly in one of them is skipped."""
 

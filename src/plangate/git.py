@@ -29,7 +29,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from plangate.errors import EnvironmentFailure
 
@@ -41,6 +41,12 @@ SHORT_SHA_RE = re.compile(r"[0-9a-f]{7,64}")
 
 GIT_TIMEOUT_SECONDS = 60
 
+GIT_OUTPUT_LIMIT = 512 * 1024 * 1024
+"""Most bytes of standard output PlanGate reads from one git call; more is refused."""
+
+GIT_STDERR_KEPT = 64 * 1024
+"""Bytes of git's standard error kept for messages; the rest is read and dropped."""
+
 
 class GitError(EnvironmentFailure):
     """git could not answer; the caller fails closed."""
@@ -48,9 +54,12 @@ class GitError(EnvironmentFailure):
 
 HARDENING_ARGS: tuple[str, ...] = (
     "--no-replace-objects",
-    "-c", "core.hooksPath=/dev/null",
-    "-c", "core.fsmonitor=false",
-    "-c", "core.quotepath=off",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.quotepath=off",
 )
 """Global options of every git call PlanGate makes (see the module docstring)."""
 
@@ -104,9 +113,10 @@ class HeadState(NamedTuple):
 class Git:
     """git commands for one repository (or any directory inside one)."""
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, *, output_limit: int = GIT_OUTPUT_LIMIT) -> None:
         # No PATH scan here: a missing git binary surfaces as GIT_MISSING from run().
         self.cwd = Path(cwd)
+        self.output_limit = output_limit
 
     def run(
         self,
@@ -133,9 +143,18 @@ class Git:
         argv = ["git", *hardening, *args]
         env = scrubbed_env()
         try:
-            spawned = _spawn_capture(argv, self.cwd, env, input_data, GIT_TIMEOUT_SECONDS)
+            spawned = _spawn_capture(
+                argv, self.cwd, env, input_data, GIT_TIMEOUT_SECONDS, output_limit=self.output_limit
+            )
             if spawned is None:
-                spawned = _subprocess_capture(argv, self.cwd, env, input_data, GIT_TIMEOUT_SECONDS)
+                spawned = _subprocess_capture(
+                    argv,
+                    self.cwd,
+                    env,
+                    input_data,
+                    GIT_TIMEOUT_SECONDS,
+                    output_limit=self.output_limit,
+                )
         except FileNotFoundError as exc:
             if exc.filename == "git":
                 raise GitError(
@@ -147,6 +166,12 @@ class Git:
         except _GitTimeout:
             raise GitError(
                 "GIT_TIMEOUT", f"git {args[0]} took longer than {GIT_TIMEOUT_SECONDS}s", "retry"
+            ) from None
+        except _GitOutputTooLarge:
+            raise GitError(
+                "GIT_OUTPUT_TOO_LARGE",
+                f"git {args[0]} printed more than {self.output_limit} bytes; it was stopped",
+                "the repository is larger than PlanGate reads in one call: report it",
             ) from None
         returncode, stdout, stderr_bytes = spawned
         if returncode not in ok_codes:
@@ -189,7 +214,11 @@ class Git:
         that keeps hooks off in every other call is left out here.
         """
         without_hooks_override = (
-            "--no-replace-objects", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off",
+            "--no-replace-objects",
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.quotepath=off",
         )
         out = self._call(["rev-parse", "--git-path", "hooks"], hardening=without_hooks_override)
         path = Path(out.stdout.decode("utf-8", "strict").strip())
@@ -406,20 +435,47 @@ class Git:
         proc = self._call(["hash-object", "-t", "tree", "--stdin"], input_data=b"")
         return proc.stdout.decode().strip()
 
-    def worktree_changes(self) -> list[str]:
+    def worktree_changes(
+        self, under: tuple[str, ...] = (), *, ignored: bool = False
+    ) -> list[str]:
         """Paths changed in the working tree against HEAD, untracked files included.
 
-        Both sides of a rename are reported.
+        Both sides of a rename are reported. ``under`` limits the answer to those
+        directories (literal pathspecs: no glob or magic in them is honoured);
+        ``ignored`` also reports files git ignores there.
         """
-        proc = self._call(
-            ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"]
-        )
+        args = ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"]
+        if ignored:
+            args.append("--ignored=matching")
+        if under:
+            args += ["--", *(f":(literal){d}" for d in under)]
+        proc = self._call(args)
         out: list[str] = []
         for record in proc.stdout.split(b"\x00"):
             if not record:
                 continue
             out.append(record[3:].decode("utf-8", "surrogateescape"))
         return sorted(set(out))
+
+    def merge_base(self, one: str, two: str) -> str:
+        """The one best common ancestor of two commits (what a three-dot diff starts from).
+
+        Raises ``GIT_HISTORY_UNDECIDABLE`` with grafts or a shallow history, and
+        ``GIT_MERGE_BASE_UNDECIDABLE`` when the commits share no history or share
+        several best ancestors (criss-cross merges): then "what this side changed"
+        has no single answer and the caller fails closed.
+        """
+        self.check_history_decidable()
+        proc = self._call(["merge-base", "--all", one, two], ok_codes=(0, 1))
+        bases = proc.stdout.decode("ascii", "replace").split()
+        if len(bases) == 1 and FULL_SHA_RE.fullmatch(bases[0]):
+            return bases[0]
+        detail = "no common ancestor" if not bases else f"{len(bases)} best common ancestors"
+        raise GitError(
+            "GIT_MERGE_BASE_UNDECIDABLE",
+            f"{one[:12]} and {two[:12]} have {detail}",
+            "merge the base branch into the pull request so that one merge base remains",
+        )
 
     def ls_tree(self, commit: str, paths: list[str] | None = None) -> list[TreeEntry]:
         """Recursive ``ls-tree`` of ``commit`` (optionally limited to ``paths``)."""
@@ -485,29 +541,107 @@ class _GitTimeout(Exception):
     """git ran longer than the timeout and was killed."""
 
 
-def _subprocess_capture(
-    argv: list[str], cwd: Path, env: dict[str, str], input_data: bytes | None, timeout: float
-) -> tuple[int, bytes, bytes]:
-    """Run ``argv`` with :mod:`subprocess` (the general path); ``(code, stdout, stderr)``."""
-    import subprocess
+class _GitOutputTooLarge(Exception):
+    """git printed more than the output limit and was killed."""
 
+
+class _BoundedSink:
+    """Collects one pipe's bytes up to a limit: over it, ``overflow`` (or dropping, for stderr)."""
+
+    def __init__(self, limit: int, *, drop_excess: bool) -> None:
+        self.limit = limit
+        self.drop_excess = drop_excess
+        self.size = 0
+        self.chunks: list[bytes] = []
+
+    def add(self, data: bytes) -> None:
+        """Keep ``data``; raise :class:`_GitOutputTooLarge` when a strict limit is passed."""
+        room = self.limit - self.size
+        if len(data) > room:
+            if not self.drop_excess:
+                raise _GitOutputTooLarge
+            data = data[: max(room, 0)]
+        self.size += len(data)
+        if data:
+            self.chunks.append(data)
+
+    def value(self) -> bytes:
+        """Everything kept, in order."""
+        return b"".join(self.chunks)
+
+
+def _subprocess_capture(
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    input_data: bytes | None,
+    timeout: float,
+    *,
+    output_limit: int = GIT_OUTPUT_LIMIT,
+) -> tuple[int, bytes, bytes]:
+    """Run ``argv`` with :mod:`subprocess` (the general path); ``(code, stdout, stderr)``.
+
+    Both pipes are drained by reader threads into bounded sinks, so a child that
+    prints without end is killed at ``output_limit`` instead of filling memory.
+    """
+    import contextlib
+    import subprocess
+    import threading
+
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE if input_data is not None else None,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    sinks = (
+        _BoundedSink(output_limit, drop_excess=False),
+        _BoundedSink(GIT_STDERR_KEPT, drop_excess=True),
+    )
+    overflowed = threading.Event()
+
+    def drain(stream: Any, sink: _BoundedSink) -> None:
+        try:
+            while data := stream.read1(65536):
+                sink.add(data)
+        except _GitOutputTooLarge:
+            overflowed.set()
+            proc.kill()
+
+    readers = [
+        threading.Thread(target=drain, args=(stream, sink), daemon=True)
+        for stream, sink in ((proc.stdout, sinks[0]), (proc.stderr, sinks[1]))
+    ]
+    for reader in readers:
+        reader.start()
     try:
-        proc = subprocess.run(
-            argv,
-            cwd=cwd,
-            env=env,
-            capture_output=True,
-            input=input_data,
-            timeout=timeout,
-            check=False,
-        )
+        if proc.stdin is not None:
+            with contextlib.suppress(BrokenPipeError):  # the child stopped reading
+                proc.stdin.write(input_data or b"")
+            proc.stdin.close()
+        returncode = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
         raise _GitTimeout from None
-    return proc.returncode, proc.stdout, proc.stderr
+    finally:
+        for reader in readers:
+            reader.join(timeout)
+    if overflowed.is_set():
+        raise _GitOutputTooLarge
+    return returncode, sinks[0].value(), sinks[1].value()
 
 
 def _spawn_capture(
-    argv: list[str], cwd: Path, env: dict[str, str], input_data: bytes | None, timeout: float
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    input_data: bytes | None,
+    timeout: float,
+    *,
+    output_limit: int = GIT_OUTPUT_LIMIT,
 ) -> tuple[int, bytes, bytes] | None:
     """Run ``argv`` like :func:`_subprocess_capture`, with ``os.posix_spawnp`` on Linux.
 
@@ -522,7 +656,9 @@ def _spawn_capture(
     no /proc, ``cwd`` not a directory, a standard descriptor closed): the
     caller then uses :mod:`subprocess` itself, so odd cases behave exactly
     as before. Raises FileNotFoundError (filename ``git``) when git is missing
-    and :class:`_GitTimeout` after killing a git that ran past ``timeout``.
+    and :class:`_GitTimeout` after killing a git that ran past ``timeout``, and
+    :class:`_GitOutputTooLarge` after killing a git that printed more than
+    ``output_limit`` bytes (standard error beyond a small bound is dropped).
     """
     if sys.platform != "linux" or not hasattr(os, "posix_spawnp"):
         return None
@@ -578,7 +714,10 @@ def _spawn_capture(
     for fd in (out_w, err_w, in_r):
         if fd != -1:
             os.close(fd)
-    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+    sinks = {
+        out_r: _BoundedSink(output_limit, drop_excess=False),
+        err_r: _BoundedSink(GIT_STDERR_KEPT, drop_excess=True),
+    }
     poller = select.poll()
     for fd in (out_r, err_r):
         poller.register(fd, select.POLLIN)
@@ -623,7 +762,7 @@ def _spawn_capture(
                     continue
                 data = os.read(fd, 65536)
                 if data:
-                    chunks[fd].append(data)
+                    sinks[fd].add(data)
                 else:
                     poller.unregister(fd)
                     os.close(fd)
@@ -631,13 +770,13 @@ def _spawn_capture(
     finally:
         for fd in live:
             os.close(fd)
-        if status is None:  # timeout or an error while reading: kill git, leave no zombie
+        if status is None:  # timeout, too much output or an error: kill git, leave no zombie
             os.kill(pid, _signal.SIGKILL)
             os.waitpid(pid, 0)
     return (
         os.waitstatus_to_exitcode(status),
-        b"".join(chunks[out_r]),
-        b"".join(chunks[err_r]),
+        sinks[out_r].value(),
+        sinks[err_r].value(),
     )
 
 

@@ -27,6 +27,7 @@ facts ``ci check`` judges (:func:`gather_pull_request`, :func:`check_pull_reques
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -577,3 +578,38 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
 def check_pull_request(cwd: Path, base_rev: str, head_rev: str) -> Result:
     """``plangate ci check``: gather the pull request's facts, then judge them (pure)."""
     return decide_pull_request(gather_pull_request(cwd, base_rev, head_rev))
+
+
+def publish_ci_result(
+    result: Result, *, sarif_path: Path | None, summary_path: Path | None
+) -> None:
+    """Write what a CI system reads besides the verdict: a SARIF log, a job summary.
+
+    The SARIF file is replaced atomically (never through a link); the summary is
+    appended (CI runners hand a file to append to), opened without following a
+    link. A file that cannot be written is ``CI_OUTPUT_UNWRITABLE`` (exit 1).
+    """
+    import json
+
+    from plangate import __version__
+    from plangate.delivery.ci_report import sarif, summary_markdown
+    from plangate.errors import EnvironmentFailure
+    from plangate.fsutil import atomic_write
+
+    try:
+        if sarif_path is not None:
+            data = json.dumps(sarif(result, version=__version__), indent=2) + "\n"
+            atomic_write(sarif_path, data.encode())
+        if summary_path is not None:
+            fd = os.open(summary_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                         | getattr(os, "O_CLOEXEC", 0), 0o644)
+            try:
+                os.write(fd, summary_markdown(result).encode())
+            finally:
+                os.close(fd)
+    except OSError as exc:
+        raise EnvironmentFailure(
+            "CI_OUTPUT_UNWRITABLE",
+            f"cannot write {exc.filename or 'a CI output file'}: {exc.strerror}",
+            "check the path given to --sarif or --summary",
+        ) from None

@@ -35,29 +35,123 @@ FILES_HEADING = "Files / Components to Touch"
 MAX_BRACE_EXPANSION = 64
 
 DENY_PHRASES: tuple[str, ...] = (
-    "forbidden", "do not touch", "don't touch", "not to touch", "must not touch",
-    "do not edit", "don't edit", "do not modify", "don't modify", "do not change",
-    "don't change", "must not change", "no edit", "no change", "read-only", "read only",
-    "reference only", "untouched", "out of scope",
-    "触らない", "触れない", "編集不要", "編集しない", "変更しない", "変更不要", "書き換えない",
-    "改変しない", "参照のみ", "確認のみ", "対象外", "スコープ外", "禁止",
+    "forbidden",
+    "do not touch",
+    "don't touch",
+    "not to touch",
+    "must not touch",
+    "do not edit",
+    "don't edit",
+    "do not modify",
+    "don't modify",
+    "do not change",
+    "don't change",
+    "must not change",
+    "no edit",
+    "no change",
+    "read-only",
+    "read only",
+    "reference only",
+    "untouched",
+    "out of scope",
+    "触らない",
+    "触れない",
+    "編集不要",
+    "編集しない",
+    "変更しない",
+    "変更不要",
+    "書き換えない",
+    "改変しない",
+    "参照のみ",
+    "確認のみ",
+    "対象外",
+    "スコープ外",
+    "禁止",
 )
 """Phrases (matched case-insensitively) that mark paths as not to be touched."""
 
-KNOWN_EXTENSIONS = frozenset((
-    "bash", "bat", "c", "cc", "cfg", "cjs", "conf", "cpp", "cs", "css", "csv", "dart", "env",
-    "gitignore", "gitkeep", "go", "gradle", "h", "hpp", "htm", "html", "ini", "ipynb", "java",
-    "jpeg", "jpg", "js", "json", "jsonl", "jsx", "kt", "lock", "lua", "md", "mdx", "mjs",
-    "php", "pl", "png", "properties", "proto", "ps1", "py", "pyi", "rb", "rs", "rst", "scss",
-    "sh", "sql", "svg", "swift", "tf", "toml", "ts", "tsx", "txt", "vue", "xml", "yaml", "yml",
-    "zsh",
-))
+KNOWN_EXTENSIONS = frozenset(
+    (
+        "bash",
+        "bat",
+        "c",
+        "cc",
+        "cfg",
+        "cjs",
+        "conf",
+        "cpp",
+        "cs",
+        "css",
+        "csv",
+        "dart",
+        "env",
+        "gitignore",
+        "gitkeep",
+        "go",
+        "gradle",
+        "h",
+        "hpp",
+        "htm",
+        "html",
+        "ini",
+        "ipynb",
+        "java",
+        "jpeg",
+        "jpg",
+        "js",
+        "json",
+        "jsonl",
+        "jsx",
+        "kt",
+        "lock",
+        "lua",
+        "md",
+        "mdx",
+        "mjs",
+        "php",
+        "pl",
+        "png",
+        "properties",
+        "proto",
+        "ps1",
+        "py",
+        "pyi",
+        "rb",
+        "rs",
+        "rst",
+        "scss",
+        "sh",
+        "sql",
+        "svg",
+        "swift",
+        "tf",
+        "toml",
+        "ts",
+        "tsx",
+        "txt",
+        "vue",
+        "xml",
+        "yaml",
+        "yml",
+        "zsh",
+    )
+)
 """File-name extensions a bare word or code span without ``/`` needs to count as a path."""
 
-KNOWN_NAMES = frozenset((
-    "Makefile", "Dockerfile", "LICENSE", "Gemfile", "Rakefile", "Procfile", "Justfile",
-    "CODEOWNERS", "Jenkinsfile", "Vagrantfile",
-))
+KNOWN_NAMES = frozenset(
+    (
+        "Makefile",
+        "Dockerfile",
+        "LICENSE",
+        "Gemfile",
+        "Rakefile",
+        "Procfile",
+        "Justfile",
+        "CODEOWNERS",
+        "Jenkinsfile",
+        "Vagrantfile",
+    )
+)
 """Root file names without an extension that count as paths."""
 
 _CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
@@ -65,7 +159,8 @@ _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _LIST_RE = re.compile(r"^([ \t]*)(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+|$)")
 _BARE_CHARS_RE = re.compile(r"[A-Za-z0-9._\-/*?{},@+~]+")
 _SEPARATOR_RE = re.compile(
-    "[,\u3001\uff0c;\uff1b]|(?<![^ \t\u3000])[/+\uff0b\uff0f](?![^ \t\u3000])")
+    "[,\u3001\uff0c;\uff1b]|(?<![^ \t\u3000])[/+\uff0b\uff0f](?![^ \t\u3000])"
+)
 """Entry separators: commas, ideographic commas, semicolons; '/' or '+' between spaces."""
 _OPEN = "(\uff08[\u3010"  # ASCII and full-width parentheses, brackets
 _CLOSE = ")\uff09]\u3011"
@@ -186,7 +281,7 @@ def heading_annotation(text: str, name: str) -> str | None:
         return ""
     if not text.startswith(name):
         return None
-    rest = text[len(name):].lstrip(" \t\u3000")
+    rest = text[len(name) :].lstrip(" \t\u3000")
     if len(rest) < 2 or rest[0] not in _OPEN:
         return None
     close = _CLOSE[_OPEN.index(rest[0])]
@@ -283,9 +378,9 @@ def _expand_braces(text: str) -> list[str] | None:
             i = j
             continue
         end = text.find("}", i)
-        if end < 0 or "{" in text[i + 1:end]:
+        if end < 0 or "{" in text[i + 1 : end]:
             return None
-        options = text[i + 1:end].split(",")
+        options = text[i + 1 : end].split(",")
         if len(results) * len(options) > MAX_BRACE_EXPANSION:
             return None
         results = [r + o for r in results for o in options]
@@ -316,8 +411,11 @@ def _to_patterns(text: str) -> tuple[str, ...]:
     if "{" in text or "}" in text:
         expanded = _expand_braces(text)
         if expanded is None:
-            raise PathRejected("PATH_BRACES", f"{text!r}: braces must be one level, at most "
-                               f"{MAX_BRACE_EXPANSION} alternatives", "write each path")
+            raise PathRejected(
+                "PATH_BRACES",
+                f"{text!r}: braces must be one level, at most {MAX_BRACE_EXPANSION} alternatives",
+                "write each path",
+            )
     else:
         expanded = [text]
     out: list[str] = []
@@ -388,9 +486,7 @@ def _split_cells(row: str) -> list[str]:
 
 
 def _is_delimiter_row(cells: list[str]) -> bool:
-    return bool(cells) and all(
-        c != "" and c.strip(":-") == "" and "-" in c for c in cells
-    )
+    return bool(cells) and all(c != "" and c.strip(":-") == "" and "-" in c for c in cells)
 
 
 class _Collector:
@@ -437,9 +533,13 @@ class _Collector:
                 continue
             for word in words:
                 if bare_path_like(word):
-                    self.skipped.append(Skipped(
-                        word, _line_of(parts, word) or line,
-                        "a bare path inside a phrase: write it in backticks"))
+                    self.skipped.append(
+                        Skipped(
+                            word,
+                            _line_of(parts, word) or line,
+                            "a bare path inside a phrase: write it in backticks",
+                        )
+                    )
 
     def table(self, rows: list[tuple[int, list[str]]], denied: bool) -> None:
         """A table: the path column's entries; spans elsewhere are reported."""
@@ -461,8 +561,9 @@ class _Collector:
                 for match in _CODE_SPAN_RE.finditer(cell):
                     span = match.group(1)
                     why = span_skip_reason(span)
-                    self.skipped.append(Skipped(
-                        span, line, why or "a path in a column that is not the path column"))
+                    self.skipped.append(
+                        Skipped(span, line, why or "a path in a column that is not the path column")
+                    )
 
 
 def _entries(text: str) -> list[str]:
@@ -547,8 +648,7 @@ def read_files_section(text: str) -> FilesSection:
             if unit_kind == "item" and items:
                 items[-1] = (items[-1][0], denied)
         if table:
-            collector.table(table, deny_level is not None or label_deny
-                            or any(d for _, d in items))
+            collector.table(table, deny_level is not None or label_deny or any(d for _, d in items))
         unit, unit_kind, table = [], "", []
 
     for i in range(start + 1, end):
@@ -588,7 +688,7 @@ def read_files_section(text: str) -> FilesSection:
                 items.pop()
             inherited = deny_level is not None or label_deny or any(d for _, d in items)
             items.append((indent, inherited))
-            unit, unit_kind, unit_denied = [(number, line[marker.end():])], "item", inherited
+            unit, unit_kind, unit_denied = [(number, line[marker.end() :])], "item", inherited
             continue
         if unit:
             unit.append((number, stripped))  # a continuation line of the item or paragraph
@@ -596,9 +696,16 @@ def read_files_section(text: str) -> FilesSection:
         if not line.startswith((" ", "\t")):
             items.clear()
             label_deny = contains_deny_phrase(stripped) and stripped.rstrip("*_ ").endswith(
-                (":", "\uff1a"))
+                (":", "\uff1a")
+            )
         unit, unit_kind = [(number, stripped)], "para"
         unit_denied = deny_level is not None or label_deny or any(d for _, d in items)
     flush()
-    return FilesSection(heading_lines, annotation or "", tuple(collector.taken),
-                        tuple(collector.skipped), tuple(collector.problems), tuple(subsections))
+    return FilesSection(
+        heading_lines,
+        annotation or "",
+        tuple(collector.taken),
+        tuple(collector.skipped),
+        tuple(collector.problems),
+        tuple(subsections),
+    )

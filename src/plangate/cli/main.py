@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("plangate.cli.plan_cmds", "scaffold docs/working/TASK-XXXX with the six artifacts"),
     "package": ("plangate.cli.plan_cmds", "hash the Plan Package and check both evidence markers"),
     "review": ("plangate.cli.plan_cmds", "write a C-1/C-2 evidence marker bound to plan.md"),
+    "plan": ("plangate.cli.plan_cmds", "lint plan.md: what the scope derivation sees and fixes"),
     "c3": ("plangate.cli.c3_cmds", "issue or verify the c3-prime record approvals/c3.json"),
     "exec": ("plangate.cli.exec_cmd", "verify the approval against HEAD, then run a command"),
     "status": ("plangate.cli.status_cmd", "show every task's package, markers and record verdict"),

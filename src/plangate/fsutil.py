@@ -117,6 +117,34 @@ def read_regular_file(
 _OK_READ = tuple.__new__
 
 
+# -- the working directory -----------------------------------------------------------
+
+
+def working_directory_unavailable(where: str, exc: OSError) -> EnvironmentFailure:
+    """``WORKING_DIRECTORY_UNAVAILABLE``: the working directory was deleted or cannot be reached."""
+    return EnvironmentFailure(
+        "WORKING_DIRECTORY_UNAVAILABLE",
+        f"the working directory {where} cannot be used: {exc.strerror or exc}",
+        "run the command from an existing directory whose every ancestor you can search "
+        "(cd into the repository again)",
+    )
+
+
+def working_directory() -> Path:
+    """The working directory, or ``WORKING_DIRECTORY_UNAVAILABLE`` (deleted, unreachable)."""
+    try:
+        cwd = Path.cwd()
+    except OSError as exc:
+        raise working_directory_unavailable("(deleted or unreachable)", exc) from None
+    try:
+        # getcwd answers even when an ancestor cannot be searched; every path
+        # below it would then fail (git included), so refuse here, once.
+        cwd.stat()
+    except OSError as exc:
+        raise working_directory_unavailable(str(cwd), exc) from None
+    return cwd
+
+
 # -- verified directory handles ------------------------------------------------------
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -357,7 +357,7 @@ def _independent_refs_problem(f: _BlockFacts) -> str | None:
 def _source_is_target_problem(f: _BlockFacts) -> str | None:
     if f.block["source_sha"] != f.target_sha:
         return (f"source_sha {f.block['source_sha']} differs from target_sha "
-                f"{f.target_sha} (R-011)")
+                f"{f.target_sha}")
     return None
 
 

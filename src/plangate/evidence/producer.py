@@ -11,8 +11,8 @@ established:
   the *source* of ``terminal_state`` (BLOCKED / HUMAN_ESCALATED);
 - in every case :func:`record_binding_problems` re-checks, independently of
   the acceptor, every binding: hashes, artifacts, the package hash, the
-  reviewer snapshots, verdict vocabulary and evidence independence (upstream
-  defect 6: its decision-only path skipped the last two);
+  reviewer snapshots, verdict vocabulary and evidence independence (a
+  record accepted only for its decision still has all of them checked);
 - inputs carrying transcript, credential or account keys are refused;
 - ``terminal_state`` follows :func:`derive_run` (MERGE_READY needs a physical
   ``merge_ready`` entry that is still the last word; no EV for a run that is

@@ -45,6 +45,9 @@ RULE_MODULES = frozenset({
     "ledger/rows.py", "ledger/chain.py",
     "plan/__init__.py", "plan/files_section.py", "plan/lint.py", "plan/loopspec.py",
     "plan/markers.py", "plan/package.py", "plan/scope.py",
+    "report/__init__.py", "report/build.py", "report/charts.py", "report/evaluations.py",
+    "report/ledger_view.py", "report/model.py", "report/render_html.py",
+    "report/render_markdown.py", "report/tasks.py",
 })
 """Pure: decisions, validation and rendering over bytes and facts handed to them."""
 
@@ -67,6 +70,7 @@ IO_MODULES = frozenset({
     "ledger/__init__.py", "ledger/base.py", "ledger/config.py", "ledger/postgres.py",
     "ledger/sqlite.py",
     "plan/lint_service.py", "plan/service.py",
+    "report/service.py",
 })
 """The IO edge: one module per step that reads, writes, runs or asks the clock."""
 

@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "trust": ("plangate.cli.trust_cmd", "manage the trust root: roles, keys, required signatures"),
     "ci": ("plangate.cli.ci_cmd", "check a pull request's tasks, scope and protected surfaces"),
     "doctor": ("plangate.cli.doctor_cmd", "prove the installed hooks really deny"),
+    "report": ("plangate.cli.report_cmd", "one page of tasks, ledger, denials and evaluations"),
     "demo": ("plangate.cli.demo_cmd", "walk the whole journey on a bundled example"),
 }
 

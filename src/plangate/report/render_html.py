@@ -30,6 +30,9 @@ CSP = (
 )
 """Nothing but the page's own inline style sheet may load."""
 
+MAX_REFUSAL_ROWS = 500
+"""Refusals listed one by one (the newest); every refusal is counted in the summaries."""
+
 STYLE = """
 :root { color-scheme: light; }
 body { font: 14px/1.45 system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif; color: #1d1d1f;
@@ -232,12 +235,18 @@ def _denials(data: Denials) -> str:
     head = "".join(
         f"<th>{h}</th>" for h in ("entry", "at", "kind", "task", "tool", "codes", "paths")
     )
+    listed = data.rows[-MAX_REFUSAL_ROWS:]
+    if len(listed) < len(data.rows):
+        parts.append(
+            f"<p>Listing the newest {len(listed)} of {len(data.rows)} refusals; every refusal "
+            "is counted above.</p>"
+        )
     body = "".join(
         f'<tr id="e{d.seq}"><td><a href="#e{d.seq}">{d.seq}</a></td><td>{esc(d.at)}</td>'
         f"<td>{esc(d.kind)}</td><td>{esc(d.subject)}</td><td>{esc(d.tool)}</td>"
         f"<td>{_codes(d.codes)}</td>"
         f"<td>{', '.join(f'<code>{esc(p)}</code>' for p in d.paths)}</td></tr>"
-        for d in data.rows
+        for d in listed
     )
     parts.append(
         f'<h3>Every refusal</h3><table class="denials"><thead><tr>{head}</tr></thead>'

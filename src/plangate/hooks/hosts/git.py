@@ -49,8 +49,13 @@ def pre_commit(cwd: Path, env: Mapping[str, str]) -> HookOutput:
         staged = Git(cwd).staged_paths()
         if not staged:
             return HookOutput("", "", 0)
-        request = HookRequest("git", HookEvent.COMMIT, str(cwd.resolve()), "pre-commit",
-                              canonical_targets=tuple(staged))
+        request = HookRequest(
+            "git",
+            HookEvent.COMMIT,
+            str(cwd.resolve()),
+            "pre-commit",
+            canonical_targets=tuple(staged),
+        )
         return _output(evaluate(request, env), label)
 
     return fail_closed(run, lambda r: _deny(r, label))
@@ -72,8 +77,11 @@ def pushed_paths(cwd: Path, stdin: bytes) -> list[str]:
             continue
         parts = raw_line.split()
         if len(parts) != 4:
-            raise InputRejected("HOOK_PUSH_INPUT_INVALID", f"unexpected pre-push line {raw_line!r}",
-                                "git passes '<local ref> <local sha> <remote ref> <remote sha>'")
+            raise InputRejected(
+                "HOOK_PUSH_INPUT_INVALID",
+                f"unexpected pre-push line {raw_line!r}",
+                "git passes '<local ref> <local sha> <remote ref> <remote sha>'",
+            )
         _local_ref, local_sha, _remote_ref, remote_sha = parts
         if _is_zero(local_sha):
             continue  # deleting a remote ref changes no file
@@ -100,8 +108,9 @@ def pre_push(cwd: Path, stdin: bytes, env: Mapping[str, str]) -> HookOutput:
         paths = pushed_paths(cwd, stdin)
         if not paths:
             return HookOutput("", "", 0)
-        request = HookRequest("git", HookEvent.PUSH, str(cwd.resolve()), "pre-push",
-                              canonical_targets=tuple(paths))
+        request = HookRequest(
+            "git", HookEvent.PUSH, str(cwd.resolve()), "pre-push", canonical_targets=tuple(paths)
+        )
         return _output(evaluate(request, env), label)
 
     return fail_closed(run, lambda r: _deny(r, label))

@@ -49,13 +49,8 @@ class Probe:
 
     def to_json(self) -> dict[str, Any]:
         """JSON form."""
-        return {
-            "host": self.host,
-            "event": self.event,
-            "canary": self.canary,
-            "denied": self.denied,
-            "detail": self.detail,
-        }
+        return {"host": self.host, "event": self.event, "canary": self.canary,
+                "denied": self.denied, "detail": self.detail}
 
 
 def _payloads(host: str, root: str) -> list[tuple[str, bytes]]:
@@ -64,52 +59,25 @@ def _payloads(host: str, root: str) -> list[tuple[str, bytes]]:
     if host in ("claude", "codex"):
         write_tool = "Write" if host == "claude" else "apply_patch"
         write_input: dict[str, Any] = (
-            {"file_path": target, "content": "canary"}
-            if host == "claude"
+            {"file_path": target, "content": "canary"} if host == "claude"
             else {"command": f"*** Begin Patch\n*** Add File: {target}\n+canary\n*** End Patch\n"}
         )
         base = {"session_id": "plangate-doctor", "cwd": root, "hook_event_name": "PreToolUse"}
         return [
-            (
-                "guarded-write",
-                json.dumps({**base, "tool_name": write_tool, "tool_input": write_input}).encode(),
-            ),
-            (
-                "shell-write",
-                json.dumps(
-                    {**base, "tool_name": "Bash", "tool_input": {"command": shell}}
-                ).encode(),
-            ),
+            ("guarded-write", json.dumps({**base, "tool_name": write_tool,
+                                          "tool_input": write_input}).encode()),
+            ("shell-write", json.dumps({**base, "tool_name": "Bash",
+                                        "tool_input": {"command": shell}}).encode()),
             ("malformed", b"{not json"),
         ]
-    envelope: dict[str, Any] = {
-        "conversation_id": "plangate-doctor",
-        "generation_id": "doctor",
-        "workspace_roots": [root],
-    }
+    envelope: dict[str, Any] = {"conversation_id": "plangate-doctor",
+                                "generation_id": "doctor", "workspace_roots": [root]}
     return [
-        (
-            "guarded-write",
-            json.dumps(
-                {
-                    **envelope,
-                    "hook_event_name": "preToolUse",
-                    "tool_name": "Write",
-                    "tool_input": {"file_path": target},
-                }
-            ).encode(),
-        ),
-        (
-            "shell-write",
-            json.dumps(
-                {
-                    **envelope,
-                    "hook_event_name": "beforeShellExecution",
-                    "command": shell,
-                    "cwd": root,
-                }
-            ).encode(),
-        ),
+        ("guarded-write", json.dumps({**envelope, "hook_event_name": "preToolUse",
+                                      "tool_name": "Write",
+                                      "tool_input": {"file_path": target}}).encode()),
+        ("shell-write", json.dumps({**envelope, "hook_event_name": "beforeShellExecution",
+                                    "command": shell, "cwd": root}).encode()),
         ("malformed", b"{not json"),
     ]
 
@@ -122,14 +90,8 @@ def _scrubbed_env() -> dict[str, str]:
 def _run_shell(command: str, cwd: str, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
     # The host runs the configured line through a shell; doctor must do exactly the same.
     return subprocess.run(  # noqa: S602 -- reproducing the host's own shell invocation
-        command,
-        shell=True,
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        timeout=TIMEOUT_SECONDS,
-        env=_scrubbed_env(),
-        check=False,
+        command, shell=True, cwd=cwd, input=stdin, capture_output=True,
+        timeout=TIMEOUT_SECONDS, env=_scrubbed_env(), check=False,
     )
 
 
@@ -183,21 +145,13 @@ def _git_probes(event: str, script: str) -> list[Probe]:
 
     with tempfile.TemporaryDirectory(prefix="plangate-doctor-") as tmp:
         env = scrubbed_env() | {
-            "GIT_AUTHOR_NAME": "doctor",
-            "GIT_AUTHOR_EMAIL": "doctor@example.invalid",
-            "GIT_COMMITTER_NAME": "doctor",
-            "GIT_COMMITTER_EMAIL": "doctor@example.invalid",
+            "GIT_AUTHOR_NAME": "doctor", "GIT_AUTHOR_EMAIL": "doctor@example.invalid",
+            "GIT_COMMITTER_NAME": "doctor", "GIT_COMMITTER_EMAIL": "doctor@example.invalid",
         }
 
         def git(*args: str) -> subprocess.CompletedProcess[bytes]:
-            return subprocess.run(
-                ["git", *args],
-                cwd=tmp,
-                env=env,
-                capture_output=True,
-                check=True,
-                timeout=TIMEOUT_SECONDS,
-            )
+            return subprocess.run(["git", *args], cwd=tmp, env=env, capture_output=True,
+                                  check=True, timeout=TIMEOUT_SECONDS)
 
         git("init", "-q")
         Path(tmp, "README.md").write_text("doctor\n")
@@ -214,14 +168,8 @@ def _git_probes(event: str, script: str) -> list[Probe]:
             head = git("rev-parse", "HEAD").stdout.decode().strip()
             stdin = f"refs/heads/main {head} refs/heads/main {base}\n".encode()
         proc = subprocess.run(  # noqa: S602 -- the hook file is run as git would run it
-            f"{_quote(script)}",
-            shell=True,
-            cwd=tmp,
-            input=stdin,
-            capture_output=True,
-            timeout=TIMEOUT_SECONDS,
-            env=_scrubbed_env(),
-            check=False,
+            f"{_quote(script)}", shell=True, cwd=tmp, input=stdin, capture_output=True,
+            timeout=TIMEOUT_SECONDS, env=_scrubbed_env(), check=False,
         )
         denied, detail = judge("git", proc)
         return [Probe("git", event, "guarded-write", denied, detail)]
@@ -268,35 +216,18 @@ def run_doctor(root: Path) -> Result:
                 continue
             denied, detail = judge(host, proc)
             probes.append(Probe(host, event, canary, denied, detail))
-    facts = {
-        "probes": [p.to_json() for p in probes],
-        "skipped": skipped,
-        "hosts": sorted({p.host for p in probes}),
-    }
+    facts = {"probes": [p.to_json() for p in probes], "skipped": skipped,
+             "hosts": sorted({p.host for p in probes})}
     if not probes:
-        return Result(
-            "FAIL",
-            (
-                Reason(
-                    "DOCTOR_NOTHING_INSTALLED",
-                    "no PlanGate hook is installed in this repository",
-                    "run 'plangate hooks install --claude' (or --codex, --cursor, --git)",
-                ),
-            ),
-            facts,
-        )
+        return Result("FAIL", (Reason("DOCTOR_NOTHING_INSTALLED",
+                                      "no PlanGate hook is installed in this repository",
+                                      "run 'plangate hooks install --claude' (or --codex, "
+                                      "--cursor, --git)"),), facts)
     failing = [p for p in probes if not p.denied]
     if failing:
-        return Result(
-            "FAIL",
-            tuple(
-                Reason(
-                    "DOCTOR_CANARY_ALLOWED",
-                    f"{p.host} {p.event}: the {p.canary} canary was not denied ({p.detail})",
-                    "reinstall with 'plangate hooks install' and check the interpreter path",
-                )
-                for p in failing
-            ),
-            facts,
-        )
+        return Result("FAIL", tuple(
+            Reason("DOCTOR_CANARY_ALLOWED",
+                   f"{p.host} {p.event}: the {p.canary} canary was not denied ({p.detail})",
+                   "reinstall with 'plangate hooks install' and check the interpreter path")
+            for p in failing), facts)
     return Result("PASS", (), facts)

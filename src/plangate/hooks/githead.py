@@ -39,7 +39,7 @@ def git_dirs(worktree_root: str) -> tuple[str, str] | None:
         data = _read(dotgit, _MAX_SMALL_FILE)
         if data is None or not data.startswith(b"gitdir: "):
             return None
-        target = data[len(b"gitdir: ") :].strip().decode("utf-8", "surrogateescape")
+        target = data[len(b"gitdir: "):].strip().decode("utf-8", "surrogateescape")
         git_dir = target if os.path.isabs(target) else os.path.join(worktree_root, target)
     common = git_dir
     commondir = _read(os.path.join(git_dir, "commondir"), _MAX_SMALL_FILE)
@@ -80,7 +80,7 @@ def read_head(worktree_root: str) -> str | None:
             return value.decode("ascii")
         if not value.startswith(b"ref: "):
             return None
-        ref = value[len(b"ref: ") :].strip()
+        ref = value[len(b"ref: "):].strip()
         if not ref.startswith(b"refs/") or b".." in ref or b"\x00" in ref:
             return None
         ref_text = ref.decode("utf-8", "surrogateescape")

@@ -104,21 +104,16 @@ def _load_json(path: Path) -> dict[str, Any]:
     if read.state is FileState.MISSING:
         return {}
     if not read.ok or read.data is None:
-        raise InputRejected(
-            "HOOKS_CONFIG_UNREADABLE",
-            f"{path} {read.detail}",
-            "fix or remove the file, then install again",
-        )
+        raise InputRejected("HOOKS_CONFIG_UNREADABLE", f"{path} {read.detail}",
+                            "fix or remove the file, then install again")
     if read.data.strip() == b"":
         return {}
     try:
         return strict_loads_object(read.data, str(path))
     except StrictJSONError as exc:
-        raise InputRejected(
-            "HOOKS_CONFIG_INVALID",
-            f"{path}: {exc.message}",
-            "fix the JSON by hand; PlanGate never overwrites a file it cannot read",
-        ) from None
+        raise InputRejected("HOOKS_CONFIG_INVALID", f"{path}: {exc.message}",
+                            "fix the JSON by hand; PlanGate never overwrites a file it cannot "
+                            "read") from None
 
 
 def _write_json(path: Path, data: Mapping[str, Any]) -> None:
@@ -131,20 +126,16 @@ def _write_json(path: Path, data: Mapping[str, Any]) -> None:
 def _hooks_map(config: dict[str, Any], path: Path) -> dict[str, Any]:
     hooks = config.setdefault("hooks", {})
     if not isinstance(hooks, dict):
-        raise InputRejected(
-            "HOOKS_CONFIG_INVALID", f"{path}: 'hooks' is not an object", "fix the file by hand"
-        )
+        raise InputRejected("HOOKS_CONFIG_INVALID", f"{path}: 'hooks' is not an object",
+                            "fix the file by hand")
     return hooks
 
 
 def _strip_grouped(groups: object, path: Path) -> list[Any]:
     """Claude/Codex shape: remove managed hooks from every group; drop groups we emptied."""
     if not isinstance(groups, list):
-        raise InputRejected(
-            "HOOKS_CONFIG_INVALID",
-            f"{path}: an event's value is not a list",
-            "fix the file by hand",
-        )
+        raise InputRejected("HOOKS_CONFIG_INVALID", f"{path}: an event's value is not a list",
+                            "fix the file by hand")
     out: list[Any] = []
     for group in groups:
         if isinstance(group, dict) and isinstance(group.get("hooks"), list):
@@ -158,23 +149,15 @@ def _strip_grouped(groups: object, path: Path) -> list[Any]:
 
 
 def _grouped_config(
-    config: dict[str, Any],
-    path: Path,
-    host: str,
-    events: tuple[tuple[str, str | None], ...],
-    *,
-    install: bool,
-    python: str | None,
+    config: dict[str, Any], path: Path, host: str, events: tuple[tuple[str, str | None], ...],
+    *, install: bool, python: str | None,
 ) -> dict[str, Any]:
     hooks = _hooks_map(config, path)
     for event, matcher in events:
         groups = _strip_grouped(hooks.get(event, []), path)
         if install:
-            entry = {
-                "type": "command",
-                "command": hook_command(host, python),
-                "timeout": HOOK_TIMEOUT_SECONDS,
-            }
+            entry = {"type": "command", "command": hook_command(host, python),
+                     "timeout": HOOK_TIMEOUT_SECONDS}
             group: dict[str, Any] = {"hooks": [entry]}
             if matcher is not None:
                 group = {"matcher": matcher, **group}
@@ -193,18 +176,14 @@ def _cursor_config(
 ) -> dict[str, Any]:
     version = config.setdefault("version", 1)
     if version != 1:
-        raise InputRejected(
-            "HOOKS_CONFIG_INVALID",
-            f"{path}: version {version!r} is not 1",
-            "PlanGate writes Cursor hooks format version 1",
-        )
+        raise InputRejected("HOOKS_CONFIG_INVALID", f"{path}: version {version!r} is not 1",
+                            "PlanGate writes Cursor hooks format version 1")
     hooks = _hooks_map(config, path)
     for event in CURSOR_EVENTS:
         entries = hooks.get(event, [])
         if not isinstance(entries, list):
-            raise InputRejected(
-                "HOOKS_CONFIG_INVALID", f"{path}: {event} is not a list", "fix the file by hand"
-            )
+            raise InputRejected("HOOKS_CONFIG_INVALID", f"{path}: {event} is not a list",
+                                "fix the file by hand")
         kept = [e for e in entries if not is_managed(e)]
         if install:
             # failClosed: a hook that crashes or prints no answer blocks instead of passing.
@@ -298,11 +277,7 @@ def ensure_ledger(root: Path, env: Mapping[str, str], hosts: list[str]) -> None:
 
 
 def apply(
-    root: Path,
-    hosts: list[str],
-    *,
-    install: bool,
-    python: str | None = None,
+    root: Path, hosts: list[str], *, install: bool, python: str | None = None,
     env: Mapping[str, str] | None = None,
 ) -> list[Change]:
     """Install (or uninstall) PlanGate's hooks for ``hosts`` in the repository at ``root``.

@@ -44,18 +44,14 @@ def require_human(env: Mapping[str, str], stdin: object) -> None:
     """Refuse unless a human at an interactive terminal, outside any agent, runs this."""
     markers = agent_markers_present(env)
     if markers:
-        raise HumanRequired(
-            "OVERRIDE_AGENT_ENVIRONMENT",
-            "refused: agent or automation markers are set: " + ", ".join(markers),
-            "run this yourself in your own terminal, outside the agent session",
-        )
+        raise HumanRequired("OVERRIDE_AGENT_ENVIRONMENT",
+                            "refused: agent or automation markers are set: " + ", ".join(markers),
+                            "run this yourself in your own terminal, outside the agent session")
     isatty = getattr(stdin, "isatty", None)
     if not callable(isatty) or not isatty():
-        raise HumanRequired(
-            "OVERRIDE_NOT_INTERACTIVE",
-            "refused: stdin is not an interactive terminal",
-            "run this yourself in your own terminal, outside the agent session",
-        )
+        raise HumanRequired("OVERRIDE_NOT_INTERACTIVE",
+                            "refused: stdin is not an interactive terminal",
+                            "run this yourself in your own terminal, outside the agent session")
 
 
 def list_grants(root: Path, env: Mapping[str, str]) -> list[GrantState]:
@@ -72,9 +68,8 @@ def revoke_grant(root: Path, env: Mapping[str, str], grant_id: str, revoked_by: 
 
     known = {s.grant_id for s in list_grants(root, env)}
     if grant_id not in known:
-        raise InputRejected(
-            "OVERRIDE_UNKNOWN", f"no grant {grant_id!r}", "see 'plangate override list'"
-        )
+        raise InputRejected("OVERRIDE_UNKNOWN", f"no grant {grant_id!r}",
+                            "see 'plangate override list'")
     with open_ledger(root, env) as ledger:
         ledger.append(KIND_REVOKED, grant_id, {"grant_id": grant_id, "revoked_by": revoked_by})
 

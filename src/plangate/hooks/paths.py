@@ -53,7 +53,7 @@ def is_device_sink(raw: str) -> bool:
     """True for ``/dev/null``-like sinks and ``/dev/fd/N``, which write no file."""
     if raw in DEVICE_SINKS:
         return True
-    return raw.startswith("/dev/fd/") and raw[len("/dev/fd/") :].isdigit()
+    return raw.startswith("/dev/fd/") and raw[len("/dev/fd/"):].isdigit()
 
 
 def filesystem_is_case_insensitive(root: str) -> bool:
@@ -134,7 +134,9 @@ def resolve_target(
     real = os.path.realpath(text)
     root = repo_root.rstrip("/") or "/"
     if real == root:
-        raise TargetRejected("HOOK_TARGET_IS_ROOT", f"{raw!r} is the repository root itself", raw)
+        raise TargetRejected(
+            "HOOK_TARGET_IS_ROOT", f"{raw!r} is the repository root itself", raw
+        )
     prefix = root if root.endswith("/") else root + "/"
     if not real.startswith(prefix):
         raise TargetRejected(
@@ -142,7 +144,7 @@ def resolve_target(
             f"{raw!r} resolves to {real}, outside the repository {root}",
             raw,
         )
-    relative = real[len(prefix) :]
+    relative = real[len(prefix):]
     try:
         info = os.lstat(real)
     except OSError:

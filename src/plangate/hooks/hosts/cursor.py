@@ -50,38 +50,13 @@ STOP = "stop"
 EVENTS = (BEFORE_SHELL, PRE_TOOL, BEFORE_MCP, BEFORE_READ, AFTER_EDIT, STOP)
 
 FILE_TOOLS = frozenset(
-    {
-        "Write",
-        "Edit",
-        "MultiEdit",
-        "StrReplace",
-        "search_replace",
-        "edit_file",
-        "Delete",
-        "delete_file",
-        "apply_patch",
-        "write",
-        "edit",
-    }
+    {"Write", "Edit", "MultiEdit", "StrReplace", "search_replace", "edit_file", "Delete",
+     "delete_file", "apply_patch", "write", "edit"}
 )
 SHELL_TOOLS = frozenset({"Shell", "run_terminal_cmd", "Bash", "terminal"})
 READ_TOOLS = frozenset(
-    {
-        "Read",
-        "read_file",
-        "Grep",
-        "grep_search",
-        "Glob",
-        "glob_file_search",
-        "codebase_search",
-        "list_dir",
-        "LS",
-        "file_search",
-        "web_search",
-        "todo_write",
-        "TodoWrite",
-        "read_lints",
-    }
+    {"Read", "read_file", "Grep", "grep_search", "Glob", "glob_file_search", "codebase_search",
+     "list_dir", "LS", "file_search", "web_search", "todo_write", "TodoWrite", "read_lints"}
 )
 PATH_KEYS = ("file_path", "path", "target_file", "filePath")
 DIRECTORY_KEYS = ("cwd", "working_directory", "workdir", "workingDirectory")
@@ -169,14 +144,9 @@ def _event_request(event: str, payload: Mapping[str, Any], cwd: str) -> Any:
         return HookRequest("cursor", HookEvent.PRE, cwd, "read", read_only=True)
     if event == BEFORE_MCP:
         tool = str(payload.get("tool_name", "mcp"))
-        return HookRequest(
-            "cursor",
-            HookEvent.PRE,
-            cwd,
-            tool,
-            unclassifiable=(f"MCP tool {tool!r}: its writes cannot be judged",),
-            unclassifiable_code="HOOK_TOOL_UNKNOWN",
-        )
+        return HookRequest("cursor", HookEvent.PRE, cwd, tool, unclassifiable=(
+            f"MCP tool {tool!r}: its writes cannot be judged",),
+            unclassifiable_code="HOOK_TOOL_UNKNOWN")
     if event == BEFORE_SHELL:
         command = command_text(payload.get("command"))
         if command is None:
@@ -185,10 +155,7 @@ def _event_request(event: str, payload: Mapping[str, Any], cwd: str) -> Any:
     if event == PRE_TOOL:
         return _tool_request(payload, cwd)
     return HookRequest(
-        "cursor",
-        HookEvent.POST if event == AFTER_EDIT else HookEvent.STOP,
-        cwd,
-        str(event),
+        "cursor", HookEvent.POST if event == AFTER_EDIT else HookEvent.STOP, cwd, str(event),
     )
 
 
@@ -203,7 +170,9 @@ def _answer(event: str, payload: Mapping[str, Any], result: Result, label: str) 
             return HookOutput(dumps({}), "", 0)
         loops = payload.get("loop_count")
         text = reason_text(result, label)
-        if isinstance(loops, int) and not isinstance(loops, bool) and (loops >= MAX_STOP_FOLLOWUPS):
+        if isinstance(loops, int) and not isinstance(loops, bool) and (
+            loops >= MAX_STOP_FOLLOWUPS
+        ):
             return HookOutput(dumps({}), text + "\n", 0)
         return HookOutput(dumps({"followup_message": text}), "", 0)
     if result.accepted:

@@ -5,7 +5,10 @@ subagent the host did not hook), the change reaches history only through a
 commit and leaves the machine only through a push. Both hooks run the same
 decision as the agent hooks over the paths that change:
 
-- ``pre-commit``: the staged paths (``git diff --cached`` against HEAD);
+- ``pre-commit``: the staged paths (``git diff --cached`` against HEAD) of the
+  index the commit records: the one named by ``GIT_INDEX_FILE``, which git sets
+  for ``commit -a``, ``commit <paths>``, ``--only`` and ``--include`` (relative
+  names are relative to the working tree root, where git runs its hooks);
 - ``pre-push``: for every pushed ref, the paths changed between the remote's
   commit and the pushed commit. A new branch is compared with the nearest
   commit already on a remote (``git rev-list --boundary <sha> --not
@@ -17,8 +20,10 @@ A human who must commit anyway uses ``git commit --no-verify`` (the agent
 hooks deny that flag to agents); CI checks the pull request regardless.
 """
 
+# ruff: noqa: PTH117, PTH118
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -46,7 +51,10 @@ def pre_commit(cwd: Path, env: Mapping[str, str]) -> HookOutput:
         from plangate.git import Git
         from plangate.hooks.service import HookEvent, HookRequest, evaluate
 
-        staged = Git(cwd).staged_paths()
+        index = env.get("GIT_INDEX_FILE") or None
+        if index is not None and not os.path.isabs(index):
+            index = os.path.join(str(cwd), index)
+        staged = Git(cwd).staged_paths(index)
         if not staged:
             return HookOutput("", "", 0)
         request = HookRequest(

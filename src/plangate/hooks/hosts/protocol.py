@@ -72,10 +72,7 @@ def unknown_tool_request(host: str, event: str, cwd: str, tool: str) -> HookRequ
     from plangate.hooks.service import HookRequest
 
     return HookRequest(
-        host,
-        event,
-        cwd,
-        tool,
+        host, event, cwd, tool,
         unclassifiable=(f"unknown tool {tool!r}: its writes cannot be judged",),
         unclassifiable_code="HOOK_TOOL_UNKNOWN",
     )
@@ -87,14 +84,8 @@ def unreadable_patch_request(
     """The request for a patch whose file headers cannot be read: always denied."""
     from plangate.hooks.service import HookRequest
 
-    return HookRequest(
-        host,
-        event,
-        cwd,
-        tool,
-        unclassifiable=tuple(problems),
-        unclassifiable_code="HOOK_PATCH_UNREADABLE",
-    )
+    return HookRequest(host, event, cwd, tool, unclassifiable=tuple(problems),
+                       unclassifiable_code="HOOK_PATCH_UNREADABLE")
 
 
 def under(cwd: str, directory: str) -> str:
@@ -111,8 +102,7 @@ def reason_text(result: Result, label: str = "") -> str:
     """One readable text for a deny: every reason with its code and hint."""
     if result.facts.get("action") == "effect":
         head = "PlanGate denied: the working tree has changes that may not be made" + (
-            f" (checked at {label})" if label else ""
-        )
+            f" (checked at {label})" if label else "")
     else:
         head = f"PlanGate denied {label}" if label else "PlanGate denied this action"
     lines = [head + ":"]
@@ -141,18 +131,18 @@ def internal_error_result(exc: BaseException) -> Result:
         return Result("DENY", (Reason(exc.code, exc.message, exc.hint),), {})
     return Result(
         "DENY",
-        (
-            Reason(
-                "HOOK_INTERNAL_ERROR",
-                f"the hook failed ({type(exc).__name__}: {str(exc)[:200]}), so the action is denied",
-                "run 'plangate doctor'; report the bug if it persists",
-            ),
-        ),
+        (Reason(
+            "HOOK_INTERNAL_ERROR",
+            f"the hook failed ({type(exc).__name__}: {str(exc)[:200]}), so the action is denied",
+            "run 'plangate doctor'; report the bug if it persists",
+        ),),
         {},
     )
 
 
-def fail_closed(run: Callable[[], HookOutput], deny: Callable[[Result], HookOutput]) -> HookOutput:
+def fail_closed(
+    run: Callable[[], HookOutput], deny: Callable[[Result], HookOutput]
+) -> HookOutput:
     """Run an adapter; any exception becomes the host's deny form, never an allow."""
     try:
         return run()

@@ -267,7 +267,7 @@ READERS: dict[str, Spec] = {
     "type": spec("afptP"),
     "tree": spec(
         "adlfxiqNQpugshDFvtrUCnAS",
-        "LPIHT",
+        "LPIHTo",
         "",
         long="noreport dirsfirst du help version prune",
         long_args="filelimit timefmt charset sort",

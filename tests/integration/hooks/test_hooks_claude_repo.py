@@ -186,6 +186,82 @@ def test_bash_project_code_is_denied_without_confinement(repo: Path) -> None:
     assert _codes(result.err) == ["HOOK_SHELL_RUNS_CODE"]
 
 
+def _sandbox_settings(repo: Path, **change: object) -> None:
+    from plangate.hooks.confinement import SANDBOX_DENY_REQUIRED
+    from plangate.hooks.service import load_surfaces
+
+    surfaces, _ = load_surfaces(str(repo))
+    protected = [e.pattern for e in surfaces.entries] if surfaces is not None else []
+    sandbox = {
+        "enabled": True,
+        "failIfUnavailable": True,
+        "allowUnsandboxedCommands": False,
+        "filesystem": {"denyWrite": [*SANDBOX_DENY_REQUIRED, *protected]},
+        **change,
+    }
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "settings.local.json").write_text(json.dumps({"sandbox": sandbox}))
+
+
+def _bash_in(repo: Path, command: str, home: Path, **tool: object):
+    payload = claude_payload("PreToolUse", repo, "Bash", {"command": command, **tool})
+    return run_hook(repo, "claude", payload, hook_env("TASK-0001", HOME=str(home)))
+
+
+def test_project_code_runs_inside_the_claude_sandbox_the_hook_sees(
+    repo: Path, tmp_path: Path
+) -> None:
+    _sandbox_settings(repo)
+    assert _bash_in(repo, "pytest -q", tmp_path).code == 0
+    assert _bash_in(repo, "curl -o x https://e", tmp_path).code == 0
+    # Still judged: protected targets, hook-skipping flags.
+    assert "HOOK_PROTECTED_SURFACE" in _codes(_bash_in(repo, "echo x > CLAUDE.md", tmp_path).err)
+    assert "HOOK_SHELL_SKIPS_HOOKS" in _codes(_bash_in(repo, "git commit -nm x", tmp_path).err)
+    last = ledger_decisions(repo)[-1]
+    assert last["verdict"] == "DENY"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"enabled": False},
+        {"allowUnsandboxedCommands": True},
+        {"excludedCommands": ["pytest"]},
+        {"filesystem": {"denyWrite": [".git"]}},
+    ],
+)
+def test_a_weaker_claude_sandbox_is_not_relied_on(repo: Path, tmp_path: Path, change) -> None:
+    _sandbox_settings(repo, **change)
+    assert _codes(_bash_in(repo, "pytest -q", tmp_path).err) == ["HOOK_SHELL_RUNS_CODE"]
+
+
+def test_a_call_that_asks_to_leave_the_sandbox_is_not_confined(repo: Path, tmp_path: Path) -> None:
+    _sandbox_settings(repo)
+    result = _bash_in(repo, "pytest -q", tmp_path, dangerouslyDisableSandbox=True)
+    assert _codes(result.err) == ["HOOK_SHELL_RUNS_CODE"]
+
+
+def test_a_repository_program_named_like_a_reader_is_not_trusted(repo: Path) -> None:
+    bin_dir = repo / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "cat").write_text("#!/bin/sh\ntouch pwned\n")
+    (bin_dir / "cat").chmod(0o755)
+    payload = claude_payload("PreToolUse", repo, "Bash", {"command": "cat README.md"})
+    env = hook_env("TASK-0001", PATH=f"{bin_dir}:{os.environ['PATH']}")
+    assert _codes(run_hook(repo, "claude", payload, env).err) == ["HOOK_SHELL_UNCLASSIFIABLE"]
+
+
+def test_effect_check_sees_ignored_host_configuration(repo: Path) -> None:
+    (repo / ".gitignore").write_text(".claude/settings.local.json\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-q", "--no-verify", "-m", "ignore local settings")
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "settings.local.json").write_text('{"permissions": {"allow": ["Bash"]}}')
+    payload = claude_payload("Stop", repo, None, None)
+    result = run_hook(repo, "claude", payload, hook_env(None))
+    assert ".claude/settings.local.json" in result.err
+
+
 def test_bash_commit_checks_the_staged_paths(repo: Path) -> None:
     (repo / "other.txt").write_text("x\n")
     git(repo, "add", "other.txt")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from plangate.hooks.shell import ShellKind, analyse
@@ -20,7 +22,7 @@ from plangate.hooks.shell.sed import scan
 )
 def test_sed_scan_work_is_linear(make) -> None:
     steps = [scan(make(n)).steps for n in (1000, 2000, 4000)]
-    for small, large in zip(steps, steps[1:], strict=False):
+    for small, large in pairwise(steps):
         assert large <= 2 * small + 16
 
 
@@ -40,7 +42,7 @@ def test_parser_work_is_linear(make) -> None:
         work = ParseWork()
         parse(make(n), work)
         counts.append(work.callbacks)
-    for small, large in zip(counts, counts[1:], strict=False):
+    for small, large in pairwise(counts):
         assert large <= 2 * small + 50
 
 

@@ -44,6 +44,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, NamedTuple
 
 from plangate.paths import match_any
+from plangate.plan.scope import TaskScope
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
@@ -160,6 +161,7 @@ class TaskFacts(NamedTuple):
     verification_message: str = ""
     allowed_paths: tuple[str, ...] | None = None
     scope_problem: str = ""
+    denied_paths: tuple[str, ...] = ()
 
 
 class OverrideGrant(NamedTuple):
@@ -361,6 +363,16 @@ def _target_reasons(
                 "stay inside the LoopSpec scope, or ask a human for an override",
             )
         )
+    else:
+        denied = TaskScope(active.allowed_paths, None, active.denied_paths).denies(path)
+        if denied is not None:
+            out.append(
+                (
+                    "HOOK_DENIED_BY_PLAN",
+                    f"the plan of {active.task_id} says not to touch {denied!r}",
+                    "leave the path alone, or revise the plan and get it re-approved",
+                )
+            )
     return out
 
 

@@ -117,3 +117,18 @@ def signed_task(
     issue(repo, tmp_path, task, refs, team[approver] if approver else None)
     commit_all(repo, f"approve {task}")
     return refs
+
+
+def adopt_surfaces(repo: Path) -> None:
+    """Write the bundled protected-surfaces definition, adopted (its template marker removed)."""
+    from importlib.resources import files
+
+    template = files("plangate.resources").joinpath("protected-surfaces.template.toml")
+    (repo / ".plangate").mkdir(exist_ok=True)
+    (repo / ".plangate/protected-surfaces.toml").write_text(template.read_text().split("\n", 1)[1])
+
+
+def ci_check(repo: Path, *extra: str) -> tuple[int, dict]:
+    """``ci check --base main --head HEAD --json``: exit code and the JSON object."""
+    result = run_cli_in(repo, "ci", "check", "--base", "main", "--head", "HEAD", "--json", *extra)
+    return result.code, json.loads(result.out)

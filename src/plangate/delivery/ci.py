@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from plangate.authority.wording import signers_of
 from plangate.plan.scope import TaskScope, derive_scope
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import Reason, Result
@@ -160,6 +161,10 @@ def _judge_task(task: TaskFacts) -> _TaskJudgement:
                     "declare the allowed paths in plan.md"),),
             facts,
         )
+    signers = signers_of(outcome.facts.get("authority"))
+    if signers is not None:  # the verified principals, under the base's trust root
+        facts["approved_by"] = signers.approver
+        facts["reviewed_by"] = list(signers.reviewers)
     facts["allowed_paths"] = list(scope.patterns)
     if scope.denied:
         facts["denied_paths"] = list(scope.denied)

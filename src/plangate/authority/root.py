@@ -25,7 +25,8 @@ REVOKED_RELPATH = ".plangate/revoked_signers"
 NAMESPACE_C3 = "plangate-c3"
 NAMESPACE_REVIEW = "plangate-review"
 NAMESPACE_LEDGER = "plangate-ledger"
-NAMESPACES = (NAMESPACE_C3, NAMESPACE_REVIEW, NAMESPACE_LEDGER)
+NAMESPACE_CONTINUE = "plangate-continue"
+NAMESPACES = (NAMESPACE_C3, NAMESPACE_REVIEW, NAMESPACE_LEDGER, NAMESPACE_CONTINUE)
 """One signature namespace per kind of signed document."""
 
 

@@ -104,3 +104,53 @@ def sign_review(
     atomic_write(task_dir / rel, data)
     atomic_write(task_dir / (rel + SIG_SUFFIX), signature)
     return f"docs/working/{task_id}/{rel}"
+
+
+def sign_continuation(repo_root: Path, task_id: str, base_rev: str, key: Path) -> str:
+    """Write and sign ``approvals/continuation.json`` for continuing ``task_id`` on this branch.
+
+    Binds the task, its current plan, the approval's ``source_sha`` and the merge
+    base of ``base_rev`` and HEAD (where the pull request starts). Returns its path.
+    """
+    from plangate.authority.continuation import (
+        RELPATH,
+        SIG_RELPATH,
+        Continuation,
+        continuation_bytes,
+    )
+    from plangate.authority.root import NAMESPACE_CONTINUE
+    from plangate.authority.sshkeygen import sign
+    from plangate.canonical import StrictJSONError, sha256_digest, strict_loads_object
+    from plangate.git import Git
+
+    task_dir = task_dir_for(repo_root, task_id)
+    record = read_regular_file(task_dir / RECORD_RELPATH, MAX_RECORD_BYTES)
+    plan = read_regular_file(task_dir / "plan.md", 1024 * 1024)
+    if not record.ok or record.data is None or not plan.ok or plan.data is None:
+        raise InputRejected(
+            "C3_RECORD_MISSING",
+            f"{task_id} has no approval record or plan to continue",
+            "only an approved task can be continued",
+        )
+    try:
+        source = strict_loads_object(record.data, "approval record").get("source_sha")
+    except StrictJSONError as exc:
+        raise InputRejected(exc.code, exc.message, "issue the record again") from None
+    git = Git(repo_root)
+    if not isinstance(source, str):
+        raise InputRejected(
+            "C3_RECORD_MISSING", f"{task_id}'s record names no source_sha", "issue it again"
+        )
+    base = git.merge_base(git.resolve_commit(base_rev), git.head())
+    statement = Continuation(
+        task_id,
+        sha256_digest(plan.data),
+        git.resolve_commit(source),
+        base,
+        principal_of_key(repo_root, key),
+    )
+    data = continuation_bytes(statement)
+    signature = sign(key, NAMESPACE_CONTINUE, data)
+    atomic_write(task_dir / RELPATH, data)
+    atomic_write(task_dir / SIG_RELPATH, signature)
+    return f"docs/working/{task_id}/{RELPATH}"

@@ -440,3 +440,44 @@ def test_diff_that_git_cannot_compute_is_inconclusive(hr: HarnessRepo) -> None:
     res = hr.cli("eval", "gate", reg.out.strip(), "--json")
     assert res.code == 4, res.out + res.err
     assert "ACTUAL_DIFF_UNAVAILABLE" in res.out
+
+
+def test_a_two_link_chain_to_the_grader_is_denied(hr: HarnessRepo) -> None:
+    # "a" reads as harness/prompts/eval/grader.py; through "up" (-> harness) it opens
+    # eval/grader.py, the grader the plan pins.
+    hr.start_candidate("chain")
+    prompts = hr.repo / "harness" / "prompts"
+    os.symlink("..", prompts / "up")
+    os.symlink("up/../eval/grader.py", prompts / "a")
+    commit = commit_tracked(hr.repo, "chain", "harness/prompts/up", "harness/prompts/a")
+    code, verdict = hr.gate(commit, ["harness/prompts/**"])
+    assert code == 1
+    assert "PROTECTED_AUTHORITY_CHANGED" in codes(verdict)
+    vias = {(m["path"], m["via"]) for m in verdict["facts"]["matched_surfaces"]}
+    assert ("harness/prompts/a", "symlink->eval/grader.py") in vias
+
+
+def test_a_path_that_is_not_utf8_is_a_recorded_inconclusive(hr: HarnessRepo) -> None:
+    hr.start_candidate("latin1")
+    raw = b"harness/prompts/caf\xe9.md"
+    blob = git_bytes(hr.repo, b"hash-object", b"-w", b"--stdin", stdin=b"x\n").strip()
+    git_bytes(hr.repo, b"update-index", b"--add", b"--cacheinfo", b"100644," + blob + b"," + raw)
+    git(hr.repo, "commit", "-q", "-m", "latin-1 name")
+    commit = git(hr.repo, "rev-parse", "HEAD")
+    code, verdict = hr.gate(commit, ["harness/prompts/**"])
+    assert code == 4
+    assert codes(verdict) == ["CANDIDATE_PATH_NOT_UTF8"]
+    assert "caf\\xe9.md" in verdict["reasons"][0]["message"]
+    with open_ledger(hr.repo, {}) as ledger:
+        entries = ledger.entries(kind="eval_gate_verdict")
+    assert [e.payload["verdict"] for e in entries] == ["INCONCLUSIVE"]
+
+
+def git_bytes(repo: Path, *args: bytes, stdin: bytes = b"") -> bytes:
+    import subprocess
+
+    from plangate.git import scrubbed_env
+
+    return subprocess.run(
+        [b"git", *args], cwd=repo, input=stdin, capture_output=True, check=True, env=scrubbed_env()
+    ).stdout

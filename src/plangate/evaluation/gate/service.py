@@ -21,7 +21,11 @@ from plangate.evaluation.gate.rules import INCONCLUSIVE, GateFacts, decide
 from plangate.evaluation.harness.definition import PROTECTED_SURFACES_PATH, HarnessDefinition
 from plangate.evaluation.harness.service import build_manifest_and_definition, load_definition_at
 from plangate.evaluation.registry.plan import DIFF_METHODS
-from plangate.evaluation.registry.store import lookup_registered_candidate, lookup_registered_plan
+from plangate.evaluation.registry.store import (
+    LEDGER_KIND_GATE,
+    lookup_registered_candidate,
+    lookup_registered_plan,
+)
 from plangate.git import Git, GitError, TreeEntry
 from plangate.layout import MAX_SURFACES_BYTES
 from plangate.verdict import Reason, Result
@@ -30,7 +34,6 @@ if TYPE_CHECKING:
     from plangate.ledger import Ledger
     from plangate.surfaces import ResolvedSurfaces
 
-LEDGER_KIND_GATE = "eval_gate_verdict"
 MAX_SYMLINK_BYTES = 4096
 MAX_TREE_SYMLINKS = 10_000
 """Symlinks of a candidate tree read for physical resolution; more makes every changed link

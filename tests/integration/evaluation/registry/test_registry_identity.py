@@ -266,7 +266,15 @@ def test_candidate_registration_is_recorded_once(hr: HarnessRepo) -> None:
     with open_ledger(hr.repo, {}) as ledger:
         entries = ledger.entries(kind="eval_candidate_registered")
     assert len(entries) == 1
-    assert set(entries[0].payload) == {"candidate_digest", "candidate", "evaluation_plan_digest"}
+    assert set(entries[0].payload) == {
+        "candidate_digest",
+        "candidate",
+        "evaluation_plan_digest",
+        "candidate_tree",
+    }
+    # The tree of the candidate commit, from git objects (what the candidate's content is).
+    commit = entries[0].payload["candidate"]["candidate_commit"]
+    assert entries[0].payload["candidate_tree"] == git(hr.repo, "rev-parse", f"{commit}^{{tree}}")
 
 
 def test_candidate_id_registered_twice_is_ambiguous(hr: HarnessRepo) -> None:

@@ -470,7 +470,7 @@ def test_plan_digest_does_not_depend_on_key_order(order: list[str]) -> None:
 
 
 def test_lowering_trials_after_the_fact_is_a_new_plan() -> None:
-    # Seed section 7: "trial count lowered after seeing results" -> a new plan (new digest);
+    # "trial count lowered after seeing results" -> a new plan (new digest);
     # a candidate bound to the old digest keeps the old, stricter plan.
     blobs = {p: p.encode() for p in ["r.py", "g.py"] + [f"fx/{r}.json" for r in FIXTURE_ROLES]}
     strict = pin_plan(parse_plan(_plan_bytes(plan_doc())).plan, blobs)

@@ -41,7 +41,7 @@ COMPONENT_TYPES: tuple[str, ...] = (
     "gate",
     "policy",
 )
-"""Component types: the seed's list plus ``gate`` and ``policy``."""
+"""Component types of a harness, including ``gate`` and ``policy``."""
 
 JUDGE_TYPES: frozenset[str] = frozenset({"verifier", "gate"})
 """Types that may be stages of the verifier set (and whose participation the gate checks)."""

@@ -1,4 +1,4 @@
-"""Pre-registered evaluation plans (seed 000 section 6; docs/evaluation-formats.md section 3).
+"""Pre-registered evaluation plans (docs/evaluation-formats.md section 3).
 
 A plan is written before the candidate exists. Registration reads every
 fixture, the runner and the grader from the baseline commit, pins their
@@ -223,7 +223,7 @@ def validate_plan_object(doc: Mapping[str, Any], *, registered: bool) -> dict[st
             raise PlanRejected(
                 "EVAL_PLAN_ITEM_MISSING",
                 f"evaluation plan lacks the pre-registration item {item!r}",
-                f"add {item}; every item of seed 000 section 6 must be fixed before the candidate",
+                f"add {item}; every pre-registration item is fixed before the candidate exists",
             )
     if doc["schema_version"] != SCHEMA_VERSION:
         raise _bad('schema_version must be the string "1"')

@@ -1,5 +1,5 @@
-"""The policy gate in real git repositories: seed 000 section 7 negative examples and the
-reference scenarios 9.1-9.5 that concern identity, plans, scope and protected surfaces."""
+"""The policy gate in real git repositories: candidates that try to narrow the authority judging
+them through identity, plans, scope and protected surfaces."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def test_good_candidate_is_auto_approved_and_recorded(hr: HarnessRepo) -> None:
 
 
 def test_declared_scope_with_sealed_fixture_is_denied(hr: HarnessRepo) -> None:
-    # Seed 7 / reference 9.1 #1: allowed_paths names a sealed fixture.
+    # allowed_paths names a sealed fixture.
     hr.start_candidate("declared")
     _edit(hr.repo, PROMPT)
     commit = commit_tracked(hr.repo, "prompt")
@@ -65,7 +65,7 @@ def test_declared_scope_with_sealed_fixture_is_denied(hr: HarnessRepo) -> None:
 
 
 def test_observed_diff_touching_surfaces_definition_is_denied(hr: HarnessRepo) -> None:
-    # Seed 7 / 9.1 #6: declares only harness/prompts/** but changes protected_surfaces.
+    # declares only harness/prompts/** but changes protected_surfaces.
     hr.start_candidate("sneaky")
     _edit(hr.repo, PROMPT)
     _edit(hr.repo, ".plangate/protected-surfaces.toml", "\n# harmless comment\n")
@@ -74,7 +74,7 @@ def test_observed_diff_touching_surfaces_definition_is_denied(hr: HarnessRepo) -
     assert code == 1
     assert verdict["verdict"] == "DENIED"
     got = codes(verdict)
-    # Protected is reported before scope (reference 9.5 #41).
+    # Protected is reported before scope.
     assert got.index("PROTECTED_AUTHORITY_CHANGED") < got.index(
         "ACTUAL_DELTA_OUTSIDE_ALLOWED_PATHS"
     )
@@ -83,7 +83,7 @@ def test_observed_diff_touching_surfaces_definition_is_denied(hr: HarnessRepo) -
 
 
 def test_diff_outside_allowed_paths_is_human_required(hr: HarnessRepo) -> None:
-    # Seed 7 / 9.1 #7 / 9.5 #38: excess that touches nothing protected.
+    # excess that touches nothing protected.
     hr.start_candidate("wide")
     _edit(hr.repo, PROMPT)
     (hr.repo / "docs").mkdir()
@@ -108,7 +108,7 @@ def test_scope_matching_is_case_sensitive_but_protection_is_not(hr: HarnessRepo)
 
 
 def test_candidate_commit_missing_is_inconclusive(hr: HarnessRepo) -> None:
-    # Seed 7 / 9.1 #8: the diff cannot be computed; nothing is substituted.
+    # the diff cannot be computed; nothing is substituted.
     hr.start_candidate("gone")
     _edit(hr.repo, PROMPT)
     commit = commit_tracked(hr.repo, "prompt")
@@ -124,7 +124,7 @@ def test_candidate_commit_missing_is_inconclusive(hr: HarnessRepo) -> None:
 
 
 def test_baseline_commit_missing_is_inconclusive(git_repo: Path, run_cli: RunCli) -> None:
-    # Seed 7 / 9.1 #3: baseline identity unobtainable -> INCONCLUSIVE.
+    # baseline identity unobtainable -> INCONCLUSIVE.
     git(git_repo, "checkout", "-q", "-b", "base")
     hr = make_harness_repo(git_repo, run_cli)
     git(git_repo, "checkout", "-q", "--orphan", "other")
@@ -141,7 +141,7 @@ def test_baseline_commit_missing_is_inconclusive(git_repo: Path, run_cli: RunCli
 
 
 def test_forged_plan_baseline_ref_is_recomputed_not_trusted(hr: HarnessRepo) -> None:
-    # 9.2 #11: a plan whose baseline_manifest_ref does not match the rebuilt manifest.
+    # a plan whose baseline_manifest_ref does not match the rebuilt manifest.
     hr.start_candidate("forged")
     _edit(hr.repo, PROMPT)
     commit = commit_tracked(hr.repo, "prompt")
@@ -195,7 +195,6 @@ def test_plan_not_in_ledger_is_inconclusive(hr: HarnessRepo) -> None:
 
 
 def test_rename_of_protected_fixture_into_scope_is_caught_at_old_path(hr: HarnessRepo) -> None:
-    # 9.5 #40.
     hr.start_candidate("rename")
     git(hr.repo, "mv", "eval/fixtures/known-bad.json", "harness/prompts/known-bad.json")
     commit = commit_tracked(hr.repo, "move fixture")
@@ -210,7 +209,7 @@ def test_rename_of_protected_fixture_into_scope_is_caught_at_old_path(hr: Harnes
 def test_candidate_redefining_surfaces_is_judged_by_baseline(
     git_repo: Path, run_cli: RunCli
 ) -> None:
-    # 9.5 #42: the candidate drops harness/skills/** from its own surfaces file.
+    # the candidate drops harness/skills/** from its own surfaces file.
     extra = (
         '\n[[surface]]\npattern = "harness/skills/**"\nclass = "execution-skill"\n'
         'reason = "skills are protected here"\n'
@@ -378,7 +377,7 @@ def test_declared_evaluation_harness_change_routes_to_i4(hr: HarnessRepo) -> Non
 
 
 def test_no_delta_is_inconclusive(hr: HarnessRepo) -> None:
-    # 9.2 #12: nothing to evaluate.
+    # nothing to evaluate.
     code, verdict = hr.gate(hr.baseline, ["harness/prompts/**"])
     assert code == 4
     assert codes(verdict) == ["NO_OBSERVED_HARNESS_DELTA"]
@@ -427,7 +426,7 @@ def test_deleting_verifier_files_alone_is_human_required(hr: HarnessRepo) -> Non
 
 
 def test_diff_that_git_cannot_compute_is_inconclusive(hr: HarnessRepo) -> None:
-    # 9.1 #8: both commits resolve, but a tree the diff needs is gone (corruption);
+    # both commits resolve, but a tree the diff needs is gone (corruption);
     # the gate never substitutes a candidate-supplied diff.
     hr.start_candidate("corrupt")
     _edit(hr.repo, PROMPT)

@@ -56,8 +56,14 @@ def run_json(
     return result.code, json.loads(result.out) if result.out.strip() else {}, result.err
 
 
-def reviewed(run_cli: RunCli, harness: HarnessRepo, name: str, files: dict[str, str]) -> str:
-    digest, commit = harness.candidate(name, files)
+def reviewed(
+    run_cli: RunCli,
+    harness: HarnessRepo,
+    name: str,
+    files: dict[str, str],
+    allowed: list[str] | None = None,
+) -> str:
+    digest, commit = harness.candidate(name, files, allowed=allowed)
     review = harness.review(f"candidate:{name}:v1", commit)
     added = run_cli(harness.repo, "eval", "review", "add", digest, str(review))
     assert added.code == 0, added.err
@@ -433,3 +439,62 @@ def test_a_finished_run_closes_its_start(run_cli: RunCli, harness: HarnessRepo) 
     assert decision["started_seq"] == started.seq
     # A recorded PASS is judged afresh (and passes again): the closed start is no interruption.
     assert run_json(run_cli, harness.repo, digest)[0] == 0
+
+
+def test_a_candidate_whose_harness_definition_cannot_be_read_is_inconclusive(
+    run_cli: RunCli, harness: HarnessRepo
+) -> None:
+    digest = reviewed(
+        run_cli,
+        harness,
+        "no-definition",
+        {VERIFIER: GOOD_VERIFIER, ".plangate/harness.toml": "this is = = not toml\n"},
+        allowed=["harness/verifiers/completion_evidence.py", ".plangate/harness.toml"],
+    )
+    gate = run_cli(harness.repo, "eval", "gate", digest, "--json")
+    assert gate.code == 3  # the gate cannot rule out a weakened verifier: a human decides
+    assert "HARNESS_DEFINITION_UNREADABLE_AT_CANDIDATE" in gate.out
+    code, body, _err = run_json(run_cli, harness.repo, digest)
+    assert code == 4  # ... but without the candidate's identity nothing is judged: not FAIL
+    assert [r["code"] for r in body["reasons"]] == ["MANIFEST_IDENTITY_UNOBTAINABLE"]
+    assert [d["decision"] for d in decisions(harness.repo, digest)] == ["INCONCLUSIVE"]
+
+
+def test_a_path_that_is_not_utf8_in_the_candidate_is_a_recorded_inconclusive(
+    run_cli: RunCli, harness: HarnessRepo
+) -> None:
+    import subprocess
+
+    from plangate.git import scrubbed_env
+
+    git(harness.repo, "checkout", "-q", "-B", "cand-latin1", harness.baseline)
+    (harness.repo / VERIFIER).write_text(GOOD_VERIFIER)
+    git(harness.repo, "add", VERIFIER)
+
+    def raw_git(*args: bytes, stdin: bytes = b"") -> bytes:
+        return subprocess.run(
+            [b"git", *args],
+            cwd=harness.repo,
+            input=stdin,
+            capture_output=True,
+            check=True,
+            env=scrubbed_env(),
+        ).stdout
+
+    blob = raw_git(b"hash-object", b"-w", b"--stdin", stdin=b"x\n").strip()
+    name = b"harness/verifiers/caf\xe9.py"
+    raw_git(b"update-index", b"--add", b"--cacheinfo", b"100644," + blob + b"," + name)
+    git(harness.repo, "commit", "-q", "-m", "latin-1 name")
+    commit = git(harness.repo, "rev-parse", "HEAD")
+    git(harness.repo, "checkout", "-q", "--detach", harness.baseline)
+    digest, _ = harness.candidate("latin1", {}, commit=commit, allowed=["harness/verifiers/**"])
+    code, body, _err = run_json(run_cli, harness.repo, digest)
+    assert code == 4
+    assert body["reasons"][0]["code"] in (
+        "MANIFEST_IDENTITY_UNOBTAINABLE",
+        "EVAL_GATE_INCONCLUSIVE",
+    )
+    assert [d["decision"] for d in decisions(harness.repo, digest)] == ["INCONCLUSIVE"]
+    with open_ledger(harness.repo, {}) as ledger:
+        [gate] = ledger.entries(kind="eval_gate_verdict", subject=digest)
+    assert [r["code"] for r in gate.payload["reasons"]] == ["CANDIDATE_PATH_NOT_UTF8"]

@@ -204,6 +204,96 @@ def _command(value: object, where: str, registered: bool) -> dict[str, Any]:
     return {"argv": argv, "files": files, "timeout_seconds": timeout}
 
 
+def _fixture(item: object, where: str, registered: bool) -> dict[str, Any]:
+    if not isinstance(item, dict):
+        raise _bad(f"{where} must be a mapping with id, role, path")
+    extra = sorted(set(item) - _FIXTURE_KEYS)
+    if extra:
+        raise PlanRejected("EVAL_PLAN_UNKNOWN_KEY", f"{where}: unknown key(s) {extra}", "")
+    for key in ("id", "role", "path"):
+        if key not in item:
+            raise PlanRejected("EVAL_PLAN_ITEM_MISSING", f"{where}.{key} is missing", "")
+    role = item["role"]
+    if role not in FIXTURE_ROLES:
+        raise _bad(f"{where}.role {role!r} is not one of {', '.join(FIXTURE_ROLES)}")
+    fixture: dict[str, Any] = {
+        "id": _text(item["id"], f"{where}.id"),
+        "role": role,
+        "path": _path(item["path"], f"{where}.path"),
+    }
+    if "digest" in item:
+        if not is_digest(item["digest"]):
+            raise _bad(f"{where}.digest is not a sha256: digest")
+        fixture["digest"] = item["digest"]
+    elif registered:
+        raise _bad(f"{where} has no pinned digest in a registered plan")
+    return fixture
+
+
+def _fixtures(fixtures_in: object, registered: bool) -> list[dict[str, Any]]:
+    if not isinstance(fixtures_in, list) or not fixtures_in:
+        raise PlanRejected(
+            "EVAL_PLAN_ITEM_MISSING", "evaluation plan lists no fixtures", "add fixtures"
+        )
+    fixtures = [
+        _fixture(item, f"fixtures[{index}]", registered) for index, item in enumerate(fixtures_in)
+    ]
+    ids = [f["id"] for f in fixtures]
+    if len(set(ids)) != len(ids):
+        raise PlanRejected(
+            "EVAL_PLAN_DUPLICATE_FIXTURE", "a fixture id appears twice", "give each fixture one id"
+        )
+    for role in FIXTURE_ROLES:
+        if role not in {f["role"] for f in fixtures}:
+            raise PlanRejected(
+                "EVAL_PLAN_ITEM_MISSING",
+                f"evaluation plan has no fixture with role {role!r}",
+                f"add at least one {role} fixture (roles: {', '.join(FIXTURE_ROLES)})",
+            )
+    return sorted(fixtures, key=lambda f: f["id"])
+
+
+def _trials(doc: Mapping[str, Any]) -> tuple[int, str]:
+    trials = doc["trials"]
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
+        raise _bad("trials must be a positive integer")
+    trials_reason = doc.get("trials_reason", "")
+    if not isinstance(trials_reason, str):
+        raise _bad("trials_reason must be a string")
+    if trials == 1 and not trials_reason.strip():
+        raise PlanRejected(
+            "EVAL_PLAN_SINGLE_TRIAL_UNJUSTIFIED",
+            "a single trial needs a written reason (trials_reason)",
+            "explain why one trial suffices (deterministic harness?) or raise trials",
+        )
+    return trials, trials_reason
+
+
+def _threshold(threshold_in: object, metrics: list[str]) -> list[dict[str, Any]]:
+    if not isinstance(threshold_in, list) or not threshold_in:
+        raise _bad("threshold must be a non-empty list of {metric, op, value}")
+    threshold: list[dict[str, Any]] = []
+    for index, item in enumerate(threshold_in):
+        where = f"threshold[{index}]"
+        if not isinstance(item, dict) or set(item) != _THRESHOLD_KEYS:
+            raise _bad(f"{where} must have exactly metric, op and value")
+        if item["metric"] not in metrics:
+            raise _bad(f"{where}.metric {item['metric']!r} is not listed in metrics")
+        if item["op"] not in THRESHOLD_OPS:
+            raise _bad(f"{where}.op must be one of {' '.join(THRESHOLD_OPS)}")
+        value = item["value"]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _bad(f"{where}.value must be a finite number")
+        try:
+            finite = math.isfinite(value)
+        except OverflowError:  # an integer literal beyond a float's range
+            finite = False
+        if not finite:
+            raise _bad(f"{where}.value must be a finite number")
+        threshold.append({"metric": item["metric"], "op": item["op"], "value": value})
+    return threshold
+
+
 def validate_plan_object(doc: Mapping[str, Any], *, registered: bool) -> dict[str, Any]:
     """Validate a plan mapping; return its normalised form (pure).
 
@@ -234,88 +324,13 @@ def validate_plan_object(doc: Mapping[str, Any], *, registered: bool) -> dict[st
         raise _bad("baseline_manifest_ref must be a sha256: digest (the baseline harness_id)")
     definition = _path(doc.get("harness_definition", DEFAULT_DEFINITION_PATH), "harness_definition")
 
-    fixtures_in = doc["fixtures"]
-    if not isinstance(fixtures_in, list) or not fixtures_in:
-        raise PlanRejected(
-            "EVAL_PLAN_ITEM_MISSING", "evaluation plan lists no fixtures", "add fixtures"
-        )
-    fixtures: list[dict[str, Any]] = []
-    for index, item in enumerate(fixtures_in):
-        where = f"fixtures[{index}]"
-        if not isinstance(item, dict):
-            raise _bad(f"{where} must be a mapping with id, role, path")
-        extra = sorted(set(item) - _FIXTURE_KEYS)
-        if extra:
-            raise PlanRejected("EVAL_PLAN_UNKNOWN_KEY", f"{where}: unknown key(s) {extra}", "")
-        for key in ("id", "role", "path"):
-            if key not in item:
-                raise PlanRejected("EVAL_PLAN_ITEM_MISSING", f"{where}.{key} is missing", "")
-        role = item["role"]
-        if role not in FIXTURE_ROLES:
-            raise _bad(f"{where}.role {role!r} is not one of {', '.join(FIXTURE_ROLES)}")
-        fixture: dict[str, Any] = {
-            "id": _text(item["id"], f"{where}.id"),
-            "role": role,
-            "path": _path(item["path"], f"{where}.path"),
-        }
-        if "digest" in item:
-            if not is_digest(item["digest"]):
-                raise _bad(f"{where}.digest is not a sha256: digest")
-            fixture["digest"] = item["digest"]
-        elif registered:
-            raise _bad(f"{where} has no pinned digest in a registered plan")
-        fixtures.append(fixture)
-    ids = [f["id"] for f in fixtures]
-    if len(set(ids)) != len(ids):
-        raise PlanRejected(
-            "EVAL_PLAN_DUPLICATE_FIXTURE", "a fixture id appears twice", "give each fixture one id"
-        )
-    for role in FIXTURE_ROLES:
-        if role not in {f["role"] for f in fixtures}:
-            raise PlanRejected(
-                "EVAL_PLAN_ITEM_MISSING",
-                f"evaluation plan has no fixture with role {role!r}",
-                f"add at least one {role} fixture (roles: {', '.join(FIXTURE_ROLES)})",
-            )
-    fixtures.sort(key=lambda f: f["id"])
+    fixtures = _fixtures(doc["fixtures"], registered)
 
     verifier_set = _text_list(doc["verifier_set"], "verifier_set")
 
-    trials = doc["trials"]
-    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
-        raise _bad("trials must be a positive integer")
-    trials_reason = doc.get("trials_reason", "")
-    if not isinstance(trials_reason, str):
-        raise _bad("trials_reason must be a string")
-    if trials == 1 and not trials_reason.strip():
-        raise PlanRejected(
-            "EVAL_PLAN_SINGLE_TRIAL_UNJUSTIFIED",
-            "a single trial needs a written reason (trials_reason)",
-            "explain why one trial suffices (deterministic harness?) or raise trials",
-        )
+    trials, trials_reason = _trials(doc)
     metrics = _text_list(doc["metrics"], "metrics")
-    threshold_in = doc["threshold"]
-    if not isinstance(threshold_in, list) or not threshold_in:
-        raise _bad("threshold must be a non-empty list of {metric, op, value}")
-    threshold: list[dict[str, Any]] = []
-    for index, item in enumerate(threshold_in):
-        where = f"threshold[{index}]"
-        if not isinstance(item, dict) or set(item) != _THRESHOLD_KEYS:
-            raise _bad(f"{where} must have exactly metric, op and value")
-        if item["metric"] not in metrics:
-            raise _bad(f"{where}.metric {item['metric']!r} is not listed in metrics")
-        if item["op"] not in THRESHOLD_OPS:
-            raise _bad(f"{where}.op must be one of {' '.join(THRESHOLD_OPS)}")
-        value = item["value"]
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _bad(f"{where}.value must be a finite number")
-        try:
-            finite = math.isfinite(value)
-        except OverflowError:  # an integer literal beyond a float's range
-            finite = False
-        if not finite:
-            raise _bad(f"{where}.value must be a finite number")
-        threshold.append({"metric": item["metric"], "op": item["op"], "value": value})
+    threshold = _threshold(doc["threshold"], metrics)
     conditions = _text_list(doc["critical_regression_conditions"], "critical_regression_conditions")
     for cond in conditions:
         if cond not in CRITICAL_REGRESSION_CONDITIONS:

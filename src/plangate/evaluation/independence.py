@@ -21,8 +21,9 @@ docs/evaluation-run.md "Independence levels"):
 5. Anything else (a missing field, the same role...) -> **I0**.
 
 Identities (models, context and run ids, roles, human names) are compared by what
-a reader sees (:func:`plangate.text.folded_identity`: NFKC, invisible characters
-removed, case-folded), so a zero-width or full-width spelling of the author's own
+a reader sees (:func:`plangate.text.identity_skeleton`: NFKC, invisible characters
+removed, case-folded, accents dropped, look-alike letters of other scripts mapped
+to Latin), so a zero-width, full-width or Cyrillic spelling of the author's own
 model is the author's model.
 
 The candidate's level is the highest level among its counted records, with one
@@ -42,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from plangate.canonical import is_digest
-from plangate.text import folded_identity
+from plangate.text import identity_skeleton
 from plangate.verdict import IndependenceLevel, Reason, Result
 
 REVIEW_SCHEMA = "plangate-review/1"
@@ -221,7 +222,7 @@ def _same(a: str | None, b: str | None) -> bool:
     nothing at all is the same as anything: it cannot be told apart."""
     if a is None or b is None:
         return False
-    left, right = folded_identity(a), folded_identity(b)
+    left, right = identity_skeleton(a), identity_skeleton(b)
     return left == right or not left or not right
 
 
@@ -232,7 +233,7 @@ def record_level(
     author, reviewer = record.author, record.reviewer
     if _same(reviewer.context_id, author.context_id):
         return IndependenceLevel.I0, "same context as the author"
-    if folded_identity(reviewer.role) in SELF_REVIEW_ROLES or _same(reviewer.role, author.role):
+    if identity_skeleton(reviewer.role) in SELF_REVIEW_ROLES or _same(reviewer.role, author.role):
         return IndependenceLevel.I0, "the reviewer has the author's role (self-review)"
     if _same(reviewer.run_id, author.run_id):
         return IndependenceLevel.I0, "same run as the author"

@@ -269,3 +269,17 @@ def test_a_self_review_role_spelled_with_invisible_characters_is_still_self_revi
 def test_an_identity_that_shows_nothing_cannot_be_told_apart() -> None:
     doc = record(reviewer={"model": "model-b", "run_id": "\u200b\u200b"}, evidence=SEALED)
     assert level_of(doc) == "I0"
+
+
+@pytest.mark.parametrize(
+    "spelling", ["model-\u0430", "m\u043edel-a", "MODEL-\u0391", "mod\u00e9l-a"]
+)
+def test_a_look_alike_spelling_of_the_authors_model_is_the_same_model(spelling: str) -> None:
+    doc = record(reviewer={"model": spelling}, evidence=SEALED)
+    assert level_of(doc) == "I1"
+
+
+def test_a_look_alike_spelling_of_the_authors_own_name_is_self_review() -> None:
+    author = {"model": None, "human_identity": "alice"}
+    reviewer = {"model": None, "human_identity": "\u0430lice"}  # Cyrillic a
+    assert level_of(record(author=author, reviewer=reviewer, evidence=SEALED)) == "I0"

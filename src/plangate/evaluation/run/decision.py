@@ -117,6 +117,9 @@ class EvaluationInput:
     """Decisions recorded for the candidate's commit or tree under other plans."""
     unfinished_runs: Sequence[int] = ()
     """Ledger sequences of runs of this evaluation that started trials and never decided."""
+    baseline_decisions: Sequence[PriorDecision] = ()
+    """Decisions recorded under other plans for the plan's baseline commit or tree as a
+    candidate."""
 
 
 def _decision(verdict: PromotionDecision, reasons: list[Reason], facts: dict[str, Any]) -> Result:
@@ -361,8 +364,9 @@ def _evaluation_finished(case: DecisionCase) -> Finding | None:
 
 
 def _plan_registered_before_candidate(case: DecisionCase) -> Finding | None:
-    """Pre-registration: the plan must come before its candidate, and no other plan may
-    already have judged the same commit or tree (a new plan is never a second chance)."""
+    """Pre-registration: the plan must come before its candidate, no other plan may already
+    have judged the same commit or tree (a new plan is never a second chance), and a plan's
+    baseline cannot be a candidate another plan failed or left INCONCLUSIVE."""
     inp = case.inp
     other = sorted({f"{d.decision} under {d.plan_digest}" for d in inp.other_plan_decisions})
     if other:
@@ -372,6 +376,21 @@ def _plan_registered_before_candidate(case: DecisionCase) -> Finding | None:
             f"the candidate's commit or tree already has a decision under another plan "
             f"({'; '.join(other[:3])}); a new plan does not judge it again",
             "a new plan after a result is a new evaluation of a new candidate (a new tree)",
+        )
+    rejected = sorted(
+        {
+            f"{d.decision} under {d.plan_digest}"
+            for d in inp.baseline_decisions
+            if d.decision in (PromotionDecision.FAIL.value, PromotionDecision.INCONCLUSIVE.value)
+        }
+    )
+    if rejected:
+        return _one(
+            STOP_INCONCLUSIVE,
+            "EVAL_PLAN_AFTER_CANDIDATE",
+            f"the plan's baseline was itself a candidate that did not pass "
+            f"({'; '.join(rejected[:3])}); a rejected candidate does not become a baseline",
+            "register a plan whose baseline is a commit that passed or was never a candidate",
         )
     first, plan_seq = inp.candidate_first_seq, inp.plan_seq
     if first is not None and plan_seq is not None and plan_seq > first:

@@ -134,12 +134,37 @@ def _prior_decisions(ledger: Ledger, subject: _Subject) -> list[str]:
     ]
 
 
+def _judged_something(payload: Mapping[str, Any]) -> bool:
+    """False for a decision about a candidate whose tree was its own baseline's tree (there
+    was nothing to judge); a payload that does not say counts as a judgement."""
+    base = payload.get("baseline_tree")
+    return base is None or payload.get("candidate_tree") != base
+
+
 def _other_plan_decisions(ledger: Ledger, subject: _Subject) -> list[PriorDecision]:
     """Decisions recorded for the same commit or tree under another plan."""
     return [
         PriorDecision(str(e.payload.get("plan_digest")), str(e.payload.get("decision")))
         for e in ledger.entries(kind=LEDGER_KIND_DECISION)
-        if e.payload.get("plan_digest") != subject.plan_digest and subject.names(e.payload)
+        if e.payload.get("plan_digest") != subject.plan_digest
+        and subject.names(e.payload)
+        and _judged_something(e.payload)
+    ]
+
+
+def _baseline_decisions(
+    ledger: Ledger, plan_digest: str, baseline: str, tree: str | None
+) -> list[PriorDecision]:
+    """Decisions recorded under other plans for the baseline commit or tree as a candidate."""
+    return [
+        PriorDecision(str(e.payload.get("plan_digest")), str(e.payload.get("decision")))
+        for e in ledger.entries(kind=LEDGER_KIND_DECISION)
+        if e.payload.get("plan_digest") != plan_digest
+        and (
+            e.payload.get("candidate_commit") == baseline
+            or (tree is not None and e.payload.get("candidate_tree") == tree)
+        )
+        and _judged_something(e.payload)
     ]
 
 
@@ -353,6 +378,7 @@ class _Gathered:
     baseline_manifest: HarnessManifest | None
     candidate_manifest: HarnessManifest | None
     independence: Result
+    baseline_tree: str | None
 
 
 def _gather(git: Git, ledger: Ledger, subject: _Subject, gate: Result) -> _Gathered:
@@ -371,6 +397,7 @@ def _gather(git: Git, ledger: Ledger, subject: _Subject, gate: Result) -> _Gathe
         candidate_manifest, problem = _manifest_or_problem(git, subject.commit, definition)
         setup.extend([problem] if problem else [])
     independence = independence_of(ledger, subject.cdigest, candidate, plan)
+    baseline_tree = commit_tree(git, str(plan["baseline_commit"])) if plan is not None else None
     targets = tuple(str(t) for t in candidate.get("target_components", []))
     inp = EvaluationInput(
         candidate_id=str(candidate["candidate_id"]),
@@ -400,8 +427,17 @@ def _gather(git: Git, ledger: Ledger, subject: _Subject, gate: Result) -> _Gathe
         candidate_first_seq=_first_seen(ledger, subject),
         other_plan_decisions=_other_plan_decisions(ledger, subject),
         unfinished_runs=_unfinished_runs(ledger, subject),
+        baseline_decisions=(
+            _baseline_decisions(
+                ledger, subject.plan_digest, str(plan["baseline_commit"]), baseline_tree
+            )
+            if plan is not None
+            else ()
+        ),
     )
-    return _Gathered(inp, registered, baseline_manifest, candidate_manifest, independence)
+    return _Gathered(
+        inp, registered, baseline_manifest, candidate_manifest, independence, baseline_tree
+    )
 
 
 def _evaluate_locked(
@@ -521,6 +557,8 @@ def _record(
             "candidate_id": inp.candidate_id,
             "candidate_commit": candidate["candidate_commit"],
             "candidate_tree": subject.tree,
+            "baseline_commit": inp.plan.get("baseline_commit") if inp.plan else None,
+            "baseline_tree": gathered.baseline_tree,
             "started_seq": started_seq,
         },
     )

@@ -541,3 +541,45 @@ def test_two_runs_under_one_plan_cannot_interleave(run_cli: RunCli, harness: Har
             held = run_cli(harness.repo, "eval", "run", ref, "--json")
             assert held.code != 0
             assert "LOCK_HELD" in held.out + held.err
+
+
+def test_a_failed_candidate_cannot_become_the_baseline_of_a_new_plan(
+    run_cli: RunCli, harness: HarnessRepo
+) -> None:
+    from support.evalrun import plan_text
+
+    digest, failed = harness.candidate("lossy-base", {VERIFIER: LOSSY_VERIFIER})
+    review = harness.review("candidate:lossy-base:v1", failed)
+    assert run_cli(harness.repo, "eval", "review", "add", digest, str(review)).code == 0
+    assert run_json(run_cli, harness.repo, digest)[0] == 1
+    manifest = build_manifest(Git(harness.repo), failed)
+    rebased = harness.register_plan(plan_text(failed, manifest.harness_id, trials=1))
+    git(harness.repo, "checkout", "-q", "-B", "on-failed", failed)
+    (harness.repo / VERIFIER).write_text(LOSSY_VERIFIER + "# tweak\n")
+    git(harness.repo, "commit", "-qam", "tweak on the failed candidate")
+    tweak = git(harness.repo, "rev-parse", "HEAD")
+    git(harness.repo, "checkout", "-q", "--detach", harness.baseline)
+    on_top, _ = harness.candidate("on-top", {}, commit=tweak, plan_digest=rebased)
+    review = harness.review("candidate:on-top:v1", tweak)
+    assert run_cli(harness.repo, "eval", "review", "add", on_top, str(review)).code == 0
+    code, body, _err = run_json(run_cli, harness.repo, on_top)
+    assert code == 4
+    assert [r["code"] for r in body["reasons"]] == ["EVAL_PLAN_AFTER_CANDIDATE"]
+    assert "baseline" in body["reasons"][0]["message"]
+
+
+def test_a_candidate_that_changed_nothing_does_not_count_as_a_result(
+    run_cli: RunCli, harness: HarnessRepo
+) -> None:
+    # The baseline registered as its own candidate: nothing to judge (INCONCLUSIVE). That
+    # record must not stop a later plan on the same baseline from judging real candidates.
+    same, _ = harness.candidate("unchanged", {}, commit=harness.baseline)
+    code, body, _err = run_json(run_cli, harness.repo, same)
+    assert code == 4
+    assert [r["code"] for r in body["reasons"]] == ["EVAL_GATE_INCONCLUSIVE"]
+    lenient = _lenient_plan(harness)
+    digest, commit = harness.candidate("real", {VERIFIER: GOOD_VERIFIER}, plan_digest=lenient)
+    review = harness.review("candidate:real:v1", commit)
+    assert run_cli(harness.repo, "eval", "review", "add", digest, str(review)).code == 0
+    code, body, _err = run_json(run_cli, harness.repo, digest)
+    assert code == 0, body["reasons"]

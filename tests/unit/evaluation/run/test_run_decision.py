@@ -666,3 +666,15 @@ def test_the_documented_decision_order_is_the_table() -> None:
     section = doc.split("### Decision order", 1)[1].split("\n## ", 1)[0]
     documented = re.findall(r"^\| \d+ \| `([a-z_]+)` \|", section, flags=re.MULTILINE)
     assert documented == list(DECISION_ORDER)
+
+
+def test_a_baseline_that_failed_as_a_candidate_under_another_plan_is_refused() -> None:
+    from plangate.evaluation.run.decision import PriorDecision
+
+    for prior, refused in (("FAIL", True), ("INCONCLUSIVE", True), ("PASS", False)):
+        result = decide(evaluation(baseline_decisions=(PriorDecision(D, prior),)))
+        if refused:
+            assert result.codes == ("EVAL_PLAN_AFTER_CANDIDATE",), prior
+            assert "baseline" in result.reasons[0].message
+        else:
+            assert result.verdict == "PASS", result.codes

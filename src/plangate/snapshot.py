@@ -13,7 +13,7 @@ import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from plangate.canonical import digest, sha256_digest
 from plangate.errors import EnvironmentFailure, InputRejected, UsageError
@@ -29,6 +29,9 @@ ARTIFACTS: tuple[str, ...] = (
     "review-external.md",
 )
 """The six Plan Package artifacts, in the contract's order (seed 004 section 1)."""
+
+if TYPE_CHECKING:
+    from plangate.fsutil import VerifiedDir
 
 TASK_ID_RE = re.compile(r"TASK-[0-9]{4}")
 
@@ -136,6 +139,24 @@ def _is_symlink(path: str) -> bool:
         return False
     except ValueError:
         return False
+
+
+def read_artifacts_at(task: VerifiedDir) -> dict[str, FileRead]:
+    """The six artifacts read through a verified task-directory handle.
+
+    Writers that waited (for the ledger's lock, say) re-read through the handle
+    they are about to write through, and compare with the bytes they judged.
+    """
+    from plangate.fsutil import read_at
+
+    return {name: read_at(task, name, MAX_ARTIFACT_BYTES) for name in ARTIFACTS}
+
+
+def same_reads(first: Mapping[str, FileRead], second: Mapping[str, FileRead]) -> bool:
+    """True when both map the same names to the same state and bytes."""
+    if first.keys() != second.keys():
+        return False
+    return all((first[k].state, first[k].data) == (second[k].state, second[k].data) for k in first)
 
 
 def read_task_snapshot(task_dir: Path) -> TaskSnapshot:

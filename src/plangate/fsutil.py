@@ -362,6 +362,11 @@ def child_dir(directory: VerifiedDir, name: str) -> VerifiedDir:
     return VerifiedDir(fd, directory.root, where if directory.rel else name)
 
 
+def names_at(directory: VerifiedDir) -> list[str]:
+    """The entry names of the verified ``directory``, sorted."""
+    return sorted(os.listdir(directory.fd))  # noqa: PTH208 -- a directory descriptor
+
+
 def read_at(directory: VerifiedDir, name: str, max_bytes: int) -> FileRead:
     """:func:`read_regular_file` of ``name`` inside the verified ``directory``."""
     return read_regular_file(_check_name(name), max_bytes, dir_fd=directory.fd)

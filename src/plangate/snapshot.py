@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from plangate.canonical import digest, sha256_digest
-from plangate.errors import EnvironmentFailure, InputRejected, UsageError
+from plangate.errors import EnvironmentFailure, InputRejected, PlanGateError, UsageError
 from plangate.fsutil import FileRead, FileState, read_regular_file
 from plangate.layout import MAX_ARTIFACT_BYTES, MAX_RECORD_BYTES, RECORD_RELPATH, WORKING_DIR
 
@@ -150,6 +150,32 @@ def read_artifacts_at(task: VerifiedDir) -> dict[str, FileRead]:
     from plangate.fsutil import read_at
 
     return {name: read_at(task, name, MAX_ARTIFACT_BYTES) for name in ARTIFACTS}
+
+
+# What an approvals/ that cannot be opened means for the record (as read_task_snapshot says it).
+_RECORD_STATES = {
+    "PATH_COMPONENT_LINK": FileState.SYMLINK,
+    "PATH_COMPONENT_MISSING": FileState.MISSING,
+    "PATH_COMPONENT_NOT_DIRECTORY": FileState.MISSING,
+}
+
+
+def read_snapshot_at(task: VerifiedDir, task_id: str) -> TaskSnapshot:
+    """The snapshot of the task read through a verified task-directory handle.
+
+    Same states as :func:`read_task_snapshot` (an ``approvals`` link reads as a
+    record in state ``symlink``), so the two digests compare.
+    """
+    from plangate.fsutil import child_dir, read_at
+
+    artifacts = read_artifacts_at(task)
+    approvals, name = RECORD_RELPATH.split("/")
+    try:
+        with child_dir(task, approvals) as directory:
+            record = read_at(directory, name, MAX_RECORD_BYTES)
+    except PlanGateError as exc:
+        record = FileRead(_RECORD_STATES.get(exc.code, FileState.UNREADABLE), detail=exc.message)
+    return TaskSnapshot(task_id=task_id, task_dir=task.path, artifacts=artifacts, record=record)
 
 
 def same_reads(first: Mapping[str, FileRead], second: Mapping[str, FileRead]) -> bool:

@@ -266,6 +266,16 @@ class VerifiedDir:
         parts = [p for p in (self._display, name) if p]
         return "/".join(parts) or "."
 
+    def proc_path(self, name: str) -> str:
+        """A path to ``name`` inside this very directory, for libraries that only take paths.
+
+        ``/proc/self/fd/<fd>/<name>`` (Linux): the kernel resolves it through the
+        open handle, so SQLite (say) opens its database and journal files in the
+        verified directory even after a component was swapped for a link. The
+        last component is still followed if it is a link: check it first.
+        """
+        return f"/proc/self/fd/{self.fd}/{_check_name(name)}"
+
     def identity(self) -> tuple[int, int]:
         """``(st_dev, st_ino)`` of the open directory."""
         info = os.fstat(self.fd)

@@ -1,7 +1,7 @@
 """The task snapshot: a task directory read once, defensively, into bytes.
 
 Only this module opens task files. Static validate and exec preflight decide
-from one :class:`TaskSnapshot` (DECISIONS 6), so a file cannot change between
+from one :class:`TaskSnapshot`, so a file cannot change between
 two reads of the same decision.
 """
 
@@ -28,7 +28,7 @@ ARTIFACTS: tuple[str, ...] = (
     "review-self.md",
     "review-external.md",
 )
-"""The six Plan Package artifacts, in the contract's order (seed 004 section 1)."""
+"""The six Plan Package artifacts, in the contract's order."""
 
 if TYPE_CHECKING:
     from plangate.fsutil import VerifiedDir

@@ -586,6 +586,19 @@ def repo_lock(root: Path, rel_dir: str, name: str, *, wait: bool = False) -> Ite
         yield
 
 
+def atomic_write_in(
+    root: Path, rel_path: str, data: bytes, *, overwrite: bool = True, mode: int = 0o644
+) -> None:
+    """:func:`atomic_write_at` of ``root/rel_path``: its directories verified (and created) first.
+
+    ``rel_path`` is a ``/``-separated path of a file below ``root``; no link on
+    the way is followed (``PATH_COMPONENT_LINK``).
+    """
+    directory, _, name = rel_path.rpartition("/")
+    with open_verified_dir(root, directory, create=True) as handle:
+        atomic_write_at(handle, name, data, overwrite=overwrite, mode=mode)
+
+
 # -- writes to paths the user names ----------------------------------------------------
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from support.cli import RunCli
 from support.plan_tasks import approve_task, task_dir
+from support.privileges import run_plangate
 from support.swap import (
     finish,
     ledger_path,
@@ -121,3 +122,39 @@ def test_an_approval_changed_during_the_wait_does_not_start(
     assert "EXEC_APPROVAL_CHANGED" in err
     assert not marker.exists()
     assert not (task_dir(git_repo) / "run.ndjson").exists()
+
+
+def test_a_read_only_task_directory_refuses_the_run(
+    git_repo: Path, tmp_path: Path, run_cli: RunCli
+) -> None:
+    approve_task(git_repo, run_cli)
+    marker = tmp_path / "ran"
+    tdir = task_dir(git_repo)
+    tdir.chmod(0o555)
+    try:
+        proc = run_plangate(git_repo, "exec", TASK, "--", *_command(marker))
+    finally:
+        tdir.chmod(0o755)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "INTERNAL_ERROR" not in proc.stderr
+    assert "EXEC_RUNLOG_UNWRITABLE" in proc.stderr
+    assert "PATH_NOT_WRITABLE" in proc.stderr
+    assert not marker.exists()
+
+
+def test_a_read_only_plangate_directory_refuses_the_run(
+    git_repo: Path, tmp_path: Path, run_cli: RunCli
+) -> None:
+    approve_task(git_repo, run_cli)
+    marker = tmp_path / "ran"
+    plangate = git_repo / ".plangate"
+    shutil.rmtree(plangate / "locks", ignore_errors=True)
+    plangate.chmod(0o555)
+    try:
+        proc = run_plangate(git_repo, "exec", TASK, "--", *_command(marker))
+    finally:
+        plangate.chmod(0o755)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "INTERNAL_ERROR" not in proc.stderr
+    assert "PATH_UNAVAILABLE" in proc.stderr
+    assert not marker.exists()

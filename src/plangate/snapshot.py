@@ -216,8 +216,15 @@ def read_task_snapshot(task_dir: Path) -> TaskSnapshot:
                 )
     base = path.rstrip("/") + "/"
     artifacts = {name: read_regular_file(base + name, MAX_ARTIFACT_BYTES) for name in ARTIFACTS}
-    if _is_symlink(base + "approvals"):
-        record = FileRead(FileState.SYMLINK, detail="approvals/ is a symbolic link")
+    try:
+        approvals_is_link = _is_symlink(base + "approvals")
+    except OSError as exc:
+        # The task directory cannot be searched: the record is unreadable (every
+        # artifact read above says the same), never a traceback.
+        record = FileRead(FileState.UNREADABLE, detail=exc.strerror or str(exc))
     else:
-        record = read_regular_file(base + RECORD_RELPATH, MAX_RECORD_BYTES)
+        if approvals_is_link:
+            record = FileRead(FileState.SYMLINK, detail="approvals/ is a symbolic link")
+        else:
+            record = read_regular_file(base + RECORD_RELPATH, MAX_RECORD_BYTES)
     return TaskSnapshot(task_id=task_id, task_dir=task_dir, artifacts=artifacts, record=record)

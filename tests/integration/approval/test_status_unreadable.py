@@ -19,3 +19,23 @@ def test_an_unreadable_working_directory_is_not_an_empty_one(git_repo: Path) -> 
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "PATH_UNAVAILABLE" in proc.stderr
     assert "No tasks" not in proc.stdout
+
+
+def test_an_unsearchable_task_directory_reads_as_unreadable_files(git_repo: Path) -> None:
+    """Each command reports the task's files as unreadable, with the acceptor's codes."""
+    make_task(git_repo)
+    tdir = git_repo / "docs" / "working" / "TASK-0001"
+    tdir.chmod(0o000)
+    try:
+        status = run_plangate(git_repo, "status")
+        verify = run_plangate(git_repo, "c3", "verify", "TASK-0001")
+        package = run_plangate(git_repo, "package", "TASK-0001")
+    finally:
+        tdir.chmod(0o755)
+    for proc in (status, verify, package):
+        assert "FILESYSTEM_UNAVAILABLE" not in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert "ARTIFACT_UNREADABLE" in status.stdout
+    assert verify.returncode == 1
+    assert "C3_RECORD_UNREADABLE" in verify.stdout + verify.stderr
+    assert package.returncode == 1

@@ -196,7 +196,19 @@ def read_task_snapshot(task_dir: Path) -> TaskSnapshot:
     # Plain string paths: this runs for every task of 'plangate status'.
     path = os.fspath(task_dir)
     if not _is_real_directory(path):
-        what = "a symbolic link" if task_dir.is_symlink() else "missing or not a directory"
+        try:
+            info: os.stat_result | None = os.lstat(path)
+        except FileNotFoundError:
+            info = None
+        except OSError as exc:
+            # A directory above it cannot be searched: say so, never a traceback.
+            raise InputRejected(
+                "TASK_DIR_INVALID",
+                f"task directory {task_dir} cannot be looked up: {exc.strerror or exc}",
+                "make docs/ and docs/working/ searchable for this user",
+            ) from None
+        link = info is not None and stat.S_ISLNK(info.st_mode)
+        what = "a symbolic link" if link else "missing or not a directory"
         raise InputRejected(
             "TASK_DIR_INVALID",
             f"task directory {task_dir} is {what}",

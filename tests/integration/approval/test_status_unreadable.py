@@ -39,3 +39,21 @@ def test_an_unsearchable_task_directory_reads_as_unreadable_files(git_repo: Path
     assert verify.returncode == 1
     assert "C3_RECORD_UNREADABLE" in verify.stdout + verify.stderr
     assert package.returncode == 1
+
+
+def test_an_unsearchable_docs_directory_is_a_task_directory_reason(git_repo: Path) -> None:
+    make_task(git_repo)
+    docs = git_repo / "docs"
+    docs.chmod(0o000)
+    try:
+        procs = [
+            run_plangate(git_repo, "c3", "verify", "TASK-0001"),
+            run_plangate(git_repo, "exec", "TASK-0001", "--", "true"),
+            run_plangate(git_repo, "package", "TASK-0001"),
+        ]
+    finally:
+        docs.chmod(0o755)
+    for proc in procs:
+        assert proc.returncode == 1, proc.stderr
+        assert "TASK_DIR_INVALID" in proc.stdout + proc.stderr
+        assert "FILESYSTEM_UNAVAILABLE" not in proc.stderr

@@ -530,6 +530,17 @@ def append_at(directory: VerifiedDir, name: str, data: bytes) -> None:
         os.close(fd)
 
 
+def remove_at(directory: VerifiedDir, name: str) -> None:
+    """Remove the file ``name`` of the verified ``directory`` (an absent one is fine)."""
+    _check_name(name)
+    try:
+        os.unlink(name, dir_fd=directory.fd)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise not_writable(directory.shown(name), exc) from None
+
+
 @contextlib.contextmanager
 def lock_at(directory: VerifiedDir, name: str, *, wait: bool = False) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``name`` inside the verified ``directory``.

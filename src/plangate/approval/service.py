@@ -157,14 +157,21 @@ def verify_task(
 
     try:
         authority = approval_authority(
-            repo_root, task_dir, snapshot.record.data if snapshot.record.ok else None,
-            parsed.value if parsed is not None else None, head=expected_sha, trust=trust)
+            repo_root,
+            task_dir,
+            snapshot.record.data if snapshot.record.ok else None,
+            parsed.value if parsed is not None else None,
+            head=expected_sha,
+            trust=trust,
+        )
     except PlanGateError as exc:  # a trust root that cannot be read: fail closed
         return with_bound_digests(
             Result(REJECTED, (Reason(exc.code, exc.message, exc.hint),), {"task_id": task_id}),
-            snapshot)
-    result = verify_snapshot(snapshot, expected_sha=expected_sha, source=source, parsed=parsed,
-                             authority=authority)
+            snapshot,
+        )
+    result = verify_snapshot(
+        snapshot, expected_sha=expected_sha, source=source, parsed=parsed, authority=authority
+    )
     return with_bound_digests(result, snapshot)
 
 
@@ -338,7 +345,7 @@ def write_verified_record(
     relative to the verified ``approvals/`` handle (never over an existing
     record without ``force``: ``FILE_EXISTS``).
     """
-    from plangate.fsutil import atomic_write_at, mkdir_at, open_verified_dir
+    from plangate.fsutil import atomic_write_at, mkdir_at, open_verified_dir, remove_at
     from plangate.layout import WORKING_DIR
     from plangate.snapshot import read_artifacts_at, same_reads
 
@@ -353,6 +360,16 @@ def write_verified_record(
             )
         with mkdir_at(task, approvals_name) as approvals:
             atomic_write_at(approvals, record_name, data, overwrite=force)
+            if not task.still_in_place():
+                # The task directory was moved away between opening and writing:
+                # take back the record just written there (ours) and refuse.
+                remove_at(approvals, record_name)
+                raise InputRejected(
+                    "PATH_MOVED_DURING_WRITE",
+                    f"{task.shown()} was moved while {RECORD_RELPATH} was written; "
+                    "the record was taken back",
+                    "issue again when nothing else is moving the task directory",
+                )
 
 
 def _ledger_payload(result: Result) -> dict[str, Any]:

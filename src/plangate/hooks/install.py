@@ -271,23 +271,12 @@ def _apply_json_in(
     if before == after and (existed or not install):
         return Change(host, str(path), "unchanged")
     if not install and not config and existed:
-        _remove_at(directory, name, path)
+        from plangate.fsutil import remove_at
+
+        remove_at(directory, name)
         return Change(host, str(path), "removed")
     _write_json(directory, name, config)
     return Change(host, str(path), "written")
-
-
-def _remove_at(directory: VerifiedDir, name: str, path: Path) -> None:
-    import os
-
-    from plangate.fsutil import not_writable
-
-    try:
-        os.unlink(name, dir_fd=directory.fd)
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise not_writable(str(path), exc) from None
 
 
 def git_hooks_dir(root: Path) -> Path:
@@ -359,7 +348,7 @@ def _apply_git_hook(
     install: bool,
     python: str | None,
 ) -> Change:
-    from plangate.fsutil import FileState, atomic_write_at, read_at
+    from plangate.fsutil import FileState, atomic_write_at, read_at, remove_at
 
     path = directory / name
     if hooks is None:
@@ -381,7 +370,7 @@ def _apply_git_hook(
         atomic_write_at(hooks, name, script.encode(), mode=0o755)
         return Change("git", str(path), "written")
     if managed:
-        _remove_at(hooks, name, path)
+        remove_at(hooks, name)
         return Change("git", str(path), "removed")
     return Change("git", str(path), "unchanged")
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from support.privileges import run_plangate
 from support.repo import commit_all, git
@@ -263,3 +266,30 @@ def test_a_read_only_task_directory_is_a_reason(git_repo: Path, tmp_path: Path) 
     assert "Traceback" not in proc.stderr
     assert "PATH_UNAVAILABLE" in proc.stdout + proc.stderr
     assert not (tdir / "approvals").exists()
+
+
+def test_a_task_directory_moved_while_the_record_is_written_gets_it_back(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The move happens between the verified open and the write: the record is taken back."""
+    from plangate import fsutil
+    from support.cli import run_cli_in
+
+    make_task(git_repo)
+    real_write = fsutil.atomic_write_at
+    moved = tmp_path / "moved-away"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+
+    def write_then_move(directory: Any, name: str, *args: Any, **kwargs: Any) -> None:
+        real_write(directory, name, *args, **kwargs)
+        if name == "c3.json":
+            task_dir(git_repo).rename(moved)
+            task_dir(git_repo).symlink_to(outside)
+
+    monkeypatch.setattr(fsutil, "atomic_write_at", write_then_move)
+    res = run_cli_in(git_repo, *_issue_argv(git_repo, tmp_path))
+    assert res.code == 1, res.out + res.err
+    assert "PATH_MOVED_DURING_WRITE" in res.out + res.err
+    assert not (moved / "approvals" / "c3.json").exists()
+    assert tree_files(outside) == []

@@ -207,21 +207,16 @@ def _component_refusal(dir_fd: int, name: str, where: str, exc: OSError) -> Plan
         info = _lstat_at(dir_fd, name)
     except OSError:
         info = None
-    if info is not None and stat.S_ISLNK(info.st_mode):
+    # What is there now decides; when it vanished meanwhile, the error the open saw.
+    is_link = stat.S_ISLNK(info.st_mode) if info is not None else exc.errno == errno.ELOOP
+    not_dir = not stat.S_ISDIR(info.st_mode) if info is not None else exc.errno == errno.ENOTDIR
+    if is_link:
         return InputRejected(
             "PATH_COMPONENT_LINK",
             f"{where} is a symbolic link; refusing to follow it",
             "make it a real directory inside the repository (remove the link)",
         )
-    if exc.errno in (errno.ELOOP, errno.ENOTDIR) or (
-        info is not None and not stat.S_ISDIR(info.st_mode)
-    ):
-        if info is None:
-            return InputRejected(
-                "PATH_COMPONENT_LINK",
-                f"{where} is a symbolic link; refusing to follow it",
-                "make it a real directory inside the repository (remove the link)",
-            )
+    if not_dir:
         return InputRejected(
             "PATH_COMPONENT_NOT_DIRECTORY",
             f"{where} is not a directory",

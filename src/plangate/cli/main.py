@@ -6,6 +6,7 @@ and exec hot paths do not pay for the rest of the CLI.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
@@ -53,9 +54,12 @@ def _directory_option(cwd: Path, value: str) -> Path:
     """``-C DIR`` relative to ``cwd``; a directory that cannot be reached is a reason."""
     target = cwd / value
     try:
-        return target.resolve()
+        resolved = target.resolve(strict=True)
+        if not resolved.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(target))
     except OSError as exc:
         raise working_directory_unavailable(str(target), exc) from None
+    return resolved
 
 
 def _help_text() -> str:

@@ -543,13 +543,15 @@ def _spend_one_shots(
     now: datetime | None,
 ) -> Result:
     """Spend one-shot grants a decision used, under a lock; re-decide if one was spent meanwhile."""
-    from plangate.fsutil import exclusive_lock
+    from plangate.fsutil import repo_lock
+    from plangate.layout import LOCK_DIR_RELPATH
 
     used = list(result.facts.get("overrides_used", []))
     one_shots = {g.grant_id for g in facts.overrides if g.one_shot}
     if not any(g in one_shots for g in used):
         return result
-    with exclusive_lock(Path(root) / ".plangate" / "locks" / "override.lock", wait=True):
+    # The lock's directories are opened with no link followed (PATH_COMPONENT_LINK).
+    with repo_lock(Path(root), LOCK_DIR_RELPATH, "override.lock", wait=True):
         fresh = active_grants(grant_states(override_entries(ledger)), now or utc_now())
         result = decide(facts._replace(overrides=fresh), action)
         for grant_id in result.facts.get("overrides_used", []):

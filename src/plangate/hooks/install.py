@@ -38,10 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from plangate.deadlines import HOOK_TIMEOUT_SECONDS
 from plangate.errors import InputRejected
 
 MARKER = "plangate-managed"
-HOOK_TIMEOUT_SECONDS = 30
 MAX_CONFIG_BYTES = 1024 * 1024
 
 CLAUDE_EVENTS: tuple[tuple[str, str | None], ...] = (

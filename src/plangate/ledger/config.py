@@ -40,23 +40,9 @@ class LedgerLocation(NamedTuple):
     @property
     def display(self) -> str:
         """The target with any password removed, for messages."""
-        return redact_url(self.target) if self.backend == "postgresql" else self.target
+        from plangate.ledger.credentials import redact_credentials, url_secrets
 
-
-def redact_url(url: str) -> str:
-    """``url`` with the password (if any) replaced by ``***``."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable url>"
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    user = parts.username or ""
-    host = netloc[1] if len(netloc) == 2 else ""
-    return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, ""))
+        return redact_credentials(self.target, url_secrets(self.target))
 
 
 def resolve_location(repo_root: Path, env: Mapping[str, str]) -> LedgerLocation:

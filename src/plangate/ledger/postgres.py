@@ -17,16 +17,39 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from plangate.deadlines import (
+    LEDGER_CONNECT_TIMEOUT_SECONDS,
+    LEDGER_LOCK_WAIT_SECONDS,
+    LEDGER_STATEMENT_TIMEOUT_SECONDS,
+)
 from plangate.ledger.base import BuildEntry, Clock, Ledger, RawRow, entry_filter, unavailable
 from plangate.ledger.chain import GENESIS_PREV_HASH, Head, LedgerEntry, LedgerError
-from plangate.ledger.config import redact_url
+from plangate.ledger.credentials import redact_credentials, url_secrets
 
 if TYPE_CHECKING:  # pragma: no cover
     import psycopg
 
     from plangate.ledger.rows import StoredRow
 
-CONNECT_TIMEOUT_SECONDS = 10
+_SESSION_TIMEOUTS = (
+    "SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false)"
+)
+"""Every wait of this session ends before a hook's deadline (see plangate.deadlines)."""
+
+# SQLSTATEs of the two timeouts: lock_not_available, query_canceled.
+_TIMEOUT_CODES = {
+    "55P03": (
+        "LEDGER_LOCK_TIMEOUT",
+        f"another session held the ledger lock for more than {LEDGER_LOCK_WAIT_SECONDS}s",
+        "find the idle or long transaction holding plangate_ledger_head (pg_stat_activity) "
+        "and end it, then retry",
+    ),
+    "57014": (
+        "LEDGER_STATEMENT_TIMEOUT",
+        f"a ledger statement ran longer than {LEDGER_STATEMENT_TIMEOUT_SECONDS}s",
+        "check the server's load and locks, then retry",
+    ),
+}
 SCHEMA_LOCK_KEY = 0x706C616E67617465  # "plangate" as a bigint: the schema-creation advisory lock
 
 ENTRIES_TABLE = "plangate_ledger_entries"
@@ -105,15 +128,21 @@ class PostgresLedger(Ledger):
 
     def __init__(self, url: str, *, clock: Clock | None = None) -> None:
         super().__init__(clock=clock)
-        self._url_display = redact_url(url)
+        self._secrets = url_secrets(url)
+        self._url_display = redact_credentials(url, self._secrets)
         self._pg = _psycopg()
         self._conn: psycopg.Connection[Any] | None = None
         try:
             self._conn = self._pg.connect(
-                url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS
+                url, autocommit=True, connect_timeout=LEDGER_CONNECT_TIMEOUT_SECONDS
+            )
+            self._conn.execute(
+                _SESSION_TIMEOUTS,
+                (f"{LEDGER_LOCK_WAIT_SECONDS}s", f"{LEDGER_STATEMENT_TIMEOUT_SECONDS}s"),
             )
         except self._pg.Error as exc:
-            raise unavailable(self._url_display, _first_line(exc), _HINT) from None
+            self.close()
+            raise self._fail("cannot connect", exc) from None
         self._init_schema()
 
     @property
@@ -127,7 +156,13 @@ class PostgresLedger(Ledger):
         return self._conn
 
     def _fail(self, what: str, exc: Exception) -> LedgerError:
-        return unavailable(self._url_display, f"{what}: {_first_line(exc)}", _HINT)
+        """The error for a driver failure: a timeout by its own code, else unavailable."""
+        detail = redact_credentials(_first_line(exc), self._secrets)
+        timeout = _TIMEOUT_CODES.get(str(getattr(exc, "sqlstate", None) or ""))
+        if timeout is not None:
+            code, message, hint = timeout
+            return LedgerError(code, f"ledger {self._url_display}: {message} ({detail})", hint)
+        return unavailable(self._url_display, f"{what}: {detail}", _HINT)
 
     def _schema_complete(self) -> bool:
         """True when both tables, both triggers and the head row exist (the common case).
@@ -224,9 +259,11 @@ class PostgresLedger(Ledger):
 
     def _head(self) -> Head:
         try:
-            row = self._connection().execute(
-                "SELECT seq, entry_hash FROM plangate_ledger_head WHERE id = 1"
-            ).fetchone()
+            row = (
+                self._connection()
+                .execute("SELECT seq, entry_hash FROM plangate_ledger_head WHERE id = 1")
+                .fetchone()
+            )
         except self._pg.Error as exc:
             raise self._fail("cannot read", exc) from None
         if row is None:

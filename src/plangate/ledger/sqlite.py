@@ -17,14 +17,16 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from plangate.deadlines import LEDGER_LOCK_WAIT_SECONDS
 from plangate.ledger.base import BuildEntry, Clock, Ledger, RawRow, entry_filter, unavailable
 from plangate.ledger.chain import GENESIS_PREV_HASH, Head, LedgerEntry, LedgerError
 
 if TYPE_CHECKING:
     from plangate.ledger.rows import StoredRow
 
-BUSY_TIMEOUT_SECONDS = 60.0
-"""How long an append waits for another process's write lock before failing."""
+BUSY_TIMEOUT_SECONDS = float(LEDGER_LOCK_WAIT_SECONDS)
+"""How long an append waits for another process's write lock before failing
+(shorter than a hook's deadline: see plangate.deadlines)."""
 
 SCHEMA: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS ledger_entries (
@@ -77,6 +79,14 @@ def _head_values(row: tuple[object, ...] | None, path: Path) -> tuple[int, str]:
     return row[0], str(row[1])
 
 
+def _is_busy(exc: sqlite3.Error) -> bool:
+    """True when SQLite gave up waiting for another connection's lock."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
 class SQLiteLedger(Ledger):
     """A ledger in one SQLite database file (or an empty read-only stand-in)."""
 
@@ -100,9 +110,7 @@ class SQLiteLedger(Ledger):
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(
-                str(path), timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
-            )
+            conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
         except (OSError, sqlite3.Error) as exc:
             raise unavailable(
                 str(path), str(exc), "check that the directory exists and is writable"
@@ -206,11 +214,17 @@ class SQLiteLedger(Ledger):
             return entry
         except sqlite3.Error as exc:
             self._rollback()
+            if _is_busy(exc):
+                raise LedgerError(
+                    "LEDGER_LOCK_TIMEOUT",
+                    f"ledger {self.path}: another process held the write lock for more than "
+                    f"{BUSY_TIMEOUT_SECONDS:.0f}s",
+                    "find the process holding the ledger open in a write transaction, then retry",
+                ) from None
             raise unavailable(
                 str(self.path),
                 f"append failed: {exc}",
-                "check the ledger file is writable and not locked for longer than "
-                f"{BUSY_TIMEOUT_SECONDS:.0f}s; run 'plangate ledger verify'",
+                "check the ledger file is writable; run 'plangate ledger verify'",
             ) from None
         except BaseException:
             self._rollback()
@@ -227,9 +241,11 @@ class SQLiteLedger(Ledger):
 
     def _head(self) -> Head:
         try:
-            row = self._connection().execute(
-                "SELECT seq, entry_hash FROM ledger_head WHERE id = 1"
-            ).fetchone()
+            row = (
+                self._connection()
+                .execute("SELECT seq, entry_hash FROM ledger_head WHERE id = 1")
+                .fetchone()
+            )
         except sqlite3.Error as exc:
             raise unavailable(str(self.path), f"cannot read: {exc}", "check the file") from None
         if row is None:

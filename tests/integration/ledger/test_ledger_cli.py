@@ -90,7 +90,9 @@ def test_export_then_verify_the_file_and_detect_edits(
     assert json.loads(res.out)["reasons"][0]["code"] == "LEDGER_HEAD_MISMATCH"
 
 
-def test_export_refuses_a_tampered_ledger(backend: Backend, run_cli: RunCli, tmp_path: Path) -> None:
+def test_export_refuses_a_tampered_ledger(
+    backend: Backend, run_cli: RunCli, tmp_path: Path
+) -> None:
     _seed(backend)
     rows = backend.raw_rows()
     backend.rewrite([rows[0], rows[2]])
@@ -105,8 +107,15 @@ def test_verify_with_anchor(backend: Backend, run_cli: RunCli) -> None:
     hashes = _seed(backend)
     res = run_cli(backend.repo, "ledger", "verify", "--anchor", hashes[1], env=backend.env)
     assert res.code == 0, res.out
-    res = run_cli(backend.repo, "ledger", "verify", "--anchor", "sha256:" + "c" * 64, "--json",
-                  env=backend.env)
+    res = run_cli(
+        backend.repo,
+        "ledger",
+        "verify",
+        "--anchor",
+        "sha256:" + "c" * 64,
+        "--json",
+        env=backend.env,
+    )
     assert res.code == 1
     assert json.loads(res.out)["reasons"][0]["code"] == "LEDGER_ANCHOR_MISSING"
     res = run_cli(backend.repo, "ledger", "verify", "--anchor", "deadbeef", env=backend.env)

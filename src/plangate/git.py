@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from plangate._spawn import SpawnOutputTooLarge, SpawnTimeout, capture
 from plangate.errors import EnvironmentFailure
 
 if TYPE_CHECKING:
@@ -41,6 +41,10 @@ SHORT_SHA_RE = re.compile(r"[0-9a-f]{7,64}")
 
 GIT_TIMEOUT_SECONDS = 60
 
+GIT_OUTPUT_LIMIT = 512 * 1024 * 1024
+"""Most bytes of standard output PlanGate reads from one git call; more is refused."""
+
+
 
 class GitError(EnvironmentFailure):
     """git could not answer; the caller fails closed."""
@@ -48,9 +52,12 @@ class GitError(EnvironmentFailure):
 
 HARDENING_ARGS: tuple[str, ...] = (
     "--no-replace-objects",
-    "-c", "core.hooksPath=/dev/null",
-    "-c", "core.fsmonitor=false",
-    "-c", "core.quotepath=off",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.quotepath=off",
 )
 """Global options of every git call PlanGate makes (see the module docstring)."""
 
@@ -104,9 +111,10 @@ class HeadState(NamedTuple):
 class Git:
     """git commands for one repository (or any directory inside one)."""
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, *, output_limit: int = GIT_OUTPUT_LIMIT) -> None:
         # No PATH scan here: a missing git binary surfaces as GIT_MISSING from run().
         self.cwd = Path(cwd)
+        self.output_limit = output_limit
 
     def run(
         self,
@@ -133,9 +141,9 @@ class Git:
         argv = ["git", *hardening, *args]
         env = scrubbed_env()
         try:
-            spawned = _spawn_capture(argv, self.cwd, env, input_data, GIT_TIMEOUT_SECONDS)
-            if spawned is None:
-                spawned = _subprocess_capture(argv, self.cwd, env, input_data, GIT_TIMEOUT_SECONDS)
+            spawned = capture(argv, self.cwd, env, input_data=input_data,
+                              timeout=GIT_TIMEOUT_SECONDS, output_limit=self.output_limit,
+                              cwd_as_argument="-C")
         except FileNotFoundError as exc:
             if exc.filename == "git":
                 raise GitError(
@@ -144,9 +152,15 @@ class Git:
             raise GitError(
                 "GIT_UNAVAILABLE", f"cannot run git in {self.cwd}", "check the directory exists"
             ) from None
-        except _GitTimeout:
+        except SpawnTimeout:
             raise GitError(
                 "GIT_TIMEOUT", f"git {args[0]} took longer than {GIT_TIMEOUT_SECONDS}s", "retry"
+            ) from None
+        except SpawnOutputTooLarge:
+            raise GitError(
+                "GIT_OUTPUT_TOO_LARGE",
+                f"git {args[0]} printed more than {self.output_limit} bytes; it was stopped",
+                "the repository is larger than PlanGate reads in one call: report it",
             ) from None
         returncode, stdout, stderr_bytes = spawned
         if returncode not in ok_codes:
@@ -189,7 +203,11 @@ class Git:
         that keeps hooks off in every other call is left out here.
         """
         without_hooks_override = (
-            "--no-replace-objects", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off",
+            "--no-replace-objects",
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.quotepath=off",
         )
         out = self._call(["rev-parse", "--git-path", "hooks"], hardening=without_hooks_override)
         path = Path(out.stdout.decode("utf-8", "strict").strip())
@@ -406,20 +424,47 @@ class Git:
         proc = self._call(["hash-object", "-t", "tree", "--stdin"], input_data=b"")
         return proc.stdout.decode().strip()
 
-    def worktree_changes(self) -> list[str]:
+    def worktree_changes(
+        self, under: tuple[str, ...] = (), *, ignored: bool = False
+    ) -> list[str]:
         """Paths changed in the working tree against HEAD, untracked files included.
 
-        Both sides of a rename are reported.
+        Both sides of a rename are reported. ``under`` limits the answer to those
+        directories (literal pathspecs: no glob or magic in them is honoured);
+        ``ignored`` also reports files git ignores there.
         """
-        proc = self._call(
-            ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"]
-        )
+        args = ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"]
+        if ignored:
+            args.append("--ignored=matching")
+        if under:
+            args += ["--", *(f":(literal){d}" for d in under)]
+        proc = self._call(args)
         out: list[str] = []
         for record in proc.stdout.split(b"\x00"):
             if not record:
                 continue
             out.append(record[3:].decode("utf-8", "surrogateescape"))
         return sorted(set(out))
+
+    def merge_base(self, one: str, two: str) -> str:
+        """The one best common ancestor of two commits (what a three-dot diff starts from).
+
+        Raises ``GIT_HISTORY_UNDECIDABLE`` with grafts or a shallow history, and
+        ``GIT_MERGE_BASE_UNDECIDABLE`` when the commits share no history or share
+        several best ancestors (criss-cross merges): then "what this side changed"
+        has no single answer and the caller fails closed.
+        """
+        self.check_history_decidable()
+        proc = self._call(["merge-base", "--all", one, two], ok_codes=(0, 1))
+        bases = proc.stdout.decode("ascii", "replace").split()
+        if len(bases) == 1 and FULL_SHA_RE.fullmatch(bases[0]):
+            return bases[0]
+        detail = "no common ancestor" if not bases else f"{len(bases)} best common ancestors"
+        raise GitError(
+            "GIT_MERGE_BASE_UNDECIDABLE",
+            f"{one[:12]} and {two[:12]} have {detail}",
+            "merge the base branch into the pull request so that one merge base remains",
+        )
 
     def ls_tree(self, commit: str, paths: list[str] | None = None) -> list[TreeEntry]:
         """Recursive ``ls-tree`` of ``commit`` (optionally limited to ``paths``)."""
@@ -479,166 +524,6 @@ class GitOutput:
         self.returncode = returncode
         self.stdout = stdout
         self.stderr = stderr
-
-
-class _GitTimeout(Exception):
-    """git ran longer than the timeout and was killed."""
-
-
-def _subprocess_capture(
-    argv: list[str], cwd: Path, env: dict[str, str], input_data: bytes | None, timeout: float
-) -> tuple[int, bytes, bytes]:
-    """Run ``argv`` with :mod:`subprocess` (the general path); ``(code, stdout, stderr)``."""
-    import subprocess
-
-    try:
-        proc = subprocess.run(
-            argv,
-            cwd=cwd,
-            env=env,
-            capture_output=True,
-            input=input_data,
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise _GitTimeout from None
-    return proc.returncode, proc.stdout, proc.stderr
-
-
-def _spawn_capture(
-    argv: list[str], cwd: Path, env: dict[str, str], input_data: bytes | None, timeout: float
-) -> tuple[int, bytes, bytes] | None:
-    """Run ``argv`` like :func:`_subprocess_capture`, with ``os.posix_spawnp`` on Linux.
-
-    Importing :mod:`subprocess` (with locale, signal and selectors) costs more
-    than the git process it starts on the ``c3 verify`` hot path, so on Linux
-    the child is spawned directly, with what ``subprocess.run`` would give it:
-    stdout and stderr captured, stdin inherited unless ``input_data`` is
-    given, SIGPIPE and SIGXFSZ reset to their defaults, every inheritable
-    descriptor above 2 closed, and the working directory passed as
-    ``git -C`` (documented as "run as if git was started in <path>").
-    Returns None whenever those guarantees cannot be met (another platform,
-    no /proc, ``cwd`` not a directory, a standard descriptor closed): the
-    caller then uses :mod:`subprocess` itself, so odd cases behave exactly
-    as before. Raises FileNotFoundError (filename ``git``) when git is missing
-    and :class:`_GitTimeout` after killing a git that ran past ``timeout``.
-    """
-    if sys.platform != "linux" or not hasattr(os, "posix_spawnp"):
-        return None
-    if not cwd.is_dir():
-        return None
-    try:
-        open_fds = [int(name) for name in os.listdir("/proc/self/fd")]  # noqa: PTH208 -- names only
-    except (OSError, ValueError):
-        return None
-    # _signal is the C module behind signal; importing signal would build its
-    # enums just to read two constants.
-    import _signal  # type: ignore[import-not-found]
-    import select
-    import time
-
-    pipes = [*os.pipe(), *os.pipe(), *(os.pipe() if input_data is not None else ())]
-    if min(pipes) <= 2:  # a closed standard descriptor: let subprocess sort it out
-        for fd in pipes:
-            os.close(fd)
-        return None
-    out_r, out_w, err_r, err_w = pipes[:4]
-    in_r, in_w = (pipes[4], pipes[5]) if input_data is not None else (-1, -1)
-    actions: list[tuple[int, ...]] = []
-    for fd in open_fds:
-        if fd > 2 and fd not in pipes:
-            try:
-                if os.get_inheritable(fd):
-                    actions.append((os.POSIX_SPAWN_CLOSE, fd))
-            except OSError:
-                pass  # the descriptor listdir itself used, already closed
-    if in_r != -1:
-        actions.append((os.POSIX_SPAWN_DUP2, in_r, 0))
-    actions.append((os.POSIX_SPAWN_DUP2, out_w, 1))
-    actions.append((os.POSIX_SPAWN_DUP2, err_w, 2))
-    child_argv = [argv[0], "-C", os.fspath(cwd), *argv[1:]]
-    sys.audit("subprocess.Popen", argv[0], argv, cwd, env)
-    try:
-        pid = os.posix_spawnp(
-            argv[0],
-            child_argv,
-            env,
-            file_actions=actions,
-            setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ),
-        )
-    except FileNotFoundError:
-        for fd in pipes:
-            os.close(fd)
-        raise FileNotFoundError(2, "No such file or directory", argv[0]) from None
-    except BaseException:
-        for fd in pipes:
-            os.close(fd)
-        raise
-    for fd in (out_w, err_w, in_r):
-        if fd != -1:
-            os.close(fd)
-    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
-    poller = select.poll()
-    for fd in (out_r, err_r):
-        poller.register(fd, select.POLLIN)
-    pending = memoryview(input_data or b"")
-    if in_w != -1:
-        if pending:
-            os.set_blocking(in_w, False)
-            poller.register(in_w, select.POLLOUT)
-        else:
-            os.close(in_w)
-            in_w = -1
-    live = [fd for fd in (out_r, err_r, in_w) if fd != -1]
-    deadline = time.monotonic() + timeout
-    status: int | None = None
-    try:
-        while live or status is None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise _GitTimeout  # the finally clause kills and reaps git
-            if not live:
-                # Both pipes are closed: git is exiting; reap it (within the timeout).
-                reaped, wait_status = os.waitpid(pid, os.WNOHANG)
-                if reaped:
-                    status = wait_status
-                else:
-                    time.sleep(0.0002)
-                continue
-            for fd, _event in poller.poll(remaining * 1000):
-                if fd == in_w:
-                    try:
-                        written = os.write(in_w, pending[:65536])
-                    except BlockingIOError:
-                        continue
-                    except BrokenPipeError:
-                        written = len(pending)  # git stopped reading: as subprocess does
-                    pending = pending[written:]
-                    if not pending:
-                        poller.unregister(in_w)
-                        os.close(in_w)
-                        live.remove(in_w)
-                        in_w = -1
-                    continue
-                data = os.read(fd, 65536)
-                if data:
-                    chunks[fd].append(data)
-                else:
-                    poller.unregister(fd)
-                    os.close(fd)
-                    live.remove(fd)
-    finally:
-        for fd in live:
-            os.close(fd)
-        if status is None:  # timeout or an error while reading: kill git, leave no zombie
-            os.kill(pid, _signal.SIGKILL)
-            os.waitpid(pid, 0)
-    return (
-        os.waitstatus_to_exitcode(status),
-        b"".join(chunks[out_r]),
-        b"".join(chunks[err_r]),
-    )
 
 
 def _split_z_paths(raw: bytes) -> list[str]:

@@ -6,8 +6,13 @@ pull request's base and head. :func:`plangate.delivery.service.gather_pull_reque
 collects the facts with git and the acceptor; :func:`decide` judges them here,
 without IO, as the ordered table :data:`RULES`:
 
-1. ``head_checked_out``: the working tree is at the head (``CI_HEAD_NOT_CHECKED_OUT``);
-   when it is not, nothing else was gathered and nothing else is judged.
+1. ``head_checked_out``: the working tree is at the head, with nothing changed,
+   untracked or ignored under ``docs/working/`` (the tasks are read from the
+   working tree, so it must hold the head's bytes): ``CI_HEAD_NOT_CHECKED_OUT``;
+   when it fails, nothing else was gathered and nothing else is judged.
+   The changed paths are those of the pull request alone: from the merge base
+   of base and head to the head (a three-dot diff), so commits on the base
+   branch after branching never count against it.
 2. ``surfaces_available``: the protected surfaces are read from the **base**
    commit (the pull request cannot relax the definition that judges it); a
    definition without entries is ``CI_SURFACES_UNAVAILABLE``.
@@ -16,20 +21,25 @@ without IO, as the ordered table :data:`RULES`:
    checkout, ``CI_TASK_NOT_VERIFIED``), its ``source_sha`` must be an ancestor of
    the head (``CI_SOURCE_NOT_ANCESTOR``) and its plan must name its allowed paths
    (``CI_SCOPE_UNDEFINED``).
-4. ``in_scope``: every changed path outside ``docs/working/`` lies inside the
-   allowed paths of at least one verified task (case-sensitive): ``CI_OUTSIDE_SCOPE``,
-   or ``CI_NO_TASK`` when the pull request touches no task at all.
-5. ``protected_surfaces``: a changed path a protected surface covers
+4. ``paths_matchable``: every changed path is a canonical repository path
+   (``CI_PATH_UNMATCHABLE``: no scope or surface rule can be trusted on it).
+5. ``in_scope``: every changed path outside the touched task directories
+   (``docs/working/TASK-XXXX/...``) lies inside the allowed paths of at least
+   one verified task (case-sensitive) and in no task's denied paths (the
+   plan's "not to touch" entries, case-folded): ``CI_OUTSIDE_SCOPE``, or ``CI_NO_TASK``
+   when the pull request touches no task at all. Other paths under
+   ``docs/working/`` are judged like any other path.
+6. ``protected_surfaces``: a changed path a protected surface covers
    (case-folded; a path that cannot be matched counts as protected) needs a
    human (``CI_PROTECTED_SURFACE``). Files a verified task's own verification
    covers, and PlanGate's own ignore file, are not protected changes.
-6. ``surfaces_defined``: a definition with a problem (only the bundled template,
+7. ``surfaces_defined``: a definition with a problem (only the bundled template,
    or a copy of it: ``HO_BOUNDARY_UNDEFINED``) still protects its patterns, but it
    never lets a pull request pass: a human must define the repository's surfaces.
 
 Every row is evaluated and every failing row is listed, in table order. The
-verdict is the strictest failing row's: ``REJECTED`` (exit 1) for rows 1-4,
-else ``HUMAN_REQUIRED`` (exit 3) for rows 5-6, else ``ACCEPTED`` (exit 0).
+verdict is the strictest failing row's: ``REJECTED`` (exit 1) for rows 1-5,
+else ``HUMAN_REQUIRED`` (exit 3) for rows 6-7, else ``ACCEPTED`` (exit 0).
 """
 
 from __future__ import annotations
@@ -40,8 +50,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, NamedTuple
 
-from plangate.paths import match_any
-from plangate.plan.scope import derive_scope
+from plangate.plan.scope import TaskScope, derive_scope
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import Reason, Result
 
@@ -76,7 +85,13 @@ class TaskFacts(NamedTuple):
 
 
 class PullRequestFacts(NamedTuple):
-    """Everything :func:`decide` reads. ``surfaces`` is None when the head is not checked out."""
+    """Everything :func:`decide` reads. ``surfaces`` is None when the head is not checked out.
+
+    ``changed`` holds the canonical changed paths since ``merge_base``;
+    ``unmatchable`` the changed paths that are not canonical repository paths
+    (as git printed them, each with the code of its problem); ``dirty`` what
+    differs from the head under ``docs/working/`` in the working tree.
+    """
 
     base: str
     head: str
@@ -84,6 +99,9 @@ class PullRequestFacts(NamedTuple):
     changed: tuple[str, ...] = ()
     surfaces: ResolvedSurfaces | None = None
     tasks: tuple[TaskFacts, ...] = ()
+    merge_base: str = ""
+    unmatchable: tuple[tuple[str, str], ...] = ()
+    dirty: tuple[str, ...] = ()
 
 
 def touched_tasks(changed: tuple[str, ...]) -> list[str]:
@@ -97,6 +115,7 @@ class _TaskJudgement:
     facts: dict[str, Any]
     allowed: tuple[str, ...] = ()
     covered: tuple[str, ...] = ()
+    scope: TaskScope | None = None
 
 
 def _judge_task(task: TaskFacts) -> _TaskJudgement:
@@ -129,9 +148,11 @@ def _judge_task(task: TaskFacts) -> _TaskJudgement:
             facts,
         )
     facts["allowed_paths"] = list(scope.patterns)
+    if scope.denied:
+        facts["denied_paths"] = list(scope.denied)
     covered = (f"docs/working/{task_id}/approvals/c3.json",
                *(f"docs/working/{task_id}/{name}" for name in task.artifacts))
-    return _TaskJudgement((), facts, scope.patterns, covered)
+    return _TaskJudgement((), facts, scope.patterns, covered, scope)
 
 
 @dataclass(frozen=True)
@@ -155,10 +176,16 @@ class Case:
 
     @cached_property
     def outside(self) -> list[str]:
-        """Changed paths outside ``docs/working/`` that no verified task's scope allows."""
-        allowed = [p for judgement in self.tasks.values() for p in judgement.allowed]
-        return [p for p in self.facts.changed if not p.startswith("docs/working/")
-                and p not in self.covered and match_any(allowed, p) is None]
+        """Changed paths outside the touched task directories that no verified task allows.
+
+        A path the plan of any touched task says not to touch is outside too,
+        whatever another pattern allows.
+        """
+        scopes = [j.scope for j in self.tasks.values() if j.scope is not None]
+        return [p for p in self.facts.changed if TASK_PATH_RE.fullmatch(p) is None
+                and p not in self.covered
+                and (not any(s.allows(p) for s in scopes)
+                     or any(s.denies(p) is not None for s in scopes))]
 
     @cached_property
     def protected(self) -> list[str]:
@@ -172,12 +199,33 @@ class Case:
 
 def _head_checked_out(case: Case) -> tuple[Reason, ...]:
     facts = case.facts
-    if facts.checked_out == facts.head:
+    if facts.checked_out != facts.head:
+        return (Reason(
+            "CI_HEAD_NOT_CHECKED_OUT",
+            f"the working tree is at {facts.checked_out[:12]}, not the head {facts.head[:12]}",
+            "check out the pull request's head commit before running the check",
+        ),)
+    if facts.dirty:
+        return (Reason(
+            "CI_HEAD_NOT_CHECKED_OUT",
+            f"{len(facts.dirty)} file(s) under docs/working/ differ from the head: "
+            + ", ".join(facts.dirty[:_LISTED]),
+            "run the check on a clean checkout of the pull request's head commit",
+            facts.dirty,
+        ),)
+    return ()
+
+
+def _paths_matchable(case: Case) -> tuple[Reason, ...]:
+    bad = case.facts.unmatchable
+    if not bad:
         return ()
     return (Reason(
-        "CI_HEAD_NOT_CHECKED_OUT",
-        f"the working tree is at {facts.checked_out[:12]}, not the head {facts.head[:12]}",
-        "check out the pull request's head commit before running the check",
+        "CI_PATH_UNMATCHABLE",
+        f"{len(bad)} changed path(s) are not canonical repository paths: "
+        + ", ".join(f"{path!r} ({code})" for path, code in bad[:_LISTED]),
+        "rename them to plain paths (no control characters, no non-UTF-8 bytes, NFC)",
+        tuple(path for path, _ in bad),
     ),)
 
 
@@ -205,7 +253,8 @@ def _in_scope(case: Case) -> tuple[Reason, ...]:
                        "every change needs an approved task (docs/working/TASK-XXXX)",
                        tuple(outside)),)
     return (Reason("CI_OUTSIDE_SCOPE",
-                   f"{len(outside)} changed path(s) are outside every task's allowed paths: "
+                   f"{len(outside)} changed path(s) are outside every task's allowed paths "
+                   "or denied by a task's plan: "
                    + named,
                    "revert them or re-plan the task with a wider scope",
                    tuple(outside)),)
@@ -241,6 +290,7 @@ RULES: tuple[Rule, ...] = (
     Rule("head_checked_out", REJECTED, _head_checked_out),
     Rule("surfaces_available", REJECTED, _surfaces_available),
     Rule("tasks_verified", REJECTED, _tasks_verified),
+    Rule("paths_matchable", REJECTED, _paths_matchable),
     Rule("in_scope", REJECTED, _in_scope),
     Rule("protected_surfaces", HUMAN_REQUIRED, _protected_surfaces),
     Rule("surfaces_defined", HUMAN_REQUIRED, _surfaces_defined),
@@ -256,8 +306,10 @@ def _facts_json(case: Case) -> dict[str, Any]:
     out: dict[str, Any] = {
         "base": facts.base,
         "head": facts.head,
+        "merge_base": facts.merge_base,
         "tasks": {task_id: j.facts for task_id, j in case.tasks.items()},
         "changed_paths": list(facts.changed),
+        "unmatchable_paths": [path for path, _ in facts.unmatchable],
     }
     if facts.surfaces is not None:
         out["surfaces_provenance"] = facts.surfaces.provenance

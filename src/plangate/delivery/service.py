@@ -27,6 +27,7 @@ facts ``ci check`` judges (:func:`gather_pull_request`, :func:`check_pull_reques
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,7 +156,7 @@ def derive_scope(task_dir: Path, plan_hash: str) -> Scope | Reason:
             "re-run the command; if plan.md was edited, the plan needs a new approval",
         )
     scope = derive_scope(read.data)
-    return Scope(scope.patterns, scope.problem_text)
+    return Scope(scope.patterns, scope.problem_text, scope.denied)
 
 
 def measure_ancestry(repo_root: Path, source_sha: str, head_sha: str) -> Ancestry:
@@ -518,11 +519,16 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
 
     The commits are resolved in the repository that holds ``cwd``. When the
     working tree is not at the head nothing else is read. Otherwise: the changed
-    paths of ``base..head`` (each must be a canonical repository path, else the
-    check refuses, exit 1), the protected surfaces committed at the base (a git
+    paths (a path that is not a canonical repository path is kept apart, as
+    ``unmatchable``), the protected surfaces committed at the base (a git
     failure is ``CI_SURFACES_UNREADABLE``, exit 1), and for every touched task its
     snapshot on the head checkout and the acceptor's verdict under the ancestor
     policy (the approved commit must be an ancestor of the head).
+
+    The changed paths are those since the merge base of base and head (a
+    three-dot diff); no single merge base, grafts or a shallow history refuse
+    the check (exit 1). A working tree that differs from the head under
+    ``docs/working/`` is reported instead of read.
     """
     from plangate.approval.holds import ANCESTOR, holds_for_head
     from plangate.errors import InputRejected
@@ -537,13 +543,26 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
     checked_out = git.head()
     if checked_out != head:
         return PullRequestFacts(base, head, checked_out)
-    changed = tuple(canonical_path(p) for p in git.changed_paths(base, head))
+    dirty = tuple(git.worktree_changes(("docs/working",), ignored=True))
+    if dirty:
+        return PullRequestFacts(base, head, checked_out, dirty=dirty)
+    try:
+        since = git.merge_base(base, head)
+    except GitError as exc:
+        raise InputRejected(exc.code, exc.message, exc.hint) from None
+    changed: list[str] = []
+    unmatchable: list[tuple[str, str]] = []
+    for raw in git.changed_paths(since, head):
+        try:
+            changed.append(canonical_path(raw))
+        except InputRejected as exc:
+            unmatchable.append((raw, exc.code))
     try:
         surfaces = surfaces_at_commit(git, base)
     except GitError as exc:
         raise InputRejected("CI_SURFACES_UNREADABLE", exc.message, exc.hint) from None
     tasks: list[TaskFacts] = []
-    for task_id in touched_tasks(changed):
+    for task_id in touched_tasks(tuple(changed)):
         try:
             snapshot = read_task_snapshot(task_dir_for(root, task_id))
         except InputRejected as exc:
@@ -552,9 +571,45 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
         outcome = holds_for_head(root, snapshot, head, policy=ANCESTOR)
         tasks.append(TaskFacts(task_id, None, outcome, snapshot.artifact("plan.md"),
                                tuple(snapshot.artifacts)))
-    return PullRequestFacts(base, head, checked_out, changed, surfaces, tuple(tasks))
+    return PullRequestFacts(base, head, checked_out, tuple(changed), surfaces, tuple(tasks),
+                            since, tuple(unmatchable))
 
 
 def check_pull_request(cwd: Path, base_rev: str, head_rev: str) -> Result:
     """``plangate ci check``: gather the pull request's facts, then judge them (pure)."""
     return decide_pull_request(gather_pull_request(cwd, base_rev, head_rev))
+
+
+def publish_ci_result(
+    result: Result, *, sarif_path: Path | None, summary_path: Path | None
+) -> None:
+    """Write what a CI system reads besides the verdict: a SARIF log, a job summary.
+
+    The SARIF file is replaced atomically (never through a link); the summary is
+    appended (CI runners hand a file to append to), opened without following a
+    link. A file that cannot be written is ``CI_OUTPUT_UNWRITABLE`` (exit 1).
+    """
+    import json
+
+    from plangate import __version__
+    from plangate.delivery.ci_report import sarif, summary_markdown
+    from plangate.errors import EnvironmentFailure
+    from plangate.fsutil import atomic_write
+
+    try:
+        if sarif_path is not None:
+            data = json.dumps(sarif(result, version=__version__), indent=2) + "\n"
+            atomic_write(sarif_path, data.encode())
+        if summary_path is not None:
+            fd = os.open(summary_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                         | getattr(os, "O_CLOEXEC", 0), 0o644)
+            try:
+                os.write(fd, summary_markdown(result).encode())
+            finally:
+                os.close(fd)
+    except OSError as exc:
+        raise EnvironmentFailure(
+            "CI_OUTPUT_UNWRITABLE",
+            f"cannot write {exc.filename or 'a CI output file'}: {exc.strerror}",
+            "check the path given to --sarif or --summary",
+        ) from None

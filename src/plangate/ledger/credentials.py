@@ -34,6 +34,8 @@ _URL_RE = re.compile(r"(?i)postgres(?:ql)?://[^\s/?#'\"]*")
 # also in a query string (?password=...&) and percent-encoded (password%3D...).
 _KEY_RE = re.compile(r"(?i)((?:ssl)?password(?:\s*=\s*|%3D))('(?:[^'\\]|\\.)*'?|[^\s&'\"]*)")
 
+_PERCENT_RE = re.compile(r"%([0-9A-Fa-f]{2})")
+
 _MIN_SECRET_CHARS = 4
 """Shorter literal secrets are masked only where a pattern finds them (a one-letter
 password would otherwise mask every such letter of a message)."""
@@ -52,13 +54,25 @@ def _redact_netloc(match: re.Match[str]) -> str:
     return text[: scheme_end + colon + 1] + MASK + text[at:]
 
 
+def unquote(text: str) -> str:
+    """Percent-decoding of a URL component (bytes that are not UTF-8 become U+FFFD)."""
+    if "%" not in text:
+        return text
+    out = bytearray()
+    last = 0
+    for match in _PERCENT_RE.finditer(text):
+        out += text[last : match.start()].encode("utf-8", "surrogatepass")
+        out.append(int(match.group(1), 16))
+        last = match.end()
+    out += text[last:].encode("utf-8", "surrogatepass")
+    return out.decode("utf-8", "replace")
+
+
 def url_secrets(url: str) -> tuple[str, ...]:
     """The passwords a connection URL or ``key=value`` string carries, raw and decoded.
 
     Never raises: an unparseable URL yields what the patterns can find.
     """
-    from urllib.parse import unquote
-
     found: list[str] = []
     for match in _URL_RE.finditer(url):
         text = match.group(0)

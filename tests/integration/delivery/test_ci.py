@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from support.delivery import define_surfaces
 from support.hooks import approved_repo
 from support.repo import commit_all, git
 from support.taskkit import PLAN_MD, approve_task, make_task
@@ -18,15 +19,6 @@ def _ci(repo: Path, run_cli, base: str, head: str = "HEAD"):
     return result.code, json.loads(result.out) if result.out else {}
 
 
-def define_surfaces(repo: Path) -> str:
-    """Adopt the bundled template as the repository's own definition; commit; return HEAD."""
-    from plangate.surfaces import bundled_template_bytes
-
-    text = bundled_template_bytes().decode()
-    own = "\n".join(ln for ln in text.splitlines() if "PLANGATE-BUNDLED-TEMPLATE" not in ln)
-    (repo / ".plangate").mkdir(exist_ok=True)
-    (repo / ".plangate" / "protected-surfaces.toml").write_text(own + "\n")
-    return commit_all(repo, "protected surfaces")
 
 
 def test_ci_accepts_in_scope_task_work(git_repo: Path, run_cli) -> None:
@@ -198,4 +190,73 @@ def test_ci_refuses_a_path_no_pattern_can_be_matched_against(git_repo: Path, run
     commit_all(git_repo, "work")
     result = run_cli(git_repo, "ci", "check", "--base", base, "--head", "HEAD")
     assert result.code == 1, result.out
-    assert "PATH_HAS_WILDCARD" in result.err
+    assert "CI_PATH_UNMATCHABLE" in result.out
+    assert "'what?.py' (PATH_HAS_WILDCARD)" in result.out
+
+
+def test_ci_rejects_a_change_made_only_under_docs_working_with_no_task(
+    git_repo: Path, run_cli
+) -> None:
+    base = define_surfaces(git_repo)
+    (git_repo / "docs" / "working").mkdir(parents=True, exist_ok=True)
+    (git_repo / "docs" / "working" / "notes.md").write_text("anything\n")
+    commit_all(git_repo, "notes")
+    code, body = _ci(git_repo, run_cli, base)
+    assert code == 1, body
+    assert [r["code"] for r in body["reasons"]] == ["CI_NO_TASK"]
+    assert body["reasons"][0]["evidence"] == ["docs/working/notes.md"]
+
+
+def test_ci_judges_only_the_pull_requests_own_changes(git_repo: Path, run_cli) -> None:
+    # The base branch moves on after the branch was made (a protected file and an
+    # out-of-scope file change there): a three-dot diff never counts them.
+    define_surfaces(git_repo)
+    git(git_repo, "branch", "base-branch", "HEAD")
+    repo = approved_repo(git_repo)
+    commit_all(repo, "record")
+    (repo / "src" / "app.py").write_text("def greet():\n    return 'hello'\n")
+    commit_all(repo, "work")
+    git(repo, "checkout", "-q", "base-branch")
+    (repo / "AGENTS.md").write_text("moved on\n")
+    (repo / "other.py").write_text("x\n")
+    moved = commit_all(repo, "base moves on")
+    git(repo, "checkout", "-q", "-")
+    code, body = _ci(repo, run_cli, moved)
+    assert code == 0, body
+    assert "AGENTS.md" not in body["facts"]["changed_paths"]
+    assert "other.py" not in body["facts"]["changed_paths"]
+    assert "src/app.py" in body["facts"]["changed_paths"]
+    assert body["facts"]["merge_base"] == git(repo, "merge-base", moved, "HEAD")
+
+
+def test_ci_refuses_commits_without_a_common_history(git_repo: Path, run_cli) -> None:
+    define_surfaces(git_repo)
+    git(git_repo, "checkout", "-q", "--orphan", "island")
+    (git_repo / "island.py").write_text("x\n")
+    island = commit_all(git_repo, "unrelated root")
+    git(git_repo, "checkout", "-q", "main")
+    result = run_cli(git_repo, "ci", "check", "--base", island, "--head", "HEAD")
+    assert result.code == 1, result.out
+    assert "GIT_MERGE_BASE_UNDECIDABLE" in result.err + result.out
+
+
+def test_ci_refuses_a_working_tree_that_differs_under_docs_working(
+    git_repo: Path, run_cli
+) -> None:
+    base = define_surfaces(git_repo)
+    repo = approved_repo(git_repo)
+    commit_all(repo, "record")
+    (repo / "src" / "app.py").write_text("def greet():\n    return 'hello'\n")
+    commit_all(repo, "work")
+    for dirty in ("docs/working/TASK-0001/plan.md", "docs/working/TASK-0001/extra.md"):
+        original = (repo / dirty).read_bytes() if (repo / dirty).exists() else None
+        (repo / dirty).write_text("# a different plan\n")
+        code, body = _ci(repo, run_cli, base)
+        assert code == 1, body
+        assert [r["code"] for r in body["reasons"]] == ["CI_HEAD_NOT_CHECKED_OUT"]
+        assert dirty in body["reasons"][0]["evidence"]
+        if original is None:
+            (repo / dirty).unlink()
+        else:
+            (repo / dirty).write_bytes(original)
+    assert _ci(repo, run_cli, base)[0] == 0

@@ -205,3 +205,47 @@ def test_ci_check_judges_the_real_head_under_a_replace_ref(
     assert "CLAUDE.md" in doc["facts"]["changed_paths"]
     assert "CLAUDE.md" in doc["facts"]["protected_paths"]
     assert result.code == 1
+
+
+def test_output_beyond_the_bound_stops_git_with_a_code(git_repo: Path) -> None:
+    for n in range(200):
+        _write(git_repo, f"many/file-{n:04d}.txt", "x\n")
+    commit = commit_all(git_repo, "many files")
+    assert len(Git(git_repo).ls_tree(commit)) > 200
+    bounded = Git(git_repo, output_limit=1000)
+    with pytest.raises(GitError) as info:
+        bounded.ls_tree(commit)
+    assert info.value.code == "GIT_OUTPUT_TOO_LARGE"
+    assert bounded.resolve_commit("HEAD") == commit  # small answers still pass the bound
+
+
+def test_the_subprocess_path_has_the_same_bound(git_repo: Path) -> None:
+    from plangate._spawn import SpawnOutputTooLarge, subprocess_capture
+    from plangate.git import HARDENING_ARGS, scrubbed_env
+
+    argv = ["git", *HARDENING_ARGS, "log", "--format=%H%n%H%n%H"]
+    for n in range(20):
+        _write(git_repo, f"f{n}", "x\n")
+        commit_all(git_repo, f"c{n}")
+    code, out, _ = subprocess_capture(argv, git_repo, scrubbed_env(), input_data=None,
+                                      timeout=60.0, output_limit=1 << 20)
+    assert code == 0 and len(out) > 2000
+    with pytest.raises(SpawnOutputTooLarge):
+        subprocess_capture(argv, git_repo, scrubbed_env(), input_data=None, timeout=60.0,
+                           output_limit=500)
+
+
+def test_worktree_changes_reads_literal_directories_and_ignored_files(git_repo: Path) -> None:
+    _write(git_repo, "docs/working/a.md", "x\n")
+    _write(git_repo, "docs/other/b.md", "x\n")
+    _write(git_repo, "docs/work*/c.md", "x\n")
+    _write(git_repo, ".gitignore", "*.log\n")
+    commit_all(git_repo, "ignore logs")
+    _write(git_repo, "docs/working/d.log", "x\n")
+    door = Git(git_repo)
+    assert door.worktree_changes(("docs/working",)) == []
+    assert door.worktree_changes(("docs/working",), ignored=True) == ["docs/working/d.log"]
+    _write(git_repo, "docs/work*/c.md", "changed\n")
+    # A literal pathspec: "docs/work*" never matches docs/working/d.log.
+    assert door.worktree_changes(("docs/work*",), ignored=True) == ["docs/work*/c.md"]
+    assert door.worktree_changes(("docs/working",)) == []

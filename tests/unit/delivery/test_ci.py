@@ -27,15 +27,17 @@ EXPECTED_ORDER = (
     "head_checked_out",
     "surfaces_available",
     "tasks_verified",
+    "paths_matchable",
     "in_scope",
     "protected_surfaces",
     "surfaces_defined",
 )
 
 
-def facts(*changed: str, tasks=(ACCEPTED_TASK,), surfaces=SURFACES, checked_out=HEAD):
+def facts(*changed: str, tasks=(ACCEPTED_TASK,), surfaces=SURFACES, checked_out=HEAD,
+          unmatchable=(), dirty=()):
     return PullRequestFacts(BASE, HEAD, checked_out, (*TASK_FILES, *changed), surfaces,
-                            tuple(tasks))
+                            tuple(tasks), "m" * 40, unmatchable, dirty)
 
 
 def codes(result: Result) -> list[str]:
@@ -44,7 +46,7 @@ def codes(result: Result) -> list[str]:
 
 def test_the_table_order():
     assert tuple(rule.name for rule in RULES) == EXPECTED_ORDER
-    assert [rule.verdict for rule in RULES] == ["REJECTED"] * 4 + ["HUMAN_REQUIRED"] * 2
+    assert [rule.verdict for rule in RULES] == ["REJECTED"] * 5 + ["HUMAN_REQUIRED"] * 2
 
 
 def test_the_documented_table_is_the_tables_order():
@@ -74,6 +76,8 @@ ROW_CASES = {
             Reason("C3_PLAN_HASH_MISMATCH", "plan changed"),), {})),)),
         "REJECTED", ["CI_TASK_NOT_VERIFIED", "CI_PROTECTED_SURFACE"],
     ),
+    "paths_matchable": (facts(unmatchable=(("a\tb.py", "PATH_HAS_CONTROL"),)), "REJECTED",
+                        ["CI_PATH_UNMATCHABLE"]),
     "in_scope": (facts("stray.py"), "REJECTED", ["CI_OUTSIDE_SCOPE"]),
     "protected_surfaces": (facts("src/approvals/x.py"), "HUMAN_REQUIRED", ["CI_PROTECTED_SURFACE"]),
     "surfaces_defined": (
@@ -95,7 +99,48 @@ def test_each_row_decides_its_facts(name):
 def test_a_head_not_checked_out_is_the_only_thing_judged():
     result = decide(PullRequestFacts(BASE, HEAD, "c" * 40))
     assert codes(result) == ["CI_HEAD_NOT_CHECKED_OUT"]
-    assert result.facts == {"base": BASE, "head": HEAD, "tasks": {}, "changed_paths": []}
+    assert result.facts == {"base": BASE, "head": HEAD, "merge_base": "", "tasks": {},
+                            "changed_paths": [], "unmatchable_paths": []}
+
+
+def test_a_working_tree_that_differs_under_docs_working_is_not_judged():
+    dirty = ("docs/working/TASK-0001/plan.md",)
+    result = decide(facts(dirty=dirty))
+    assert codes(result) == ["CI_HEAD_NOT_CHECKED_OUT"]
+    assert result.reasons[0].evidence == dirty
+
+
+def test_a_path_that_cannot_be_matched_rejects_with_its_problem():
+    result = decide(facts(unmatchable=(("what?.py", "PATH_HAS_WILDCARD"),)))
+    assert (result.verdict, codes(result)) == ("REJECTED", ["CI_PATH_UNMATCHABLE"])
+    assert "'what?.py' (PATH_HAS_WILDCARD)" in result.reasons[0].message
+    assert result.reasons[0].evidence == ("what?.py",)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "docs/working/notes.md",
+        "docs/working/TASK-0002x/plan.md",
+        "docs/working/task-0001/plan.md",
+        "docs/working/TASK-001/plan.md",
+        "docs/working/TASK-0001",
+    ],
+)
+def test_docs_working_outside_a_task_directory_is_in_no_scope(path: str):
+    result = decide(facts(path))
+    assert (result.verdict, codes(result)) == ("REJECTED", ["CI_OUTSIDE_SCOPE"])
+    assert result.reasons[0].evidence == (path,)
+
+
+def test_docs_working_alone_without_a_task_is_no_task():
+    result = decide(PullRequestFacts(BASE, HEAD, HEAD, ("docs/working/notes.md",), SURFACES, ()))
+    assert (result.verdict, codes(result)) == ("REJECTED", ["CI_NO_TASK"])
+
+
+def test_files_in_a_touched_task_directory_need_no_scope():
+    result = decide(facts("docs/working/TASK-0001/notes.md"))
+    assert result.verdict == "ACCEPTED", codes(result)
 
 
 def test_every_failing_row_is_listed_in_table_order_and_rejection_wins():

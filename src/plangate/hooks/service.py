@@ -451,16 +451,23 @@ def evaluate(
     from plangate.ledger import LedgerError, open_location, resolve_location
 
     try:
-        location = resolve_location(Path(root), env)
-        if location.backend == "sqlite" and not os.path.lexists(location.target):
-            # A ledger that vanished must not silently restart as a new, empty chain.
+        # Hooks never create a ledger: one that vanished (a deleted or emptied
+        # file, dropped tables) must not silently restart as a new chain.
+        ledger = open_location(resolve_location(Path(root), env), must_exist=True)
+    except LedgerError as exc:
+        if exc.code == "LEDGER_MISSING":
             return deny_result(
                 "HOOK_LEDGER_MISSING",
-                f"the ledger {location.target} does not exist, so no decision can be recorded",
-                "a human runs 'plangate hooks install' (it creates the ledger) or restores it",
+                f"no decision can be recorded: {exc.message}",
+                "a human restores the ledger, or runs 'plangate hooks install' / 'plangate "
+                "ledger init' (a new repository) or 'plangate ledger init --force' (start over)",
             )
-        ledger = open_location(location)
-    except (LedgerError, PlanGateError, OSError) as exc:
+        return deny_result(
+            "HOOK_LEDGER_UNAVAILABLE",
+            f"the ledger cannot be opened, so no decision can be recorded: {exc}",
+            "run 'plangate ledger verify'; a human repairs or restores the ledger",
+        )
+    except (PlanGateError, OSError) as exc:
         return deny_result(
             "HOOK_LEDGER_UNAVAILABLE",
             f"the ledger cannot be opened, so no decision can be recorded: {exc}",

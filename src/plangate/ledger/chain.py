@@ -512,6 +512,56 @@ def verify_rows(
     )
 
 
+def verify_segment(
+    rows: Iterable[tuple[Any, ...]], head: Head, start: int, *, location: str = "the ledger"
+) -> list[LedgerEntry]:
+    """Verify rows ``start`` .. head (column values in ``seq`` order) as a chain segment.
+
+    The first row anchors the segment: its own hash must hold and, when
+    ``start`` is 1, it must link to the genesis; every later row must be the
+    next ``seq``, link to the row before and hash to its ``entry_hash``; the
+    last row must be the head (an empty segment only when the head is seq 0).
+    Returns the decoded entries; raises ``LEDGER_TAMPERED`` otherwise.
+    """
+    from plangate.ledger.rows import StoredRow
+
+    entries: list[LedgerEntry] = []
+    prev_hash: str | None = GENESIS_PREV_HASH if start <= 1 else None
+    expected = start
+    for values in rows:
+        row = StoredRow(*values)
+        link = row.prev_hash if prev_hash is None and isinstance(row.prev_hash, str) else prev_hash
+        reason = _check_row(row, expected, link or "")
+        if reason is not None:
+            raise _segment_broken(location, expected, reason)
+        entries.append(entry_from_values(values))
+        prev_hash = row.entry_hash
+        expected += 1
+    last_seq = expected - 1
+    last_hash = prev_hash if entries else (GENESIS_PREV_HASH if start <= 1 else None)
+    empty_ok = not entries and start <= 1 and head.seq == 0 and head.entry_hash == GENESIS_PREV_HASH
+    if not empty_ok and (not entries or head.seq != last_seq or head.entry_hash != last_hash):
+        raise _segment_broken(
+            location,
+            last_seq + 1,
+            Reason(
+                "LEDGER_HEAD_MISMATCH",
+                f"the ledger head records seq {head.seq!r} but the chain read from seq {start} "
+                f"ends at seq {last_seq}",
+            ),
+        )
+    return entries
+
+
+def _segment_broken(location: str, seq: int, reason: Reason) -> LedgerError:
+    return LedgerError(
+        "LEDGER_TAMPERED",
+        f"ledger {location} does not verify at seq {seq} ({reason.code}: {reason.message}); "
+        "no decision is based on it",
+        "run 'plangate ledger verify'; a human investigates and restores the ledger",
+    )
+
+
 def _head_bad_seq(head: Head, chain_end: int) -> int:
     """First bad seq when the chain and the head disagree."""
     if isinstance(head.seq, bool) or not isinstance(head.seq, int):

@@ -4,9 +4,11 @@ Where the active task comes from (docs/agents.md, "The active task"):
 
 1. ``PLANGATE_TASK`` in the hook's environment. ``plangate exec`` sets it for
    the command it runs, so an agent started by exec passes it to its hooks.
-2. Otherwise the ledger: the most recent ``exec_started`` entry that has no
-   later ``exec_ended`` for the same run (``payload.run_id`` when present,
-   else the same subject). The task id is ``payload.task_id`` (or the subject).
+2. Otherwise the ledger: the most recent ``exec_started`` entry, at most a day
+   old, that has no later ``exec_ended`` for the same run (``payload.run_id``
+   when present, else the same subject), decided on verified entries
+   (:mod:`plangate.execution.openrun`). The task id is ``payload.task_id`` (or
+   the subject).
 3. Otherwise there is no active task: only planning files may be written.
 
 Every decision is appended to the ledger as kind ``hook_decision``. A ledger
@@ -40,7 +42,7 @@ from plangate.hooks.decision import (
     TaskFacts,
     decide,
 )
-from plangate.hooks.override import active_grants, grant_states, override_entries
+from plangate.hooks.override import active_grants, grant_states, verified_override_entries
 from plangate.hooks.paths import TargetRejected, filesystem_is_case_insensitive, resolve_target
 from plangate.paths import PathRejected, canonical_path
 from plangate.verdict import Reason, Result
@@ -112,28 +114,12 @@ def current_head(root: str) -> str:
     return Git(Path(root)).head()
 
 
-def _entry_key(payload: Mapping[str, Any], subject: str) -> str:
-    run_id = payload.get("run_id")
-    return f"run:{run_id}" if isinstance(run_id, str) and run_id else f"subject:{subject}"
+def exec_task_from_ledger(ledger: Ledger, now: datetime | None = None) -> str | None:
+    """Task of the open exec run (see plangate.execution.openrun), decided on verified entries."""
+    from plangate.execution.openrun import open_run, run_task
 
-
-def exec_task_from_ledger(ledger: Ledger) -> str | None:
-    """Task of the most recent ``exec_started`` with no later ``exec_ended`` (see module doc)."""
-    started = ledger.entries(kind="exec_started")
-    if not started:
-        return None
-    ended = ledger.entries(kind="exec_ended")
-    latest_end: dict[str, int] = {}
-    for entry in ended:
-        key = _entry_key(entry.payload, entry.subject)
-        latest_end[key] = max(latest_end.get(key, 0), entry.seq)
-    for entry in reversed(started):
-        key = _entry_key(entry.payload, entry.subject)
-        if latest_end.get(key, 0) > entry.seq:
-            continue
-        task = entry.payload.get("task_id", entry.payload.get("task", entry.subject))
-        return task if isinstance(task, str) else None
-    return None
+    entry = open_run(ledger, now or utc_now())
+    return None if entry is None else run_task(entry)
 
 
 def locked_tasks(root: str) -> frozenset[str]:
@@ -220,7 +206,7 @@ def gather_facts(
         else:
             task = task_facts(root, env_task, "env")
     else:
-        ledger_task = exec_task_from_ledger(ledger)
+        ledger_task = exec_task_from_ledger(ledger, now)
         if ledger_task is not None:
             if TASK_ID_RE.fullmatch(ledger_task) is None:
                 task_problem = Reason(
@@ -231,10 +217,10 @@ def gather_facts(
             else:
                 task = task_facts(root, ledger_task, "exec")
     grants: tuple[OverrideGrant, ...] = ()
-    entries = override_entries(ledger)
+    moment = now or utc_now()
+    entries = verified_override_entries(ledger, moment)
     if entries:
-
-        grants = active_grants(grant_states(entries), now or utc_now())
+        grants = active_grants(grant_states(entries), moment)
     return Facts(
         surfaces=surfaces,
         surfaces_problem=surfaces_problem,
@@ -408,7 +394,8 @@ def _spend_one_shots(
     if not any(g in one_shots for g in used):
         return result
     with exclusive_lock(Path(root) / ".plangate" / "locks" / "override.lock", wait=True):
-        fresh = active_grants(grant_states(override_entries(ledger)), now or utc_now())
+        moment = now or utc_now()
+        fresh = active_grants(grant_states(verified_override_entries(ledger, moment)), moment)
         result = decide(facts._replace(overrides=fresh), action)
         for grant_id in result.facts.get("overrides_used", []):
             if grant_id in one_shots:

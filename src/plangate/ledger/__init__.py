@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from plangate.layout import PLANGATE_DIR

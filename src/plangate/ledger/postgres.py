@@ -200,18 +200,16 @@ class PostgresLedger(Ledger):
         )
 
     def create_schema(
-        self, *, first: Callable[[Ledger], None] | None = None, replace: bool = False
+        self, *, first: Callable[[Ledger], None] | None = None, replace_suffix: str | None = None
     ) -> tuple[Head | None, str | None]:
         """Create the tables (and append ``first``'s entries) in one transaction.
 
-        With ``replace`` existing tables are renamed aside first (suffix
-        ``_replaced_<UTC time>``, nothing is dropped). Returns the old head (None
+        With ``replace_suffix`` existing tables and their indexes are renamed aside
+        first (that suffix appended, nothing is dropped). Returns the old head (None
         when there was none or it could not be read) and the suffix used.
         Another process that created the tables meanwhile wins: then nothing is
         created and ``(None, None)`` is returned.
         """
-        from plangate.clock import utc_now
-
         conn = self._connection()
         old_head: Head | None = None
         suffix: str | None = None
@@ -225,13 +223,13 @@ class PostgresLedger(Ledger):
                     "OR to_regclass('plangate_ledger_head') IS NOT NULL"
                 ).fetchone()
                 if exists and exists[0]:
-                    if not replace:
+                    if replace_suffix is None:
                         if conn.execute(
                             "SELECT to_regclass('plangate_ledger_entries') IS NOT NULL"
                         ).fetchone() == (True,):
                             self._ensure_triggers()
                         return None, None
-                    suffix = "_replaced_" + utc_now().strftime("%Y%m%dT%H%M%SZ")
+                    suffix = replace_suffix
                     old_head = self._rename_aside(suffix)
                 # Idempotent statements all the same: the catalog a concurrent
                 # creator just committed may not be visible to the check above.
@@ -282,9 +280,7 @@ class PostgresLedger(Ledger):
                 "SELECT indexrelid::regclass::text FROM pg_index WHERE indrelid = to_regclass(%s)",
                 (table,),
             ).fetchall():
-                conn.execute(
-                    f'ALTER INDEX "{index}" RENAME TO "{index}{suffix}"'  # noqa: S608
-                )
+                conn.execute(f'ALTER INDEX "{index}" RENAME TO "{index}{suffix}"')
             conn.execute(f'ALTER TABLE "{table}" RENAME TO "{table}{suffix}"')
         return head
 

@@ -176,7 +176,9 @@ class SQLiteLedger(Ledger):
             if self.read_only:
                 conn = self._connect_read_only()
             else:
-                conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+                conn = sqlite3.connect(
+                    str(path), timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
+                )
                 conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
                 conn.execute("PRAGMA synchronous = FULL")
         except sqlite3.Error as exc:
@@ -393,9 +395,11 @@ class SQLiteLedger(Ledger):
 
     def _head(self) -> Head:
         try:
-            row = self._connection().execute(
-                "SELECT seq, entry_hash FROM ledger_head WHERE id = 1"
-            ).fetchone()
+            row = (
+                self._connection()
+                .execute("SELECT seq, entry_hash FROM ledger_head WHERE id = 1")
+                .fetchone()
+            )
         except sqlite3.Error as exc:
             raise self._read_error(exc) from None
         if row is None:
@@ -441,7 +445,9 @@ class SQLiteLedger(Ledger):
         problems = [str(row[0]) for row in rows if row and row[0] != "ok"]
         if not problems:
             return None
-        shown = "; ".join(problems[:3]) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
+        shown = "; ".join(problems[:3]) + (
+            f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+        )
         return Reason(
             "LEDGER_INTEGRITY_FAILED",
             f"the database is damaged: {shown}",
@@ -502,8 +508,9 @@ def create_file(
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dfd)
         os.close(fd)
     except OSError as exc:
-        raise unavailable(where, f"cannot create it: {exc.strerror or exc}", "check the directory "
-                          "is writable") from None
+        raise unavailable(
+            where, f"cannot create it: {exc.strerror or exc}", "check the directory is writable"
+        ) from None
     try:
         _build(Path(_fd_path(directory, tmp)), where, first)
         if os.stat(tmp, dir_fd=dfd, follow_symlinks=False).st_size == 0:
@@ -516,8 +523,9 @@ def create_file(
             os.fsync(dfd)
         return True
     except OSError as exc:
-        raise unavailable(where, f"cannot create it: {exc.strerror or exc}", "check the directory "
-                          "is writable") from None
+        raise unavailable(
+            where, f"cannot create it: {exc.strerror or exc}", "check the directory is writable"
+        ) from None
     finally:
         for leftover in (tmp, f"{tmp}-wal", f"{tmp}-shm", f"{tmp}-journal"):
             with contextlib.suppress(OSError):
@@ -540,7 +548,9 @@ def _build(path: Path, where: str, first: Callable[[Ledger], None] | None) -> No
         )
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
-        raise unavailable(where, f"cannot create the schema: {exc}", "check the directory") from None
+        raise unavailable(
+            where, f"cannot create the schema: {exc}", "check the directory"
+        ) from None
     finally:
         conn.close()
     if first is not None:

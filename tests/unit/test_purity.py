@@ -42,7 +42,7 @@ RULE_MODULES = frozenset({
     "hooks/__init__.py", "hooks/decision.py", "hooks/hosts/__init__.py",
     "isolation/__init__.py", "isolation/bwrap.py", "isolation/policy.py",
     "isolation/seatbelt.py",
-    "ledger/rows.py", "ledger/chain.py", "ledger/credentials.py",
+    "ledger/rows.py", "ledger/chain.py", "ledger/credentials.py", "ledger/existence.py",
     "plan/__init__.py", "plan/files_section.py", "plan/lint.py", "plan/loopspec.py",
     "plan/markers.py", "plan/package.py", "plan/scope.py",
 })
@@ -65,7 +65,8 @@ IO_MODULES = frozenset({
     "hooks/override_service.py", "hooks/paths.py", "hooks/service.py",
     "isolation/backend.py", "isolation/runner.py", "isolation/views.py",
     "ledger/__init__.py", "ledger/base.py", "ledger/config.py", "ledger/postgres.py",
-    "ledger/sqlite.py",
+    "ledger/sqlite.py", "ledger/traces.py", "ledger/initialise.py",
+    "execution/openrun.py",
     "plan/lint_service.py", "plan/service.py",
 })
 """The IO edge: one module per step that reads, writes, runs or asks the clock."""

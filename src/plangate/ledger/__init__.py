@@ -90,7 +90,15 @@ def _ledger_dir(location: LedgerLocation, *, create: bool) -> VerifiedDir:
     try:
         if location.source == "default" and location.repo_root:
             return open_verified_dir(Path(location.repo_root), PLANGATE_DIR, create=create)
+        if create:
+            target.parent.mkdir(parents=True, exist_ok=True)
         return open_verified_dir(target.parent)
+    except OSError as exc:
+        raise LedgerError(
+            "LEDGER_UNAVAILABLE",
+            f"ledger {target} is unavailable: {exc.strerror or exc}",
+            "make the ledger's directory a real, writable directory",
+        ) from None
     except PlanGateError as exc:
         raise LedgerError(
             "LEDGER_UNAVAILABLE",
@@ -168,11 +176,9 @@ def _open_sqlite(
                 f"make {PLANGATE_DIR} a real directory (remove the link)",
             )
     if file_state(path) == FileState.ABSENT:
-        if must_exist:
-            raise missing(location, "does not exist", ())
-        evidence = repository_evidence(location)
-        if evidence:
-            raise missing(location, "does not exist", evidence)
+        refusal = _absent_refusal(location, "does not exist", must_exist=must_exist)
+        if refusal is not None:
+            raise refusal
         if not create:
             return EmptyLedger("sqlite", str(path))
         with _ledger_dir(location, create=True) as directory:
@@ -189,17 +195,33 @@ def _open_postgres(
 
     ledger = PostgresLedger(location.target, read_only=not create, clock=clock)
     try:
-        if ledger.schema_state() == "absent":
-            if must_exist:
-                raise missing(location, "has no tables", ())
-            evidence = repository_evidence(location)
-            if evidence:
-                raise missing(location, "has no tables", evidence)
-            if not create:
-                ledger.close()
-                return EmptyLedger("postgresql", ledger.location)
-            ledger.create_schema()
+        absent = ledger.schema_state() == "absent"
+        refusal = (
+            _absent_refusal(location, "has no tables", must_exist=must_exist) if absent else None
+        )
     except BaseException:
         ledger.close()
         raise
+    if refusal is not None:
+        ledger.close()
+        raise refusal
+    if absent and not create:
+        ledger.close()
+        return EmptyLedger("postgresql", ledger.location)
+    if absent:
+        try:
+            ledger.create_schema()
+        except BaseException:
+            ledger.close()
+            raise
     return ledger
+
+
+def _absent_refusal(
+    location: LedgerLocation, detail: str, *, must_exist: bool
+) -> LedgerError | None:
+    """Why an absent ledger must not be created here (None: it may be, it is new)."""
+    if must_exist:
+        return missing(location, detail, ())
+    evidence = repository_evidence(location)
+    return missing(location, detail, evidence) if evidence else None

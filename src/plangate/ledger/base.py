@@ -232,22 +232,23 @@ class EmptyLedger(Ledger):
         """Where the ledger would live."""
         return self._location
 
-    def _append_locked(self, build: BuildEntry) -> LedgerEntry:
+    # The primitives take the base class's arguments and ignore them: there are no rows.
+    def _append_locked(self, build: BuildEntry) -> LedgerEntry:  # noqa: ARG002
         raise LedgerError(
             "LEDGER_READ_ONLY", "this ledger was opened read-only", "open it for writing"
         )
 
-    def _fetch(self, kind: str | None = None, subject: str | None = None) -> list[RawRow]:
+    def _fetch(self, kind: str | None = None, subject: str | None = None) -> list[RawRow]:  # noqa: ARG002
         return []
 
-    def _fetch_newest(self, kind: str, before_seq: int | None, limit: int) -> list[RawRow]:
+    def _fetch_newest(self, kind: str, before_seq: int | None, limit: int) -> list[RawRow]:  # noqa: ARG002
         return []
 
     def _head(self) -> Head:
         return Head()
 
     @contextlib.contextmanager
-    def _snapshot(self, from_seq: int = 1) -> Iterator[tuple[Head, Iterator[RawRow]]]:
+    def _snapshot(self, from_seq: int = 1) -> Iterator[tuple[Head, Iterator[RawRow]]]:  # noqa: ARG002
         yield Head(), iter(())
 
     def close(self) -> None:

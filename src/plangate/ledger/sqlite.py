@@ -191,7 +191,7 @@ class SQLiteLedger(Ledger):
         """Read-only: immutable when no log is beside the file (no side files), else ``mode=ro``."""
         wal = Path(f"{self.path}-wal")
         if not os.path.lexists(wal):
-            info = os.stat(self.path)
+            info = self.path.stat()
             self._stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
             return sqlite3.connect(
                 _read_uri(self.path, immutable=True), uri=True, isolation_level=None
@@ -208,7 +208,7 @@ class SQLiteLedger(Ledger):
             # A read-only directory without the shared-memory file: read the
             # file as it is; the stamp check below catches a concurrent writer.
             conn.close()
-            info = os.stat(self.path)
+            info = self.path.stat()
             self._stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
             return sqlite3.connect(
                 _read_uri(self.path, immutable=True), uri=True, isolation_level=None
@@ -220,7 +220,7 @@ class SQLiteLedger(Ledger):
         if self._stamp is None:
             return
         try:
-            info = os.stat(self.path)
+            info = self.path.stat()
             changed = (info.st_ino, info.st_size, info.st_mtime_ns) != self._stamp or (
                 os.path.lexists(f"{self.path}-wal")
             )
@@ -483,7 +483,7 @@ def _batched(
 def _fd_path(directory: VerifiedDir, name: str) -> str:
     """A path that reaches ``name`` through the open directory (Linux), else by name."""
     proc = f"/proc/self/fd/{directory.fd}"
-    if os.path.isdir(proc):
+    if Path(proc).is_dir():
         return f"{proc}/{name}"
     return str(directory.path / name)
 

@@ -212,9 +212,7 @@ def test_hooks_never_create_a_ledger(backend: Backend) -> None:
     assert _ledger_absent(backend)
 
 
-def test_init_force_starts_over_and_records_the_restart(
-    backend: Backend, run_cli: RunCli
-) -> None:
+def test_init_force_starts_over_and_records_the_restart(backend: Backend, run_cli: RunCli) -> None:
     seq, head_hash = _seed(backend)
     _run_log(backend.repo)
     res = run_cli(backend.repo, "ledger", "init", env=backend.env)

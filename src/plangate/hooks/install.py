@@ -38,13 +38,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from plangate.deadlines import HOOK_TIMEOUT_SECONDS
 from plangate.errors import InputRejected
 
 if TYPE_CHECKING:
     from plangate.fsutil import VerifiedDir
 
 MARKER = "plangate-managed"
-HOOK_TIMEOUT_SECONDS = 30
 MAX_CONFIG_BYTES = 1024 * 1024
 
 CLAUDE_EVENTS: tuple[tuple[str, str | None], ...] = (

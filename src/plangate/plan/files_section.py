@@ -27,6 +27,7 @@ number of times with string operations and non-backtracking expressions.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from typing import NamedTuple
 
 from plangate.paths import PathRejected, canonical_path, validate_pattern
@@ -155,6 +156,7 @@ KNOWN_NAMES = frozenset(
 """Root file names without an extension that count as paths."""
 
 _CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
+_WORD_RE = re.compile(r"\S+")
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _LIST_RE = re.compile(r"^([ \t]*)(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+|$)")
 _BARE_CHARS_RE = re.compile(r"[A-Za-z0-9._\-/*?{},@+~]+")
@@ -389,21 +391,17 @@ def _expand_braces(text: str) -> list[str] | None:
 
 
 def _suggest(text: str) -> str | None:
-    """A canonical spelling of a non-canonical path, when one is obvious."""
-    candidate = text.replace("\\", "/").strip()
-    while candidate.startswith("./"):
-        candidate = candidate[2:]
-    candidate = candidate.lstrip("/")
-    while "//" in candidate:
-        candidate = candidate.replace("//", "/")
-    parts = [p for p in candidate.split("/") if p != "."]
+    """A canonical spelling of a non-canonical path, when one is obvious (linear work)."""
+    directory = text.rstrip().endswith(("/", "\\"))
+    parts = [p for p in text.replace("\\", "/").strip().split("/") if p not in ("", ".")]
     if not parts or ".." in parts:
         return None
-    candidate = "/".join(parts)
+    candidate = "/".join(parts) + ("/" if directory else "")
     try:
-        return _to_patterns(candidate)[0] and candidate
+        _to_patterns(candidate)
     except PathRejected:
         return None
+    return candidate if candidate != text else None
 
 
 def _to_patterns(text: str) -> tuple[str, ...]:
@@ -434,7 +432,10 @@ def _to_patterns(text: str) -> tuple[str, ...]:
 
 
 def _strip_annotations(text: str) -> str:
-    """``text`` without its parenthetical parts (both ASCII and full-width brackets)."""
+    """``text`` with its parenthetical parts blanked (ASCII and full-width brackets).
+
+    Length-preserving, so offsets into the result are offsets into ``text``.
+    """
     out: list[str] = []
     depth = 0
     for ch in text:
@@ -444,19 +445,27 @@ def _strip_annotations(text: str) -> str:
         elif ch in _CLOSE:
             depth = max(0, depth - 1)
             out.append(" ")
-        elif depth == 0:
-            out.append(ch)
+        else:
+            out.append(ch if depth == 0 else " ")
     return "".join(out)
 
 
 def _drop_label(text: str) -> str:
-    """The part after a ``label:`` prefix (a path never contains ': ')."""
-    for sep in _COLONS:
-        if sep in text:
-            text = text.rsplit(sep, 1)[1]
+    """``text`` with a ``label:`` prefix blanked (a path never contains ': '); length-preserving."""
     if text.rstrip().endswith((":", "\uff1a")):
-        return ""
-    return text
+        return " " * len(text)
+    cut = max(text.rfind(sep) + len(sep) if sep in text else 0 for sep in _COLONS)
+    return " " * cut + text[cut:]
+
+
+def _blank_spans(text: str) -> str:
+    """``text`` with its inline code spans blanked (length-preserving)."""
+    return _CODE_SPAN_RE.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def _bare_text(text: str) -> str:
+    """What bare words are read from: code spans, annotations, a label and ``**`` blanked."""
+    return _drop_label(_strip_annotations(_blank_spans(text))).replace("**", "  ")
 
 
 def _split_cells(row: str) -> list[str]:
@@ -519,24 +528,27 @@ class _Collector:
             self.skipped.append(Skipped(span, line, why))
 
     def _bare(self, parts: list[tuple[int, str]], denied: bool, form: str) -> None:
-        joined = " ".join(text for _, text in parts)
-        line = parts[0][0]
-        text = _drop_label(_strip_annotations(_CODE_SPAN_RE.sub(" , ", joined)))
-        text = text.replace("**", " ")
-        for entry in _entries(text):
-            words = entry.split()
-            if not words:
+        starts: list[int] = []
+        offset = 0
+        for _, text in parts:
+            starts.append(offset)
+            offset += len(text) + 1
+        masked = _bare_text(" ".join(text for _, text in parts))
+
+        def line_at(position: int) -> int:
+            return parts[bisect_right(starts, position) - 1][0]
+
+        for start, entry in _entry_spans(masked):
+            words = [(start + m.start(), m.group(0)) for m in _WORD_RE.finditer(entry)]
+            if len(words) == 1 and bare_path_like(words[0][1]):
+                self.take(words[0][1], line_at(words[0][0]), denied, form)
                 continue
-            where = _line_of(parts, words[0]) or line
-            if len(words) == 1 and bare_path_like(words[0]):
-                self.take(words[0], where, denied, form)
-                continue
-            for word in words:
+            for position, word in words if len(words) > 1 else ():
                 if bare_path_like(word):
                     self.skipped.append(
                         Skipped(
                             word,
-                            _line_of(parts, word) or line,
+                            line_at(position),
                             "a bare path inside a phrase: write it in backticks",
                         )
                     )
@@ -548,8 +560,7 @@ class _Collector:
                 self.unit([(line, " | ".join(cells))], denied, bare=False)
             return
         body = rows[2:]
-        width = max((len(c) for _, c in body), default=0)
-        column = next((i for i in range(width) if _is_path_column(body, i)), None)
+        column = _path_column(body, len(rows[0][1]))
         for line, cells in body:
             row_denied = denied or any(contains_deny_phrase(c) for c in cells)
             for index, cell in enumerate(cells):
@@ -566,8 +577,11 @@ class _Collector:
                     )
 
 
-def _entries(text: str) -> list[str]:
-    """``text`` split on the entry separators outside braces (``a/{b,c}`` stays one entry)."""
+def _entry_spans(text: str) -> list[tuple[int, str]]:
+    """``(offset, entry)`` of ``text`` split on the entry separators outside braces.
+
+    ``a/{b,c}`` stays one entry.
+    """
     masked: list[str] = []
     depth = 0
     for ch in text:
@@ -576,14 +590,14 @@ def _entries(text: str) -> list[str]:
         elif ch == "}" and depth:
             depth -= 1
         masked.append("\x01" if depth and ch == "," else ch)
-    return [e.replace("\x01", ",") for e in _SEPARATOR_RE.split("".join(masked))]
-
-
-def _line_of(parts: list[tuple[int, str]], word: str) -> int | None:
-    for line, text in parts:
-        if word in text:
-            return line
-    return None
+    flat = "".join(masked)
+    out: list[tuple[int, str]] = []
+    position = 0
+    for match in _SEPARATOR_RE.finditer(flat):
+        out.append((position, text[position : match.start()]))
+        position = match.end()
+    out.append((position, text[position:]))
+    return out
 
 
 def _cell_entries(cell: str) -> list[str] | None:
@@ -593,8 +607,7 @@ def _cell_entries(cell: str) -> list[str] | None:
         if span_skip_reason(match.group(1)) is not None:
             return None
         entries.append(match.group(1))
-    rest = _drop_label(_strip_annotations(_CODE_SPAN_RE.sub(" , ", cell))).replace("**", " ")
-    for entry in _entries(rest):
+    for _, entry in _entry_spans(_bare_text(cell)):
         words = entry.split()
         if not words:
             continue
@@ -604,15 +617,24 @@ def _cell_entries(cell: str) -> list[str] | None:
     return entries
 
 
-def _is_path_column(body: list[tuple[int, list[str]]], index: int) -> bool:
-    seen = False
+def _path_column(body: list[tuple[int, list[str]]], width: int) -> int | None:
+    """The leftmost column whose every cell holds only paths (and one at least), or None.
+
+    One pass over the cells present (a short row's missing cells are empty), so
+    the work is linear in the table.
+    """
+    valid = [True] * width
+    seen = [False] * width
     for _, cells in body:
-        cell = cells[index] if index < len(cells) else ""
-        entries = _cell_entries(cell)
-        if entries is None:
-            return False
-        seen = seen or bool(entries)
-    return seen
+        for index, cell in enumerate(cells[:width]):
+            if not valid[index]:
+                continue
+            entries = _cell_entries(cell)
+            if entries is None:
+                valid[index] = False
+            elif entries:
+                seen[index] = True
+    return next((i for i in range(width) if valid[i] and seen[i]), None)
 
 
 # -- the section ---------------------------------------------------------------------------
@@ -648,7 +670,9 @@ def read_files_section(text: str) -> FilesSection:
             if unit_kind == "item" and items:
                 items[-1] = (items[-1][0], denied)
         if table:
-            collector.table(table, deny_level is not None or label_deny or any(d for _, d in items))
+            collector.table(
+                table, deny_level is not None or label_deny or bool(items and items[-1][1])
+            )
         unit, unit_kind, table = [], "", []
 
     for i in range(start + 1, end):
@@ -686,7 +710,7 @@ def read_files_section(text: str) -> FilesSection:
             indent = len(marker.group(1).expandtabs(4))
             while items and items[-1][0] >= indent:
                 items.pop()
-            inherited = deny_level is not None or label_deny or any(d for _, d in items)
+            inherited = deny_level is not None or label_deny or bool(items and items[-1][1])
             items.append((indent, inherited))
             unit, unit_kind, unit_denied = [(number, line[marker.end() :])], "item", inherited
             continue
@@ -699,7 +723,7 @@ def read_files_section(text: str) -> FilesSection:
                 (":", "\uff1a")
             )
         unit, unit_kind = [(number, stripped)], "para"
-        unit_denied = deny_level is not None or label_deny or any(d for _, d in items)
+        unit_denied = deny_level is not None or label_deny or bool(items and items[-1][1])
     flush()
     return FilesSection(
         heading_lines,

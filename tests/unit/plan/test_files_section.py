@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from plangate.plan.files_section import (
@@ -326,3 +328,59 @@ def test_paths_inside_fenced_blocks_are_ignored() -> None:
 def test_paths_outside_the_section_are_ignored() -> None:
     text = plan("- `src/a.py`\n").replace("x\n", "- `src/goal.py`\n| `src/t.py` |\n")
     assert read_files_section(text).allowed == ("src/a.py",)
+
+
+# -- linear work on untrusted plans ------------------------------------------------------------
+
+
+def _work(text: str) -> int:
+    """Lines of the section reader executed while reading ``text`` (a deterministic count).
+
+    Regular expressions and string methods run in C and are linear here; every loop of
+    the reader is Python, so superlinear work shows up as superlinear line counts.
+    """
+    import plangate.plan.files_section as module
+
+    count = [0]
+    source = module.__file__
+
+    def tracer(frame, event, _arg):
+        if frame.f_code.co_filename != source:
+            return None
+        if event == "line":
+            count[0] += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        read_files_section(text)
+    finally:
+        sys.settrace(None)
+    return count[0]
+
+
+ADVERSARIAL = {
+    # one list item continued over many lines, every line holding words and a bare path
+    "long item": lambda n: "- start\n" + "  word x/y.md more z\n" * n,
+    # a wide header and many one-cell rows: the path column is found in one pass
+    "wide table": lambda n: (
+        "| " + " | ".join(["h"] * n) + " |\n|" + "---|" * n + "\n" + "| `a/b.md` |\n" * n
+    ),
+    # brackets, backticks and colons on one long line
+    "long line": lambda n: "- " + "(`a" * n + ": " * n + "{" * n + "\n",
+    # non-canonical paths whose suggestion strips './' and '//' runs
+    "dotted path": lambda n: "- `" + "./" * n + "a//" * n + "b.md`\n",
+    # a deep list: every item nested under the one before
+    "deep list": lambda n: "".join(" " * (i % 64) + "- `a/b.md` x\n" for i in range(n)),
+    # many sub-sections, half of them denying
+    "headings": lambda n: "### Forbidden\n- `a/b.md`\n### New\n- `c/d.md`\n" * n,
+}
+
+
+@pytest.mark.parametrize("shape", sorted(ADVERSARIAL))
+def test_reading_the_section_is_linear_in_the_plan(shape: str) -> None:
+    # Eight times the input costs about eight times the work; a quadratic reading
+    # would cost about 64 times. Counted work, never a clock.
+    small = _work(plan(ADVERSARIAL[shape](100)))
+    large = _work(plan(ADVERSARIAL[shape](800)))
+    assert large <= 10 * small, f"{shape}: x8 input cost x{large / small:.1f}"

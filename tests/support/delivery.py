@@ -176,3 +176,14 @@ def fresh_pg_database(base_url: str) -> Iterator[str]:
             admin.execute(
                 sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
             )
+
+
+def define_surfaces(repo: Path) -> str:
+    """Adopt the bundled template as the repository's own definition; commit; return HEAD."""
+    from plangate.surfaces import bundled_template_bytes
+
+    text = bundled_template_bytes().decode()
+    own = "\n".join(ln for ln in text.splitlines() if "PLANGATE-BUNDLED-TEMPLATE" not in ln)
+    (repo / ".plangate").mkdir(exist_ok=True)
+    (repo / ".plangate" / "protected-surfaces.toml").write_text(own + "\n")
+    return commit_all(repo, "protected surfaces")

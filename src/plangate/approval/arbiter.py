@@ -37,9 +37,10 @@ evaluated and recorded in ``checks``):
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, NamedTuple
 
 from plangate import __version__
 from plangate.approval import contract as c
@@ -258,84 +259,138 @@ class PackageCheck:
     reason: str = ""
 
 
+def _structure_problem(block: Mapping[str, Any]) -> str | None:
+    missing = [k for k in PLAN_PACKAGE_REQUIRED_KEYS if not block.get(k)]
+    if missing:
+        return f"required key(s) missing or empty: {missing}"
+    unknown = sorted(k for k in block if k not in PLAN_PACKAGE_REQUIRED_KEYS
+                     + PLAN_PACKAGE_OPTIONAL_KEYS and not k.startswith("_"))
+    if unknown:
+        return f"unknown key(s) {unknown}"
+    return None
+
+
+class _BlockFacts(NamedTuple):
+    block: Mapping[str, Any]
+    target_sha: str
+    verdicts: Mapping[str, Any]
+
+
+def _digests_problem(f: _BlockFacts) -> str | None:
+    for key in ("plan_hash", "plan_package_hash"):
+        if not is_digest(f.block[key]):
+            return f"{key} is not sha256:<64 lowercase hex>"
+    for key in ("source_sha", "c1_evidence_ref", "c2_evidence_ref"):
+        if not isinstance(f.block[key], str):
+            return f"{key} is not a string"
+    return None
+
+
+def _task_id_problem(f: _BlockFacts) -> str | None:
+    # The optional keys are judged too: present data that contradicts the block is
+    # never ignored.
+    task_id = f.block.get("task_id")
+    if "task_id" in f.block and not (isinstance(task_id, str) and TASK_ID_RE.fullmatch(task_id)):
+        return "task_id is not TASK- and four digits"
+    return None
+
+
+def _artifact_hashes_problem(f: _BlockFacts) -> str | None:
+    if "artifact_hashes" not in f.block:
+        return None
+    hashes = f.block["artifact_hashes"]
+    if (
+        not isinstance(hashes, dict)
+        or set(hashes) != ARTIFACT_SET
+        or not all(is_digest(v) for v in hashes.values())
+    ):
+        return "artifact_hashes must map exactly the six artifacts to digests"
+    if plan_package_hash(hashes) != f.block["plan_package_hash"]:
+        return "plan_package_hash is not the hash of artifact_hashes"
+    if hashes["plan.md"] != f.block["plan_hash"]:
+        return "artifact_hashes[plan.md] differs from plan_hash"
+    return None
+
+
+def _reviewers_shape_problem(f: _BlockFacts) -> str | None:
+    reviewers = f.block["reviewers"]
+    if not isinstance(reviewers, dict):
+        return "reviewers is not an object"
+    if set(reviewers) != set(c.REVIEWERS):
+        return f"reviewers must be exactly model_a and model_b, got {sorted(reviewers)}"
+    return None
+
+
+def _snapshot_problem(f: _BlockFacts, model: str) -> str | None:
+    snap = f.block["reviewers"][model]
+    if not isinstance(snap, dict) or set(snap) != set(c.SNAPSHOT_KEYS):
+        return f"reviewers.{model} must hold exactly {list(c.SNAPSHOT_KEYS)}"
+    empty = [k for k in c.SNAPSHOT_KEYS if not _non_blank(snap[k])]
+    if empty:
+        return f"reviewers.{model}: empty {empty}"
+    for key in c.TRIO_KEYS:
+        if snap[key] != f.block[key]:
+            return f"reviewers.{model}.{key} differs from the package's {key}"
+    if snap["verdict"] not in c.VERDICTS:
+        return f"reviewers.{model}.verdict {snap['verdict']!r}"
+    if snap["verdict"] != f.verdicts.get(model):
+        return (f"reviewers.{model}.verdict {snap['verdict']!r} differs from "
+                f"verdicts.{model} {f.verdicts.get(model)!r}")
+    return None
+
+
+def _snapshots_problem(f: _BlockFacts) -> str | None:
+    return next((p for m in c.REVIEWERS if (p := _snapshot_problem(f, m)) is not None), None)
+
+
+def _independent_refs_problem(f: _BlockFacts) -> str | None:
+    # Compared as the acceptor compares them: "a.md", "./a.md" and "x/../a.md" are
+    # one review, not two independent ones.
+    reviewers = f.block["reviewers"]
+    if normalise_evidence_ref(reviewers["model_a"]["evidence_ref"]) == normalise_evidence_ref(
+        reviewers["model_b"]["evidence_ref"]
+    ):
+        return "both reviewers cite the same evidence_ref (independent reviews required)"
+    return None
+
+
+def _source_is_target_problem(f: _BlockFacts) -> str | None:
+    if f.block["source_sha"] != f.target_sha:
+        return (f"source_sha {f.block['source_sha']} differs from target_sha "
+                f"{f.target_sha}")
+    return None
+
+
+INTEGRITY_RULES: tuple[Callable[[_BlockFacts], str | None], ...] = (
+    _digests_problem,
+    _task_id_problem,
+    _artifact_hashes_problem,
+    _reviewers_shape_problem,
+    _snapshots_problem,
+    _independent_refs_problem,
+    _source_is_target_problem,
+)
+"""Integrity of a well-formed block, in order; the first problem is reported."""
+
+
 def plan_package_check(block: Mapping[str, Any], target_sha: str,
                        verdicts: Mapping[str, Any]) -> PackageCheck:
     """Structure (required keys present and non-empty) and integrity of a plan package block.
 
-    Integrity: digests well-formed, both reviewer snapshots present with exactly
+    Integrity (:data:`INTEGRITY_RULES`): digests well-formed, the optional task id
+    and artifact hashes consistent, both reviewer snapshots present with exactly
     the five snapshot keys, their trio equal to the block's, verdict words valid
     and equal to the arbiter's ``verdicts`` (the decision is about the verdicts
-    on record), independent evidence references, and ``source_sha == target_sha``
-    (R-011).
+    on record), independent evidence references, and ``source_sha == target_sha``.
     """
-    missing = [k for k in PLAN_PACKAGE_REQUIRED_KEYS if not block.get(k)]
-    if missing:
-        return PackageCheck(False, False, f"required key(s) missing or empty: {missing}")
-    unknown = sorted(k for k in block if k not in PLAN_PACKAGE_REQUIRED_KEYS
-                     + PLAN_PACKAGE_OPTIONAL_KEYS and not k.startswith("_"))
-    if unknown:
-        return PackageCheck(False, False, f"unknown key(s) {unknown}")
-    for key in ("plan_hash", "plan_package_hash"):
-        if not is_digest(block[key]):
-            return PackageCheck(True, False, f"{key} is not sha256:<64 lowercase hex>")
-    for key in ("source_sha", "c1_evidence_ref", "c2_evidence_ref"):
-        if not isinstance(block[key], str):
-            return PackageCheck(True, False, f"{key} is not a string")
-    # The optional keys are judged too: present data that contradicts the block is
-    # never ignored (it was accepted in any shape and never compared).
-    if "task_id" in block and not (
-        isinstance(block["task_id"], str) and TASK_ID_RE.fullmatch(block["task_id"])
-    ):
-        return PackageCheck(True, False, "task_id is not TASK- and four digits")
-    if "artifact_hashes" in block:
-        hashes = block["artifact_hashes"]
-        if (
-            not isinstance(hashes, dict)
-            or set(hashes) != ARTIFACT_SET
-            or not all(is_digest(v) for v in hashes.values())
-        ):
-            return PackageCheck(True, False,
-                                "artifact_hashes must map exactly the six artifacts to digests")
-        if plan_package_hash(hashes) != block["plan_package_hash"]:
-            return PackageCheck(True, False,
-                                "plan_package_hash is not the hash of artifact_hashes")
-        if hashes["plan.md"] != block["plan_hash"]:
-            return PackageCheck(True, False, "artifact_hashes[plan.md] differs from plan_hash")
-    reviewers = block["reviewers"]
-    if not isinstance(reviewers, dict):
-        return PackageCheck(True, False, "reviewers is not an object")
-    if set(reviewers) != set(c.REVIEWERS):
-        return PackageCheck(
-            True, False, f"reviewers must be exactly model_a and model_b, got {sorted(reviewers)}")
-    for model in c.REVIEWERS:
-        snap = reviewers[model]
-        if not isinstance(snap, dict) or set(snap) != set(c.SNAPSHOT_KEYS):
-            return PackageCheck(True, False,
-                                f"reviewers.{model} must hold exactly {list(c.SNAPSHOT_KEYS)}")
-        empty = [k for k in c.SNAPSHOT_KEYS if not _non_blank(snap[k])]
-        if empty:
-            return PackageCheck(True, False, f"reviewers.{model}: empty {empty}")
-        for key in c.TRIO_KEYS:
-            if snap[key] != block[key]:
-                return PackageCheck(True, False,
-                                    f"reviewers.{model}.{key} differs from the package's {key}")
-        if snap["verdict"] not in c.VERDICTS:
-            return PackageCheck(True, False, f"reviewers.{model}.verdict {snap['verdict']!r}")
-        if snap["verdict"] != verdicts.get(model):
-            return PackageCheck(True, False,
-                                f"reviewers.{model}.verdict {snap['verdict']!r} differs from "
-                                f"verdicts.{model} {verdicts.get(model)!r}")
-    # Compared as the acceptor compares them: "a.md", "./a.md" and "x/../a.md" are
-    # one review, not two independent ones.
-    if normalise_evidence_ref(reviewers["model_a"]["evidence_ref"]) == normalise_evidence_ref(
-        reviewers["model_b"]["evidence_ref"]
-    ):
-        return PackageCheck(True, False, "both reviewers cite the same evidence_ref "
-                            "(independent reviews required)")
-    if block["source_sha"] != target_sha:
-        return PackageCheck(True, False,
-                            f"source_sha {block['source_sha']} differs from target_sha "
-                            f"{target_sha} (R-011)")
+    structure = _structure_problem(block)
+    if structure is not None:
+        return PackageCheck(False, False, structure)
+    facts = _BlockFacts(block, target_sha, verdicts)
+    for rule in INTEGRITY_RULES:
+        problem = rule(facts)
+        if problem is not None:
+            return PackageCheck(True, False, problem)
     return PackageCheck(True, True)
 
 
@@ -399,121 +454,187 @@ def _verdict_row(verdicts: Mapping[str, Any], w_check: dict[str, Any]) -> _Row:
                 "a human breaks the tie")
 
 
-def decide(inp: ArbiterInput, surfaces: ResolvedSurfaces, *, timestamp: str) -> Result:
-    """Run the decision table; ``facts`` is the provenance record (see module docstring)."""
-    rows: list[_Row] = []
+@dataclass
+class _Case:
+    """One decision's input and what several rows read (computed once)."""
 
-    # 0: the protected-surface definition must be resolved.
-    unresolved = surfaces.problem is not None
-    if surfaces.problem is not None:
-        rows.append(_Row("0", "surfaces", True, ESCALATED, surfaces.problem.code,
-                         surfaces.problem.message, surfaces.problem.hint))
-    else:
-        rows.append(_Row("0", "surfaces", False, ESCALATED, "SURFACES_RESOLVED",
-                         f"{surfaces.provenance} definition, {surfaces.pattern_count} patterns"))
+    inp: ArbiterInput
+    surfaces: ResolvedSurfaces
+    w_check: dict[str, Any] = field(default_factory=dict)  # filled by the verdict row
 
-    # 0.5: an empty change is never "all clear".
-    rows.append(_Row("0.5", "changes", not inp.changed_files, ESCALATED, "NO_CHANGED_FILES",
-                     "no changed files: there is nothing to approve",
-                     "run the arbiter on the implementation diff"))
+    @cached_property
+    def unresolved(self) -> bool:
+        """The protected-surface definition has a problem."""
+        return self.surfaces.problem is not None
 
-    # 1: protected surfaces (case-folded).
-    hits = []
-    for path in inp.changed_files:
-        entry = surfaces.match(path)
-        if entry is not None:
-            hits.append({"path": path, "pattern": entry.pattern, "class": entry.cls,
-                         "family": entry.family})
-    rows.append(_Row("1", "protected_surfaces", bool(hits), ESCALATED,
-                     "TOUCHES_PROTECTED_SURFACE",
-                     "changed files touch protected surfaces: " + ", ".join(
-                         f"{h['path']} ({h['class']}: {h['pattern']})" for h in hits),
-                     "a human approves every change to a protected surface",
-                     unresolved=unresolved))
+    @cached_property
+    def hits(self) -> list[dict[str, str]]:
+        """Changed files a protected surface covers (case-folded)."""
+        out = []
+        for path in self.inp.changed_files:
+            entry = self.surfaces.match(path)
+            if entry is not None:
+                out.append({"path": path, "pattern": entry.pattern, "class": entry.cls,
+                            "family": entry.family})
+        return out
 
-    # 1.5: scope (case-sensitive: under-allow is the safe side).
-    outside = [p for p in inp.changed_files
-               if not any(glob_match(a, p) for a in inp.allowed_paths)]
-    rows.append(_Row("1.5", "scope", bool(outside), ESCALATED, "SCOPE_VIOLATION",
-                     "changed files outside allowed_paths: " + ", ".join(outside),
-                     "re-plan: add the paths to '## Files / Components to Touch'"))
+    @cached_property
+    def outside(self) -> list[str]:
+        """Changed files no allowed path covers (case-sensitive: under-allow is the safe side)."""
+        return [p for p in self.inp.changed_files
+                if not any(glob_match(a, p) for a in self.inp.allowed_paths)]
 
-    # 1.6 / 1.65: plan package block.
-    block = inp.plan_package
-    package_row_16 = _Row("1.6", "plan_package_structure", False, ESCALATED,
-                          "PLAN_PACKAGE_STRUCTURE", "")
-    package_row_165 = _Row("1.65", "plan_package_integrity", False, BLOCKED,
-                           "PLAN_PACKAGE_INTEGRITY", "")
-    if block is None:
-        if inp.production is True:
-            package_row_16 = _Row("1.6", "plan_package_structure", True, ESCALATED,
-                                  "PLAN_PACKAGE_MISSING",
-                                  "production run without a plan_package block",
-                                  "build the input with 'plangate arbiter TASK ...'")
-    else:
-        pc = plan_package_check(block, inp.target_sha, inp.verdicts)
-        if not pc.structure_ok:
-            package_row_16 = _Row("1.6", "plan_package_structure", True, ESCALATED,
-                                  "PLAN_PACKAGE_STRUCTURE", f"plan_package: {pc.reason}",
-                                  "rebuild the plan package block from the package")
-        elif not pc.integrity_ok:
-            package_row_165 = _Row("1.65", "plan_package_integrity", True, BLOCKED,
-                                   "PLAN_PACKAGE_INTEGRITY", f"plan_package: {pc.reason}",
-                                   "the reviewers did not see the same Plan Package and commit")
-    rows += [package_row_16, package_row_165]
+    @cached_property
+    def package_check(self) -> PackageCheck | None:
+        """The plan package block's check, when the input has one."""
+        block = self.inp.plan_package
+        return None if block is None else plan_package_check(block, self.inp.target_sha,
+                                                             self.inp.verdicts)
 
-    # 1.7: gates (exact words).
-    gates = inp.gates
+    @cached_property
+    def not_lite(self) -> list[str]:
+        """Lite axes that are not exactly true."""
+        return [axis for axis in LITE_AXES if self.inp.lite.get(axis) is not True]
+
+
+def _surfaces_row(case: _Case) -> _Row:
+    """0: the protected-surface definition must be resolved."""
+    problem = case.surfaces.problem
+    if problem is not None:
+        return _Row("0", "surfaces", True, ESCALATED, problem.code, problem.message, problem.hint)
+    return _Row("0", "surfaces", False, ESCALATED, "SURFACES_RESOLVED",
+                f"{case.surfaces.provenance} definition, {case.surfaces.pattern_count} patterns")
+
+
+def _changes_row(case: _Case) -> _Row:
+    """0.5: an empty change is never "all clear"."""
+    return _Row("0.5", "changes", not case.inp.changed_files, ESCALATED, "NO_CHANGED_FILES",
+                "no changed files: there is nothing to approve",
+                "run the arbiter on the implementation diff")
+
+
+def _protected_row(case: _Case) -> _Row:
+    """1: protected surfaces (case-folded)."""
+    return _Row("1", "protected_surfaces", bool(case.hits), ESCALATED,
+                "TOUCHES_PROTECTED_SURFACE",
+                "changed files touch protected surfaces: " + ", ".join(
+                    f"{h['path']} ({h['class']}: {h['pattern']})" for h in case.hits),
+                "a human approves every change to a protected surface",
+                unresolved=case.unresolved)
+
+
+def _scope_row(case: _Case) -> _Row:
+    """1.5: scope."""
+    return _Row("1.5", "scope", bool(case.outside), ESCALATED, "SCOPE_VIOLATION",
+                "changed files outside allowed_paths: " + ", ".join(case.outside),
+                "re-plan: add the paths to '## Files / Components to Touch'")
+
+
+def _package_structure_row(case: _Case) -> _Row:
+    """1.6: the plan package block is present (in production) and well-formed."""
+    if case.inp.plan_package is None:
+        if case.inp.production is True:
+            return _Row("1.6", "plan_package_structure", True, ESCALATED,
+                        "PLAN_PACKAGE_MISSING", "production run without a plan_package block",
+                        "build the input with 'plangate arbiter TASK ...'")
+        return _Row("1.6", "plan_package_structure", False, ESCALATED,
+                    "PLAN_PACKAGE_STRUCTURE", "")
+    pc = case.package_check
+    if pc is not None and not pc.structure_ok:
+        return _Row("1.6", "plan_package_structure", True, ESCALATED,
+                    "PLAN_PACKAGE_STRUCTURE", f"plan_package: {pc.reason}",
+                    "rebuild the plan package block from the package")
+    return _Row("1.6", "plan_package_structure", False, ESCALATED, "PLAN_PACKAGE_STRUCTURE", "")
+
+
+def _package_integrity_row(case: _Case) -> _Row:
+    """1.65: every reviewer saw the same Plan Package and commit (judged once well-formed)."""
+    pc = case.package_check
+    if pc is not None and pc.structure_ok and not pc.integrity_ok:
+        return _Row("1.65", "plan_package_integrity", True, BLOCKED,
+                    "PLAN_PACKAGE_INTEGRITY", f"plan_package: {pc.reason}",
+                    "the reviewers did not see the same Plan Package and commit")
+    return _Row("1.65", "plan_package_integrity", False, BLOCKED, "PLAN_PACKAGE_INTEGRITY", "")
+
+
+def _gates_row(case: _Case) -> _Row:
+    """1.7: gates (exact words)."""
+    gates = case.inp.gates
     gates_ok = (isinstance(gates, dict) and gates.get("c1") == "PASS"
                 and gates.get("breakdown") == "pass")
-    rows.append(_Row("1.7", "gates", not gates_ok, ESCALATED, "GATES_NOT_PASSED",
-                     f"gates must be c1 == 'PASS' and breakdown == 'pass', got {gates!r}",
-                     "pass the C-1 and breakdown gates first"))
+    return _Row("1.7", "gates", not gates_ok, ESCALATED, "GATES_NOT_PASSED",
+                f"gates must be c1 == 'PASS' and breakdown == 'pass', got {gates!r}",
+                "pass the C-1 and breakdown gates first")
 
-    # 1.9: declared size against the real change.
-    too_big = inp.lite.get("size_ok") is True and len(inp.changed_files) > SIZE_OK_MAX_FILES
-    rows.append(_Row("1.9", "size", too_big, ESCALATED, "SIZE_EXCEEDED",
-                     f"lite.size_ok declared but {len(inp.changed_files)} files changed "
-                     f"(at most {SIZE_OK_MAX_FILES})", "split the change or drop size_ok"))
 
-    # 1.95: cost cap (equal passes).
-    run = inp.run
+def _size_row(case: _Case) -> _Row:
+    """1.9: declared size against the real change."""
+    count = len(case.inp.changed_files)
+    too_big = case.inp.lite.get("size_ok") is True and count > SIZE_OK_MAX_FILES
+    return _Row("1.9", "size", too_big, ESCALATED, "SIZE_EXCEEDED",
+                f"lite.size_ok declared but {count} files changed "
+                f"(at most {SIZE_OK_MAX_FILES})", "split the change or drop size_ok")
+
+
+def _cost_cap_row(case: _Case) -> _Row:
+    """1.95: cost cap (equal passes)."""
+    run = case.inp.run
     over_cap = (run is not None and run.get("cost_cap") is not None
                 and run["round_index"] > run["cost_cap"])
-    rows.append(_Row("1.95", "cost_cap", over_cap, ESCALATED, "COST_CAP_EXCEEDED",
-                     f"round {run['round_index'] if run else None} exceeds cost cap "
-                     f"{run.get('cost_cap') if run else None}", "a human decides to continue"))
+    return _Row("1.95", "cost_cap", over_cap, ESCALATED, "COST_CAP_EXCEEDED",
+                f"round {run['round_index'] if run else None} exceeds cost cap "
+                f"{run.get('cost_cap') if run else None}", "a human decides to continue")
 
-    # 2: lite (every axis exactly true).
-    not_lite = [axis for axis in LITE_AXES if inp.lite.get(axis) is not True]
-    rows.append(_Row("2", "lite", bool(not_lite), ESCALATED, "NOT_LITE",
-                     f"lite axes not true: {not_lite}", "a non-lite change needs a human"))
 
-    # 3: class.
-    rows.append(_Row("3", "class", inp.cls == "merge", ESCALATED, "CLASS_MERGE",
-                     "class 'merge' always needs a human", ""))
+def _lite_row(case: _Case) -> _Row:
+    """2: lite (every axis exactly true)."""
+    return _Row("2", "lite", bool(case.not_lite), ESCALATED, "NOT_LITE",
+                f"lite axes not true: {case.not_lite}", "a non-lite change needs a human")
 
-    # 4 / 6 / 5: verdicts and the severity map.
-    w_check: dict[str, Any] = {}
-    rows.append(_verdict_row(inp.verdicts, w_check))
 
-    decisive = next((r for r in rows if r.failed), rows[-1])
-    decision = decisive.decision
-    reasons = tuple(Reason(r.code, r.message, r.hint) for r in rows if r.failed)
-    if decision == APPROVED:
-        reasons = (Reason(decisive.code, decisive.message),)
-    scope_check = ("unresolved" if unresolved else
-                   "scope_violation" if outside else "in_scope")
+def _class_row(case: _Case) -> _Row:
+    """3: class."""
+    return _Row("3", "class", case.inp.cls == "merge", ESCALATED, "CLASS_MERGE",
+                "class 'merge' always needs a human", "")
+
+
+def _verdicts_row(case: _Case) -> _Row:
+    """4 / 6 / 5: verdicts and the severity map (records what it read in ``w_check``)."""
+    return _verdict_row(case.inp.verdicts, case.w_check)
+
+
+ROWS: tuple[Callable[[_Case], _Row], ...] = (
+    _surfaces_row,
+    _changes_row,
+    _protected_row,
+    _scope_row,
+    _package_structure_row,
+    _package_integrity_row,
+    _gates_row,
+    _size_row,
+    _cost_cap_row,
+    _lite_row,
+    _class_row,
+    _verdicts_row,
+)
+"""The decision table in priority order; the first failing row decides."""
+
+
+def _facts(case: _Case, rows: list[_Row], decisive: _Row, timestamp: str) -> dict[str, Any]:
+    inp, surfaces = case.inp, case.surfaces
+    scope_check = ("unresolved" if case.unresolved else
+                   "scope_violation" if case.outside else "in_scope")
     facts: dict[str, Any] = {
-        "decision": decision,
+        "decision": decisive.decision,
         "issued_by": ISSUED_BY,
         "policy_ref": POLICY_REF,
         "target_sha": inp.target_sha,
         "decided_by": {"priority": decisive.priority, "check": decisive.check,
                        "code": decisive.code},
-        "w_check": w_check,
-        "boundary_check": "unresolved" if unresolved else ("touches-HO" if hits else "clean"),
-        "lite_check": not not_lite,
+        "w_check": case.w_check,
+        "boundary_check": ("unresolved" if case.unresolved
+                           else ("touches-HO" if case.hits else "clean")),
+        "lite_check": not case.not_lite,
         "class_check": inp.cls,
         "scope_check": scope_check,
         "surfaces": {
@@ -524,8 +645,8 @@ def decide(inp: ArbiterInput, surfaces: ResolvedSurfaces, *, timestamp: str) -> 
         },
         "ho_paths_source": surfaces.path,
         "ho_pattern_count": surfaces.pattern_count,
-        "protected_hits": hits,
-        "scope_violations": outside,
+        "protected_hits": case.hits,
+        "scope_violations": case.outside,
         "changed_files": list(inp.changed_files),
         "allowed_paths": list(inp.allowed_paths),
         "checks": [
@@ -540,7 +661,18 @@ def decide(inp: ArbiterInput, surfaces: ResolvedSurfaces, *, timestamp: str) -> 
     for key in ("run", "gates", "plan_package", "production"):
         if inp.document.get(key) is not None:
             facts[key] = inp.document[key]
-    return Result(decision, reasons, facts)
+    return facts
+
+
+def decide(inp: ArbiterInput, surfaces: ResolvedSurfaces, *, timestamp: str) -> Result:
+    """Run the decision table :data:`ROWS`; ``facts`` is the provenance record."""
+    case = _Case(inp, surfaces)
+    rows = [row(case) for row in ROWS]
+    decisive = next((r for r in rows if r.failed), rows[-1])
+    reasons = tuple(Reason(r.code, r.message, r.hint) for r in rows if r.failed)
+    if decisive.decision == APPROVED:
+        reasons = (Reason(decisive.code, decisive.message),)
+    return Result(decisive.decision, reasons, _facts(case, rows, decisive, timestamp))
 
 
 def provenance_record(result: Result) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from plangate.cli.context import Context
 from plangate.cli.output import print_result
@@ -17,13 +18,24 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     check.add_argument("--base", required=True, help="the pull request's base commit or ref")
     check.add_argument("--head", required=True, help="the pull request's head commit or ref")
     check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.add_argument("--sarif", metavar="FILE", type=Path,
+                       help="also write a SARIF 2.1.0 log (one result per offending path)")
+    check.add_argument("--summary", metavar="FILE", type=Path,
+                       help="also append a Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)")
+    check.add_argument("--annotations", action="store_true",
+                       help="also print GitHub workflow annotations (::error file=...) to stderr")
     return parser
 
 
 def run(argv: list[str], ctx: Context) -> int:
     """Entry point of ``plangate ci``."""
-    from plangate.delivery.service import check_pull_request
+    from plangate.delivery.ci_report import workflow_annotations
+    from plangate.delivery.service import check_pull_request, publish_ci_result
 
     args = _parser(f"plangate {argv[0]}").parse_args(argv[1:])
     result = check_pull_request(ctx.cwd, args.base, args.head)
+    publish_ci_result(result, sarif_path=args.sarif, summary_path=args.summary)
+    if args.annotations:
+        for line in workflow_annotations(result):
+            ctx.err(line)
     return print_result(ctx, result, as_json=args.json, title="plangate ci check")

@@ -12,14 +12,19 @@ def run(argv: list[str], ctx: Context) -> int:
     """Entry point of ``plangate doctor``."""
     from plangate.git import Git
     from plangate.hooks.doctor import run_doctor
+    from plangate.isolation.backend import probe_all
 
     parser = argparse.ArgumentParser(
         prog=f"plangate {argv[0]}",
         description="Feed canary payloads through each installed hook command and report "
-        "which ones really deny.")
+        "which ones really deny; say which sandbox backend works here and why the others "
+        "do not.")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv[1:])
     result = run_doctor(Git(ctx.cwd).toplevel())
+    sandboxes = probe_all()
+    result = result._replace(facts={**result.facts,
+                                    "sandbox": [s.to_json() for s in sandboxes]})
     if not args.json:
         for probe in result.facts.get("probes", []):
             mark = "denied" if probe["denied"] else "NOT DENIED"
@@ -27,4 +32,7 @@ def run(argv: list[str], ctx: Context) -> int:
                     f"({probe['detail']})")
         for skipped in result.facts.get("skipped", []):
             ctx.out(f"{skipped['host']:7} {skipped['event']:22} skipped ({skipped['reason']})")
+        for status in sandboxes:
+            state = "works" if status.available else "unavailable"
+            ctx.out(f"sandbox {status.name:14} {state}: {status.detail}")
     return print_result(ctx, result, as_json=args.json, title="plangate doctor")

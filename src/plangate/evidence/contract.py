@@ -11,8 +11,8 @@ JSON Schema library (the verifier must not depend on an optional package).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 from plangate.canonical import is_digest
 from plangate.paths import is_canonical_path
@@ -80,22 +80,117 @@ def _text(value: object) -> bool:
     return isinstance(value, str) and bool(value)
 
 
-def _kind_detail_list(value: object, where: str, problems: list[str]) -> None:
+def _kind_detail_problems(value: object, where: str) -> list[str]:
     if not isinstance(value, list):
-        problems.append(f"{where}: must be an array")
-        return
-    for index, item in enumerate(value):
-        if (
-            not isinstance(item, dict)
-            or set(item) != {"kind", "detail"}
-            or not _text(item["kind"])
-            or not isinstance(item["detail"], str)
-        ):
-            problems.append(f"{where}[{index}]: must be {{kind, detail}} strings")
+        return [f"{where}: must be an array"]
+    return [
+        f"{where}[{index}]: must be {{kind, detail}} strings"
+        for index, item in enumerate(value)
+        if not isinstance(item, dict)
+        or set(item) != {"kind", "detail"}
+        or not _text(item["kind"])
+        or not isinstance(item["detail"], str)
+    ]
 
 
-def structure_problems(doc: dict[str, Any]) -> list[str]:
-    """Every structural violation of the EV contract in ``doc`` (empty = well-formed)."""
+def _matches(pattern: re.Pattern[str]) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, str) and bool(pattern.fullmatch(value))
+
+
+def _or_unavailable(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: value == UNAVAILABLE or check(value)
+
+
+def _records_of(keys: frozenset[str]) -> Callable[[Any], bool]:
+    """An array of objects with exactly ``keys``, each a non-empty string."""
+    return lambda value: isinstance(value, list) and all(
+        isinstance(i, dict) and set(i) == keys and all(_text(i[k]) for k in keys) for i in value
+    )
+
+
+def _decision_ref_ok(ref: Any) -> bool:
+    return (
+        isinstance(ref, dict)
+        and set(ref) == {"path", "plan_package_hash"}
+        and is_canonical_path(ref["path"])
+        and is_digest(ref["plan_package_hash"])
+    )
+
+
+def _harness_version_ok(hv: Any) -> bool:
+    version_text = _matches(VERSION_TEXT_RE)
+    return (
+        isinstance(hv, dict)
+        and set(hv) == set(HARNESS_KEYS)
+        and version_text(hv["plugin_version"])
+        and version_text(hv["cli_version"])
+        and is_digest(hv["corpus_hash"])
+    )
+
+
+def _count_ok(value: Any) -> bool:
+    return _is_int(value) and value >= 0
+
+
+def _quality_ok(qm: Any) -> bool:
+    return (
+        isinstance(qm, dict)
+        and set(qm) == {"first_pass", "rounds"}
+        and isinstance(qm["first_pass"], bool)
+        and _is_int(qm["rounds"])
+        and qm["rounds"] >= 1
+    )
+
+
+def _evidence_refs_ok(refs: Any) -> bool:
+    return isinstance(refs, list) and bool(refs) and all(is_canonical_path(r) for r in refs)
+
+
+class FieldRule(NamedTuple):
+    """One field of the contract: when present, ``ok(value)`` must hold, else ``what`` is told."""
+
+    key: str
+    ok: Callable[[Any], bool]
+    what: str
+
+
+FIELD_RULES: tuple[FieldRule, ...] = (
+    FieldRule("run_id", _matches(RUN_ID_RE), "1-128 of A-Z a-z 0-9 . _ : -"),
+    FieldRule("task_id", _matches(TASK_RE), "TASK-0000"),
+    FieldRule("started_at", _matches(TIME_RE), "YYYY-MM-DDTHH:MM:SSZ"),
+    FieldRule("completed_at", _matches(TIME_RE), "YYYY-MM-DDTHH:MM:SSZ"),
+    FieldRule("repository", _matches(REPOSITORY_RE), "a repository name without owner or '/'"),
+    FieldRule("source_sha", _matches(SOURCE_SHA_RE), "7-40 lowercase hex"),
+    FieldRule("final_head_sha", _or_unavailable(_matches(COMMIT_RE)),
+              "a full commit id or 'unavailable'"),
+    FieldRule("plan_hash", is_digest, "sha256:<64 hex>"),
+    FieldRule("c3_prime_decision_ref", _decision_ref_ok,
+              "exactly {path (repository-relative), plan_package_hash}"),
+    FieldRule("harness_version", _harness_version_ok,
+              "exactly {plugin_version, cli_version, corpus_hash (sha256)}"),
+    FieldRule("routing_decisions", _or_unavailable(lambda v: isinstance(v, list)),
+              "an array or 'unavailable'"),
+    FieldRule("ci_outcomes", _or_unavailable(_records_of(frozenset({"name", "conclusion"}))),
+              "an array of {name, conclusion} or 'unavailable'"),
+    FieldRule("review_findings", _or_unavailable(_records_of(frozenset({"id", "disposition"}))),
+              "an array of {id, disposition} strings or 'unavailable'"),
+    FieldRule("repair_rounds", _or_unavailable(_count_ok), "an integer >= 0 or 'unavailable'"),
+    FieldRule("replan_count", _or_unavailable(_count_ok), "an integer >= 0 or 'unavailable'"),
+    FieldRule("terminal_state", lambda v: v in TERMINAL_STATES,
+              f"one of {', '.join(TERMINAL_STATES)}"),
+    FieldRule("quality_metrics", _or_unavailable(_quality_ok),
+              "{first_pass, rounds} or 'unavailable'"),
+    FieldRule("cost_metrics", _or_unavailable(lambda v: isinstance(v, dict)),
+              "an object or 'unavailable'"),
+    FieldRule("evidence_refs", _evidence_refs_ok, "a non-empty array of repository-relative paths"),
+    FieldRule("schema_version", lambda v: v == SCHEMA_VERSION, f"must be {SCHEMA_VERSION!r}"),
+    FieldRule("observation", lambda v: isinstance(v, str), "a string"),
+    FieldRule("cause_hypothesis", lambda v: v is None or isinstance(v, str), "a string or null"),
+)
+"""The per-field rules, in the order their problems are reported."""
+
+
+def _key_problems(doc: dict[str, Any]) -> list[str]:
     problems: list[str] = []
     for key, value in doc.items():
         if key not in OUTPUT_KEYS:
@@ -106,162 +201,43 @@ def structure_problems(doc: dict[str, Any]) -> list[str]:
     missing = [k for k in REQUIRED_KEYS if k not in doc]
     if missing:
         problems.append(f"missing required key(s): {', '.join(missing)}")
-
-    def check(key: str, ok: bool, what: str) -> None:
-        if key in doc and not ok:
-            problems.append(f"{key}: {what}")
-
-    check(
-        "run_id",
-        isinstance(doc.get("run_id"), str) and bool(RUN_ID_RE.fullmatch(doc.get("run_id", ""))),
-        "1-128 of A-Z a-z 0-9 . _ : -",
-    )
-    check(
-        "task_id",
-        isinstance(doc.get("task_id"), str) and bool(TASK_RE.fullmatch(doc.get("task_id", ""))),
-        "TASK-0000",
-    )
-    for key in ("started_at", "completed_at"):
-        value = doc.get(key)
-        check(
-            key, isinstance(value, str) and bool(TIME_RE.fullmatch(value)), "YYYY-MM-DDTHH:MM:SSZ"
-        )
-    started, completed = doc.get("started_at"), doc.get("completed_at")
-    if (
-        isinstance(started, str)
-        and isinstance(completed, str)
-        and TIME_RE.fullmatch(started)
-        and TIME_RE.fullmatch(completed)
-        and started > completed
-    ):
-        problems.append("started_at: later than completed_at (the producer refuses this)")
-    repo = doc.get("repository")
-    check(
-        "repository",
-        isinstance(repo, str) and bool(REPOSITORY_RE.fullmatch(repo)),
-        "a repository name without owner or '/'",
-    )
-    sha = doc.get("source_sha")
-    check(
-        "source_sha",
-        isinstance(sha, str) and bool(SOURCE_SHA_RE.fullmatch(sha)),
-        "7-40 lowercase hex",
-    )
-    head = doc.get("final_head_sha")
-    check(
-        "final_head_sha",
-        head == UNAVAILABLE or (isinstance(head, str) and bool(COMMIT_RE.fullmatch(head))),
-        "a full commit id or 'unavailable'",
-    )
-    check("plan_hash", is_digest(doc.get("plan_hash")), "sha256:<64 hex>")
-    ref = doc.get("c3_prime_decision_ref")
-    check(
-        "c3_prime_decision_ref",
-        isinstance(ref, dict)
-        and set(ref) == {"path", "plan_package_hash"}
-        and is_canonical_path(ref["path"])
-        and is_digest(ref["plan_package_hash"]),
-        "exactly {path (repository-relative), plan_package_hash}",
-    )
-    hv = doc.get("harness_version")
-    check(
-        "harness_version",
-        isinstance(hv, dict)
-        and set(hv) == set(HARNESS_KEYS)
-        and isinstance(hv["plugin_version"], str)
-        and bool(VERSION_TEXT_RE.fullmatch(hv["plugin_version"]))
-        and isinstance(hv["cli_version"], str)
-        and bool(VERSION_TEXT_RE.fullmatch(hv["cli_version"]))
-        and is_digest(hv["corpus_hash"]),
-        "exactly {plugin_version, cli_version, corpus_hash (sha256)}",
-    )
-    routing = doc.get("routing_decisions")
-    check(
-        "routing_decisions",
-        routing == UNAVAILABLE or isinstance(routing, list),
-        "an array or 'unavailable'",
-    )
-    ci = doc.get("ci_outcomes")
-    check(
-        "ci_outcomes",
-        ci == UNAVAILABLE
-        or (
-            isinstance(ci, list)
-            and all(
-                isinstance(i, dict)
-                and set(i) == {"name", "conclusion"}
-                and _text(i["name"])
-                and _text(i["conclusion"])
-                for i in ci
-            )
-        ),
-        "an array of {name, conclusion} or 'unavailable'",
-    )
-    findings = doc.get("review_findings")
-    check(
-        "review_findings",
-        findings == UNAVAILABLE
-        or (
-            isinstance(findings, list)
-            and all(
-                isinstance(i, dict)
-                and set(i) == {"id", "disposition"}
-                and _text(i["id"])
-                and _text(i["disposition"])
-                for i in findings
-            )
-        ),
-        "an array of {id, disposition} strings or 'unavailable'",
-    )
-    for key in ("repair_rounds", "replan_count"):
-        value = doc.get(key)
-        check(
-            key,
-            value == UNAVAILABLE or (isinstance(value, int) and _is_int(value) and value >= 0),
-            "an integer >= 0 or 'unavailable'",
-        )
-    if "human_interventions" in doc and doc["human_interventions"] != UNAVAILABLE:
-        _kind_detail_list(doc["human_interventions"], "human_interventions", problems)
-    check(
-        "terminal_state",
-        doc.get("terminal_state") in TERMINAL_STATES,
-        f"one of {', '.join(TERMINAL_STATES)}",
-    )
-    qm = doc.get("quality_metrics")
-    check(
-        "quality_metrics",
-        qm == UNAVAILABLE
-        or (
-            isinstance(qm, dict)
-            and set(qm) == {"first_pass", "rounds"}
-            and isinstance(qm["first_pass"], bool)
-            and _is_int(qm["rounds"])
-            and qm["rounds"] >= 1
-        ),
-        "{first_pass, rounds} or 'unavailable'",
-    )
-    cost = doc.get("cost_metrics")
-    check(
-        "cost_metrics", cost == UNAVAILABLE or isinstance(cost, dict), "an object or 'unavailable'"
-    )
-    refs = doc.get("evidence_refs")
-    check(
-        "evidence_refs",
-        isinstance(refs, list) and bool(refs) and all(is_canonical_path(r) for r in refs),
-        "a non-empty array of repository-relative paths",
-    )
-    check(
-        "schema_version", doc.get("schema_version") == SCHEMA_VERSION, f"must be {SCHEMA_VERSION!r}"
-    )
-    check("observation", isinstance(doc.get("observation"), str), "a string")
-    check(
-        "cause_hypothesis",
-        doc.get("cause_hypothesis") is None or isinstance(doc.get("cause_hypothesis"), str),
-        "a string or null",
-    )
-    if "escalation" in doc:
-        _kind_detail_list(doc["escalation"], "escalation", problems)
     return problems
+
+
+def _field_problems(doc: dict[str, Any]) -> list[str]:
+    return [f"{r.key}: {r.what}" for r in FIELD_RULES if r.key in doc and not r.ok(doc[r.key])]
+
+
+def _time_order_problems(doc: dict[str, Any]) -> list[str]:
+    started, completed = doc.get("started_at"), doc.get("completed_at")
+    in_form = _matches(TIME_RE)
+    if (isinstance(started, str) and isinstance(completed, str) and in_form(started)
+            and in_form(completed) and started > completed):
+        return ["started_at: later than completed_at (the producer refuses this)"]
+    return []
+
+
+def _list_problems(doc: dict[str, Any]) -> list[str]:
+    problems: list[str] = []
+    if "human_interventions" in doc and doc["human_interventions"] != UNAVAILABLE:
+        problems += _kind_detail_problems(doc["human_interventions"], "human_interventions")
+    if "escalation" in doc:
+        problems += _kind_detail_problems(doc["escalation"], "escalation")
+    return problems
+
+
+DOCUMENT_RULES: tuple[Callable[[dict[str, Any]], list[str]], ...] = (
+    _key_problems,
+    _field_problems,
+    _time_order_problems,
+    _list_problems,
+)
+"""The whole-document rules, in order: keys, each field, time order, the kind/detail lists."""
+
+
+def structure_problems(doc: dict[str, Any]) -> list[str]:
+    """Every structural violation of the EV contract in ``doc`` (empty = well-formed)."""
+    return [problem for rule in DOCUMENT_RULES for problem in rule(doc)]
 
 
 def unavailable_paths(value: Any, path: str = "") -> Iterator[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from support.delivery import define_surfaces
 from support.hooks import approved_repo
 from support.repo import commit_all, git
 from support.taskkit import PLAN_MD, approve_task, make_task
@@ -18,15 +19,6 @@ def _ci(repo: Path, run_cli, base: str, head: str = "HEAD"):
     return result.code, json.loads(result.out) if result.out else {}
 
 
-def define_surfaces(repo: Path) -> str:
-    """Adopt the bundled template as the repository's own definition; commit; return HEAD."""
-    from plangate.surfaces import bundled_template_bytes
-
-    text = bundled_template_bytes().decode()
-    own = "\n".join(ln for ln in text.splitlines() if "PLANGATE-BUNDLED-TEMPLATE" not in ln)
-    (repo / ".plangate").mkdir(exist_ok=True)
-    (repo / ".plangate" / "protected-surfaces.toml").write_text(own + "\n")
-    return commit_all(repo, "protected surfaces")
 
 
 def test_ci_accepts_in_scope_task_work(git_repo: Path, run_cli) -> None:

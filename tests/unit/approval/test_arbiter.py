@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -980,3 +981,29 @@ def test_failed_checks_carry_their_message() -> None:
     for check in failed:
         assert set(check) == {"priority", "check", "outcome", "code", "message"}
         assert check["message"]
+
+
+def test_the_documented_decision_table_is_the_row_order() -> None:
+    # docs/arbiter.md lists the rows by check name in priority order; the verdict
+    # row appears three times there (4, 6, 5: one row of the table decides them).
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "arbiter.md").read_text()
+    table = doc[doc.index("| priority | check |"):]
+    table = table[: table.index("\n\n")]
+    checks = re.findall(r"^\| [0-9.]+ \| ([a-z_]+) \|", table, flags=re.MULTILINE)
+    seen: list[str] = []
+    for name in checks:
+        if name not in seen:
+            seen.append(name)
+    rows = [row(arbiter_module._Case(_row_probe_input(), _row_probe_surfaces()))
+            for row in arbiter_module.ROWS]
+    assert seen == [r.check for r in rows]
+    assert [r.priority for r in rows][:11] == ["0", "0.5", "1", "1.5", "1.6", "1.65", "1.7",
+                                               "1.9", "1.95", "2", "3"]
+
+
+def _row_probe_input() -> Any:
+    return parse_input(clean())
+
+
+def _row_probe_surfaces() -> Any:
+    return SURFACES

@@ -1,0 +1,244 @@
+"""Which sandbox backend works here, and why the others do not (probing IO, pure choice).
+
+Backends, by platform:
+
+- **bubblewrap** (Linux): the ``bwrap`` binary of the distribution's
+  ``bubblewrap`` package. It is looked for only in fixed system directories
+  (:data:`SEARCH_DIRS`), never through ``PATH``, and must be a regular file
+  owned by root that nobody else can write: a ``bwrap`` an agent could put in
+  front of the real one would run the command without a box. It is then
+  started once, with the namespace options every box uses, to prove that
+  this kernel lets it create them (Ubuntu 24.04 restricts unprivileged user
+  namespaces through AppArmor; Debian's ``kernel.unprivileged_userns_clone=0``
+  and ``user.max_user_namespaces=0`` forbid them).
+- **Seatbelt** (macOS): ``/usr/bin/sandbox-exec``, started once with a
+  trivial profile.
+- every other platform: no backend (``SANDBOX_UNAVAILABLE``).
+
+Probes run at most once per process. :func:`choose` (pure) picks the first
+available backend; nothing is ever run without one.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+from plangate.errors import EnvironmentFailure
+from plangate.verdict import Reason
+
+SANDBOX_UNAVAILABLE = "SANDBOX_UNAVAILABLE"
+
+BUBBLEWRAP = "bubblewrap"
+SEATBELT = "seatbelt"
+
+SEARCH_DIRS: tuple[str, ...] = (
+    "/usr/bin",
+    "/bin",
+    "/usr/local/bin",
+    "/usr/sbin",
+    "/run/current-system/sw/bin",
+)
+"""Where ``bwrap`` is looked for (root-owned system directories only)."""
+
+PROBE_TIMEOUT_SECONDS = 20
+
+_TRUE_CANDIDATES = ("/usr/bin/true", "/bin/true")
+
+
+class BackendStatus(NamedTuple):
+    """One backend on this machine: whether it works, and why (not)."""
+
+    name: str
+    available: bool
+    detail: str
+    path: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """JSON form."""
+        return {
+            "backend": self.name,
+            "available": self.available,
+            "detail": self.detail,
+            "path": self.path,
+        }
+
+
+class Backend(NamedTuple):
+    """A backend that works here."""
+
+    name: str
+    path: str
+
+    @property
+    def remaps(self) -> bool:
+        """True when a mount can show a host directory at another path."""
+        return self.name == BUBBLEWRAP
+
+
+def choose(statuses: tuple[BackendStatus, ...]) -> Backend | Reason:
+    """The first available backend, or the refusal naming why none works (pure)."""
+    for status in statuses:
+        if status.available and status.path is not None:
+            return Backend(status.name, status.path)
+    why = "; ".join(f"{s.name}: {s.detail}" for s in statuses) or "no backend is known"
+    return Reason(
+        SANDBOX_UNAVAILABLE,
+        f"no sandbox backend works here ({why})",
+        "install bubblewrap (Linux) and allow unprivileged user namespaces; see docs/isolation.md",
+    )
+
+
+def trusted_binary(path: str) -> str | None:
+    """Why ``path`` cannot be trusted as a sandbox binary (None: it can)."""
+    try:
+        info = Path(path).stat()
+    except OSError as exc:
+        return f"{path}: {exc.strerror or exc}"
+    if not stat.S_ISREG(info.st_mode):
+        return f"{path} is not a regular file"
+    if info.st_uid != 0:
+        return f"{path} is not owned by root"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"{path} is writable by others than its owner"
+    if not os.access(path, os.X_OK):
+        return f"{path} is not executable"
+    return None
+
+
+def _find_bwrap() -> tuple[str | None, str]:
+    problems = []
+    for directory in SEARCH_DIRS:
+        candidate = Path(directory) / "bwrap"
+        if not os.path.lexists(candidate):
+            continue
+        real = str(candidate.resolve())
+        problem = trusted_binary(real)
+        if problem is None:
+            return real, ""
+        problems.append(problem)
+    if problems:
+        return None, "; ".join(problems)
+    return None, (
+        "bwrap is not installed (install the 'bubblewrap' package; looked in "
+        + ", ".join(SEARCH_DIRS)
+        + ")"
+    )
+
+
+def _read_sysctl(name: str) -> str | None:
+    try:
+        return Path("/proc/sys", name).read_text(encoding="ascii").strip()
+    except (OSError, ValueError):
+        return None
+
+
+def userns_hint() -> str:
+    """What this kernel says about unprivileged user namespaces, for a refusal."""
+    if _read_sysctl("kernel/apparmor_restrict_unprivileged_userns") == "1":
+        return (
+            "AppArmor restricts unprivileged user namespaces "
+            "(kernel.apparmor_restrict_unprivileged_userns=1, Ubuntu 24.04 and later): "
+            "allow them for bwrap with an AppArmor profile, see docs/isolation.md"
+        )
+    if _read_sysctl("kernel/unprivileged_userns_clone") == "0":
+        return "unprivileged user namespaces are off (kernel.unprivileged_userns_clone=0)"
+    if _read_sysctl("user/max_user_namespaces") == "0":
+        return "user namespaces are off (user.max_user_namespaces=0)"
+    return ""
+
+
+def _run_probe(argv: list[str]) -> str | None:
+    """Run a probe; None when it exited 0, else what went wrong."""
+    import subprocess
+
+    try:
+        proc = subprocess.run(
+            argv,
+            capture_output=True,
+            timeout=PROBE_TIMEOUT_SECONDS,
+            env={"PATH": "/usr/bin:/bin"},
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return f"did not finish within {PROBE_TIMEOUT_SECONDS}s"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if proc.returncode == 0:
+        return None
+    first = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    return f"exit {proc.returncode}" + (f": {first[0][:200]}" if first else "")
+
+
+def probe_bubblewrap(platform: str = sys.platform) -> BackendStatus:
+    """Is bubblewrap usable here? (finds it, then starts one empty box)."""
+    if not platform.startswith("linux"):
+        return BackendStatus(BUBBLEWRAP, False, f"Linux only (this is {platform})")
+    path, problem = _find_bwrap()
+    if path is None:
+        return BackendStatus(BUBBLEWRAP, False, problem)
+    from plangate.isolation.bwrap import NAMESPACE_ARGS
+
+    true = next((t for t in _TRUE_CANDIDATES if os.access(t, os.X_OK)), sys.executable)
+    argv = [
+        path,
+        *NAMESPACE_ARGS,
+        "--unshare-net",
+        "--ro-bind",
+        "/",
+        "/",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--",
+        true,
+        *([] if true != sys.executable else ["-c", ""]),
+    ]
+    failure = _run_probe(argv)
+    if failure is not None:
+        hint = userns_hint()
+        return BackendStatus(
+            BUBBLEWRAP,
+            False,
+            f"{path} cannot create a box: {failure}" + (f" ({hint})" if hint else ""),
+            path,
+        )
+    return BackendStatus(BUBBLEWRAP, True, f"{path} creates user, pid and network namespaces", path)
+
+
+def probe_seatbelt(platform: str = sys.platform) -> BackendStatus:
+    """Is Seatbelt usable here? (starts ``sandbox-exec`` once with a trivial profile)."""
+    from plangate.isolation.seatbelt import SANDBOX_EXEC
+
+    if platform != "darwin":
+        return BackendStatus(SEATBELT, False, f"macOS only (this is {platform})")
+    problem = trusted_binary(SANDBOX_EXEC)
+    if problem is not None:
+        return BackendStatus(SEATBELT, False, problem)
+    failure = _run_probe([SANDBOX_EXEC, "-p", "(version 1)(allow default)", "/usr/bin/true"])
+    if failure is not None:
+        return BackendStatus(SEATBELT, False, f"sandbox-exec fails: {failure}", SANDBOX_EXEC)
+    return BackendStatus(SEATBELT, True, "sandbox-exec applies a profile", SANDBOX_EXEC)
+
+
+_CACHE: dict[str, tuple[BackendStatus, ...]] = {}
+
+
+def probe_all() -> tuple[BackendStatus, ...]:
+    """Every backend's status on this machine (probed once per process)."""
+    if sys.platform not in _CACHE:
+        _CACHE[sys.platform] = (probe_bubblewrap(), probe_seatbelt())
+    return _CACHE[sys.platform]
+
+
+def select_backend() -> Backend:
+    """The backend to use here; raises ``SANDBOX_UNAVAILABLE`` when none works."""
+    chosen = choose(probe_all())
+    if isinstance(chosen, Reason):
+        raise EnvironmentFailure(chosen.code, chosen.message, chosen.hint)
+    return chosen

@@ -9,8 +9,9 @@ ambiguity:
   optionally followed by one parenthetical annotation in ASCII or full-width
   brackets (``(draft)``);
 - a sub-section whose heading says its paths are not to be touched, a list
-  item or table row that says so, and every list item nested under such an
-  item, contribute **denied** paths, never allowed ones;
+  item or table row that says so, every list item nested under such an item,
+  every row of a table whose header says so, and the lists and tables after a
+  paragraph that says so contribute **denied** paths, never allowed ones;
 - a path is taken from an inline code span anywhere in a list item or
   paragraph, from the path column of a table, or as a bare word when it is a
   whole entry of a list item or path cell (entries are separated by ``,``,
@@ -55,6 +56,16 @@ DENY_PHRASES: tuple[str, ...] = (
     "reference only",
     "untouched",
     "out of scope",
+    "not be touched",
+    "not be edited",
+    "not be modified",
+    "not be changed",
+    "never touch",
+    "never edit",
+    "never modify",
+    "never change",
+    "leave unchanged",
+    "keep unchanged",
     "触らない",
     "触れない",
     "編集不要",
@@ -560,6 +571,8 @@ class _Collector:
                 self.unit([(line, " | ".join(cells))], denied, bare=False)
             return
         body = rows[2:]
+        # a header that says "not to touch" denies every row
+        denied = denied or any(contains_deny_phrase(c) for c in rows[0][1])
         column = _path_column(body, len(rows[0][1]))
         for line, cells in body:
             row_denied = denied or any(contains_deny_phrase(c) for c in cells)
@@ -653,8 +666,10 @@ def read_files_section(text: str) -> FilesSection:
     annotation = heading_annotation(head[1], FILES_HEADING) if head else ""
     collector = _Collector()
     subsections: list[tuple[int, str, bool]] = []
-    deny_level: int | None = None  # level of the deny sub-section we are in
-    label_deny = False  # a paragraph said "not to touch:" and a list follows
+    # level of the deny sub-section we are in; an annotation of the Files heading
+    # itself that says "not to touch" makes the whole section deny
+    deny_level: int | None = 2 if contains_deny_phrase(annotation or "") else None
+    label_deny = False  # a paragraph said "not to touch" and a list or table follows
     items: list[tuple[int, bool]] = []  # (indent, denied) of the open list items
     unit: list[tuple[int, str]] = []
     unit_kind = ""  # "item", "para"
@@ -662,13 +677,15 @@ def read_files_section(text: str) -> FilesSection:
     table: list[tuple[int, list[str]]] = []
 
     def flush() -> None:
-        nonlocal unit, unit_kind, table
+        nonlocal unit, unit_kind, table, label_deny
         if unit:
             joined = " ".join(t for _, t in unit)
             denied = unit_denied or contains_deny_phrase(joined)
             collector.unit(unit, denied, bare=unit_kind == "item")
-            if unit_kind == "item" and items:
-                items[-1] = (items[-1][0], denied)
+            if unit_kind in ("item", "inner") and items:
+                items[-1] = (items[-1][0], denied)  # what is nested under it inherits
+            elif unit_kind == "para":
+                label_deny = denied  # the list or table after it inherits
         if table:
             collector.table(
                 table, deny_level is not None or label_deny or bool(items and items[-1][1])
@@ -717,12 +734,13 @@ def read_files_section(text: str) -> FilesSection:
         if unit:
             unit.append((number, stripped))  # a continuation line of the item or paragraph
             continue
-        if not line.startswith((" ", "\t")):
+        if line.startswith((" ", "\t")) and items:
+            kind = "inner"  # a paragraph inside the open list item
+        else:
+            kind = "para"
             items.clear()
-            label_deny = contains_deny_phrase(stripped) and stripped.rstrip("*_ ").endswith(
-                (":", "\uff1a")
-            )
-        unit, unit_kind = [(number, stripped)], "para"
+            label_deny = False
+        unit, unit_kind = [(number, stripped)], kind
         unit_denied = deny_level is not None or label_deny or bool(items and items[-1][1])
     flush()
     return FilesSection(

@@ -168,6 +168,35 @@ def test_a_label_paragraph_that_says_not_to_touch_denies_the_list_after_it() -> 
     assert found.denied == ("src/b.py", "src/c.py")
 
 
+def test_a_paragraph_that_says_not_to_touch_denies_what_follows_until_the_next_one() -> None:
+    body = (
+        "- `src/a.py`\n\nThe files below must not be touched\n\n- `src/b.py`\n\n"
+        "| path |\n|---|\n| `src/t.py` |\n\nThese are new.\n\n- `src/c.py`\n"
+    )
+    found = section(body)
+    assert found.allowed == ("src/a.py", "src/c.py")
+    assert found.denied == ("src/b.py", "src/t.py")
+
+
+def test_a_paragraph_inside_a_list_item_that_says_not_to_touch_denies_its_children() -> None:
+    body = "- group one\n\n  read-only, kept as is\n\n  - `a/b.md`\n- `c/d.md`\n"
+    found = section(body)
+    assert found.denied == ("a/b.md",)
+    assert found.allowed == ("c/d.md",)
+
+
+def test_a_table_whose_header_says_not_to_touch_denies_every_row() -> None:
+    body = "| do not touch | why |\n|---|---|\n| `bin/x.sh` | owned elsewhere |\n"
+    found = section(body + "\n- `src/a.py`\n")
+    assert found.denied == ("bin/x.sh",) and found.allowed == ("src/a.py",)
+
+
+def test_a_files_heading_annotated_not_to_touch_allows_nothing() -> None:
+    found = section("- `src/a.py`\n", f"## {FILES} (read-only)")
+    assert found.found and found.allowed == () and found.denied == ("src/a.py",)
+    assert not derive_scope(plan("- `src/a.py`\n", f"## {FILES} (read-only)").encode()).defined
+
+
 def test_a_denied_path_wins_over_an_allowed_pattern_in_every_case_spelling() -> None:
     body = "- `src/**`\n\n### Forbidden\n\n- `src/secret/`\n- `src/keys.py`\n"
     scope = derive_scope(plan(body).encode())

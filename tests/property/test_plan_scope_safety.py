@@ -89,9 +89,21 @@ def plans(draw: st.DrawFn) -> tuple[str, list[str], list[str]]:
     for _ in range(draw(st.integers(min_value=1, max_value=4))):
         deny = draw(st.booleans())
         if deny:
-            title = draw(DENY_TITLES)
             text, named = draw(block("dx/deny"))
-            body.append(f"### {title}\n\n{text}")
+            how = draw(st.sampled_from(["sub-section", "paragraph"]))
+            if how == "sub-section":
+                body.append(f"### {draw(DENY_TITLES)}\n\n{text}")
+            else:  # an allow-titled sub-section whose paragraph says the list is not touched
+                said = draw(
+                    st.sampled_from(
+                        [
+                            "**Do not touch:**",
+                            "These must not be touched",
+                            "\u53c2\u7167\u306e\u307f",
+                        ]
+                    )
+                )
+                body.append(f"### {draw(ALLOW_TITLES)}\n\n{said}\n\n{text}")
             denied.extend(named)
         else:
             title = draw(ALLOW_TITLES)

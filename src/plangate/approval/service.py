@@ -63,6 +63,30 @@ def check_expected_sha(expected_sha: str) -> str:
     return expected_sha
 
 
+def resolve_expected_sha(repo_root: Path, rev: str) -> str:
+    """The full commit id ``rev`` names (a full id, an abbreviation, ``HEAD``, a branch or tag).
+
+    Resolved once, through the git door, exactly as ``c3 issue --target-sha``
+    resolves its revision; a full lowercase id is taken as given (the acceptor
+    compares it with the record). A revision git cannot resolve to exactly one
+    commit is a usage error (``C3_EXPECTED_SHA_INVALID``) naming git's reason.
+    """
+    from plangate.git import Git, GitError
+
+    if isinstance(rev, str) and c.FULL_SHA_RE.fullmatch(rev) is not None:
+        return rev
+    try:
+        full = Git(repo_root).resolve_commit(rev)
+    except GitError as exc:
+        raise UsageError(
+            "C3_EXPECTED_SHA_INVALID",
+            f"expected revision {rev!r} does not name exactly one commit ({exc.code}: "
+            f"{exc.message})",
+            "pass a commit id, HEAD, a branch or a tag that names one commit",
+        ) from None
+    return check_expected_sha(full)
+
+
 def resolve_source(repo_root: Path, snapshot: TaskSnapshot) -> SourceResolution:
     """Resolve the record's ``source_sha`` with git (exactly one commit) or say why not."""
     return _resolve_sha(

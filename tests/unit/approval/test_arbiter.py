@@ -2,8 +2,6 @@
 
 Optional plan-package data must not contradict the rest of the block.
 
-Property tests of the arbiter's path safety and fail-closed monotonicity.
-
 The decision table is pure: no file, git, clock or ledger access (ARCHITECTURE).
 """
 
@@ -17,8 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import plangate.approval.arbiter as arbiter_module
 import plangate.plan.loopspec as loopspec_module
@@ -33,7 +29,6 @@ from plangate.approval.arbiter import (
     provenance_record,
     severity_of,
 )
-from plangate.paths import is_canonical_path
 from plangate.plan.package import plan_package_hash
 from plangate.snapshot import ARTIFACTS
 from plangate.surfaces import bundled_template_bytes, load_surfaces_bytes
@@ -777,8 +772,13 @@ VERDICTS = {"model_a": "approve", "model_b": "approve"}
 
 def block(**changes):
     def snap(ref):
-        return {"verdict": "approve", "plan_hash": BLOCK_P, "source_sha": BLOCK_SHA,
-                "plan_package_hash": BLOCK_PP, "evidence_ref": ref}
+        return {
+            "verdict": "approve",
+            "plan_hash": BLOCK_P,
+            "source_sha": BLOCK_SHA,
+            "plan_package_hash": BLOCK_PP,
+            "evidence_ref": ref,
+        }
 
     out = {
         "plan_hash": BLOCK_P,
@@ -817,69 +817,6 @@ def test_contradicting_optional_keys_are_an_integrity_failure(changes):
     check = plan_package_check(block(**changes), BLOCK_SHA, VERDICTS)
     assert check.structure_ok
     assert not check.integrity_ok
-
-
-PROPERTY_SURFACES = load_surfaces_bytes(
-    b'version = 1\n[[surface]]\npattern = "**/CLAUDE.md"\nclass = "rules"\nreason = "r"\n'
-    b'[[surface]]\npattern = "ci/**"\nclass = "ci"\nreason = "r"\n',
-    "downstream",
-    "defs.toml",
-)
-BASE: dict[str, Any] = {
-    "changed_files": ["src/a.py"],
-    "allowed_paths": ["**"],
-    "lite": {"size_ok": True, "no_new_design": True, "follows_pattern": True, "reversible": True},
-    "class": "no-merge",
-    "verdicts": {"model_a": "approve", "model_b": "approve"},
-    "target_sha": "b" * 40,
-    "gates": {"c1": "PASS", "breakdown": "pass"},
-}
-SEGMENT = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABC0123456789_.-", min_size=1, max_size=6)
-CANONICAL = st.lists(SEGMENT, min_size=1, max_size=4).map("/".join).filter(is_canonical_path)
-
-
-def doc_with(changed: list[str]) -> dict[str, Any]:
-    doc = copy.deepcopy(BASE)
-    doc["changed_files"] = changed
-    return doc
-
-
-@settings(max_examples=300)
-@given(st.text(max_size=30))
-def test_changed_file_accepted_iff_canonical(path: str) -> None:
-    try:
-        parse_input(doc_with([path]))
-    except ArbiterInputError:
-        accepted = False
-    else:
-        accepted = True
-    assert accepted == is_canonical_path(path)
-
-
-@given(CANONICAL, st.sampled_from(["./", "/", "../", "x/../", "x//"]))
-def test_unsafe_prefixes_are_always_refused(path: str, prefix: str) -> None:
-    with pytest.raises(ArbiterInputError):
-        parse_input(doc_with([prefix + path]))
-
-
-@given(
-    st.lists(CANONICAL, min_size=1, max_size=2),
-    st.sampled_from(["CLAUDE.md", "x/claude.md", "ci/run", "CI/deploy.yml"]),
-)
-def test_a_protected_file_is_never_auto_approved(paths: list[str], protected: str) -> None:
-    result = decide(
-        parse_input(doc_with([*paths, protected])), PROPERTY_SURFACES, timestamp="2026-01-01T00:00:00Z"
-    )
-    assert result.verdict == "HUMAN_ESCALATED"
-    assert "TOUCHES_PROTECTED_SURFACE" in result.codes
-
-
-@given(st.lists(CANONICAL, min_size=1, max_size=3), st.sampled_from(["approve", "reject"]))
-def test_model_a_reject_is_never_approved(paths: list[str], b: str) -> None:
-    doc = doc_with(paths)
-    doc["verdicts"] = {"model_a": "reject", "model_b": b}
-    result = decide(parse_input(doc), PROPERTY_SURFACES, timestamp="2026-01-01T00:00:00Z")
-    assert result.verdict != "AUTO_APPROVED"
 
 
 FORBIDDEN_MODULES = {
@@ -968,8 +905,9 @@ def test_provenance_record_fields_of_a_clean_decision() -> None:
     assert record["decided_by"]["code"] == "VERDICTS_APPROVED"
     for check in record["checks"]:
         assert set(check) == {"priority", "check", "outcome", "code"}
-    assert record["reasons"] == [{"code": "VERDICTS_APPROVED",
-                                  "message": record["reasons"][0]["message"]}]
+    assert record["reasons"] == [
+        {"code": "VERDICTS_APPROVED", "message": record["reasons"][0]["message"]}
+    ]
 
 
 def test_failed_checks_carry_their_message() -> None:
@@ -987,18 +925,31 @@ def test_the_documented_decision_table_is_the_row_order() -> None:
     # docs/arbiter.md lists the rows by check name in priority order; the verdict
     # row appears three times there (4, 6, 5: one row of the table decides them).
     doc = (Path(__file__).resolve().parents[3] / "docs" / "arbiter.md").read_text()
-    table = doc[doc.index("| priority | check |"):]
+    table = doc[doc.index("| priority | check |") :]
     table = table[: table.index("\n\n")]
     checks = re.findall(r"^\| [0-9.]+ \| ([a-z_]+) \|", table, flags=re.MULTILINE)
     seen: list[str] = []
     for name in checks:
         if name not in seen:
             seen.append(name)
-    rows = [row(arbiter_module._Case(_row_probe_input(), _row_probe_surfaces()))
-            for row in arbiter_module.ROWS]
+    rows = [
+        row(arbiter_module._Case(_row_probe_input(), _row_probe_surfaces()))
+        for row in arbiter_module.ROWS
+    ]
     assert seen == [r.check for r in rows]
-    assert [r.priority for r in rows][:11] == ["0", "0.5", "1", "1.5", "1.6", "1.65", "1.7",
-                                               "1.9", "1.95", "2", "3"]
+    assert [r.priority for r in rows][:11] == [
+        "0",
+        "0.5",
+        "1",
+        "1.5",
+        "1.6",
+        "1.65",
+        "1.7",
+        "1.9",
+        "1.95",
+        "2",
+        "3",
+    ]
 
 
 def _row_probe_input() -> Any:

@@ -1,5 +1,5 @@
 """The delivery state machine: the decision table row by row, the states and actions with
-literal snapshots, the recorded entries, properties over generated snapshots, the contract."""
+literal snapshots, the recorded entries, the contract (properties over generated snapshots: tests/property)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from plangate.delivery.log import parse_record_bytes, rows_bytes, seal_entries
 from plangate.delivery.machine import (
     EXITS,
     PRIORITY_ORDER,
     RULES,
-    STATE_EXIT_CODES,
     STATES,
     Ancestry,
     BoundRecord,
@@ -103,7 +100,14 @@ def run(
     ancestry: Ancestry = DESCENDS,
     surfaces: ResolvedSurfaces = SURFACES,
 ):
-    return assess(parse_snapshot(snapshot), entries, scope=scope, ancestry=ancestry, record=RECORD, surfaces=surfaces)
+    return assess(
+        parse_snapshot(snapshot),
+        entries,
+        scope=scope,
+        ancestry=ancestry,
+        record=RECORD,
+        surfaces=surfaces,
+    )
 
 
 def receipt(action_kind: str, round_no: Any, *, pr: int = 7, finding_type: str | None = None):
@@ -676,20 +680,75 @@ def test_result_facts_and_verdict():
 
 IN_SCOPE_APPROVALS = "src/app/approvals/x.py"  # inside the plan's scope, a protected surface
 ROW_CASES: dict[str, tuple[dict[str, Any], dict[str, Any], str, str | None]] = {
-    "plan_deviation": ({"changed_files": ["bin/tool"]}, {}, "EXEC_RETURN", "DELIVERY_PLAN_DEVIATION"),
-    "protected_surface": ({"changed_files": [IN_SCOPE_APPROVALS]}, {}, "HUMAN_ESCALATED", "DELIVERY_TOUCHES_PROTECTED_SURFACE"),
-    "escalation_flags": ({"escalation_flags": ["touches_ho"]}, {}, "HUMAN_ESCALATED", "DELIVERY_ESCALATION_FLAGGED"),
-    "ancestry_fail": ({}, {"ancestry": Ancestry("diverged", "git")}, "HUMAN_ESCALATED", "DELIVERY_ANCESTRY_DIVERGED"),
-    "unknown_check_conclusion": ({"checks": [{"name": "ci", "sha": HEAD, "conclusion": "weird"}]}, {}, "HUMAN_ESCALATED", "DELIVERY_CHECK_CONCLUSION_UNKNOWN"),
-    "taxonomy_unverifiable": ({"checks": FAIL, "ci_failure_taxonomy": "permission"}, {}, "HUMAN_ESCALATED", "DELIVERY_CI_TAXONOMY_UNVERIFIABLE"),
-    "round_limit": ({"checks": FAIL, "ci_failure_taxonomy": "code"}, {"entries": ("repair_ci", 3)}, "HUMAN_ESCALATED", "DELIVERY_ROUND_LIMIT"),
-    "same_type_recurrence": ({"findings": [MAJOR]}, {"entries": ("repair_review", 1)}, "REVIEW_REPAIR", "DELIVERY_FINDING_RECURRENCE"),
-    "ci_failed": ({"checks": FAIL, "ci_failure_taxonomy": "code"}, {}, "CHECKS_FAILED", "DELIVERY_CHECKS_FAILED"),
+    "plan_deviation": (
+        {"changed_files": ["bin/tool"]},
+        {},
+        "EXEC_RETURN",
+        "DELIVERY_PLAN_DEVIATION",
+    ),
+    "protected_surface": (
+        {"changed_files": [IN_SCOPE_APPROVALS]},
+        {},
+        "HUMAN_ESCALATED",
+        "DELIVERY_TOUCHES_PROTECTED_SURFACE",
+    ),
+    "escalation_flags": (
+        {"escalation_flags": ["touches_ho"]},
+        {},
+        "HUMAN_ESCALATED",
+        "DELIVERY_ESCALATION_FLAGGED",
+    ),
+    "ancestry_fail": (
+        {},
+        {"ancestry": Ancestry("diverged", "git")},
+        "HUMAN_ESCALATED",
+        "DELIVERY_ANCESTRY_DIVERGED",
+    ),
+    "unknown_check_conclusion": (
+        {"checks": [{"name": "ci", "sha": HEAD, "conclusion": "weird"}]},
+        {},
+        "HUMAN_ESCALATED",
+        "DELIVERY_CHECK_CONCLUSION_UNKNOWN",
+    ),
+    "taxonomy_unverifiable": (
+        {"checks": FAIL, "ci_failure_taxonomy": "permission"},
+        {},
+        "HUMAN_ESCALATED",
+        "DELIVERY_CI_TAXONOMY_UNVERIFIABLE",
+    ),
+    "round_limit": (
+        {"checks": FAIL, "ci_failure_taxonomy": "code"},
+        {"entries": ("repair_ci", 3)},
+        "HUMAN_ESCALATED",
+        "DELIVERY_ROUND_LIMIT",
+    ),
+    "same_type_recurrence": (
+        {"findings": [MAJOR]},
+        {"entries": ("repair_review", 1)},
+        "REVIEW_REPAIR",
+        "DELIVERY_FINDING_RECURRENCE",
+    ),
+    "ci_failed": (
+        {"checks": FAIL, "ci_failure_taxonomy": "code"},
+        {},
+        "CHECKS_FAILED",
+        "DELIVERY_CHECKS_FAILED",
+    ),
     "conflict": ({"mergeable": "CONFLICTING"}, {}, "CONFLICT", "DELIVERY_CONFLICT"),
     "review_findings": ({"findings": [MINOR]}, {}, "REVIEW_REPAIR", "DELIVERY_FINDINGS_UNRESOLVED"),
     "waiting_checks": ({"checks": []}, {}, "WAITING_FOR_CHECKS", "DELIVERY_NO_CHECKS_AT_HEAD"),
-    "waiting_review": ({"review": {"state": "pending", "sha": HEAD}}, {}, "WAITING_FOR_REVIEW", "DELIVERY_REVIEW_NOT_APPROVED_AT_HEAD"),
-    "merge_ready_candidate": ({"dod_evaluated": False}, {}, "MERGE_READY_CANDIDATE", "DELIVERY_DOD_NOT_EVALUATED"),
+    "waiting_review": (
+        {"review": {"state": "pending", "sha": HEAD}},
+        {},
+        "WAITING_FOR_REVIEW",
+        "DELIVERY_REVIEW_NOT_APPROVED_AT_HEAD",
+    ),
+    "merge_ready_candidate": (
+        {"dod_evaluated": False},
+        {},
+        "MERGE_READY_CANDIDATE",
+        "DELIVERY_DOD_NOT_EVALUATED",
+    ),
     "merge_ready": ({}, {}, "MERGE_READY", None),
 }
 
@@ -700,7 +759,9 @@ def _row_case(name: str):
     entries: tuple[dict[str, Any], ...] = ()
     if "entries" in kwargs:
         kind, round_no = kwargs.pop("entries")
-        entries = chain(receipt(kind, round_no, finding_type="lint" if kind == "repair_review" else None))
+        entries = chain(
+            receipt(kind, round_no, finding_type="lint" if kind == "repair_review" else None)
+        )
     return run(snap(**overrides), entries, **kwargs), state, code
 
 
@@ -725,15 +786,25 @@ def test_the_last_row_always_decides():
 
 # Inputs for neighbouring rows that read the same field, built to satisfy both.
 BOTH: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {
-    ("plan_deviation", "protected_surface"): ({"changed_files": ["bin/tool", IN_SCOPE_APPROVALS]}, {}),
+    ("plan_deviation", "protected_surface"): (
+        {"changed_files": ["bin/tool", IN_SCOPE_APPROVALS]},
+        {},
+    ),
     ("unknown_check_conclusion", "taxonomy_unverifiable"): (
-        {"checks": [{"name": "e2e", "sha": HEAD, "conclusion": "weird"}, *FAIL], "ci_failure_taxonomy": "permission"},
+        {
+            "checks": [{"name": "e2e", "sha": HEAD, "conclusion": "weird"}, *FAIL],
+            "ci_failure_taxonomy": "permission",
+        },
         {},
     ),
     ("taxonomy_unverifiable", "round_limit"): (
-        {"checks": FAIL, "ci_failure_taxonomy": "permission"}, {"entries": ("repair_ci", 3)}
+        {"checks": FAIL, "ci_failure_taxonomy": "permission"},
+        {"entries": ("repair_ci", 3)},
     ),
-    ("round_limit", "same_type_recurrence"): ({"findings": [MAJOR]}, {"entries": ("repair_review", 3)}),
+    ("round_limit", "same_type_recurrence"): (
+        {"findings": [MAJOR]},
+        {"entries": ("repair_review", 3)},
+    ),
 }
 
 
@@ -749,12 +820,16 @@ def test_each_row_wins_over_the_next(earlier, later):
     entries: tuple[dict[str, Any], ...] = ()
     if "entries" in extra:
         kind, round_no = extra.pop("entries")
-        entries = chain(receipt(kind, round_no, finding_type="lint" if kind == "repair_review" else None))
+        entries = chain(
+            receipt(kind, round_no, finding_type="lint" if kind == "repair_review" else None)
+        )
     alone = {**ROW_CASES[later][1]}
     alone_entries: tuple[dict[str, Any], ...] = ()
     if "entries" in alone:
         kind, round_no = alone.pop("entries")
-        alone_entries = chain(receipt(kind, round_no, finding_type="lint" if kind == "repair_review" else None))
+        alone_entries = chain(
+            receipt(kind, round_no, finding_type="lint" if kind == "repair_review" else None)
+        )
     assert run(snap(**ROW_CASES[later][0]), alone_entries, **alone).rule == later
     assert run(snap(**overrides), entries, **extra).rule == earlier
 
@@ -769,17 +844,28 @@ def test_an_invalid_snapshot_is_refused_before_any_row():
 # -- the protected-surface definition the PR is judged by ---------------------------
 
 
-def _defined(problem: Reason | None = None, provenance: str = "downstream", entries=SURFACES.entries):
+def _defined(
+    problem: Reason | None = None, provenance: str = "downstream", entries=SURFACES.entries
+):
     return ResolvedSurfaces(provenance, "x.toml", None, entries, problem)
 
 
 @pytest.mark.parametrize(
     ("surfaces", "needle"),
     [
-        (_defined(Reason("SURFACES_INVALID_TOML", "bad toml"), entries=()), "SURFACES_INVALID_TOML: bad toml"),
+        (
+            _defined(Reason("SURFACES_INVALID_TOML", "bad toml"), entries=()),
+            "SURFACES_INVALID_TOML: bad toml",
+        ),
         (_defined(entries=()), "it has no entries"),
-        (_defined(Reason("GIT_FAILED", "no such commit"), entries=()), "GIT_FAILED: no such commit"),
-        (_defined(Reason("HO_BOUNDARY_UNDEFINED", "template"), "bundled_template", ()), "HO_BOUNDARY_UNDEFINED"),
+        (
+            _defined(Reason("GIT_FAILED", "no such commit"), entries=()),
+            "GIT_FAILED: no such commit",
+        ),
+        (
+            _defined(Reason("HO_BOUNDARY_UNDEFINED", "template"), "bundled_template", ()),
+            "HO_BOUNDARY_UNDEFINED",
+        ),
     ],
 )
 def test_an_unusable_definition_escalates(surfaces, needle):
@@ -800,7 +886,9 @@ def test_the_bundled_templates_entries_judge_a_repository_without_its_own_defini
 def test_protected_surfaces_match_case_folded_and_are_reported():
     result = run(snap(changed_files=["src/app/Approvals/x.py"]))
     assert result.reasons[0].code == "DELIVERY_TOUCHES_PROTECTED_SURFACE"
-    assert result.facts["protected_surfaces"]["hits"] == ["src/app/Approvals/x.py (approval: **/approvals/**)"]
+    assert result.facts["protected_surfaces"]["hits"] == [
+        "src/app/Approvals/x.py (approval: **/approvals/**)"
+    ]
     assert result.facts["protected_surfaces"]["pattern_count"] == 2
 
 
@@ -808,126 +896,6 @@ def test_a_path_that_cannot_be_matched_counts_as_protected():
     from plangate.delivery.machine import protected_hits
 
     assert protected_hits(SURFACES, ["a\\b.py"]) == ["a\\b.py (human-owned: <unmatchable path>)"]
-
-
-# -- properties over generated valid snapshots ------------------------------------
-
-SHAS = ["a" * 40, "b" * 40]
-PROP_SCOPE = Scope(("src/**", "docs/*.md"))
-CONCLUSIONS = ["success", "neutral", "failure", "pending", "queued", "weird", "timed_out"]
-
-checks = st.lists(
-    st.builds(
-        lambda name, sha, conclusion: {"name": name, "sha": sha, "conclusion": conclusion},
-        st.sampled_from(["ci", "lint", "e2e"]),
-        st.sampled_from(SHAS),
-        st.sampled_from(CONCLUSIONS),
-    ),
-    max_size=4,
-    unique_by=lambda c: (c["name"], c["sha"]),
-)
-dispositions = st.sampled_from(
-    [
-        None,
-        {"kind": "adopted", "repair_commit": "d" * 40},
-        {"kind": "adopted", "repair_commit": ""},
-        {"kind": "rejected", "evidence_ref": "e.log"},
-        {"kind": "rejected", "evidence_ref": ""},
-    ]
-)
-findings = st.lists(
-    st.builds(
-        lambda i, t, s, d: {"id": f"F{i}", "finding_type": t, "severity": s, "disposition": d},
-        st.integers(0, 9),
-        st.sampled_from(["lint", "logic"]),
-        st.sampled_from(["critical", "major", "minor", "info"]),
-        dispositions,
-    ),
-    max_size=3,
-    unique_by=lambda f: f["id"],
-)
-snapshots = st.builds(
-    lambda head, mergeable, cs, review_state, review_sha, fs, files, flags, dod, taxonomy: {
-        "task_id": "TASK-0001",
-        "pr_number": 7,
-        "head_sha": head,
-        "mergeable": mergeable,
-        "checks": cs,
-        "review": {"state": review_state, "sha": review_sha},
-        "findings": fs,
-        "changed_files": files,
-        "escalation_flags": flags,
-        "dod_evaluated": dod,
-        "ci_failure_taxonomy": taxonomy,
-    },
-    st.sampled_from(SHAS),
-    st.sampled_from(["MERGEABLE", "CONFLICTING", "UNKNOWN"]),
-    checks,
-    st.sampled_from(["approved", "pending", "changes_requested"]),
-    st.sampled_from(SHAS),
-    findings,
-    st.lists(
-        st.sampled_from(["src/a.py", "src/x/b.py", "docs/n.md", "bin/t", "docs/x/y.md"]),
-        max_size=3,
-        unique=True,
-    ),
-    st.lists(st.sampled_from(["touches_ho"]), max_size=1),
-    st.booleans(),
-    st.sampled_from([None, "code", "flaky", "permission"]),
-)
-ancestries = st.sampled_from([Ancestry("descends"), Ancestry("diverged"), Ancestry("unmeasurable")])
-
-
-def _strip(rows: Any) -> list[dict[str, Any]]:
-    return [{k: v for k, v in r.items() if k not in ("prev", "at", "entry_id")} for r in rows]
-
-
-@settings(max_examples=150, deadline=None)
-@given(snapshots, ancestries)
-def test_assessing_twice_appends_nothing_the_second_time(raw, ancestry):
-    snapshot = parse_snapshot(raw)
-    first = assess(snapshot, (), scope=PROP_SCOPE, ancestry=ancestry, record=RECORD, surfaces=SURFACES)
-    entries = parse_record_bytes(
-        rows_bytes(seal_entries(list(first.new_entries), prev=None, at="2026-12-02T10:00:00Z"))
-    )
-    second = assess(snapshot, entries, scope=PROP_SCOPE, ancestry=ancestry, record=RECORD, surfaces=SURFACES)
-    assert second.new_entries == ()
-    assert second.state == first.state
-    assert [a["action_id"] for a in second.actions] == [a["action_id"] for a in first.actions]
-
-
-@settings(max_examples=150, deadline=None)
-@given(snapshots, ancestries)
-def test_merge_ready_only_when_everything_holds(raw, ancestry):
-    snapshot = parse_snapshot(raw)
-    result = assess(snapshot, (), scope=PROP_SCOPE, ancestry=ancestry, record=RECORD, surfaces=SURFACES)
-    assert result.state in STATE_EXIT_CODES
-    assert int(exit_code_for_state(result.state)) in (0, 1, 3, 4)
-    if result.state == "MERGE_READY":
-        head = snapshot.head_sha
-        at_head = [c for c in snapshot.checks if c.sha == head]
-        assert ancestry.status == "descends"
-        assert at_head and all(c.conclusion in ("success", "neutral", "skipped") for c in at_head)
-        assert snapshot.review_state == "approved" and snapshot.review_sha == head
-        assert snapshot.mergeable == "MERGEABLE"
-        assert all(f.resolved for f in snapshot.findings)
-        assert snapshot.dod_evaluated and not snapshot.escalation_flags
-        assert snapshot.changed_files and all(
-            p.startswith(("src/", "docs/")) for p in snapshot.changed_files
-        )
-        assert result.merge_ready_record is not None
-    else:
-        assert result.reasons  # every non-terminal outcome says why
-        assert result.merge_ready_record is None
-
-
-@settings(max_examples=100, deadline=None)
-@given(snapshots)
-def test_ancestry_failure_never_merge_ready(raw):
-    snapshot = parse_snapshot(raw)
-    for status in ("diverged", "unmeasurable"):
-        result = assess(snapshot, (), scope=PROP_SCOPE, ancestry=Ancestry(status), record=RECORD, surfaces=SURFACES)  # type: ignore[arg-type]
-        assert result.state != "MERGE_READY"
 
 
 # -- the contract ------------------------------------------------------------------
@@ -956,7 +924,9 @@ def test_priority_order_is_the_documented_one_and_the_tables_order():
 
 def test_the_documented_rule_table_is_the_tables_order():
     doc = (ROOT / "docs" / "delivery.md").read_text()
-    section = doc[doc.index("## The rules (first match wins)"):doc.index("Only checks and the review")]
+    section = doc[
+        doc.index("## The rules (first match wins)") : doc.index("Only checks and the review")
+    ]
     names = [m.group(1) for m in re.finditer(r"^\| `([a-z_]+)` \|", section, flags=re.MULTILINE)]
     assert list(dict.fromkeys(names)) == list(PRIORITY_ORDER)
 

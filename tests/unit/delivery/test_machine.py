@@ -4,6 +4,7 @@ literal snapshots, the recorded entries, the contract (properties over generated
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import json
 import re
@@ -14,8 +15,10 @@ import pytest
 
 from plangate.delivery.log import parse_record_bytes, rows_bytes, seal_entries
 from plangate.delivery.machine import (
+    ACTION_KINDS,
     EXITS,
     PRIORITY_ORDER,
+    REPAIR_KINDS,
     RULES,
     STATES,
     Ancestry,
@@ -27,6 +30,10 @@ from plangate.delivery.machine import (
     contract,
     contract_text,
     exit_code_for_state,
+    protected_hits,
+    receipts_for,
+    state_body,
+    surfaces_problem,
 )
 from plangate.delivery.pr_snapshot import SNAPSHOT_RULE, SnapshotInvalid, parse_snapshot
 from plangate.surfaces import ProtectedPattern, ResolvedSurfaces
@@ -954,3 +961,390 @@ def test_docs_embed_the_contract_verbatim():
     doc = (ROOT / "docs" / "delivery.md").read_text()
     blocks = re.findall(r"```json contract\n(.*?)```", doc, flags=re.DOTALL)
     assert blocks == [contract_text()]
+
+
+# -- what each row says, asks for and records ------------------------------------------
+
+
+def raw_receipt(action_kind: str, round_no: Any, pr: Any = 7, **extra: Any) -> dict[str, Any]:
+    """A receipt entry as the machine reads it (not sealed: the machine reads fields)."""
+    return {
+        "kind": "receipt",
+        "action_id": "sha256:" + "8" * 64,
+        "action_kind": action_kind,
+        "pr_number": pr,
+        "round": round_no,
+        **extra,
+    }
+
+
+def test_facts_of_a_merge_ready_assessment():
+    result = run(snap())
+    assert dict(result.facts) == {
+        "task_id": "TASK-0001",
+        "pr_number": 7,
+        "head_sha": HEAD,
+        "source_sha": SOURCE,
+        "plan_hash": RECORD.plan_hash,
+        "decided_by": "merge_ready",
+        "ancestry": {"status": "descends", "detail": "measured"},
+        "protected_surfaces": {
+            "provenance": "explicit",
+            "path": None,
+            "digest": None,
+            "pattern_count": 2,
+            "hits": [],
+        },
+        "caller_ancestry_claim_ignored": None,
+        "allowed_paths": ["src/app/**", "docs/notes.md"],
+        "completed_rounds": 0,
+        "round_limit": 3,
+        "checks_at_head": 1,
+    }
+    as_result = result.result()
+    assert as_result.facts["state"] == "MERGE_READY"
+    assert as_result.facts["merge_ready_record"] == result.merge_ready_record
+    assert as_result.verdict == "MERGE_READY"
+
+
+def test_facts_name_no_hits_for_uncanonical_paths_and_no_scope_when_underivable():
+    result = run(snap(changed_files=["src/app//x.py"]))
+    assert result.facts["protected_surfaces"]["hits"] is None
+    result = run(snap(changed_files=["src/app/approvals/x.py"]), scope=Scope(None, "none"))
+    assert result.facts["allowed_paths"] is None
+    result = run(snap(changed_files=["src/app/approvals/x.py"]))
+    assert result.facts["protected_surfaces"]["hits"] == [
+        "src/app/approvals/x.py (approval: **/approvals/**)"
+    ]
+
+
+def test_the_action_kinds_are_the_ones_the_machine_requests():
+    assert ACTION_KINDS == (
+        "dod_reevaluate",
+        "feedback_loop_referral",
+        "record_disposition",
+        "repair_ci",
+        "repair_review",
+        "resolve_conflict",
+    )
+    assert {"repair_ci", "repair_review", "resolve_conflict"} == REPAIR_KINDS
+
+
+@pytest.mark.parametrize("kind", ["repair_ci", "repair_review", "resolve_conflict"])
+def test_every_repair_kind_counts_as_a_round(kind):
+    entries = (
+        raw_receipt(kind, 2),
+        raw_receipt("dod_reevaluate", 9),
+        raw_receipt("record_disposition", 8),
+        raw_receipt("feedback_loop_referral", 7),
+    )
+    assert completed_rounds(entries, 7) == 2
+
+
+@pytest.mark.parametrize("round_no", [True, -1, "2", 2.0, None])
+def test_a_round_that_is_not_a_whole_number_counts_nothing(round_no):
+    assert completed_rounds((raw_receipt("repair_ci", round_no),), 7) == 0
+
+
+def test_receipts_of_another_or_a_malformed_pull_request_do_not_count():
+    entries = (
+        raw_receipt("repair_ci", 3, pr=True),
+        raw_receipt("repair_ci", 2, pr="1"),
+        {"kind": "intent", "pr_number": 1, "action_kind": "repair_ci", "round": 3},
+        raw_receipt("repair_ci", 1, pr=1),
+    )
+    assert [e["round"] for e in receipts_for(entries, 1)] == [1]
+    assert completed_rounds(entries, 1) == 1
+
+
+def test_plan_deviation_reasons_name_the_paths():
+    result = run(snap(allowed_paths=[], changed_files=["src/app/x.py", "./a.py", "lib/y.py"]))
+    assert result.state == "EXEC_RETURN"
+    mismatch, not_canonical, outside = result.reasons
+    assert mismatch.code == "DELIVERY_SCOPE_MISMATCH"
+    assert mismatch.message.endswith("(snapshot: -; plan: docs/notes.md, src/app/**)")
+    assert (not_canonical.code, not_canonical.evidence) == (
+        "DELIVERY_PATH_NOT_CANONICAL",
+        ("./a.py",),
+    )
+    assert (outside.code, outside.evidence) == ("DELIVERY_PLAN_DEVIATION", ("lib/y.py",))
+    assert outside.message.endswith(": lib/y.py")
+
+
+def test_a_path_the_plan_denies_is_a_deviation():
+    result = run(
+        snap(changed_files=["src/app/Secret/k.py"]),
+        scope=Scope(("src/app/**",), denied=("src/app/secret/**",)),
+    )
+    assert (result.state, result.reasons[0].evidence) == ("EXEC_RETURN", ("src/app/Secret/k.py",))
+
+
+def test_what_makes_a_definition_unusable():
+    template = ResolvedSurfaces(
+        "bundled_template",
+        None,
+        None,
+        SURFACES.entries,
+        Reason("HO_BOUNDARY_UNDEFINED", "template"),
+    )
+    assert surfaces_problem(template) == ""
+    assert surfaces_problem(template._replace(entries=())) == "HO_BOUNDARY_UNDEFINED: template"
+    assert surfaces_problem(template._replace(provenance="explicit")) == (
+        "HO_BOUNDARY_UNDEFINED: template"
+    )
+    assert surfaces_problem(SURFACES) == ""
+    assert surfaces_problem(SURFACES._replace(entries=())) == "it has no entries"
+    result = run(snap(), surfaces=SURFACES._replace(entries=()))
+    assert result.reasons[0].code == "DELIVERY_SURFACES_UNRESOLVED"
+    assert result.reasons[0].message.endswith(": it has no entries")
+    assert run(snap(), surfaces=template).state == "MERGE_READY"
+
+
+def test_protected_hits_name_class_and_pattern():
+    assert protected_hits(SURFACES, [".claude/x.json", "src/a.py"]) == [
+        ".claude/x.json (settings: .claude/**)"
+    ]
+
+
+def test_escalation_reasons_list_flags_once_and_an_empty_change():
+    result = run(snap(escalation_flags=["b", "a", "b"], changed_files=[]))
+    flagged, empty = result.reasons
+    assert (flagged.code, flagged.evidence) == ("DELIVERY_ESCALATION_FLAGGED", ("a", "b"))
+    assert flagged.message == "escalation flags raised: a, b"
+    assert empty.code == "DELIVERY_CHANGED_FILES_EMPTY"
+
+
+def test_ancestry_reason_carries_the_measurement():
+    result = run(snap(), ancestry=Ancestry("unmeasurable", "object missing"))
+    assert result.reasons[0].message.endswith(": object missing")
+
+
+def test_unknown_conclusions_are_listed_sorted_with_their_names():
+    checks = [
+        {"name": "z", "sha": HEAD, "conclusion": "odd"},
+        {"name": "a", "sha": HEAD, "conclusion": "weird"},
+    ]
+    result = run(snap(checks=checks))
+    assert result.reasons[0].evidence == ("a=weird", "z=odd")
+
+
+def test_failed_checks_reason_and_repair_request():
+    checks = [
+        {"name": "zeta", "sha": HEAD, "conclusion": "failure"},
+        {"name": "alpha", "sha": HEAD, "conclusion": "timed_out"},
+        {"name": "ok", "sha": HEAD, "conclusion": "success"},
+    ]
+    result = run(snap(checks=checks, ci_failure_taxonomy="flaky"), (raw_receipt("repair_ci", 1),))
+    (reason,) = result.reasons
+    assert reason.message == "checks failed at head: alpha, zeta (class flaky)"
+    assert reason.hint == "repair round 2 of 3"
+    assert reason.evidence == ("alpha", "zeta")
+    (action,) = result.actions
+    assert {k: v for k, v in action.items() if k != "action_id"} == {
+        "action_kind": "repair_ci",
+        "pr_number": 7,
+        "head_sha": HEAD,
+        "round": 2,
+        "taxonomy": "flaky",
+        "failed_checks": ["alpha", "zeta"],
+    }
+
+
+def test_taxonomy_reason_names_the_failed_checks_and_class():
+    result = run(snap(checks=FAIL, ci_failure_taxonomy="permission"))
+    assert result.reasons[0].message.startswith(
+        "checks failed (ci) with failure class 'permission'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("overrides", "state"),
+    [
+        ({"mergeable": "CONFLICTING"}, "HUMAN_ESCALATED"),
+        ({"findings": [{**MAJOR, "severity": "critical"}]}, "HUMAN_ESCALATED"),
+        ({"findings": [MAJOR]}, "HUMAN_ESCALATED"),
+        ({"findings": [MINOR]}, "REVIEW_REPAIR"),
+        ({"checks": []}, "WAITING_FOR_CHECKS"),
+    ],
+)
+def test_the_round_limit_stops_only_a_repair(overrides, state):
+    entries = (raw_receipt("resolve_conflict", 3),)
+    result = run(snap(**overrides), entries)
+    assert result.state == state
+    if state == "HUMAN_ESCALATED":
+        assert result.reasons[0].message == (
+            "repair is still needed after 3 rounds; round 4 exceeds the limit of 3"
+        )
+
+
+def test_a_recurring_minor_finding_at_the_limit_is_escalated():
+    entries = (raw_receipt("repair_review", 3, finding_type="style"),)
+    assert run(snap(findings=[MINOR]), entries).reasons[0].code == "DELIVERY_ROUND_LIMIT"
+
+
+def test_recurrence_actions_and_reason():
+    entries = (
+        raw_receipt("repair_review", 1, finding_type="lint"),
+        raw_receipt("repair_review", 1, finding_type=7),
+        raw_receipt("repair_ci", 1, finding_type="style"),
+    )
+    result = run(snap(findings=[MAJOR, MINOR]), entries)
+    (reason,) = result.reasons
+    assert (reason.code, reason.evidence) == ("DELIVERY_FINDING_RECURRENCE", ("lint",))
+    referral, repair = result.actions
+    assert {k: v for k, v in referral.items() if k != "action_id"} == {
+        "action_kind": "feedback_loop_referral",
+        "pr_number": 7,
+        "head_sha": HEAD,
+        "finding_type": "lint",
+    }
+    assert {k: v for k, v in repair.items() if k != "action_id"} == {
+        "action_kind": "repair_review",
+        "pr_number": 7,
+        "head_sha": HEAD,
+        "round": 2,
+        "finding_id": "F1",
+        "finding_type": "lint",
+        "severity": "major",
+    }
+
+
+def test_conflict_reason_and_request():
+    result = run(snap(mergeable="CONFLICTING"))
+    assert result.reasons[0].message == "the PR cannot merge cleanly: mergeable is CONFLICTING"
+    assert result.reasons[0].hint == "resolve the conflict (round 1 of 3)"
+    (action,) = result.actions
+    assert {k: v for k, v in action.items() if k != "action_id"} == {
+        "action_kind": "resolve_conflict",
+        "pr_number": 7,
+        "head_sha": HEAD,
+        "round": 1,
+    }
+    result = run(snap(conflict_resolution={"base_sha": OLD, "head_sha": "", "result_sha": OLD}))
+    assert result.reasons[0].message.endswith("does not name base, head and result commits")
+
+
+def test_findings_reason_lists_the_unresolved_ids_and_records_minor_ones():
+    resolved = {**MAJOR, "id": "F0", "disposition": {"kind": "rejected", "evidence_ref": "e"}}
+    result = run(snap(findings=[resolved, MINOR, {**MINOR, "id": "F5", "severity": "info"}]))
+    assert result.reasons[0].evidence == ("F2", "F5")
+    assert result.reasons[0].message == ("review findings without a resolving disposition: F2, F5")
+    assert {k: v for k, v in result.actions[0].items() if k != "action_id"} == {
+        "action_kind": "record_disposition",
+        "pr_number": 7,
+        "head_sha": HEAD,
+        "finding_id": "F2",
+        "finding_type": "style",
+        "severity": "minor",
+    }
+    assert run(snap(findings=[{**MAJOR, "severity": "critical"}])).actions[0]["action_kind"] == (
+        "repair_review"
+    )
+
+
+def test_pending_checks_are_listed_sorted():
+    checks = [
+        {"name": "z", "sha": HEAD, "conclusion": "queued"},
+        {"name": "a", "sha": HEAD, "conclusion": "in_progress"},
+        {"name": "m", "sha": HEAD, "conclusion": "success"},
+    ]
+    result = run(snap(checks=checks))
+    assert result.reasons[0].evidence == ("a", "z")
+    assert result.reasons[0].message == "checks still running at head: a, z"
+
+
+def test_review_reason_names_state_and_commits():
+    result = run(snap(review={"state": "changes_requested", "sha": OLD}))
+    assert result.reasons[0].message == (
+        f"review is 'changes_requested' at {OLD[:12]}, not 'approved' at head {HEAD[:12]}"
+    )
+    snapshot = dataclasses.replace(parse_snapshot(snap()), review_state="pending", review_sha="")
+    result = assess(snapshot, (), scope=SCOPE, ancestry=DESCENDS, record=RECORD, surfaces=SURFACES)
+    assert f"review is 'pending' at -, not 'approved' at head {HEAD[:12]}" == (
+        result.reasons[0].message
+    )
+
+
+def test_candidate_action_payload_is_the_pr_and_head():
+    (action,) = run(snap(dod_evaluated=False)).actions
+    assert {k: v for k, v in action.items() if k != "action_id"} == {
+        "action_kind": "dod_reevaluate",
+        "pr_number": 7,
+        "head_sha": HEAD,
+    }
+
+
+def test_merge_ready_record_values():
+    checks = [
+        {"name": "ci", "sha": HEAD, "conclusion": "success"},
+        {"name": "old", "sha": OLD, "conclusion": "failure"},
+        {"name": "lint", "sha": HEAD, "conclusion": "skipped"},
+    ]
+    adopted = {**MAJOR, "disposition": {"kind": "adopted", "repair_commit": "d" * 40}}
+    result = run(snap(checks=checks, findings=[adopted]), (raw_receipt("repair_review", 2),))
+    assert result.merge_ready_record == {
+        "pr_number": 7,
+        "head_sha": HEAD,
+        "check_summary": {"ci": "success", "lint": "skipped"},
+        "review_disposition": {"F1": {"kind": "adopted", "repair_commit": "d" * 40}},
+        "round": 2,
+        "plan_hash": RECORD.plan_hash,
+        "plan_package_hash": RECORD.plan_package_hash,
+        "source_sha": SOURCE,
+    }
+    assert result.new_entries[-1] == {"kind": "merge_ready", "record": result.merge_ready_record}
+
+
+def test_a_state_entry_sorts_its_reasons():
+    reasons = [Reason("B", "x"), Reason("A", "z"), Reason("A", "y")]
+    body = state_body("CONFLICT", parse_snapshot(snap()), reasons)
+    assert body == {
+        "kind": "state",
+        "state": "CONFLICT",
+        "pr_number": 7,
+        "head_sha": HEAD,
+        "reasons": [
+            {"code": "A", "message": "y"},
+            {"code": "A", "message": "z"},
+            {"code": "B", "message": "x"},
+        ],
+    }
+
+
+def test_new_entries_state_intent_and_merge_record():
+    first = run(snap(findings=[MAJOR]))
+    state, intent = first.new_entries
+    assert state["kind"] == "state" and state["state"] == "REVIEW_REPAIR"
+    action = first.actions[0]
+    assert intent == {
+        "kind": "intent",
+        "action_id": action["action_id"],
+        "action_kind": "repair_review",
+        "payload": {k: v for k, v in action.items() if k not in ("action_id", "action_kind")},
+    }
+    # the same state on another head is a new observation
+    moved = run(
+        snap(
+            findings=[MAJOR],
+            head_sha=OLD,
+            review={"state": "approved", "sha": OLD},
+            checks=[{"name": "ci", "sha": OLD, "conclusion": "success"}],
+        ),
+        first.new_entries,
+    )
+    assert [e["kind"] for e in moved.new_entries] == ["state", "intent"]
+    ready = run(snap())
+    again = run(snap(), ready.new_entries)
+    assert again.new_entries == ()
+    other = dict(ready.new_entries[1], record={**ready.merge_ready_record, "round": 9})
+    assert [e["kind"] for e in run(snap(), (ready.new_entries[0], other)).new_entries] == [
+        "merge_ready"
+    ]
+
+
+def test_a_receipted_action_is_no_longer_requested():
+    first = run(snap(dod_evaluated=False))
+    done = {"kind": "receipt", "action_id": first.actions[0]["action_id"]}
+    result = run(snap(dod_evaluated=False), (*first.new_entries, done))
+    assert result.state == "MERGE_READY_CANDIDATE"
+    assert result.actions == () and result.new_entries == ()

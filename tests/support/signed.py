@@ -93,11 +93,13 @@ def signed_task(
     reviewers: tuple[str, str] | None = ("alice", "bob"),
     approver: str | None = "carol",
     code: str | None = "src/app.py",
+    commit_approval: bool = True,
 ) -> tuple[str, str]:
     """A task planned, reviewed, approved and committed; returns the evidence refs.
 
     ``reviewers=None`` writes the markers unsigned; ``approver=None`` issues an
-    unsigned record; ``code`` is a file inside the plan's scope changed with it.
+    unsigned record; ``code`` is a file inside the plan's scope changed with it;
+    ``commit_approval=False`` leaves the record uncommitted (HEAD stays the approved commit).
     """
     make_task(repo, task, commit=False)
     refs = write_evidence(repo, task)
@@ -115,7 +117,8 @@ def signed_task(
             assert result.code == 0, result.err
         commit_all(repo, f"signed reviews of {task}")
     issue(repo, tmp_path, task, refs, team[approver] if approver else None)
-    commit_all(repo, f"approve {task}")
+    if commit_approval:
+        commit_all(repo, f"approve {task}")
     return refs
 
 

@@ -2,18 +2,22 @@
 
 For every task directory under ``docs/working/`` (or only the named tasks):
 the presence gate, both evidence markers, the record kind, its decision and the
-static verify verdict (the acceptor as ``plangate c3 verify`` runs it without
-``--expected-sha``: the record's ``source_sha`` must name exactly one commit but
-is not compared with HEAD). Each task directory is read once (one snapshot);
-the records' ``source_sha`` values are resolved with a single git process for
-all tasks.
+verdict the task would get at exec (the acceptor as ``plangate c3 verify
+--expected-sha HEAD`` runs it: the record must bind HEAD) with the first reason
+for that verdict; the first package or marker problem is shown beside it
+(``package_reason``), never in place of the verdict's own reason. Without a
+readable HEAD (not a git repository, no commit yet) the verdict is the static
+one (``source_sha`` must name exactly one commit, not compared with HEAD). Each
+task directory is read once (one snapshot); the records' ``source_sha`` values
+are resolved with a single git process for all tasks, HEAD from the ``.git``
+files.
 
 Authority: the trust root is read once, from the tip of the local trust
 branch. Without one that requires signatures, the report says so plainly
 (approvals are unauthenticated). With one, every task's signatures are
 checked as ``plangate c3 verify`` checks them, and each row names the verified
 approver and reviewers; a root that cannot be read rejects every row with its
-reason, as verify does.
+reason first, as verify does.
 """
 
 from __future__ import annotations
@@ -39,8 +43,13 @@ def list_task_ids(root: Path) -> list[str]:
     working = root / WORKING_DIR
     try:
         names = os.listdir(working)  # noqa: PTH208 -- names only, no Path per entry
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError):
         return []
+    except OSError as exc:
+        # An unreadable docs/working/ is not "no tasks": say so instead of an empty report.
+        from plangate.fsutil import path_unavailable
+
+        raise path_unavailable(WORKING_DIR, exc) from None
     return sorted(name for name in names if TASK_ID_RE.fullmatch(name))
 
 
@@ -101,13 +110,15 @@ def task_row(
     source: Any,
     *,
     parsed: ParsedRecord | None = None,
+    head: str | None = None,
     authority: ApprovalAuthority | None = None,
 ) -> dict[str, Any]:
     """The status row of one snapshot (pure, given the git resolution ``source``).
 
     ``parsed`` may pass the record's parse (see
-    :func:`plangate.approval.acceptor.verify_snapshot`); ``authority`` the
-    task's authority facts when the trust root requires signatures.
+    :func:`plangate.approval.acceptor.verify_snapshot`); ``head`` is HEAD's full
+    id (the verdict is then the one exec would get), or None (the static one);
+    ``authority`` the task's authority facts when the trust root requires signatures.
     """
     from plangate.approval.acceptor import verify_snapshot
     from plangate.authority.wording import signers_of
@@ -116,7 +127,7 @@ def task_row(
     package = compute_package(snapshot)
     result = verify_snapshot(
         snapshot,
-        expected_sha=None,
+        expected_sha=head,
         source=source,
         package=package,
         parsed=parsed,
@@ -130,8 +141,9 @@ def task_row(
         record = result.facts.get("record")
         if isinstance(record, dict):
             decision = record.get("c3_status")
-    # The first thing to fix: package and markers come before the record.
-    first = presence or package.evidence_reasons or result.reasons
+    # The first reason is the verdict's own; package and marker problems that
+    # did not decide it are reported beside it.
+    package_first = presence or package.evidence_reasons
     return {
         "task": snapshot.task_id,
         "package": f"{present}/{len(ARTIFACTS)}",
@@ -145,7 +157,9 @@ def task_row(
         "verdict": result.verdict,
         "exit_code": int(result.exit_code),
         "reasons": [r.to_json() for r in result.reasons],
-        "first_reason": first[0].code if first else "",
+        "first_reason": result.reasons[0].code if result.reasons else "",
+        "package_reason": package_first[0].code if package_first else "",
+        "at": "exec" if head is not None else "static",
         "approved_by": signers.approver if signers else None,
         "reviewed_by": list(signers.reviewers) if signers else None,
     }
@@ -166,9 +180,25 @@ def _error_row(task_id: str, exc: PlanGateError) -> dict[str, Any]:
         "exit_code": 1,
         "reasons": [Reason(exc.code, exc.message, exc.hint).to_json()],
         "first_reason": exc.code,
+        "package_reason": "",
+        "at": "static",
         "approved_by": None,
         "reviewed_by": None,
     }
+
+
+def _head(root: Path) -> str | None:
+    """HEAD's full commit id (read from the ``.git`` files, else asked of git), or None."""
+    from plangate.git import Git, GitError
+    from plangate.hooks.githead import read_head
+
+    head = read_head(str(root))
+    if head is not None:
+        return head
+    try:
+        return Git(root).head_state().commit
+    except GitError:
+        return None
 
 
 class TrustState(NamedTuple):
@@ -211,21 +241,46 @@ def read_trust_state(root: Path) -> TrustState:
     return TrustState(required, None, local.branch)
 
 
-def _authority_of(
-    root: Path, snap: TaskSnapshot, parsed: ParsedRecord | None, trust: TrustState
-) -> ApprovalAuthority | None:
+def _refused(row: dict[str, Any], problem: Reason) -> dict[str, Any]:
+    """A row judged without its trust root: rejected, the root's problem first."""
+    return {
+        **row,
+        "verdict": "REJECTED",
+        "exit_code": 1,
+        "reasons": [problem.to_json(), *row["reasons"]],
+        "first_reason": problem.code,
+    }
+
+
+def _row(
+    root: Path,
+    snap: TaskSnapshot,
+    source: Any,
+    parsed: ParsedRecord | None,
+    *,
+    head: str | None,
+    trust: TrustState,
+) -> dict[str, Any]:
+    """One task's row under the trust state: authority checked when signatures are required."""
     from plangate.authority.consumer import approval_authority
 
-    if trust.root is None:
-        return None
-    return approval_authority(
-        root,
-        root / WORKING_DIR / snap.task_id,
-        snap.record.data if snap.record.ok else None,
-        parsed.value if parsed is not None else None,
-        head=None,
-        trust=trust.root,
-    )
+    if trust.problem is not None:  # fail closed, as verify does
+        return _refused(task_row(snap, source, parsed=parsed, head=head), trust.problem)
+    authority = None
+    if trust.root is not None:
+        try:
+            authority = approval_authority(
+                root,
+                root / WORKING_DIR / snap.task_id,
+                snap.record.data if snap.record.ok else None,
+                parsed.value if parsed is not None else None,
+                head=head,
+                trust=trust.root,
+            )
+        except PlanGateError as exc:  # ssh-keygen missing or too old: fail closed
+            problem = Reason(exc.code, exc.message, exc.hint)
+            return _refused(task_row(snap, source, parsed=parsed, head=head), problem)
+    return task_row(snap, source, parsed=parsed, head=head, authority=authority)
 
 
 def _collect_rows(
@@ -253,31 +308,12 @@ def _collect_rows(
             rows_by_task[task_id] = _error_row(task_id, exc)
     parsed = _parse_records(snapshots)
     sources = _resolve_sources(root, snapshots, parsed)
+    head = _head(root) if snapshots else None
     for snap in snapshots:
-        if trust.problem is not None:  # fail closed, as verify does
-            row = task_row(snap, sources.get(snap.task_id), parsed=parsed.get(snap.task_id))
-            rows_by_task[snap.task_id] = _refused(row, trust.problem)
-            continue
-        try:
-            authority = _authority_of(root, snap, parsed.get(snap.task_id), trust)
-        except PlanGateError as exc:  # ssh-keygen missing or too old: fail closed
-            rows_by_task[snap.task_id] = _error_row(snap.task_id, exc)
-            continue
-        rows_by_task[snap.task_id] = task_row(
-            snap, sources.get(snap.task_id), parsed=parsed.get(snap.task_id), authority=authority
+        rows_by_task[snap.task_id] = _row(
+            root, snap, sources.get(snap.task_id), parsed.get(snap.task_id), head=head, trust=trust
         )
     return [rows_by_task[t] for t in task_ids if t in rows_by_task], missing
-
-
-def _refused(row: dict[str, Any], problem: Reason) -> dict[str, Any]:
-    """A row judged without its trust root: rejected, the root's problem first."""
-    return {
-        **row,
-        "verdict": "REJECTED",
-        "exit_code": 1,
-        "reasons": [problem.to_json(), *row["reasons"]],
-        "first_reason": problem.code,
-    }
 
 
 class StatusReport(NamedTuple):

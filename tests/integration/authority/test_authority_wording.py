@@ -31,7 +31,7 @@ def _status(repo: Path) -> tuple[str, dict]:
 def test_status_says_approvals_are_unauthenticated_without_a_root(
     git_repo: Path, tmp_path: Path, team: dict[str, Key]
 ) -> None:
-    signed_task(git_repo, tmp_path, team, reviewers=None, approver=None)
+    signed_task(git_repo, tmp_path, team, reviewers=None, approver=None, commit_approval=False)
     text, doc = _status(git_repo)
     assert "approvals are unauthenticated" in text.splitlines()[-1]
     assert "APPROVED BY" not in text
@@ -45,7 +45,7 @@ def test_a_root_that_does_not_require_signatures_is_still_unauthenticated(
     git_repo: Path, tmp_path: Path, team: dict[str, Key]
 ) -> None:
     commit_trust_root(git_repo, team, require=False)
-    signed_task(git_repo, tmp_path, team)  # signed, but nobody requires it
+    signed_task(git_repo, tmp_path, team, commit_approval=False)  # signed, nobody requires it
     text, doc = _status(git_repo)
     assert doc["authority"]["state"] == "unauthenticated"
     assert "approvals are unauthenticated" in text
@@ -55,7 +55,7 @@ def test_status_names_the_verified_approver_and_reviewers(
     git_repo: Path, tmp_path: Path, team: dict[str, Key]
 ) -> None:
     commit_trust_root(git_repo, team)
-    signed_task(git_repo, tmp_path, team)
+    signed_task(git_repo, tmp_path, team, commit_approval=False)
     text, doc = _status(git_repo)
     row = doc["tasks"][0]
     assert row["verdict"] == "ACCEPTED"
@@ -73,7 +73,7 @@ def test_status_names_nobody_for_a_forged_approval(
     git_repo: Path, tmp_path: Path, team: dict[str, Key]
 ) -> None:
     commit_trust_root(git_repo, team)
-    signed_task(git_repo, tmp_path, team)
+    signed_task(git_repo, tmp_path, team, commit_approval=False)
     record = task_dir(git_repo) / "approvals/c3.json"
     (task_dir(git_repo) / "approvals/c3.json.sig").write_bytes(
         sign_bytes(team["mallory"], "plangate-c3", record.read_bytes())
@@ -88,7 +88,7 @@ def test_status_names_nobody_for_a_forged_approval(
 def test_status_rejects_every_row_when_the_root_cannot_be_read(
     git_repo: Path, tmp_path: Path, team: dict[str, Key]
 ) -> None:
-    signed_task(git_repo, tmp_path, team, reviewers=None, approver=None)
+    signed_task(git_repo, tmp_path, team, reviewers=None, approver=None, commit_approval=False)
     (git_repo / ".plangate").mkdir(exist_ok=True)
     (git_repo / ".plangate/trust.toml").write_text("version = 1\nrequire_signatures = false\n")
     commit_all(git_repo, "half a trust root")

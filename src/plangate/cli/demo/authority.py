@@ -150,7 +150,6 @@ def _steps(demo: Demo, key_dir: Path) -> None:
     )
     code, _out, _err = demo.cli(*issue, "--sign", str(keys["carol@example.com"]))
     demo.expect(code, 0, "record written with approvals/c3.json.sig")
-    demo.commit_all(f"approve {TASK}")
     code, out, _err = demo.cli("status", TASK)
     demo.show("    " + "\n    ".join(out.rstrip().splitlines()))
     demo.expect_reason(out, "carol@example.com")

@@ -17,6 +17,8 @@ from plangate.authority.root import TrustRoot
 
 if TYPE_CHECKING:
     from plangate.authority.continuation import ContinuationFacts
+    from plangate.authority.verify import Verified
+    from plangate.verdict import Reason
 
 LOCAL_TRUST: Final = "local"
 """Read the trust root at the tip of the local trust branch."""
@@ -105,3 +107,33 @@ def read_continuation(task_dir: Path, root: TrustRoot) -> ContinuationFacts | No
         )
     )
     return ContinuationFacts(parsed, "", check)
+
+
+def check_detached(
+    root: TrustRoot,
+    data: bytes,
+    signature: bytes | None,
+    *,
+    namespace: str,
+    prefix: str,
+    label: str,
+    role: str | None = None,
+) -> Verified | Reason:
+    """A detached signature of ``data`` checked under ``root`` with the signature rules, now."""
+    from plangate.authority.verify import SignatureCase, check_signature, ssh_keygen_crypto
+    from plangate.clock import utc_now
+
+    return check_signature(
+        SignatureCase(
+            prefix,
+            label,
+            signature,
+            "",
+            data,
+            namespace,
+            role,
+            root,
+            utc_now(),
+            ssh_keygen_crypto,
+        )
+    )

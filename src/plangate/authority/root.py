@@ -26,7 +26,14 @@ NAMESPACE_C3 = "plangate-c3"
 NAMESPACE_REVIEW = "plangate-review"
 NAMESPACE_LEDGER = "plangate-ledger"
 NAMESPACE_CONTINUE = "plangate-continue"
-NAMESPACES = (NAMESPACE_C3, NAMESPACE_REVIEW, NAMESPACE_LEDGER, NAMESPACE_CONTINUE)
+NAMESPACE_EVAL_REVIEW = "plangate-eval-review"
+NAMESPACES = (
+    NAMESPACE_C3,
+    NAMESPACE_REVIEW,
+    NAMESPACE_LEDGER,
+    NAMESPACE_CONTINUE,
+    NAMESPACE_EVAL_REVIEW,
+)
 """One signature namespace per kind of signed document."""
 
 

@@ -139,7 +139,10 @@ def repository_evidence(location: LedgerLocation) -> tuple[str, ...]:
     if not location.repo_root:
         return ()
     sqlite_path = Path(location.target) if location.backend == "sqlite" else None
-    return evidence_of_a_ledger(gather_traces(Path(location.repo_root), sqlite_path))
+    traces = gather_traces(
+        Path(location.repo_root), sqlite_path, default_location=location.source == "default"
+    )
+    return evidence_of_a_ledger(traces)
 
 
 def open_location(

@@ -347,7 +347,9 @@ class PostgresLedger(Ledger):
         if before_seq is not None:
             sql += " AND seq < %s"
             params.append(before_seq)
-        sql += " ORDER BY seq DESC LIMIT %s"
+        # The order of the (kind, seq) index itself, so the planner walks that index
+        # backwards instead of scanning the primary key for a rare kind.
+        sql += " ORDER BY kind DESC, seq DESC LIMIT %s"
         params.append(limit)
         try:
             rows = self._connection().execute(sql, params).fetchall()

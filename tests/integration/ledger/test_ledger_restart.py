@@ -90,6 +90,8 @@ def _seed(backend: Backend) -> tuple[int, str]:
 def test_a_lost_ledger_is_refused_by_writers_and_readers_when_a_trace_says_it_existed(
     backend: Backend, trace: str
 ) -> None:
+    if trace == "ignore_file" and backend.name != "sqlite":
+        pytest.skip("the ignore file is a trace of the default SQLite ledger only")
     _seed(backend)
     TRACES[trace](backend.repo)
     _lose(backend)
@@ -110,6 +112,18 @@ def test_a_configured_ledger_is_never_created_implicitly(tmp_path: Path) -> None
     assert info.value.code == "LEDGER_MISSING"
     assert "config.toml" in info.value.message
     assert not (repo / ".plangate" / "x.db").exists()
+
+
+def test_the_ignore_file_speaks_only_for_the_default_ledger(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _ignore_file(repo)
+    elsewhere = tmp_path / "elsewhere.sqlite3"
+    with open_ledger(repo, {"PLANGATE_LEDGER_URL": f"sqlite:///{elsewhere}"}) as ledger:
+        assert ledger.head().seq == 0  # a new ledger at a configured place: created
+    with pytest.raises(LedgerError) as info:
+        open_ledger(repo, {})  # the default ledger: the ignore file says it existed
+    assert info.value.code == "LEDGER_MISSING"
 
 
 def test_sqlite_journal_files_alone_say_the_ledger_existed(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ and exec hot paths do not pay for the rest of the CLI.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
@@ -43,6 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "trust": ("plangate.cli.trust_cmd", "manage the trust root: roles, keys, required signatures"),
     "ci": ("plangate.cli.ci_cmd", "check a pull request's tasks, scope and protected surfaces"),
     "doctor": ("plangate.cli.doctor_cmd", "prove the installed hooks really deny"),
+    "report": ("plangate.cli.report_cmd", "one page of tasks, ledger, denials and evaluations"),
     "demo": ("plangate.cli.demo_cmd", "walk the whole journey on a bundled example"),
 }
 
@@ -53,9 +55,12 @@ def _directory_option(cwd: Path, value: str) -> Path:
     """``-C DIR`` relative to ``cwd``; a directory that cannot be reached is a reason."""
     target = cwd / value
     try:
-        return target.resolve()
+        resolved = target.resolve(strict=True)
+        if not resolved.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(target))
     except OSError as exc:
         raise working_directory_unavailable(str(target), exc) from None
+    return resolved
 
 
 def _help_text() -> str:

@@ -79,7 +79,7 @@ def _lose(backend: Backend) -> None:
         conn.execute("DROP TABLE plangate_ledger_entries, plangate_ledger_head")
 
 
-def _seed(backend: Backend) -> tuple[int, str]:
+def _fill_ledger(backend: Backend) -> tuple[int, str]:
     with backend.open() as ledger:
         ledger.append("c3_issue", "TASK-0001", {"decision": "AUTO_APPROVED"})
         entry = ledger.append("exec_started", "TASK-0001", {"run_id": "r1", "task_id": "TASK-0001"})
@@ -92,7 +92,7 @@ def test_a_lost_ledger_is_refused_by_writers_and_readers_when_a_trace_says_it_ex
 ) -> None:
     if trace == "ignore_file" and backend.name != "sqlite":
         pytest.skip("the ignore file is a trace of the default SQLite ledger only")
-    _seed(backend)
+    _fill_ledger(backend)
     TRACES[trace](backend.repo)
     _lose(backend)
     for create in (True, False):
@@ -219,7 +219,7 @@ def test_hooks_never_create_a_ledger(backend: Backend) -> None:
     assert "HOOK_LEDGER_MISSING" in result.err
     assert _ledger_absent(backend)
     # Once a ledger existed and was lost, the same holds.
-    _seed(backend)
+    _fill_ledger(backend)
     _lose(backend)
     result = run_hook(backend.repo, "claude", payload, hook_env(None, **backend.env))
     assert "HOOK_LEDGER_MISSING" in result.err
@@ -227,7 +227,7 @@ def test_hooks_never_create_a_ledger(backend: Backend) -> None:
 
 
 def test_init_force_starts_over_and_records_the_restart(backend: Backend, run_cli: RunCli) -> None:
-    seq, head_hash = _seed(backend)
+    seq, head_hash = _fill_ledger(backend)
     _run_log(backend.repo)
     res = run_cli(backend.repo, "ledger", "init", env=backend.env)
     assert res.code == 0
@@ -258,7 +258,7 @@ def test_init_force_starts_over_and_records_the_restart(backend: Backend, run_cl
 def test_init_force_after_a_loss_records_an_unknown_previous_head(
     backend: Backend, run_cli: RunCli
 ) -> None:
-    _seed(backend)
+    _fill_ledger(backend)
     _run_log(backend.repo)
     _lose(backend)
     res = run_cli(backend.repo, "ledger", "init", env=backend.env)

@@ -285,3 +285,40 @@ def test_exec_refuses_when_the_ledger_was_deleted(git_repo: Path, run_cli: RunCl
     assert res.code == 1
     assert "LEDGER_MISSING" in res.out + res.err
     assert not ledger_file.exists()
+
+
+def test_a_symlinked_plangate_directory_is_never_followed(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / ".plangate").symlink_to(outside, target_is_directory=True)
+    for create in (True, False):
+        with pytest.raises(LedgerError) as info:
+            open_ledger(repo, {}, create=create)
+        assert info.value.code == "LEDGER_UNAVAILABLE"
+    assert list(outside.iterdir()) == []  # nothing written through the link
+
+
+def test_a_symlinked_ignore_file_is_never_written_through(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".plangate").mkdir(parents=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    (repo / ".plangate" / ".gitignore").symlink_to(victim)
+    with open_ledger(repo, {}) as ledger:
+        ledger.append("c3_issue", "TASK-0001", {"n": 1})
+    assert victim.read_text() == "keep me\n"
+    assert (repo / ".plangate" / ".gitignore").is_symlink()
+
+
+def test_no_temporary_file_is_left_after_creation(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    with open_ledger(repo, {}) as ledger:
+        ledger.append("c3_issue", "TASK-0001", {"n": 1})
+    names = sorted(p.name for p in (repo / ".plangate").iterdir())
+    assert names in (
+        [".gitignore", "ledger.sqlite3"],
+        [".gitignore", "ledger.sqlite3", "ledger.sqlite3-shm", "ledger.sqlite3-wal"],
+    )

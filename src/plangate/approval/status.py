@@ -34,8 +34,13 @@ def list_task_ids(root: Path) -> list[str]:
     working = root / WORKING_DIR
     try:
         names = os.listdir(working)  # noqa: PTH208 -- names only, no Path per entry
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError):
         return []
+    except OSError as exc:
+        # An unreadable docs/working/ is not "no tasks": say so instead of an empty report.
+        from plangate.fsutil import path_unavailable
+
+        raise path_unavailable(WORKING_DIR, exc) from None
     return sorted(name for name in names if TASK_ID_RE.fullmatch(name))
 
 

@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from functools import cache
 from typing import NamedTuple
 
 from plangate.paths import PathRejected, canonical_path, validate_pattern
+from plangate.text import identity_skeleton
 
 FILES_HEADING = "Files / Components to Touch"
 MAX_BRACE_EXPANSION = 64
@@ -330,10 +332,41 @@ def section_spans(lines: list[str], outside: list[bool], name: str) -> list[tupl
 # -- classification of one candidate -----------------------------------------------------
 
 
+_QUOTES_DASHES = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u02bc": "'",
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2212": "-",
+    }
+)
+
+
+def _deny_fold(text: str) -> str:
+    """``text`` as a reader sees it: invisible characters dropped, NFKC, case-folded, accents
+    and look-alike letters folded, typographic quotes and dashes plain, runs of space one."""
+    return " ".join(identity_skeleton(text).translate(_QUOTES_DASHES).split())
+
+
+@cache
+def _folded_phrases() -> tuple[str, ...]:
+    return tuple(_deny_fold(p) for p in DENY_PHRASES)
+
+
 def contains_deny_phrase(text: str) -> bool:
-    """True when ``text`` says its paths are not to be touched."""
-    folded = text.casefold()
-    return any(phrase in folded for phrase in DENY_PHRASES)
+    """True when ``text`` says its paths are not to be touched.
+
+    Compared as a reader sees both (:func:`_deny_fold`): a zero-width character,
+    a full-width or look-alike letter, a typographic apostrophe or a double
+    space never hides a "do not touch" (over-matching only narrows the scope).
+    """
+    folded = _deny_fold(text)
+    return any(phrase in folded for phrase in _folded_phrases())
 
 
 def _has_known_extension(name: str) -> bool:

@@ -197,6 +197,23 @@ def test_a_files_heading_annotated_not_to_touch_allows_nothing() -> None:
     assert not derive_scope(plan("- `src/a.py`\n", f"## {FILES} (read-only)").encode()).defined
 
 
+@pytest.mark.parametrize(
+    "title",
+    [
+        "DO  NOT TOUCH",
+        "do no\u200bt touch",
+        "Don\u2019t edit",
+        "\uff24\uff4f not touch",
+        "do n\u043et touch",
+        "read\u2010only",
+        "\u30b9\u30b3\u30fc\u30d5\u309a\u5916",
+    ],
+)
+def test_a_deny_heading_is_read_as_a_reader_sees_it(title: str) -> None:
+    found = section(f"- `src/a.py`\n\n### {title}\n\n- `src/b.py`\n")
+    assert found.denied == ("src/b.py",) and found.allowed == ("src/a.py",)
+
+
 def test_a_denied_path_wins_over_an_allowed_pattern_in_every_case_spelling() -> None:
     body = "- `src/**`\n\n### Forbidden\n\n- `src/secret/`\n- `src/keys.py`\n"
     scope = derive_scope(plan(body).encode())

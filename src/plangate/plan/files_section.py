@@ -542,13 +542,24 @@ def _is_delimiter_row(cells: list[str]) -> bool:
     return bool(cells) and all(c != "" and c.strip(":-") == "" and "-" in c for c in cells)
 
 
+_SETEXT_RE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
+_AFTER_UNDERLINE = (
+    "after a heading underlined with '===' or '---': a reader sees a new section there, so "
+    "only its 'not to touch' entries count"
+)
+
+
 class _Collector:
     def __init__(self) -> None:
         self.taken: list[Taken] = []
         self.skipped: list[Skipped] = []
         self.problems: list[PathProblem] = []
+        self.deny_only = False  # after an underlined heading: only denied entries count
 
     def take(self, text: str, line: int, denied: bool, form: str) -> None:
+        if self.deny_only and not denied:
+            self.skipped.append(Skipped(text, line, _AFTER_UNDERLINE))
+            return
         try:
             patterns = _to_patterns(text)
         except PathRejected as exc:
@@ -707,6 +718,7 @@ def read_files_section(text: str) -> FilesSection:
     unit: list[tuple[int, str]] = []
     unit_kind = ""  # "item", "para"
     unit_denied = False
+    unit_start = 0
     table: list[tuple[int, list[str]]] = []
 
     def flush() -> None:
@@ -744,6 +756,19 @@ def read_files_section(text: str) -> FilesSection:
             subsections.append((number, title, deny_level is not None))
             continue
         stripped = line.strip()
+        if unit_kind == "para" and unit and _SETEXT_RE.match(line):
+            # The paragraph above is a heading underlined with '===' or '---' (level 1
+            # or 2): a reader sees the section end here. Its text is a heading, not a
+            # list of paths; what follows can still deny, never allow.
+            title = " ".join(t for _, t in unit)
+            if contains_deny_phrase(title):
+                deny_level = 1  # a heading that says not to touch: all that follows denies
+            unit, unit_kind = [], ""
+            items.clear()
+            label_deny = False
+            collector.deny_only = True
+            subsections.append((unit_start, title, deny_level is not None))
+            continue
         if stripped == "":
             flush()
             continue
@@ -774,6 +799,7 @@ def read_files_section(text: str) -> FilesSection:
             items.clear()
             label_deny = False
         unit, unit_kind = [(number, stripped)], kind
+        unit_start = number
         unit_denied = deny_level is not None or label_deny or bool(items and items[-1][1])
     flush()
     return FilesSection(

@@ -430,3 +430,26 @@ def test_reading_the_section_is_linear_in_the_plan(shape: str) -> None:
     small = _work(plan(ADVERSARIAL[shape](100)))
     large = _work(plan(ADVERSARIAL[shape](800)))
     assert large <= 10 * small, f"{shape}: x8 input cost x{large / small:.1f}"
+
+
+def test_an_underlined_heading_ends_what_the_section_allows() -> None:
+    # A reader sees 'Notes' as a level-2 heading: paths after it are not in the section,
+    # and the heading's own text is no list of paths; a deny after it still denies.
+    body = (
+        "- `src/**`\n\nNotes `x/y.md`\n-----\n\n- `evil/**`\n\n"
+        "### Do not touch\n\n- `src/keys.py`\n"
+    )
+    found = section(body)
+    assert found.allowed == ("src/**",)
+    assert found.denied == ("src/keys.py",)
+    assert [s.text for s in found.skipped] == ["evil/**"]
+
+
+def test_an_underlined_heading_that_says_not_to_touch_denies_what_follows() -> None:
+    found = section("- `src/**`\n\nDo not touch\n============\n\n- `src/keys.py`\n")
+    assert found.allowed == ("src/**",) and found.denied == ("src/keys.py",)
+
+
+def test_a_rule_after_a_blank_line_or_a_list_item_is_no_heading() -> None:
+    found = section("- `src/a.py`\n---\n\ntext\n\n---\n\n- `src/b.py`\n")
+    assert found.allowed == ("src/a.py", "src/b.py")

@@ -697,6 +697,45 @@ def _path_column(body: list[tuple[int, list[str]]], width: int) -> int | None:
 # -- the section ---------------------------------------------------------------------------
 
 
+def _blank_html_comments(
+    lines: list[str], start: int, end: int, outside: list[bool], skipped: list[Skipped]
+) -> list[str]:
+    """``lines`` with the text of HTML comments (``<!-- ... -->``) between ``start`` and
+    ``end`` blanked: a reader of the rendered plan never sees it, so nothing in it is in
+    scope. Code spans hidden there are reported. One pass, linear in the section."""
+    out = list(lines)
+    inside = False
+    for i in range(start, end):
+        if not outside[i]:
+            continue
+        line = lines[i]
+        kept: list[str] = []
+        hidden: list[str] = []
+        position = 0
+        while position < len(line):
+            if inside:
+                close = line.find("-->", position)
+                stop = len(line) if close < 0 else close + 3
+                hidden.append(line[position:stop])
+                kept.append(" " * (stop - position))
+                position = stop
+                inside = close < 0
+            else:
+                opening = line.find("<!--", position)
+                stop = len(line) if opening < 0 else opening
+                kept.append(line[position:stop])
+                position = stop
+                if opening >= 0:
+                    inside = True
+                    kept.append(" " * 4)
+                    hidden.append("<!--")
+                    position += 4
+        out[i] = "".join(kept)
+        for match in _CODE_SPAN_RE.finditer(" ".join(hidden)):
+            skipped.append(Skipped(match.group(1), i + 1, "inside an HTML comment: not shown"))
+    return out
+
+
 def read_files_section(text: str) -> FilesSection:
     """Everything :func:`plangate.plan.scope.derive_scope` reads from ``text`` (pure)."""
     lines = text.splitlines()
@@ -709,6 +748,7 @@ def read_files_section(text: str) -> FilesSection:
     head = heading(lines[start])
     annotation = heading_annotation(head[1], FILES_HEADING) if head else ""
     collector = _Collector()
+    lines = _blank_html_comments(lines, start + 1, end, outside, collector.skipped)
     subsections: list[tuple[int, str, bool]] = []
     # level of the deny sub-section we are in; an annotation of the Files heading
     # itself that says "not to touch" makes the whole section deny

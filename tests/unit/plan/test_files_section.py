@@ -418,6 +418,8 @@ ADVERSARIAL = {
     "dotted path": lambda n: "- `" + "./" * n + "a//" * n + "b.md`\n",
     # a deep list: every item nested under the one before
     "deep list": lambda n: "".join(" " * (i % 64) + "- `a/b.md` x\n" for i in range(n)),
+    # HTML comments opened and closed many times on a line, and one left open
+    "comments": lambda n: "- `a/b.md` <!-- `x/y.md` --> " * n + "<!--\n" + "- `c.md`\n" * n,
     # many sub-sections, half of them denying
     "headings": lambda n: "### Forbidden\n- `a/b.md`\n### New\n- `c/d.md`\n" * n,
 }
@@ -453,3 +455,18 @@ def test_an_underlined_heading_that_says_not_to_touch_denies_what_follows() -> N
 def test_a_rule_after_a_blank_line_or_a_list_item_is_no_heading() -> None:
     found = section("- `src/a.py`\n---\n\ntext\n\n---\n\n- `src/b.py`\n")
     assert found.allowed == ("src/a.py", "src/b.py")
+
+
+def test_paths_inside_html_comments_are_never_in_scope() -> None:
+    body = "- `src/a.py` <!-- `evil/**` -->\n<!--\n- `evil2/**`\n-->\n- `src/b.py`\n"
+    found = section(body)
+    assert found.allowed == ("src/a.py", "src/b.py")
+    assert {(s.text, s.why) for s in found.skipped} == {
+        ("evil/**", "inside an HTML comment: not shown"),
+        ("evil2/**", "inside an HTML comment: not shown"),
+    }
+
+
+def test_an_unclosed_html_comment_hides_the_rest_of_the_section() -> None:
+    found = section("- `src/a.py`\n<!-- draft\n- `evil/**`\n")
+    assert found.allowed == ("src/a.py",)

@@ -20,16 +20,16 @@ SRC = Path(plangate.__file__).parent
 
 RULE_MODULES = frozenset({
     "__init__.py", "__main__.py", "canonical.py", "errors.py", "forbidden_keys.py",
-    "layout.py", "paths.py", "text.py", "verdict.py",
+    "layout.py", "paths.py", "text.py", "verdict.py", "deadlines.py",
     "approval/__init__.py", "approval/acceptor.py", "approval/arbiter.py",
     "approval/contract.py", "approval/legacy.py", "approval/loopspec_binding.py",
     "approval/record.py",
     "authority/__init__.py", "authority/root.py", "authority/signers.py", "authority/sshsig.py",
-    "authority/trustfile.py", "authority/verify.py",
+    "authority/statement.py", "authority/trustfile.py", "authority/verify.py",
     "delivery/__init__.py", "delivery/ci.py", "delivery/ci_report.py", "delivery/machine.py",
     "delivery/pr_snapshot.py",
     "evaluation/__init__.py", "evaluation/independence.py",
-    "evaluation/gate/__init__.py", "evaluation/gate/rules.py",
+    "evaluation/gate/__init__.py", "evaluation/gate/links.py", "evaluation/gate/rules.py",
     "evaluation/harness/__init__.py", "evaluation/harness/definition.py",
     "evaluation/harness/manifest.py",
     "evaluation/registry/__init__.py", "evaluation/registry/candidate.py",
@@ -40,11 +40,18 @@ RULE_MODULES = frozenset({
     "evidence/producer.py", "evidence/verifier.py",
     "execution/__init__.py", "execution/preflight.py",
     "hooks/__init__.py", "hooks/decision.py", "hooks/hosts/__init__.py",
+    "hooks/shell/__init__.py", "hooks/shell/classify.py", "hooks/shell/find.py",
+    "hooks/shell/git.py", "hooks/shell/options.py", "hooks/shell/order.py",
+    "hooks/shell/parse.py", "hooks/shell/programs.py", "hooks/shell/sed.py",
+    "hooks/shell/state.py",
     "isolation/__init__.py", "isolation/bwrap.py", "isolation/policy.py",
     "isolation/seatbelt.py",
-    "ledger/rows.py", "ledger/chain.py",
+    "ledger/rows.py", "ledger/chain.py", "ledger/credentials.py", "ledger/existence.py",
     "plan/__init__.py", "plan/files_section.py", "plan/lint.py", "plan/loopspec.py",
     "plan/markers.py", "plan/package.py", "plan/scope.py",
+    "report/__init__.py", "report/build.py", "report/charts.py", "report/evaluations.py",
+    "report/ledger_view.py", "report/model.py", "report/render_html.py",
+    "report/render_markdown.py", "report/tasks.py",
 })
 """Pure: decisions, validation and rendering over bytes and facts handed to them."""
 
@@ -52,21 +59,24 @@ IO_MODULES = frozenset({
     "_spawn.py", "clock.py", "fsutil.py", "git.py", "snapshot.py", "surfaces.py",
     "approval/arbiter_input.py", "approval/arbiter_service.py", "approval/holds.py",
     "approval/service.py", "approval/status.py",
-    "authority/service.py", "authority/source.py", "authority/sshkeygen.py",
+    "authority/approval.py", "authority/consumer.py", "authority/service.py",
+    "authority/signing.py", "authority/source.py", "authority/sshkeygen.py",
     "delivery/log.py", "delivery/service.py",
     "evaluation/gate/service.py", "evaluation/harness/service.py",
-    "evaluation/registry/store.py", "evaluation/run/service.py", "evaluation/run/trials.py",
+    "evaluation/registry/service.py", "evaluation/registry/store.py", "evaluation/run/service.py", "evaluation/run/trials.py",
     "evidence/service.py",
     "execution/command.py", "execution/runlog.py", "execution/service.py",
-    "hooks/__main__.py", "hooks/bash.py", "hooks/doctor.py", "hooks/entry.py",
+    "hooks/__main__.py", "hooks/confinement.py", "hooks/doctor.py", "hooks/entry.py",
     "hooks/githead.py", "hooks/hosts/claude.py", "hooks/hosts/codex.py",
     "hooks/hosts/cursor.py", "hooks/hosts/git.py", "hooks/hosts/protocol.py",
     "hooks/install.py", "hooks/override.py",
     "hooks/override_service.py", "hooks/paths.py", "hooks/service.py",
     "isolation/backend.py", "isolation/runner.py", "isolation/views.py",
     "ledger/__init__.py", "ledger/base.py", "ledger/config.py", "ledger/postgres.py",
-    "ledger/sqlite.py",
+    "ledger/sqlite.py", "ledger/traces.py", "ledger/initialise.py",
+    "execution/openrun.py",
     "plan/lint_service.py", "plan/service.py",
+    "report/service.py",
 })
 """The IO edge: one module per step that reads, writes, runs or asks the clock."""
 
@@ -91,6 +101,7 @@ DATA_FROM_IO_MODULES = frozenset({
     "plangate.git.FULL_SHA_RE",
     "plangate.git.TreeEntry",
     "plangate.ledger.rows.StoredRow",
+    "plangate.ledger.credentials.redact_credentials",
 })
 """Plain data types, constants and pure checks a rule module may take from an IO module."""
 

@@ -45,7 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("task", help="task id, e.g. TASK-0001")
     verify.add_argument(
         "--expected-sha",
-        help="full commit id the record must bind (exec passes HEAD); without it the "
+        metavar="REV",
+        help="commit the record must bind: a full id, an abbreviation, HEAD, a branch or a "
+        "tag, resolved once to a full commit id (exec passes HEAD's id); without it the "
         "commit named by source_sha must exist but is not compared",
     )
     verify.add_argument("--json", action="store_true", help="print one JSON object")
@@ -79,6 +81,8 @@ def _parser() -> argparse.ArgumentParser:
         help="also stamp derived_loopspec_hash of the LoopSpec derived with these actors",
     )
     issue.add_argument("--force", action="store_true", help="replace an existing record")
+    issue.add_argument("--sign", metavar="KEY",
+                       help="sign the record with this SSH key (approvals/c3.json.sig)")
     issue.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
@@ -140,8 +144,10 @@ def run(argv: list[str], ctx: Context) -> int:
 def _verify(
     ctx: Context, repo_root: Path, task_id: str, *, expected_sha: str | None, as_json: bool
 ) -> int:
-    from plangate.approval.service import verify_task
+    from plangate.approval.service import resolve_expected_sha, verify_task
 
+    if expected_sha is not None:
+        expected_sha = resolve_expected_sha(repo_root, expected_sha)
     result = verify_task(repo_root, task_id, expected_sha=expected_sha)
     if as_json:
         out = result.to_json()
@@ -170,4 +176,11 @@ def _issue(ctx: Context, repo_root: Path, task_id: str, args: argparse.Namespace
         repo_root, request, ctx.env, reviewers_file=ctx.cwd / args.reviewers,
         reviewers_shown=str(args.reviewers), loopspec_actors=args.loopspec_actors,
     )
-    return print_result(ctx, result, as_json=args.json, title=f"{task_id} c3 issue")
+    code = print_result(ctx, result, as_json=args.json, title=f"{task_id} c3 issue")
+    if args.sign and result.verdict == "ACCEPTED":
+        from plangate.authority.signing import sign_record
+
+        path = sign_record(repo_root, task_id, ctx.cwd / args.sign)
+        if not args.json:
+            ctx.out(f"signed: {path}")
+    return code

@@ -961,6 +961,16 @@ def _row_probe_surfaces() -> Any:
     return SURFACES
 
 
+def test_a_changed_file_the_plan_denies_is_a_scope_violation_inside_allowed_paths() -> None:
+    doc = clean() | {"denied_paths": ["src/app.py"]}
+    assert decided(doc)[1:] == ("1.5", "SCOPE_VIOLATION")
+    assert run(doc).facts["scope_violations"] == ["src/app.py"]
+    assert decided(clean() | {"denied_paths": ["src/other.py"]})[0] == "AUTO_APPROVED"
+    assert decided(clean() | {"denied_paths": ["SRC"]})[1] == "1.5"  # case-folded, subtree
+    with pytest.raises(ArbiterInputError):
+        parse_input(clean() | {"denied_paths": ["./src"]})
+
+
 # --- input contract: values at the edge of what is accepted ---------------------------
 
 

@@ -31,11 +31,14 @@ TASK_FILES = ("docs/working/TASK-0001/plan.md", "docs/working/TASK-0001/approval
 EXPECTED_ORDER = (
     "head_checked_out",
     "surfaces_available",
+    "trust_root_readable",
     "tasks_verified",
+    "approvals_fresh",
     "paths_matchable",
     "in_scope",
     "protected_surfaces",
     "surfaces_defined",
+    "trust_root_unchanged",
 )
 
 
@@ -66,7 +69,7 @@ def codes(result: Result) -> list[str]:
 
 def test_the_table_order():
     assert tuple(rule.name for rule in RULES) == EXPECTED_ORDER
-    assert [rule.verdict for rule in RULES] == ["REJECTED"] * 5 + ["HUMAN_REQUIRED"] * 2
+    assert [rule.verdict for rule in RULES] == ["REJECTED"] * 7 + ["HUMAN_REQUIRED"] * 3
 
 
 def test_the_documented_table_is_the_tables_order():
@@ -126,6 +129,18 @@ ROW_CASES = {
         "HUMAN_REQUIRED",
         ["HO_BOUNDARY_UNDEFINED"],
     ),
+    "trust_root_readable": (
+        facts()._replace(trust_problem=Reason("AUTH_TRUST_MALFORMED", "bad toml")),
+        "REJECTED", ["CI_TRUST_ROOT_UNREADABLE"],
+    ),
+    "approvals_fresh": (
+        facts()._replace(stale_approvals=(("TASK-0001", "a" * 40),)),
+        "REJECTED", ["CI_APPROVAL_NOT_FRESH"],
+    ),
+    "trust_root_unchanged": (
+        facts()._replace(trust_changed=(".plangate/allowed_signers",)),
+        "HUMAN_REQUIRED", ["CI_TRUST_ROOT_CHANGED"],
+    ),
 }
 
 
@@ -140,14 +155,10 @@ def test_each_row_decides_its_facts(name):
 def test_a_head_not_checked_out_is_the_only_thing_judged():
     result = decide(PullRequestFacts(BASE, HEAD, "c" * 40))
     assert codes(result) == ["CI_HEAD_NOT_CHECKED_OUT"]
-    assert result.facts == {
-        "base": BASE,
-        "head": HEAD,
-        "merge_base": "",
-        "tasks": {},
-        "changed_paths": [],
-        "unmatchable_paths": [],
-    }
+    assert result.facts == {"base": BASE, "head": HEAD, "merge_base": "", "tasks": {},
+                            "changed_paths": [], "unmatchable_paths": [],
+                            "authority": "unauthenticated: the base commit has no trust root "
+                            "requiring signatures"}
 
 
 def test_a_working_tree_that_differs_under_docs_working_is_not_judged():
@@ -382,6 +393,7 @@ def test_facts_of_a_judged_pull_request():
         "tasks": {"TASK-0001": {"verdict": "ACCEPTED", "codes": [], "allowed_paths": ["src/**"]}},
         "changed_paths": [*TASK_FILES, "src/app.py", "stray.py", "src/approvals/x.py"],
         "unmatchable_paths": ["a\tb"],
+        "authority": "unauthenticated: the base commit has no trust root requiring signatures",
         "surfaces_provenance": "downstream",
         "outside_scope": ["stray.py"],
         "protected_paths": ["src/approvals/x.py"],

@@ -580,6 +580,9 @@ def run_module(module: ModuleConfig, jobs: int, *, list_only: bool,
                 with lock:
                     free.append(worker)
                     done[0] += 1
+                    if status == "survived" and mutant.ident not in module.equivalent:
+                        # Named at once, so a long run that is cut short still says something.
+                        print(f"    survivor: {mutant.ident} (line {mutant.line})", flush=True)
                     if done[0] % 25 == 0:
                         print(f"    ... {done[0]}/{len(mutants)}", flush=True)
             return Outcome(mutant, status, seconds)

@@ -572,6 +572,7 @@ def run_module(module: ModuleConfig, jobs: int, *, list_only: bool,
         def one(mutant: Mutant) -> Outcome:
             with lock:
                 worker = free.pop()
+            status, seconds = "", 0.0
             try:
                 worker.write(mutant.apply(source))
                 status, seconds = worker.run(module.tests, timeout)

@@ -19,7 +19,7 @@ command's own output and plangate's notes keep their order.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
@@ -44,6 +44,13 @@ class ExecObserver(Protocol):
 
     def starting(self, run: PreparedRun) -> None:
         """Called once, just before the command starts."""
+
+
+Runner = Callable[..., CommandResult]
+"""How a prepared run's command runs: ``runner(run, cwd=..., env=...)``.
+
+:func:`plangate.execution.command.run_verified` runs it in the caller's tree;
+:class:`plangate.execution.isolated.IsolatedRunner` in a box on a workspace."""
 
 
 class Refusal(NamedTuple):
@@ -75,7 +82,7 @@ class Completion(NamedTuple):
 
 def execute(
     cwd: Path, task_id: str, command: Sequence[str], env: Mapping[str, str],
-    observer: ExecObserver,
+    observer: ExecObserver, *, runner: Runner = run_verified,
 ) -> Refusal | Completion:
     """Verify ``task_id`` against HEAD under its lock, record, run ``command``, record the end.
 
@@ -86,7 +93,7 @@ def execute(
     task_id = check_task_id(task_id)
     root = find_repo_root(cwd)
     try:
-        return _locked_run(root, cwd, task_id, command, env, observer=observer)
+        return _locked_run(root, cwd, task_id, command, env, observer=observer, runner=runner)
     except PlanGateError as exc:
         reason = Reason(exc.code, exc.message, exc.hint)
         return Refusal(Result(REJECTED, (reason,), {"task_id": task_id, "started": False}))
@@ -160,7 +167,7 @@ def _head_after(root: Path) -> str | None:
 
 def _locked_run(
     root: Path, cwd: Path, task_id: str, command: Sequence[str], env: Mapping[str, str],
-    *, observer: ExecObserver,
+    *, observer: ExecObserver, runner: Runner,
 ) -> Refusal | Completion:
     from plangate.fsutil import exclusive_lock
 
@@ -175,7 +182,7 @@ def _locked_run(
         run = preflight.prepare(task_id, head, command, before)
         _record_start(root, env, run, observer)
         observer.starting(run)
-        outcome = run_verified(run, cwd=cwd, env=env)
+        outcome = runner(run, cwd=cwd, env=env)
         return _record_end(root, env, run, outcome, observer)
 
 

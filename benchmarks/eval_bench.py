@@ -3,7 +3,7 @@
 Builds the bundled demo harness in a temporary git repository, registers a plan
 with ``--trials`` trials per fixture and side, materialises baseline and
 candidate worktrees, and runs every trial (runner + grader, two processes each)
-through :class:`plangate.trust.executor.LocalPoolExecutor` with ``jobs=1`` and
+through :class:`plangate.evaluation.run.trials.LocalPoolExecutor` with ``jobs=1`` and
 ``jobs=2``, interleaved over ``--rounds`` rounds. Reports medians and the ratio
 measured in the same run (no absolute goal: machines differ).
 
@@ -26,17 +26,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from plangate.cli.demo.harness import materialise
 from plangate.cli.demo.improvement import ENFORCING_VERIFIER, VERIFIER_PATH
+from plangate.evaluation.harness.service import build_manifest
+from plangate.evaluation.registry.store import register_plan
+from plangate.evaluation.run.service import build_trials
+from plangate.evaluation.run.trials import LocalPoolExecutor
 from plangate.git import Git, scrubbed_env
 from plangate.ledger import open_ledger
-from plangate.trust.eval_service import build_trials
-from plangate.trust.evalplan import register_plan
-from plangate.trust.executor import LocalPoolExecutor
-from plangate.trust.manifest import build_manifest
 
 
 def _git(repo: Path, *args: str) -> str:
-    proc = subprocess.run(["git", *args], cwd=repo, env=scrubbed_env(), capture_output=True,
-                          check=True)
+    proc = subprocess.run(
+        ["git", *args], cwd=repo, env=scrubbed_env(), capture_output=True, check=True
+    )
     return proc.stdout.decode().strip()
 
 
@@ -46,8 +47,11 @@ def _setup(root: Path, trials: int) -> tuple[dict[str, object], Path, Path]:
     repo = root / "repo"
     materialise(repo)
     _git(repo, "init", "-q", "-b", "main")
-    for key, value in (("user.name", "Bench"), ("user.email", "bench@example.invalid"),
-                       ("commit.gpgsign", "false")):
+    for key, value in (
+        ("user.name", "Bench"),
+        ("user.email", "bench@example.invalid"),
+        ("commit.gpgsign", "false"),
+    ):
         _git(repo, "config", key, value)
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "baseline")
@@ -106,8 +110,10 @@ def main() -> None:
             "rounds": args.rounds,
         }
         print(json.dumps(report, indent=2))
-        print(f"eval run: {one:.1f} trials/s with 1 job, {two:.1f} with 2 jobs "
-              f"(speed-up x{two / one:.2f}, {total} trials per run)")
+        print(
+            f"eval run: {one:.1f} trials/s with 1 job, {two:.1f} with 2 jobs "
+            f"(speed-up x{two / one:.2f}, {total} trials per run)"
+        )
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

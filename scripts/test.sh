@@ -34,6 +34,12 @@ if [ "$(uname -s)" = "Linux" ] && [ ! -x /usr/bin/bwrap ]; then
   apt-get update -qq
   apt-get install -y -qq bubblewrap >/dev/null
 fi
+if ! command -v ssh-keygen >/dev/null 2>&1; then
+  echo "==> ssh-keygen not found: installing openssh-client (signature tests need it)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq openssh-client >/dev/null
+fi
 
 PG_TMP="$(mktemp -d /tmp/plangate-pg.XXXXXX)"
 PG_PORT="$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"

@@ -24,7 +24,7 @@ from typing import Any
 from plangate.errors import InputRejected
 
 DIGEST_RE = re.compile(r"sha256:[0-9a-f]{64}")
-"""A digest string is exactly ``sha256:`` and 64 lowercase hex digits (DECISIONS 2)."""
+"""A digest string is exactly ``sha256:`` and 64 lowercase hex digits ."""
 
 _SURROGATE_ESCAPE_RE = re.compile(r"\\u[dD][89a-fA-F]")
 

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
+from plangate._spawn import SpawnOutputTooLarge, SpawnTimeout, capture
 from plangate.errors import EnvironmentFailure
 
 if TYPE_CHECKING:
@@ -44,8 +44,6 @@ GIT_TIMEOUT_SECONDS = 60
 GIT_OUTPUT_LIMIT = 512 * 1024 * 1024
 """Most bytes of standard output PlanGate reads from one git call; more is refused."""
 
-GIT_STDERR_KEPT = 64 * 1024
-"""Bytes of git's standard error kept for messages; the rest is read and dropped."""
 
 
 class GitError(EnvironmentFailure):
@@ -143,18 +141,9 @@ class Git:
         argv = ["git", *hardening, *args]
         env = scrubbed_env()
         try:
-            spawned = _spawn_capture(
-                argv, self.cwd, env, input_data, GIT_TIMEOUT_SECONDS, output_limit=self.output_limit
-            )
-            if spawned is None:
-                spawned = _subprocess_capture(
-                    argv,
-                    self.cwd,
-                    env,
-                    input_data,
-                    GIT_TIMEOUT_SECONDS,
-                    output_limit=self.output_limit,
-                )
+            spawned = capture(argv, self.cwd, env, input_data=input_data,
+                              timeout=GIT_TIMEOUT_SECONDS, output_limit=self.output_limit,
+                              cwd_as_argument="-C")
         except FileNotFoundError as exc:
             if exc.filename == "git":
                 raise GitError(
@@ -163,11 +152,11 @@ class Git:
             raise GitError(
                 "GIT_UNAVAILABLE", f"cannot run git in {self.cwd}", "check the directory exists"
             ) from None
-        except _GitTimeout:
+        except SpawnTimeout:
             raise GitError(
                 "GIT_TIMEOUT", f"git {args[0]} took longer than {GIT_TIMEOUT_SECONDS}s", "retry"
             ) from None
-        except _GitOutputTooLarge:
+        except SpawnOutputTooLarge:
             raise GitError(
                 "GIT_OUTPUT_TOO_LARGE",
                 f"git {args[0]} printed more than {self.output_limit} bytes; it was stopped",
@@ -535,249 +524,6 @@ class GitOutput:
         self.returncode = returncode
         self.stdout = stdout
         self.stderr = stderr
-
-
-class _GitTimeout(Exception):
-    """git ran longer than the timeout and was killed."""
-
-
-class _GitOutputTooLarge(Exception):
-    """git printed more than the output limit and was killed."""
-
-
-class _BoundedSink:
-    """Collects one pipe's bytes up to a limit: over it, ``overflow`` (or dropping, for stderr)."""
-
-    def __init__(self, limit: int, *, drop_excess: bool) -> None:
-        self.limit = limit
-        self.drop_excess = drop_excess
-        self.size = 0
-        self.chunks: list[bytes] = []
-
-    def add(self, data: bytes) -> None:
-        """Keep ``data``; raise :class:`_GitOutputTooLarge` when a strict limit is passed."""
-        room = self.limit - self.size
-        if len(data) > room:
-            if not self.drop_excess:
-                raise _GitOutputTooLarge
-            data = data[: max(room, 0)]
-        self.size += len(data)
-        if data:
-            self.chunks.append(data)
-
-    def value(self) -> bytes:
-        """Everything kept, in order."""
-        return b"".join(self.chunks)
-
-
-def _subprocess_capture(
-    argv: list[str],
-    cwd: Path,
-    env: dict[str, str],
-    input_data: bytes | None,
-    timeout: float,
-    *,
-    output_limit: int = GIT_OUTPUT_LIMIT,
-) -> tuple[int, bytes, bytes]:
-    """Run ``argv`` with :mod:`subprocess` (the general path); ``(code, stdout, stderr)``.
-
-    Both pipes are drained by reader threads into bounded sinks, so a child that
-    prints without end is killed at ``output_limit`` instead of filling memory.
-    """
-    import contextlib
-    import subprocess
-    import threading
-
-    proc = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.PIPE if input_data is not None else None,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    sinks = (
-        _BoundedSink(output_limit, drop_excess=False),
-        _BoundedSink(GIT_STDERR_KEPT, drop_excess=True),
-    )
-    overflowed = threading.Event()
-
-    def drain(stream: Any, sink: _BoundedSink) -> None:
-        try:
-            while data := stream.read1(65536):
-                sink.add(data)
-        except _GitOutputTooLarge:
-            overflowed.set()
-            proc.kill()
-
-    readers = [
-        threading.Thread(target=drain, args=(stream, sink), daemon=True)
-        for stream, sink in ((proc.stdout, sinks[0]), (proc.stderr, sinks[1]))
-    ]
-    for reader in readers:
-        reader.start()
-    try:
-        if proc.stdin is not None:
-            with contextlib.suppress(BrokenPipeError):  # the child stopped reading
-                proc.stdin.write(input_data or b"")
-            proc.stdin.close()
-        returncode = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        raise _GitTimeout from None
-    finally:
-        for reader in readers:
-            reader.join(timeout)
-    if overflowed.is_set():
-        raise _GitOutputTooLarge
-    return returncode, sinks[0].value(), sinks[1].value()
-
-
-def _spawn_capture(
-    argv: list[str],
-    cwd: Path,
-    env: dict[str, str],
-    input_data: bytes | None,
-    timeout: float,
-    *,
-    output_limit: int = GIT_OUTPUT_LIMIT,
-) -> tuple[int, bytes, bytes] | None:
-    """Run ``argv`` like :func:`_subprocess_capture`, with ``os.posix_spawnp`` on Linux.
-
-    Importing :mod:`subprocess` (with locale, signal and selectors) costs more
-    than the git process it starts on the ``c3 verify`` hot path, so on Linux
-    the child is spawned directly, with what ``subprocess.run`` would give it:
-    stdout and stderr captured, stdin inherited unless ``input_data`` is
-    given, SIGPIPE and SIGXFSZ reset to their defaults, every inheritable
-    descriptor above 2 closed, and the working directory passed as
-    ``git -C`` (documented as "run as if git was started in <path>").
-    Returns None whenever those guarantees cannot be met (another platform,
-    no /proc, ``cwd`` not a directory, a standard descriptor closed): the
-    caller then uses :mod:`subprocess` itself, so odd cases behave exactly
-    as before. Raises FileNotFoundError (filename ``git``) when git is missing
-    and :class:`_GitTimeout` after killing a git that ran past ``timeout``, and
-    :class:`_GitOutputTooLarge` after killing a git that printed more than
-    ``output_limit`` bytes (standard error beyond a small bound is dropped).
-    """
-    if sys.platform != "linux" or not hasattr(os, "posix_spawnp"):
-        return None
-    if not cwd.is_dir():
-        return None
-    try:
-        open_fds = [int(name) for name in os.listdir("/proc/self/fd")]  # noqa: PTH208 -- names only
-    except (OSError, ValueError):
-        return None
-    # _signal is the C module behind signal; importing signal would build its
-    # enums just to read two constants.
-    import _signal  # type: ignore[import-not-found]
-    import select
-    import time
-
-    pipes = [*os.pipe(), *os.pipe(), *(os.pipe() if input_data is not None else ())]
-    if min(pipes) <= 2:  # a closed standard descriptor: let subprocess sort it out
-        for fd in pipes:
-            os.close(fd)
-        return None
-    out_r, out_w, err_r, err_w = pipes[:4]
-    in_r, in_w = (pipes[4], pipes[5]) if input_data is not None else (-1, -1)
-    actions: list[tuple[int, ...]] = []
-    for fd in open_fds:
-        if fd > 2 and fd not in pipes:
-            try:
-                if os.get_inheritable(fd):
-                    actions.append((os.POSIX_SPAWN_CLOSE, fd))
-            except OSError:
-                pass  # the descriptor listdir itself used, already closed
-    if in_r != -1:
-        actions.append((os.POSIX_SPAWN_DUP2, in_r, 0))
-    actions.append((os.POSIX_SPAWN_DUP2, out_w, 1))
-    actions.append((os.POSIX_SPAWN_DUP2, err_w, 2))
-    child_argv = [argv[0], "-C", os.fspath(cwd), *argv[1:]]
-    sys.audit("subprocess.Popen", argv[0], argv, cwd, env)
-    try:
-        pid = os.posix_spawnp(
-            argv[0],
-            child_argv,
-            env,
-            file_actions=actions,
-            setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ),
-        )
-    except FileNotFoundError:
-        for fd in pipes:
-            os.close(fd)
-        raise FileNotFoundError(2, "No such file or directory", argv[0]) from None
-    except BaseException:
-        for fd in pipes:
-            os.close(fd)
-        raise
-    for fd in (out_w, err_w, in_r):
-        if fd != -1:
-            os.close(fd)
-    sinks = {
-        out_r: _BoundedSink(output_limit, drop_excess=False),
-        err_r: _BoundedSink(GIT_STDERR_KEPT, drop_excess=True),
-    }
-    poller = select.poll()
-    for fd in (out_r, err_r):
-        poller.register(fd, select.POLLIN)
-    pending = memoryview(input_data or b"")
-    if in_w != -1:
-        if pending:
-            os.set_blocking(in_w, False)
-            poller.register(in_w, select.POLLOUT)
-        else:
-            os.close(in_w)
-            in_w = -1
-    live = [fd for fd in (out_r, err_r, in_w) if fd != -1]
-    deadline = time.monotonic() + timeout
-    status: int | None = None
-    try:
-        while live or status is None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise _GitTimeout  # the finally clause kills and reaps git
-            if not live:
-                # Both pipes are closed: git is exiting; reap it (within the timeout).
-                reaped, wait_status = os.waitpid(pid, os.WNOHANG)
-                if reaped:
-                    status = wait_status
-                else:
-                    time.sleep(0.0002)
-                continue
-            for fd, _event in poller.poll(remaining * 1000):
-                if fd == in_w:
-                    try:
-                        written = os.write(in_w, pending[:65536])
-                    except BlockingIOError:
-                        continue
-                    except BrokenPipeError:
-                        written = len(pending)  # git stopped reading: as subprocess does
-                    pending = pending[written:]
-                    if not pending:
-                        poller.unregister(in_w)
-                        os.close(in_w)
-                        live.remove(in_w)
-                        in_w = -1
-                    continue
-                data = os.read(fd, 65536)
-                if data:
-                    sinks[fd].add(data)
-                else:
-                    poller.unregister(fd)
-                    os.close(fd)
-                    live.remove(fd)
-    finally:
-        for fd in live:
-            os.close(fd)
-        if status is None:  # timeout, too much output or an error: kill git, leave no zombie
-            os.kill(pid, _signal.SIGKILL)
-            os.waitpid(pid, 0)
-    return (
-        os.waitstatus_to_exitcode(status),
-        sinks[out_r].value(),
-        sinks[err_r].value(),
-    )
 
 
 def _split_z_paths(raw: bytes) -> list[str]:

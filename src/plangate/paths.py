@@ -1,4 +1,4 @@
-"""Canonical repository-relative paths and the one glob matcher (DECISIONS 11).
+"""Canonical repository-relative paths and the one glob matcher.
 
 A *canonical path* is a repository-relative POSIX path such as ``src/a.py``.
 Anything else is rejected before matching and never silently normalised into a

@@ -1,7 +1,7 @@
 """The task snapshot: a task directory read once, defensively, into bytes.
 
 Only this module opens task files. Static validate and exec preflight decide
-from one :class:`TaskSnapshot` (DECISIONS 6), so a file cannot change between
+from one :class:`TaskSnapshot`, so a file cannot change between
 two reads of the same decision.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from plangate.canonical import digest, sha256_digest
-from plangate.errors import InputRejected, UsageError
+from plangate.errors import EnvironmentFailure, InputRejected, UsageError
 from plangate.fsutil import FileRead, FileState, read_regular_file
 from plangate.layout import MAX_ARTIFACT_BYTES, MAX_RECORD_BYTES, RECORD_RELPATH, WORKING_DIR
 
@@ -28,7 +28,7 @@ ARTIFACTS: tuple[str, ...] = (
     "review-self.md",
     "review-external.md",
 )
-"""The six Plan Package artifacts, in the contract's order (seed 004 section 1)."""
+"""The six Plan Package artifacts, in the contract's order."""
 
 TASK_ID_RE = re.compile(r"TASK-[0-9]{4}")
 
@@ -47,13 +47,32 @@ def check_task_id(task_id: object) -> str:
 def find_repo_root(start: Path) -> Path:
     """Nearest directory at or above ``start`` holding ``.git``; ``start`` when none.
 
+    A working directory that was deleted or lies under a directory that cannot
+    be searched is ``WORKING_DIRECTORY_UNAVAILABLE``; a ``.git`` that cannot be
+    looked up (permissions) is ``REPO_ROOT_UNDECIDABLE``: never a guess.
+
     A file-system walk, not a git call, so the hot path stays fast; commands
     that need git still ask git and fail closed when it says no.
     """
-    start = start.resolve()
+    from plangate.fsutil import working_directory_unavailable
+
+    try:
+        start.stat()
+        start = start.resolve()
+    except OSError as exc:
+        raise working_directory_unavailable(str(start), exc) from None
     for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
+        try:
+            (candidate / ".git").stat()
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            raise EnvironmentFailure(
+                "REPO_ROOT_UNDECIDABLE",
+                f"cannot tell whether {candidate} is the repository root: {exc.strerror or exc}",
+                "make the directories from the repository root down searchable for this user",
+            ) from None
+        return candidate
     return start
 
 

@@ -15,7 +15,7 @@ Top-level keys other than ``version`` and ``surface`` and entry keys other than
 semantics of :mod:`plangate.paths` and are matched with ``casefold=True``
 (over-matching is the safe side). ``class`` is one of :data:`SURFACE_CLASSES`.
 
-Resolution order (:func:`resolve_surfaces`, DECISIONS 12):
+Resolution order (:func:`resolve_surfaces`):
 
 1. an explicit file (``--surfaces FILE``): if given, nothing else is tried;
 2. the repository's own file :data:`REPO_SURFACES_RELPATH` (``downstream``);
@@ -61,9 +61,9 @@ PROVENANCE_BUNDLED_TEMPLATE = "bundled_template"
 PROVENANCES = (PROVENANCE_EXPLICIT, PROVENANCE_DOWNSTREAM, PROVENANCE_BUNDLED_TEMPLATE)
 
 # class -> family. Families group the classes for reports and for consumers that
-# apply different minimum independence levels (DECISIONS 16).
+# apply different minimum independence levels.
 SURFACE_CLASSES: Mapping[str, str] = {
-    # Hardening Override families (upstream HO-core ... HO-plugin-dist)
+    # Hardening Override families: what steers or ships the agent and the gate
     "core-cli": "hardening-override",
     "hook": "hardening-override",
     "schema": "hardening-override",
@@ -73,11 +73,11 @@ SURFACE_CLASSES: Mapping[str, str] = {
     "ci": "hardening-override",
     "approval": "hardening-override",
     "plugin-dist": "hardening-override",
-    # The arbiter's own judgement base (upstream #916 carve-out)
+    # The arbiter's own judgement base: its decision code, policy and execution skill
     "decision-code": "judgement-base",
     "policy-spec": "judgement-base",
     "execution-skill": "judgement-base",
-    # The evaluation harness (seed 000 protected authority)
+    # The evaluation harness: the authority a candidate must never touch
     "evaluator": "evaluation-harness",
     "grader": "evaluation-harness",
     "sealed-fixture": "evaluation-harness",

@@ -1,6 +1,6 @@
 """One vocabulary: verdict words, reasons, results and the exit-code mapping.
 
-Verdict words are the seeds' words exactly. Reason codes are stable
+Verdict words are fixed: every command prints exactly these. Reason codes are stable
 ``UPPER_SNAKE`` identifiers documented in docs/reason-codes.md.
 """
 
@@ -24,7 +24,7 @@ class ExitCode(IntEnum):
 
 
 class ArbiterDecision(StrEnum):
-    """C-3' arbiter decisions (decision-table, seed 004)."""
+    """C-3' arbiter decisions (the arbiter's decision table)."""
 
     AUTO_APPROVED = "AUTO_APPROVED"
     HUMAN_ESCALATED = "HUMAN_ESCALATED"
@@ -32,7 +32,7 @@ class ArbiterDecision(StrEnum):
 
 
 class PolicyVerdict(StrEnum):
-    """Policy Verdict values of the evaluation trust boundary (seed 000)."""
+    """Policy Verdict values of the evaluation trust boundary."""
 
     AUTO_APPROVED = "AUTO_APPROVED"
     HUMAN_REQUIRED = "HUMAN_REQUIRED"
@@ -40,7 +40,7 @@ class PolicyVerdict(StrEnum):
 
 
 class PromotionDecision(StrEnum):
-    """Promotion Decision values (seed 000 section 5)."""
+    """Promotion Decision values of a paired evaluation."""
 
     PASS = "PASS"  # noqa: S105 -- a verdict word, not a password
     FAIL = "FAIL"
@@ -48,7 +48,7 @@ class PromotionDecision(StrEnum):
 
 
 class IndependenceLevel(StrEnum):
-    """Independence Levels I0..I4 (seed 000 section 4)."""
+    """Independence Levels I0..I4 (computed from who authored and who reviewed)."""
 
     I0 = "I0"
     I1 = "I1"
@@ -79,7 +79,7 @@ _EXIT_BY_VERDICT: dict[str, ExitCode] = {
     "INCONCLUSIVE": ExitCode.INCONCLUSIVE,
     "PARTIAL": ExitCode.INCONCLUSIVE,
     "NOT_READY": ExitCode.INCONCLUSIVE,
-    # Delivery's waiting and repair states: not yet ready (issue 5).
+    # Delivery's waiting and repair states: not yet ready.
     "WAITING_FOR_CHECKS": ExitCode.INCONCLUSIVE,
     "WAITING_FOR_REVIEW": ExitCode.INCONCLUSIVE,
     "CHECKS_FAILED": ExitCode.INCONCLUSIVE,

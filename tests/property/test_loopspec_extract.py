@@ -14,7 +14,9 @@ from plangate.plan.loopspec import (
     extract_section,
 )
 
-SEGMENT = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=8)
+# A span that starts with '-' is an option, not a path: segments start with a letter or digit.
+SEGMENT = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=8).map(
+    lambda s: "p" + s)
 PATH = st.lists(SEGMENT, min_size=2, max_size=4).map("/".join)
 LINE = st.text(
     alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="`#~\r\n"),

@@ -14,11 +14,10 @@ from pathlib import Path
 
 from plangate.canonical import sha256_digest
 from plangate.cli.demo.harness import materialise, render_plan
+from plangate.evaluation.harness.service import build_manifest
+from plangate.evaluation.registry.store import register_candidate, register_plan
 from plangate.git import Git, scrubbed_env
 from plangate.ledger import open_ledger
-from plangate.trust.candidate import register_candidate
-from plangate.trust.evalplan import register_plan
-from plangate.trust.manifest import build_manifest
 
 BASELINE_VERIFIER = '''"""Completion evidence (baseline): catches forged evidence, not missing evidence."""
 

@@ -40,7 +40,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from plangate import __version__
 from plangate.approval import contract as c
@@ -259,84 +259,138 @@ class PackageCheck:
     reason: str = ""
 
 
+def _structure_problem(block: Mapping[str, Any]) -> str | None:
+    missing = [k for k in PLAN_PACKAGE_REQUIRED_KEYS if not block.get(k)]
+    if missing:
+        return f"required key(s) missing or empty: {missing}"
+    unknown = sorted(k for k in block if k not in PLAN_PACKAGE_REQUIRED_KEYS
+                     + PLAN_PACKAGE_OPTIONAL_KEYS and not k.startswith("_"))
+    if unknown:
+        return f"unknown key(s) {unknown}"
+    return None
+
+
+class _BlockFacts(NamedTuple):
+    block: Mapping[str, Any]
+    target_sha: str
+    verdicts: Mapping[str, Any]
+
+
+def _digests_problem(f: _BlockFacts) -> str | None:
+    for key in ("plan_hash", "plan_package_hash"):
+        if not is_digest(f.block[key]):
+            return f"{key} is not sha256:<64 lowercase hex>"
+    for key in ("source_sha", "c1_evidence_ref", "c2_evidence_ref"):
+        if not isinstance(f.block[key], str):
+            return f"{key} is not a string"
+    return None
+
+
+def _task_id_problem(f: _BlockFacts) -> str | None:
+    # The optional keys are judged too: present data that contradicts the block is
+    # never ignored.
+    task_id = f.block.get("task_id")
+    if "task_id" in f.block and not (isinstance(task_id, str) and TASK_ID_RE.fullmatch(task_id)):
+        return "task_id is not TASK- and four digits"
+    return None
+
+
+def _artifact_hashes_problem(f: _BlockFacts) -> str | None:
+    if "artifact_hashes" not in f.block:
+        return None
+    hashes = f.block["artifact_hashes"]
+    if (
+        not isinstance(hashes, dict)
+        or set(hashes) != ARTIFACT_SET
+        or not all(is_digest(v) for v in hashes.values())
+    ):
+        return "artifact_hashes must map exactly the six artifacts to digests"
+    if plan_package_hash(hashes) != f.block["plan_package_hash"]:
+        return "plan_package_hash is not the hash of artifact_hashes"
+    if hashes["plan.md"] != f.block["plan_hash"]:
+        return "artifact_hashes[plan.md] differs from plan_hash"
+    return None
+
+
+def _reviewers_shape_problem(f: _BlockFacts) -> str | None:
+    reviewers = f.block["reviewers"]
+    if not isinstance(reviewers, dict):
+        return "reviewers is not an object"
+    if set(reviewers) != set(c.REVIEWERS):
+        return f"reviewers must be exactly model_a and model_b, got {sorted(reviewers)}"
+    return None
+
+
+def _snapshot_problem(f: _BlockFacts, model: str) -> str | None:
+    snap = f.block["reviewers"][model]
+    if not isinstance(snap, dict) or set(snap) != set(c.SNAPSHOT_KEYS):
+        return f"reviewers.{model} must hold exactly {list(c.SNAPSHOT_KEYS)}"
+    empty = [k for k in c.SNAPSHOT_KEYS if not _non_blank(snap[k])]
+    if empty:
+        return f"reviewers.{model}: empty {empty}"
+    for key in c.TRIO_KEYS:
+        if snap[key] != f.block[key]:
+            return f"reviewers.{model}.{key} differs from the package's {key}"
+    if snap["verdict"] not in c.VERDICTS:
+        return f"reviewers.{model}.verdict {snap['verdict']!r}"
+    if snap["verdict"] != f.verdicts.get(model):
+        return (f"reviewers.{model}.verdict {snap['verdict']!r} differs from "
+                f"verdicts.{model} {f.verdicts.get(model)!r}")
+    return None
+
+
+def _snapshots_problem(f: _BlockFacts) -> str | None:
+    return next((p for m in c.REVIEWERS if (p := _snapshot_problem(f, m)) is not None), None)
+
+
+def _independent_refs_problem(f: _BlockFacts) -> str | None:
+    # Compared as the acceptor compares them: "a.md", "./a.md" and "x/../a.md" are
+    # one review, not two independent ones.
+    reviewers = f.block["reviewers"]
+    if normalise_evidence_ref(reviewers["model_a"]["evidence_ref"]) == normalise_evidence_ref(
+        reviewers["model_b"]["evidence_ref"]
+    ):
+        return "both reviewers cite the same evidence_ref (independent reviews required)"
+    return None
+
+
+def _source_is_target_problem(f: _BlockFacts) -> str | None:
+    if f.block["source_sha"] != f.target_sha:
+        return (f"source_sha {f.block['source_sha']} differs from target_sha "
+                f"{f.target_sha}")
+    return None
+
+
+INTEGRITY_RULES: tuple[Callable[[_BlockFacts], str | None], ...] = (
+    _digests_problem,
+    _task_id_problem,
+    _artifact_hashes_problem,
+    _reviewers_shape_problem,
+    _snapshots_problem,
+    _independent_refs_problem,
+    _source_is_target_problem,
+)
+"""Integrity of a well-formed block, in order; the first problem is reported."""
+
+
 def plan_package_check(block: Mapping[str, Any], target_sha: str,
                        verdicts: Mapping[str, Any]) -> PackageCheck:
     """Structure (required keys present and non-empty) and integrity of a plan package block.
 
-    Integrity: digests well-formed, both reviewer snapshots present with exactly
+    Integrity (:data:`INTEGRITY_RULES`): digests well-formed, the optional task id
+    and artifact hashes consistent, both reviewer snapshots present with exactly
     the five snapshot keys, their trio equal to the block's, verdict words valid
     and equal to the arbiter's ``verdicts`` (the decision is about the verdicts
-    on record), independent evidence references, and ``source_sha == target_sha``
-    (R-011).
+    on record), independent evidence references, and ``source_sha == target_sha``.
     """
-    missing = [k for k in PLAN_PACKAGE_REQUIRED_KEYS if not block.get(k)]
-    if missing:
-        return PackageCheck(False, False, f"required key(s) missing or empty: {missing}")
-    unknown = sorted(k for k in block if k not in PLAN_PACKAGE_REQUIRED_KEYS
-                     + PLAN_PACKAGE_OPTIONAL_KEYS and not k.startswith("_"))
-    if unknown:
-        return PackageCheck(False, False, f"unknown key(s) {unknown}")
-    for key in ("plan_hash", "plan_package_hash"):
-        if not is_digest(block[key]):
-            return PackageCheck(True, False, f"{key} is not sha256:<64 lowercase hex>")
-    for key in ("source_sha", "c1_evidence_ref", "c2_evidence_ref"):
-        if not isinstance(block[key], str):
-            return PackageCheck(True, False, f"{key} is not a string")
-    # The optional keys are judged too: present data that contradicts the block is
-    # never ignored (it was accepted in any shape and never compared).
-    if "task_id" in block and not (
-        isinstance(block["task_id"], str) and TASK_ID_RE.fullmatch(block["task_id"])
-    ):
-        return PackageCheck(True, False, "task_id is not TASK- and four digits")
-    if "artifact_hashes" in block:
-        hashes = block["artifact_hashes"]
-        if (
-            not isinstance(hashes, dict)
-            or set(hashes) != ARTIFACT_SET
-            or not all(is_digest(v) for v in hashes.values())
-        ):
-            return PackageCheck(True, False,
-                                "artifact_hashes must map exactly the six artifacts to digests")
-        if plan_package_hash(hashes) != block["plan_package_hash"]:
-            return PackageCheck(True, False,
-                                "plan_package_hash is not the hash of artifact_hashes")
-        if hashes["plan.md"] != block["plan_hash"]:
-            return PackageCheck(True, False, "artifact_hashes[plan.md] differs from plan_hash")
-    reviewers = block["reviewers"]
-    if not isinstance(reviewers, dict):
-        return PackageCheck(True, False, "reviewers is not an object")
-    if set(reviewers) != set(c.REVIEWERS):
-        return PackageCheck(
-            True, False, f"reviewers must be exactly model_a and model_b, got {sorted(reviewers)}")
-    for model in c.REVIEWERS:
-        snap = reviewers[model]
-        if not isinstance(snap, dict) or set(snap) != set(c.SNAPSHOT_KEYS):
-            return PackageCheck(True, False,
-                                f"reviewers.{model} must hold exactly {list(c.SNAPSHOT_KEYS)}")
-        empty = [k for k in c.SNAPSHOT_KEYS if not _non_blank(snap[k])]
-        if empty:
-            return PackageCheck(True, False, f"reviewers.{model}: empty {empty}")
-        for key in c.TRIO_KEYS:
-            if snap[key] != block[key]:
-                return PackageCheck(True, False,
-                                    f"reviewers.{model}.{key} differs from the package's {key}")
-        if snap["verdict"] not in c.VERDICTS:
-            return PackageCheck(True, False, f"reviewers.{model}.verdict {snap['verdict']!r}")
-        if snap["verdict"] != verdicts.get(model):
-            return PackageCheck(True, False,
-                                f"reviewers.{model}.verdict {snap['verdict']!r} differs from "
-                                f"verdicts.{model} {verdicts.get(model)!r}")
-    # Compared as the acceptor compares them: "a.md", "./a.md" and "x/../a.md" are
-    # one review, not two independent ones.
-    if normalise_evidence_ref(reviewers["model_a"]["evidence_ref"]) == normalise_evidence_ref(
-        reviewers["model_b"]["evidence_ref"]
-    ):
-        return PackageCheck(True, False, "both reviewers cite the same evidence_ref "
-                            "(independent reviews required)")
-    if block["source_sha"] != target_sha:
-        return PackageCheck(True, False,
-                            f"source_sha {block['source_sha']} differs from target_sha "
-                            f"{target_sha} (R-011)")
+    structure = _structure_problem(block)
+    if structure is not None:
+        return PackageCheck(False, False, structure)
+    facts = _BlockFacts(block, target_sha, verdicts)
+    for rule in INTEGRITY_RULES:
+        problem = rule(facts)
+        if problem is not None:
+            return PackageCheck(True, False, problem)
     return PackageCheck(True, True)
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from plangate.plan.scope import TaskScope
 from plangate.snapshot import TaskSnapshot
 from plangate.verdict import Reason, Result
 
@@ -42,13 +43,14 @@ def holds_for_head(
     head: str,
     *,
     policy: str,
-    scope: tuple[str, ...] | None = None,
+    scope: TaskScope | tuple[str, ...] | None = None,
 ) -> Result:
     """The acceptor's verdict on ``snapshot`` for the full commit id ``head`` under ``policy``.
 
-    ``scope`` (the task's allowed-path patterns, see :mod:`plangate.plan.scope`)
-    is needed by :data:`DESCENDANT_IN_SCOPE` only; ``None`` there means the scope
-    is undefined and any commit since the approval is a rejection.
+    ``scope`` (the task's scope, see :mod:`plangate.plan.scope`, or its bare
+    allowed-path patterns) is needed by :data:`DESCENDANT_IN_SCOPE` only; ``None``
+    there means the scope is undefined and any commit since the approval is a
+    rejection. A committed path the plan denies is outside the scope.
     """
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}")
@@ -109,10 +111,10 @@ def _ancestor(repo_root: Path, snapshot: TaskSnapshot, head: str) -> Result:
 
 
 def _descendant_in_scope(
-    repo_root: Path, snapshot: TaskSnapshot, head: str, scope: tuple[str, ...] | None
+    repo_root: Path, snapshot: TaskSnapshot, head: str,
+    scope: TaskScope | tuple[str, ...] | None,
 ) -> Result:
     from plangate.git import Git, GitError
-    from plangate.paths import match_any
 
     static = _static(repo_root, snapshot)
     source = static.facts.get("source_sha_full")
@@ -130,12 +132,12 @@ def _descendant_in_scope(
         committed = git.changed_paths(source, head)
     except GitError as exc:
         return _rejected(exc.code, exc.message, exc.hint or "", static)
-    if scope is None:
+    if scope is not None and not isinstance(scope, TaskScope):
+        scope = TaskScope(scope)
+    if scope is None or not scope.defined:
         return _rejected("HOOK_SCOPE_UNDEFINED", "the task's scope cannot be derived", "", static)
     task_prefix = f"docs/working/{snapshot.task_id}/"
-    outside = [
-        p for p in committed if not p.startswith(task_prefix) and match_any(scope, p) is None
-    ]
+    outside = [p for p in committed if not p.startswith(task_prefix) and not scope.allows(p)]
     if outside:
         return _rejected(
             "HOOK_COMMITTED_OUTSIDE_SCOPE",

@@ -70,8 +70,8 @@ def _repo(ctx: Context) -> tuple[Git, Path]:
 
 
 def _plan_register(ctx: Context, args: argparse.Namespace) -> int:
+    from plangate.evaluation.registry.store import register_plan
     from plangate.ledger import open_ledger
-    from plangate.trust.evalplan import register_plan
 
     data, source = _read_input(ctx, args.file)
     git, root = _repo(ctx)
@@ -99,8 +99,8 @@ def _plan_register(ctx: Context, args: argparse.Namespace) -> int:
 
 def _plan_show(ctx: Context, args: argparse.Namespace) -> int:
     from plangate.canonical import pretty_bytes
+    from plangate.evaluation.registry.store import lookup_registered_plan
     from plangate.ledger import open_ledger
-    from plangate.trust.evalplan import lookup_registered_plan
 
     _git, root = _repo(ctx)
     with open_ledger(root, ctx.env, create=False) as ledger:
@@ -122,8 +122,8 @@ def _plan_show(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def _candidate_register(ctx: Context, args: argparse.Namespace) -> int:
+    from plangate.evaluation.registry.store import register_candidate
     from plangate.ledger import open_ledger
-    from plangate.trust.candidate import register_candidate
 
     data, source = _read_input(ctx, args.file)
     git, root = _repo(ctx)
@@ -170,7 +170,7 @@ def _print_gate(ctx: Context, facts: dict[str, Any]) -> None:
 
 
 def _gate(ctx: Context, args: argparse.Namespace) -> int:
-    from plangate.trust.gate_service import gate_candidate
+    from plangate.evaluation.gate.service import gate_candidate
 
     _git, root = _repo(ctx)
     result = gate_candidate(root, ctx.env, args.candidate)

@@ -56,10 +56,13 @@ def _run(argv: list[str], ctx: Context) -> int:
     parser.add_argument("--jobs", type=_jobs, default=1, help="trials run at once (default 1)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv[2:])
-    from plangate.trust.eval_service import run_evaluation
+    from plangate.evaluation.run.service import run_evaluation
 
     outcome = run_evaluation(
-        ctx.cwd, ctx.env, args.candidate, jobs=args.jobs,
+        ctx.cwd,
+        ctx.env,
+        args.candidate,
+        jobs=args.jobs,
         progress=None if args.json else ctx.stderr,
     )
     result = outcome.result
@@ -113,7 +116,7 @@ def _review(argv: list[str], ctx: Context) -> int:
     level.add_argument("candidate")
     level.add_argument("--json", action="store_true")
     args = parser.parse_args(argv[2:])
-    from plangate.trust import eval_service
+    from plangate.evaluation.run import service as eval_service
 
     if args.action == "add":
         review_file = ctx.cwd / Path(args.file)

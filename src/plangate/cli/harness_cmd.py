@@ -7,10 +7,11 @@ import argparse
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
 from plangate.errors import InputRejected
+from plangate.evaluation.harness.definition import DEFAULT_DEFINITION_PATH
+from plangate.evaluation.harness.manifest import load_manifest_bytes
+from plangate.evaluation.harness.service import build_manifest
 from plangate.fsutil import FileState, atomic_write, read_regular_file
 from plangate.git import Git
-from plangate.trust.harness_def import DEFAULT_DEFINITION_PATH
-from plangate.trust.manifest import build_manifest, load_manifest_bytes
 from plangate.verdict import ExitCode
 
 MAX_MANIFEST_BYTES = 16_000_000

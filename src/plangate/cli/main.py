@@ -14,7 +14,8 @@ from pathlib import Path
 
 from plangate import __version__
 from plangate.cli.context import Context
-from plangate.errors import PlanGateError
+from plangate.errors import EnvironmentFailure, PlanGateError
+from plangate.fsutil import working_directory, working_directory_unavailable
 from plangate.verdict import ExitCode
 
 # name -> (module, one-line summary). Each module defines
@@ -23,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("plangate.cli.plan_cmds", "scaffold docs/working/TASK-XXXX with the six artifacts"),
     "package": ("plangate.cli.plan_cmds", "hash the Plan Package and check both evidence markers"),
     "review": ("plangate.cli.plan_cmds", "write a C-1/C-2 evidence marker bound to plan.md"),
+    "plan": ("plangate.cli.plan_cmds", "lint plan.md: what the scope derivation sees and fixes"),
     "c3": ("plangate.cli.c3_cmds", "issue or verify the c3-prime record approvals/c3.json"),
     "exec": ("plangate.cli.exec_cmd", "verify the approval against HEAD, then run a command"),
     "status": ("plangate.cli.status_cmd", "show every task's package, markers and record verdict"),
@@ -37,12 +39,22 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hook": ("plangate.cli.hook_cmd", "agent hook entry points (claude, codex, cursor, git)"),
     "hooks": ("plangate.cli.hooks_cmd", "install or uninstall the hooks in a repository"),
     "override": ("plangate.cli.override_cmd", "human-only, time-boxed, path-scoped override"),
+    "trust": ("plangate.cli.trust_cmd", "manage the trust root: roles, keys, required signatures"),
     "ci": ("plangate.cli.ci_cmd", "check a pull request's tasks, scope and protected surfaces"),
     "doctor": ("plangate.cli.doctor_cmd", "prove the installed hooks really deny"),
     "demo": ("plangate.cli.demo_cmd", "walk the whole journey on a bundled example"),
 }
 
 USAGE = "usage: plangate [-C DIR] [--version] <command> [args...]"
+
+
+def _directory_option(cwd: Path, value: str) -> Path:
+    """``-C DIR`` relative to ``cwd``; a directory that cannot be reached is a reason."""
+    target = cwd / value
+    try:
+        return target.resolve()
+    except OSError as exc:
+        raise working_directory_unavailable(str(target), exc) from None
 
 
 def _help_text() -> str:
@@ -64,13 +76,17 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
     """Run one ``plangate`` command; return its exit code (never raises)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if ctx is None:
-        ctx = Context(cwd=Path.cwd(), env=dict(os.environ))
+        ctx = Context(cwd=Path(), env=dict(os.environ))
+        try:
+            ctx.cwd = working_directory()
+        except PlanGateError as exc:
+            return _report(ctx, exc)
     try:
         while args and args[0] == "-C":
             if len(args) < 2:
                 ctx.err(USAGE)
                 return int(ExitCode.USAGE)
-            ctx.cwd = (ctx.cwd / args[1]).resolve()
+            ctx.cwd = _directory_option(ctx.cwd, args[1])
             args = args[2:]
         if not args or args[0] in ("-h", "--help", "help"):
             ctx.out(_help_text())
@@ -88,10 +104,19 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         code: int = module.run([name, *rest], ctx)
         return int(code)
     except PlanGateError as exc:
-        ctx.err(f"plangate: {exc.code}: {exc.message}")
-        if exc.hint:
-            ctx.err(f"  hint: {exc.hint}")
-        return int(exc.exit_code)
+        return _report(ctx, exc)
+    except OSError as exc:
+        # A file-system refusal no specific check turned into a reason (a
+        # read-only or unsearchable directory, say): a rejection, never success.
+        where = f" ({exc.filename})" if exc.filename else ""
+        return _report(
+            ctx,
+            EnvironmentFailure(
+                "FILESYSTEM_UNAVAILABLE",
+                f"a file-system operation failed{where}: {exc.strerror or exc}",
+                "check the permissions of the repository's directories and the free space",
+            ),
+        )
     except SystemExit as exc:  # argparse: --help (0) and usage errors (2)
         if exc.code is None:
             return 0
@@ -107,6 +132,13 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
 
             ctx.err(traceback.format_exc())
         return int(ExitCode.INTERNAL)
+
+
+def _report(ctx: Context, exc: PlanGateError) -> int:
+    ctx.err(f"plangate: {exc.code}: {exc.message}")
+    if exc.hint:
+        ctx.err(f"  hint: {exc.hint}")
+    return int(exc.exit_code)
 
 
 def entrypoint() -> None:

@@ -1,4 +1,4 @@
-"""``plangate init``, ``plangate package`` and ``plangate review mark``.
+"""``plangate init``, ``plangate package``, ``plangate review mark`` and ``plangate plan lint``.
 
 Parse, call one service of :mod:`plangate.plan.service`, print.
 
@@ -10,6 +10,9 @@ Exit codes:
   AND both evidence markers are valid (accepted verdict, bound to the current
   plan.md); 1 otherwise (the output says which artifact or marker and why).
 - ``review mark``: 0 marker written; 1 plan.md or the evidence file is unusable.
+- ``plan lint``: 0 every plan linted derives its LoopSpec; 1 a plan does not
+  (its scope or another field cannot be derived: the output names the smallest
+  edit); 2 usage error.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import argparse
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
 from plangate.errors import UsageError
+from plangate.plan.lint import LINT_OK, PlanLint
 from plangate.snapshot import ARTIFACTS, check_task_id, find_repo_root
 
 
@@ -31,6 +35,8 @@ def run(argv: list[str], ctx: Context) -> int:
         return _package(rest, ctx)
     if command == "review":
         return _review(rest, ctx)
+    if command == "plan":
+        return _plan(rest, ctx)
     raise UsageError("UNKNOWN_COMMAND", f"plan_cmds does not handle {command!r}", "see --help")
 
 
@@ -53,8 +59,9 @@ def _init(args_list: list[str], ctx: Context) -> int:
     task_id = check_task_id(args.task)
     created = init_task(find_repo_root(ctx.cwd), task_id)
     if args.json:
-        print_json(ctx, {"verdict": "CREATED", "reasons": [], "task_id": task_id,
-                         "created": created})
+        print_json(
+            ctx, {"verdict": "CREATED", "reasons": [], "task_id": task_id, "created": created}
+        )
         return 0
     ctx.out(f"{task_id}: created docs/working/{task_id}/ with the six Plan Package artifacts:")
     for path in created:
@@ -123,8 +130,7 @@ def _review(args_list: list[str], ctx: Context) -> int:
         help="write the C1-VERDICT / C2-VERDICT marker line",
         description="Write exactly one marker line bound to the sha256 of the current "
         "plan.md, replacing every earlier marker line, atomically.",
-        epilog="exit codes: 0 written; 1 plan.md or the evidence file is unusable; "
-        "2 usage error",
+        epilog="exit codes: 0 written; 1 plan.md or the evidence file is unusable; 2 usage error",
     )
     mark.add_argument("task", help="task id, e.g. TASK-0001")
     which = mark.add_mutually_exclusive_group(required=True)
@@ -160,3 +166,116 @@ def _review(args_list: list[str], ctx: Context) -> int:
     if verdict != marked.accepted:
         ctx.out(f"  note: {verdict} is recorded, but only {marked.accepted} lets the task proceed")
     return 0
+
+
+# --- plan lint -------------------------------------------------------------------------
+
+
+def _plan(args_list: list[str], ctx: Context) -> int:
+    parser = argparse.ArgumentParser(
+        prog="plangate plan",
+        description="Inspect plan.md the way the scope derivation reads it.",
+    )
+    sub = parser.add_subparsers(dest="action", required=True)
+    lint = sub.add_parser(
+        "lint",
+        help="show what the scope derivation sees in plan.md and the smallest fix",
+        description="Show what the derivation sees in plan.md: the sections, each path "
+        "taken from '## Files / Components to Touch' with its line (allowed or denied), "
+        "each span skipped and why, the deny list, the verification commands and, for a "
+        "plan that does not derive, the smallest edit that would make it derive. "
+        "Never changes a file.",
+        epilog="exit codes: 0 every plan linted derives its LoopSpec; 1 a plan does not "
+        "(SCOPE_UNDERIVABLE or LOOPSPEC_UNDERIVABLE); 2 usage error",
+    )
+    target = lint.add_mutually_exclusive_group(required=True)
+    target.add_argument("task", nargs="?", help="task id, e.g. TASK-0001")
+    target.add_argument("--all", action="store_true", help="lint every task under docs/working/")
+    lint.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(args_list)
+    from plangate.plan.lint_service import lint_all, lint_task
+
+    root = find_repo_root(ctx.cwd)
+    if args.all:
+        reports = lint_all(root)
+    else:
+        reports = [lint_task(root, check_task_id(args.task))]
+    failed = [r for r in reports if r.verdict != LINT_OK]
+    if args.json:
+        if args.all:
+            print_json(
+                ctx,
+                {
+                    "verdict": "DERIVES" if not failed else "NOT_ALL_DERIVE",
+                    "summary": _summary(reports),
+                    "tasks": [r.to_json() for r in reports],
+                },
+            )
+        else:
+            print_json(ctx, reports[0].to_json())
+        return 1 if failed else 0
+    for report in reports:
+        _print_lint(ctx, report, brief=args.all)
+    if args.all:
+        summary = _summary(reports)
+        ctx.out(
+            f"{summary['tasks']} task(s): {summary['derive_loopspec']} derive the LoopSpec, "
+            f"{summary['derive_scope']} derive a scope, {summary['scope_underivable']} "
+            "do not derive a scope"
+        )
+    return 1 if failed else 0
+
+
+def _summary(reports: list[PlanLint]) -> dict[str, int]:
+    return {
+        "tasks": len(reports),
+        "derive_loopspec": sum(r.verdict == LINT_OK for r in reports),
+        "derive_scope": sum(r.derives_scope for r in reports),
+        "scope_underivable": sum(not r.derives_scope for r in reports),
+        "with_denied_paths": sum(bool(r.scope.denied) for r in reports),
+    }
+
+
+def _print_lint(ctx: Context, report: PlanLint, *, brief: bool) -> None:
+    ctx.out(f"{report.task_id} plan lint: {report.verdict}")
+    files = report.files
+    if not brief:
+        ctx.out(
+            "  sections: " + (", ".join(f"{h!r} (line {n})" for n, h in report.sections) or "none")
+        )
+    if files is not None and files.found:
+        note = f" [annotation: {files.annotation}]" if files.annotation else ""
+        ctx.out(f"  files section: line {files.heading_lines[0]}{note}")
+        if not brief:
+            for line, title, denies in files.subsections:
+                ctx.out(
+                    f"    sub-section line {line}: {title!r}"
+                    + (" (not to touch: its paths are denied)" if denies else "")
+                )
+            for taken in files.taken:
+                kind = "denied " if taken.denied else "allowed"
+                ctx.out(
+                    f"    {kind} line {taken.line}: {taken.text} -> "
+                    f"{', '.join(taken.patterns)} ({taken.form})"
+                )
+            for skipped in files.skipped:
+                ctx.out(f"    skipped line {skipped.line}: `{skipped.text}`: {skipped.why}")
+        for problem in files.problems:
+            ctx.out(f"    not canonical line {problem.line}: {problem.text!r} ({problem.code})")
+    if report.scope.defined:
+        ctx.out(f"  allowed: {', '.join(report.scope.patterns or ())}")
+    else:
+        ctx.out(f"  scope: undefined ({report.scope.problem_text})")
+    if report.scope.denied:
+        ctx.out(f"  denied: {', '.join(report.scope.denied)}")
+    for allowed, denied in report.conflicts:
+        ctx.out(f"  note: {allowed} is allowed but denied by {denied}: the task cannot change it")
+    if report.verification:
+        ctx.out(f"  verification: {' && '.join(report.verification)}")
+    elif report.verification_problem:
+        ctx.out(f"  verification: none ({report.verification_problem})")
+    if not brief:
+        for line, command in report.verification_subsection:
+            ctx.out(f"    verification sub-section line {line} (not taken): `{command}`")
+    for edit in report.edits:
+        ctx.out(f"  edit: {edit}")

@@ -25,7 +25,8 @@ without IO, as the ordered table :data:`RULES`:
    (``CI_PATH_UNMATCHABLE``: no scope or surface rule can be trusted on it).
 5. ``in_scope``: every changed path outside the touched task directories
    (``docs/working/TASK-XXXX/...``) lies inside the allowed paths of at least
-   one verified task (case-sensitive): ``CI_OUTSIDE_SCOPE``, or ``CI_NO_TASK``
+   one verified task (case-sensitive) and in no task's denied paths (the
+   plan's "not to touch" entries, case-folded): ``CI_OUTSIDE_SCOPE``, or ``CI_NO_TASK``
    when the pull request touches no task at all. Other paths under
    ``docs/working/`` are judged like any other path.
 6. ``protected_surfaces``: a changed path a protected surface covers
@@ -49,8 +50,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, NamedTuple
 
-from plangate.paths import match_any
-from plangate.plan.scope import derive_scope
+from plangate.plan.scope import TaskScope, derive_scope
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import Reason, Result
 
@@ -115,6 +115,7 @@ class _TaskJudgement:
     facts: dict[str, Any]
     allowed: tuple[str, ...] = ()
     covered: tuple[str, ...] = ()
+    scope: TaskScope | None = None
 
 
 def _judge_task(task: TaskFacts) -> _TaskJudgement:
@@ -147,9 +148,11 @@ def _judge_task(task: TaskFacts) -> _TaskJudgement:
             facts,
         )
     facts["allowed_paths"] = list(scope.patterns)
+    if scope.denied:
+        facts["denied_paths"] = list(scope.denied)
     covered = (f"docs/working/{task_id}/approvals/c3.json",
                *(f"docs/working/{task_id}/{name}" for name in task.artifacts))
-    return _TaskJudgement((), facts, scope.patterns, covered)
+    return _TaskJudgement((), facts, scope.patterns, covered, scope)
 
 
 @dataclass(frozen=True)
@@ -173,10 +176,16 @@ class Case:
 
     @cached_property
     def outside(self) -> list[str]:
-        """Changed paths outside the touched task directories that no verified task allows."""
-        allowed = [p for judgement in self.tasks.values() for p in judgement.allowed]
+        """Changed paths outside the touched task directories that no verified task allows.
+
+        A path the plan of any touched task says not to touch is outside too,
+        whatever another pattern allows.
+        """
+        scopes = [j.scope for j in self.tasks.values() if j.scope is not None]
         return [p for p in self.facts.changed if TASK_PATH_RE.fullmatch(p) is None
-                and p not in self.covered and match_any(allowed, p) is None]
+                and p not in self.covered
+                and (not any(s.allows(p) for s in scopes)
+                     or any(s.denies(p) is not None for s in scopes))]
 
     @cached_property
     def protected(self) -> list[str]:
@@ -244,7 +253,8 @@ def _in_scope(case: Case) -> tuple[Reason, ...]:
                        "every change needs an approved task (docs/working/TASK-XXXX)",
                        tuple(outside)),)
     return (Reason("CI_OUTSIDE_SCOPE",
-                   f"{len(outside)} changed path(s) are outside every task's allowed paths: "
+                   f"{len(outside)} changed path(s) are outside every task's allowed paths "
+                   "or denied by a task's plan: "
                    + named,
                    "revert them or re-plan the task with a wider scope",
                    tuple(outside)),)

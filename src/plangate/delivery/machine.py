@@ -32,7 +32,8 @@ from plangate.delivery.pr_snapshot import (
     Finding,
     PRSnapshot,
 )
-from plangate.paths import PathRejected, is_canonical_path, match_any, validate_pattern
+from plangate.paths import PathRejected, is_canonical_path, validate_pattern
+from plangate.plan.scope import TaskScope
 from plangate.surfaces import PROVENANCE_BUNDLED_TEMPLATE, ResolvedSurfaces
 from plangate.verdict import ExitCode, Reason, Result
 
@@ -133,6 +134,7 @@ class Scope:
 
     patterns: tuple[str, ...] | None
     problem: str = ""
+    denied: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -316,13 +318,13 @@ def _plan_deviation(case: Case) -> Outcome | None:
             "the collector must report paths as git prints them (no ./, //, \\\\ or /abs)",
             bad,
         ))
-    outside = [
-        p for p in snapshot.changed_files if p not in bad and match_any(patterns, p) is None
-    ]
+    scope = TaskScope(patterns, None, case.scope.denied)
+    outside = [p for p in snapshot.changed_files if p not in bad and not scope.allows(p)]
     if outside:
         reasons.append(_reason(
             "DELIVERY_PLAN_DEVIATION",
-            f"changed files outside the approved plan's allowed paths: {_names(outside)}",
+            "changed files outside the approved plan's allowed paths or denied by it: "
+            f"{_names(outside)}",
             "revert those changes, or return to exec and re-approve a plan that covers them",
             outside,
         ))

@@ -156,7 +156,7 @@ def derive_scope(task_dir: Path, plan_hash: str) -> Scope | Reason:
             "re-run the command; if plan.md was edited, the plan needs a new approval",
         )
     scope = derive_scope(read.data)
-    return Scope(scope.patterns, scope.problem_text)
+    return Scope(scope.patterns, scope.problem_text, scope.denied)
 
 
 def measure_ancestry(repo_root: Path, source_sha: str, head_sha: str) -> Ancestry:

@@ -6,9 +6,8 @@ or account identities.
 
 - :func:`find_forbidden_keys` walks an input (``record.jsonl`` rows, the c3
   record, injected routing decisions) and names every forbidden or account
-  key. The producer *refuses* such inputs (stricter than upstream, which
-  dropped them and noted an escalation): an EV is never built from a
-  transcript or a credential.
+  key. The producer *refuses* such inputs (it never drops them and goes on):
+  an EV is never built from a transcript or a credential.
 - :func:`redact` reduces input-derived free text: URLs become ``pr:<n>`` /
   ``comment:<m>`` / ``ref:redacted``, absolute paths ``path:redacted``,
   ``@handles`` ``account:redacted``; each reduction is reported so the

@@ -11,8 +11,8 @@ established:
   the *source* of ``terminal_state`` (BLOCKED / HUMAN_ESCALATED);
 - in every case :func:`record_binding_problems` re-checks, independently of
   the acceptor, every binding: hashes, artifacts, the package hash, the
-  reviewer snapshots, verdict vocabulary and evidence independence (upstream
-  defect 6: its decision-only path skipped the last two);
+  reviewer snapshots, verdict vocabulary and evidence independence (a
+  record accepted only for its decision still has all of them checked);
 - inputs carrying transcript, credential or account keys are refused;
 - ``terminal_state`` follows :func:`derive_run` (MERGE_READY needs a physical
   ``merge_ready`` entry that is still the last word; no EV for a run that is
@@ -409,6 +409,96 @@ def binds_approval(merge_record: Mapping[str, Any], approval: Mapping[str, Any] 
     )
 
 
+def _interventions(
+    decision: str, states: Sequence[Mapping[str, Any]], unknown: Sequence[str]
+) -> list[dict[str, str]]:
+    """Where a human stepped in: the decision, escalated states, unknown record kinds."""
+    out: list[dict[str, str]] = []
+    if decision in ("HUMAN_ESCALATED", "BLOCKED"):
+        out.append({"kind": "c3_prime_decision", "detail": decision})
+    out.extend(
+        {"kind": "delivery_state", "detail": "HUMAN_ESCALATED"}
+        for s in states
+        if s["state"] == "HUMAN_ESCALATED"
+    )
+    out.extend({"kind": "record_notice", "detail": kind} for kind in unknown)
+    return out
+
+
+def _bound_merge_entry(
+    entries: Sequence[Mapping[str, Any]],
+    last: Mapping[str, Any] | None,
+    approval: Mapping[str, Any] | None,
+) -> tuple[Mapping[str, Any] | None, bool]:
+    """The ``merge_ready`` entry of the last MERGE_READY state that binds ``approval``,
+    and whether such entries exist but none binds it."""
+    if last is None or str(last["state"]) != "MERGE_READY":
+        return None, False
+    candidates = [
+        e
+        for e in reversed(entries)
+        if e.get("kind") == "merge_ready"
+        and e["record"].get("pr_number") == last["pr_number"]
+        and e["record"].get("head_sha") == last["head_sha"]
+    ]
+    entry = next((e for e in candidates if binds_approval(e["record"], approval)), None)
+    return entry, bool(candidates) and entry is None
+
+
+def _terminal_state(
+    decision: str, last_state: str | None, merge_entry: Mapping[str, Any] | None
+) -> str | None:
+    """Rules 1-4 of :func:`derive_run`, first match wins."""
+    if decision == "BLOCKED":
+        return "BLOCKED"
+    if decision == "HUMAN_ESCALATED" or last_state == "HUMAN_ESCALATED":
+        return "HUMAN_ESCALATED"
+    if merge_entry is not None:
+        return "MERGE_READY"
+    return None
+
+
+def _review_findings(
+    entries: Sequence[Mapping[str, Any]], record: Mapping[str, Any], pr: int
+) -> list[dict[str, str]]:
+    """The merge record's dispositions plus findings repaired by a recorded repair action."""
+    findings = [
+        {"id": fid, "disposition": _disposition_text(record["review_disposition"][fid])}
+        for fid in sorted(record["review_disposition"])
+    ]
+    ids = {f["id"] for f in findings}
+    intents = {e["action_id"]: e for e in entries if e.get("kind") == "intent"}
+    for receipt in entries:
+        if receipt.get("kind") != "receipt" or receipt.get("action_kind") != "repair_review":
+            continue
+        if receipt.get("pr_number") != pr:
+            continue
+        intent = intents.get(receipt["action_id"])
+        finding_id = intent["payload"].get("finding_id") if intent is not None else None
+        if isinstance(finding_id, str) and finding_id not in ids:
+            ids.add(finding_id)
+            findings.append({"id": finding_id, "disposition": "repaired"})
+    return sorted(findings, key=lambda f: f["id"])
+
+
+def _fill_merge_ready(
+    facts: RunFacts, entries: Sequence[Mapping[str, Any]], merge_entry: Mapping[str, Any]
+) -> None:
+    """The delivery-derived fields of a bound MERGE_READY run."""
+    record = merge_entry["record"]
+    pr = int(record["pr_number"])
+    facts.pr_number = pr
+    facts.final_head_sha = record["head_sha"]
+    facts.ci_outcomes = [
+        {"name": name, "conclusion": record["check_summary"][name]}
+        for name in sorted(record["check_summary"])
+    ]
+    facts.review_findings = _review_findings(entries, record, pr)
+    rounds = completed_rounds(entries, pr)
+    facts.repair_rounds = rounds
+    facts.quality_metrics = {"first_pass": rounds == 0, "rounds": rounds + 1}
+
+
 def derive_run(
     decision: str,
     entries: Sequence[Mapping[str, Any]],
@@ -433,37 +523,8 @@ def derive_run(
     last_state = str(last["state"]) if last is not None else None
     unknown = [str(e.get("kind")) for e in entries if e.get("kind") not in KNOWN_KINDS]
     codes = sorted({r["code"] for s in states for r in s.get("reasons", []) if isinstance(r, dict)})
-    interventions: list[dict[str, str]] = []
-    if decision in ("HUMAN_ESCALATED", "BLOCKED"):
-        interventions.append({"kind": "c3_prime_decision", "detail": decision})
-    interventions.extend(
-        {"kind": "delivery_state", "detail": "HUMAN_ESCALATED"}
-        for s in states
-        if s["state"] == "HUMAN_ESCALATED"
-    )
-    interventions.extend({"kind": "record_notice", "detail": kind} for kind in unknown)
-
-    merge_entry = None
-    unbound = False
-    if last is not None and last_state == "MERGE_READY":
-        candidates = [
-            e
-            for e in reversed(entries)
-            if e.get("kind") == "merge_ready"
-            and e["record"].get("pr_number") == last["pr_number"]
-            and e["record"].get("head_sha") == last["head_sha"]
-        ]
-        merge_entry = next((e for e in candidates if binds_approval(e["record"], approval)), None)
-        unbound = bool(candidates) and merge_entry is None
-    if decision == "BLOCKED":
-        terminal: str | None = "BLOCKED"
-    elif decision == "HUMAN_ESCALATED" or last_state == "HUMAN_ESCALATED":
-        terminal = "HUMAN_ESCALATED"
-    elif merge_entry is not None:
-        terminal = "MERGE_READY"
-    else:
-        terminal = None
-
+    merge_entry, unbound = _bound_merge_entry(entries, last, approval)
+    terminal = _terminal_state(decision, last_state, merge_entry)
     facts = RunFacts(
         decision=decision,
         terminal_state=terminal,
@@ -473,7 +534,7 @@ def derive_run(
         review_findings=UNAVAILABLE,
         repair_rounds=UNAVAILABLE,
         quality_metrics=UNAVAILABLE,
-        human_interventions=interventions,
+        human_interventions=_interventions(decision, states, unknown),
         pr_number=None,
         state_reason_codes=codes,
         unknown_kinds=unknown,
@@ -485,34 +546,7 @@ def derive_run(
         facts.final_head_sha = last["head_sha"]
         facts.pr_number = int(last["pr_number"])
     if terminal == "MERGE_READY" and merge_entry is not None:
-        record = merge_entry["record"]
-        pr = int(record["pr_number"])
-        facts.pr_number = pr
-        facts.final_head_sha = record["head_sha"]
-        facts.ci_outcomes = [
-            {"name": name, "conclusion": record["check_summary"][name]}
-            for name in sorted(record["check_summary"])
-        ]
-        findings = [
-            {"id": fid, "disposition": _disposition_text(record["review_disposition"][fid])}
-            for fid in sorted(record["review_disposition"])
-        ]
-        ids = {f["id"] for f in findings}
-        intents = {e["action_id"]: e for e in entries if e.get("kind") == "intent"}
-        for receipt in entries:
-            if receipt.get("kind") != "receipt" or receipt.get("action_kind") != "repair_review":
-                continue
-            if receipt.get("pr_number") != pr:
-                continue
-            intent = intents.get(receipt["action_id"])
-            finding_id = intent["payload"].get("finding_id") if intent is not None else None
-            if isinstance(finding_id, str) and finding_id not in ids:
-                ids.add(finding_id)
-                findings.append({"id": finding_id, "disposition": "repaired"})
-        facts.review_findings = sorted(findings, key=lambda f: f["id"])
-        rounds = completed_rounds(entries, pr)
-        facts.repair_rounds = rounds
-        facts.quality_metrics = {"first_pass": rounds == 0, "rounds": rounds + 1}
+        _fill_merge_ready(facts, entries, merge_entry)
     return facts
 
 
@@ -598,93 +632,100 @@ def load_run(inputs: TaskInputs, record: Mapping[str, Any]) -> tuple[RunFacts | 
     return run, []
 
 
-def produce(inputs: TaskInputs, injected: Injected) -> EvidenceOutcome:
-    """Build the EV document for one run; see the module docstring. Pure."""
-    parsed, escalations = check_injected(injected)
-    facts: dict[str, Any] = {"task_id": inputs.task_id, "run_id": injected.run_id}
-    if "drift" in parsed:
-        start, end = parsed["drift"]
-        return _refuse(
-            [
+def _drift_problem(parsed: Mapping[str, Any]) -> Reason | None:
+    if "drift" not in parsed:
+        return None
+    start, end = parsed["drift"]
+    return _reason(
+        "EVIDENCE_HARNESS_DRIFT",
+        f"the harness changed during the run: start {start}, end {end}",
+        "evidence of a run must describe one harness; re-run on a fixed harness",
+    )
+
+
+def _routing_problem(routing: Any) -> Reason | None:
+    if routing == UNAVAILABLE:
+        return None
+    found = find_forbidden_keys(routing, "routing_decisions")
+    if not found:
+        return None
+    return _reason(
+        "EVIDENCE_INPUT_PRIVACY",
+        f"routing decisions carry transcript, credential or account keys: {found}",
+        "pass only decision summaries",
+    )
+
+
+def _not_terminal(run: RunFacts, facts: dict[str, Any]) -> EvidenceOutcome:
+    state = run.last_state or "no delivery record"
+    return EvidenceOutcome(
+        Result(
+            NOT_TERMINAL,
+            (
                 _reason(
-                    "EVIDENCE_HARNESS_DRIFT",
-                    f"the harness changed during the run: start {start}, end {end}",
-                    "evidence of a run must describe one harness; re-run on a fixed harness",
-                )
-            ],
+                    "EVIDENCE_RUN_NOT_TERMINAL",
+                    f"the run is not terminal (last delivery state: {state}); "
+                    f"non-terminal states: {', '.join(NON_TERMINAL_STATES)}",
+                    "produce RunEvidence after MERGE_READY, HUMAN_ESCALATED or BLOCKED",
+                ),
+            ),
             facts,
         )
-    record, problems = check_record(inputs)
-    if record is None:
-        return _refuse(problems, facts)
-    routing = parsed["routing_decisions"]
-    if routing != UNAVAILABLE:
-        found = find_forbidden_keys(routing, "routing_decisions")
-        if found:
-            return _refuse(
-                [
-                    _reason(
-                        "EVIDENCE_INPUT_PRIVACY",
-                        f"routing decisions carry transcript, credential or account keys: {found}",
-                        "pass only decision summaries",
-                    )
-                ],
-                facts,
-            )
-    run, problems = load_run(inputs, record)
-    if run is None:
-        return _refuse(problems, facts)
-    facts["decision"] = run.decision
-    facts["last_state"] = run.last_state
-    if run.terminal_state is None:
-        state = run.last_state or "no delivery record"
-        return EvidenceOutcome(
-            Result(
-                NOT_TERMINAL,
-                (
-                    _reason(
-                        "EVIDENCE_RUN_NOT_TERMINAL",
-                        f"the run is not terminal (last delivery state: {state}); "
-                        f"non-terminal states: {', '.join(NON_TERMINAL_STATES)}",
-                        "produce RunEvidence after MERGE_READY, HUMAN_ESCALATED or BLOCKED",
-                    ),
-                ),
-                facts,
-            )
+    )
+
+
+def _pr_number_problem(
+    injected: Injected, run: RunFacts, escalations: list[tuple[str, str]]
+) -> Reason | None:
+    """A claimed PR number must be the recorded one; unbindable claims are escalated."""
+    if injected.pr_number is None:
+        return None
+    claimed = int(injected.pr_number)
+    if run.pr_number is None:
+        escalations.append(
+            ("pr_number_unverified", f"--pr-number {claimed} has no delivery entry to bind")
         )
-    if injected.pr_number is not None:
-        claimed = int(injected.pr_number)
-        if run.pr_number is None:
-            escalations.append(
-                ("pr_number_unverified", f"--pr-number {claimed} has no delivery entry to bind")
-            )
-        elif claimed != run.pr_number:
-            return _refuse(
-                [
-                    _reason(
-                        "EVIDENCE_PR_NUMBER_MISMATCH",
-                        f"--pr-number {claimed} differs from the recorded pr {run.pr_number}",
-                        "the PR number comes from the delivery record; drop or fix --pr-number",
-                    )
-                ],
-                facts,
-            )
+        return None
+    if claimed == run.pr_number:
+        return None
+    return _reason(
+        "EVIDENCE_PR_NUMBER_MISMATCH",
+        f"--pr-number {claimed} differs from the recorded pr {run.pr_number}",
+        "the PR number comes from the delivery record; drop or fix --pr-number",
+    )
+
+
+def _observation(injected: Injected, run: RunFacts, escalations: list[tuple[str, str]]) -> Any:
+    """The given observation (redacted), or one derived from the run."""
+    if injected.observation is not None:
+        return _redacted(injected.observation, escalations)
+    observation = f"terminal_state={run.terminal_state}; repair_rounds={run.repair_rounds}"
+    if run.state_reason_codes:
+        observation += "; reasons=" + ",".join(run.state_reason_codes)
+    if run.unknown_kinds:
+        observation += "; unknown_record_kinds=" + ",".join(
+            sorted(set(_redacted(run.unknown_kinds, escalations)))
+        )
+    return observation
+
+
+def _assemble(
+    inputs: TaskInputs,
+    injected: Injected,
+    parsed: Mapping[str, Any],
+    *,
+    record: Mapping[str, Any],
+    run: RunFacts,
+    escalations: list[tuple[str, str]],
+) -> dict[str, Any]:
+    """The EV document from its checked parts (every free text redacted)."""
     fields, derived_refs, more = bound_fields(inputs, record, run)
     escalations.extend(more)
     refs = list(derived_refs)
     for ref in injected.evidence_refs:
         if ref not in refs:
             refs.append(ref)
-    if injected.observation is not None:
-        observation = _redacted(injected.observation, escalations)
-    else:
-        observation = f"terminal_state={run.terminal_state}; repair_rounds={run.repair_rounds}"
-        if run.state_reason_codes:
-            observation += "; reasons=" + ",".join(run.state_reason_codes)
-        if run.unknown_kinds:
-            observation += "; unknown_record_kinds=" + ",".join(
-                sorted(set(_redacted(run.unknown_kinds, escalations)))
-            )
+    observation = _observation(injected, run, escalations)
     cause = (
         _redacted(injected.cause_hypothesis, escalations)
         if injected.cause_hypothesis is not None
@@ -696,7 +737,7 @@ def produce(inputs: TaskInputs, injected: Injected) -> EvidenceOutcome:
         "completed_at": injected.now,
         "repository": injected.repository,
         "harness_version": parsed["harness_version"],
-        "routing_decisions": _redacted(routing, escalations),
+        "routing_decisions": _redacted(parsed["routing_decisions"], escalations),
         # Phase 1 observes neither re-plans nor costs: stated, never padded.
         "replan_count": UNAVAILABLE,
         "cost_metrics": UNAVAILABLE,
@@ -708,20 +749,57 @@ def produce(inputs: TaskInputs, injected: Injected) -> EvidenceOutcome:
     document["escalation"] = [
         {"kind": kind, "detail": detail} for kind, detail in sorted(set(escalations))
     ]
+    return document
+
+
+def _output_problem(document: dict[str, Any]) -> Reason | None:
+    """The assembled document checked against its own contract (a bug guard)."""
     problems_text = structure_problems(document) + output_problems(document)
     if set(document) != set(OUTPUT_KEYS):
         problems_text.append("key set differs from the 24 output keys")
-    if problems_text:
-        return _refuse(
-            [
-                _reason(
-                    "EVIDENCE_OUTPUT_REFUSED",
-                    f"the assembled evidence fails its own contract: {problems_text}",
-                    "this is a bug or an input that slipped past redaction; report it",
-                )
-            ],
-            facts,
-        )
+    if not problems_text:
+        return None
+    return _reason(
+        "EVIDENCE_OUTPUT_REFUSED",
+        f"the assembled evidence fails its own contract: {problems_text}",
+        "this is a bug or an input that slipped past redaction; report it",
+    )
+
+
+def produce(inputs: TaskInputs, injected: Injected) -> EvidenceOutcome:
+    """Build the EV document for one run; see the module docstring. Pure.
+
+    Steps, each refusing on its own problem: the harness did not drift; the
+    c3-prime record binds the package; routing decisions carry no forbidden key;
+    the delivery log is clean and anchored; the run is terminal; a claimed PR
+    number is the recorded one; the assembled document meets its own contract.
+    """
+    parsed, escalations = check_injected(injected)
+    facts: dict[str, Any] = {"task_id": inputs.task_id, "run_id": injected.run_id}
+    drift = _drift_problem(parsed)
+    if drift is not None:
+        return _refuse([drift], facts)
+    record, problems = check_record(inputs)
+    if record is None:
+        return _refuse(problems, facts)
+    routing = _routing_problem(parsed["routing_decisions"])
+    if routing is not None:
+        return _refuse([routing], facts)
+    run, problems = load_run(inputs, record)
+    if run is None:
+        return _refuse(problems, facts)
+    facts["decision"] = run.decision
+    facts["last_state"] = run.last_state
+    if run.terminal_state is None:
+        return _not_terminal(run, facts)
+    pr_problem = _pr_number_problem(injected, run, escalations)
+    if pr_problem is not None:
+        return _refuse([pr_problem], facts)
+    document = _assemble(inputs, injected, parsed, record=record, run=run,
+                         escalations=escalations)
+    output = _output_problem(document)
+    if output is not None:
+        return _refuse([output], facts)
     facts["terminal_state"] = run.terminal_state
     return EvidenceOutcome(Result(PRODUCED, (), facts), document)
 

@@ -39,6 +39,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, NamedTuple
 
 from plangate.paths import match_any
+from plangate.plan.scope import TaskScope
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
@@ -148,6 +149,7 @@ class TaskFacts(NamedTuple):
     verification_message: str = ""
     allowed_paths: tuple[str, ...] | None = None
     scope_problem: str = ""
+    denied_paths: tuple[str, ...] = ()
 
 
 class OverrideGrant(NamedTuple):
@@ -281,6 +283,12 @@ def _target_reasons(facts: Facts, action: Action, path: str) -> list[tuple[str, 
         out.append(("HOOK_OUTSIDE_SCOPE",
                     f"the target is outside the allowed paths of {active.task_id}",
                     "stay inside the LoopSpec scope, or ask a human for an override"))
+    else:
+        denied = TaskScope(active.allowed_paths, None, active.denied_paths).denies(path)
+        if denied is not None:
+            out.append(("HOOK_DENIED_BY_PLAN",
+                        f"the plan of {active.task_id} says not to touch {denied!r}",
+                        "leave the path alone, or revise the plan and get it re-approved"))
     return out
 
 

@@ -55,7 +55,22 @@ def main(argv: list[str] | None = None) -> int:
             data = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
         except (OSError, ValueError):
             data = b""
-    output = run_host(host, data, Path.cwd(), dict(os.environ))
+    try:
+        cwd = Path.cwd()
+    except OSError as exc:
+        # A deleted or unreachable working directory: the git hosts need it and
+        # block; the agent hosts read the directory from their payload.
+        if host.startswith("git-"):
+            return _emit(
+                HookOutput(
+                    "", f"plangate: WORKING_DIRECTORY_UNAVAILABLE: {exc.strerror or exc}\n", 2
+                )
+            )
+        cwd = Path("/")
+    return _emit(run_host(host, data, cwd, dict(os.environ)))
+
+
+def _emit(output: HookOutput) -> int:
     sys.stdout.write(output.stdout)
     sys.stderr.write(output.stderr)
     sys.stdout.flush()

@@ -186,7 +186,7 @@ def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
     # While an agent works, it may commit in-scope work: HEAD may descend from
     # the approved commit through in-scope commits.
     outcome = holds_for_head(Path(root), snapshot, head, policy=DESCENDANT_IN_SCOPE,
-                             scope=allowed)
+                             scope=scope)
     first = outcome.reasons[0].message if outcome.reasons else ""
     return TaskFacts(
         task_id=task_id,
@@ -196,6 +196,7 @@ def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
         verification_message=f"{outcome.verdict}: {first}" if not outcome.accepted else "",
         allowed_paths=allowed,
         scope_problem=scope_problem,
+        denied_paths=scope.denied,
     )
 
 

@@ -6,20 +6,21 @@ plan; a field that cannot be derived fails the whole derivation with
 derived is the only truth.
 
 Section rule (:func:`extract_section`): a section starts at the one line that
-is exactly ``## <heading>`` (trailing whitespace ignored; ``## Goals`` is not
+is exactly ``## <heading>``, optionally followed by one parenthetical annotation
+(``## Goal (draft)``, ASCII or full-width brackets; trailing whitespace ignored; ``## Goals`` is not
 ``## Goal``) outside fenced code blocks, and ends before the next level-1 or
 level-2 heading. A heading that appears twice is ambiguous and fails.
 
-Allowed paths (:func:`extract_allowed_paths`): the inline code spans of the
-``## Files / Components to Touch`` section that look like paths (contain ``/``,
-a backslash or a glob character, or are a file name with an extension such as
-``README.md``), in order, duplicates removed. Every one must be canonical
-(:func:`plangate.paths.canonical_path`, or :func:`plangate.paths.validate_pattern`
-when it contains a glob character); a non-canonical one fails naming it.
+Scope (:func:`extract_scope`): allowed and denied paths of the
+``## Files / Components to Touch`` section, read by
+:func:`plangate.plan.files_section.read_files_section` (the rules are listed
+there and in docs/loopspec.md). Every path must be canonical; a non-canonical
+one fails naming it and its line. Denied paths appear as
+``loop.scope.denied_paths`` only when there are any.
 
-Verification commands: the ``Verification Automation: `cmd && cmd``` line,
-read from the ``## Testing Strategy`` section only, exactly once; the command is
-split on ``&&`` and every piece must be non-empty.
+Verification commands: the one ``Verification Automation: `cmd && cmd``` line
+(or its bold form) of the ``## Testing Strategy`` and ``## Verification Plan``
+sections; the command is split on ``&&`` and every piece must be non-empty.
 
 Normalised YAML (:func:`normalised_yaml`): ``yaml.safe_dump`` with
 ``sort_keys=True, allow_unicode=True, default_flow_style=False,
@@ -35,21 +36,32 @@ from typing import Any
 
 from plangate.canonical import DIGEST_RE, sha256_digest
 from plangate.errors import InputRejected
-from plangate.paths import PathRejected, canonical_path, validate_pattern
+from plangate.paths import canonical_path, validate_pattern
+from plangate.plan.files_section import (
+    FILES_HEADING,
+    FilesSection,
+    heading,
+    outside_fences,
+    read_files_section,
+    section_spans,
+    span_skip_reason,
+)
 from plangate.snapshot import check_task_id
 
 GOAL_HEADING = "Goal"
-FILES_HEADING = "Files / Components to Touch"
 TESTING_HEADING = "Testing Strategy"
+VERIFICATION_PLAN_HEADING = "Verification Plan"
 VERIFICATION_PREFIX = "Verification Automation:"
 
 YAML_WIDTH = 2**31 - 1
 """Emitter width: large enough that PyYAML never folds a line."""
 
-_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
-_FILE_NAME_RE = re.compile(r"[A-Za-z0-9_.-]*[A-Za-z0-9_-]\.[A-Za-z0-9]+")
 _VERIFICATION_RE = re.compile(r"Verification Automation:[ \t]*`([^`]+)`")
+_BOLD_PREFIXES = ("**Verification Automation**:", "**Verification Automation:**")
+
+_outside_fences = outside_fences
+_heading = heading
 
 
 class LoopSpecError(InputRejected):
@@ -58,45 +70,6 @@ class LoopSpecError(InputRejected):
 
 def _underivable(field: str, message: str, hint: str) -> LoopSpecError:
     return LoopSpecError("LOOPSPEC_UNDERIVABLE", f"loop.{field}: {message}", hint)
-
-
-def _outside_fences(lines: list[str]) -> list[bool]:
-    """For each line, True when it is outside a fenced code block (fence lines count as inside)."""
-    flags: list[bool] = []
-    fence: str | None = None
-    for line in lines:
-        match = _FENCE_RE.match(line)
-        if fence is None and match:
-            fence = match.group(1)[0] * 3
-            flags.append(False)
-        elif fence is not None:
-            if line.lstrip(" ").startswith(fence) and line.strip().strip(fence[0]) == "":
-                fence = None
-            flags.append(False)
-        else:
-            flags.append(True)
-    return flags
-
-
-def _heading(line: str) -> tuple[int, str] | None:
-    """(level, text) of an ATX heading at column 0, or None.
-
-    One to six ``#``, then a space or tab and the text; trailing spaces, tabs
-    and closing ``#`` are not part of the text. A line of only ``#``, spaces and
-    tabs is a heading with empty text (at most level 6). Written with string
-    scans rather than a regular expression so the work is linear in the line
-    (a lazy group before an optional tail is quadratic on long lines).
-    """
-    stripped = line.rstrip()
-    hashes = len(stripped) - len(stripped.lstrip("#"))
-    if hashes == 0:
-        return None
-    rest = stripped[hashes:]
-    if rest.strip(" \t#") == "":
-        return min(hashes, 6), ""
-    if hashes > 6 or rest[0] not in " \t":
-        return None
-    return hashes, rest.strip(" \t").rstrip(" \t#").strip()
 
 
 def level2_headings(text: str) -> list[str]:
@@ -113,30 +86,23 @@ def level2_headings(text: str) -> list[str]:
 def extract_section(text: str, heading: str) -> str | None:
     """Body of the ``## <heading>`` section (stripped), or None when absent.
 
+    The heading may carry one parenthetical annotation (``## Goal (draft)``).
     Raises :class:`LoopSpecError` (``LOOPSPEC_SECTION_AMBIGUOUS``) when the
     heading appears more than once.
     """
     lines = text.splitlines()
-    outside = _outside_fences(lines)
-    starts = [
-        i for i, line in enumerate(lines)
-        if outside[i] and _heading(line) == (2, heading)
-    ]
-    if not starts:
+    spans = section_spans(lines, _outside_fences(lines), heading)
+    if not spans:
         return None
-    if len(starts) > 1:
+    if len(spans) > 1:
         raise LoopSpecError(
             "LOOPSPEC_SECTION_AMBIGUOUS",
-            f"plan.md has {len(starts)} '## {heading}' sections",
+            f"plan.md has {len(spans)} '## {heading}' sections "
+            f"(lines {', '.join(str(a + 1) for a, _ in spans)})",
             "keep exactly one section with that heading",
         )
-    body: list[str] = []
-    for i in range(starts[0] + 1, len(lines)):
-        head = _heading(lines[i]) if outside[i] else None
-        if head is not None and head[0] <= 2:
-            break
-        body.append(lines[i])
-    return "\n".join(body).strip()
+    start, end = spans[0]
+    return "\n".join(lines[start + 1:end]).strip()
 
 
 def _missing_section(field: str, heading: str, text: str) -> LoopSpecError:
@@ -149,31 +115,50 @@ def _missing_section(field: str, heading: str, text: str) -> LoopSpecError:
                         f"add a section headed exactly '## {heading}'")
 
 
-def _section_code_spans(section: str) -> list[str]:
-    lines = section.splitlines()
-    spans: list[str] = []
-    for line, outside in zip(lines, _outside_fences(lines), strict=True):
-        if outside:
-            spans.extend(m.group(1) for m in _CODE_SPAN_RE.finditer(line))
-    return spans
-
-
 def is_path_candidate(span: str) -> bool:
     """True when an inline code span of the Files section is meant as a path."""
-    if any(ch in span for ch in "/\\*?"):
-        return True
-    return _FILE_NAME_RE.fullmatch(span) is not None
+    return span_skip_reason(span) is None
+
+
+def files_section(plan_text: str) -> FilesSection:
+    """The Files section as the derivation reads it (:mod:`plangate.plan.files_section`).
+
+    Raises :class:`LoopSpecError` (``LOOPSPEC_SECTION_AMBIGUOUS``) when two
+    headings are the section.
+    """
+    section = read_files_section(plan_text)
+    if len(section.heading_lines) > 1:
+        raise LoopSpecError(
+            "LOOPSPEC_SECTION_AMBIGUOUS",
+            f"plan.md has {len(section.heading_lines)} '## {FILES_HEADING}' sections "
+            f"(lines {', '.join(map(str, section.heading_lines))})",
+            "keep exactly one section with that heading",
+        )
+    return section
+
+
+def _first_problem(section: FilesSection) -> LoopSpecError | None:
+    if not section.problems:
+        return None
+    problem = section.problems[0]
+    fix = f"write {problem.suggestion!r}" if problem.suggestion else (
+        "write repository-relative paths without './', '..', '//', a leading '/' or "
+        "backslashes")
+    return LoopSpecError(
+        "LOOPSPEC_PATH_NOT_CANONICAL",
+        f"loop.scope.allowed_paths: {problem.text!r} (line {problem.line}) in "
+        f"'## {FILES_HEADING}' is not canonical ({problem.code}: {problem.message})",
+        fix,
+    )
 
 
 def extract_path_candidates(plan_text: str) -> list[str]:
-    """Path-like code spans of the Files section, in order, duplicates removed, unvalidated."""
-    section = extract_section(plan_text, FILES_HEADING)
-    if section is None:
-        return []
+    """Allowed paths of the Files section as written, in order, duplicates removed."""
+    section = read_files_section(plan_text)
     out: list[str] = []
-    for span in _section_code_spans(section):
-        if is_path_candidate(span) and span not in out:
-            out.append(span)
+    for taken in section.taken:
+        if not taken.denied and taken.text not in out:
+            out.append(taken.text)
     return out
 
 
@@ -184,47 +169,73 @@ def check_allowed_path(text: str) -> str:
     return canonical_path(text)
 
 
-def extract_allowed_paths(plan_text: str) -> list[str]:
-    """Allowed paths of the ``## Files / Components to Touch`` section.
+def extract_scope(plan_text: str) -> tuple[list[str], list[str]]:
+    """``(allowed, denied)`` patterns of the ``## Files / Components to Touch`` section.
 
-    Returns ``[]`` when the section is missing or lists no path (callers that
-    need a scope treat that as a failure). Raises :class:`LoopSpecError`
-    (``LOOPSPEC_PATH_NOT_CANONICAL``) naming the first non-canonical path.
+    Both ``[]`` when the section is missing. Raises :class:`LoopSpecError`
+    (``LOOPSPEC_PATH_NOT_CANONICAL``) naming the first path that is not
+    canonical, allowed or denied (an unusable deny entry never silently widens
+    the scope), or ``LOOPSPEC_SECTION_AMBIGUOUS``.
     """
-    paths = extract_path_candidates(plan_text)
-    for path in paths:
-        try:
-            check_allowed_path(path)
-        except PathRejected as exc:
-            raise LoopSpecError(
-                "LOOPSPEC_PATH_NOT_CANONICAL",
-                f"loop.scope.allowed_paths: {path!r} in '## {FILES_HEADING}' is not canonical "
-                f"({exc.code}: {exc.message})",
-                "write repository-relative paths without './', '..', '//', a leading or "
-                "trailing '/' or backslashes",
-            ) from None
-    return paths
+    section = files_section(plan_text)
+    problem = _first_problem(section)
+    if problem is not None:
+        raise problem
+    return list(section.allowed), list(section.denied)
+
+
+def extract_allowed_paths(plan_text: str) -> list[str]:
+    """Allowed paths of the Files section (see :func:`extract_scope`)."""
+    return extract_scope(plan_text)[0]
+
+
+def verification_lines(plan_text: str) -> list[tuple[int, str]]:
+    """``(line number, text)`` of every verification line the derivation reads.
+
+    The lines of ``## Testing Strategy`` and ``## Verification Plan`` (outside
+    fenced blocks) that contain ``Verification Automation:`` or its bold form
+    ``**Verification Automation**:``.
+    """
+    lines = plan_text.splitlines()
+    outside = _outside_fences(lines)
+    out: list[tuple[int, str]] = []
+    for name in (TESTING_HEADING, VERIFICATION_PLAN_HEADING):
+        for start, end in section_spans(lines, outside, name):
+            out.extend((i + 1, lines[i]) for i in range(start + 1, end)
+                       if outside[i] and _is_verification_line(lines[i]))
+    return sorted(out)
+
+
+def _is_verification_line(line: str) -> bool:
+    return VERIFICATION_PREFIX in line or any(p in line for p in _BOLD_PREFIXES)
 
 
 def extract_verification_commands(plan_text: str) -> list[str]:
-    """The ``&&``-separated commands of the Testing Strategy's verification line."""
+    """The ``&&``-separated commands of the plan's one verification line."""
     field = "verification.deterministic"
-    section = extract_section(plan_text, TESTING_HEADING)
-    if section is None:
+    lines = plan_text.splitlines()
+    outside = _outside_fences(lines)
+    sections = [name for name in (TESTING_HEADING, VERIFICATION_PLAN_HEADING)
+                if section_spans(lines, outside, name)]
+    if not sections:
         raise _missing_section(field, TESTING_HEADING, plan_text)
-    lines = section.splitlines()
-    prefixed = [ln for ln, outside in zip(lines, _outside_fences(lines), strict=True)
-                if outside and VERIFICATION_PREFIX in ln]
+    for name in sections:
+        extract_section(plan_text, name)  # two headings of one name are ambiguous
+    prefixed = verification_lines(plan_text)
+    where = " or ".join(f"'## {name}'" for name in sections)
     if not prefixed:
-        raise _underivable(field, f"no '{VERIFICATION_PREFIX} `...`' line in '## "
-                           f"{TESTING_HEADING}'",
+        raise _underivable(field, f"no '{VERIFICATION_PREFIX} `...`' line in {where}",
                            f"add a line '{VERIFICATION_PREFIX} `cmd && cmd`' to that section")
     if len(prefixed) > 1:
-        raise _underivable(field, f"{len(prefixed)} '{VERIFICATION_PREFIX}' lines (ambiguous)",
+        raise _underivable(field, f"{len(prefixed)} '{VERIFICATION_PREFIX}' lines (lines "
+                           f"{', '.join(str(n) for n, _ in prefixed)}: ambiguous)",
                            "keep exactly one verification line")
-    matches = _VERIFICATION_RE.findall(prefixed[0])
-    if len(matches) != 1 or len(_CODE_SPAN_RE.findall(prefixed[0])) != 1:
-        raise _underivable(field, f"malformed line {prefixed[0].strip()!r}",
+    number, line = prefixed[0]
+    for bold in _BOLD_PREFIXES:
+        line = line.replace(bold, VERIFICATION_PREFIX)
+    matches = _VERIFICATION_RE.findall(line)
+    if len(matches) != 1 or len(_CODE_SPAN_RE.findall(line)) != 1:
+        raise _underivable(field, f"malformed line {number}: {prefixed[0][1].strip()!r}",
                            f"write '{VERIFICATION_PREFIX} `cmd && cmd`' with one code span")
     pieces = [p.strip() for p in matches[0].split("&&")]
     if any(not p for p in pieces):
@@ -271,9 +282,9 @@ def derive_loopspec(plan_md: bytes, task_id: str, maker: str, checker: str) -> d
     if not goal:
         raise _underivable("goal.description", f"the '## {GOAL_HEADING}' section is empty",
                            "describe the goal under the heading")
-    if extract_section(text, FILES_HEADING) is None:
+    if not files_section(text).found:
         raise _missing_section("scope.allowed_paths", FILES_HEADING, text)
-    allowed = extract_allowed_paths(text)
+    allowed, denied = extract_scope(text)
     if not allowed:
         raise _underivable("scope.allowed_paths",
                            f"no path in '## {FILES_HEADING}' (write each path as `dir/file`)",
@@ -292,7 +303,8 @@ def derive_loopspec(plan_md: bytes, task_id: str, maker: str, checker: str) -> d
                 "exclude": ["stale_tool_outputs"],
                 "external_sources": [],
             },
-            "scope": {"allowed_paths": allowed},
+            "scope": ({"allowed_paths": allowed, "denied_paths": denied} if denied
+                      else {"allowed_paths": allowed}),
             "actors": {"maker": maker_name, "checker": checker_name},
             "verification": {
                 "deterministic": [{"cmd": c, "expect_exit": 0} for c in commands],

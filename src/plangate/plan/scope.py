@@ -1,11 +1,12 @@
-"""The task's scope: the allowed-path patterns of an approved ``plan.md``, derived once.
+"""The task's scope: the allowed and denied paths of an approved ``plan.md``, derived once.
 
 The hooks, exec, ``ci check``, delivery and the arbiter all ask the same
-question ("which paths may this task change?") and get the same answer from
-:func:`derive_scope`: a pure function over the exact bytes of ``plan.md``
-that were verified. Every problem (unreadable, not UTF-8, a non-canonical
-path, no path at all) is a scope of ``None`` with a reason: an undefined scope
-allows nothing, never everything.
+question ("may this task change this path?") and get the same answer from
+:func:`derive_scope` and :meth:`TaskScope.allows`: a pure function over the
+exact bytes of ``plan.md`` that were verified. Every problem (unreadable, not
+UTF-8, a non-canonical path, no path at all) is a scope of ``None`` with a
+reason: an undefined scope allows nothing, never everything. A path the plan
+says not to touch is refused even when an allowed pattern covers it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from plangate.errors import PlanGateError
+from plangate.paths import match_any
 from plangate.verdict import Reason
 
 SCOPE_UNDEFINED = "SCOPE_UNDEFINED"
@@ -20,10 +22,11 @@ SCOPE_UNDEFINED = "SCOPE_UNDEFINED"
 
 
 class TaskScope(NamedTuple):
-    """The allowed-path patterns of a plan, or why there are none."""
+    """The allowed-path patterns of a plan and its denied ones, or why there are none."""
 
     patterns: tuple[str, ...] | None
     problem: Reason | None = None
+    denied: tuple[str, ...] = ()
 
     @property
     def defined(self) -> bool:
@@ -35,17 +38,47 @@ class TaskScope(NamedTuple):
         """The problem's message, or ``""`` for a defined scope."""
         return self.problem.message if self.problem is not None else ""
 
+    def denies(self, path: str) -> str | None:
+        """The denied pattern that matches ``path`` or a directory above it, or None.
+
+        Matched case-insensitively: a path the plan says not to touch is refused
+        under every spelling of its case, and everything under a denied path is
+        denied with it.
+        """
+        if not self.denied:
+            return None
+        parts = path.split("/")
+        for end in range(len(parts), 0, -1):
+            hit = match_any(self.denied, "/".join(parts[:end]), casefold=True)
+            if hit is not None:
+                return hit
+        return None
+
+    def allows(self, path: str) -> bool:
+        """True when an allowed pattern matches ``path`` and no denied pattern does.
+
+        The one matching rule of the scope: an undefined scope allows nothing, and
+        :meth:`denies` wins over every allowed pattern.
+        """
+        if self.patterns is None or match_any(self.patterns, path) is None:
+            return False
+        return self.denies(path) is None
+
+    def outside(self, paths: object) -> list[str]:
+        """The paths of ``paths`` (an iterable of canonical paths) this scope does not allow."""
+        return [p for p in paths if not self.allows(p)]  # type: ignore[attr-defined]
+
 
 def _undefined(message: str) -> TaskScope:
     return TaskScope(None, Reason(SCOPE_UNDEFINED, message,
                                   "list the paths the task may change under "
-                                  "'## Files / Components to Touch' in plan.md"))
+                                  "'## Files / Components to Touch' in plan.md "
+                                  "('plangate plan lint TASK' shows what is read)"))
 
 
 def derive_scope(plan: bytes | None) -> TaskScope:
     """The scope of the ``plan.md`` bytes given (None: the plan could not be read)."""
-    from plangate.paths import validate_pattern
-    from plangate.plan.loopspec import extract_allowed_paths
+    from plangate.plan.loopspec import extract_scope
 
     if plan is None:
         return _undefined("plan.md is unreadable")
@@ -54,9 +87,9 @@ def derive_scope(plan: bytes | None) -> TaskScope:
     except UnicodeDecodeError:
         return _undefined("plan.md is not UTF-8")
     try:
-        patterns = tuple(validate_pattern(p) for p in extract_allowed_paths(text))
+        allowed, denied = extract_scope(text)
     except PlanGateError as exc:
         return _undefined(f"{exc.code}: {exc.message}")
-    if not patterns:
+    if not allowed:
         return _undefined("the plan's '## Files / Components to Touch' section lists no path")
-    return TaskScope(patterns)
+    return TaskScope(tuple(allowed), None, tuple(denied))

@@ -220,16 +220,19 @@ def test_output_beyond_the_bound_stops_git_with_a_code(git_repo: Path) -> None:
 
 
 def test_the_subprocess_path_has_the_same_bound(git_repo: Path) -> None:
-    from plangate.git import HARDENING_ARGS, _GitOutputTooLarge, _subprocess_capture, scrubbed_env
+    from plangate._spawn import SpawnOutputTooLarge, subprocess_capture
+    from plangate.git import HARDENING_ARGS, scrubbed_env
 
     argv = ["git", *HARDENING_ARGS, "log", "--format=%H%n%H%n%H"]
     for n in range(20):
         _write(git_repo, f"f{n}", "x\n")
         commit_all(git_repo, f"c{n}")
-    code, out, _ = _subprocess_capture(argv, git_repo, scrubbed_env(), None, 60.0)
+    code, out, _ = subprocess_capture(argv, git_repo, scrubbed_env(), input_data=None,
+                                      timeout=60.0, output_limit=1 << 20)
     assert code == 0 and len(out) > 2000
-    with pytest.raises(_GitOutputTooLarge):
-        _subprocess_capture(argv, git_repo, scrubbed_env(), None, 60.0, output_limit=500)
+    with pytest.raises(SpawnOutputTooLarge):
+        subprocess_capture(argv, git_repo, scrubbed_env(), input_data=None, timeout=60.0,
+                           output_limit=500)
 
 
 def test_worktree_changes_reads_literal_directories_and_ignored_files(git_repo: Path) -> None:

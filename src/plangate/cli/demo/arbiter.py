@@ -1,4 +1,4 @@
-"""Demo steps: protected surfaces, the derived LoopSpec and the C-3' arbiter (issue 3).
+"""Demo steps: protected surfaces, the derived LoopSpec and the C-3' arbiter.
 
 Runs in its own repository next to the main demo repository, so the arbiter's
 commits never move the main demo's HEAD (other steps rely on it).

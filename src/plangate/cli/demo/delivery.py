@@ -1,4 +1,4 @@
-"""Demo steps: merge readiness and RunEvidence (issue 5).
+"""Demo steps: merge readiness and RunEvidence.
 
 Uses the approved ``TASK-0001`` of the plan-first step. A pull request is
 simulated by a commit on a branch made in a linked worktree (the demo

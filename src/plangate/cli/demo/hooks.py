@@ -1,4 +1,4 @@
-"""Demo steps: where agents meet the gate (issue 8).
+"""Demo steps: where agents meet the gate.
 
 A Claude Code ``PreToolUse`` payload goes through ``plangate hook claude``
 exactly as Claude Code would send it: an in-scope write is allowed, a write to

@@ -1,4 +1,4 @@
-"""Demo step: a full harness improvement round (paired evaluation, seed 000 sections 3-6).
+"""Demo step: a full harness improvement round (manifests, a pre-registered plan, the policy gate, paired evaluation).
 
 On the bundled demo harness, whose baseline completion-evidence verifier lets a
 "verification skipped" run reach MERGE_READY (and catches forged evidence):

@@ -1,4 +1,4 @@
-"""Demo steps: the tamper-evident decision ledger (issue 4).
+"""Demo steps: the tamper-evident decision ledger.
 
 Shows that the decisions the earlier steps wrote are in the ledger, that the
 chain verifies, that an export verifies on its own, and that an edit made

@@ -1,4 +1,4 @@
-"""Demo steps: the plan-first journey (issue 2)."""
+"""Demo steps: the plan-first journey."""
 
 from __future__ import annotations
 

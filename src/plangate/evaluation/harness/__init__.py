@@ -1,0 +1,1 @@
+"""Harness identity: the definition, the content-addressed manifest, and their IO service."""

@@ -1,0 +1,1 @@
+"""Pre-registration: evaluation plans and candidates, validated purely and stored in the ledger."""

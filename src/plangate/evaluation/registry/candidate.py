@@ -1,0 +1,150 @@
+"""Harness improvement candidates (docs/evaluation-formats.md section 4).
+
+A candidate declares one hypothesis, the components it targets, the paths it
+may change (``allowed_paths``, a declaration only), its commit and the digest
+of an evaluation plan registered earlier. It carries digests only: never the
+plan, the baseline identity or the protected surfaces (DECISIONS 15).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from plangate.canonical import digest, is_digest
+from plangate.errors import InputRejected
+from plangate.evaluation.registry.plan import load_document
+from plangate.git import FULL_SHA_RE
+from plangate.paths import PathRejected, validate_pattern
+
+SCHEMA_VERSION = "1"
+MAX_CANDIDATE_BYTES = 1_000_000
+
+OPERATIONS: tuple[str, ...] = (
+    "CREATE",
+    "UPDATE",
+    "SPLIT",
+    "MERGE",
+    "DEPRECATE",
+    "REMOVE_FROM_FLOW",
+    "SIMPLIFY",
+)
+
+CANDIDATE_KEYS: tuple[str, ...] = (
+    "schema_version",
+    "candidate_id",
+    "hypothesis",
+    "operation",
+    "target_components",
+    "allowed_paths",
+    "candidate_commit",
+    "evaluation_plan_digest",
+    "changes_evaluation_harness",
+)
+
+
+class CandidateRejected(InputRejected):
+    """A candidate is refused."""
+
+
+def _bad(
+    code: str, message: str, hint: str = "see docs/evaluation-formats.md"
+) -> CandidateRejected:
+    return CandidateRejected(code, message, hint)
+
+
+def check_allowed_paths(value: object) -> list[str]:
+    """Return ``value`` if it is a non-empty list of canonical, unique glob patterns.
+
+    Raises ``CANDIDATE_ALLOWED_PATHS_EMPTY`` or ``CANDIDATE_ALLOWED_PATHS_MALFORMED``.
+    Used by registration and again by the policy gate (pure).
+    """
+    if not isinstance(value, list) or not value:
+        raise _bad(
+            "CANDIDATE_ALLOWED_PATHS_EMPTY",
+            "allowed_paths must be a non-empty list (an empty scope is never 'all clear')",
+            "list the glob patterns the candidate may change",
+        )
+    out: list[str] = []
+    for index, item in enumerate(value):
+        try:
+            out.append(validate_pattern(item))
+        except PathRejected as exc:
+            raise _bad(
+                "CANDIDATE_ALLOWED_PATHS_MALFORMED",
+                f"allowed_paths[{index}]: {exc.code}: {exc.message}",
+                exc.hint,
+            ) from None
+    if len(set(out)) != len(out):
+        raise _bad("CANDIDATE_ALLOWED_PATHS_MALFORMED", "allowed_paths lists a pattern twice", "")
+    return out
+
+
+def validate_candidate_object(
+    doc: Mapping[str, Any], *, check_scope: bool = True
+) -> dict[str, Any]:
+    """Validate a candidate mapping and return its normalised form (pure).
+
+    ``check_scope=False`` passes ``allowed_paths`` through unchecked: the policy
+    gate reads a stored candidate that way so that a malformed scope reaches
+    its own documented step (and verdict) instead of a lookup error.
+    """
+    unknown = sorted(set(doc) - set(CANDIDATE_KEYS))
+    if unknown:
+        raise _bad(
+            "CANDIDATE_UNKNOWN_KEY",
+            f"candidate has unknown key(s) {', '.join(unknown)}",
+            "a candidate carries digests only: no plan, baseline identity or protected surfaces",
+        )
+    for key in CANDIDATE_KEYS:
+        if key not in doc or doc[key] is None:
+            raise _bad("CANDIDATE_ITEM_MISSING", f"candidate lacks {key!r}", f"add {key}")
+    if doc["schema_version"] != SCHEMA_VERSION:
+        raise _bad("CANDIDATE_INVALID", 'schema_version must be the string "1"')
+    for key in ("candidate_id", "hypothesis"):
+        if not isinstance(doc[key], str) or not doc[key].strip():
+            raise _bad("CANDIDATE_INVALID", f"{key} must be a non-empty string")
+    if doc["operation"] not in OPERATIONS:
+        raise _bad("CANDIDATE_INVALID", f"operation must be one of {', '.join(OPERATIONS)}")
+    targets = doc["target_components"]
+    if (
+        not isinstance(targets, list)
+        or not targets
+        or not all(isinstance(t, str) and t.strip() for t in targets)
+        or len(set(targets)) != len(targets)
+    ):
+        raise _bad("CANDIDATE_INVALID", "target_components must be a non-empty list of unique ids")
+    allowed = check_allowed_paths(doc["allowed_paths"]) if check_scope else doc["allowed_paths"]
+    commit = doc["candidate_commit"]
+    if not isinstance(commit, str) or not FULL_SHA_RE.fullmatch(commit):
+        raise _bad("CANDIDATE_INVALID", "candidate_commit must be a full lowercase commit id")
+    if not is_digest(doc["evaluation_plan_digest"]):
+        raise _bad("CANDIDATE_INVALID", "evaluation_plan_digest must be a sha256: digest")
+    if not isinstance(doc["changes_evaluation_harness"], bool):
+        raise _bad(
+            "CANDIDATE_INVALID",
+            "changes_evaluation_harness must be true or false (an explicit declaration)",
+        )
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "candidate_id": doc["candidate_id"],
+        "hypothesis": doc["hypothesis"],
+        "operation": doc["operation"],
+        "target_components": list(targets),
+        "allowed_paths": list(allowed) if isinstance(allowed, list) else allowed,
+        "candidate_commit": commit,
+        "evaluation_plan_digest": doc["evaluation_plan_digest"],
+        "changes_evaluation_harness": doc["changes_evaluation_harness"],
+    }
+
+
+def parse_candidate(data: bytes, source: str = "candidate") -> dict[str, Any]:
+    """Parse candidate bytes (YAML or JSON) into its normalised form (pure)."""
+    if len(data) > MAX_CANDIDATE_BYTES:
+        raise _bad("CANDIDATE_INVALID", f"{source} is larger than {MAX_CANDIDATE_BYTES} bytes")
+    return validate_candidate_object(load_document(data, source))
+
+
+def candidate_digest(candidate: Mapping[str, Any]) -> str:
+    """Canonical digest of the normalised candidate object."""
+    return digest(dict(candidate))

@@ -1,0 +1,262 @@
+"""Where plans and candidates live: their ledger entries, written once and re-verified on read.
+
+A plan is registered before its candidate: registration pins every fixture,
+runner and grader file at the baseline commit and writes the registered plan
+to the ledger. A candidate names the digest of a plan already in the ledger.
+Every lookup recomputes the digest of what the ledger holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from plangate.canonical import is_digest, sha256_digest
+from plangate.errors import PlanGateError
+from plangate.evaluation.registry.candidate import (
+    CandidateRejected,
+    candidate_digest,
+    parse_candidate,
+    validate_candidate_object,
+)
+from plangate.evaluation.registry.plan import (
+    PlanRejected,
+    check_verifier_set,
+    parse_plan,
+    pin_plan,
+    plan_digest,
+    plan_paths,
+    validate_plan_object,
+)
+from plangate.layout import MAX_FIXTURE_BYTES
+
+if TYPE_CHECKING:
+    from plangate.git import Git
+    from plangate.ledger import Ledger
+
+LEDGER_KIND_PLAN = "eval_plan_registered"
+LEDGER_KIND_CANDIDATE = "eval_candidate_registered"
+
+
+def _candidate_bad(
+    code: str, message: str, hint: str = "see docs/evaluation-formats.md"
+) -> CandidateRejected:
+    return CandidateRejected(code, message, hint)
+
+
+@dataclass(frozen=True)
+class RegisteredPlan:
+    """A plan as the ledger holds it, re-verified on lookup."""
+
+    digest: str
+    plan: Mapping[str, Any]
+    baseline_manifest: Mapping[str, Any]
+    entry_seq: int
+    newly_registered: bool = False
+
+
+def register_plan(git: Git, ledger: Ledger, data: bytes, source: str) -> RegisteredPlan:
+    """Register a plan: pin it against the baseline commit and write it to the ledger.
+
+    Re-registering the same plan returns the existing entry. Raises
+    :class:`PlanRejected` with a reason code on any refusal.
+    """
+    from plangate.evaluation.harness.service import build_manifest
+    from plangate.git import GitError
+
+    draft = parse_plan(data, source).plan
+    commit = draft["baseline_commit"]
+    try:
+        resolved = git.resolve_commit(commit)
+    except GitError as exc:
+        raise PlanRejected(
+            "EVAL_PLAN_BASELINE_UNKNOWN",
+            f"baseline_commit {commit} is not a commit here ({exc.code})",
+            "register the plan in the repository that holds the baseline",
+        ) from None
+    if resolved != commit:
+        raise PlanRejected(
+            "EVAL_PLAN_INVALID",
+            "baseline_commit must be the full id of a commit",
+            "fix the plan; see docs/evaluation-formats.md",
+        )
+    try:
+        manifest = build_manifest(git, commit, draft["harness_definition"])
+    except PlanGateError as exc:
+        raise PlanRejected(
+            "EVAL_PLAN_BASELINE_MANIFEST_UNOBTAINABLE",
+            f"the baseline manifest cannot be built: {exc.code}: {exc.message}",
+            exc.hint or "fix the harness definition at the baseline commit",
+        ) from None
+    if manifest.harness_id != draft["baseline_manifest_ref"]:
+        raise PlanRejected(
+            "EVAL_PLAN_BASELINE_MANIFEST_MISMATCH",
+            f"baseline_manifest_ref {draft['baseline_manifest_ref']} is not the harness_id "
+            f"{manifest.harness_id} of commit {commit[:12]}",
+            f"run 'plangate harness manifest --commit {commit}' and copy its harness_id",
+        )
+    check_verifier_set(list(draft["verifier_set"]), manifest)
+    blobs: dict[str, bytes] = {}
+    for path in plan_paths(draft):
+        try:
+            blobs[path] = git.read_blob(commit, path, MAX_FIXTURE_BYTES)
+        except GitError as exc:
+            if exc.code not in ("GIT_PATH_NOT_A_FILE", "GIT_BLOB_TOO_LARGE"):
+                raise
+    registered = pin_plan(draft, blobs)
+    pdigest = plan_digest(registered)
+    existing = ledger.entries(kind=LEDGER_KIND_PLAN, subject=pdigest)
+    if existing:
+        return lookup_registered_plan(ledger, pdigest)
+    entry = ledger.append(
+        LEDGER_KIND_PLAN,
+        pdigest,
+        {
+            "plan_digest": pdigest,
+            "plan": registered,
+            "baseline_manifest": dict(manifest.data),
+            "source_file_sha256": sha256_digest(data),
+        },
+    )
+    return RegisteredPlan(
+        pdigest, registered, dict(manifest.data), entry.seq, newly_registered=True
+    )
+
+
+def lookup_registered_plan(ledger: Ledger, pdigest: str) -> RegisteredPlan:
+    """The registered plan with digest ``pdigest`` from the ledger, re-verified.
+
+    Raises ``EVAL_PLAN_NOT_REGISTERED`` when absent and
+    ``EVAL_PLAN_LEDGER_MISMATCH`` when the stored plan does not re-digest to
+    ``pdigest`` or its stored baseline manifest fails verification.
+    """
+    from plangate.evaluation.harness.manifest import validate_manifest
+
+    if not is_digest(pdigest):
+        raise PlanRejected(
+            "EVAL_PLAN_DIGEST_INVALID", f"{pdigest!r} is not a sha256: digest", "copy the digest"
+        )
+    entries = ledger.entries(kind=LEDGER_KIND_PLAN, subject=pdigest)
+    if not entries:
+        raise PlanRejected(
+            "EVAL_PLAN_NOT_REGISTERED",
+            f"no evaluation plan with digest {pdigest} is registered in the ledger",
+            "register the plan first: plangate eval plan register FILE",
+        )
+    entry = entries[0]
+    payload = entry.payload
+    try:
+        plan = validate_plan_object(payload["plan"], registered=True)
+        manifest = validate_manifest(payload["baseline_manifest"])
+    except (KeyError, TypeError, PlanGateError) as exc:
+        raise PlanRejected(
+            "EVAL_PLAN_LEDGER_MISMATCH",
+            f"the ledger entry for plan {pdigest} is malformed: {exc}",
+            "run 'plangate ledger verify'; the ledger may have been tampered with",
+        ) from None
+    if plan_digest(plan) != pdigest or payload.get("plan_digest") != pdigest:
+        raise PlanRejected(
+            "EVAL_PLAN_LEDGER_MISMATCH",
+            f"the plan stored under {pdigest} does not re-digest to it",
+            "run 'plangate ledger verify'; the ledger may have been tampered with",
+        )
+    if manifest.harness_id != plan["baseline_manifest_ref"]:
+        raise PlanRejected(
+            "EVAL_PLAN_LEDGER_MISMATCH",
+            "the stored baseline manifest is not the plan's baseline_manifest_ref",
+            "run 'plangate ledger verify'",
+        )
+    return RegisteredPlan(pdigest, plan, dict(manifest.data), entry.seq)
+
+
+@dataclass(frozen=True)
+class RegisteredCandidate:
+    """A candidate as the ledger holds it."""
+
+    digest: str
+    candidate: Mapping[str, Any]
+    entry_seq: int
+    newly_registered: bool = False
+
+
+def register_candidate(git: Git, ledger: Ledger, data: bytes, source: str) -> RegisteredCandidate:
+    """Register a candidate: its plan must already be in the ledger (service)."""
+    from plangate.git import GitError
+
+    candidate = parse_candidate(data, source)
+    lookup_registered_plan(ledger, candidate["evaluation_plan_digest"])
+    try:
+        resolved = git.resolve_commit(candidate["candidate_commit"])
+    except GitError as exc:
+        raise _candidate_bad(
+            "CANDIDATE_COMMIT_UNKNOWN",
+            f"candidate_commit {candidate['candidate_commit']} is not a commit here ({exc.code})",
+            "commit the candidate and give its full id",
+        ) from None
+    if resolved != candidate["candidate_commit"]:
+        raise _candidate_bad(
+            "CANDIDATE_INVALID", "candidate_commit must be the full id of a commit"
+        )
+    cdigest = candidate_digest(candidate)
+    existing = ledger.entries(kind=LEDGER_KIND_CANDIDATE, subject=cdigest)
+    if existing:
+        return RegisteredCandidate(cdigest, candidate, existing[0].seq)
+    entry = ledger.append(
+        LEDGER_KIND_CANDIDATE,
+        cdigest,
+        {
+            "candidate_digest": cdigest,
+            "candidate": candidate,
+            "evaluation_plan_digest": candidate["evaluation_plan_digest"],
+        },
+    )
+    return RegisteredCandidate(cdigest, candidate, entry.seq, newly_registered=True)
+
+
+def lookup_registered_candidate(
+    ledger: Ledger, ref: str, *, check_scope: bool = True
+) -> RegisteredCandidate:
+    """Find a registered candidate by digest or ``candidate_id`` and re-verify it.
+
+    An id registered with two different digests is ambiguous
+    (``CANDIDATE_AMBIGUOUS``): give the digest.
+    """
+    if is_digest(ref):
+        entries = ledger.entries(kind=LEDGER_KIND_CANDIDATE, subject=ref)
+    else:
+        entries = [
+            e
+            for e in ledger.entries(kind=LEDGER_KIND_CANDIDATE)
+            if isinstance(e.payload.get("candidate"), Mapping)
+            and e.payload["candidate"].get("candidate_id") == ref
+        ]
+        if len({e.subject for e in entries}) > 1:
+            raise _candidate_bad(
+                "CANDIDATE_AMBIGUOUS",
+                f"candidate id {ref!r} was registered with {len({e.subject for e in entries})} "
+                "different digests",
+                "name the candidate by its digest",
+            )
+    if not entries:
+        raise _candidate_bad(
+            "CANDIDATE_NOT_REGISTERED",
+            f"no registered candidate {ref!r}",
+            "register it first: plangate eval candidate register FILE",
+        )
+    entry = entries[0]
+    try:
+        candidate = validate_candidate_object(entry.payload["candidate"], check_scope=check_scope)
+    except (KeyError, TypeError, PlanGateError) as exc:
+        raise _candidate_bad(
+            "CANDIDATE_LEDGER_MISMATCH",
+            f"the ledger entry for candidate {entry.subject} is malformed: {exc}",
+            "run 'plangate ledger verify'",
+        ) from None
+    if candidate_digest(candidate) != entry.subject:
+        raise _candidate_bad(
+            "CANDIDATE_LEDGER_MISMATCH",
+            f"the candidate stored under {entry.subject} does not re-digest to it",
+            "run 'plangate ledger verify'",
+        )
+    return RegisteredCandidate(entry.subject, candidate, entry.seq)

@@ -1,0 +1,711 @@
+"""What the ``## Files / Components to Touch`` section of a plan names (pure).
+
+The one reading of the section that the scope (:mod:`plangate.plan.scope`), the
+LoopSpec (:mod:`plangate.plan.loopspec`) and ``plangate plan lint`` share. The
+rules (docs/loopspec.md, "Allowed and denied paths") never widen the scope from
+ambiguity:
+
+- the section is the one level-2 heading that is exactly the Files heading,
+  optionally followed by one parenthetical annotation in ASCII or full-width
+  brackets (``(draft)``);
+- a sub-section whose heading says its paths are not to be touched, a list
+  item or table row that says so, and every list item nested under such an
+  item, contribute **denied** paths, never allowed ones;
+- a path is taken from an inline code span anywhere in a list item or
+  paragraph, from the path column of a table, or as a bare word when it is a
+  whole entry of a list item or path cell (entries are separated by ``,``,
+  ``、``, `` / `` or `` + ``); a bare path inside a phrase is skipped;
+- a code span that is not a path (an option ``--fix``, an identifier
+  ``os.replace``, a phrase with spaces) is skipped and reported;
+- ``dir/`` means everything under ``dir`` (``dir/**``); ``a/{b,c}.md`` is the
+  two paths it spells (at most :data:`MAX_BRACE_EXPANSION`).
+
+Work is linear in the size of the plan: every line is scanned a bounded
+number of times with string operations and non-backtracking expressions.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from plangate.paths import PathRejected, canonical_path, validate_pattern
+
+FILES_HEADING = "Files / Components to Touch"
+MAX_BRACE_EXPANSION = 64
+
+DENY_PHRASES: tuple[str, ...] = (
+    "forbidden",
+    "do not touch",
+    "don't touch",
+    "not to touch",
+    "must not touch",
+    "do not edit",
+    "don't edit",
+    "do not modify",
+    "don't modify",
+    "do not change",
+    "don't change",
+    "must not change",
+    "no edit",
+    "no change",
+    "read-only",
+    "read only",
+    "reference only",
+    "untouched",
+    "out of scope",
+    "触らない",
+    "触れない",
+    "編集不要",
+    "編集しない",
+    "変更しない",
+    "変更不要",
+    "書き換えない",
+    "改変しない",
+    "参照のみ",
+    "確認のみ",
+    "対象外",
+    "スコープ外",
+    "禁止",
+)
+"""Phrases (matched case-insensitively) that mark paths as not to be touched."""
+
+KNOWN_EXTENSIONS = frozenset(
+    (
+        "bash",
+        "bat",
+        "c",
+        "cc",
+        "cfg",
+        "cjs",
+        "conf",
+        "cpp",
+        "cs",
+        "css",
+        "csv",
+        "dart",
+        "env",
+        "gitignore",
+        "gitkeep",
+        "go",
+        "gradle",
+        "h",
+        "hpp",
+        "htm",
+        "html",
+        "ini",
+        "ipynb",
+        "java",
+        "jpeg",
+        "jpg",
+        "js",
+        "json",
+        "jsonl",
+        "jsx",
+        "kt",
+        "lock",
+        "lua",
+        "md",
+        "mdx",
+        "mjs",
+        "php",
+        "pl",
+        "png",
+        "properties",
+        "proto",
+        "ps1",
+        "py",
+        "pyi",
+        "rb",
+        "rs",
+        "rst",
+        "scss",
+        "sh",
+        "sql",
+        "svg",
+        "swift",
+        "tf",
+        "toml",
+        "ts",
+        "tsx",
+        "txt",
+        "vue",
+        "xml",
+        "yaml",
+        "yml",
+        "zsh",
+    )
+)
+"""File-name extensions a bare word or code span without ``/`` needs to count as a path."""
+
+KNOWN_NAMES = frozenset(
+    (
+        "Makefile",
+        "Dockerfile",
+        "LICENSE",
+        "Gemfile",
+        "Rakefile",
+        "Procfile",
+        "Justfile",
+        "CODEOWNERS",
+        "Jenkinsfile",
+        "Vagrantfile",
+    )
+)
+"""Root file names without an extension that count as paths."""
+
+_CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_LIST_RE = re.compile(r"^([ \t]*)(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+|$)")
+_BARE_CHARS_RE = re.compile(r"[A-Za-z0-9._\-/*?{},@+~]+")
+_SEPARATOR_RE = re.compile(
+    "[,\u3001\uff0c;\uff1b]|(?<![^ \t\u3000])[/+\uff0b\uff0f](?![^ \t\u3000])"
+)
+"""Entry separators: commas, ideographic commas, semicolons; '/' or '+' between spaces."""
+_OPEN = "(\uff08[\u3010"  # ASCII and full-width parentheses, brackets
+_CLOSE = ")\uff09]\u3011"
+_COLONS = (": ", ":\t", "\uff1a")  # a label ends with a colon (ASCII or full-width)
+
+
+class Taken(NamedTuple):
+    """A path the section names: as written, the patterns it stands for, where."""
+
+    text: str
+    patterns: tuple[str, ...]
+    line: int
+    denied: bool
+    form: str  # "code span", "bare word", "table cell"
+
+
+class Skipped(NamedTuple):
+    """Text of the section that looks like it might be a path and is not taken."""
+
+    text: str
+    line: int
+    why: str
+
+
+class PathProblem(NamedTuple):
+    """A path the section names that is not canonical (the scope is undefined)."""
+
+    text: str
+    line: int
+    code: str
+    message: str
+    suggestion: str | None
+
+
+class FilesSection(NamedTuple):
+    """Everything the derivation sees in the Files section of one plan."""
+
+    heading_lines: tuple[int, ...]  # 1-based lines of every heading that is the section
+    annotation: str
+    taken: tuple[Taken, ...]
+    skipped: tuple[Skipped, ...]
+    problems: tuple[PathProblem, ...]
+    subsections: tuple[tuple[int, str, bool], ...]  # (line, heading text, deny)
+
+    @property
+    def found(self) -> bool:
+        """True when exactly one heading is the section."""
+        return len(self.heading_lines) == 1
+
+    @property
+    def allowed(self) -> tuple[str, ...]:
+        """Allowed patterns, in order, duplicates removed."""
+        return _unique(p for t in self.taken if not t.denied for p in t.patterns)
+
+    @property
+    def denied(self) -> tuple[str, ...]:
+        """Denied patterns, in order, duplicates removed."""
+        return _unique(p for t in self.taken if t.denied for p in t.patterns)
+
+
+def _unique(items: object) -> tuple[str, ...]:
+    out: dict[str, None] = {}
+    for item in items:  # type: ignore[attr-defined]
+        out.setdefault(item, None)
+    return tuple(out)
+
+
+# -- headings and fences -----------------------------------------------------------------
+
+
+def outside_fences(lines: list[str]) -> list[bool]:
+    """For each line, True when it is outside a fenced code block (fence lines count as inside)."""
+    flags: list[bool] = []
+    fence: str | None = None
+    for line in lines:
+        match = _FENCE_RE.match(line)
+        if fence is None and match:
+            fence = match.group(1)[0] * 3
+            flags.append(False)
+        elif fence is not None:
+            if line.lstrip(" ").startswith(fence) and line.strip().strip(fence[0]) == "":
+                fence = None
+            flags.append(False)
+        else:
+            flags.append(True)
+    return flags
+
+
+def heading(line: str) -> tuple[int, str] | None:
+    """(level, text) of an ATX heading at column 0, or None.
+
+    One to six ``#``, then a space or tab and the text; trailing spaces, tabs
+    and closing ``#`` are not part of the text. A line of only ``#``, spaces and
+    tabs is a heading with empty text (at most level 6). String scans only, so
+    the work is linear in the line.
+    """
+    stripped = line.rstrip()
+    hashes = len(stripped) - len(stripped.lstrip("#"))
+    if hashes == 0:
+        return None
+    rest = stripped[hashes:]
+    if rest.strip(" \t#") == "":
+        return min(hashes, 6), ""
+    if hashes > 6 or rest[0] not in " \t":
+        return None
+    return hashes, rest.strip(" \t").rstrip(" \t#").strip()
+
+
+def heading_annotation(text: str, name: str) -> str | None:
+    """The annotation when ``text`` is ``name`` plus at most one parenthetical, else None.
+
+    ``name`` itself gives ``""``; ``name (draft)`` (ASCII or full-width brackets,
+    with or without a space) gives the text inside the brackets; anything else
+    after ``name`` (``name and more``, ``name (a)(b)``, ``name (a) tail``) is not
+    the heading.
+    """
+    if text == name:
+        return ""
+    if not text.startswith(name):
+        return None
+    rest = text[len(name) :].lstrip(" \t\u3000")
+    if len(rest) < 2 or rest[0] not in _OPEN:
+        return None
+    close = _CLOSE[_OPEN.index(rest[0])]
+    if rest[-1] != close:
+        return None
+    inner = rest[1:-1]
+    if any(ch in _OPEN or ch in _CLOSE for ch in inner):
+        return None
+    return inner.strip()
+
+
+def section_spans(lines: list[str], outside: list[bool], name: str) -> list[tuple[int, int]]:
+    """``(heading index, end index)`` of every level-2 section headed ``name``.
+
+    Annotated headings (:func:`heading_annotation`) count.
+    """
+    out: list[tuple[int, int]] = []
+    current: int | None = None
+    for i, line in enumerate(lines):
+        head = heading(line) if outside[i] else None
+        if head is None or head[0] > 2:
+            continue
+        if current is not None:
+            out.append((current, i))
+            current = None
+        if head[0] == 2 and heading_annotation(head[1], name) is not None:
+            current = i
+    if current is not None:
+        out.append((current, len(lines)))
+    return out
+
+
+# -- classification of one candidate -----------------------------------------------------
+
+
+def contains_deny_phrase(text: str) -> bool:
+    """True when ``text`` says its paths are not to be touched."""
+    folded = text.casefold()
+    return any(phrase in folded for phrase in DENY_PHRASES)
+
+
+def _has_known_extension(name: str) -> bool:
+    base = name.rsplit("/", 1)[-1]
+    if base in KNOWN_NAMES:
+        return True
+    _, dot, ext = base.rpartition(".")
+    return bool(dot) and ext.casefold() in KNOWN_EXTENSIONS
+
+
+def span_skip_reason(span: str) -> str | None:
+    """Why an inline code span is not a path, or None when it is one."""
+    text = span.strip()
+    if text == "":
+        return "empty"
+    if text.startswith("-"):
+        return "an option, not a path"
+    if "://" in text:
+        return "a URL, not a path"
+    if any(ch in text for ch in " \t\u3000"):
+        return "contains a space: a command or phrase, not a path"
+    if "/" in text or "\\" in text:
+        return None
+    if "*" in text or "?" in text:
+        return None
+    if _has_known_extension(text):
+        return None
+    if "." in text:
+        return "an identifier, not a file name with a known extension"
+    return "a word without '/' or a file extension"
+
+
+def bare_path_like(word: str) -> bool:
+    """True when a bare word (no backticks) is written like a path."""
+    if _BARE_CHARS_RE.fullmatch(word) is None or word.startswith("-"):
+        return False
+    if "/" in word:
+        return any(ch.isalpha() for ch in word)
+    return _has_known_extension(word) or ("*" in word and "." in word)
+
+
+def _expand_braces(text: str) -> list[str] | None:
+    """``a/{b,c}.md`` -> ``[a/b.md, a/c.md]``; None when nested, unbalanced or too many."""
+    results = [""]
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "}":
+            return None
+        if ch != "{":
+            j = i
+            while j < len(text) and text[j] not in "{}":
+                j += 1
+            results = [r + text[i:j] for r in results]
+            i = j
+            continue
+        end = text.find("}", i)
+        if end < 0 or "{" in text[i + 1 : end]:
+            return None
+        options = text[i + 1 : end].split(",")
+        if len(results) * len(options) > MAX_BRACE_EXPANSION:
+            return None
+        results = [r + o for r in results for o in options]
+        i = end + 1
+    return results
+
+
+def _suggest(text: str) -> str | None:
+    """A canonical spelling of a non-canonical path, when one is obvious."""
+    candidate = text.replace("\\", "/").strip()
+    while candidate.startswith("./"):
+        candidate = candidate[2:]
+    candidate = candidate.lstrip("/")
+    while "//" in candidate:
+        candidate = candidate.replace("//", "/")
+    parts = [p for p in candidate.split("/") if p != "."]
+    if not parts or ".." in parts:
+        return None
+    candidate = "/".join(parts)
+    try:
+        return _to_patterns(candidate)[0] and candidate
+    except PathRejected:
+        return None
+
+
+def _to_patterns(text: str) -> tuple[str, ...]:
+    """The canonical patterns ``text`` stands for, or raise :class:`PathRejected`."""
+    if "{" in text or "}" in text:
+        expanded = _expand_braces(text)
+        if expanded is None:
+            raise PathRejected(
+                "PATH_BRACES",
+                f"{text!r}: braces must be one level, at most {MAX_BRACE_EXPANSION} alternatives",
+                "write each path",
+            )
+    else:
+        expanded = [text]
+    out: list[str] = []
+    for item in expanded:
+        directory = item.endswith("/") and not item.endswith("//")
+        body = item[:-1] if directory else item
+        if "*" in body or "?" in body:
+            pattern = validate_pattern(body)
+        else:
+            pattern = canonical_path(body)
+        out.append(f"{pattern}/**" if directory else pattern)
+    return tuple(out)
+
+
+# -- units: list items, table rows, paragraphs ----------------------------------------------
+
+
+def _strip_annotations(text: str) -> str:
+    """``text`` without its parenthetical parts (both ASCII and full-width brackets)."""
+    out: list[str] = []
+    depth = 0
+    for ch in text:
+        if ch in _OPEN:
+            depth += 1
+            out.append(" ")
+        elif ch in _CLOSE:
+            depth = max(0, depth - 1)
+            out.append(" ")
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out)
+
+
+def _drop_label(text: str) -> str:
+    """The part after a ``label:`` prefix (a path never contains ': ')."""
+    for sep in _COLONS:
+        if sep in text:
+            text = text.rsplit(sep, 1)[1]
+    if text.rstrip().endswith((":", "\uff1a")):
+        return ""
+    return text
+
+
+def _split_cells(row: str) -> list[str]:
+    """Cells of a table row, splitting on unescaped ``|``."""
+    body = row.strip()
+    if body.startswith("|"):
+        body = body[1:]
+    if body.endswith("|") and not body.endswith("\\|"):
+        body = body[:-1]
+    cells: list[str] = []
+    current: list[str] = []
+    escaped = False
+    for ch in body:
+        if escaped:
+            current.append(ch)
+            escaped = False
+        elif ch == "\\":
+            current.append(ch)
+            escaped = True
+        elif ch == "|":
+            cells.append("".join(current).strip())
+            current = []
+        else:
+            current.append(ch)
+    cells.append("".join(current).strip())
+    return cells
+
+
+def _is_delimiter_row(cells: list[str]) -> bool:
+    return bool(cells) and all(c != "" and c.strip(":-") == "" and "-" in c for c in cells)
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.taken: list[Taken] = []
+        self.skipped: list[Skipped] = []
+        self.problems: list[PathProblem] = []
+
+    def take(self, text: str, line: int, denied: bool, form: str) -> None:
+        try:
+            patterns = _to_patterns(text)
+        except PathRejected as exc:
+            self.problems.append(PathProblem(text, line, exc.code, exc.message, _suggest(text)))
+            return
+        self.taken.append(Taken(text, patterns, line, denied, form))
+
+    def unit(self, parts: list[tuple[int, str]], denied: bool, *, bare: bool) -> None:
+        """One list item or paragraph: its code spans, and bare paths when ``bare``."""
+        for line, text in parts:
+            for match in _CODE_SPAN_RE.finditer(text):
+                self._span(match.group(1), line, denied, "code span")
+        if bare:
+            self._bare(parts, denied, "bare word")
+
+    def _span(self, span: str, line: int, denied: bool, form: str) -> None:
+        why = span_skip_reason(span)
+        if why is None:
+            self.take(span.strip(), line, denied, form)
+        else:
+            self.skipped.append(Skipped(span, line, why))
+
+    def _bare(self, parts: list[tuple[int, str]], denied: bool, form: str) -> None:
+        joined = " ".join(text for _, text in parts)
+        line = parts[0][0]
+        text = _drop_label(_strip_annotations(_CODE_SPAN_RE.sub(" , ", joined)))
+        text = text.replace("**", " ")
+        for entry in _entries(text):
+            words = entry.split()
+            if not words:
+                continue
+            where = _line_of(parts, words[0]) or line
+            if len(words) == 1 and bare_path_like(words[0]):
+                self.take(words[0], where, denied, form)
+                continue
+            for word in words:
+                if bare_path_like(word):
+                    self.skipped.append(
+                        Skipped(
+                            word,
+                            _line_of(parts, word) or line,
+                            "a bare path inside a phrase: write it in backticks",
+                        )
+                    )
+
+    def table(self, rows: list[tuple[int, list[str]]], denied: bool) -> None:
+        """A table: the path column's entries; spans elsewhere are reported."""
+        if len(rows) < 2 or not _is_delimiter_row(rows[1][1]):
+            for line, cells in rows:
+                self.unit([(line, " | ".join(cells))], denied, bare=False)
+            return
+        body = rows[2:]
+        width = max((len(c) for _, c in body), default=0)
+        column = next((i for i in range(width) if _is_path_column(body, i)), None)
+        for line, cells in body:
+            row_denied = denied or any(contains_deny_phrase(c) for c in cells)
+            for index, cell in enumerate(cells):
+                if index == column:
+                    for match in _CODE_SPAN_RE.finditer(cell):
+                        self._span(match.group(1), line, row_denied, "table cell")
+                    self._bare([(line, cell)], row_denied, "table cell")
+                    continue
+                for match in _CODE_SPAN_RE.finditer(cell):
+                    span = match.group(1)
+                    why = span_skip_reason(span)
+                    self.skipped.append(
+                        Skipped(span, line, why or "a path in a column that is not the path column")
+                    )
+
+
+def _entries(text: str) -> list[str]:
+    """``text`` split on the entry separators outside braces (``a/{b,c}`` stays one entry)."""
+    masked: list[str] = []
+    depth = 0
+    for ch in text:
+        if ch == "{":
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+        masked.append("\x01" if depth and ch == "," else ch)
+    return [e.replace("\x01", ",") for e in _SEPARATOR_RE.split("".join(masked))]
+
+
+def _line_of(parts: list[tuple[int, str]], word: str) -> int | None:
+    for line, text in parts:
+        if word in text:
+            return line
+    return None
+
+
+def _cell_entries(cell: str) -> list[str] | None:
+    """The entries of a table cell when every entry is one path, else None (empty: [])."""
+    entries: list[str] = []
+    for match in _CODE_SPAN_RE.finditer(cell):
+        if span_skip_reason(match.group(1)) is not None:
+            return None
+        entries.append(match.group(1))
+    rest = _drop_label(_strip_annotations(_CODE_SPAN_RE.sub(" , ", cell))).replace("**", " ")
+    for entry in _entries(rest):
+        words = entry.split()
+        if not words:
+            continue
+        if len(words) != 1 or not bare_path_like(words[0]):
+            return None
+        entries.append(words[0])
+    return entries
+
+
+def _is_path_column(body: list[tuple[int, list[str]]], index: int) -> bool:
+    seen = False
+    for _, cells in body:
+        cell = cells[index] if index < len(cells) else ""
+        entries = _cell_entries(cell)
+        if entries is None:
+            return False
+        seen = seen or bool(entries)
+    return seen
+
+
+# -- the section ---------------------------------------------------------------------------
+
+
+def read_files_section(text: str) -> FilesSection:
+    """Everything :func:`plangate.plan.scope.derive_scope` reads from ``text`` (pure)."""
+    lines = text.splitlines()
+    outside = outside_fences(lines)
+    spans = section_spans(lines, outside, FILES_HEADING)
+    heading_lines = tuple(start + 1 for start, _ in spans)
+    if len(spans) != 1:
+        return FilesSection(heading_lines, "", (), (), (), ())
+    start, end = spans[0]
+    head = heading(lines[start])
+    annotation = heading_annotation(head[1], FILES_HEADING) if head else ""
+    collector = _Collector()
+    subsections: list[tuple[int, str, bool]] = []
+    deny_level: int | None = None  # level of the deny sub-section we are in
+    label_deny = False  # a paragraph said "not to touch:" and a list follows
+    items: list[tuple[int, bool]] = []  # (indent, denied) of the open list items
+    unit: list[tuple[int, str]] = []
+    unit_kind = ""  # "item", "para"
+    unit_denied = False
+    table: list[tuple[int, list[str]]] = []
+
+    def flush() -> None:
+        nonlocal unit, unit_kind, table
+        if unit:
+            joined = " ".join(t for _, t in unit)
+            denied = unit_denied or contains_deny_phrase(joined)
+            collector.unit(unit, denied, bare=unit_kind == "item")
+            if unit_kind == "item" and items:
+                items[-1] = (items[-1][0], denied)
+        if table:
+            collector.table(table, deny_level is not None or label_deny or any(d for _, d in items))
+        unit, unit_kind, table = [], "", []
+
+    for i in range(start + 1, end):
+        line = lines[i]
+        number = i + 1
+        if not outside[i]:
+            continue
+        head = heading(line)
+        if head is not None:
+            flush()
+            items.clear()
+            label_deny = False
+            level, title = head
+            if deny_level is not None and level <= deny_level:
+                deny_level = None
+            says_deny = contains_deny_phrase(title)
+            if deny_level is None and says_deny:
+                deny_level = level
+            subsections.append((number, title, deny_level is not None))
+            continue
+        stripped = line.strip()
+        if stripped == "":
+            flush()
+            continue
+        if stripped.startswith("|"):
+            if unit:
+                flush()
+            table.append((number, _split_cells(stripped)))
+            continue
+        if table:
+            flush()
+        marker = _LIST_RE.match(line)
+        if marker is not None:
+            flush()
+            indent = len(marker.group(1).expandtabs(4))
+            while items and items[-1][0] >= indent:
+                items.pop()
+            inherited = deny_level is not None or label_deny or any(d for _, d in items)
+            items.append((indent, inherited))
+            unit, unit_kind, unit_denied = [(number, line[marker.end() :])], "item", inherited
+            continue
+        if unit:
+            unit.append((number, stripped))  # a continuation line of the item or paragraph
+            continue
+        if not line.startswith((" ", "\t")):
+            items.clear()
+            label_deny = contains_deny_phrase(stripped) and stripped.rstrip("*_ ").endswith(
+                (":", "\uff1a")
+            )
+        unit, unit_kind = [(number, stripped)], "para"
+        unit_denied = deny_level is not None or label_deny or any(d for _, d in items)
+    flush()
+    return FilesSection(
+        heading_lines,
+        annotation or "",
+        tuple(collector.taken),
+        tuple(collector.skipped),
+        tuple(collector.problems),
+        tuple(subsections),
+    )

@@ -1,0 +1,100 @@
+"""The trust root is read from a commit through git, never from the working tree."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from plangate.authority.source import local_root, root_at
+from plangate.errors import InputRejected
+from plangate.git import Git
+from support.keys import Key, allowed_signers, make_key, trust_toml
+from support.repo import commit_all, git
+
+R = ["alice@example.com", "bob@example.com"]
+A = ["carol@example.com"]
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> list[Key]:
+    return [make_key(tmp_path / "keys", p) for p in (*R, *A)]
+
+
+def _write_root(repo: Path, team: list[Key], **kw: object) -> None:
+    (repo / ".plangate").mkdir(exist_ok=True)
+    (repo / ".plangate/trust.toml").write_bytes(trust_toml(R, A, **kw))  # type: ignore[arg-type]
+    (repo / ".plangate/allowed_signers").write_bytes(allowed_signers(*team))
+
+
+def test_no_trust_root_means_none(git_repo: Path) -> None:
+    g = Git(git_repo)
+    assert root_at(g, g.head()) is None
+    assert local_root(g, git_repo).root is None
+
+
+def test_root_at_a_commit(git_repo: Path, team: list[Key]) -> None:
+    _write_root(git_repo, team)
+    sha = commit_all(git_repo, "trust root")
+    root = root_at(Git(git_repo), sha)
+    assert root is not None and root.commit == sha
+    assert root.config.holders("approver") == ("carol@example.com",)
+    assert root.digest.startswith("sha256:")
+
+
+def test_the_working_tree_never_counts(git_repo: Path, team: list[Key]) -> None:
+    _write_root(git_repo, team)
+    commit_all(git_repo, "trust root")
+    # An uncommitted edit (say, an agent adding its own key) is not the root.
+    (git_repo / ".plangate/trust.toml").write_bytes(
+        trust_toml(R, ["mallory@example.com"], extra='trust_branch = "main"')
+    )
+    local = local_root(Git(git_repo), git_repo)
+    assert local.root is not None
+    assert local.root.config.holders("approver") == ("carol@example.com",)
+
+
+def test_a_feature_branch_reads_the_trust_branch(git_repo: Path, team: list[Key]) -> None:
+    _write_root(git_repo, team)
+    commit_all(git_repo, "trust root")
+    git(git_repo, "checkout", "-q", "-b", "feature")
+    (git_repo / ".plangate/allowed_signers").write_bytes(b"")
+    commit_all(git_repo, "drop keys on the feature branch")
+    local = local_root(Git(git_repo), git_repo)
+    assert local.root is not None and len(local.root.signers.entries) == 3
+
+
+def test_trust_branch_missing_or_mismatched(git_repo: Path, team: list[Key]) -> None:
+    _write_root(git_repo, team, extra='trust_branch = "trunk"')
+    with pytest.raises(InputRejected) as info:
+        local_root(Git(git_repo), git_repo)
+    assert info.value.code == "AUTH_TRUST_BRANCH_MISSING"
+    commit_all(git_repo, "root naming trunk, committed on main")
+    git(git_repo, "branch", "trunk")
+    (git_repo / ".plangate/trust.toml").write_bytes(trust_toml(R, A))  # names main locally
+    with pytest.raises(InputRejected) as info:
+        local_root(Git(git_repo), git_repo)
+    assert info.value.code == "AUTH_TRUST_BRANCH_MISMATCH"
+
+
+def test_incomplete_and_not_a_file(git_repo: Path, team: list[Key]) -> None:
+    (git_repo / ".plangate").mkdir()
+    (git_repo / ".plangate/trust.toml").write_bytes(trust_toml(R, A))
+    sha = commit_all(git_repo, "only trust.toml")
+    with pytest.raises(InputRejected) as info:
+        root_at(Git(git_repo), sha)
+    assert info.value.code == "AUTH_TRUST_INCOMPLETE"
+    os.symlink("trust.toml", git_repo / ".plangate/allowed_signers")
+    sha = commit_all(git_repo, "a symlink in its place")
+    with pytest.raises(InputRejected) as info:
+        root_at(Git(git_repo), sha)
+    assert info.value.code == "AUTH_TRUST_NOT_A_FILE"
+
+
+def test_a_role_without_a_key(git_repo: Path, team: list[Key]) -> None:
+    _write_root(git_repo, team[:2])
+    sha = commit_all(git_repo, "carol has no key")
+    with pytest.raises(InputRejected) as info:
+        root_at(Git(git_repo), sha)
+    assert info.value.code == "AUTH_PRINCIPAL_WITHOUT_KEY"

@@ -1,0 +1,196 @@
+"""One trial end to end with tiny runner/grader scripts: every failure is a recorded trial."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from plangate.canonical import sha256_digest
+from plangate.evaluation.run.protocol import CommandSpec, TrialSpec, TrialStatus
+from plangate.evaluation.run.trials import LocalPoolExecutor, ProgressLine, execute_trial
+
+RUNNER = """
+import argparse, json, pathlib, sys, time
+p = argparse.ArgumentParser()
+for n in ("--side", "--harness-dir", "--fixture", "--fixture-id", "--role", "--out"):
+    p.add_argument(n, required=True)
+p.add_argument("--trial", type=int, required=True)
+a = p.parse_args()
+mode = pathlib.Path(a.harness_dir, "mode").read_text().strip()
+if mode == "crash":
+    sys.exit(3)
+if mode == "sleep":
+    time.sleep(30)
+if mode == "tamper":
+    pathlib.Path(a.harness_dir, "..", "fixture.json").write_text("changed")
+doc = {"protocol": "plangate-trial/1", "side": a.side, "fixture_id": a.fixture_id,
+       "role": a.role, "trial": a.trial, "outcome": "MERGE_READY", "stop_reasons": [],
+       "metrics": {}, "activation": {}, "detections": {}}
+if mode == "malformed":
+    doc["surprise"] = True
+if mode != "silent":
+    pathlib.Path(a.out, "result.json").write_text(json.dumps(doc))
+"""
+
+GRADER = """
+import argparse, json, pathlib
+p = argparse.ArgumentParser()
+for n in ("--side", "--fixture", "--fixture-id", "--role", "--result", "--out"):
+    p.add_argument(n, required=True)
+p.add_argument("--trial", type=int, required=True)
+a = p.parse_args()
+result = json.loads(pathlib.Path(a.result).read_text())
+judgement = "passed" if result["outcome"] == "MERGE_READY" else "stopped"
+if pathlib.Path(a.fixture).read_text().strip() == "ungradable":
+    judgement = "unavailable"
+pathlib.Path(a.out, "grade.json").write_text(json.dumps({
+    "protocol": "plangate-grade/1", "side": a.side, "fixture_id": a.fixture_id,
+    "role": a.role, "trial": a.trial, "judgement": judgement}))
+"""
+
+
+def make_spec(
+    tmp: Path,
+    mode: str,
+    *,
+    fixture_text: str = "fixture",
+    pin: str | None = None,
+    timeout: float = 20.0,
+    name: str = "t",
+) -> TrialSpec:
+    base = tmp / "baseline"
+    base.mkdir(exist_ok=True)
+    (base / "runner.py").write_text(RUNNER)
+    (base / "grader.py").write_text(GRADER)
+    harness = tmp / "harness"
+    harness.mkdir(exist_ok=True)
+    (harness / "mode").write_text(mode)
+    fixture = tmp / "fixture.json"
+    fixture.write_text(fixture_text)
+    runner = CommandSpec(
+        (sys.executable, "runner.py"),
+        str(base),
+        timeout,
+        ((str(base / "runner.py"), sha256_digest(RUNNER.encode())),),
+    )
+    grader = CommandSpec((sys.executable, "grader.py"), str(base), timeout, ())
+    return TrialSpec(
+        side="candidate",
+        fixture_id="kb",
+        role="known_bad",
+        trial=1,
+        runner=runner,
+        grader=grader,
+        harness_dir=str(harness),
+        fixture_source=str(fixture),
+        fixture_digest=pin or sha256_digest(fixture_text.encode()),
+        work_dir=str(tmp / name),
+    )
+
+
+def test_a_good_trial_completes_with_the_graders_judgement(tmp_path: Path) -> None:
+    outcome = execute_trial(make_spec(tmp_path, "ok"))
+    assert outcome.completed, outcome
+    assert outcome.judgement == "passed"
+    assert outcome.report is not None and outcome.report.outcome == "MERGE_READY"
+
+
+@pytest.mark.parametrize(
+    ("mode", "status", "code"),
+    [
+        ("crash", TrialStatus.CRASHED, "TRIAL_RUNNER_CRASHED"),
+        ("silent", TrialStatus.MALFORMED, "TRIAL_RESULT_MISSING"),
+        ("malformed", TrialStatus.MALFORMED, "TRIAL_RESULT_UNKNOWN_KEY"),
+    ],
+)
+def test_runner_failures_are_failed_trials(
+    tmp_path: Path, mode: str, status: TrialStatus, code: str
+) -> None:
+    outcome = execute_trial(make_spec(tmp_path, mode))
+    assert not outcome.completed
+    assert outcome.status is status
+    assert outcome.error_code == code
+    assert outcome.to_json()["error_code"] == code
+
+
+def test_timeout_is_a_failed_trial(tmp_path: Path) -> None:
+    outcome = execute_trial(make_spec(tmp_path, "sleep", timeout=0.5))
+    assert outcome.status is TrialStatus.TIMEOUT
+    assert outcome.error_code == "TRIAL_RUNNER_TIMEOUT"
+
+
+def test_fixture_digest_is_rechecked_just_before_use(tmp_path: Path) -> None:
+    spec = make_spec(tmp_path, "ok", pin=sha256_digest(b"what was registered"))
+    outcome = execute_trial(spec)
+    assert outcome.status is TrialStatus.FIXTURE_MISMATCH
+    assert outcome.error_code == "SEALED_FIXTURE_MUTATION"
+    assert not (tmp_path / "t" / "out" / "result.json").exists()  # the runner never started
+
+
+def test_missing_fixture_is_a_mutation(tmp_path: Path) -> None:
+    spec = make_spec(tmp_path, "ok")
+    Path(spec.fixture_source).unlink()
+    assert execute_trial(spec).error_code == "SEALED_FIXTURE_MUTATION"
+
+
+def test_runner_file_changed_after_registration_is_detected(tmp_path: Path) -> None:
+    spec = make_spec(tmp_path, "ok")
+    (tmp_path / "baseline" / "runner.py").write_text(RUNNER + "\n# lenient now\n")
+    outcome = execute_trial(spec)
+    assert outcome.error_code == "EVAL_HARNESS_FILE_MUTATION"
+
+
+def test_runner_gets_a_private_copy_of_the_checked_bytes(tmp_path: Path) -> None:
+    # The runner "tampers" with the original; the next trial sees the change.
+    first = execute_trial(make_spec(tmp_path, "tamper", name="t1"))
+    assert first.completed
+    second_spec = make_spec(tmp_path, "ok", name="t2", pin=first.observed_fixture_digest)
+    (tmp_path / "fixture.json").write_text("changed")
+    assert execute_trial(second_spec).error_code == "SEALED_FIXTURE_MUTATION"
+
+
+def test_grader_unavailable_is_recorded(tmp_path: Path) -> None:
+    outcome = execute_trial(make_spec(tmp_path, "ok", fixture_text="ungradable"))
+    assert outcome.status is TrialStatus.COMPLETED
+    assert not outcome.completed
+    assert outcome.error_code == "EVAL_GRADER_UNAVAILABLE"
+
+
+def test_pool_keeps_order_and_reports_progress(tmp_path: Path) -> None:
+    specs = []
+    for index, mode in enumerate(["ok", "crash", "ok", "silent"]):
+        sub = tmp_path / f"s{index}"
+        sub.mkdir()
+        specs.append(make_spec(sub, mode))
+    seen: list[tuple[int, int]] = []
+    outcomes = LocalPoolExecutor(2, lambda done, total, _o: seen.append((done, total))).run(specs)
+    assert [o.status for o in outcomes] == [
+        TrialStatus.COMPLETED,
+        TrialStatus.CRASHED,
+        TrialStatus.COMPLETED,
+        TrialStatus.MALFORMED,
+    ]
+    assert sorted(seen) == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+def test_executor_exception_becomes_a_failed_trial(tmp_path: Path) -> None:
+    spec = make_spec(tmp_path, "ok")
+    broken = TrialSpec(**{**spec.__dict__, "work_dir": "\x00bad"})
+    [outcome] = LocalPoolExecutor(1).run([broken])
+    assert not outcome.completed
+    assert outcome.error_code in ("TRIAL_EXECUTOR_ERROR", "TRIAL_WORKDIR_UNAVAILABLE")
+
+
+def test_progress_line_only_for_long_runs(tmp_path: Path) -> None:
+    import io
+
+    outcome = execute_trial(make_spec(tmp_path, "ok"))
+    short, long_ = io.StringIO(), io.StringIO()
+    ProgressLine(short, min_total=8)(1, 2, outcome)
+    ProgressLine(long_, min_total=8)(8, 8, outcome)
+    assert short.getvalue() == ""
+    assert "trials 8/8" in long_.getvalue()
+    json.dumps(outcome.to_json())  # the record form is JSON

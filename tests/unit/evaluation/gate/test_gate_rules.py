@@ -1,0 +1,373 @@
+"""The pure policy gate (plangate.evaluation.gate.rules.decide) over literal facts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plangate.evaluation.gate.rules import GateFacts, decide
+from plangate.evaluation.harness.definition import HarnessDefinition, parse_definition
+from plangate.surfaces import load_surfaces_bytes
+from plangate.verdict import Reason
+
+DEFINITION = """
+schema_version = "1"
+[[components]]
+id = "prompt:builder"
+type = "prompt"
+paths = ["harness/prompts/**"]
+[[components]]
+id = "verifier:tests"
+type = "verifier"
+paths = ["harness/verifiers/tests.py"]
+[[components]]
+id = "verifier:extra"
+type = "verifier"
+paths = ["harness/verifiers/extra.py"]
+[[components]]
+id = "gate:stop"
+type = "gate"
+paths = ["harness/gates/stop.py"]
+[[components]]
+id = "eval:meta"
+type = "eval"
+paths = ["meta/**"]
+[verifier_set]
+[[verifier_set.stages]]
+component = "verifier:tests"
+blocking = "block"
+[[verifier_set.stages]]
+component = "gate:stop"
+blocking = "block"
+on_unavailable = "block"
+applies_to = ["src/**", "lib/**"]
+"""
+
+SURFACES = b"""version = 1
+[[surface]]
+pattern = "eval/**"
+class = "evaluator"
+reason = "the evaluator"
+[[surface]]
+pattern = "CLAUDE.md"
+class = "human-owned"
+reason = "human-owned"
+"""
+
+PLAN: dict[str, Any] = {
+    "baseline_commit": "a" * 40,
+    "baseline_manifest_ref": "sha256:" + "b" * 64,
+    "harness_definition": ".plangate/harness.toml",
+    "fixtures": [
+        {
+            "id": "kb",
+            "role": "known_bad",
+            "path": "fixtures/kb.json",
+            "digest": "sha256:" + "c" * 64,
+        }
+    ],
+    "verifier_set": ["verifier:tests", "gate:stop"],
+    "runner": {
+        "argv": ["python3", "run.py"],
+        "files": [{"path": "run.py", "digest": "sha256:" + "d" * 64}],
+        "timeout_seconds": 5,
+    },
+    "grader": {
+        "argv": ["python3", "grade.py"],
+        "files": [{"path": "grade.py", "digest": "sha256:" + "e" * 64}],
+        "timeout_seconds": 5,
+    },
+}
+
+
+def definition(text: str = DEFINITION) -> HarnessDefinition:
+    return parse_definition(text.encode(), "test")
+
+
+def facts(diff: list[str], allowed: Any = None, **kw: Any) -> GateFacts:
+    candidate = {
+        "candidate_id": "c1",
+        "candidate_commit": "f" * 40,
+        "allowed_paths": ["harness/prompts/**"] if allowed is None else allowed,
+        "changes_evaluation_harness": kw.pop("changes_evaluation_harness", False),
+    }
+    base: dict[str, Any] = {
+        "candidate": candidate,
+        "candidate_digest": "sha256:" + "1" * 64,
+        "plan_digest": "sha256:" + "2" * 64,
+        "plan": kw.pop("plan", PLAN),
+        "baseline_manifest": {"verifier_set": ["verifier:tests", "gate:stop"]},
+        "baseline_definition": definition(),
+        "candidate_definition": kw.pop("candidate_definition", definition()),
+        "surfaces": load_surfaces_bytes(SURFACES, "downstream", "base:surfaces"),
+        "surfaces_source": "base:surfaces",
+        "observed_diff": tuple(diff),
+        "diff_method": "git-diff-no-renames-v1",
+    }
+    base.update(kw)
+    return GateFacts(**base)
+
+
+def test_clean_prompt_change_is_auto_approved() -> None:
+    result = decide(facts(["harness/prompts/a.md"]))
+    assert result.verdict == "AUTO_APPROVED"
+    assert result.codes == ("POLICY_GATE_PASSED",)
+    assert result.exit_code == 0
+    assert result.facts["required_independence"] == "I1"
+
+
+def test_binding_problem_stops_with_inconclusive() -> None:
+    reason = Reason("CANDIDATE_COMMIT_UNKNOWN", "gone")
+    result = decide(facts(["eval/x.py"], binding_problems=(reason,)))
+    assert result.verdict == "INCONCLUSIVE"
+    assert result.exit_code == 4
+    assert result.codes == ("CANDIDATE_COMMIT_UNKNOWN",)
+
+
+def test_missing_surfaces_is_inconclusive() -> None:
+    result = decide(facts(["harness/prompts/a.md"], surfaces=None))
+    assert result.codes == ("PROTECTED_SURFACES_UNAVAILABLE",)
+    broken = load_surfaces_bytes(b"version = 1\n", "downstream", "x")
+    result = decide(facts(["harness/prompts/a.md"], surfaces=broken))
+    assert result.codes == ("PROTECTED_SURFACES_UNRESOLVED",)
+
+
+@pytest.mark.parametrize("allowed", [[], ["/abs/**"], ["a/../b"], ["a//b"], "harness/**", None])
+def test_malformed_allowed_paths_are_denied(allowed: Any) -> None:
+    candidate_allowed = allowed if allowed is not None else ["ok/**", "ok/**"]
+    result = decide(facts(["harness/prompts/a.md"], allowed=candidate_allowed))
+    assert result.verdict == "DENIED"
+    assert result.codes[0] in ("CANDIDATE_ALLOWED_PATHS_EMPTY", "CANDIDATE_ALLOWED_PATHS_MALFORMED")
+
+
+def test_declared_overlap_with_protected_and_implicit_authority() -> None:
+    for allowed, hit in (
+        (["eval/**"], "eval/**"),
+        (["**"], "eval/**"),
+        (["fixtures/*.json"], "fixtures/kb.json"),
+        (["run.py"], "run.py"),
+        (["meta/x"], "meta/**"),
+        ([".plangate/*.toml"], ".plangate/protected-surfaces.toml"),
+    ):
+        result = decide(facts(["harness/prompts/a.md"], allowed=[*allowed, "harness/prompts/**"]))
+        assert result.verdict == "DENIED", allowed
+        assert "DECLARED_SCOPE_INTERSECTS_PROTECTED_AUTHORITY" in result.codes
+        assert hit in {h["pattern"] for h in result.facts["declared_scope_hits"]}
+
+
+def test_observed_protected_path_is_denied_case_folded() -> None:
+    result = decide(facts(["Claude.MD", "harness/prompts/a.md"]))
+    assert result.verdict == "DENIED"
+    assert result.codes[0] == "PROTECTED_AUTHORITY_CHANGED"
+    assert result.facts["matched_surfaces"][0]["provenance"] == "downstream"
+    assert result.facts["required_independence"] == "I4"
+
+
+def test_protected_check_precedes_scope_check() -> None:
+    result = decide(facts(["eval/grader.py"]))
+    assert result.codes == ("PROTECTED_AUTHORITY_CHANGED", "ACTUAL_DELTA_OUTSIDE_ALLOWED_PATHS")
+    assert result.verdict == "DENIED"
+
+
+def test_scope_excess_alone_is_human_required() -> None:
+    result = decide(facts(["harness/prompts/a.md", "docs/x.md"]))
+    assert result.verdict == "HUMAN_REQUIRED"
+    assert result.codes == ("ACTUAL_DELTA_OUTSIDE_ALLOWED_PATHS",)
+
+
+def test_scope_is_case_sensitive() -> None:
+    result = decide(facts(["Harness/prompts/a.md"]))
+    assert result.codes == ("ACTUAL_DELTA_OUTSIDE_ALLOWED_PATHS",)
+
+
+def test_non_canonical_changed_path_needs_a_human_and_nfd_twin_is_protected() -> None:
+    result = decide(facts(["harness/prompts/a .md ", "harness/prompts/a.md"]))
+    assert "NON_CANONICAL_CHANGED_PATH" in result.codes
+    assert result.verdict == "HUMAN_REQUIRED"
+    surfaces = load_surfaces_bytes(
+        'version = 1\n[[surface]]\npattern = "caf\u00e9/**"\nclass = "human-owned"\n'
+        'reason = "r"\n'.encode(),
+        "downstream",
+        "s",
+    )
+    nfd = "cafe\u0301/x.md"  # addresses the protected NFC directory on some file systems
+    result = decide(facts([nfd, "harness/prompts/a.md"], surfaces=surfaces))
+    assert result.verdict == "DENIED"
+    assert result.facts["matched_surfaces"][0]["via"] == "nfc"
+
+
+def test_symlink_targets_are_judged() -> None:
+    cases = {
+        "harness/prompts/l1": ("../../eval/grader.py", "PROTECTED_AUTHORITY_CHANGED"),
+        "harness/prompts/l2": ("../../eval", "PROTECTED_AUTHORITY_CHANGED"),
+        "harness/prompts/l3": ("/etc/passwd", "SYMLINK_TARGET_UNSAFE"),
+        "harness/prompts/l4": ("../../../x", "SYMLINK_TARGET_UNSAFE"),
+        "harness/prompts/l5": ("../..", "SYMLINK_TARGET_UNSAFE"),
+    }
+    for link, (target, code) in cases.items():
+        result = decide(facts([link], symlink_targets={link: target}))
+        assert code in result.codes, (link, result.codes)
+        assert result.verdict == "DENIED"
+    ok = decide(facts(["harness/prompts/l6"], symlink_targets={"harness/prompts/l6": "a.md"}))
+    assert ok.verdict == "AUTO_APPROVED"
+
+
+def test_participating_verifier_change_is_denied() -> None:
+    result = decide(facts(["harness/verifiers/tests.py"], allowed=["harness/verifiers/**"]))
+    assert result.verdict == "DENIED"
+    assert result.codes == ("PARTICIPATING_VERIFIER_CHANGED",)
+    row = result.facts["participation"][0]
+    assert row["participating"] is True
+    assert row["basis"] == "in the plan's verifier set"
+    assert result.facts["required_independence"] == "I3"
+
+
+def test_verifier_missing_from_a_narrower_plan_set_counts_as_participating() -> None:
+    narrower = dict(PLAN, verifier_set=["gate:stop"])
+    result = decide(
+        facts(["harness/verifiers/tests.py"], allowed=["harness/verifiers/**"], plan=narrower)
+    )
+    assert result.codes == ("PARTICIPATING_VERIFIER_CHANGED",)
+    assert result.facts["participation"][0]["basis"].startswith("missing from")
+
+
+def test_undecidable_plan_set_counts_as_participating() -> None:
+    broken = dict(PLAN, verifier_set="verifier:tests")
+    result = decide(
+        facts(["harness/verifiers/extra.py"], allowed=["harness/verifiers/**"], plan=broken)
+    )
+    assert result.codes == ("PARTICIPATING_VERIFIER_CHANGED",)
+    assert result.facts["participation"][0]["basis"].startswith("undecidable")
+
+
+def test_non_participating_verifier_only_into_the_procedure() -> None:
+    result = decide(facts(["harness/verifiers/extra.py"], allowed=["harness/verifiers/extra.py"]))
+    assert result.verdict == "AUTO_APPROVED"
+    assert result.facts["requires_verifier_candidate_procedure"] is True
+    assert "VERIFIER_CANDIDATE_PROCEDURE_REQUIRED" in result.codes
+
+
+def _with(old: str, new: str) -> HarnessDefinition:
+    assert old in DEFINITION
+    return definition(DEFINITION.replace(old, new))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "fragment"),
+    [
+        (
+            'component = "gate:stop"\nblocking = "block"',
+            'component = "gate:stop"\nblocking = "off"',
+            "blocking block -> off",
+        ),
+        ('on_unavailable = "block"', 'on_unavailable = "pass"', "on_unavailable block -> pass"),
+        ('applies_to = ["src/**", "lib/**"]', 'applies_to = ["src/**"]', "applies_to"),
+        (
+            '[[verifier_set.stages]]\ncomponent = "verifier:tests"\nblocking = "block"\n',
+            "",
+            "removed from the verifier set",
+        ),
+        (
+            'paths = ["harness/verifiers/extra.py"]',
+            'paths = ["harness/verifiers/other.py"]',
+            "paths removed",
+        ),
+        (
+            'id = "verifier:extra"\ntype = "verifier"',
+            'id = "verifier:extra"\ntype = "prompt"',
+            "component removed",
+        ),
+    ],
+)
+def test_weakening_a_gate_or_verifier_is_human_required(old: str, new: str, fragment: str) -> None:
+    result = decide(
+        facts(
+            [".plangate/harness.toml"],
+            allowed=[".plangate/harness.toml"],
+            candidate_definition=_with(old, new),
+        )
+    )
+    assert "GATE_OR_VERIFIER_WEAKENED" in result.codes
+    assert result.verdict in ("HUMAN_REQUIRED", "DENIED")
+    assert any(fragment in w for w in result.facts["weakened"]), result.facts["weakened"]
+
+
+def test_widening_applies_to_is_not_weakening() -> None:
+    result = decide(
+        facts(
+            [".plangate/harness.toml"],
+            allowed=[".plangate/harness.toml"],
+            candidate_definition=_with('applies_to = ["src/**", "lib/**"]', 'applies_to = ["**"]'),
+        )
+    )
+    assert "GATE_OR_VERIFIER_WEAKENED" not in result.codes
+
+
+def test_deleted_verifier_file_is_weakening() -> None:
+    result = decide(
+        facts(
+            ["harness/verifiers/extra.py"],
+            allowed=["harness/verifiers/**"],
+            removed_paths=frozenset({"harness/verifiers/extra.py"}),
+        )
+    )
+    assert "GATE_OR_VERIFIER_WEAKENED" in result.codes
+
+
+def test_unreadable_candidate_definition_is_human_required() -> None:
+    result = decide(
+        facts(
+            ["harness/prompts/a.md"],
+            candidate_definition=None,
+            candidate_definition_problem=Reason("X", "broken"),
+        )
+    )
+    assert result.codes == ("HARNESS_DEFINITION_UNREADABLE_AT_CANDIDATE",)
+    assert result.verdict == "HUMAN_REQUIRED"
+
+
+def test_declared_harness_change_routes_to_i4_and_missing_declaration_is_not_false() -> None:
+    result = decide(facts(["harness/prompts/a.md"], changes_evaluation_harness=True))
+    assert result.codes == ("EVALUATION_HARNESS_CHANGE_I4_ONLY",)
+    assert result.facts["required_independence"] == "I4"
+    result = decide(facts(["harness/prompts/a.md"], changes_evaluation_harness=None))
+    assert result.codes == ("EVALUATION_HARNESS_DECLARATION_MISSING",)
+    assert result.verdict == "HUMAN_REQUIRED"
+
+
+def test_empty_diff_is_inconclusive() -> None:
+    assert decide(facts([])).codes == ("NO_OBSERVED_HARNESS_DELTA",)
+
+
+segment = st.text(alphabet="abcXYZ.-_", min_size=1, max_size=5).filter(
+    lambda s: s not in (".", "..")
+)
+paths = st.lists(segment, min_size=1, max_size=4).map("/".join)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(paths, min_size=1, max_size=6, unique=True))
+def test_property_verdict_is_never_more_lenient_than_its_parts(diff: list[str]) -> None:
+    """Adding a protected path to any diff makes it DENIED; approval needs an in-scope diff."""
+    base = decide(facts(diff))
+    tainted = decide(facts(sorted({*diff, "eval/grader.py"})))
+    assert tainted.verdict == "DENIED"
+    if base.verdict == "AUTO_APPROVED":
+        assert all(p.startswith("harness/prompts/") for p in diff)
+
+
+def test_undeclared_change_of_a_new_eval_component_needs_the_i4_route() -> None:
+    text = DEFINITION.replace(
+        "[verifier_set]",
+        '[[components]]\nid = "eval:own-grader"\ntype = "eval"\npaths = ["harness/prompts/g.py"]\n'
+        "[verifier_set]",
+    )
+    cand_def = definition(text)
+    result = decide(facts(["harness/prompts/g.py"], candidate_definition=cand_def))
+    assert result.verdict == "HUMAN_REQUIRED"
+    assert result.codes == ("EVALUATION_HARNESS_CHANGE_UNDECLARED",)
+    assert result.facts["route"] == "I4_ONLY"
+    assert result.facts["required_independence"] == "I4"

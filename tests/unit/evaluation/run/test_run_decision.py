@@ -1,0 +1,580 @@
+"""Promotion Decision rules (pure): every rule is a test over literal facts."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plangate.evaluation.run.decision import EvaluationInput, decide, required_activation
+from plangate.evaluation.run.protocol import Activation, TrialOutcome, TrialReport, TrialStatus
+from plangate.verdict import Reason
+
+D = "sha256:" + "1" * 64
+D2 = "sha256:" + "2" * 64
+BASE_REF = "sha256:" + "b" * 64
+CAND_REF = "sha256:" + "c" * 64
+TARGET = "verifier:completion-evidence"
+TESTS = "verifier:deterministic-tests"
+
+FIXTURES = [
+    {"id": "kb", "role": "known_bad", "path": "eval/fixtures/kb.json", "digest": D},
+    {"id": "nc", "role": "negative_control", "path": "eval/fixtures/nc.json", "digest": D},
+    {"id": "pos", "role": "sealed_positive", "path": "eval/fixtures/pos.json", "digest": D},
+    {"id": "neg", "role": "sealed_negative", "path": "eval/fixtures/neg.json", "digest": D},
+    {"id": "m1", "role": "known_mutant", "path": "eval/fixtures/m1.json", "digest": D},
+    {"id": "m2", "role": "known_mutant", "path": "eval/fixtures/m2.json", "digest": D},
+    {"id": "reg", "role": "regression", "path": "eval/fixtures/reg.json", "digest": D},
+]
+
+# What a good verifier candidate does: (baseline judgement, candidate judgement).
+GOOD = {
+    "kb": ("passed", "stopped"),
+    "nc": ("passed", "passed"),
+    "pos": ("passed", "passed"),
+    "neg": ("stopped", "stopped"),
+    "m1": ("passed", "stopped"),
+    "m2": ("stopped", "stopped"),
+    "reg": ("passed", "passed"),
+}
+
+
+def plan(**overrides: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "baseline_manifest_ref": BASE_REF,
+        "fixtures": FIXTURES,
+        "verifier_set": [TESTS],
+        "trials": 2,
+        "metrics": ["known_bad_stop_rate", "negative_control_pass_rate"],
+        "threshold": [
+            {"metric": "known_bad_stop_rate", "op": ">=", "value": 1.0},
+            {"metric": "negative_control_pass_rate", "op": ">=", "value": 1.0},
+        ],
+        "critical_regression_conditions": ["known_bad_not_stopped"],
+        "required_activation": "fired",
+    }
+    base.update(overrides)
+    return base
+
+
+def trial(
+    side: str,
+    fixture: str,
+    number: int,
+    judgement: str,
+    *,
+    level: str = "influenced_decision",
+    detections: dict[str, str] | None = None,
+    status: TrialStatus = TrialStatus.COMPLETED,
+    error_code: str = "",
+    metrics: dict[str, float] | None = None,
+) -> TrialOutcome:
+    role = next(f["role"] for f in FIXTURES if f["id"] == fixture)
+    report = None
+    if status is TrialStatus.COMPLETED:
+        report = TrialReport(
+            side=side,
+            fixture_id=fixture,
+            role=role,
+            trial=number,
+            outcome="MERGE_READY" if judgement == "passed" else "BLOCKED",
+            stop_reasons=() if judgement == "passed" else ("VERIFIER_UNAVAILABLE",),
+            metrics=metrics or {},
+            activation={TARGET: Activation(level, ("ref",))},
+            detections=detections if detections is not None else {TESTS: "not_detected"},
+        )
+    return TrialOutcome(
+        key=f"{side}/{fixture}/{number}",
+        side=side,
+        fixture_id=fixture,
+        role=role,
+        trial=number,
+        status=status,
+        report=report,
+        judgement=judgement if status is TrialStatus.COMPLETED else None,
+        error_code=error_code,
+    )
+
+
+def trials(
+    table: dict[str, tuple[str, str]] | None = None, n: int = 2, **kw: Any
+) -> list[TrialOutcome]:
+    out = []
+    for fixture, (base, cand) in (table or GOOD).items():
+        for number in range(1, n + 1):
+            out.append(trial("baseline", fixture, number, base, **kw))
+            out.append(trial("candidate", fixture, number, cand, **kw))
+    return out
+
+
+def evaluation(**overrides: Any) -> EvaluationInput:
+    base = EvaluationInput(
+        candidate_id="candidate:x:v1",
+        candidate_plan_digest=D2,
+        plan=plan(),
+        plan_digest=D2,
+        baseline_manifest_ref=BASE_REF,
+        candidate_manifest_ref=CAND_REF,
+        target_components=(TARGET,),
+        component_types={TARGET: "verifier", TESTS: "verifier"},
+        changed_paths=("harness/verifiers/completion_evidence.py",),
+        policy_verdict="AUTO_APPROVED",
+        trials=trials(),
+        independence_observed="I3",
+        independence_required="I3",
+    )
+    return dataclasses.replace(base, **overrides)
+
+
+def with_judgement(fixture: str, side: str, judgement: str, number: int = 1) -> list[TrialOutcome]:
+    out = []
+    for t in trials():
+        if t.fixture_id == fixture and t.side == side and t.trial == number:
+            out.append(trial(side, fixture, number, judgement))
+        else:
+            out.append(t)
+    return out
+
+
+# -- PASS ----------------------------------------------------------------------
+
+
+def test_pass_when_every_condition_holds() -> None:
+    result = decide(evaluation())
+    assert result.verdict == "PASS", result.codes
+    assert result.codes == (
+        "KNOWN_BAD_STOPPED",
+        "NEGATIVE_CONTROL_PASSED",
+        "ACTIVATION_CONFIRMED",
+        "DETECTION_POWER_KEPT",
+        "THRESHOLDS_MET",
+    )
+    assert result.facts["production_promotion_executed"] is False
+    assert result.facts["critical_regressions"] == []
+    assert result.facts["metrics"]["known_bad_stop_rate"] == 1.0
+
+
+# -- FAIL ----------------------------------------------------------------------
+
+
+def test_known_bad_not_stopped_in_one_trial_fails() -> None:
+    result = decide(evaluation(trials=with_judgement("kb", "candidate", "passed", 2)))
+    assert result.verdict == "FAIL"
+    assert "KNOWN_BAD_NOT_STOPPED" in result.codes
+    assert "known_bad_not_stopped" in result.facts["critical_regressions"]
+
+
+def test_negative_control_blocked_fails() -> None:
+    result = decide(evaluation(trials=with_judgement("nc", "candidate", "stopped")))
+    assert result.verdict == "FAIL"
+    assert "NEGATIVE_CONTROL_REGRESSION" in result.codes
+
+
+def test_detection_below_baseline_fails_even_when_incident_stopped() -> None:
+    table = dict(GOOD, m2=("stopped", "passed"))
+    result = decide(evaluation(trials=trials(table)))
+    assert result.verdict == "FAIL"
+    assert result.codes == ("BASELINE_DETECTION_POWER_REGRESSION",)
+    assert result.facts["detection"]["baseline_detected"] == ["m2"]
+    assert result.facts["detection"]["candidate_detected"] == ["m1"]
+
+
+def test_candidate_credited_only_with_detection_in_every_trial() -> None:
+    result = decide(evaluation(trials=with_judgement("m2", "candidate", "passed", 2)))
+    assert "BASELINE_DETECTION_POWER_REGRESSION" in result.codes
+
+
+def test_false_positive_regression_fails() -> None:
+    result = decide(evaluation(trials=with_judgement("pos", "candidate", "stopped")))
+    assert result.verdict == "FAIL"
+    assert "FALSE_POSITIVE_REGRESSION" in result.codes
+
+
+def test_false_negative_regression_fails() -> None:
+    result = decide(evaluation(trials=with_judgement("neg", "candidate", "passed")))
+    assert result.verdict == "FAIL"
+    assert "FALSE_NEGATIVE_REGRESSION" in result.codes
+
+
+def test_regression_fixture_outcome_change_fails() -> None:
+    result = decide(evaluation(trials=with_judgement("reg", "candidate", "stopped")))
+    assert result.verdict == "FAIL"
+    assert "REGRESSION_FIXTURE_FAILED" in result.codes
+
+
+def test_test_strategy_must_detect_every_mutant() -> None:
+    table = dict(GOOD, m1=("passed", "passed"))
+    ordinary = decide(evaluation(trials=trials(table)))
+    assert ordinary.verdict == "PASS"  # m1 was never detected by the baseline either
+    strategy = decide(evaluation(trials=trials(table), test_strategy=True))
+    assert strategy.verdict == "FAIL"
+    assert strategy.codes == ("TEST_STRATEGY_MUTANT_NOT_DETECTED",)
+
+
+def test_missed_threshold_fails() -> None:
+    p = plan(metrics=["latency"], threshold=[{"metric": "latency", "op": "<=", "value": 5}])
+    ok = decide(evaluation(plan=p, trials=trials(metrics={"latency": 3.0})))
+    assert ok.verdict == "PASS", ok.codes
+    bad = decide(evaluation(plan=p, trials=trials(metrics={"latency": 7.0})))
+    assert bad.verdict == "FAIL"
+    assert bad.codes == ("THRESHOLD_NOT_MET",)
+
+
+@pytest.mark.parametrize("code", ["SEALED_FIXTURE_MUTATION", "EVAL_HARNESS_FILE_MUTATION"])
+def test_tampering_seen_before_use_is_fail_with_human_required(code: str) -> None:
+    outcomes = trials()
+    outcomes[3] = dataclasses.replace(
+        outcomes[3],
+        status=TrialStatus.FIXTURE_MISMATCH,
+        report=None,
+        judgement=None,
+        error_code=code,
+        detail="digest differs",
+    )
+    result = decide(evaluation(trials=outcomes))
+    assert result.verdict == "FAIL"
+    assert result.codes[0] == code
+    assert result.facts["policy_verdict"] == "HUMAN_REQUIRED"
+    assert "sealed_fixture_changed" in result.facts["critical_regressions"]
+
+
+def test_candidate_updating_a_sealed_fixture_is_refused() -> None:
+    result = decide(evaluation(changed_paths=("eval/fixtures/kb.json",)))
+    assert result.verdict == "FAIL"
+    assert result.codes[0] == "CANDIDATE_UPDATES_SEALED_FIXTURE"
+    assert result.facts["policy_verdict"] == "HUMAN_REQUIRED"
+
+
+# -- INCONCLUSIVE ----------------------------------------------------------------
+
+
+def test_manifest_identity_unobtainable_is_inconclusive() -> None:
+    result = decide(evaluation(candidate_manifest_ref=None))
+    assert result.verdict == "INCONCLUSIVE"
+    assert "MANIFEST_IDENTITY_UNOBTAINABLE" in result.codes
+
+
+def test_baseline_manifest_not_the_pinned_one_is_inconclusive() -> None:
+    result = decide(evaluation(baseline_manifest_ref=CAND_REF))
+    assert result.verdict == "INCONCLUSIVE"
+    assert "BASELINE_MANIFEST_BINDING" in result.codes
+
+
+def test_fewer_completed_trials_than_registered_is_inconclusive() -> None:
+    outcomes = trials()
+    outcomes[0] = dataclasses.replace(
+        outcomes[0],
+        status=TrialStatus.CRASHED,
+        report=None,
+        judgement=None,
+        error_code="TRIAL_RUNNER_CRASHED",
+    )
+    result = decide(evaluation(trials=outcomes))
+    assert result.verdict == "INCONCLUSIVE"
+    assert result.codes == ("TRIALS_INCOMPLETE",)
+
+
+def test_grader_unavailable_is_inconclusive_never_pass() -> None:
+    outcomes = trials()
+    outcomes[1] = dataclasses.replace(
+        outcomes[1], judgement="unavailable", error_code="EVAL_GRADER_UNAVAILABLE"
+    )
+    result = decide(evaluation(trials=outcomes))
+    assert result.verdict == "INCONCLUSIVE"
+    assert "EVAL_GRADER_UNAVAILABLE" in result.codes
+
+
+@pytest.mark.parametrize("detections", [{}, {TESTS: "error"}])
+def test_verifier_unavailable_is_inconclusive(detections: dict[str, str]) -> None:
+    result = decide(evaluation(trials=trials(detections=detections)))
+    assert result.verdict == "INCONCLUSIVE"
+    assert "EVAL_VERIFIER_UNAVAILABLE" in result.codes
+
+
+def test_verifier_candidate_needs_influenced_decision() -> None:
+    result = decide(evaluation(trials=trials(level="produced_evidence")))
+    assert result.verdict == "INCONCLUSIVE"
+    assert result.codes == ("ACTIVATION_INSUFFICIENT",)
+    assert result.facts["activation"]["required_level"] == "influenced_decision"
+
+
+def test_general_candidate_needs_fired() -> None:
+    prompt = {TARGET: "prompt", TESTS: "verifier"}
+    fired = decide(evaluation(component_types=prompt, trials=trials(level="fired")))
+    assert fired.verdict == "PASS", fired.codes
+    registered = decide(evaluation(component_types=prompt, trials=trials(level="registered")))
+    assert registered.verdict == "INCONCLUSIVE"
+    assert registered.codes == ("ACTIVATION_INSUFFICIENT",)
+
+
+def test_required_activation_takes_the_stricter_level() -> None:
+    assert required_activation("installed", judge_candidate=False) == "fired"
+    assert required_activation("produced_evidence", judge_candidate=False) == "produced_evidence"
+    assert required_activation("fired", judge_candidate=True) == "influenced_decision"
+    assert required_activation("bogus", judge_candidate=False) == "fired"
+
+
+def test_baseline_not_reproducing_the_miss_is_inconclusive() -> None:
+    result = decide(evaluation(trials=with_judgement("kb", "baseline", "stopped")))
+    assert result.verdict == "INCONCLUSIVE"
+    assert "BASELINE_MISS_NOT_REPRODUCED" in result.codes
+
+
+def test_negative_control_failing_on_baseline_is_inconclusive() -> None:
+    result = decide(evaluation(trials=with_judgement("nc", "baseline", "stopped")))
+    assert result.verdict == "INCONCLUSIVE"
+    assert "NEGATIVE_CONTROL_BASELINE_INVALID" in result.codes
+
+
+def test_plan_digest_mismatch_is_inconclusive() -> None:
+    result = decide(evaluation(candidate_plan_digest=D))
+    assert result.verdict == "INCONCLUSIVE"
+    assert "EVALUATION_PLAN_DIGEST_MISMATCH" in result.codes
+
+
+def test_unpinned_fixture_is_inconclusive() -> None:
+    fixtures = [dict(f) for f in FIXTURES]
+    fixtures[0]["digest"] = None
+    result = decide(evaluation(plan=plan(fixtures=fixtures)))
+    assert result.verdict == "INCONCLUSIVE"
+    assert "FIXTURE_NOT_PINNED" in result.codes
+
+
+def test_verifier_candidate_without_known_mutants_is_inconclusive() -> None:
+    fixtures = [f for f in FIXTURES if f["role"] != "known_mutant"]
+    table = {k: v for k, v in GOOD.items() if not k.startswith("m")}
+    result = decide(evaluation(plan=plan(fixtures=fixtures), trials=trials(table)))
+    assert result.verdict == "INCONCLUSIVE"
+    assert "EVALUATION_PLAN_INCOMPLETE" in result.codes
+
+
+@pytest.mark.parametrize(("observed", "required"), [("I2", "I3"), ("I0", "I1"), ("I9", "I1")])
+def test_independence_insufficient_is_inconclusive(observed: str, required: str) -> None:
+    result = decide(evaluation(independence_observed=observed, independence_required=required))
+    assert result.verdict == "INCONCLUSIVE"
+    assert result.codes == ("INDEPENDENCE_INSUFFICIENT",)
+
+
+def test_pre_registered_metric_that_cannot_be_computed_is_inconclusive() -> None:
+    p = plan(metrics=["latency"], threshold=[{"metric": "latency", "op": "<=", "value": 5}])
+    result = decide(evaluation(plan=p))
+    assert result.verdict == "INCONCLUSIVE"
+    assert "METRIC_UNAVAILABLE" in result.codes
+
+
+def test_evidence_missing_wins_over_a_failed_condition() -> None:
+    outcomes = with_judgement("kb", "baseline", "stopped")
+    outcomes = [
+        trial(t.side, t.fixture_id, t.trial, "stopped")
+        if (t.side, t.fixture_id) == ("candidate", "nc")
+        else t
+        for t in outcomes
+    ]
+    result = decide(evaluation(trials=outcomes))
+    assert result.verdict == "INCONCLUSIVE"
+    assert "NEGATIVE_CONTROL_REGRESSION" in result.facts["fail_codes"]
+
+
+# -- finality and the gate ---------------------------------------------------------
+
+
+def test_recorded_inconclusive_is_never_turned_into_pass() -> None:
+    result = decide(evaluation(prior_decisions=("PASS", "INCONCLUSIVE")))
+    assert result.verdict == "INCONCLUSIVE"
+    assert result.codes == ("EVALUATION_ALREADY_INCONCLUSIVE",)
+
+
+def test_recorded_fail_is_not_rerolled() -> None:
+    result = decide(evaluation(prior_decisions=("FAIL",)))
+    assert result.verdict == "FAIL"
+    assert result.codes == ("EVALUATION_ALREADY_FAILED",)
+
+
+def test_recorded_pass_does_not_short_circuit() -> None:
+    result = decide(evaluation(prior_decisions=("PASS",), candidate_manifest_ref=None))
+    assert result.verdict == "INCONCLUSIVE"
+
+
+@pytest.mark.parametrize(
+    ("gate", "verdict", "code"),
+    [
+        ("DENIED", "FAIL", "EVAL_GATE_DENIED"),
+        ("HUMAN_REQUIRED", "FAIL", "EVAL_GATE_HUMAN_REQUIRED"),
+        ("INCONCLUSIVE", "INCONCLUSIVE", "EVAL_GATE_INCONCLUSIVE"),
+        (None, "INCONCLUSIVE", "EVAL_GATE_INCONCLUSIVE"),
+    ],
+)
+def test_gate_refusal_stops_before_paired_evaluation(
+    gate: str | None, verdict: str, code: str
+) -> None:
+    result = decide(evaluation(policy_verdict=gate, gate_reasons=(Reason("X", "y"),)))
+    assert result.verdict == verdict
+    assert result.codes == (code,)
+
+
+def test_missing_plan_is_inconclusive() -> None:
+    result = decide(evaluation(plan=None, plan_digest=None))
+    assert result.verdict == "INCONCLUSIVE"
+    assert result.codes == ("EVALUATION_PLAN_UNAVAILABLE",)
+
+
+# -- invariants over arbitrary evidence ------------------------------------------
+
+JUDGEMENT = st.sampled_from(["passed", "stopped"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    table=st.fixed_dictionaries({k: st.tuples(JUDGEMENT, JUDGEMENT) for k in GOOD}),
+    gate=st.sampled_from(["AUTO_APPROVED", "DENIED", "HUMAN_REQUIRED", "INCONCLUSIVE"]),
+    prior=st.lists(st.sampled_from(["PASS", "FAIL", "INCONCLUSIVE"]), max_size=2),
+    level=st.sampled_from(["registered", "fired", "influenced_decision"]),
+)
+def test_no_promotion_and_pass_only_when_clean(
+    table: dict[str, tuple[str, str]], gate: str, prior: list[str], level: str
+) -> None:
+    result = decide(
+        evaluation(
+            trials=trials(table, level=level), policy_verdict=gate, prior_decisions=tuple(prior)
+        )
+    )
+    assert result.facts["production_promotion_executed"] is False
+    assert result.verdict in ("PASS", "FAIL", "INCONCLUSIVE")
+    if result.verdict == "PASS":
+        assert gate == "AUTO_APPROVED"
+        assert "INCONCLUSIVE" not in prior and "FAIL" not in prior
+        assert table["kb"] == ("passed", "stopped")
+        assert table["nc"] == ("passed", "passed")
+        assert level == "influenced_decision"
+    if "INCONCLUSIVE" in prior:
+        assert result.verdict == "INCONCLUSIVE"
+
+
+def test_identity_problem_from_the_service_is_reported_once() -> None:
+    problem = Reason("MANIFEST_IDENTITY_UNOBTAINABLE", "no HarnessManifest for abc: why")
+    result = decide(evaluation(candidate_manifest_ref=None, setup_problems=(problem,)))
+    assert result.verdict == "INCONCLUSIVE"
+    assert result.codes.count("MANIFEST_IDENTITY_UNOBTAINABLE") == 1
+    assert result.reasons[0].message.endswith("why")
+
+
+def test_activation_must_hold_in_every_known_bad_trial() -> None:
+    outcomes = [
+        trial(t.side, t.fixture_id, t.trial, str(t.judgement), level="produced_evidence")
+        if (t.side, t.fixture_id, t.trial) == ("candidate", "kb", 2)
+        else t
+        for t in trials()
+    ]
+    result = decide(evaluation(trials=outcomes))
+    assert result.verdict == "INCONCLUSIVE"
+    assert result.codes == ("ACTIVATION_INSUFFICIENT",)
+    assert result.facts["activation"]["observed"][TARGET] == "produced_evidence"
+
+
+def test_baseline_credited_with_a_detection_seen_in_any_trial() -> None:
+    # The baseline caught m2 in one of two trials; the candidate never does: still a loss.
+    table = dict(GOOD, m2=("passed", "passed"))
+    outcomes = [
+        trial("baseline", "m2", 1, "stopped")
+        if (t.side, t.fixture_id, t.trial) == ("baseline", "m2", 1)
+        else t
+        for t in trials(table)
+    ]
+    result = decide(evaluation(trials=outcomes))
+    assert result.verdict == "FAIL"
+    assert result.codes == ("BASELINE_DETECTION_POWER_REGRESSION",)
+
+
+def test_tampering_reported_by_the_service_is_fail_with_human_required() -> None:
+    problem = Reason("BASELINE_WORKTREE_MODIFIED", "the baseline worktree changed")
+    result = decide(evaluation(tamper_problems=(problem,)))
+    assert result.verdict == "FAIL"
+    assert result.codes == ("BASELINE_WORKTREE_MODIFIED",)
+    assert result.facts["policy_verdict"] == "HUMAN_REQUIRED"
+
+
+# -- attacks: claims that must not decide --------------------------------------
+
+PROMPT = "prompt:builder"
+
+
+def _activation(levels: dict[str, str]) -> list[TrialOutcome]:
+    """GOOD trials whose reports carry ``levels`` as the activation evidence."""
+
+    out = []
+    for t in trials(GOOD):
+        assert t.report is not None
+        report = dataclasses.replace(
+            t.report,
+            activation={cid: Activation(level, ("ref",)) for cid, level in levels.items()},
+        )
+        out.append(dataclasses.replace(t, report=report))
+    return out
+
+
+def test_activation_of_an_undeclared_changed_verifier_is_checked() -> None:
+    # The candidate declares only the prompt as its target (a claim) while the observed
+    # diff also changes a verifier. The verifier's activation was never looked at, so a
+    # verifier that is merely registered could ride along into a PASS.
+    inp = evaluation(
+        target_components=(PROMPT,),
+        component_types={PROMPT: "prompt", TARGET: "verifier", TESTS: "verifier"},
+        changed_components=(PROMPT, TARGET),
+        trials=_activation({PROMPT: "influenced_decision", TARGET: "registered"}),
+    )
+    result = decide(inp)
+    assert result.verdict == "INCONCLUSIVE", result.codes
+    assert "ACTIVATION_INSUFFICIENT" in result.codes
+    assert result.facts["activation"]["observed"][TARGET] == "registered"
+
+
+def test_declared_and_changed_components_all_active_still_pass() -> None:
+    # Control: the same evaluation passes once every changed component shows activation.
+    inp = evaluation(
+        target_components=(PROMPT,),
+        component_types={PROMPT: "prompt", TARGET: "verifier", TESTS: "verifier"},
+        changed_components=(PROMPT, TARGET),
+        trials=_activation({PROMPT: "influenced_decision", TARGET: "influenced_decision"}),
+    )
+    result = decide(inp)
+    assert result.verdict == "PASS", result.codes
+    assert FIXTURES  # the shared fixture table is the one the rules were written against
+
+
+def test_a_changed_component_the_candidate_removed_is_not_asked_to_act() -> None:
+    # A component gone from the candidate manifest cannot show activation; requiring it
+    # would make every removal INCONCLUSIVE. Declared targets are still observed.
+    inp = evaluation(
+        target_components=(TARGET,),
+        component_types={PROMPT: "prompt", TARGET: "verifier", TESTS: "verifier"},
+        changed_components=(PROMPT, TARGET),
+        candidate_components=(TARGET, TESTS),
+        trials=_activation({TARGET: "influenced_decision"}),
+    )
+    assert decide(inp).verdict == "PASS"
+    unknown = dataclasses.replace(inp, candidate_components=None)
+    assert decide(unknown).verdict == "INCONCLUSIVE"
+
+
+def test_a_trial_reported_twice_does_not_stand_in_for_a_missing_one() -> None:
+    # An executor (a retrying distributed engine, say) hands back candidate/kb/1 twice and
+    # never ran candidate/kb/2: two completed judgements, but only one registered trial.
+
+    outcomes = [t for t in trials() if t.key != "candidate/kb/2"]
+    outcomes.append(next(t for t in trials() if t.key == "candidate/kb/1"))
+    result = decide(evaluation(trials=outcomes))
+    assert result.verdict == "INCONCLUSIVE", result.codes
+    assert "TRIAL_OUTCOME_DUPLICATE" in result.codes
+    assert "TRIALS_INCOMPLETE" in result.codes
+
+
+def test_a_trial_number_outside_the_plan_does_not_count() -> None:
+
+    outcomes = [t for t in trials() if t.key != "candidate/kb/2"]
+    outcomes.append(trial("candidate", "kb", 7, "stopped"))
+    result = decide(evaluation(trials=outcomes))
+    assert result.verdict == "INCONCLUSIVE", result.codes
+    assert "TRIALS_INCOMPLETE" in result.codes

@@ -1,0 +1,214 @@
+"""``plangate-trial/1`` result documents and ``plangate-grade/1`` grades are parsed strictly."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plangate.evaluation.run.protocol import (
+    CommandSpec,
+    ResultRejectedError,
+    TrialSpec,
+    activation_rank,
+    parse_grade,
+    parse_result,
+    substitute,
+)
+from support.evaldocs import ASK, grade_doc, result_doc
+
+
+def parse(doc: Any) -> Any:
+    return parse_result(json.dumps(doc).encode(), **ASK)
+
+
+def test_a_valid_result_parses() -> None:
+    report = parse(result_doc())
+    assert report.outcome == "BLOCKED"
+    assert report.metrics == {"duration_ms": 12.0, "cost": 0.5}
+    assert report.activation["verifier:completion-evidence"].level == "influenced_decision"
+    assert report.to_json()["detections"] == {"verifier:completion-evidence": "detected"}
+
+
+@pytest.mark.parametrize(
+    ("change", "code"),
+    [
+        ({"extra": 1}, "TRIAL_RESULT_UNKNOWN_KEY"),
+        ({"protocol": "plangate-trial/2"}, "TRIAL_PROTOCOL_UNSUPPORTED"),
+        ({"side": "baseline"}, "TRIAL_RESULT_MISMATCH"),
+        ({"fixture_id": "other"}, "TRIAL_RESULT_MISMATCH"),
+        ({"trial": "2"}, "TRIAL_RESULT_MISMATCH"),
+        ({"trial": 3}, "TRIAL_RESULT_MISMATCH"),
+        ({"role": "negative_control"}, "TRIAL_RESULT_MISMATCH"),
+        ({"outcome": "PASS"}, "TRIAL_RESULT_INVALID"),
+        ({"outcome": "MERGE_READY"}, "TRIAL_RESULT_INVALID"),  # with a stop reason
+        ({"stop_reasons": []}, "TRIAL_RESULT_INVALID"),  # BLOCKED without one
+        ({"stop_reasons": ["MADE_UP"]}, "TRIAL_RESULT_INVALID"),
+        ({"stop_reasons": ["NO_PROGRESS", "NO_PROGRESS"]}, "TRIAL_RESULT_INVALID"),
+        ({"metrics": {"ok": True}}, "TRIAL_RESULT_INVALID"),
+        ({"metrics": {"token": 1}}, "TRIAL_RESULT_INVALID"),
+        ({"metrics": {"Bad-Name": 1}}, "TRIAL_RESULT_INVALID"),
+        ({"metrics": [1]}, "TRIAL_RESULT_INVALID"),
+        ({"activation": {"v": {"level": "super", "evidence_refs": []}}}, "TRIAL_RESULT_INVALID"),
+        ({"activation": {"v": {"level": "fired", "evidence_refs": []}}}, "TRIAL_RESULT_INVALID"),
+        ({"activation": {"v": {"level": "fired"}}}, "TRIAL_RESULT_INVALID"),
+        (
+            {"activation": {"bad id!": {"level": "installed", "evidence_refs": []}}},
+            "TRIAL_RESULT_INVALID",
+        ),
+        ({"detections": {"v": "maybe"}}, "TRIAL_RESULT_INVALID"),
+    ],
+)
+def test_defective_results_are_refused(change: dict[str, Any], code: str) -> None:
+    with pytest.raises(ResultRejectedError) as info:
+        parse(result_doc(**change))
+    assert info.value.code == code
+
+
+@pytest.mark.parametrize("key", ["outcome", "metrics", "activation", "detections", "trial"])
+def test_missing_keys_are_refused(key: str) -> None:
+    doc = result_doc()
+    del doc[key]
+    with pytest.raises(ResultRejectedError):
+        parse(doc)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"", b"{", b"[]", b'{"protocol": 1, "protocol": 2}', b"\xef\xbb\xbf{}", b'{"a": NaN}'],
+)
+def test_non_documents_are_refused(raw: bytes) -> None:
+    with pytest.raises(ResultRejectedError) as info:
+        parse_result(raw, **ASK)
+    assert info.value.code == "TRIAL_RESULT_INVALID"
+
+
+def test_grades_parse_strictly() -> None:
+    assert parse_grade(json.dumps(grade_doc()).encode(), **ASK) == "stopped"
+    for change, code in (
+        ({"judgement": "pass"}, "GRADE_INVALID"),
+        ({"trial": 1}, "GRADE_MISMATCH"),
+        ({"x": 1}, "GRADE_UNKNOWN_KEY"),
+        ({"protocol": "plangate-trial/1"}, "GRADE_PROTOCOL_UNSUPPORTED"),
+    ):
+        with pytest.raises(ResultRejectedError) as info:
+            parse_grade(json.dumps(grade_doc(**change)).encode(), **ASK)
+        assert info.value.code == code
+
+
+def test_activation_ranks_are_ordered_and_unknown_is_zero() -> None:
+    levels = [
+        "installed",
+        "registered",
+        "selected",
+        "fired",
+        "produced_evidence",
+        "influenced_decision",
+    ]
+    assert [activation_rank(lv) for lv in levels] == [1, 2, 3, 4, 5, 6]
+    assert activation_rank("unknown") == 0
+    assert activation_rank(None) == 0
+
+
+def test_argument_list_appends_the_protocol_flags(tmp_path: Path) -> None:
+    command = CommandSpec(("python3", "eval/runner.py", "{fixture_id}"), str(tmp_path), 5.0, ())
+    spec = TrialSpec(
+        side="baseline",
+        fixture_id="kb",
+        role="known_bad",
+        trial=1,
+        runner=command,
+        grader=command,
+        harness_dir="/h",
+        fixture_source="/f",
+        fixture_digest="sha256:x",
+        work_dir=str(tmp_path),
+    )
+    argv = spec.runner_argv("/w/fixture", "/w/out")
+    assert argv == [
+        "python3",
+        "eval/runner.py",
+        "kb",
+        "--side",
+        "baseline",
+        "--harness-dir",
+        "/h",
+        "--fixture",
+        "/w/fixture",
+        "--fixture-id",
+        "kb",
+        "--role",
+        "known_bad",
+        "--trial",
+        "1",
+        "--out",
+        "/w/out",
+    ]
+    assert spec.grader_argv("/w/fixture", "/w/out/result.json", "/w/grade")[-2:] == [
+        "--out",
+        "/w/grade",
+    ]
+
+
+def test_unknown_placeholder_is_refused() -> None:
+    with pytest.raises(ResultRejectedError) as info:
+        substitute(("run", "{secret}"), {"fixture": "x"})
+    assert info.value.code == "TRIAL_COMMAND_INVALID"
+
+
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(key=st.sampled_from(sorted(result_doc())), value=JSONISH)
+def test_any_field_value_parses_or_is_refused_with_a_code(key: str, value: Any) -> None:
+    doc = copy.deepcopy(result_doc())
+    doc[key] = value
+    try:
+        report = parse(doc)
+    except ResultRejectedError as exc:
+        code = exc.code
+    else:
+        code = ""
+        assert report.outcome in ("MERGE_READY", "BLOCKED", "HUMAN_ESCALATED")
+    assert code == "" or code.isupper()
+
+
+@settings(max_examples=100, deadline=None)
+@given(raw=st.binary(max_size=64))
+def test_arbitrary_bytes_never_crash(raw: bytes) -> None:
+    with pytest.raises(ResultRejectedError):
+        parse_result(raw, **ASK)
+
+
+# -- attacks: claims that must not decide --------------------------------------
+
+
+def test_a_metric_too_large_for_a_float_is_refused_not_raised() -> None:
+    doc = {
+        "protocol": "plangate-trial/1",
+        "side": "candidate",
+        "fixture_id": "kb",
+        "role": "known_bad",
+        "trial": 1,
+        "outcome": "MERGE_READY",
+        "stop_reasons": [],
+        "metrics": {"m": "X"},
+        "activation": {},
+        "detections": {},
+    }
+    raw = json.dumps(doc).replace('"X"', "1" + "0" * 400).encode()
+    with pytest.raises(ResultRejectedError) as info:
+        parse_result(raw, side="candidate", fixture_id="kb", role="known_bad", trial=1)
+    assert info.value.code == "TRIAL_RESULT_INVALID"

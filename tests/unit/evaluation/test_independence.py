@@ -1,0 +1,206 @@
+"""Independence Levels are computed from who authored and who reviewed, never declared."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plangate.evaluation.independence import (
+    ReviewRecordError,
+    check_independence,
+    compute_level,
+    parse_review_record,
+    required_level,
+)
+from plangate.verdict import IndependenceLevel
+from support.evaldocs import COMMIT, record
+
+EVIDENCE = "sha256:" + "e" * 64
+
+
+def level_of(*docs: dict[str, Any], verified: tuple[str, ...] = (EVIDENCE,)) -> str:
+    records = [parse_review_record(d) for d in docs]
+    return compute_level(
+        records, candidate_id="candidate:x:v1", candidate_commit=COMMIT, verified_refs=verified
+    ).verdict
+
+
+SEALED = [{"kind": "sealed_fixture", "ref": EVIDENCE}]
+
+
+def test_same_model_separate_context_run_and_role_is_i1() -> None:
+    assert level_of(record()) == "I1"
+
+
+@pytest.mark.parametrize(
+    "reviewer",
+    [
+        {"context_id": "ctx-1"},  # same context: the author's own conversation
+        {"run_id": "run-1"},  # same run
+        {"role": "implementer"},  # the implementing agent reviewing itself
+        {"role": "author"},
+        {"model": "model-b", "context_id": "CTX-1"},  # ids compare case-insensitively
+    ],
+)
+def test_self_review_is_i0_and_never_counts(reviewer: dict[str, Any]) -> None:
+    result = compute_level(
+        [parse_review_record(record(reviewer=reviewer, evidence=SEALED))],
+        candidate_id="candidate:x:v1",
+        candidate_commit=COMMIT,
+        verified_refs=[EVIDENCE],
+    )
+    assert result.verdict == "I0"
+    assert result.codes == ("REVIEW_SELF_REVIEW_IGNORED",)
+    assert result.facts["counted_records"] == 0
+
+
+def test_separate_model_is_i2() -> None:
+    assert level_of(record(reviewer={"model": "model-b"})) == "I2"
+
+
+def test_separate_model_with_verified_oracle_is_i3() -> None:
+    assert level_of(record(reviewer={"model": "model-b"}, evidence=SEALED)) == "I3"
+
+
+def test_unverified_evidence_does_not_lift_the_level() -> None:
+    doc = record(reviewer={"model": "model-b"}, evidence=SEALED)
+    assert level_of(doc, verified=()) == "I2"
+
+
+def test_same_model_with_evidence_stays_i1() -> None:
+    assert level_of(record(evidence=SEALED)) == "I1"
+
+
+def test_human_with_machine_evidence_is_i4_without_is_i2() -> None:
+    human = {"model": None, "human_identity": "alice@example.invalid"}
+    assert level_of(record(reviewer=human, evidence=SEALED)) == "I4"
+    assert level_of(record(reviewer=human)) == "I2"
+
+
+def test_the_same_human_reviewing_their_own_work_is_i0() -> None:
+    same = {"model": None, "human_identity": "alice@example.invalid"}
+    doc = record(
+        author={"model": None, "human_identity": "ALICE@example.invalid"},
+        reviewer=same,
+        evidence=SEALED,
+    )
+    assert level_of(doc) == "I0"
+
+
+def test_human_review_plus_separate_machine_i3_combine_to_i4() -> None:
+    human = record(
+        reviewer={"model": None, "human_identity": "bob", "context_id": "h", "run_id": "h"}
+    )
+    machine = record(reviewer={"model": "model-b"}, evidence=SEALED)
+    result = compute_level(
+        [parse_review_record(human), parse_review_record(machine)],
+        candidate_id="candidate:x:v1",
+        candidate_commit=COMMIT,
+        verified_refs=[EVIDENCE],
+    )
+    assert result.verdict == "I4"
+    assert result.facts["human_plus_machine_combined"] is True
+
+
+def test_stale_or_foreign_records_are_ignored() -> None:
+    stale = record(reviewer={"model": "model-b"}, evidence=SEALED, reviewed_commit="b" * 40)
+    foreign = record(reviewer={"model": "model-b"}, evidence=SEALED, candidate_id="candidate:y:v1")
+    assert level_of(stale) == "I0"
+    assert level_of(foreign) == "I0"
+
+
+def test_no_records_is_i0() -> None:
+    assert level_of() == "I0"
+
+
+def test_level_is_never_read_from_a_field() -> None:
+    doc = record()
+    doc["level"] = "I4"
+    with pytest.raises(ReviewRecordError) as info:
+        parse_review_record(doc)
+    assert info.value.code == "REVIEW_RECORD_UNKNOWN_KEY"
+
+
+@pytest.mark.parametrize(
+    ("mutate", "code"),
+    [
+        (lambda d: d.pop("author"), "REVIEW_RECORD_INVALID"),
+        (lambda d: d.update(schema="plangate-review/2"), "REVIEW_RECORD_SCHEMA"),
+        (lambda d: d["reviewer"].update(model=None), "REVIEW_RECORD_INVALID"),
+        (lambda d: d["reviewer"].update(extra=1), "REVIEW_RECORD_UNKNOWN_KEY"),
+        (lambda d: d["reviewer"].update(run_id=" run-2"), "REVIEW_RECORD_INVALID"),
+        (
+            lambda d: d.update(evidence=[{"kind": "vibes", "ref": EVIDENCE}]),
+            "REVIEW_RECORD_INVALID",
+        ),
+        (
+            lambda d: d.update(evidence=[{"kind": "oracle", "ref": "sha256:ABC"}]),
+            "REVIEW_RECORD_INVALID",
+        ),
+        (lambda d: d.update(evidence="none"), "REVIEW_RECORD_INVALID"),
+    ],
+)
+def test_malformed_records_are_refused(mutate: Any, code: str) -> None:
+    doc = copy.deepcopy(record())
+    mutate(doc)
+    with pytest.raises(ReviewRecordError) as info:
+        parse_review_record(doc)
+    assert info.value.code == code
+
+
+@pytest.mark.parametrize(
+    ("classes", "level"),
+    [
+        (["prompt"], "I1"),
+        (["context", "skill"], "I1"),
+        (["verifier"], "I3"),
+        (["gate"], "I3"),
+        (["policy", "prompt"], "I3"),
+        (["human_owned"], "I4"),
+        (["evaluation_harness"], "I4"),
+        (["eval"], "I4"),
+        (["something-new"], "I4"),
+        ([], "I4"),
+    ],
+)
+def test_minimum_level_per_surface_class(classes: list[str], level: str) -> None:
+    assert required_level(classes)[0].value == level
+
+
+def test_check_independence() -> None:
+    assert check_independence("I3", "I3") is None
+    assert check_independence("I4", "I1") is None
+    reason = check_independence("I2", "I3")
+    assert reason is not None and reason.code == "INDEPENDENCE_INSUFFICIENT"
+    assert check_independence("I0", "I0") is not None  # I0 never grounds a decision
+    assert check_independence("I3", "bogus") is not None
+
+
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    doc=JSONISH, key=st.sampled_from(["author", "reviewer", "evidence", "schema", "candidate_id"])
+)
+def test_parser_never_crashes(doc: Any, key: str) -> None:
+    base = record()
+    base[key] = doc
+    try:
+        parsed = parse_review_record(base)
+    except ReviewRecordError:
+        return
+    level = compute_level(
+        [parsed], candidate_id="candidate:x:v1", candidate_commit=COMMIT, verified_refs=[EVIDENCE]
+    ).verdict
+    assert level in {lv.value for lv in IndependenceLevel}

@@ -1,0 +1,156 @@
+"""Which module is a pure rule module and which does IO: one list, checked by import scan.
+
+Every module under ``src/plangate`` is named here exactly once. A rule module may
+import no module that does IO (the file system, processes, the clock, git, the
+ledger, a service); it may take plain data types and constants from such a module
+(listed in ``DATA_FROM_IO_MODULES``: importing them brings no IO with it). A new
+module fails the test until it is classified.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import plangate
+
+SRC = Path(plangate.__file__).parent
+
+RULE_MODULES = frozenset({
+    "__init__.py", "__main__.py", "canonical.py", "errors.py", "forbidden_keys.py",
+    "layout.py", "paths.py", "text.py", "verdict.py",
+    "approval/__init__.py", "approval/acceptor.py", "approval/arbiter.py",
+    "approval/contract.py", "approval/legacy.py", "approval/loopspec_binding.py",
+    "approval/record.py",
+    "authority/__init__.py", "authority/root.py", "authority/signers.py", "authority/sshsig.py",
+    "authority/trustfile.py", "authority/verify.py",
+    "delivery/__init__.py", "delivery/ci.py", "delivery/ci_report.py", "delivery/machine.py",
+    "delivery/pr_snapshot.py",
+    "evaluation/__init__.py", "evaluation/independence.py",
+    "evaluation/gate/__init__.py", "evaluation/gate/rules.py",
+    "evaluation/harness/__init__.py", "evaluation/harness/definition.py",
+    "evaluation/harness/manifest.py",
+    "evaluation/registry/__init__.py", "evaluation/registry/candidate.py",
+    "evaluation/registry/plan.py",
+    "evaluation/run/__init__.py", "evaluation/run/decision.py", "evaluation/run/mutants.py",
+    "evaluation/run/protocol.py",
+    "evidence/__init__.py", "evidence/contract.py", "evidence/privacy.py",
+    "evidence/producer.py", "evidence/verifier.py",
+    "execution/__init__.py", "execution/preflight.py",
+    "hooks/__init__.py", "hooks/decision.py", "hooks/hosts/__init__.py",
+    "isolation/__init__.py", "isolation/bwrap.py", "isolation/policy.py",
+    "isolation/seatbelt.py",
+    "ledger/rows.py", "ledger/chain.py",
+    "plan/__init__.py", "plan/files_section.py", "plan/lint.py", "plan/loopspec.py",
+    "plan/markers.py", "plan/package.py", "plan/scope.py",
+})
+"""Pure: decisions, validation and rendering over bytes and facts handed to them."""
+
+IO_MODULES = frozenset({
+    "_spawn.py", "clock.py", "fsutil.py", "git.py", "snapshot.py", "surfaces.py",
+    "approval/arbiter_input.py", "approval/arbiter_service.py", "approval/holds.py",
+    "approval/service.py", "approval/status.py",
+    "authority/service.py", "authority/source.py", "authority/sshkeygen.py",
+    "delivery/log.py", "delivery/service.py",
+    "evaluation/gate/service.py", "evaluation/harness/service.py",
+    "evaluation/registry/store.py", "evaluation/run/service.py", "evaluation/run/trials.py",
+    "evidence/service.py",
+    "execution/command.py", "execution/runlog.py", "execution/service.py",
+    "hooks/__main__.py", "hooks/bash.py", "hooks/doctor.py", "hooks/entry.py",
+    "hooks/githead.py", "hooks/hosts/claude.py", "hooks/hosts/codex.py",
+    "hooks/hosts/cursor.py", "hooks/hosts/git.py", "hooks/hosts/protocol.py",
+    "hooks/install.py", "hooks/override.py",
+    "hooks/override_service.py", "hooks/paths.py", "hooks/service.py",
+    "isolation/backend.py", "isolation/runner.py", "isolation/views.py",
+    "ledger/__init__.py", "ledger/base.py", "ledger/config.py", "ledger/postgres.py",
+    "ledger/sqlite.py",
+    "plan/lint_service.py", "plan/service.py",
+})
+"""The IO edge: one module per step that reads, writes, runs or asks the clock."""
+
+CLI_PACKAGE = "cli/"
+"""Command modules (argparse and output) and the demo: IO by nature, not listed one by one."""
+
+IO_IMPORTS = (
+    "os", "io", "subprocess", "socket", "shutil", "tempfile", "sqlite3", "psycopg", "time",
+    "select", "threading", "signal", "_signal", "fcntl", "urllib", "http",
+    "plangate._spawn", "plangate.git", "plangate.fsutil", "plangate.snapshot",
+    "plangate.ledger", "plangate.clock.utc_now", "plangate.surfaces.surfaces_at_commit",
+)
+"""Modules (and names) whose import brings IO: the file system, processes, the clock, git."""
+
+DATA_FROM_IO_MODULES = frozenset({
+    "plangate.snapshot.ARTIFACTS",
+    "plangate.snapshot.TASK_ID_RE",
+    "plangate.snapshot.TaskSnapshot",
+    "plangate.snapshot.check_task_id",
+    "plangate.fsutil.FileRead",
+    "plangate.fsutil.FileState",
+    "plangate.git.FULL_SHA_RE",
+    "plangate.git.TreeEntry",
+    "plangate.ledger.rows.StoredRow",
+})
+"""Plain data types, constants and pure checks a rule module may take from an IO module."""
+
+
+def _modules() -> list[str]:
+    return sorted(
+        p.relative_to(SRC).as_posix()
+        for p in SRC.rglob("*.py")
+        if "resources" not in p.relative_to(SRC).parts
+    )
+
+
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _io_imports(path: Path) -> list[str]:
+    def is_io(name: str) -> bool:
+        if name in DATA_FROM_IO_MODULES:
+            return False
+        if any(name == m or name.startswith(m + ".") for m in IO_IMPORTS):
+            return True
+        parts = name.split(".")
+        return name.startswith("plangate.") and any(p in ("service", "store") for p in parts)
+
+    return sorted(n for n in _imports(path) if is_io(n))
+
+
+def _calls_open(path: Path) -> bool:
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open"
+        for node in ast.walk(ast.parse(path.read_text()))
+    )
+
+
+def test_every_module_is_classified_exactly_once() -> None:
+    assert not RULE_MODULES & IO_MODULES
+    unlisted = [m for m in _modules()
+                if not m.startswith(CLI_PACKAGE) and m not in RULE_MODULES | IO_MODULES]
+    assert unlisted == [], "classify these modules in tests/unit/test_purity.py"
+    gone = sorted((RULE_MODULES | IO_MODULES) - set(_modules()))
+    assert gone == [], "these listed modules no longer exist"
+
+
+@pytest.mark.parametrize("module", sorted(RULE_MODULES))
+def test_rule_modules_do_no_io(module: str) -> None:
+    path = SRC / module
+    assert _io_imports(path) == []
+    assert not _calls_open(path)
+
+
+def test_the_scan_sees_io_in_an_io_module() -> None:
+    # The check above can fail: known IO modules are seen as IO.
+    assert "plangate.git.Git" in _imports(SRC / "delivery" / "service.py")
+    assert _io_imports(SRC / "git.py")
+    assert _io_imports(SRC / "approval" / "service.py")
+    assert _calls_open(SRC / "fsutil.py") or _io_imports(SRC / "fsutil.py")

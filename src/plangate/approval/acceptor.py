@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from plangate.approval import contract as c
 from plangate.canonical import StrictJSONError, is_digest, strict_loads
@@ -42,6 +42,9 @@ from plangate.plan.package import (
 from plangate.snapshot import ARTIFACTS, TASK_ID_RE, TaskSnapshot
 from plangate.text import is_blank, visible_text
 from plangate.verdict import Reason, Result
+
+if TYPE_CHECKING:
+    from plangate.authority.approval import ApprovalAuthority
 
 ACCEPTED = "ACCEPTED"
 REJECTED = "REJECTED"
@@ -242,13 +245,15 @@ class _Check:
     fill in ``fields``, ``source_full`` and ``verdicts`` as they run.
     """
 
-    __slots__ = ("expected_sha", "fields", "only_allowed", "package", "record",
+    __slots__ = ("authority", "expected_sha", "fields", "only_allowed", "package", "record",
                  "recorded_digests", "recorded_hashes", "snapshot", "snapshot_problems",
                  "snapshots", "source", "source_full", "verdicts")
 
     def __init__(self, record: dict[str, Any], snapshot: TaskSnapshot, *,
                  expected_sha: str | None, source: SourceResolution | None,
-                 given_package: PackageState | None) -> None:
+                 given_package: PackageState | None,
+                 authority: ApprovalAuthority | None = None) -> None:
+        self.authority = authority
         self.record = record
         self.snapshot = snapshot
         self.expected_sha = expected_sha
@@ -547,6 +552,15 @@ def _decision_matches_verdicts(ck: _Check) -> list[Reason]:
                REISSUE)]
 
 
+def _authority(ck: _Check) -> list[Reason]:
+    if ck.authority is None:
+        return []
+    from plangate.authority.approval import authority_reasons
+
+    return authority_reasons(ck.authority, ck.record, ck.snapshot.task_id, ck.package.plan_hash,
+                             ck.package.artifact_hashes or {})
+
+
 class RecordRule(NamedTuple):
     """One rule of a c3-prime record: ``check`` returns its failures (none when it holds)."""
 
@@ -610,6 +624,12 @@ RECORD_RULES: tuple[RecordRule, ...] = (
                ("C3_REVIEWER_EVIDENCE_NOT_INDEPENDENT",), _independent_evidence),
     RecordRule("AUTO_APPROVED has no reject verdict (tamper sign)",
                ("C3_DECISION_VERDICT_INCONSISTENT",), _decision_matches_verdicts),
+    RecordRule("where the trust root requires signatures: the record signed by an approver, both "
+               "reviews signed by distinct reviewers, the record bound to the git tree at "
+               "`source_sha` (docs/authority.md)",
+               ("C3_SIGNATURE_*", "C3_SIGNER_*", "REVIEW_*", "C3_REVIEWERS_NOT_DISTINCT",
+                "C3_APPROVER_IS_REVIEWER", "C3_NOT_IN_SOURCE_TREE", "C3_EVIDENCE_REF_NOT_IN_TREE",
+                "C3_SOURCE_NOT_ANCESTOR"), _authority),
 )
 """The rules of a c3-prime record, in the documented order."""
 
@@ -652,6 +672,7 @@ def verify_snapshot(
     source: SourceResolution | None,
     package: PackageState | None = None,
     parsed: ParsedRecord | None = None,
+    authority: ApprovalAuthority | None = None,
 ) -> Result:
     """Verify the record in ``snapshot``; see the module docstring for verdicts.
 
@@ -677,7 +698,8 @@ def verify_snapshot(
 
         return verify_legacy(record, snapshot)
     return _verify_c3_prime(
-        _Check(record, snapshot, expected_sha=expected_sha, source=source, given_package=package)
+        _Check(record, snapshot, expected_sha=expected_sha, source=source, given_package=package,
+               authority=authority)
     )
 
 
@@ -714,6 +736,8 @@ def _facts(ck: _Check) -> dict[str, Any]:
         facts["source_sha_full"] = ck.source_full
     facts["expected_sha"] = ck.expected_sha
     facts["reviewer_verdicts"] = ck.verdicts
+    facts["authority"] = (ck.authority.summary() if ck.authority is not None
+                          else "unauthenticated")
     return facts
 
 

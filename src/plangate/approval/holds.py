@@ -21,10 +21,14 @@ rejection.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from plangate.plan.scope import TaskScope
 from plangate.snapshot import TaskSnapshot
 from plangate.verdict import Reason, Result
+
+if TYPE_CHECKING:
+    from plangate.authority.root import TrustRoot
 
 EQUAL = "equal"
 DESCENDANT_IN_SCOPE = "descendant_in_scope"
@@ -44,52 +48,74 @@ def holds_for_head(
     *,
     policy: str,
     scope: TaskScope | tuple[str, ...] | None = None,
+    trust: TrustRoot | str | None = "local",
 ) -> Result:
     """The acceptor's verdict on ``snapshot`` for the full commit id ``head`` under ``policy``.
 
     ``scope`` (the task's scope, see :mod:`plangate.plan.scope`, or its bare
     allowed-path patterns) is needed by :data:`DESCENDANT_IN_SCOPE` only; ``None``
     there means the scope is undefined and any commit since the approval is a
-    rejection. A committed path the plan denies is outside the scope.
+    rejection. A committed path the plan denies is outside the scope. ``trust``
+    is the trust root authority is judged by (see
+    :func:`plangate.approval.service.verify_task`).
     """
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}")
     if policy == ANCESTOR:
-        return _ancestor(repo_root, snapshot, head)
-    exact = _equal(repo_root, snapshot, head)
+        return _ancestor(repo_root, snapshot, head, trust)
+    exact = _equal(repo_root, snapshot, head, trust)
     if policy == EQUAL or exact.accepted or exact.codes != ("C3_SOURCE_SHA_MISMATCH",):
         return exact
-    return _descendant_in_scope(repo_root, snapshot, head, scope)
+    return _descendant_in_scope(repo_root, snapshot, head, scope, trust)
 
 
-def _equal(repo_root: Path, snapshot: TaskSnapshot, head: str) -> Result:
+def _equal(repo_root: Path, snapshot: TaskSnapshot, head: str,
+           trust: TrustRoot | str | None) -> Result:
     # Fast path: a record whose source_sha is HEAD's full id resolves to that
     # commit without asking git (git could answer nothing else).
     from plangate.approval.acceptor import SourceResolution, extract_source_sha, verify_snapshot
     from plangate.approval.service import verify_task, with_bound_digests
 
     record = snapshot.record.data if snapshot.record.ok else None
-    if extract_source_sha(record) == head and len(head) == 40:
+    if extract_source_sha(record) == head and len(head) == 40 and not _signatures_required(
+        repo_root, trust
+    ):
+        # Without a trust root requiring signatures nothing but the acceptor's rules apply.
         result = verify_snapshot(snapshot, expected_sha=head, source=SourceResolution(head))
         return with_bound_digests(result, snapshot)
 
-    return verify_task(repo_root, snapshot.task_id, expected_sha=head, snapshot=snapshot)
+    return verify_task(repo_root, snapshot.task_id, expected_sha=head, snapshot=snapshot,
+                       trust=trust)
 
 
-def _static(repo_root: Path, snapshot: TaskSnapshot) -> Result:
+def _signatures_required(repo_root: Path, trust: TrustRoot | str | None) -> bool:
+    """Whether the trust root in force requires signatures (unreadable: yes, fail closed)."""
+    from plangate.authority.consumer import trust_root_for
+    from plangate.errors import PlanGateError
+
+    try:
+        root = trust_root_for(repo_root, trust)
+    except PlanGateError:
+        return True  # verify_task reports why
+    return root is not None and root.require_signatures
+
+
+def _static(repo_root: Path, snapshot: TaskSnapshot, trust: TrustRoot | str | None) -> Result:
     from plangate.approval.service import verify_task
 
-    return verify_task(repo_root, snapshot.task_id, expected_sha=None, snapshot=snapshot)
+    return verify_task(repo_root, snapshot.task_id, expected_sha=None, snapshot=snapshot,
+                       trust=trust)
 
 
 def _rejected(code: str, message: str, hint: str, static: Result) -> Result:
     return Result("REJECTED", (Reason(code, message, hint),), dict(static.facts))
 
 
-def _ancestor(repo_root: Path, snapshot: TaskSnapshot, head: str) -> Result:
+def _ancestor(repo_root: Path, snapshot: TaskSnapshot, head: str,
+              trust: TrustRoot | str | None) -> Result:
     from plangate.git import Git, GitError
 
-    static = _static(repo_root, snapshot)
+    static = _static(repo_root, snapshot, trust)
     if not static.accepted:
         return static
     source = static.facts.get("source_sha_full") or static.facts.get("source_sha")
@@ -113,10 +139,11 @@ def _ancestor(repo_root: Path, snapshot: TaskSnapshot, head: str) -> Result:
 def _descendant_in_scope(
     repo_root: Path, snapshot: TaskSnapshot, head: str,
     scope: TaskScope | tuple[str, ...] | None,
+    trust: TrustRoot | str | None,
 ) -> Result:
     from plangate.git import Git, GitError
 
-    static = _static(repo_root, snapshot)
+    static = _static(repo_root, snapshot, trust)
     source = static.facts.get("source_sha_full")
     if not static.accepted or not isinstance(source, str):
         return static

@@ -6,8 +6,8 @@ Generation rules:
 - all six artifacts present and non-empty, and both evidence markers valid,
   accepted and current; otherwise *no record is issued* and a human must act
   (exit 3, the failing marker named);
-- ``source_sha`` equals the arbiter's target (the approval is for that commit); here both are the one
-  full commit id the CLI resolved with git;
+- ``source_sha`` equals the arbiter's target (the approval is for that commit);
+  here both are the one full commit id the CLI resolved with git;
 - ``decision`` is one of the three values and consistent with the verdicts
   (AUTO_APPROVED only with approve/approve);
 - ``issued_at`` is injected by the caller (never read from a clock here);

@@ -41,6 +41,7 @@ from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
     from plangate.approval.record import ReviewerEvidence
+    from plangate.authority.root import TrustRoot
 
 REVIEWERS_MAX_BYTES = 1024 * 1024
 """Size bound of a ``--reviewers`` file."""
@@ -125,11 +126,14 @@ def verify_task(
     *,
     expected_sha: str | None = None,
     snapshot: TaskSnapshot | None = None,
+    trust: TrustRoot | str | None = "local",
 ) -> Result:
     """Verify ``approvals/c3.json`` of ``task_id``; see :mod:`plangate.approval.acceptor`.
 
     Never raises for a bad task or record: those are ``REJECTED`` results. A
-    malformed ``expected_sha`` or task id is a :class:`UsageError`.
+    malformed ``expected_sha`` or task id is a :class:`UsageError`. ``trust``
+    is the trust root to judge authority by: ``"local"`` (the trust branch's
+    tip), a root read elsewhere (a pull request's base), or None (none).
     """
     if expected_sha is not None:
         check_expected_sha(expected_sha)
@@ -144,7 +148,18 @@ def verify_task(
     # Parsed once: for the git resolution of source_sha and for the acceptor.
     parsed = parse_record(snapshot.record.data if snapshot.record.ok else None)
     source = _resolve_sha(repo_root, source_sha_of(parsed))
-    result = verify_snapshot(snapshot, expected_sha=expected_sha, source=source, parsed=parsed)
+    from plangate.authority.consumer import approval_authority
+
+    try:
+        authority = approval_authority(
+            repo_root, task_dir, snapshot.record.data if snapshot.record.ok else None,
+            parsed.value if parsed is not None else None, head=expected_sha, trust=trust)
+    except PlanGateError as exc:  # a trust root that cannot be read: fail closed
+        return with_bound_digests(
+            Result(REJECTED, (Reason(exc.code, exc.message, exc.hint),), {"task_id": task_id}),
+            snapshot)
+    result = verify_snapshot(snapshot, expected_sha=expected_sha, source=source, parsed=parsed,
+                             authority=authority)
     return with_bound_digests(result, snapshot)
 
 

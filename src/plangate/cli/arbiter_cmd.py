@@ -68,6 +68,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     task.add_argument("--issue", action="store_true",
                       help="then write approvals/c3.json with the decision (c3 issue)")
     task.add_argument("--force", action="store_true", help="with --issue: replace a record")
+    task.add_argument("--sign", metavar="KEY",
+                      help="with --issue: sign the record with this SSH key (an approver's)")
     return parser
 
 
@@ -136,6 +138,13 @@ def _run_task_form(ctx: Context, args: argparse.Namespace) -> int:
         ctx.out(f"c3 issue: {issue_json['verdict']}")
         for reason in issue_json["reasons"]:
             ctx.out(f"  - {reason['code']}: {reason['message']}")
+    if args.sign and issue_json is not None and issue_json["verdict"] == "ACCEPTED":
+        from plangate.authority.signing import sign_record
+        from plangate.snapshot import find_repo_root
+
+        path = sign_record(find_repo_root(ctx.cwd), task_id, ctx.cwd / args.sign)
+        if not args.json:
+            ctx.out(f"signed: {path}")
     return outcome.exit_code
 
 

@@ -79,6 +79,8 @@ def _parser() -> argparse.ArgumentParser:
         help="also stamp derived_loopspec_hash of the LoopSpec derived with these actors",
     )
     issue.add_argument("--force", action="store_true", help="replace an existing record")
+    issue.add_argument("--sign", metavar="KEY",
+                       help="sign the record with this SSH key (approvals/c3.json.sig)")
     issue.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
@@ -170,4 +172,11 @@ def _issue(ctx: Context, repo_root: Path, task_id: str, args: argparse.Namespace
         repo_root, request, ctx.env, reviewers_file=ctx.cwd / args.reviewers,
         reviewers_shown=str(args.reviewers), loopspec_actors=args.loopspec_actors,
     )
-    return print_result(ctx, result, as_json=args.json, title=f"{task_id} c3 issue")
+    code = print_result(ctx, result, as_json=args.json, title=f"{task_id} c3 issue")
+    if args.sign and result.verdict == "ACCEPTED":
+        from plangate.authority.signing import sign_record
+
+        path = sign_record(repo_root, task_id, ctx.cwd / args.sign)
+        if not args.json:
+            ctx.out(f"signed: {path}")
+    return code

@@ -140,13 +140,28 @@ def _review(args_list: list[str], ctx: Context) -> int:
     which.add_argument(
         "--c2", choices=("approve", "reject"), help="external review verdict (review-external.md)"
     )
+    mark.add_argument("--sign", metavar="KEY",
+                      help="also write approvals/review-c1.json|review-c2.json signed with this "
+                      "SSH key (a reviewer's)")
     mark.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(args_list)
     from plangate.plan.service import mark_review
 
     which_review, verdict = ("c1", args.c1) if args.c1 is not None else ("c2", args.c2)
     task_id = check_task_id(args.task)
-    marked = mark_review(find_repo_root(ctx.cwd), task_id, which_review, verdict)
+    repo_root = find_repo_root(ctx.cwd)
+    if args.sign:  # a key listed nowhere is refused before anything is written
+        from plangate.authority.signing import principal_of_key
+
+        principal_of_key(repo_root, ctx.cwd / args.sign)
+    marked = mark_review(repo_root, task_id, which_review, verdict)
+    signed = None
+    if args.sign:
+        from plangate.authority.signing import sign_review
+
+        signed = sign_review(repo_root, task_id, review=which_review, verdict=verdict,
+                             plan_hash=marked.plan_hash, evidence_sha256=marked.evidence_sha256,
+                             key=ctx.cwd / args.sign)
     if args.json:
         print_json(
             ctx,
@@ -158,11 +173,14 @@ def _review(args_list: list[str], ctx: Context) -> int:
                 "marker": marked.marker,
                 "plan_hash": marked.plan_hash,
                 "evidence_sha256": marked.evidence_sha256,
+                "statement": signed,
             },
         )
         return 0
     ctx.out(f"{marked.task_id}: wrote {marked.kind_name} marker to {marked.file}")
     ctx.out(f"  {marked.marker}")
+    if signed is not None:
+        ctx.out(f"  signed statement: {signed}")
     if verdict != marked.accepted:
         ctx.out(f"  note: {verdict} is recorded, but only {marked.accepted} lets the task proceed")
     return 0

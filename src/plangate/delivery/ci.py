@@ -48,11 +48,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from plangate.plan.scope import TaskScope, derive_scope
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import Reason, Result
+
+if TYPE_CHECKING:
+    from plangate.authority.root import TrustRoot
 
 TASK_PATH_RE = re.compile(r"docs/working/(TASK-[0-9]{4})/.+")
 """A changed path inside a task directory; the group is the task id."""
@@ -102,11 +105,21 @@ class PullRequestFacts(NamedTuple):
     merge_base: str = ""
     unmatchable: tuple[tuple[str, str], ...] = ()
     dirty: tuple[str, ...] = ()
+    trust: TrustRoot | None = None
+    trust_problem: Reason | None = None
+    trust_changed: tuple[str, ...] = ()
+    stale_approvals: tuple[tuple[str, str], ...] = ()
 
 
 def touched_tasks(changed: tuple[str, ...]) -> list[str]:
     """The task ids whose directories the pull request changes, sorted."""
     return sorted({m.group(1) for p in changed if (m := TASK_PATH_RE.fullmatch(p))})
+
+
+SIGNED_FILES = ("approvals/c3.json.sig", "approvals/review-c1.json",
+                "approvals/review-c1.json.sig", "approvals/review-c2.json",
+                "approvals/review-c2.json.sig")
+"""A task's signature and statement files, covered once its authority verified."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +165,8 @@ def _judge_task(task: TaskFacts) -> _TaskJudgement:
         facts["denied_paths"] = list(scope.denied)
     covered = (f"docs/working/{task_id}/approvals/c3.json",
                *(f"docs/working/{task_id}/{name}" for name in task.artifacts))
+    if isinstance(outcome.facts.get("authority"), dict):  # verified signatures and statements
+        covered += tuple(f"docs/working/{task_id}/{rel}" for rel in SIGNED_FILES)
     return _TaskJudgement((), facts, scope.patterns, covered, scope)
 
 
@@ -278,6 +293,39 @@ def _surfaces_defined(case: Case) -> tuple[Reason, ...]:
     return (surfaces.problem,)
 
 
+def _trust_root_readable(case: Case) -> tuple[Reason, ...]:
+    problem = case.facts.trust_problem
+    if problem is None:
+        return ()
+    return (Reason("CI_TRUST_ROOT_UNREADABLE",
+                   f"the base commit's trust root cannot be used: {problem.code}: "
+                   f"{problem.message}", problem.hint or "fix the trust root on the base branch"),)
+
+
+def _approvals_fresh(case: Case) -> tuple[Reason, ...]:
+    return tuple(Reason(
+        "CI_APPROVAL_NOT_FRESH",
+        f"{task_id}: its approval names {source[:12]}, already on the base before this pull "
+        "request: an approved, merged task cannot lend its scope to new changes",
+        "plan a new task for this change (or approve it again on this branch)",
+    ) for task_id, source in case.facts.stale_approvals)
+
+
+def _trust_root_unchanged(case: Case) -> tuple[Reason, ...]:
+    facts = case.facts
+    if not facts.trust_changed:
+        return ()
+    signed = (facts.trust is not None and facts.trust.require_signatures and facts.tasks
+              and all(not j.reasons for j in case.tasks.values()))
+    if signed:
+        return ()
+    return (Reason("CI_TRUST_ROOT_CHANGED",
+                   "the pull request changes the trust root: "
+                   + ", ".join(facts.trust_changed),
+                   "a change to the trust root lands only with an approval signed under the "
+                   "base's trust root", facts.trust_changed),)
+
+
 class Rule(NamedTuple):
     """One row: its name, the verdict it gives when it fails, and its check."""
 
@@ -289,11 +337,14 @@ class Rule(NamedTuple):
 RULES: tuple[Rule, ...] = (
     Rule("head_checked_out", REJECTED, _head_checked_out),
     Rule("surfaces_available", REJECTED, _surfaces_available),
+    Rule("trust_root_readable", REJECTED, _trust_root_readable),
     Rule("tasks_verified", REJECTED, _tasks_verified),
+    Rule("approvals_fresh", REJECTED, _approvals_fresh),
     Rule("paths_matchable", REJECTED, _paths_matchable),
     Rule("in_scope", REJECTED, _in_scope),
     Rule("protected_surfaces", HUMAN_REQUIRED, _protected_surfaces),
     Rule("surfaces_defined", HUMAN_REQUIRED, _surfaces_defined),
+    Rule("trust_root_unchanged", HUMAN_REQUIRED, _trust_root_unchanged),
 )
 """The pull-request rules in order. Every failing row is listed; the first row, when
 it fails, is the only one judged (nothing else was gathered)."""
@@ -310,6 +361,11 @@ def _facts_json(case: Case) -> dict[str, Any]:
         "tasks": {task_id: j.facts for task_id, j in case.tasks.items()},
         "changed_paths": list(facts.changed),
         "unmatchable_paths": [path for path, _ in facts.unmatchable],
+        "authority": (
+            {"trust_root": facts.trust.commit, "digest": facts.trust.digest}
+            if facts.trust is not None and facts.trust.require_signatures
+            else "unauthenticated: the base commit has no trust root requiring signatures"
+        ),
     }
     if facts.surfaces is not None:
         out["surfaces_provenance"] = facts.surfaces.provenance

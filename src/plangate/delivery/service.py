@@ -31,7 +31,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from plangate.canonical import is_digest, sha256_digest
 from plangate.delivery.ci import PullRequestFacts, TaskFacts, touched_tasks
@@ -62,6 +62,9 @@ from plangate.layout import MAX_ARTIFACT_BYTES
 from plangate.snapshot import check_task_id, task_dir_for
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import ExitCode, Reason, Result
+
+if TYPE_CHECKING:
+    from plangate.authority.root import TrustRoot
 
 LEDGER_KIND = "delivery_transition"
 """Ledger kind of every delivery record row (subject: the task id)."""
@@ -561,18 +564,38 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
         surfaces = surfaces_at_commit(git, base)
     except GitError as exc:
         raise InputRejected("CI_SURFACES_UNREADABLE", exc.message, exc.hint) from None
+    trust, trust_problem = _base_trust_root(git, base)
     tasks: list[TaskFacts] = []
+    stale: list[tuple[str, str]] = []
     for task_id in touched_tasks(tuple(changed)):
         try:
             snapshot = read_task_snapshot(task_dir_for(root, task_id))
         except InputRejected as exc:
             tasks.append(TaskFacts(task_id, read_error=Reason(exc.code, exc.message, exc.hint)))
             continue
-        outcome = holds_for_head(root, snapshot, head, policy=ANCESTOR)
+        outcome = holds_for_head(root, snapshot, head, policy=ANCESTOR, trust=trust)
         tasks.append(TaskFacts(task_id, None, outcome, snapshot.artifact("plan.md"),
                                tuple(snapshot.artifacts)))
+        source = outcome.facts.get("source_sha_full")
+        if (trust is not None and trust.require_signatures and isinstance(source, str)
+                and git.is_ancestor(source, since)):
+            stale.append((task_id, source))
+    from plangate.authority.source import TRUST_FILES
+
     return PullRequestFacts(base, head, checked_out, tuple(changed), surfaces, tuple(tasks),
-                            since, tuple(unmatchable))
+                            since, tuple(unmatchable), trust=trust, trust_problem=trust_problem,
+                            trust_changed=tuple(p for p in changed if p in TRUST_FILES),
+                            stale_approvals=tuple(stale))
+
+
+def _base_trust_root(git: Git, base: str) -> tuple[TrustRoot | None, Reason | None]:
+    """The trust root committed at the pull request's base, or why it cannot be used."""
+    from plangate.authority.source import root_at
+
+    try:
+        return root_at(git, base), None
+    except PlanGateError as exc:
+        return None, Reason(exc.code, exc.message, exc.hint)
 
 
 def check_pull_request(cwd: Path, base_rev: str, head_rev: str) -> Result:

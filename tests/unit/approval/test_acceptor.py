@@ -78,6 +78,19 @@ def _stale_todo(record: dict[str, Any]) -> None:
 EXPECTED_SHA = "expected"  # replaced by a full id that is not HEAD
 
 # (rule number in docs/approval.md, code the rule reports, how to break only that rule)
+def _require_signatures(repo: Path) -> None:
+    """Commit a trust root that requires signatures: the unsigned record then fails."""
+    from support.keys import allowed_signers, make_key, trust_toml
+    from support.repo import commit_all
+
+    names = ["a@example.com", "b@example.com", "c@example.com"]
+    keys = [make_key(repo.parent / "keys", n) for n in names]
+    (repo / ".plangate").mkdir(exist_ok=True)
+    (repo / ".plangate/trust.toml").write_bytes(trust_toml(names[:2], names[2:]))
+    (repo / ".plangate/allowed_signers").write_bytes(allowed_signers(*keys))
+    commit_all(repo, "trust root")
+
+
 RULES: list[tuple[int, str, Callable[[Path], None]]] = [
     (1, "C3_RECORD_MISSING", lambda repo: _record_path(repo).unlink()),
     (2, "C3_RECORD_MALFORMED", _raw(b"{")),
@@ -110,6 +123,7 @@ RULES: list[tuple[int, str, Callable[[Path], None]]] = [
     (25, "C3_REVIEWER_VERDICT_INVALID", _reviewer("model_a", "verdict", "maybe")),
     (26, "C3_REVIEWER_EVIDENCE_NOT_INDEPENDENT", _edit(_same_evidence)),
     (27, "C3_DECISION_VERDICT_INCONSISTENT", _edit(_reject_b)),
+    (28, "C3_SIGNATURE_*", _require_signatures),
 ]
 
 
@@ -138,8 +152,8 @@ def test_the_documented_list_is_generated_from_the_table() -> None:
 
 
 def test_the_order_is_the_parse_rules_then_the_record_rules() -> None:
-    assert len(ACCEPTOR_RULE_ORDER) == len(PARSE_RULES) + len(RECORD_RULES) == 27
-    assert [r.number for r in ACCEPTOR_RULE_ORDER] == list(range(1, 28))
+    assert len(ACCEPTOR_RULE_ORDER) == len(PARSE_RULES) + len(RECORD_RULES) == 28
+    assert [r.number for r in ACCEPTOR_RULE_ORDER] == list(range(1, 29))
     assert [r.codes for r in ACCEPTOR_RULE_ORDER] == [
         *(r.codes for r in PARSE_RULES), *(r.codes for r in RECORD_RULES)
     ]

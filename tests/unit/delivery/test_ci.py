@@ -26,11 +26,14 @@ TASK_FILES = ("docs/working/TASK-0001/plan.md", "docs/working/TASK-0001/approval
 EXPECTED_ORDER = (
     "head_checked_out",
     "surfaces_available",
+    "trust_root_readable",
     "tasks_verified",
+    "approvals_fresh",
     "paths_matchable",
     "in_scope",
     "protected_surfaces",
     "surfaces_defined",
+    "trust_root_unchanged",
 )
 
 
@@ -46,7 +49,7 @@ def codes(result: Result) -> list[str]:
 
 def test_the_table_order():
     assert tuple(rule.name for rule in RULES) == EXPECTED_ORDER
-    assert [rule.verdict for rule in RULES] == ["REJECTED"] * 5 + ["HUMAN_REQUIRED"] * 2
+    assert [rule.verdict for rule in RULES] == ["REJECTED"] * 7 + ["HUMAN_REQUIRED"] * 3
 
 
 def test_the_documented_table_is_the_tables_order():
@@ -85,6 +88,18 @@ ROW_CASES = {
             provenance="bundled_template", problem=Reason("HO_BOUNDARY_UNDEFINED", "template"))),
         "HUMAN_REQUIRED", ["HO_BOUNDARY_UNDEFINED"],
     ),
+    "trust_root_readable": (
+        facts()._replace(trust_problem=Reason("AUTH_TRUST_MALFORMED", "bad toml")),
+        "REJECTED", ["CI_TRUST_ROOT_UNREADABLE"],
+    ),
+    "approvals_fresh": (
+        facts()._replace(stale_approvals=(("TASK-0001", "a" * 40),)),
+        "REJECTED", ["CI_APPROVAL_NOT_FRESH"],
+    ),
+    "trust_root_unchanged": (
+        facts()._replace(trust_changed=(".plangate/allowed_signers",)),
+        "HUMAN_REQUIRED", ["CI_TRUST_ROOT_CHANGED"],
+    ),
 }
 
 
@@ -100,7 +115,9 @@ def test_a_head_not_checked_out_is_the_only_thing_judged():
     result = decide(PullRequestFacts(BASE, HEAD, "c" * 40))
     assert codes(result) == ["CI_HEAD_NOT_CHECKED_OUT"]
     assert result.facts == {"base": BASE, "head": HEAD, "merge_base": "", "tasks": {},
-                            "changed_paths": [], "unmatchable_paths": []}
+                            "changed_paths": [], "unmatchable_paths": [],
+                            "authority": "unauthenticated: the base commit has no trust root "
+                            "requiring signatures"}
 
 
 def test_a_working_tree_that_differs_under_docs_working_is_not_judged():

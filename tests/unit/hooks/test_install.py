@@ -37,7 +37,9 @@ def test_action_runs_the_ci_check() -> None:
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
     scripts = "\n".join(step.get("run", "") for step in action["runs"]["steps"])
-    assert 'plangate ci check --base "$BASE" --head "$HEAD" --json' in scripts
+    assert 'bash "${{ github.action_path }}/scripts/ci-action.sh"' in scripts
+    check = (ROOT / "scripts" / "ci-action.sh").read_text()
+    assert 'args=(ci check --base "$BASE" --head "$HEAD" --json --annotations)' in check
     assert set(action["inputs"]) >= {"base", "head"}
     assert action["outputs"]["verdict"]["value"] == "${{ steps.check.outputs.verdict }}"
 

@@ -1,4 +1,4 @@
-"""Demo step: a full harness improvement round (manifests, a pre-registered plan, the policy gate, paired evaluation).
+"""Demo step: a full harness improvement round, from manifests to the Promotion Decision.
 
 On the bundled demo harness, whose baseline completion-evidence verifier lets a
 "verification skipped" run reach MERGE_READY (and catches forged evidence):

@@ -1,0 +1,106 @@
+"""Write signatures: the record's (``approvals/c3.json.sig``) and signed review statements.
+
+The signer is identified by the key's public half: its principal is looked up
+in the trust root in force (the trust branch's tip) or, before one is
+committed, in the working tree's ``.plangate/allowed_signers``; a key listed
+nowhere is refused (``AUTH_SIGNER_NOT_LISTED``). Signing itself is
+``ssh-keygen``'s (:mod:`plangate.authority.sshkeygen`): PlanGate never reads
+the private key.
+"""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+from plangate.authority.approval import RECORD_SIG_RELPATH, SIG_SUFFIX
+from plangate.authority.root import NAMESPACE_C3, NAMESPACE_REVIEW
+from plangate.authority.signers import AllowedSigners, parse_allowed_signers
+from plangate.authority.statement import (
+    REVIEWS,
+    Statement,
+    statement_bytes,
+    statement_relpath,
+)
+from plangate.errors import InputRejected
+from plangate.fsutil import atomic_write, read_regular_file
+from plangate.layout import MAX_RECORD_BYTES, RECORD_RELPATH
+from plangate.snapshot import task_dir_for
+
+
+def _signers(repo_root: Path) -> AllowedSigners:
+    from plangate.authority.consumer import trust_root_for
+
+    root = trust_root_for(repo_root, "local")
+    if root is not None:
+        return root.signers
+    read = read_regular_file(repo_root / ".plangate/allowed_signers", 256 * 1024)
+    if not read.ok or read.data is None:
+        raise InputRejected(
+            "AUTH_SIGNER_NOT_LISTED",
+            "there is no trust root to name the signer",
+            "run 'plangate trust init' and 'plangate trust add' first",
+        )
+    return parse_allowed_signers(read.data)
+
+
+def principal_of_key(repo_root: Path, key: Path) -> str:
+    """The principal whose allowed_signers line holds ``key``'s public half."""
+    from plangate.authority.sshkeygen import public_key_of
+
+    public = public_key_of(key).split()
+    blob = base64.b64decode(public[1])
+    entry = _signers(repo_root).by_key(blob)
+    if entry is None:
+        raise InputRejected(
+            "AUTH_SIGNER_NOT_LISTED",
+            f"the key {key} is not in .plangate/allowed_signers",
+            "sign with your own listed key ('plangate trust show')",
+        )
+    return entry.principal
+
+
+def sign_record(repo_root: Path, task_id: str, key: Path) -> str:
+    """Sign the exact bytes of the task's ``approvals/c3.json``; return the signature's path."""
+    from plangate.authority.sshkeygen import sign
+
+    task_dir = task_dir_for(repo_root, task_id)
+    read = read_regular_file(task_dir / RECORD_RELPATH, MAX_RECORD_BYTES)
+    if not read.ok or read.data is None:
+        raise InputRejected(
+            "C3_RECORD_MISSING", f"{RECORD_RELPATH} {read.detail}", "issue the record first"
+        )
+    principal_of_key(repo_root, key)
+    atomic_write(task_dir / RECORD_SIG_RELPATH, sign(key, NAMESPACE_C3, read.data))
+    return f"docs/working/{task_id}/{RECORD_SIG_RELPATH}"
+
+
+def sign_review(
+    repo_root: Path,
+    task_id: str,
+    *,
+    review: str,
+    verdict: str,
+    plan_hash: str,
+    evidence_sha256: str,
+    key: Path,
+) -> str:
+    """Write and sign the review statement of ``review`` (c1/c2); return its path."""
+    from plangate.authority.sshkeygen import sign
+
+    statement = Statement(
+        task_id,
+        review,
+        verdict,
+        plan_hash,
+        REVIEWS[review][0],
+        evidence_sha256,
+        principal_of_key(repo_root, key),
+    )
+    data = statement_bytes(statement)
+    task_dir = task_dir_for(repo_root, task_id)
+    signature = sign(key, NAMESPACE_REVIEW, data)
+    rel = statement_relpath(review)
+    atomic_write(task_dir / rel, data)
+    atomic_write(task_dir / (rel + SIG_SUFFIX), signature)
+    return f"docs/working/{task_id}/{rel}"

@@ -37,7 +37,13 @@ from plangate.evaluation.independence import (
 )
 from plangate.evaluation.run.decision import EvaluationInput, decide
 from plangate.evaluation.run.protocol import CommandSpec, TrialOutcome, TrialSpec
-from plangate.evaluation.run.trials import Executor, LocalPoolExecutor, ProgressLine, resolve_argv
+from plangate.evaluation.run.trials import (
+    Executor,
+    LocalPoolExecutor,
+    ProgressLine,
+    TrialBox,
+    resolve_argv,
+)
 from plangate.fsutil import exclusive_lock, read_regular_file
 from plangate.git import Git
 from plangate.verdict import IndependenceLevel, PromotionDecision, Reason, Result
@@ -376,6 +382,7 @@ def run_evaluation(
         earlier = ledger.entries(kind="eval_gate_verdict", subject=cdigest)
     previous = dict(earlier[-1].payload) if earlier else None
     lock = evaluation_lock_path(root, str(candidate["evaluation_plan_digest"]))
+    box, box_problem = _trial_box() if executor is None else (None, None)
     with exclusive_lock(lock):
         gate = gate_candidate(root, env, cdigest, record=True)
         with open_ledger(root, env) as ledger:
@@ -385,9 +392,19 @@ def run_evaluation(
                 cdigest=cdigest,
                 candidate=candidate,
                 gate=gate,
-                executor=executor or LocalPoolExecutor(jobs, ProgressLine(progress)),
+                executor=executor or LocalPoolExecutor(jobs, ProgressLine(progress), box),
                 rejudged=gate_changes(previous, gate),
+                sandbox_problem=box_problem,
             )
+
+
+def _trial_box() -> tuple[TrialBox | None, Reason | None]:
+    """The sandbox trials run in, or why there is none (an evaluation without one is
+    INCONCLUSIVE, ``SANDBOX_UNAVAILABLE``: candidate code never runs unconfined)."""
+    try:
+        return TrialBox.here(), None
+    except PlanGateError as exc:
+        return None, Reason(exc.code, exc.message, exc.hint)
 
 
 def evaluation_lock_path(root: Path, plan_digest: str) -> Path:
@@ -436,6 +453,7 @@ def _evaluate_locked(
     gate: Result,
     executor: Executor,
     rejudged: Mapping[str, Any],
+    sandbox_problem: Reason | None = None,
 ) -> EvaluationRun:
     candidate_plan_digest = str(candidate["evaluation_plan_digest"])
     plan, plan_problem = _plan_or_none(ledger, candidate_plan_digest)
@@ -472,6 +490,8 @@ def _evaluate_locked(
         if problem:
             setup.append(problem)
     tamper: list[Reason] = []
+    if run_trials and sandbox_problem is not None:
+        setup.append(sandbox_problem)
     if run_trials and plan is not None and not setup:
         trials = _run_trials(
             git, plan, str(candidate["candidate_commit"]), executor, setup=setup, tamper=tamper

@@ -162,13 +162,13 @@ def test_fixture_copy_rewritten_during_the_runner_is_caught_before_grading(
     assert outcome.error_code == "SEALED_FIXTURE_MUTATION"
 
 
-def test_ignored_file_planted_in_the_baseline_worktree_is_tampering(
+def test_ignored_file_planted_in_the_baseline_worktree_is_refused_by_the_box(
     run_cli: RunCli, tmp_path: Path
 ) -> None:
     # The baseline's .gitignore hides `__pycache__/`, and `git status` does not list ignored
     # files: a forged bytecode cache for a module the baseline's grader imports would be
-    # used by Python and go unnoticed. Every file that appears in the baseline worktree
-    # during the trials is tampering, ignored or not.
+    # used by Python. In a box the baseline tree is read-only: the plant fails, the trials
+    # crash, and nothing appears in the baseline tree.
     harness = build_harness_repo(tmp_path)
     digest, commit = harness.candidate("plant", {VERIFIER: PLANTING_VERIFIER})
     review = harness.review("candidate:plant:v1", commit)
@@ -177,8 +177,8 @@ def test_ignored_file_planted_in_the_baseline_worktree_is_tampering(
     result = run_cli(harness.repo, "eval", "run", digest, "--json")
     body = json.loads(result.out)
 
-    assert result.code == 1, body["reasons"]
-    assert body["verdict"] == "FAIL"
-    assert body["reasons"][0]["code"] == "BASELINE_WORKTREE_MODIFIED"
-    assert "eval/__pycache__/helpers.cpython-311.pyc" in body["reasons"][0]["message"]
-    assert body["decision"]["policy_verdict"] == "HUMAN_REQUIRED"
+    assert result.code == 4, body["reasons"]
+    assert body["verdict"] == "INCONCLUSIVE"
+    codes = [r["code"] for r in body["reasons"]]
+    assert "TRIALS_INCOMPLETE" in codes
+    assert "BASELINE_WORKTREE_MODIFIED" not in codes

@@ -64,7 +64,7 @@ IO_MODULES = frozenset({
     "hooks/hosts/cursor.py", "hooks/hosts/git.py", "hooks/hosts/protocol.py",
     "hooks/install.py", "hooks/override.py",
     "hooks/override_service.py", "hooks/paths.py", "hooks/service.py",
-    "isolation/backend.py", "isolation/runner.py", "isolation/views.py",
+    "isolation/backend.py", "isolation/runner.py", "isolation/trees.py", "isolation/views.py",
     "ledger/__init__.py", "ledger/base.py", "ledger/config.py", "ledger/postgres.py",
     "ledger/sqlite.py",
     "plan/lint_service.py", "plan/service.py",

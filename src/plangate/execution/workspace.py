@@ -34,6 +34,7 @@ from typing import NamedTuple
 from plangate.errors import EnvironmentFailure
 from plangate.git import Git, GitError
 from plangate.isolation.policy import Hidden, Limits, Mount, SandboxPolicy, allowed_env
+from plangate.isolation.trees import RAW_ATTRIBUTES, scratch_repository
 from plangate.layout import PLANGATE_DIR, WORKING_DIR
 
 RUNS_DIR_RELPATH = ".plangate/runs"
@@ -44,8 +45,6 @@ ISOLATION_CONFIG_RELPATH = ".plangate/isolation.toml"
 
 MAX_ISOLATION_CONFIG_BYTES = 64 * 1024
 
-RAW_ATTRIBUTES = b"* -text -filter -ident -working-tree-encoding\n"
-"""``info/attributes`` of every repository PlanGate writes a workspace with (raw bytes)."""
 
 DEFAULT_AGENT_DIRS: tuple[str, ...] = (
     "~/.claude",
@@ -203,8 +202,6 @@ def _identity(root: Path) -> list[str]:
 
 def create_workspace(root: Path, task_id: str, approved: str, at: str) -> Workspace:
     """Extract ``approved`` into a fresh workspace beside PlanGate's own repository of it."""
-    from plangate.fsutil import atomic_write
-
     runs = root / RUNS_DIR_RELPATH
     try:
         runs.mkdir(parents=True, exist_ok=True)
@@ -222,10 +219,7 @@ def create_workspace(root: Path, task_id: str, approved: str, at: str) -> Worksp
         ) from None
     ws = Workspace(run_id, run_dir, tree, run_dir / "state.git", approved)
     try:
-        objects = Git(root).common_dir() / "objects"
-        Git(run_dir).run(["init", "-q", "--bare", str(ws.git_dir)])
-        atomic_write(ws.git_dir / "objects" / "info" / "alternates", (str(objects) + "\n").encode())
-        atomic_write(ws.git_dir / "info" / "attributes", RAW_ATTRIBUTES)
+        scratch_repository(root, ws.git_dir)
         ws.git().run([f"--work-tree={tree}", "read-tree", "-u", "--reset", approved])
         _init_agent_repository(tree, approved, _identity(root))
     except GitError as exc:

@@ -19,7 +19,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -615,24 +614,24 @@ def _run_trials(
     setup: list[Reason],
     tamper: list[Reason],
 ) -> list[TrialOutcome]:
-    """Materialise both sides in throwaway worktrees, run every trial, always clean up.
+    """Extract both sides as plain trees (no ``.git``), run every trial, always clean up.
 
-    After the trials both worktrees must still equal their commits: harness code
-    under test runs with the evaluator's rights, so a modified baseline worktree
-    is tampering (``BASELINE_WORKTREE_MODIFIED``) and a candidate that changed its
-    own tree made its trials unrepeatable (``CANDIDATE_WORKTREE_MODIFIED``).
+    Each tree is checked file by file against its commit's git tree before the
+    trials (an extraction that differs is ``EVAL_WORKTREE_UNAVAILABLE``) and
+    after them: a modified baseline tree is tampering
+    (``BASELINE_WORKTREE_MODIFIED``) and a candidate that changed its own tree made
+    its trials unrepeatable (``CANDIDATE_WORKTREE_MODIFIED``). Nothing in a tree
+    (an index, ``.gitignore``, ``skip-worktree``, a hook) can hide a change from
+    the hashes.
     """
     temp = Path(tempfile.mkdtemp(prefix="plangate-eval-"))
     baseline_dir, candidate_dir = temp / "baseline", temp / "candidate"
-    added: list[Path] = []
+    root = git.toplevel()
+    commits = {baseline_dir: str(plan["baseline_commit"]), candidate_dir: candidate_commit}
     try:
-        for path, commit in (
-            (baseline_dir, str(plan["baseline_commit"])),
-            (candidate_dir, candidate_commit),
-        ):
+        for path, commit in commits.items():
             try:
-                git.add_worktree(path, commit)
-                added.append(path)
+                _extract_checked(root, commit, path)
             except PlanGateError as exc:
                 setup.append(
                     Reason(
@@ -648,45 +647,38 @@ def _run_trials(
         work = temp / "trials"
         work.mkdir()
         outcomes = executor.run(build_trials(plan, baseline_dir, candidate_dir, work))
-        _check_worktree(baseline_dir, "BASELINE_WORKTREE_MODIFIED", tamper, ignored=True)
-        _check_worktree(candidate_dir, "CANDIDATE_WORKTREE_MODIFIED", setup)
+        _check_tree(root, commits[baseline_dir], baseline_dir, "BASELINE_WORKTREE_MODIFIED",
+                    tamper)
+        _check_tree(root, commits[candidate_dir], candidate_dir, "CANDIDATE_WORKTREE_MODIFIED",
+                    setup)
         return outcomes
     finally:
-        for path in added:
-            # The directory goes below either way; `git worktree prune` cleans the rest.
-            with contextlib.suppress(PlanGateError):
-                git.remove_worktree(path)
         shutil.rmtree(temp, ignore_errors=True)
 
 
-def _check_worktree(path: Path, code: str, sink: list[Reason], *, ignored: bool = False) -> None:
-    """Report a worktree that no longer equals its commit.
+def _extract_checked(root: Path, commit: str, path: Path) -> None:
+    from plangate.isolation.trees import extract_commit
 
-    With ``ignored=True`` (the baseline: the judges' side) files the tree's
-    ``.gitignore`` hides count too: a planted ``__pycache__/*.pyc`` for a module the
-    grader imports would otherwise be loaded by Python and never reported.
-    """
+    extract_commit(root, commit, path)
+    if _tree_changes(root, commit, path):
+        raise PlanGateError(
+            "EVAL_WORKTREE_UNAVAILABLE", "the extracted tree differs from its commit"
+        )
+
+
+def _tree_changes(root: Path, commit: str, path: Path) -> list[str]:
+    from plangate.isolation.trees import tree_differences
+
     try:
-        changed = Git(path).worktree_changes()
-        if ignored:
-            proc = Git(path).run(
-                [
-                    "status",
-                    "--porcelain=v1",
-                    "-z",
-                    "--untracked-files=all",
-                    "--ignored=traditional",
-                    "--no-renames",
-                ]
-            )
-            changed = sorted(
-                set(changed)
-                | {
-                    r[3:].decode("utf-8", "surrogateescape")
-                    for r in proc.stdout.split(b"\x00")
-                    if r.startswith(b"!! ")
-                }
-            )
+        return tree_differences(root, commit, path)
+    except OSError as exc:
+        return [f"(unreadable: {exc.strerror or exc})"]
+
+
+def _check_tree(root: Path, commit: str, path: Path, code: str, sink: list[Reason]) -> None:
+    """Report an extracted tree that no longer equals its commit (hashed file by file)."""
+    try:
+        changed = _tree_changes(root, commit, path)
     except PlanGateError as exc:
         sink.append(Reason(code, f"cannot tell whether {path.name} changed: {exc.message}"))
         return
@@ -694,8 +686,8 @@ def _check_worktree(path: Path, code: str, sink: list[Reason], *, ignored: bool 
         sink.append(
             Reason(
                 code,
-                f"the {path.name} worktree changed during the trials: {', '.join(changed[:5])}",
-                "harness code under test wrote into a worktree; a human must look at it",
+                f"the {path.name} tree changed during the trials: {', '.join(changed[:5])}",
+                "harness code under test wrote into a tree; a human must look at it",
             )
         )
 

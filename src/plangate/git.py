@@ -136,10 +136,13 @@ class Git:
         ok_codes: tuple[int, ...] = (0,),
         input_data: bytes | None = None,
         hardening: tuple[str, ...] = HARDENING_ARGS,
+        index_file: str | None = None,
     ) -> GitOutput:
         """:meth:`run` without the :mod:`subprocess` result type (the methods below use it)."""
         argv = ["git", *hardening, *args]
         env = scrubbed_env()
+        if index_file is not None:
+            env["GIT_INDEX_FILE"] = index_file
         try:
             spawned = capture(argv, self.cwd, env, input_data=input_data,
                               timeout=GIT_TIMEOUT_SECONDS, output_limit=self.output_limit,
@@ -400,8 +403,13 @@ class Git:
         )
         return _split_z_paths(proc.stdout)
 
-    def staged_paths(self) -> list[str]:
-        """Paths staged in the index relative to HEAD (or all staged, when unborn)."""
+    def staged_paths(self, index_file: str | None = None) -> list[str]:
+        """Paths staged in the index relative to HEAD (or all staged, when unborn).
+
+        ``index_file`` reads another index than the repository's own: the one git
+        names in ``GIT_INDEX_FILE`` for a ``pre-commit`` hook of ``commit -a``,
+        ``commit <paths>`` or ``--only``, which is what that commit records.
+        """
         state = self.head_state()
         base = state.commit or self.empty_tree()
         proc = self._call(
@@ -415,7 +423,8 @@ class Git:
                 "-z",
                 base,
                 "--",
-            ]
+            ],
+            index_file=index_file,
         )
         return _split_z_paths(proc.stdout)
 

@@ -4,7 +4,7 @@ The package is split so that the hook hot path stays light:
 
 - :mod:`plangate.hooks.decision` -- the ONE pure decision "may this action happen now?";
 - :mod:`plangate.hooks.paths` -- raw host paths to canonical repository paths;
-- :mod:`plangate.hooks.bash` -- a conservative shell-command classifier;
+- :mod:`plangate.hooks.shell` -- the shell classifier (tree-sitter-bash, full option tables);
 - :mod:`plangate.hooks.service` -- reads the facts (task, record, scope, surfaces, ledger);
 - :mod:`plangate.hooks.override` -- override grants as the hooks read them (light);
   :mod:`plangate.hooks.override_service` -- grant, list and revoke (the ledger IO);

@@ -10,7 +10,10 @@ Rules, in the order their reasons are listed (every failing rule of every
 target is reported, not just the first):
 
 1. an undecidable fact (no task id, unreadable surfaces) denies every write;
-2. a shell command the classifier cannot read denies (``HOOK_SHELL_UNCLASSIFIABLE``);
+2. a shell command that skips git's hooks denies, always (``HOOK_SHELL_SKIPS_HOOKS``); a
+   command the classifier cannot read (``HOOK_SHELL_UNCLASSIFIABLE``) or one that runs
+   project code (``HOOK_SHELL_RUNS_CODE``) denies unless the operating system confines
+   it (:attr:`Facts.confinement`: exec's isolated run or a host sandbox the hook saw on);
 3. per target:
    a. a target that did not resolve to a canonical repository path denies;
    b. PlanGate's own state, git internals and hook configuration are guarded
@@ -21,6 +24,8 @@ target is reported, not just the first):
    f. with no active task, only the planning files of a task may be written;
    g. with an active task, its record must verify against HEAD and the target
       must lie inside the task's LoopSpec allowed paths (case-sensitive match).
+   A directory a command creates (``mkdir``) passes f and g when it is a parent of a
+   path those rules allow.
 4. an active override grant whose patterns match a target lifts rules f and g
    for that target only; it never lifts a, b, c, d or e.
 
@@ -110,6 +115,8 @@ class Target(NamedTuple):
     raw: str
     path: str | None
     rejection: Reason | None = None
+    directory: bool = False
+    """A directory the action creates: the parent of an allowed path is allowed."""
 
 
 class Action(NamedTuple):
@@ -121,12 +128,17 @@ class Action(NamedTuple):
     label: str = ""
     unclassifiable_code: str = "HOOK_SHELL_UNCLASSIFIABLE"
     """``HOOK_SHELL_UNCLASSIFIABLE``, ``HOOK_TOOL_UNKNOWN`` or ``HOOK_PATCH_UNREADABLE``."""
+    runs_code: tuple[str, ...] = ()
+    """Why the shell command runs project code (allowed only when confined)."""
+    skips_hooks: tuple[str, ...] = ()
+    """Hook-skipping flags in the shell command (always denied)."""
 
 
 UNCLASSIFIABLE_TEXT: dict[str, tuple[str, str]] = {
     "HOOK_SHELL_UNCLASSIFIABLE": (
         "the shell command cannot be classified, so its writes are unknown",
-        "use the editor tools for writes, or split the command into plain steps",
+        "use the editor tools for writes or plain commands with literal words; run anything "
+        "else inside 'plangate exec' (the isolated run) or the host sandbox",
     ),
     "HOOK_TOOL_UNKNOWN": (
         "the tool is not one PlanGate can judge, so its writes are unknown",
@@ -175,6 +187,9 @@ class Facts(NamedTuple):
     task_problem: Reason | None = None
     locked_tasks: frozenset[str] = frozenset()
     overrides: tuple[OverrideGrant, ...] = ()
+    confinement: str = ""
+    """The operating-system confinement the hook established for this call
+    (``exec:bwrap``, ``claude-sandbox``), or ``""``: none is assumed."""
 
 
 class _Collector:
@@ -226,7 +241,30 @@ def effect_exempt(path: str) -> bool:
     return match_any(EFFECT_EXEMPT, path) is not None
 
 
-def _target_reasons(facts: Facts, action: Action, path: str) -> list[tuple[str, str, str]]:
+def _parent_of_match(patterns: Iterable[str], path: str) -> bool:
+    """True when ``path`` is a directory some path matching one of ``patterns`` lies in."""
+    depth = path.count("/") + 1
+    for pattern in patterns:
+        segments = pattern.split("/")
+        head = segments[:depth]
+        if len(segments) <= depth and "**" not in head:
+            continue
+        if "**" in head:
+            head = head[: head.index("**") + 1]
+            if match_any(("/".join(head),), path) or match_any(("/".join(head[:-1]),), path):
+                return True
+            continue
+        if match_any(("/".join(head),), path) is not None:
+            return True
+    return False
+
+
+_PLANNING_PATTERNS = tuple(f"docs/working/TASK-*/{name}" for name in PLANNING_FILES)
+
+
+def _target_reasons(
+    facts: Facts, action: Action, path: str, directory: bool = False
+) -> list[tuple[str, str, str]]:
     """(code, message, hint) for every rule ``path`` breaks."""
     out: list[tuple[str, str, str]] = []
     effect_like = action.kind in (ActionKind.EFFECT, ActionKind.COMMIT, ActionKind.PUSH)
@@ -245,50 +283,96 @@ def _target_reasons(facts: Facts, action: Action, path: str) -> list[tuple[str, 
         return out
     for pattern, code, what in GUARDED:
         if match_any((pattern,), path, casefold=True):
-            out.append((code, f"writes to {what} are never allowed from an agent",
-                        "a human changes these files outside the agent session"))
+            out.append(
+                (
+                    code,
+                    f"writes to {what} are never allowed from an agent",
+                    "a human changes these files outside the agent session",
+                )
+            )
             break
     if facts.surfaces is None:
-        out.append(("HOOK_SURFACES_UNAVAILABLE",
-                     f"protected surfaces could not be resolved ({facts.surfaces_problem})",
-                     "add .plangate/protected-surfaces.toml ('plangate surfaces' shows the state)"))
+        out.append(
+            (
+                "HOOK_SURFACES_UNAVAILABLE",
+                f"protected surfaces could not be resolved ({facts.surfaces_problem})",
+                "add .plangate/protected-surfaces.toml ('plangate surfaces' shows the state)",
+            )
+        )
     elif facts.surfaces.protecting(path) is not None:
-        out.append(("HOOK_PROTECTED_SURFACE",
-                    "the target is a protected surface",
-                    "protected surfaces change only through a human-reviewed change"))
+        out.append(
+            (
+                "HOOK_PROTECTED_SURFACE",
+                "the target is a protected surface",
+                "protected surfaces change only through a human-reviewed change",
+            )
+        )
     if is_approvals_path(path):
-        out.append(("HOOK_APPROVAL_FILE", "approval records are written only by plangate "
-                    "commands a human runs", "never edit approvals/ from an agent"))
+        out.append(
+            (
+                "HOOK_APPROVAL_FILE",
+                "approval records are written only by plangate commands a human runs",
+                "never edit approvals/ from an agent",
+            )
+        )
     if planning_task is not None and planning_task in facts.locked_tasks:
-        out.append(("HOOK_PLAN_PACKAGE_LOCKED",
-                    "the Plan Package of an approved task is locked",
-                    "a human re-gates the plan: remove the record, revise, review, re-issue"))
+        out.append(
+            (
+                "HOOK_PLAN_PACKAGE_LOCKED",
+                "the Plan Package of an approved task is locked",
+                "a human re-gates the plan: remove the record, revise, review, re-issue",
+            )
+        )
     if active is None:
+        if directory and _parent_of_match(_PLANNING_PATTERNS, path):
+            return out
         if planning_task is None and not is_approvals_path(path):
-            out.append(("HOOK_NO_ACTIVE_TASK",
-                        "no active task: only planning files may be written",
-                        "get the plan approved, then run the agent through 'plangate exec'"))
+            out.append(
+                (
+                    "HOOK_NO_ACTIVE_TASK",
+                    "no active task: only planning files may be written",
+                    "get the plan approved, then run the agent through 'plangate exec'",
+                )
+            )
         return out
     if not active.verified:
-        out.append(("HOOK_TASK_NOT_VERIFIED",
-                    f"the record of {active.task_id} does not verify against HEAD"
-                    + (f" ({active.verification_message})" if active.verification_message else ""),
-                    "run 'plangate c3 verify' to see why; stale or tampered records block writes"))
+        out.append(
+            (
+                "HOOK_TASK_NOT_VERIFIED",
+                f"the record of {active.task_id} does not verify against HEAD"
+                + (f" ({active.verification_message})" if active.verification_message else ""),
+                "run 'plangate c3 verify' to see why; stale or tampered records block writes",
+            )
+        )
     if not active.allowed_paths:
-        out.append(("HOOK_SCOPE_UNDEFINED",
-                    f"the allowed paths of {active.task_id} are unknown or empty"
-                    + (f" ({active.scope_problem})" if active.scope_problem else ""),
-                    "declare the allowed paths in plan.md and re-approve"))
-    elif match_any(active.allowed_paths, path) is None:
-        out.append(("HOOK_OUTSIDE_SCOPE",
-                    f"the target is outside the allowed paths of {active.task_id}",
-                    "stay inside the LoopSpec scope, or ask a human for an override"))
+        out.append(
+            (
+                "HOOK_SCOPE_UNDEFINED",
+                f"the allowed paths of {active.task_id} are unknown or empty"
+                + (f" ({active.scope_problem})" if active.scope_problem else ""),
+                "declare the allowed paths in plan.md and re-approve",
+            )
+        )
+    elif match_any(active.allowed_paths, path) is None and not (
+        directory and _parent_of_match(active.allowed_paths, path)
+    ):
+        out.append(
+            (
+                "HOOK_OUTSIDE_SCOPE",
+                f"the target is outside the allowed paths of {active.task_id}",
+                "stay inside the LoopSpec scope, or ask a human for an override",
+            )
+        )
     else:
         denied = TaskScope(active.allowed_paths, None, active.denied_paths).denies(path)
         if denied is not None:
-            out.append(("HOOK_DENIED_BY_PLAN",
-                        f"the plan of {active.task_id} says not to touch {denied!r}",
-                        "leave the path alone, or revise the plan and get it re-approved"))
+            out.append(
+                (
+                    "HOOK_DENIED_BY_PLAN",
+                    f"the plan of {active.task_id} says not to touch {denied!r}",
+                    "leave the path alone, or revise the plan and get it re-approved",
+                )
+            )
     return out
 
 
@@ -313,21 +397,46 @@ def decide(facts: Facts, action: Action) -> Result:
     if facts.task_problem is not None:
         problem = facts.task_problem
         collector.add(problem.code, problem.message, problem.hint, "")
-    if action.kind is ActionKind.SHELL and action.unclassifiable:
+    if action.kind is ActionKind.SHELL and action.skips_hooks:
+        collector.add(
+            "HOOK_SHELL_SKIPS_HOOKS",
+            "the command skips git's hooks",
+            "commit and push with the hooks on; a human decides about skipping them",
+            "; ".join(action.skips_hooks),
+        )
+    confined = action.kind is ActionKind.SHELL and bool(facts.confinement)
+    if (
+        action.kind is ActionKind.SHELL
+        and action.unclassifiable
+        and not (confined and action.unclassifiable_code == "HOOK_SHELL_UNCLASSIFIABLE")
+    ):
         code = action.unclassifiable_code
-        message, hint = UNCLASSIFIABLE_TEXT.get(code, UNCLASSIFIABLE_TEXT[
-            "HOOK_SHELL_UNCLASSIFIABLE"])
+        message, hint = UNCLASSIFIABLE_TEXT.get(
+            code, UNCLASSIFIABLE_TEXT["HOOK_SHELL_UNCLASSIFIABLE"]
+        )
         collector.add(code, message, hint, "; ".join(action.unclassifiable))
+    if action.kind is ActionKind.SHELL and action.runs_code and not confined:
+        collector.add(
+            "HOOK_SHELL_RUNS_CODE",
+            "the command runs project code, whose writes no rule can see",
+            "run it inside 'plangate exec' (the isolated run) or with the host "
+            "sandbox on (docs/agents.md, 'Host sandboxes')",
+            "; ".join(action.runs_code),
+        )
     used: dict[str, None] = {}
     for target in action.targets:
         if target.path is None:
             rejection = target.rejection or Reason("HOOK_TARGET_INVALID", "unresolvable target")
-            collector.add(rejection.code, rejection.message, rejection.hint
-                          or "write only inside the repository", target.raw)
+            collector.add(
+                rejection.code,
+                rejection.message,
+                rejection.hint or "write only inside the repository",
+                target.raw,
+            )
             continue
         if action.kind is ActionKind.EFFECT and effect_exempt(target.path):
             continue
-        broken = _target_reasons(facts, action, target.path)
+        broken = _target_reasons(facts, action, target.path, target.directory)
         if broken and all(code in LIFTABLE for code, _m, _h in broken):
             grant = _grant_for(facts.overrides, target.path)
             if grant is not None:
@@ -337,12 +446,23 @@ def decide(facts: Facts, action: Action) -> Result:
             collector.add(code, message, hint, target.path)
     reasons = collector.result_reasons()
     out_facts = dict(base_facts)
+    if facts.confinement:
+        out_facts["confinement"] = facts.confinement
     if used:
         out_facts["overrides_used"] = list(used)
     if reasons:
         return Result(DENY, reasons, out_facts)
     if action.kind is ActionKind.WRITE and not action.targets:
         # A write with no target at all is undecidable: never "all clear".
-        return Result(DENY, (Reason("HOOK_NO_TARGET", "the write names no target path",
-                                    "the tool input must carry the file path"),), out_facts)
+        return Result(
+            DENY,
+            (
+                Reason(
+                    "HOOK_NO_TARGET",
+                    "the write names no target path",
+                    "the tool input must carry the file path",
+                ),
+            ),
+            out_facts,
+        )
     return Result(ALLOW, (), out_facts)

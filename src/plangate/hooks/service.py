@@ -17,7 +17,7 @@ a deleted ledger must not quietly restart as an empty chain. ``plangate hooks
 install`` creates it.
 """
 
-# ruff: noqa: PTH111, PTH112, PTH114, PTH117, PTH118, PTH120, PTH208
+# ruff: noqa: PTH111, PTH112, PTH113, PTH114, PTH117, PTH118, PTH120, PTH208
 # Plain string paths on purpose: realpath/relpath semantics and the
 # hook hot path; pathlib would add conversions without changing the meaning.
 from __future__ import annotations
@@ -79,6 +79,11 @@ class HookRequest(NamedTuple):
     canonical_targets: tuple[str, ...] | None = None
     """Targets that already are canonical repository paths (git hooks, CI)."""
     unclassifiable_code: str = "HOOK_SHELL_UNCLASSIFIABLE"
+    sandbox_bypass: bool = False
+    """The host's tool call asks to run outside its sandbox (Claude Code's
+    ``dangerouslyDisableSandbox``)."""
+    host_sandbox: bool = False
+    """The host may run the call in a sandbox PlanGate can check (Claude Code)."""
 
 
 def deny_result(code: str, message: str, hint: str = "", **facts: Any) -> Result:
@@ -185,8 +190,7 @@ def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
     scope_problem = scope.problem_text
     # While an agent works, it may commit in-scope work: HEAD may descend from
     # the approved commit through in-scope commits.
-    outcome = holds_for_head(Path(root), snapshot, head, policy=DESCENDANT_IN_SCOPE,
-                             scope=scope)
+    outcome = holds_for_head(Path(root), snapshot, head, policy=DESCENDANT_IN_SCOPE, scope=scope)
     first = outcome.reasons[0].message if outcome.reasons else ""
     return TaskFacts(
         task_id=task_id,
@@ -233,7 +237,6 @@ def gather_facts(
     grants: tuple[OverrideGrant, ...] = ()
     entries = override_entries(ledger)
     if entries:
-
         grants = active_grants(grant_states(entries), now or utc_now())
     return Facts(
         surfaces=surfaces,
@@ -251,8 +254,11 @@ def _resolve(raws: Sequence[str], cwd: str, root: str, case_insensitive: bool) -
         try:
             path = resolve_target(raw, cwd=cwd, repo_root=root, case_insensitive=case_insensitive)
         except TargetRejected as exc:
-            hint = "write only inside the repository" if exc.code == "HOOK_TARGET_OUTSIDE_REPO" \
+            hint = (
+                "write only inside the repository"
+                if exc.code == "HOOK_TARGET_OUTSIDE_REPO"
                 else "give a plain path inside the repository"
+            )
             out.append(Target(raw, None, Reason(exc.code, exc.message, hint)))
             continue
         out.append(Target(raw, path))
@@ -284,10 +290,17 @@ def _directory_contents(targets: list[Target], root: str, skip: set[str]) -> lis
             for name in sorted(dirs + files):
                 count += 1
                 if count > MAX_DIRECTORY_ENTRIES:
-                    out.append(Target(target.raw, None, Reason(
-                        "HOOK_TARGET_TOO_LARGE",
-                        f"{target.raw!r} holds more than {MAX_DIRECTORY_ENTRIES} entries",
-                        "act on smaller directories, or on files by name")))
+                    out.append(
+                        Target(
+                            target.raw,
+                            None,
+                            Reason(
+                                "HOOK_TARGET_TOO_LARGE",
+                                f"{target.raw!r} holds more than {MAX_DIRECTORY_ENTRIES} entries",
+                                "act on smaller directories, or on files by name",
+                            ),
+                        )
+                    )
                     return out
                 full = os.path.join(current, name)
                 if name in dirs and not os.path.islink(full):
@@ -310,24 +323,129 @@ def _canonical_targets(paths: Sequence[str]) -> list[Target]:
     return out
 
 
-def _into_dir_targets(pairs: Sequence[tuple[str, str]], cwd: str) -> tuple[list[str], set[str]]:
+def _into_dir_targets(
+    triples: Sequence[tuple[str, str, int]], cwd: str
+) -> tuple[list[tuple[str, int]], set[str]]:
     """For cp/mv/ln into an existing directory, the file lands at ``dir/basename``.
 
-    Returns the landing paths and the destinations that are directories (the
-    directory itself is then not a write target, its new entry is).
+    Returns the landing paths (with their step) and the destinations that are
+    directories (the directory itself is then not a write target, its new entry is).
     """
-    raws: list[str] = []
+    out: list[tuple[str, int]] = []
     directories: set[str] = set()
-    for destination, base in pairs:
+    for destination, base, step in triples:
         expanded = os.path.expanduser(destination)
         joined = expanded if os.path.isabs(expanded) else os.path.join(cwd, expanded)
         if os.path.isdir(joined) and base not in ("", ".", ".."):
-            raws.append(os.path.join(destination, base))
+            out.append((os.path.join(destination, base), step))
             directories.add(destination)
-    return raws, directories
+    return out, directories
 
 
-def build_action(request: HookRequest, root: str) -> Action:
+def program_problems(
+    names: Sequence[str], env: Mapping[str, str], cwd: str, root: str
+) -> list[str]:
+    """Programs trusted by bare name that resolve into the repository (``PATH``), or that
+    are Python scripts while ``PYTHONPATH`` points into it: not trusted after all."""
+    prefix = root.rstrip("/") + "/"
+    inside = (
+        [
+            d
+            for d in env.get("PYTHONPATH", "").split(os.pathsep)
+            if d == ""
+            or os.path.realpath(os.path.join(cwd, d)).startswith(prefix)
+            or os.path.realpath(os.path.join(cwd, d)) == root
+        ]
+        if env.get("PYTHONPATH")
+        else []
+    )
+    problems: list[str] = []
+    for name in names:
+        for directory in env.get("PATH", "").split(os.pathsep):
+            candidate = os.path.join(cwd, directory or ".", name)
+            if not (os.path.isfile(candidate) and os.access(candidate, os.X_OK)):
+                continue
+            real = os.path.realpath(candidate)
+            if real.startswith(prefix):
+                problems.append(f"{name!r} resolves to {real}, a file in the repository")
+            elif inside and _is_python_script(real):
+                problems.append(
+                    f"{name!r} is a Python program and PYTHONPATH points into the repository"
+                )
+            break
+    return problems
+
+
+def _is_python_script(path: str) -> bool:
+    """True when ``path`` starts with a ``#!`` line naming python (or cannot be read)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return True
+    try:
+        head = os.read(fd, 256)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return head.startswith(b"#!") and b"python" in head.split(b"\n", 1)[0]
+
+
+def _shell_action(
+    request: HookRequest, root: str, case_insensitive: bool, env: Mapping[str, str]
+) -> Action:
+    """The action of a shell command: its classification, targets and time-of-check problems."""
+    from plangate.hooks.shell import ShellKind, analyse
+    from plangate.hooks.shell.order import Placed, order_problems
+
+    cwd = request.cwd
+    analysis = analyse(request.shell_command)
+    if analysis.kind == ShellKind.READ_ONLY and not analysis.programs:
+        return Action(ActionKind.READ, (), label=request.label)
+    problems = list(analysis.problems)
+    problems += program_problems(analysis.programs, env, cwd, root)
+    if analysis.kind == ShellKind.READ_ONLY and not problems:
+        return Action(ActionKind.READ, (), label=request.label)
+    landed, directories = _into_dir_targets(analysis.into_dir, cwd)
+    raws = [
+        (w.path, w.step, w.relinks, w.directory, w.keeps_contents)
+        for w in analysis.writes
+        if w.path not in directories
+    ]
+    raws += [(path, step, True, False, False) for path, step in landed]
+    targets: list[Target] = []
+    placed: list[Placed] = []
+    keep: set[str] = set()
+    for raw, step, relinks, directory, keeps in raws:
+        resolved = _resolve([raw], cwd, root, case_insensitive)[0]
+        targets.append(resolved._replace(directory=directory))
+        if keeps:
+            keep.add(raw)
+        lexical = os.path.normpath(
+            raw if os.path.isabs(raw) or raw.startswith("~") else os.path.join(cwd, raw)
+        )
+        placed.append(Placed(step, relinks, lexical, resolved.path))
+    problems += order_problems(placed)
+    targets += _directory_contents(targets, root, keep)
+    if analysis.commits:
+        from plangate.git import Git
+
+        git = Git(Path(root))
+        targets += _canonical_targets(git.staged_paths())
+        if analysis.commit_all:
+            targets += _canonical_targets(git.worktree_changes())
+        targets += _resolve(list(analysis.commit_paths), cwd, root, case_insensitive)
+    return Action(
+        ActionKind.SHELL,
+        tuple(targets),
+        tuple(problems),
+        request.label,
+        runs_code=analysis.runs_code,
+        skips_hooks=analysis.skips_hooks,
+    )
+
+
+def build_action(request: HookRequest, root: str, env: Mapping[str, str] | None = None) -> Action:
     """Translate a request into an :class:`Action` with resolved targets."""
     case_insensitive = filesystem_is_case_insensitive(root)
     cwd = request.cwd
@@ -336,40 +454,63 @@ def build_action(request: HookRequest, root: str) -> Action:
             HookEvent.COMMIT: ActionKind.COMMIT,
             HookEvent.PUSH: ActionKind.PUSH,
         }.get(request.event, ActionKind.EFFECT)
-        return Action(kind, tuple(_canonical_targets(request.canonical_targets)),
-                      label=request.label)
+        return Action(
+            kind, tuple(_canonical_targets(request.canonical_targets)), label=request.label
+        )
     if request.event in (HookEvent.POST, HookEvent.STOP):
-        from plangate.git import Git
-
-        changes = Git(Path(root)).worktree_changes()
-        return Action(ActionKind.EFFECT, tuple(_canonical_targets(changes)), label=request.label)
+        return Action(
+            ActionKind.EFFECT, tuple(_canonical_targets(effect_paths(root))), label=request.label
+        )
     if request.unclassifiable:
-        return Action(ActionKind.SHELL, (), request.unclassifiable, request.label,
-                      request.unclassifiable_code)
+        return Action(
+            ActionKind.SHELL, (), request.unclassifiable, request.label, request.unclassifiable_code
+        )
     if request.read_only:
         return Action(ActionKind.READ, (), label=request.label)
     if request.shell_command is not None:
-        from plangate.hooks.bash import BashKind, analyse
-
-        analysis = analyse(request.shell_command)
-        if analysis.kind is BashKind.READ_ONLY:
-            return Action(ActionKind.READ, (), label=request.label)
-        landed, directories = _into_dir_targets(analysis.into_dir, cwd)
-        raws = [w for w in analysis.writes if w not in directories] + landed
-        targets = _resolve(raws, cwd, root, case_insensitive)
-        targets += _directory_contents(targets, root, set(analysis.no_descend))
-        if analysis.commits:
-            from plangate.git import Git
-
-            targets += _canonical_targets(Git(Path(root)).staged_paths())
-        return Action(ActionKind.SHELL, tuple(targets), analysis.problems, request.label)
+        return _shell_action(request, root, case_insensitive, os.environ if env is None else env)
     targets = _resolve(request.file_targets, cwd, root, case_insensitive)
     return Action(ActionKind.WRITE, tuple(targets), label=request.label)
 
 
-def _record(
-    ledger: Ledger, request: HookRequest, result: Result, task: str | None
-) -> None:
+HOST_CONFIG_DIRECTORIES = (".claude", ".codex", ".cursor", ".plangate", "docs/working")
+"""Where effect checks also look at files git ignores (the task directories included)."""
+
+
+def effect_paths(root: str) -> list[str]:
+    """Changed paths for an effect check: tracked and untracked changes, plus ignored files
+    under host configuration, PlanGate's state, the task directories and protected surfaces."""
+    from plangate.git import Git
+
+    git = Git(Path(root))
+    changes = set(git.worktree_changes())
+    watched = [
+        d
+        for d in (*HOST_CONFIG_DIRECTORIES, *_surface_prefixes(root))
+        if os.path.lexists(os.path.join(root, d))
+    ]
+    if watched:
+        changes.update(git.worktree_changes(tuple(sorted(set(watched))), ignored=True))
+    return sorted(changes)
+
+
+def _surface_prefixes(root: str) -> list[str]:
+    """The literal leading directories of the protected-surface patterns."""
+    surfaces, _problem = load_surfaces(root)
+    out: list[str] = []
+    for entry in surfaces.entries if surfaces is not None else ():
+        pattern = entry.pattern
+        literal: list[str] = []
+        for segment in pattern.split("/"):
+            if any(c in segment for c in "*?[{"):
+                break
+            literal.append(segment)
+        if literal:
+            out.append("/".join(literal))
+    return out
+
+
+def _record(ledger: Ledger, request: HookRequest, result: Result, task: str | None) -> None:
     targets = list(result.facts.get("targets", []))[:MAX_RECORDED_TARGETS]
     payload: dict[str, Any] = {
         "host": request.host,
@@ -403,6 +544,7 @@ def _spend_one_shots(
 ) -> Result:
     """Spend one-shot grants a decision used, under a lock; re-decide if one was spent meanwhile."""
     from plangate.fsutil import exclusive_lock
+
     used = list(result.facts.get("overrides_used", []))
     one_shots = {g.grant_id for g in facts.overrides if g.one_shot}
     if not any(g in one_shots for g in used):
@@ -412,10 +554,30 @@ def _spend_one_shots(
         result = decide(facts._replace(overrides=fresh), action)
         for grant_id in result.facts.get("overrides_used", []):
             if grant_id in one_shots:
-                ledger.append("override_used", grant_id, {
-                    "grant_id": grant_id, "paths": list(result.facts.get("targets", []))[:20],
-                })
+                ledger.append(
+                    "override_used",
+                    grant_id,
+                    {
+                        "grant_id": grant_id,
+                        "paths": list(result.facts.get("targets", []))[:20],
+                    },
+                )
     return result
+
+
+def _confinement(request: HookRequest, root: str, env: Mapping[str, str], facts: Facts) -> str:
+    """The OS confinement of this call, when the hook can see one (see confinement.py)."""
+    from plangate.hooks.confinement import claude_sandbox, exec_box
+
+    box = exec_box(root, env)
+    if box:
+        return box
+    if request.host_sandbox:
+        entries = facts.surfaces.entries if facts.surfaces is not None else ()
+        protected = [entry.pattern for entry in entries]
+        established, _why = claude_sandbox(root, env, protected, bypass=request.sandbox_bypass)
+        return established
+    return ""
 
 
 def _decide_request(
@@ -425,10 +587,12 @@ def _decide_request(
     ledger: Ledger,
     moment: datetime | None,
 ) -> Result:
-    action = build_action(request, root)
+    action = build_action(request, root, env)
     if action.kind is ActionKind.READ:
         return decide(Facts(surfaces=None), action)
     facts = gather_facts(root, env, ledger, moment)
+    if action.kind is ActionKind.SHELL and (action.runs_code or action.unclassifiable):
+        facts = facts._replace(confinement=_confinement(request, root, env, facts))
     result = decide(facts, action)
     if result.facts.get("overrides_used"):
         result = _spend_one_shots(ledger, root, facts, action, result=result, now=moment)

@@ -152,6 +152,18 @@ CASES: list[Case] = [
         task=None,
     ),
     Case("claude_deny_unclassifiable", "claude", pre("Bash", command="curl -o x https://e")),
+    Case("claude_deny_runs_code", "claude", pre("Bash", command="pytest -q")),
+    Case("claude_deny_no_verify", "claude", pre("Bash", command="git commit -nm wip")),
+    Case(
+        "claude_deny_link_then_write",
+        "claude",
+        pre("Bash", command="ln -s ../CLAUDE.md src/app.py && echo x > src/app.py"),
+    ),
+    Case(
+        "claude_allow_heredoc_commit",
+        "claude",
+        pre("Bash", command="git commit -m \"$(cat <<'EOF'\nfix `x`\nEOF\n)\""),
+    ),
     Case("claude_deny_unknown_tool", "claude", pre("mcp__fs__write", path="a")),
     Case("claude_deny_outside_repo", "claude", pre("Write", file_path="/etc/hosts")),
     Case("claude_deny_git_internals", "claude", pre("Write", file_path=".git/config")),
@@ -248,6 +260,19 @@ CASES: list[Case] = [
     Case("codex_deny_patch_without_files", "codex", pre("apply_patch", command="hello")),
     Case(
         "codex_deny_shell_argv", "codex", pre("shell", command=["bash", "-lc", "rm -rf .git/hooks"])
+    ),
+    Case(
+        "codex_deny_push_no_verify", "codex", pre("shell", command=["git", "push", "--no-verify"])
+    ),
+    Case(
+        "codex_deny_two_command_fields",
+        "codex",
+        pre("exec_command", command="ls", cmd="rm -rf src"),
+    ),
+    Case(
+        "cursor_deny_runs_code",
+        "cursor",
+        cursor("beforeShellExecution", command="make test", cwd="{root}"),
     ),
     Case(
         "codex_deny_stale_record",

@@ -423,7 +423,9 @@ def test_not_a_git_repository_rejects(tmp_path: Path) -> None:
     )
     verdict, found = codes(repo)
     assert verdict == "REJECTED"
-    assert "C3_SOURCE_SHA_UNRESOLVED" in found
+    # The trust root is read from git before anything else: outside a repository
+    # nothing can be verified, and the reason says so.
+    assert found == ("NOT_A_GIT_REPOSITORY",)
 
 
 def test_legacy_records(git_repo: Path) -> None:

@@ -177,8 +177,89 @@ def test_bash_read_only_is_allowed_and_recorded(repo: Path) -> None:
 
 
 def test_bash_unclassifiable_is_denied(repo: Path) -> None:
-    result = _bash(repo, "npm install")
+    result = _bash(repo, "curl -o x https://example.invalid")
     assert _codes(result.err) == ["HOOK_SHELL_UNCLASSIFIABLE"]
+
+
+def test_bash_project_code_is_denied_without_confinement(repo: Path) -> None:
+    result = _bash(repo, "npm install")
+    assert _codes(result.err) == ["HOOK_SHELL_RUNS_CODE"]
+
+
+def _sandbox_settings(repo: Path, **change: object) -> None:
+    from plangate.hooks.confinement import SANDBOX_DENY_REQUIRED
+    from plangate.hooks.service import load_surfaces
+
+    surfaces, _ = load_surfaces(str(repo))
+    protected = [e.pattern for e in surfaces.entries] if surfaces is not None else []
+    sandbox = {
+        "enabled": True,
+        "failIfUnavailable": True,
+        "allowUnsandboxedCommands": False,
+        "filesystem": {"denyWrite": [*SANDBOX_DENY_REQUIRED, *protected]},
+        **change,
+    }
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "settings.local.json").write_text(json.dumps({"sandbox": sandbox}))
+
+
+def _bash_in(repo: Path, command: str, home: Path, **tool: object):
+    payload = claude_payload("PreToolUse", repo, "Bash", {"command": command, **tool})
+    return run_hook(repo, "claude", payload, hook_env("TASK-0001", HOME=str(home)))
+
+
+def test_project_code_runs_inside_the_claude_sandbox_the_hook_sees(
+    repo: Path, tmp_path: Path
+) -> None:
+    _sandbox_settings(repo)
+    assert _bash_in(repo, "pytest -q", tmp_path).code == 0
+    assert _bash_in(repo, "curl -o x https://e", tmp_path).code == 0
+    # Still judged: protected targets, hook-skipping flags.
+    assert "HOOK_PROTECTED_SURFACE" in _codes(_bash_in(repo, "echo x > CLAUDE.md", tmp_path).err)
+    assert "HOOK_SHELL_SKIPS_HOOKS" in _codes(_bash_in(repo, "git commit -nm x", tmp_path).err)
+    last = ledger_decisions(repo)[-1]
+    assert last["verdict"] == "DENY"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"enabled": False},
+        {"allowUnsandboxedCommands": True},
+        {"excludedCommands": ["pytest"]},
+        {"filesystem": {"denyWrite": [".git"]}},
+    ],
+)
+def test_a_weaker_claude_sandbox_is_not_relied_on(repo: Path, tmp_path: Path, change) -> None:
+    _sandbox_settings(repo, **change)
+    assert _codes(_bash_in(repo, "pytest -q", tmp_path).err) == ["HOOK_SHELL_RUNS_CODE"]
+
+
+def test_a_call_that_asks_to_leave_the_sandbox_is_not_confined(repo: Path, tmp_path: Path) -> None:
+    _sandbox_settings(repo)
+    result = _bash_in(repo, "pytest -q", tmp_path, dangerouslyDisableSandbox=True)
+    assert _codes(result.err) == ["HOOK_SHELL_RUNS_CODE"]
+
+
+def test_a_repository_program_named_like_a_reader_is_not_trusted(repo: Path) -> None:
+    bin_dir = repo / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "cat").write_text("#!/bin/sh\ntouch pwned\n")
+    (bin_dir / "cat").chmod(0o755)
+    payload = claude_payload("PreToolUse", repo, "Bash", {"command": "cat README.md"})
+    env = hook_env("TASK-0001", PATH=f"{bin_dir}:{os.environ['PATH']}")
+    assert _codes(run_hook(repo, "claude", payload, env).err) == ["HOOK_SHELL_UNCLASSIFIABLE"]
+
+
+def test_effect_check_sees_ignored_host_configuration(repo: Path) -> None:
+    (repo / ".gitignore").write_text(".claude/settings.local.json\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-q", "--no-verify", "-m", "ignore local settings")
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "settings.local.json").write_text('{"permissions": {"allow": ["Bash"]}}')
+    payload = claude_payload("Stop", repo, None, None)
+    result = run_hook(repo, "claude", payload, hook_env(None))
+    assert ".claude/settings.local.json" in result.err
 
 
 def test_bash_commit_checks_the_staged_paths(repo: Path) -> None:
@@ -188,8 +269,20 @@ def test_bash_commit_checks_the_staged_paths(repo: Path) -> None:
     assert "HOOK_OUTSIDE_SCOPE" in _codes(result.err)
 
 
-def test_bash_commit_no_verify_is_denied(repo: Path) -> None:
-    assert "HOOK_SHELL_UNCLASSIFIABLE" in _codes(_bash(repo, "git commit --no-verify -m x").err)
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git commit --no-verify -m x",
+        "git commit -nm x",
+        "git commit -am x -n",
+        "git push --no-verify",
+        "git push origin main --no-verify",
+        "git -c core.hooksPath=/dev/null commit -m x",
+        "git -c CORE.HOOKSPATH=x push",
+    ],
+)
+def test_bash_hook_skipping_flags_are_denied(repo: Path, command: str) -> None:
+    assert "HOOK_SHELL_SKIPS_HOOKS" in _codes(_bash(repo, command).err)
 
 
 def test_bash_copy_into_directory_lands_inside_it(repo: Path) -> None:
@@ -344,8 +437,14 @@ def test_module_entry_point_prints_the_same_bytes(repo: Path) -> None:
 
     payload = claude_payload("PreToolUse", repo, "Write", {"file_path": "CLAUDE.md"})
     in_process = run_hook(repo, "claude", payload, hook_env("TASK-0001"))
-    proc = subprocess.run([sys.executable, "-m", "plangate.hooks", "claude"], input=payload,
-                          cwd=repo, env=hook_env("TASK-0001"), capture_output=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "plangate.hooks", "claude"],
+        input=payload,
+        cwd=repo,
+        env=hook_env("TASK-0001"),
+        capture_output=True,
+        check=False,
+    )
     assert proc.returncode == in_process.code == 2
     assert proc.stdout.decode() == in_process.out
     assert proc.stderr.decode() == in_process.err
@@ -382,8 +481,12 @@ PATCH_OK = "*** Begin Patch\n*** Update File: src/app.py\n@@\n+x\n*** End Patch\
         "apply_patch <<'EOF'\n" + PATCH_OK + "EOF\ntouch CLAUDE.md\nEOF",
         "apply_patch <<'EOF'\n" + PATCH_OK + "EOF\ntouch CLAUDE.md\nEOF\n",
         ["bash", "-lc", "touch CLAUDE.md; echo '" + PATCH_OK + "'"],
-        ["bash", "-lc", "cd .claude && apply_patch <<'EOF'\n"
-         "*** Begin Patch\n*** Add File: settings.json\n+{}\n*** End Patch\nEOF"],
+        [
+            "bash",
+            "-lc",
+            "cd .claude && apply_patch <<'EOF'\n"
+            "*** Begin Patch\n*** Add File: settings.json\n+{}\n*** End Patch\nEOF",
+        ],
     ],
 )
 def test_codex_shell_patch_with_other_commands_is_denied(
@@ -403,8 +506,7 @@ def test_codex_shell_patch_with_other_commands_is_denied(
 )
 def test_codex_patch_with_odd_header_is_denied(repo: Path, header: str) -> None:
     patch = (
-        "*** Begin Patch\n*** Update File: src/app.py\n@@\n+x\n"
-        f"{header}\n@@\n+x\n*** End Patch\n"
+        f"*** Begin Patch\n*** Update File: src/app.py\n@@\n+x\n{header}\n@@\n+x\n*** End Patch\n"
     )
     _assert_claude_deny(_codex(repo, "apply_patch", {"command": patch}))
 
@@ -434,8 +536,9 @@ def test_claude_bash_reader_bypasses_are_denied(repo: Path, command: str) -> Non
 
 
 def test_cursor_shell_reader_bypass_is_denied(repo: Path) -> None:
-    payload = cursor_payload("beforeShellExecution", repo, command="uniq src/app.py CLAUDE.md",
-                             cwd=str(repo))
+    payload = cursor_payload(
+        "beforeShellExecution", repo, command="uniq src/app.py CLAUDE.md", cwd=str(repo)
+    )
     result = run_hook(repo, "cursor", payload, hook_env("TASK-0001"))
     assert result.code == 0
     assert json.loads(result.out)["permission"] == "deny"
@@ -455,7 +558,9 @@ def test_codex_apply_patch_tool_with_workdir_is_judged_in_both_directories(repo:
 
 def test_cursor_file_tool_with_two_path_keys_judges_both(repo: Path) -> None:
     payload = cursor_payload(
-        "preToolUse", repo, tool_name="Write",
+        "preToolUse",
+        repo,
+        tool_name="Write",
         tool_input={"file_path": "src/app.py", "target_file": "CLAUDE.md", "contents": "x"},
     )
     result = run_hook(repo, "cursor", payload, hook_env("TASK-0001"))
@@ -467,7 +572,9 @@ def test_cursor_file_tool_with_two_path_keys_judges_both(repo: Path) -> None:
 
 def test_cursor_shell_tool_working_directory_is_used(repo: Path) -> None:
     payload = cursor_payload(
-        "preToolUse", repo, tool_name="Shell",
+        "preToolUse",
+        repo,
+        tool_name="Shell",
         tool_input={"command": "rm settings.json", "working_directory": str(repo / ".claude")},
     )
     result = run_hook(repo, "cursor", payload, hook_env("TASK-0001"))
@@ -492,9 +599,13 @@ def test_hard_link_to_a_protected_file_is_not_a_way_in(repo: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["ln CLAUDE.md tests/test_app.py", "cp -l CLAUDE.md tests/test_app.py",
-                "cp --link .claude/settings.json tests/test_app.py",
-                "ln -P CLAUDE.md tests/test_app.py"],
+    "command",
+    [
+        "ln CLAUDE.md tests/test_app.py",
+        "cp -l CLAUDE.md tests/test_app.py",
+        "cp --link .claude/settings.json tests/test_app.py",
+        "ln -P CLAUDE.md tests/test_app.py",
+    ],
 )
 def test_creating_a_hard_link_to_a_protected_file_is_denied(repo: Path, command: str) -> None:
     payload = claude_payload("PreToolUse", repo, "Bash", {"command": command})
@@ -513,8 +624,9 @@ def _scoped_repo(git_repo: Path, scope: str) -> Path:
     return git_repo
 
 
-@pytest.mark.parametrize("command", ["rm -rf docs/working", "mv docs/working old",
-                                     "chmod -R 000 docs/working/TASK-0001"])
+@pytest.mark.parametrize(
+    "command", ["rm -rf docs/working", "mv docs/working old", "chmod -R 000 docs/working/TASK-0001"]
+)
 def test_directory_holding_protected_files_is_judged_by_its_contents(
     git_repo: Path, command: str
 ) -> None:

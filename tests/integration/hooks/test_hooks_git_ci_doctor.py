@@ -52,7 +52,10 @@ def test_pre_commit_hook_stops_out_of_scope_and_protected_commits(git_repo: Path
     stale = _git_proc(repo, "commit", "-q", "-m", "stale", env_extra=task_env)
     assert stale.returncode == 1
     assert b"HOOK_TASK_NOT_VERIFIED" in stale.stderr
-    assert b"HOOK_COMMITTED_OUTSIDE_SCOPE" in stale.stderr or b"outside the task's scope" in stale.stderr
+    assert (
+        b"HOOK_COMMITTED_OUTSIDE_SCOPE" in stale.stderr
+        or b"outside the task's scope" in stale.stderr
+    )
 
 
 def test_head_that_does_not_descend_from_the_approved_commit_blocks(git_repo: Path) -> None:
@@ -191,3 +194,28 @@ def test_hooks_install_cli_creates_the_ledger(git_repo: Path, run_cli) -> None:
         entries = ledger.entries(kind="hooks_installed")
     assert [e.payload["hosts"] for e in entries] == [["claude"]]
     assert run_cli(git_repo, "hooks", "install").code == 2
+
+
+@pytest.mark.parametrize(
+    "commit_args",
+    [
+        ("-a", "-m", "all"),
+        ("-m", "paths", "CLAUDE.md"),
+        ("--only", "-m", "only", "CLAUDE.md"),
+        ("-i", "-m", "include", "CLAUDE.md"),
+    ],
+)
+def test_pre_commit_judges_the_index_git_commits(
+    git_repo: Path, commit_args: tuple[str, ...]
+) -> None:
+    """'commit -a', 'commit <paths>' and '--only' build another index (GIT_INDEX_FILE)."""
+    repo = approved_repo(git_repo)
+    (repo / "CLAUDE.md").write_text("rules\n")
+    git(repo, "add", "CLAUDE.md")
+    git(repo, "commit", "-q", "-m", "tracked rules")
+    apply(repo, ["git"], install=True)
+    (repo / "CLAUDE.md").write_text("rules, relaxed\n")
+    result = _git_proc(repo, "commit", "-q", *commit_args)
+    assert result.returncode == 1, result.stderr
+    assert b"CLAUDE.md" in result.stderr
+    assert git(repo, "log", "-1", "--format=%s").strip() == "tracked rules"

@@ -57,10 +57,26 @@ FILE_TOOLS: dict[str, str] = {
 SHELL_TOOLS = frozenset({"Bash"})
 READ_TOOLS = frozenset(
     {
-        "Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "TodoWrite", "Task", "Agent",
-        "BashOutput", "KillShell", "KillBash", "ExitPlanMode", "NotebookRead",
-        "AskUserQuestion", "SlashCommand", "Skill", "ListMcpResourcesTool",
-        "ReadMcpResourceTool", "TaskOutput",
+        "Read",
+        "Glob",
+        "Grep",
+        "LS",
+        "WebFetch",
+        "WebSearch",
+        "TodoWrite",
+        "Task",
+        "Agent",
+        "BashOutput",
+        "KillShell",
+        "KillBash",
+        "ExitPlanMode",
+        "NotebookRead",
+        "AskUserQuestion",
+        "SlashCommand",
+        "Skill",
+        "ListMcpResourcesTool",
+        "ReadMcpResourceTool",
+        "TaskOutput",
     }
 )
 
@@ -81,9 +97,7 @@ def deny_output(result: Result, event: str, label: str = "") -> HookOutput:
     return HookOutput(dumps(body), text + "\n", 2)
 
 
-def tool_request(
-    host: str, payload: Mapping[str, Any], cwd: str, event: str
-) -> Any:
+def tool_request(host: str, payload: Mapping[str, Any], cwd: str, event: str) -> Any:
     """A :class:`HookRequest` for a PreToolUse payload (Claude Code tool names)."""
     from plangate.hooks.service import HookRequest
 
@@ -100,7 +114,16 @@ def tool_request(
         command = tool_input.get("command")
         if not isinstance(command, str):
             return payload_error("Bash has no command text")
-        return HookRequest(host, event, cwd, tool, shell_command=command)
+        bypass = tool_input.get("dangerouslyDisableSandbox", False) is not False
+        return HookRequest(
+            host,
+            event,
+            cwd,
+            tool,
+            shell_command=command,
+            host_sandbox=host == "claude",
+            sandbox_bypass=bypass,
+        )
     if tool in READ_TOOLS:
         return HookRequest(host, event, cwd, tool, read_only=True)
     return unknown_tool_request(host, event, cwd, tool)
@@ -134,8 +157,16 @@ def handle_claude_protocol(
         cwd = payload.get("cwd")
         if not isinstance(cwd, str) or not cwd:
             return deny(payload_error("cwd is missing"))
-        return dispatch(host, payload, cwd, str(event), env=env, deny=deny,
-                        make_request=make_request, event_seen=event_seen)
+        return dispatch(
+            host,
+            payload,
+            cwd,
+            str(event),
+            env=env,
+            deny=deny,
+            make_request=make_request,
+            event_seen=event_seen,
+        )
 
     return fail_closed(run, deny)
 
@@ -162,9 +193,7 @@ def dispatch(
     else:
         label = str(payload.get("tool_name", event)) if event == POST else event
         event_seen["label"] = label
-        request = HookRequest(
-            host, HookEvent.POST if event == POST else HookEvent.STOP, cwd, label
-        )
+        request = HookRequest(host, HookEvent.POST if event == POST else HookEvent.STOP, cwd, label)
     result = evaluate(request, env)
     if result.accepted:
         return HookOutput("", "", 0)

@@ -45,6 +45,9 @@ PATCH_TOOLS = frozenset({"apply_patch", "ApplyPatch"})
 SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command", "local_shell", "unified_exec"})
 READ_TOOLS = frozenset({"update_plan", "view_image", "web_search", "read_file", "list_dir"})
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path"}
+COMMAND_KEYS = ("command", "cmd")
+"""Fields a Codex shell tool carries its command in (``exec_command`` uses ``cmd``);
+a payload with more than one is denied as ambiguous."""
 
 _HEADERS = ("*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: ")
 _MARKERS = ("*** Begin Patch", "*** End Patch", "*** End of File")
@@ -71,7 +74,7 @@ def patch_targets(patch: str) -> tuple[list[str], list[str]]:
     for line in lines:
         for header in _HEADERS:
             if line.startswith(header):
-                path = line[len(header):].strip()
+                path = line[len(header) :].strip()
                 if not path:
                     return paths, [f"empty path in {header.strip()!r}"]
                 paths.append(path)
@@ -98,8 +101,10 @@ def shell_patch(command: object, cwd: str) -> tuple[str | None, str, str]:
     if isinstance(command, list) and all(isinstance(a, str) for a in command):
         if len(command) == 2 and posixpath.basename(command[0]) in PATCH_PROGRAMS:
             return command[1], cwd, ""
-        if len(command) == 3 and posixpath.basename(command[0]) in ("bash", "sh", "zsh") and (
-            command[1] in ("-c", "-lc")
+        if (
+            len(command) == 3
+            and posixpath.basename(command[0]) in ("bash", "sh", "zsh")
+            and (command[1] in ("-c", "-lc"))
         ):
             command = command[2]
     if isinstance(command, str):
@@ -111,15 +116,17 @@ def shell_patch(command: object, cwd: str) -> tuple[str | None, str, str]:
             if directory:
                 cwd = directory if directory.startswith("/") else posixpath.join(cwd, directory)
             return match.group("body"), cwd, ""
-    return None, cwd, (
-        "a shell command that carries a patch must be exactly "
-        "'apply_patch <<'EOF' ... EOF' (nothing before or after it)"
+    return (
+        None,
+        cwd,
+        (
+            "a shell command that carries a patch must be exactly "
+            "'apply_patch <<'EOF' ... EOF' (nothing before or after it)"
+        ),
     )
 
 
-def _patch_request(
-    host: str, event: str, cwd: str, tool: str, patch: str, *, work_cwd: str
-) -> Any:
+def _patch_request(host: str, event: str, cwd: str, tool: str, patch: str, *, work_cwd: str) -> Any:
     """The request of an apply_patch tool call: every header path is a target."""
     from plangate.hooks.service import HookRequest
 
@@ -167,7 +174,15 @@ def tool_request(host: str, payload: Mapping[str, Any], cwd: str, event: str) ->
             return payload_error("apply_patch carries no patch text in tool_input.command")
         return _patch_request(host, event, cwd, tool, patch, work_cwd=work_cwd)
     if tool in SHELL_TOOLS:
-        return _shell_request(host, event, work_cwd, tool, tool_input.get("command"))
+        present = [key for key in COMMAND_KEYS if key in tool_input]
+        if len(present) > 1:
+            return payload_error(
+                f"{tool} carries more than one command field ({', '.join(present)}): "
+                "which one runs is ambiguous",
+                "HOOK_PAYLOAD_AMBIGUOUS",
+            )
+        value = tool_input.get(present[0]) if present else None
+        return _shell_request(host, event, work_cwd, tool, value)
     if tool in FILE_TOOLS:
         path = file_tool_path(tool, tool_input, FILE_TOOLS[tool])
         if isinstance(path, Result):

@@ -5,7 +5,10 @@ subagent the host did not hook), the change reaches history only through a
 commit and leaves the machine only through a push. Both hooks run the same
 decision as the agent hooks over the paths that change:
 
-- ``pre-commit``: the staged paths (``git diff --cached`` against HEAD);
+- ``pre-commit``: the staged paths (``git diff --cached`` against HEAD) of the
+  index the commit records: the one named by ``GIT_INDEX_FILE``, which git sets
+  for ``commit -a``, ``commit <paths>``, ``--only`` and ``--include`` (relative
+  names are relative to the working tree root, where git runs its hooks);
 - ``pre-push``: for every pushed ref, the paths changed between the remote's
   commit and the pushed commit. A new branch is compared with the nearest
   commit already on a remote (``git rev-list --boundary <sha> --not
@@ -17,8 +20,10 @@ A human who must commit anyway uses ``git commit --no-verify`` (the agent
 hooks deny that flag to agents); CI checks the pull request regardless.
 """
 
+# ruff: noqa: PTH117, PTH118
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -46,11 +51,19 @@ def pre_commit(cwd: Path, env: Mapping[str, str]) -> HookOutput:
         from plangate.git import Git
         from plangate.hooks.service import HookEvent, HookRequest, evaluate
 
-        staged = Git(cwd).staged_paths()
+        index = env.get("GIT_INDEX_FILE") or None
+        if index is not None and not os.path.isabs(index):
+            index = os.path.join(str(cwd), index)
+        staged = Git(cwd).staged_paths(index)
         if not staged:
             return HookOutput("", "", 0)
-        request = HookRequest("git", HookEvent.COMMIT, str(cwd.resolve()), "pre-commit",
-                              canonical_targets=tuple(staged))
+        request = HookRequest(
+            "git",
+            HookEvent.COMMIT,
+            str(cwd.resolve()),
+            "pre-commit",
+            canonical_targets=tuple(staged),
+        )
         return _output(evaluate(request, env), label)
 
     return fail_closed(run, lambda r: _deny(r, label))
@@ -72,8 +85,11 @@ def pushed_paths(cwd: Path, stdin: bytes) -> list[str]:
             continue
         parts = raw_line.split()
         if len(parts) != 4:
-            raise InputRejected("HOOK_PUSH_INPUT_INVALID", f"unexpected pre-push line {raw_line!r}",
-                                "git passes '<local ref> <local sha> <remote ref> <remote sha>'")
+            raise InputRejected(
+                "HOOK_PUSH_INPUT_INVALID",
+                f"unexpected pre-push line {raw_line!r}",
+                "git passes '<local ref> <local sha> <remote ref> <remote sha>'",
+            )
         _local_ref, local_sha, _remote_ref, remote_sha = parts
         if _is_zero(local_sha):
             continue  # deleting a remote ref changes no file
@@ -100,8 +116,9 @@ def pre_push(cwd: Path, stdin: bytes, env: Mapping[str, str]) -> HookOutput:
         paths = pushed_paths(cwd, stdin)
         if not paths:
             return HookOutput("", "", 0)
-        request = HookRequest("git", HookEvent.PUSH, str(cwd.resolve()), "pre-push",
-                              canonical_targets=tuple(paths))
+        request = HookRequest(
+            "git", HookEvent.PUSH, str(cwd.resolve()), "pre-push", canonical_targets=tuple(paths)
+        )
         return _output(evaluate(request, env), label)
 
     return fail_closed(run, lambda r: _deny(r, label))

@@ -1,0 +1,187 @@
+"""Walk a parsed command line and say what it does (see :func:`analyse`)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from plangate.hooks.shell.find import find_rule
+from plangate.hooks.shell.git import git_rule
+from plangate.hooks.shell.parse import Command, Redirect, Word, parse
+from plangate.hooks.shell.programs import (
+    BUILTINS,
+    SPECIAL,
+    WRITERS,
+    classify_program,
+    env_problem,
+    reader_rule,
+)
+from plangate.hooks.shell.state import State, Write
+
+MAX_DEPTH = 3
+"""How deep ``sh -c '...'`` nesting is followed before giving up."""
+
+_WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+_READ_REDIRECTS = frozenset({"<", "<<", "<<-", "<<<"})
+_DUP_REDIRECTS = frozenset({">&", "<&"})
+
+
+class ShellKind:
+    """Classification of one command line."""
+
+    READ_ONLY = "read_only"
+    WRITES = "writes"
+    RUNS_CODE = "runs_code"
+    UNCLASSIFIED = "unclassified"
+
+
+class ShellAnalysis(NamedTuple):
+    """What a command line would do, as far as the classifier can tell."""
+
+    kind: str
+    writes: tuple[Write, ...] = ()
+    problems: tuple[str, ...] = ()
+    runs_code: tuple[str, ...] = ()
+    skips_hooks: tuple[str, ...] = ()
+    programs: tuple[str, ...] = ()
+    """Programs trusted by bare name: each must not resolve into the repository."""
+    into_dir: tuple[tuple[str, str, int], ...] = ()
+    """``(destination, basename, step)`` for cp/mv/ln: into an existing directory the
+    file lands at ``destination/basename``."""
+    commits: bool = False
+    commit_all: bool = False
+    commit_paths: tuple[str, ...] = ()
+
+
+class _Walker:
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+
+    def script(self, text: str, state: State) -> None:
+        if self.depth >= MAX_DEPTH:
+            state.unclassified("shell nesting is too deep")
+            return
+        walk(text, state, self.depth + 1)
+
+    def simple(self, words: tuple[Word, ...], state: State) -> None:
+        simple_command(words, state, self)
+
+
+def analyse(command: object) -> ShellAnalysis:
+    """Classify a shell command line: read-only, writes (targets), runs code, or unclassified."""
+    if not isinstance(command, str) or command.strip() == "":
+        return ShellAnalysis(ShellKind.UNCLASSIFIED, problems=("the command is empty or not text",))
+    state = State()
+    walk(command, state, 0)
+    if state.problems:
+        kind = ShellKind.UNCLASSIFIED
+    elif state.runs_code:
+        kind = ShellKind.RUNS_CODE
+    elif state.writes or state.commits or state.skips_hooks:
+        kind = ShellKind.WRITES
+    else:
+        kind = ShellKind.READ_ONLY
+    return ShellAnalysis(
+        kind=kind,
+        writes=tuple(state.writes),
+        problems=tuple(state.problems),
+        runs_code=tuple(state.runs_code),
+        skips_hooks=tuple(state.skips_hooks),
+        programs=tuple(dict.fromkeys(state.programs)),
+        into_dir=tuple(state.into_dir),
+        commits=state.commits,
+        commit_all=state.commit_all,
+        commit_paths=tuple(state.commit_paths),
+    )
+
+
+def walk(text: str, state: State, depth: int) -> None:
+    script = parse(text)
+    for problem in script.problems:
+        state.unclassified(problem)
+    if script.problems:
+        return
+    walker = _Walker(depth)
+    moved = False
+    for command in script.commands:
+        # A 'cd' moves the commands after it only along an '&&' chain: after ';', '|',
+        # '||' or '&' the cd may have failed or run in a subshell.
+        if moved and command.connector != "&&":
+            state.cwd = None
+        is_cd = bool(command.words) and command.words[0].text == "cd"
+        if is_cd and command.connector in ("|", "|&"):
+            state.cwd = None
+            moved = True
+            state.step += 1
+            continue
+        one_command(command, state, walker)
+        moved = moved or is_cd
+        state.step += 1
+
+
+def one_command(command: Command, state: State, walker: _Walker) -> None:
+    for name, value in command.assignments:
+        problem = env_problem(name, value)
+        if problem is not None:
+            state.unclassified(problem)
+    for redirect in command.redirects:
+        _redirect(redirect, state)
+    if command.words:
+        simple_command(command.words, state, walker)
+
+
+def _redirect(redirect: Redirect, state: State) -> None:
+    op, target = redirect.op, redirect.target
+    if op in ("<<", "<<-"):
+        return  # a heredoc body is stdin (its expansions were checked by the parser)
+    if target.text is None:
+        state.unclassified(f"a redirection target is not literal: {target.problem}")
+        return
+    if op in _DUP_REDIRECTS:
+        if target.text.isdigit() or target.text == "-":
+            return
+        if op == ">&" and not redirect.fd:
+            state.write(target.text, sink_ok=True)  # '>&file' is '&>file'
+            return
+        state.unclassified(f"a descriptor redirection to {target.text!r}")
+        return
+    if target.glob:
+        state.unclassified(f"a redirection target {target.text!r} is a glob")
+        return
+    if op in _WRITE_REDIRECTS:
+        state.write(target.text, sink_ok=True)
+    elif op not in _READ_REDIRECTS:
+        state.unclassified(f"a redirection the classifier does not model ({op})")
+
+
+def simple_command(words: tuple[Word, ...], state: State, walker: _Walker) -> None:
+    first = words[0]
+    if first.text is None:
+        state.unclassified(f"the program name is not literal: {first.problem}")
+        return
+    if first.glob:
+        state.unclassified(f"the program name {first.text!r} is a glob")
+        return
+    name = first.text
+    family = classify_program(name)
+    args = words[1:]
+    if family == "unknown":
+        if name == "git":
+            state.programs.append(name)
+            git_rule(name, args, state, walker)
+        elif name == "find":
+            state.programs.append(name)
+            find_rule(name, args, state, walker)
+        else:
+            state.unclassified(f"unknown program {name!r}")
+        return
+    if family == "runs-code":
+        state.runs(f"{name} runs project code")
+        return
+    if name not in BUILTINS:
+        state.programs.append(name)
+    if family == "special":
+        SPECIAL[name](name, args, state, walker)
+    elif family == "writer":
+        WRITERS[name](name, args, state, walker)
+    else:
+        reader_rule(name, args, state, walker)

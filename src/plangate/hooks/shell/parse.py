@@ -1,0 +1,558 @@
+"""Shell text to a small, flat model, through tree-sitter-bash.
+
+The model keeps only what the classifier may trust:
+
+- a :class:`Command` per simple command, in the order the shell meets them,
+  with the control operator before it (``''`` for the first, ``;``, ``&&``,
+  ``||``, ``|``, ``&``);
+- each word after quote removal (:class:`Word`), or the reason it is not a
+  literal (a parameter, arithmetic, command or process substitution, ANSI-C
+  or locale quoting, brace expansion); glob characters are flagged;
+- redirections with their operator, descriptor and target word.
+
+Anything else the parser finds (a function, a loop, ``if``, ``case``,
+``[[ ]]``, a subshell, ``{ ...; }``, ``declare``/``export``, a parse error
+or a missing token) is a *problem*: the command is unclassified. The parser
+is error-tolerant, so its own verdict is re-checked where it can differ from
+bash's: two words joined by a line continuation (``ls\\<newline>-l`` is the
+word ``ls-l`` to bash), and a heredoc whose end line bash would read
+differently (``<<E"OF"`` ends at ``EOF``).
+
+Work is bounded: the text is at most :data:`MAX_COMMAND_BYTES`, the parser is
+cancelled when its progress callbacks (one per fixed number of parser
+operations) exceed a budget linear in the text, and the model is built
+without recursion deeper than :data:`MAX_NESTING`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+MAX_COMMAND_BYTES = 256 * 1024
+"""Longest command text parsed; a longer one is unclassified."""
+
+MAX_NESTING = 64
+"""Deepest syntax nesting followed; deeper is unclassified."""
+
+PARSE_BUDGET_PER_BYTE = 8
+"""Parser progress callbacks allowed per byte (plus :data:`PARSE_BUDGET_BASE`)."""
+PARSE_BUDGET_BASE = 1000
+
+
+class Word(NamedTuple):
+    """One shell word after quote removal.
+
+    ``text`` is ``None`` when the word is not a literal (``problem`` says why).
+    ``glob`` is set when an unquoted ``*``, ``?`` or ``[`` makes it a pattern.
+    """
+
+    text: str | None
+    glob: bool = False
+    problem: str = ""
+    quoted: bool = False
+    """True when any part of the word was quoted or escaped."""
+
+
+class Redirect(NamedTuple):
+    """One redirection: ``[fd]op target``; heredocs carry their body as the target."""
+
+    op: str
+    fd: str
+    target: Word
+
+
+class Command(NamedTuple):
+    """One simple command as the shell will run it."""
+
+    assignments: tuple[tuple[str, Word], ...]
+    words: tuple[Word, ...]
+    redirects: tuple[Redirect, ...]
+    connector: str
+    """The control operator before this command (``''`` for the first)."""
+
+
+class Script(NamedTuple):
+    """A parsed command line: its simple commands, or the problems that stop it."""
+
+    commands: tuple[Command, ...]
+    problems: tuple[str, ...]
+
+
+class ParseWork:
+    """Counts the parser's progress callbacks (a measure of its work) for tests."""
+
+    def __init__(self) -> None:
+        self.callbacks = 0
+
+
+_PARSER: list[Any] = []
+
+
+def _parser() -> Any:
+    if not _PARSER:
+        import tree_sitter
+        import tree_sitter_bash
+
+        _PARSER.append(tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language())))
+    return _PARSER[0]
+
+
+def parse_tree(source: bytes, work: ParseWork | None = None) -> Any | None:
+    """The tree-sitter tree of ``source``, or None when the work budget ran out."""
+    counter = work or ParseWork()
+    budget = PARSE_BUDGET_BASE + PARSE_BUDGET_PER_BYTE * len(source)
+
+    def read(offset: int, _point: Any) -> bytes:
+        return source[offset : offset + 65536]
+
+    def progress(*_state: Any) -> bool:
+        counter.callbacks += 1
+        return counter.callbacks > budget  # True cancels the parse
+
+    return _parser().parse(read, progress_callback=progress)
+
+
+def parse(text: str, work: ParseWork | None = None) -> Script:
+    """Parse ``text`` into a :class:`Script` (problems instead of exceptions)."""
+    try:
+        source = text.encode("utf-8", "strict")
+    except UnicodeEncodeError:
+        return Script((), ("the command is not valid UTF-8 text",))
+    if len(source) > MAX_COMMAND_BYTES:
+        return Script((), (f"the command is longer than {MAX_COMMAND_BYTES} bytes",))
+    if b"\x00" in source:
+        return Script((), ("the command contains a NUL byte",))
+    tree = parse_tree(source, work)
+    if tree is None:
+        return Script((), ("the shell parser gave up (work budget exceeded)",))
+    root = tree.root_node
+    if root.has_error:
+        return Script((), ("the shell parser found a syntax error or a missing token",))
+    builder = _Builder(source)
+    builder.statements(root, "", 0)
+    return Script(tuple(builder.commands), tuple(builder.problems))
+
+
+_SEPARATORS = frozenset({";", "&", "\n", ";;", "&&", "||", "|", "|&"})
+_REDIRECT_NODES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_WORD_NODES = frozenset(
+    {
+        "word",
+        "number",
+        "raw_string",
+        "string",
+        "concatenation",
+        "ansi_c_string",
+        "translated_string",
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "process_substitution",
+        "arithmetic_expansion",
+        "brace_expression",
+        "extglob_pattern",
+    }
+)
+_PLAIN_PARTS = frozenset({"word", "number", "raw_string", "string"})
+_NOT_LITERAL: dict[str, str] = {
+    "ansi_c_string": "ANSI-C quoting ($'...')",
+    "translated_string": 'locale quoting ($"...")',
+    "simple_expansion": "a parameter expansion",
+    "expansion": "a parameter expansion",
+    "command_substitution": "a command substitution",
+    "process_substitution": "a process substitution",
+    "arithmetic_expansion": "an arithmetic expansion",
+    "brace_expression": "a brace expansion",
+    "extglob_pattern": "an extended glob",
+}
+
+
+class _Builder:
+    def __init__(self, source: bytes) -> None:
+        self.source = source
+        self.commands: list[Command] = []
+        self.problems: list[str] = []
+
+    def text(self, node: Any) -> str:
+        return str(self.source[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape"))
+
+    def problem(self, note: str) -> None:
+        if note not in self.problems:
+            self.problems.append(note)
+
+    # -- statements -------------------------------------------------------------------
+
+    def statements(self, node: Any, connector: str, depth: int) -> str:
+        """Flatten ``node`` into commands; returns the connector for what follows."""
+        if depth > MAX_NESTING:
+            self.problem("the command nests too deeply")
+            return connector
+        kind = node.type
+        if kind in ("program", "list", "pipeline"):
+            pending = connector
+            for child in node.children:
+                if not child.is_named:
+                    if child.type == "&":
+                        self.problem("a command runs in the background ('&')")
+                    if child.type in _SEPARATORS:
+                        pending = ";" if child.type in ("\n", ";;") else child.type
+                    continue
+                if child.type == "comment":
+                    continue
+                self.statements(child, pending, depth + 1)
+                if kind == "program":
+                    pending = ";"
+            return pending
+        if kind == "negated_command":
+            for child in node.children:
+                if child.is_named:
+                    self.statements(child, connector, depth + 1)
+            return connector
+        if kind == "redirected_statement":
+            body = node.child_by_field_name("body")
+            redirects: list[Redirect] = []
+            for child in node.children:
+                if child.type in _REDIRECT_NODES:
+                    redirects.extend(self.redirects(child, depth))
+            if body is None:
+                self.problem("a redirection without a command")
+                return connector
+            start = len(self.commands)
+            self.statements(body, connector, depth + 1)
+            if len(self.commands) == start:
+                self.problem("a redirection whose command cannot be read")
+                return connector
+            # Bash binds a redirection to the simple command it follows; the parser may
+            # attach it to a whole list or pipeline ('a && b > f'), whose last command
+            # is that one.
+            last = self.commands[-1]
+            self.commands[-1] = last._replace(redirects=(*last.redirects, *redirects))
+            return connector
+        if kind == "command":
+            self.command(node, connector, depth)
+            return connector
+        if kind == "variable_assignment":
+            name, value = self.assignment(node, depth)
+            self.commands.append(Command(((name, value),), (), (), connector))
+            return connector
+        self.problem(f"shell syntax the classifier does not model ({kind})")
+        return connector
+
+    def command(self, node: Any, connector: str, depth: int) -> None:
+        assignments: list[tuple[str, Word]] = []
+        words: list[Word] = []
+        redirects: list[Redirect] = []
+        previous_end: int | None = None
+        for child in node.children:
+            if child.type == "comment":
+                continue
+            wordish = child.type == "command_name" or child.type in _WORD_NODES
+            if previous_end is not None and wordish:
+                self.check_gap(previous_end, child.start_byte)
+            previous_end = child.end_byte if wordish else None
+            if child.type == "variable_assignment":
+                assignments.append(self.assignment(child, depth))
+            elif child.type == "command_name":
+                inner = [c for c in child.children if c.is_named]
+                if len(inner) != 1:
+                    self.problem("a command name the classifier cannot read")
+                    return
+                words.append(self.word(inner[0], depth))
+            elif child.type in _REDIRECT_NODES:
+                redirects.extend(self.redirects(child, depth))
+            elif child.type in _WORD_NODES:
+                words.append(self.word(child, depth))
+            elif not child.is_named and child.type in ("=~", "=="):
+                self.problem("a test operator outside a test")
+            else:
+                self.problem(f"a command part the classifier does not model ({child.type})")
+        self.commands.append(Command(tuple(assignments), tuple(words), tuple(redirects), connector))
+
+    def check_gap(self, start: int, end: int) -> None:
+        """Two parts the parser split must be split by bash too (not only a line join)."""
+        gap = self.source[start:end].replace(b"\\\n", b"")
+        if gap == b"":
+            self.problem("a line continuation joins two words")
+
+    def assignment(self, node: Any, depth: int) -> tuple[str, Word]:
+        name_node = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        name = self.text(name_node) if name_node is not None else ""
+        if name_node is None or name_node.type != "variable_name":
+            self.problem("an assignment to something other than a plain name")
+        if any(not c.is_named and c.type == "+=" for c in node.children):
+            self.problem("an appending assignment ('+=')")
+        if value_node is None:
+            return name, Word("")
+        return name, self.word(value_node, depth)
+
+    # -- redirections -----------------------------------------------------------------
+
+    def redirects(self, node: Any, depth: int) -> list[Redirect]:
+        out: list[Redirect] = []
+        fd = ""
+        op = ""
+        target: Word | None = None
+        if node.type == "heredoc_redirect":
+            return self.heredoc(node, depth)
+        for child in node.children:
+            if child.type == "file_descriptor":
+                fd = self.text(child)
+            elif not child.is_named:
+                op = child.type
+            elif child.type in _WORD_NODES:
+                if target is not None:
+                    self.problem("a redirection with more than one target")
+                target = self.word(child, depth)
+            else:
+                self.problem(f"a redirection part the classifier does not model ({child.type})")
+        if node.type == "herestring_redirect":
+            op = "<<<"
+        if target is None:
+            self.problem("a redirection without a target")
+            target = Word(None, problem="no target")
+        out.append(Redirect(op, fd, target))
+        return out
+
+    def heredoc(self, node: Any, depth: int) -> list[Redirect]:
+        out: list[Redirect] = []
+        op = "<<"
+        start_text = ""
+        body: Any = None
+        end_text: str | None = None
+        for child in node.children:
+            if not child.is_named and child.type in ("<<", "<<-"):
+                op = child.type
+            elif child.type == "heredoc_start":
+                start_text = self.text(child)
+            elif child.type == "heredoc_body":
+                body = child
+            elif child.type == "heredoc_end":
+                end_text = self.text(child)
+            elif child.type in _REDIRECT_NODES:
+                out.extend(self.redirects(child, depth))
+            elif child.type == "file_descriptor":
+                continue
+            else:
+                self.problem(f"a heredoc part the classifier does not model ({child.type})")
+        delimiter, quoted = heredoc_delimiter(start_text)
+        if delimiter is None or end_text is None:
+            self.problem("a heredoc whose delimiter cannot be read exactly")
+            return out
+        strip = op == "<<-"
+        ending = end_text.lstrip("\t") if strip else end_text
+        body_text = self.text(body) if body is not None else ""
+        lines = body_text.split("\n")
+        if ending != delimiter or any(
+            (line.lstrip("\t") if strip else line) == delimiter for line in lines
+        ):
+            self.problem("a heredoc that bash would end at another line")
+            return out
+        if (
+            not quoted
+            and body is not None
+            and (
+                any(c.is_named and c.type != "heredoc_content" for c in body.children)
+                or "$" in body_text
+                or "`" in body_text
+                or "\\" in body_text
+            )
+        ):
+            self.problem("an unquoted heredoc body with expansions")
+            return out
+        if strip:
+            body_text = "\n".join(line.lstrip("\t") for line in lines)
+        out.insert(0, Redirect(op, "", Word(body_text, quoted=True)))
+        return out
+
+    # -- words --------------------------------------------------------------------------
+
+    def word(self, node: Any, depth: int) -> Word:
+        if depth > MAX_NESTING:
+            return Word(None, problem="nested too deeply")
+        kind = node.type
+        if kind in ("word", "number"):
+            return unquote_unquoted(self.text(node))
+        if kind == "raw_string":
+            return Word(self.text(node)[1:-1], quoted=True)
+        if kind == "string":
+            return self.double_quoted(node, depth)
+        if kind == "concatenation":
+            if all(c.type in _PLAIN_PARTS for c in node.children if c.is_named):
+                return unquote_unquoted(self.text(node))
+            parts = [self.word(c, depth + 1) for c in node.children if c.is_named]
+            problems = [p.problem for p in parts if p.text is None]
+            if problems:
+                return Word(None, problem=problems[0])
+            return Word(
+                "".join(p.text or "" for p in parts),
+                glob=any(p.glob for p in parts),
+                quoted=any(p.quoted for p in parts),
+            )
+        if kind == "command_substitution":
+            literal = self.heredoc_message(node, depth)
+            if literal is not None:
+                return Word(literal, quoted=True)
+        return Word(None, problem=_NOT_LITERAL.get(kind, f"a {kind}"))
+
+    def double_quoted(self, node: Any, depth: int) -> Word:
+        out: list[str] = []
+        for child in node.children:
+            if not child.is_named:
+                continue
+            if child.type == "string_content":
+                text = unquote_double(self.text(child))
+                if text is None:
+                    return Word(None, problem="a '$' or '`' inside double quotes")
+                out.append(text)
+                continue
+            inner = self.word(child, depth + 1)
+            if inner.text is None:
+                return inner
+            out.append(inner.text)
+        return Word("".join(out), quoted=True)
+
+    def heredoc_message(self, node: Any, depth: int) -> str | None:
+        """``$(cat <<'EOF' ... EOF)``: the quoted heredoc's body, as bash substitutes it."""
+        inner = [c for c in node.children if c.is_named and c.type != "comment"]
+        if len(inner) != 1 or inner[0].type != "redirected_statement":
+            return None
+        nested = _Builder(self.source)
+        nested.statements(inner[0], "", depth + 1)
+        if nested.problems or len(nested.commands) != 1:
+            return None
+        only = nested.commands[0]
+        if only.assignments or [w.text for w in only.words] != ["cat"]:
+            return None
+        if len(only.redirects) != 1 or only.redirects[0].op not in ("<<", "<<-"):
+            return None
+        body = only.redirects[0].target.text
+        if body is None or not self._quoted_heredoc(inner[0]):
+            return None
+        return body.rstrip("\n")
+
+    def _quoted_heredoc(self, node: Any) -> bool:
+        for child in node.children:
+            if child.type == "heredoc_redirect":
+                for part in child.children:
+                    if part.type == "heredoc_start":
+                        return heredoc_delimiter(self.text(part))[1]
+        return False
+
+
+def heredoc_delimiter(start: str) -> tuple[str | None, bool]:
+    """Bash's delimiter for the heredoc word ``start`` and whether any part was quoted."""
+    word = unquote_unquoted(start)
+    if word.text is None or word.glob or word.text == "" or "\n" in word.text:
+        return None, False
+    return word.text, word.quoted
+
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+def unquote_unquoted(text: str) -> Word:
+    """Quote removal for the text of an unquoted word (quotes inside it included)."""
+    out: list[str] = []
+    glob = False
+    quoted = False
+    unquoted_chars: list[str] = []
+    index = 0
+    length = len(text)
+    while index < length:
+        char = text[index]
+        if char == "\\":
+            if index + 1 < length and text[index + 1] == "\n":
+                index += 2
+                continue
+            if index + 1 < length:
+                out.append(text[index + 1])
+                quoted = True
+                unquoted_chars.append(" ")
+            index += 2
+            continue
+        if char == "'":
+            end = text.find("'", index + 1)
+            if end < 0:
+                return Word(None, problem="an unbalanced quote")
+            out.append(text[index + 1 : end])
+            quoted = True
+            unquoted_chars.append(" ")
+            index = end + 1
+            continue
+        if char == '"':
+            end = _double_end(text, index + 1)
+            if end < 0:
+                return Word(None, problem="an unbalanced quote")
+            inner = unquote_double(text[index + 1 : end])
+            if inner is None:
+                return Word(None, problem="a '$' or '`' inside double quotes")
+            out.append(inner)
+            quoted = True
+            unquoted_chars.append(" ")
+            index = end + 1
+            continue
+        if char in "$`":
+            return Word(None, problem="a '$' or '`' expansion")
+        if char in "()<>;&|":
+            return Word(None, problem=f"an unquoted {char!r} inside a word")
+        if char in _GLOB_CHARS:
+            glob = True
+        unquoted_chars.append(char)
+        out.append(char)
+        index += 1
+    plain = "".join(unquoted_chars)
+    if "{" in plain and "}" in plain and ("," in plain or ".." in plain):
+        return Word(None, problem="a brace expansion")
+    result = "".join(out)
+    if plain.startswith("~") and not (result == "~" or result.startswith("~/")):
+        return Word(None, problem="a '~user' expansion")
+    return Word(result, glob=glob, quoted=quoted)
+
+
+def _double_end(text: str, start: int) -> int:
+    index = start
+    while index < len(text):
+        if text[index] == "\\":
+            index += 2
+            continue
+        if text[index] == '"':
+            return index
+        index += 1
+    return -1
+
+
+def unquote_double(text: str) -> str | None:
+    """Quote removal inside double quotes; None when an expansion remains."""
+    out: list[str] = []
+    index = 0
+    length = len(text)
+    while index < length:
+        char = text[index]
+        if char == "\\" and index + 1 < length:
+            nxt = text[index + 1]
+            if nxt == "\n":
+                index += 2
+                continue
+            if nxt in '$`"\\':
+                out.append(nxt)
+                index += 2
+                continue
+            out.append(char)
+            index += 1
+            continue
+        if char == "`" or (char == "$" and index + 1 < length):
+            return None
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def literal_words(words: tuple[Word, ...]) -> list[str] | None:
+    """The words' texts when every one is a literal, else None."""
+    out: list[str] = []
+    for word in words:
+        if word.text is None:
+            return None
+        out.append(word.text)
+    return out

@@ -1,0 +1,93 @@
+"""What the classifier learns about one command line, as it walks it."""
+
+from __future__ import annotations
+
+import posixpath
+from typing import NamedTuple
+
+from plangate.hooks.paths import is_device_sink
+
+
+class Write(NamedTuple):
+    """One path a part of the command writes.
+
+    ``step`` is the index of the simple command that writes it (earlier steps
+    run first); ``relinks`` is True when the write may create, replace or move
+    a link or a directory (``ln``, ``mv``, ``cp -r``, ``git mv``, ``rm``), so
+    later paths through it cannot be resolved before it has run.
+    """
+
+    path: str
+    step: int
+    relinks: bool = False
+    directory: bool = False
+    """``mkdir``: the path is a directory the command creates (its files are not judged)."""
+    keeps_contents: bool = False
+    """``touch``/``mkdir``: an existing directory's files are left as they are."""
+
+
+class State:
+    """Mutable findings of one walk (see :func:`plangate.hooks.shell.analyse`)."""
+
+    def __init__(self) -> None:
+        self.writes: list[Write] = []
+        self.problems: list[str] = []
+        self.runs_code: list[str] = []
+        self.skips_hooks: list[str] = []
+        self.programs: list[str] = []
+        self.into_dir: list[tuple[str, str, int]] = []
+        self.commits = False
+        self.commit_paths: list[str] = []
+        self.commit_all = False
+        self.step = 0
+        self.cwd: str | None = ""
+        """Directory changed into ('' = the tool's directory, None = unknown)."""
+
+    def unclassified(self, note: str) -> None:
+        if note not in self.problems:
+            self.problems.append(note)
+
+    def runs(self, note: str) -> None:
+        if note not in self.runs_code:
+            self.runs_code.append(note)
+
+    def skips(self, note: str) -> None:
+        if note not in self.skips_hooks:
+            self.skips_hooks.append(note)
+
+    def joined(self, raw: str) -> str | None:
+        if raw.startswith(("/", "~")):
+            return raw
+        if self.cwd is None:
+            return None
+        return posixpath.join(self.cwd, raw) if self.cwd else raw
+
+    def write(
+        self,
+        raw: str,
+        *,
+        sink_ok: bool = False,
+        relinks: bool = False,
+        directory: bool = False,
+        keeps_contents: bool = False,
+    ) -> None:
+        # Redirecting into /dev/null or tee-ing to /dev/stderr writes no file; 'rm
+        # /dev/null' or 'touch /dev/stderr' does touch one outside the repository.
+        if sink_ok and is_device_sink(raw):
+            return
+        if raw == "" or any(c in raw for c in "*?[]"):
+            self.unclassified(f"write target {raw!r} is not a plain path")
+            return
+        if raw.startswith(":"):
+            self.unclassified(f"write target {raw!r} looks like a git pathspec with magic")
+            return
+        path = self.joined(raw)
+        if path is None:
+            self.unclassified(f"write target {raw!r} is relative to an unknown directory")
+            return
+        self.writes.append(Write(path, self.step, relinks, directory, keeps_contents))
+
+    def into(self, destination: str, base: str) -> None:
+        joined = self.joined(destination)
+        if joined is not None:
+            self.into_dir.append((joined, base, self.step))

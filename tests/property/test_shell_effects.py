@@ -1,0 +1,186 @@
+"""Commands from a small grammar: whatever the classifier calls read-only changes no file.
+
+Each generated command really runs (``bash -c``) in a scratch copy of a small
+repository, confined with bubblewrap when it is available (only the scratch
+directory writable, no network), else in the plain temporary copy. The files
+are hashed before and after.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from plangate.hooks.shell import ShellKind, analyse
+
+FILES = ("a.txt", "b.txt", "sub/c.txt", "-n", "-o.txt")
+WORDS = ("a.txt", "b.txt", "sub/c.txt", "sub", "./-n", "out", "'*.txt'", "x")
+PROGRAMS = (
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "grep",
+    "sort",
+    "uniq",
+    "cut",
+    "tr",
+    "ls",
+    "echo",
+    "printf",
+    "touch",
+    "mkdir",
+    "rm",
+    "cp",
+    "mv",
+    "ln",
+    "chmod",
+    "sed",
+    "tee",
+    "find",
+    "diff",
+    "comm",
+)
+OPTIONS = (
+    "-n",
+    "-r",
+    "-o",
+    "-ro",
+    "-c",
+    "-f",
+    "-s",
+    "-d",
+    "-i",
+    "-x",
+    "-p",
+    "-l",
+    "-u",
+    "-e",
+    "--",
+    "-",
+    "-v",
+    "-R",
+    "-t",
+    "-1",
+    "--output=out",
+    "--in-place",
+)
+OPERATORS = (" && ", " ; ", " | ", " || ")
+REDIRECTS = ("", "", "", " > out", " >> out", " 2>/dev/null", " > /dev/null", " < a.txt")
+
+
+@st.composite
+def commands(draw: st.DrawFn) -> str:
+    parts = []
+    for _ in range(draw(st.integers(1, 3))):
+        program = draw(st.sampled_from(PROGRAMS))
+        args = draw(st.lists(st.sampled_from(OPTIONS + WORDS), max_size=4))
+        if program == "sed":
+            args = [draw(st.sampled_from(("'s/a/b/'", "'1d'", "'w out'", "'s/a/b/w out'"))), *args]
+        parts.append(" ".join([program, *args]) + draw(st.sampled_from(REDIRECTS)))
+    text = parts[0]
+    for part in parts[1:]:
+        text += draw(st.sampled_from(OPERATORS)) + part
+    return text
+
+
+def _snapshot(root: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for current, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(current) / name
+            rel = str(path.relative_to(root))
+            if path.is_symlink():
+                out[rel] = "link:" + os.readlink(path)
+            elif path.is_file():
+                out[rel] = (
+                    f"{path.stat().st_mode:o}:" + hashlib.sha256(path.read_bytes()).hexdigest()
+                )
+            else:
+                out[rel] = f"dir:{path.stat().st_mode:o}"
+    return out
+
+
+def _run(command: str, scratch: Path) -> None:
+    argv = ["bash", "--noprofile", "--norc", "-c", command]
+    if shutil.which("bwrap"):
+        argv = [
+            "bwrap",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--bind",
+            str(scratch),
+            str(scratch),
+            "--unshare-net",
+            "--die-with-parent",
+            "--chdir",
+            str(scratch),
+            *argv,
+        ]
+    subprocess.run(
+        argv,
+        cwd=scratch,
+        capture_output=True,
+        timeout=10,
+        check=False,
+        stdin=subprocess.DEVNULL,
+        env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
+    )
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("template")
+    (root / "sub").mkdir()
+    for name in FILES:
+        (root / name).write_text(f"{name}\nb line\na line\n")
+    return root
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(command=commands())
+def test_read_only_commands_change_no_file(command: str, template: Path, tmp_path_factory) -> None:
+    analysis = analyse(command)
+    if analysis.kind != ShellKind.READ_ONLY:
+        return
+    scratch = tmp_path_factory.mktemp("scratch")
+    shutil.copytree(template, scratch, dirs_exist_ok=True, symlinks=True)
+    before = _snapshot(scratch)
+    _run(command, scratch)
+    assert _snapshot(scratch) == before, command
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(command=commands())
+def test_declared_writes_cover_every_changed_file(
+    command: str, template: Path, tmp_path_factory
+) -> None:
+    analysis = analyse(command)
+    if analysis.kind != ShellKind.WRITES:
+        return
+    scratch = tmp_path_factory.mktemp("scratch")
+    shutil.copytree(template, scratch, dirs_exist_ok=True, symlinks=True)
+    before = _snapshot(scratch)
+    _run(command, scratch)
+    after = _snapshot(scratch)
+    changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
+    declared = {os.path.normpath(w.path) for w in analysis.writes}
+    declared |= {os.path.normpath(os.path.join(d, b)) for d, b, _s in analysis.into_dir}
+    for path in changed:
+        assert any(path == d or path.startswith(d + "/") for d in declared), (command, path)

@@ -33,13 +33,12 @@ PY = os.path.realpath(sys.executable)
 RUNNER = """
 import argparse, json, pathlib, runpy, sys
 p = argparse.ArgumentParser()
-for n in ("--side", "--harness-dir", "--fixture", "--fixture-id", "--role", "--out"):
+for n in ("--trial-id", "--harness-dir", "--fixture", "--out"):
     p.add_argument(n, required=True)
-p.add_argument("--trial", type=int, required=True)
 a = p.parse_args()
 runpy.run_path(str(pathlib.Path(a.harness_dir, "attack.py")), run_name="attack")
-doc = {"protocol": "plangate-trial/1", "side": a.side, "fixture_id": a.fixture_id,
-       "role": a.role, "trial": a.trial, "outcome": "MERGE_READY", "stop_reasons": [],
+doc = {"protocol": "plangate-trial/2", "trial_id": a.trial_id,
+       "outcome": "MERGE_READY", "stop_reasons": [],
        "metrics": {}, "activation": {}, "detections": {}}
 pathlib.Path(a.out, "result.json").write_text(json.dumps(doc))
 """
@@ -265,3 +264,27 @@ def test_without_a_sandbox_an_evaluation_is_inconclusive(run_cli: RunCli, tmp_pa
     assert proc.returncode == 4, proc.stderr
     assert body["verdict"] == "INCONCLUSIVE"
     assert "SANDBOX_UNAVAILABLE" in [r["code"] for r in body["reasons"]]
+
+
+def test_candidate_code_never_learns_what_is_measured(tmp_path: Path, box: TrialBox) -> None:
+    spec = _spec(
+        tmp_path,
+        """
+        import json, os, pathlib, sys
+        seen = {"argv": sys.argv, "env": dict(os.environ), "cwd": os.getcwd(),
+                "fixture": pathlib.Path(sys.argv[sys.argv.index("--fixture") + 1]).read_text()}
+        out = pathlib.Path(sys.argv[sys.argv.index("--out") + 1])
+        (out / "seen.json").write_text(json.dumps(seen))
+    """,
+    )
+    spec = TrialSpec(**{**spec.__dict__, "fixture_id": "mutant-7", "role": "known_mutant"})
+    outcome = execute_trial(spec, box)
+    assert outcome.status is TrialStatus.COMPLETED, outcome.detail
+    assert outcome.role == "known_mutant"  # the evaluator attributes the trial itself
+    seen = (tmp_path / "t1" / "out" / "seen.json").read_text()
+    for secret in ("mutant-7", "known_mutant", "known-mutant", "--role", "--fixture-id"):
+        assert secret not in seen, secret
+    argv = json.loads(seen)["argv"]
+    trial_id = argv[argv.index("--trial-id") + 1]
+    assert len(trial_id) == 32
+    assert int(trial_id, 16) >= 0

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -355,7 +356,8 @@ def build_trials(
                         harness_dir=str(harness),
                         fixture_source=str(baseline_dir / str(fixture["path"])),
                         fixture_digest=str(fixture.get("digest")),
-                        work_dir=str(work_root / f"t{len(specs):05d}"),
+                        # An opaque directory name: its path reaches the runner (--out).
+                        work_dir=str(work_root / f"t{secrets.token_hex(8)}"),
                     )
                 )
     return specs

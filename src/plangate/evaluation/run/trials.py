@@ -228,6 +228,13 @@ class _Run:
     exit_code: int | None = None
 
 
+def new_trial_id() -> str:
+    """An opaque, random trial id: nothing about the trial can be read from it."""
+    import secrets
+
+    return secrets.token_hex(16)
+
+
 class _Mounts(NamedTuple):
     visible: tuple[str, ...]
     writable: tuple[str, ...]
@@ -369,8 +376,9 @@ def execute_trial(spec: TrialSpec, box: TrialBox | None = None) -> TrialOutcome:
     fixture_copy = work / "fixture"
     fixture_copy.write_bytes(read.data)
     fixture_copy.chmod(0o444)
+    trial_id = new_trial_id()
     try:
-        argv = spec.runner_argv(str(fixture_copy), str(out_dir))
+        argv = spec.runner_argv(str(fixture_copy), str(out_dir), trial_id)
         grader_argv = spec.grader_argv(
             str(fixture_copy), str(out_dir / RESULT_FILE), str(grade_dir)
         )
@@ -402,6 +410,7 @@ def execute_trial(spec: TrialSpec, box: TrialBox | None = None) -> TrialOutcome:
     try:
         report = parse_result(
             result_read.data,
+            trial_id=trial_id,
             side=spec.side,
             fixture_id=spec.fixture_id,
             role=spec.role,

@@ -65,17 +65,16 @@ pathlib.Path(__file__).write_text(ORIGINAL)
 RUNNER = """
 import argparse, json, pathlib
 p = argparse.ArgumentParser()
-for n in ("--side", "--harness-dir", "--fixture", "--fixture-id", "--role", "--out"):
+for n in ("--trial-id", "--harness-dir", "--fixture", "--out"):
     p.add_argument(n, required=True)
-p.add_argument("--trial", type=int, required=True)
 a = p.parse_args()
 grader = pathlib.Path(__file__).with_name("grader.py")
 original = grader.read_text()
 forged = pathlib.Path(a.harness_dir, "forged.py").read_text()
 grader.write_text("ORIGINAL = " + repr(original) + "\\n" + forged)
 pathlib.Path(a.out, "result.json").write_text(json.dumps({
-    "protocol": "plangate-trial/1", "side": a.side, "fixture_id": a.fixture_id,
-    "role": a.role, "trial": a.trial, "outcome": "MERGE_READY", "stop_reasons": [],
+    "protocol": "plangate-trial/2", "trial_id": a.trial_id,
+    "outcome": "MERGE_READY", "stop_reasons": [],
     "metrics": {}, "activation": {}, "detections": {}}))
 """
 

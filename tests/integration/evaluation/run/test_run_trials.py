@@ -15,9 +15,8 @@ from plangate.evaluation.run.trials import LocalPoolExecutor, ProgressLine, exec
 RUNNER = """
 import argparse, json, pathlib, sys, time
 p = argparse.ArgumentParser()
-for n in ("--side", "--harness-dir", "--fixture", "--fixture-id", "--role", "--out"):
+for n in ("--trial-id", "--harness-dir", "--fixture", "--out"):
     p.add_argument(n, required=True)
-p.add_argument("--trial", type=int, required=True)
 a = p.parse_args()
 mode = pathlib.Path(a.harness_dir, "mode").read_text().strip()
 if mode == "crash":
@@ -26,8 +25,8 @@ if mode == "sleep":
     time.sleep(30)
 if mode == "tamper":
     pathlib.Path(a.harness_dir, "..", "fixture.json").write_text("changed")
-doc = {"protocol": "plangate-trial/1", "side": a.side, "fixture_id": a.fixture_id,
-       "role": a.role, "trial": a.trial, "outcome": "MERGE_READY", "stop_reasons": [],
+doc = {"protocol": "plangate-trial/2", "trial_id": a.trial_id,
+       "outcome": "MERGE_READY", "stop_reasons": [],
        "metrics": {}, "activation": {}, "detections": {}}
 if mode == "malformed":
     doc["surprise"] = True

@@ -25,6 +25,7 @@ command in the caller's working tree as before.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -169,6 +170,7 @@ class IsolatedRunner:
         if result == run.head:
             self.report.update({"verdict": "NO_CHANGES", "reasons": []})
             self.note("the run changed nothing; the repository is unchanged")
+            shutil.rmtree(ws.run_dir, ignore_errors=True)
             self._record(run, env)
             return CommandResult(box_code)
         facts = self._result_facts(run, ws, result)
@@ -204,6 +206,7 @@ class IsolatedRunner:
                 "apply_note": applied.note,
             }
         )
+        shutil.rmtree(ws.git_dir, ignore_errors=True)  # its objects are in the repository now
         where = (
             f"{applied.note}"
             if applied.fast_forwarded

@@ -130,6 +130,8 @@ def test_in_scope_result_is_committed_on_a_run_branch_and_fast_forwarded(
     recorded = _exec_result(git_repo)
     assert recorded["verdict"] == "ACCEPTED"
     assert recorded["changed"] == ["src/greet.py"]
+    assert Path(recorded["patch"]).is_file()  # the patch stays as the run's evidence
+    assert not (Path(recorded["run_dir"]) / "state.git").exists()
     kinds = [k for k, _, _ in _ledger(git_repo)]
     assert kinds[-3:] == ["exec_started", "exec_result", "exec_ended"]
 
@@ -385,7 +387,9 @@ def test_unchanged_workspace_changes_nothing(git_repo: Path, run_cli) -> None:
     approved = _approved(git_repo, run_cli)
     result = run_cli(git_repo, "exec", TASK, "--", "/bin/sh", "-c", "exit 4")
     assert result.code == 4
-    assert _exec_result(git_repo)["verdict"] == "NO_CHANGES"
+    recorded = _exec_result(git_repo)
+    assert recorded["verdict"] == "NO_CHANGES"
+    assert not Path(recorded["run_dir"]).exists()  # nothing to keep
     assert git(git_repo, "rev-parse", "HEAD") == approved
 
 

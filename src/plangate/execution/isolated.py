@@ -324,7 +324,7 @@ class UnisolatedRunner:
     def __call__(self, run: PreparedRun, *, cwd: Path, env: Mapping[str, str]) -> CommandResult:
         """Record the opt-out in the ledger and ``run.ndjson``; refuse to run if either fails."""
         from plangate.execution.command import run_verified
-        from plangate.execution.runlog import append_run_log, run_log_path
+        from plangate.execution.runlog import append_run_log, open_task_dir
 
         entry = {
             "head": run.head,
@@ -334,10 +334,9 @@ class UnisolatedRunner:
         }
         try:
             _ledger_append(self.root, env, "exec_unisolated", run.task_id, entry)
-            append_run_log(
-                run_log_path(self.root, run.task_id),
-                {"event": "exec_unisolated", "task_id": run.task_id, "at": utc_now_text(), **entry},
-            )
+            line = {"event": "exec_unisolated", "task_id": run.task_id, "at": utc_now_text()}
+            with open_task_dir(self.root, run.task_id) as task:
+                append_run_log(task, {**line, **entry})
         except PlanGateError as exc:
             return CommandResult(
                 1, f"{exc.code}: the opt-out could not be recorded; the command did not run"

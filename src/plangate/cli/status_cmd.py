@@ -34,6 +34,7 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
     ("decision", "DECISION"),
     ("verdict", "AT EXEC"),
     ("first_reason", "FIRST REASON"),
+    ("package_reason", "PACKAGE REASON"),
 )
 _SIGNED_COLUMNS: tuple[tuple[str, str], ...] = (
     ("approved_by", "APPROVED BY"),
@@ -49,9 +50,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="plangate status",
         description="Show every task's Plan Package, evidence markers, record, the verdict "
         "it would get at exec (the record must bind HEAD) and the first reason for that "
-        "verdict; JSON rows also carry the first package or marker problem "
-        "(package_reason). Say whether approvals are authenticated (a trust root requiring "
-        "signatures) and, when they are, name the verified approver and reviewers.",
+        "verdict; PACKAGE REASON (package_reason in JSON) is the first package or marker "
+        "problem, shown beside it. Say whether approvals are authenticated (a trust root "
+        "requiring signatures) and, when they are, name the verified approver and reviewers.",
         epilog="exit codes: 0 the report was produced (read the verdicts in it); 1 a named "
         "task does not exist; 2 bad task id",
     )

@@ -189,3 +189,26 @@ def test_only_a_listed_key_can_checkpoint_and_only_a_verified_ledger(
 def test_without_a_checkpoint_verify_is_the_chain_alone(repo: Path) -> None:
     code, codes, doc = _verify(repo)
     assert (code, codes) == (0, []) and doc["facts"]["checkpoint"] is None
+
+
+def test_an_empty_or_tampered_ledger_is_never_checkpointed(
+    git_repo: Path, team: dict[str, Key]
+) -> None:
+    import sqlite3
+
+    commit_trust_root(git_repo, team, require=False)
+    assert run_cli_in(git_repo, "ledger", "init").code == 0
+    empty = run_cli_in(git_repo, "ledger", "checkpoint", "--sign", str(team["carol"].path))
+    assert empty.code == 1 and "LEDGER_EMPTY" in empty.err
+    _append(git_repo, 3)
+    with sqlite3.connect(git_repo / DB) as db:
+        tables = [r[0] for r in db.execute("select name from sqlite_master where type='table'")]
+        table = next(t for t in tables if "entr" in t)
+        db.execute(f"drop trigger if exists {table}_no_update")
+        try:
+            db.execute(f"update {table} set subject = 'forged' where seq = 2")  # noqa: S608
+        except sqlite3.DatabaseError:
+            pytest.skip("the backend refuses updates (triggers): nothing to tamper with here")
+    tampered = run_cli_in(git_repo, "ledger", "checkpoint", "--sign", str(team["carol"].path))
+    assert tampered.code == 1 and "LEDGER_TAMPERED" in tampered.err
+    assert not (git_repo / CHECKPOINT).exists()

@@ -131,15 +131,18 @@ ROW_CASES = {
     ),
     "trust_root_readable": (
         facts()._replace(trust_problem=Reason("AUTH_TRUST_MALFORMED", "bad toml")),
-        "REJECTED", ["CI_TRUST_ROOT_UNREADABLE"],
+        "REJECTED",
+        ["CI_TRUST_ROOT_UNREADABLE"],
     ),
     "approvals_fresh": (
         facts()._replace(stale_approvals=(("TASK-0001", "a" * 40),)),
-        "REJECTED", ["CI_APPROVAL_NOT_FRESH"],
+        "REJECTED",
+        ["CI_APPROVAL_NOT_FRESH"],
     ),
     "trust_root_unchanged": (
         facts()._replace(trust_changed=(".plangate/allowed_signers",)),
-        "HUMAN_REQUIRED", ["CI_TRUST_ROOT_CHANGED"],
+        "HUMAN_REQUIRED",
+        ["CI_TRUST_ROOT_CHANGED"],
     ),
 }
 
@@ -155,10 +158,15 @@ def test_each_row_decides_its_facts(name):
 def test_a_head_not_checked_out_is_the_only_thing_judged():
     result = decide(PullRequestFacts(BASE, HEAD, "c" * 40))
     assert codes(result) == ["CI_HEAD_NOT_CHECKED_OUT"]
-    assert result.facts == {"base": BASE, "head": HEAD, "merge_base": "", "tasks": {},
-                            "changed_paths": [], "unmatchable_paths": [],
-                            "authority": "unauthenticated: the base commit has no trust root "
-                            "requiring signatures"}
+    assert result.facts == {
+        "base": BASE,
+        "head": HEAD,
+        "merge_base": "",
+        "tasks": {},
+        "changed_paths": [],
+        "unmatchable_paths": [],
+        "authority": "unauthenticated: the base commit has no trust root requiring signatures",
+    }
 
 
 def test_a_working_tree_that_differs_under_docs_working_is_not_judged():
@@ -413,3 +421,48 @@ def test_a_rejected_row_and_a_human_row_give_the_rejection():
         "REJECTED",
         ["CI_OUTSIDE_SCOPE", "CI_PROTECTED_SURFACE"],
     )
+
+
+def _validations(monkeypatch, n_files: int, n_patterns: int) -> tuple[int, int]:
+    """(path validations, pattern validations) of one decision over n files x m patterns."""
+    import plangate.paths as paths_module
+
+    counts = {"canonical_path": 0, "validate_pattern": 0}
+    for name in counts:
+        real = getattr(paths_module, name)
+
+        def counting(*args, _real=real, _name=name, **kwargs):
+            counts[_name] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(paths_module, name, counting)
+    paths_module._validated_pattern.cache_clear()
+    allowed = "".join(f"- `lib{i}/**`\n" for i in range(n_patterns))
+    plan = b"# Plan\n\n## Files / Components to Touch\n- `src/**`\n" + allowed.encode()
+    task = TaskFacts("TASK-0001", None, Result("ACCEPTED", (), {}), plan, ARTIFACTS)
+    surfaces = ResolvedSurfaces(
+        "downstream",
+        "x",
+        None,
+        tuple(ProtectedPattern(f"guard{i}/**", "rules", "guarded") for i in range(n_patterns)),
+    )
+    counts["canonical_path"] = counts["validate_pattern"] = 0
+    result = decide(
+        facts(*(f"src/m{i}.py" for i in range(n_files)), tasks=(task,), surfaces=surfaces)
+    )
+    assert result.verdict == "ACCEPTED"
+    return counts["canonical_path"], counts["validate_pattern"]
+
+
+def test_a_check_validates_each_path_and_pattern_once_not_per_pair(monkeypatch):
+    paths, patterns = _validations(monkeypatch, 200, 20)
+    more_patterns = _validations(monkeypatch, 200, 40)
+    more_files = _validations(monkeypatch, 400, 20)
+    # paths: a constant number of times each, whatever the number of patterns
+    assert more_patterns[0] == paths
+    assert paths <= 3 * (200 + len(TASK_FILES))
+    assert more_files[0] <= 2 * paths
+    # patterns: each once per process for matching (plus once when the plan is read),
+    # never once per changed file
+    assert patterns <= 2 * (2 * 20 + 1)
+    assert more_files[1] <= patterns

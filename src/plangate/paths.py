@@ -148,6 +148,9 @@ class _Compiled(NamedTuple):
     # segments (computed once per pattern).
     closures: tuple[frozenset[int], ...]
     has_doublestar: bool
+    # The first segment when it is literal (no '*', '?', '**'): a path whose first
+    # segment differs cannot match (exact comparison only).
+    first_literal: str | None
 
 
 @lru_cache(maxsize=4096)
@@ -164,7 +167,9 @@ def _compile(pattern: str) -> _Compiled:
             position += 1
             reach.add(position)
         closures.append(frozenset(reach))
-    return _Compiled(parts, tuple(closures), _ANY_MANY in parts)
+    first = parts[0]
+    literal = None if "*" in first or "?" in first or first == _ANY_ONE else first
+    return _Compiled(parts, tuple(closures), _ANY_MANY in parts, literal)
 
 
 def _chars_equal(a: str, b: str, casefold: bool) -> bool:
@@ -311,11 +316,16 @@ def match_any(
             segments = (path.lower() if ascii_fold else path).split("/")
         if ascii_fold and pattern.isascii():
             # ASCII folds one way only: compare lower-cased text exactly (faster).
-            hit = _nfa_match_segments(_compile_lower(pattern), segments, False, counter)
+            compiled = _compile_lower(pattern)
         elif casefold:
-            hit = _nfa_match(_compile(pattern), path, True, counter)
+            if _nfa_match(_compile(pattern), path, True, counter):
+                return pattern
+            continue
         else:
-            hit = _nfa_match_segments(_compile(pattern), segments, False, counter)
+            compiled = _compile(pattern)
+        if compiled.first_literal is not None and compiled.first_literal != segments[0]:
+            continue  # exact comparison: the first segment already differs
+        hit = _nfa_match_segments(compiled, segments, False, counter)
         if hit:
             return pattern
     return None

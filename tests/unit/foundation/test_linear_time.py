@@ -216,10 +216,21 @@ def test_matching_work_doubles_at_most_when_paths_or_patterns_double() -> None:
         counter = [0]
         patterns = [f"src/mod{i}/**/*.py" for i in range(n_patterns)]
         for i in range(n_paths):
-            match_any(patterns, f"lib/pkg{i % 7}/f{i}.py", casefold=bool(i % 2), counter=counter)
+            match_any(patterns, f"src/pkg{i % 7}/f{i}.py", casefold=bool(i % 2), counter=counter)
         return counter[0]
 
     base = work(100, 10)
     assert base > 0
     assert work(200, 10) <= 2 * base
     assert work(100, 20) <= 2 * base
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(st.lists(_SEGMENT_PATTERNS, min_size=1, max_size=4).map("/".join), max_size=5),
+    st.lists(_SEGMENTS, min_size=1, max_size=5).map("/".join),
+    st.booleans(),
+)
+def test_match_any_is_the_first_pattern_glob_match_accepts(patterns, path, casefold) -> None:
+    expected = next((p for p in patterns if glob_match(p, path, casefold=casefold)), None)
+    assert match_any(patterns, path, casefold=casefold) == expected

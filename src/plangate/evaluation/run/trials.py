@@ -34,6 +34,7 @@ from plangate.evaluation.run.protocol import (
     RESULT_FILE,
     ResultRejectedError,
     TrialOutcome,
+    TrialReport,
     TrialSpec,
     TrialStatus,
     fixture_digest,
@@ -229,6 +230,156 @@ def _check_pinned(spec: TrialSpec) -> tuple[str, str] | None:
     return None
 
 
+class _Stop(Exception):
+    """A trial that ends early; carries its recorded outcome."""
+
+    def __init__(self, outcome: TrialOutcome) -> None:
+        super().__init__(outcome.error_code)
+        self.outcome = outcome
+
+
+def _checked_fixture(spec: TrialSpec) -> tuple[bytes, str]:
+    """The sealed fixture's bytes and digest, re-checked (with the runner's and grader's
+    pins) just before use."""
+    read = read_regular_file(Path(spec.fixture_source), MAX_FIXTURE_BYTES)
+    if not read.ok or read.data is None:
+        raise _Stop(
+            _outcome(
+                spec,
+                TrialStatus.FIXTURE_MISMATCH,
+                error_code="SEALED_FIXTURE_MUTATION",
+                detail=f"fixture {spec.fixture_id} {read.detail}",
+            )
+        )
+    observed = fixture_digest(read.data)
+    if observed != spec.fixture_digest:
+        raise _Stop(
+            _outcome(
+                spec,
+                TrialStatus.FIXTURE_MISMATCH,
+                error_code="SEALED_FIXTURE_MUTATION",
+                detail=f"fixture {spec.fixture_id} digest {observed} differs from the pinned "
+                f"{spec.fixture_digest}",
+                observed_fixture_digest=observed,
+            )
+        )
+    pinned_problem = _check_pinned(spec)
+    if pinned_problem is not None:
+        raise _Stop(
+            _outcome(
+                spec,
+                TrialStatus.FIXTURE_MISMATCH,
+                error_code=pinned_problem[0],
+                detail=pinned_problem[1],
+                observed_fixture_digest=observed,
+            )
+        )
+    return read.data, observed
+
+
+def _runner_report(
+    spec: TrialSpec, argv: list[str], out_dir: Path, observed: str, started: float
+) -> TrialReport:
+    """Run the runner and parse its ``result.json`` strictly."""
+    ran = _run_command(argv, spec.runner.cwd, spec.runner.timeout_seconds, "RUNNER")
+    if ran.status is not TrialStatus.COMPLETED:
+        raise _Stop(
+            _outcome(
+                spec,
+                ran.status,
+                error_code=ran.code,
+                detail=ran.detail,
+                exit_code=ran.exit_code,
+                duration_seconds=time.monotonic() - started,
+                observed_fixture_digest=observed,
+            )
+        )
+    result_read = read_regular_file(out_dir / RESULT_FILE, MAX_RESULT_BYTES)
+    if not result_read.ok or result_read.data is None:
+        raise _Stop(
+            _outcome(
+                spec,
+                TrialStatus.MALFORMED,
+                error_code="TRIAL_RESULT_MISSING",
+                detail=f"{RESULT_FILE} {result_read.detail}",
+                exit_code=0,
+                observed_fixture_digest=observed,
+            )
+        )
+    try:
+        return parse_result(
+            result_read.data,
+            side=spec.side,
+            fixture_id=spec.fixture_id,
+            role=spec.role,
+            trial=spec.trial,
+        )
+    except ResultRejectedError as exc:
+        raise _Stop(
+            _outcome(
+                spec,
+                TrialStatus.MALFORMED,
+                error_code=exc.code,
+                detail=exc.message,
+                exit_code=0,
+                observed_fixture_digest=observed,
+            )
+        ) from None
+
+
+def _recheck_after_runner(spec: TrialSpec, fixture_copy: Path, data: bytes, observed: str) -> None:
+    """The runner executed harness code under test with the evaluator's rights: it could
+    have swapped the pinned grader (and put it back afterwards) or rewritten the fixture
+    copy. Re-check both just before the grader judges."""
+    pinned_problem = _check_pinned(spec)
+    if pinned_problem is None:
+        copy_read = read_regular_file(fixture_copy, MAX_FIXTURE_BYTES)
+        if not copy_read.ok or copy_read.data is None or copy_read.data != data:
+            pinned_problem = (
+                "SEALED_FIXTURE_MUTATION",
+                f"the copy of fixture {spec.fixture_id} handed to the trial changed during the "
+                "runner",
+            )
+    if pinned_problem is not None:
+        raise _Stop(
+            _outcome(
+                spec,
+                TrialStatus.FIXTURE_MISMATCH,
+                error_code=pinned_problem[0],
+                detail=pinned_problem[1],
+                exit_code=0,
+                observed_fixture_digest=observed,
+            )
+        )
+
+
+def _grade(spec: TrialSpec, grader_argv: list[str], grade_dir: Path) -> tuple[str, str, str]:
+    """The grader's judgement, and the code and detail when it could not judge.
+
+    The grader (the baseline's stable meta-verifier) judges the trial; the runner's own
+    claims are never the judgement.
+    """
+    graded = _run_command(grader_argv, spec.grader.cwd, spec.grader.timeout_seconds, "GRADER")
+    if graded.status is not TrialStatus.COMPLETED:
+        return "unavailable", "EVAL_GRADER_UNAVAILABLE", f"{graded.code}: {graded.detail}"
+    grade_read = read_regular_file(grade_dir / GRADE_FILE, MAX_RESULT_BYTES)
+    if not grade_read.ok or grade_read.data is None:
+        return "unavailable", "EVAL_GRADER_UNAVAILABLE", f"{GRADE_FILE} {grade_read.detail}"
+    try:
+        judgement = parse_grade(
+            grade_read.data,
+            side=spec.side,
+            fixture_id=spec.fixture_id,
+            role=spec.role,
+            trial=spec.trial,
+        )
+    except ResultRejectedError as exc:
+        return "unavailable", "EVAL_GRADER_UNAVAILABLE", f"{exc.code}: {exc.message}"
+    if judgement == "unavailable":
+        return judgement, "EVAL_GRADER_UNAVAILABLE", "the grader could not judge this trial"
+    return judgement, "", ""
+
+
 def execute_trial(spec: TrialSpec) -> TrialOutcome:
     """Run one trial: re-check the pins, run the runner, then the grader; parse both strictly.
 
@@ -245,128 +396,24 @@ def execute_trial(spec: TrialSpec) -> TrialOutcome:
         return _outcome(
             spec, TrialStatus.NOT_STARTED, error_code="TRIAL_WORKDIR_UNAVAILABLE", detail=str(exc)
         )
-    # Re-check the sealed fixture just before use, then pass a private copy of
-    # the checked bytes: what the runner reads is what was verified.
-    read = read_regular_file(Path(spec.fixture_source), MAX_FIXTURE_BYTES)
-    if not read.ok or read.data is None:
-        return _outcome(
-            spec,
-            TrialStatus.FIXTURE_MISMATCH,
-            error_code="SEALED_FIXTURE_MUTATION",
-            detail=f"fixture {spec.fixture_id} {read.detail}",
-        )
-    observed = fixture_digest(read.data)
-    if observed != spec.fixture_digest:
-        return _outcome(
-            spec,
-            TrialStatus.FIXTURE_MISMATCH,
-            error_code="SEALED_FIXTURE_MUTATION",
-            detail=f"fixture {spec.fixture_id} digest {observed} differs from the pinned "
-            f"{spec.fixture_digest}",
-            observed_fixture_digest=observed,
-        )
-    pinned_problem = _check_pinned(spec)
-    if pinned_problem is not None:
-        return _outcome(
-            spec,
-            TrialStatus.FIXTURE_MISMATCH,
-            error_code=pinned_problem[0],
-            detail=pinned_problem[1],
-            observed_fixture_digest=observed,
-        )
-    fixture_copy = work / "fixture"
-    fixture_copy.write_bytes(read.data)
-    fixture_copy.chmod(0o444)
     try:
-        argv = spec.runner_argv(str(fixture_copy), str(out_dir))
-        grader_argv = spec.grader_argv(
-            str(fixture_copy), str(out_dir / RESULT_FILE), str(grade_dir)
-        )
-    except ResultRejectedError as exc:
-        return _outcome(spec, TrialStatus.NOT_STARTED, error_code=exc.code, detail=exc.message)
-    ran = _run_command(argv, spec.runner.cwd, spec.runner.timeout_seconds, "RUNNER")
-    if ran.status is not TrialStatus.COMPLETED:
-        return _outcome(
-            spec,
-            ran.status,
-            error_code=ran.code,
-            detail=ran.detail,
-            exit_code=ran.exit_code,
-            duration_seconds=time.monotonic() - started,
-            observed_fixture_digest=observed,
-        )
-    result_read = read_regular_file(out_dir / RESULT_FILE, MAX_RESULT_BYTES)
-    if not result_read.ok or result_read.data is None:
-        return _outcome(
-            spec,
-            TrialStatus.MALFORMED,
-            error_code="TRIAL_RESULT_MISSING",
-            detail=f"{RESULT_FILE} {result_read.detail}",
-            exit_code=0,
-            observed_fixture_digest=observed,
-        )
-    try:
-        report = parse_result(
-            result_read.data,
-            side=spec.side,
-            fixture_id=spec.fixture_id,
-            role=spec.role,
-            trial=spec.trial,
-        )
-    except ResultRejectedError as exc:
-        return _outcome(
-            spec,
-            TrialStatus.MALFORMED,
-            error_code=exc.code,
-            detail=exc.message,
-            exit_code=0,
-            observed_fixture_digest=observed,
-        )
-    # The runner executed harness code under test with the evaluator's rights: it
-    # could have swapped the pinned grader (and put it back afterwards) or rewritten
-    # the fixture copy. Re-check both just before the grader judges.
-    pinned_problem = _check_pinned(spec)
-    if pinned_problem is None:
-        copy_read = read_regular_file(fixture_copy, MAX_FIXTURE_BYTES)
-        if not copy_read.ok or copy_read.data is None or copy_read.data != read.data:
-            pinned_problem = (
-                "SEALED_FIXTURE_MUTATION",
-                f"the copy of fixture {spec.fixture_id} handed to the trial changed during the "
-                "runner",
+        # Pass a private copy of the checked bytes: what the runner reads is what was verified.
+        data, observed = _checked_fixture(spec)
+        fixture_copy = work / "fixture"
+        fixture_copy.write_bytes(data)
+        fixture_copy.chmod(0o444)
+        try:
+            argv = spec.runner_argv(str(fixture_copy), str(out_dir))
+            grader_argv = spec.grader_argv(
+                str(fixture_copy), str(out_dir / RESULT_FILE), str(grade_dir)
             )
-    if pinned_problem is not None:
-        return _outcome(
-            spec,
-            TrialStatus.FIXTURE_MISMATCH,
-            error_code=pinned_problem[0],
-            detail=pinned_problem[1],
-            exit_code=0,
-            observed_fixture_digest=observed,
-        )
-    # The grader (the baseline's stable meta-verifier) judges the trial; the
-    # runner's own claims are never the judgement.
-    graded = _run_command(grader_argv, spec.grader.cwd, spec.grader.timeout_seconds, "GRADER")
-    judgement: str = "unavailable"
-    code, detail = "", ""
-    if graded.status is not TrialStatus.COMPLETED:
-        code, detail = "EVAL_GRADER_UNAVAILABLE", f"{graded.code}: {graded.detail}"
-    else:
-        grade_read = read_regular_file(grade_dir / GRADE_FILE, MAX_RESULT_BYTES)
-        if not grade_read.ok or grade_read.data is None:
-            code, detail = "EVAL_GRADER_UNAVAILABLE", f"{GRADE_FILE} {grade_read.detail}"
-        else:
-            try:
-                judgement = parse_grade(
-                    grade_read.data,
-                    side=spec.side,
-                    fixture_id=spec.fixture_id,
-                    role=spec.role,
-                    trial=spec.trial,
-                )
-            except ResultRejectedError as exc:
-                code, detail = "EVAL_GRADER_UNAVAILABLE", f"{exc.code}: {exc.message}"
-            if judgement == "unavailable" and not code:
-                code, detail = "EVAL_GRADER_UNAVAILABLE", "the grader could not judge this trial"
+        except ResultRejectedError as exc:
+            return _outcome(spec, TrialStatus.NOT_STARTED, error_code=exc.code, detail=exc.message)
+        report = _runner_report(spec, argv, out_dir, observed, started)
+        _recheck_after_runner(spec, fixture_copy, data, observed)
+    except _Stop as stop:
+        return stop.outcome
+    judgement, code, detail = _grade(spec, grader_argv, grade_dir)
     return _outcome(
         spec,
         TrialStatus.COMPLETED,

@@ -210,17 +210,18 @@ def test_same_commit_under_a_new_candidate_id_cannot_dodge_inconclusive(
     assert [r["code"] for r in body["reasons"]] == ["EVALUATION_ALREADY_INCONCLUSIVE"]
 
 
-def test_candidate_tampering_with_a_sealed_fixture_fails_for_a_human(
+def test_candidate_tampering_with_a_sealed_fixture_is_stopped_by_the_box(
     run_cli: RunCli, harness: HarnessRepo
 ) -> None:
+    # Trials run in boxes: the baseline tree is read-only, the write fails, the
+    # candidate's trials crash, and the evaluation is INCONCLUSIVE (never PASS).
     digest = reviewed(run_cli, harness, "tamper", {VERIFIER: TAMPERING_VERIFIER})
     code, body, _err = run_cli_jobs1(run_cli, harness.repo, digest)
-    assert code == 1
-    assert body["verdict"] == "FAIL"
+    assert code == 4
+    assert body["verdict"] == "INCONCLUSIVE"
     codes = [r["code"] for r in body["reasons"]]
-    assert "SEALED_FIXTURE_MUTATION" in codes
-    assert "BASELINE_WORKTREE_MODIFIED" in codes
-    assert body["decision"]["policy_verdict"] == "HUMAN_REQUIRED"
+    assert "TRIALS_INCOMPLETE" in codes
+    assert "BASELINE_WORKTREE_MODIFIED" not in codes
 
 
 # Writes into the baseline worktree's prompt (not a pinned file) and into its own tree.
@@ -246,24 +247,27 @@ import pathlib as _p
 )
 
 
-def test_baseline_worktree_modified_by_candidate_code_fails_for_a_human(
+def test_candidate_code_cannot_modify_the_baseline_tree(
     run_cli: RunCli, harness: HarnessRepo
 ) -> None:
     digest = reviewed(run_cli, harness, "scribble", {VERIFIER: SCRIBBLING_VERIFIER})
     code, body, _err = run_json(run_cli, harness.repo, digest)
-    assert code == 1
-    assert body["reasons"][0]["code"] == "BASELINE_WORKTREE_MODIFIED"
-    assert "harness/prompts/builder.md" in body["reasons"][0]["message"]
-    assert body["decision"]["policy_verdict"] == "HUMAN_REQUIRED"
+    assert code == 4
+    codes = [r["code"] for r in body["reasons"]]
+    assert "TRIALS_INCOMPLETE" in codes
+    assert "BASELINE_WORKTREE_MODIFIED" not in codes
 
 
 def test_candidate_editing_its_own_tree_is_inconclusive(
     run_cli: RunCli, harness: HarnessRepo
 ) -> None:
+    # Its own tree is read-only in its box: the edit fails and its trials crash.
     digest = reviewed(run_cli, harness, "selfedit", {VERIFIER: SELF_EDITING_VERIFIER})
     code, body, _err = run_json(run_cli, harness.repo, digest)
     assert code == 4
-    assert [r["code"] for r in body["reasons"]] == ["CANDIDATE_WORKTREE_MODIFIED"]
+    codes = [r["code"] for r in body["reasons"]]
+    assert "TRIALS_INCOMPLETE" in codes
+    assert "CANDIDATE_WORKTREE_MODIFIED" not in codes
 
 
 def run_cli_jobs1(run_cli: RunCli, repo: Path, candidate: str) -> tuple[int, dict[str, Any], str]:

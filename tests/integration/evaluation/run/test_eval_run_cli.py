@@ -411,14 +411,52 @@ def _plangate(repo: Path, tmp: Path, *args: str) -> tuple[int, dict[str, Any]]:
     return proc.returncode, json.loads(out) if out.strip() else {}
 
 
-def test_an_evaluation_killed_during_its_trials_is_inconclusive_next_time(
+SLEEPING_VERIFIER = GOOD_VERIFIER + "\nimport time as _time\n_time.sleep(600)\n"
+
+
+def test_candidate_code_cannot_kill_the_evaluator_from_its_box(
     run_cli: RunCli, harness: HarnessRepo, tmp_path: Path
 ) -> None:
+    # Its parent inside the box is the box's own first process, not the evaluator.
     digest = reviewed(run_cli, harness, "killer", {VERIFIER: KILLING_VERIFIER})
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    code, _body = _plangate(harness.repo, scratch, "eval", "run", digest, "--json")
-    assert code == -9  # SIGKILL: no decision could be written
+    code, body = _plangate(harness.repo, scratch, "eval", "run", digest, "--json")
+    # The kill reaches nothing: the evaluator lives and decides on the verifier's merits
+    # (the good verifier plus a kill attempt that does nothing).
+    assert code == 0, body
+    [decision] = decisions(harness.repo, digest)
+    assert decision["decision"] == body["verdict"] == "PASS"
+
+
+def test_an_evaluation_killed_during_its_trials_is_inconclusive_next_time(
+    run_cli: RunCli, harness: HarnessRepo, tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import plangate
+
+    digest = reviewed(run_cli, harness, "sleeper", {VERIFIER: SLEEPING_VERIFIER})
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    source = str(Path(plangate.__file__).resolve().parents[1])
+    env = dict(os.environ, TMPDIR=str(scratch), PYTHONPATH=source)
+    proc = subprocess.Popen([sys.executable, "-m", "plangate", "eval", "run", digest, "--json"],
+                            cwd=harness.repo, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        with open_ledger(harness.repo, {}) as ledger:
+            if ledger.entries(kind="eval_run_started", subject=digest):
+                break
+        time.sleep(0.2)
+    time.sleep(1.0)  # inside the trials
+    os.kill(proc.pid, signal.SIGKILL)  # the evaluator dies: no decision can be written
+    assert proc.wait(timeout=60) == -9
     with open_ledger(harness.repo, {}) as ledger:
         started = ledger.entries(kind="eval_run_started", subject=digest)
     assert len(started) == 1

@@ -165,3 +165,21 @@ def test_a_read_only_plangate_directory_refuses_the_run(
     assert "Traceback" not in proc.stderr and "INTERNAL_ERROR" not in proc.stderr
     assert "PATH_UNAVAILABLE" in proc.stderr
     assert not marker.exists()
+
+
+def test_a_run_log_swapped_for_a_link_during_the_wait_is_not_written_through(
+    git_repo: Path, tmp_path: Path, run_cli: RunCli
+) -> None:
+    approve_task(git_repo, run_cli)
+    victim = tmp_path / "victim.ndjson"
+    victim.write_text("")
+    marker = tmp_path / "ran"
+
+    def swap() -> None:
+        (task_dir(git_repo) / "run.ndjson").symlink_to(victim)
+
+    code, out, err = _during_wait(git_repo, marker, swap)
+    assert code == 1, err + out
+    assert "FILE_IS_SYMLINK" in err
+    assert not marker.exists()
+    assert victim.read_text() == ""

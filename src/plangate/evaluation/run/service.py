@@ -32,7 +32,7 @@ import dataclasses
 import secrets
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -80,7 +80,6 @@ EXPERIMENT_SCHEMA = "plangate-experiment/1"
 DECISION_SCHEMA = "plangate-promotion-decision/1"
 TEST_STRATEGY_PREFIXES = ("test-strategy:", "test_strategy:")
 """Component ids naming a test strategy (no component type exists for it yet)."""
-FINAL_DECISIONS = ("INCONCLUSIVE", "FAIL")
 
 
 @dataclass(frozen=True)
@@ -681,11 +680,3 @@ def _check_tree(root: Path, commit: str, path: Path, code: str, sink: list[Reaso
                 "harness code under test wrote into a tree; a human must look at it",
             )
         )
-
-
-def trials_summary(trials: Sequence[TrialOutcome]) -> dict[str, int]:
-    """Counts by status (for progress and benchmarks)."""
-    out: dict[str, int] = {}
-    for trial in trials:
-        out[trial.status.value] = out.get(trial.status.value, 0) + 1
-    return out

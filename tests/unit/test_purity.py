@@ -63,6 +63,7 @@ IO_MODULES = frozenset({
     "evaluation/registry/store.py", "evaluation/run/service.py", "evaluation/run/trials.py",
     "evidence/service.py",
     "execution/command.py", "execution/runlog.py", "execution/service.py",
+    "execution/session.py",
     "hooks/__main__.py", "hooks/confinement.py", "hooks/doctor.py", "hooks/entry.py",
     "hooks/githead.py", "hooks/hosts/claude.py", "hooks/hosts/codex.py",
     "hooks/hosts/cursor.py", "hooks/hosts/git.py", "hooks/hosts/protocol.py",

@@ -87,6 +87,7 @@ EFFECT_EXEMPT: tuple[str, ...] = (
     ".plangate/*.lock",
     ".plangate/locks/**",
     ".plangate/cache/**",
+    ".plangate/session/**",
     ".plangate/.gitignore",
     "docs/working/*/run.ndjson",
 )

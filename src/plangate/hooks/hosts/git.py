@@ -42,8 +42,19 @@ if TYPE_CHECKING:
 ZERO_SHA_CHARS = frozenset("0")
 
 
+HUMAN_NOTE = """
+PlanGate stopped this {what}: the {paths} are judged like an agent's writes.
+  - see why:                 plangate status; plangate task show
+  - work on an approved task: plangate task start TASK-XXXX, then {what} again
+  - after your own review you may {what} with --no-verify; CI still checks the pull request
+"""
+"""What a person reads under the reasons: git's hooks run for humans as well as agents."""
+
+
 def _deny(result: Result, label: str) -> HookOutput:
-    return HookOutput("", reason_text(result, label) + "\n", 1)
+    what, paths = ("push", "pushed paths") if "push" in label else ("commit", "staged paths")
+    note = HUMAN_NOTE.format(what=what, paths=paths)
+    return HookOutput("", reason_text(result, label) + "\n" + note, 1)
 
 
 def _output(result: Result, label: str) -> HookOutput:

@@ -57,7 +57,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = ROOT / "scripts" / "mutation_modules.toml"
-PYTEST_ARGS = ("-x", "-q", "-p", "no:cacheprovider", "-m", "not postgres")
+# The hypothesis plugin is not loaded: importing it costs more CPU than a typical test
+# file's whole run, and the configured tests are deterministic (no property tests).
+PYTEST_ARGS = ("-x", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+               "-m", "not postgres")
 
 _NEGATE: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Eq: ast.NotEq,

@@ -41,6 +41,14 @@ if ! command -v ssh-keygen >/dev/null 2>&1; then
   apt-get install -y -qq openssh-client >/dev/null
 fi
 
+if ! command -v chromium >/dev/null 2>&1; then
+  # The report tests load the HTML page in a real headless browser.
+  echo "==> chromium not found: installing it from the distribution's packages"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq chromium >/dev/null
+fi
+
 PG_TMP="$(mktemp -d /tmp/plangate-pg.XXXXXX)"
 PG_PORT="$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
 as_pg() {

@@ -207,21 +207,16 @@ def _component_refusal(dir_fd: int, name: str, where: str, exc: OSError) -> Plan
         info = _lstat_at(dir_fd, name)
     except OSError:
         info = None
-    if info is not None and stat.S_ISLNK(info.st_mode):
+    # What is there now decides; when it vanished meanwhile, the error the open saw.
+    is_link = stat.S_ISLNK(info.st_mode) if info is not None else exc.errno == errno.ELOOP
+    not_dir = not stat.S_ISDIR(info.st_mode) if info is not None else exc.errno == errno.ENOTDIR
+    if is_link:
         return InputRejected(
             "PATH_COMPONENT_LINK",
             f"{where} is a symbolic link; refusing to follow it",
             "make it a real directory inside the repository (remove the link)",
         )
-    if exc.errno in (errno.ELOOP, errno.ENOTDIR) or (
-        info is not None and not stat.S_ISDIR(info.st_mode)
-    ):
-        if info is None:
-            return InputRejected(
-                "PATH_COMPONENT_LINK",
-                f"{where} is a symbolic link; refusing to follow it",
-                "make it a real directory inside the repository (remove the link)",
-            )
+    if not_dir:
         return InputRejected(
             "PATH_COMPONENT_NOT_DIRECTORY",
             f"{where} is not a directory",
@@ -265,6 +260,16 @@ class VerifiedDir:
         """``rel/name`` as messages show it."""
         parts = [p for p in (self._display, name) if p]
         return "/".join(parts) or "."
+
+    def proc_path(self, name: str) -> str:
+        """A path to ``name`` inside this very directory, for libraries that only take paths.
+
+        ``/proc/self/fd/<fd>/<name>`` (Linux): the kernel resolves it through the
+        open handle, so SQLite (say) opens its database and journal files in the
+        verified directory even after a component was swapped for a link. The
+        last component is still followed if it is a link: check it first.
+        """
+        return f"/proc/self/fd/{self.fd}/{_check_name(name)}"
 
     def identity(self) -> tuple[int, int]:
         """``(st_dev, st_ino)`` of the open directory."""
@@ -360,6 +365,11 @@ def child_dir(directory: VerifiedDir, name: str) -> VerifiedDir:
     where = directory.shown(_check_name(name))
     fd = _open_component(directory.fd, name, where, create=False, mode=0o755)
     return VerifiedDir(fd, directory.root, where if directory.rel else name)
+
+
+def names_at(directory: VerifiedDir) -> list[str]:
+    """The entry names of the verified ``directory``, sorted."""
+    return sorted(os.listdir(directory.fd))  # noqa: PTH208 -- a directory descriptor
 
 
 def read_at(directory: VerifiedDir, name: str, max_bytes: int) -> FileRead:
@@ -515,6 +525,17 @@ def append_at(directory: VerifiedDir, name: str, data: bytes) -> None:
         os.close(fd)
 
 
+def remove_at(directory: VerifiedDir, name: str) -> None:
+    """Remove the file ``name`` of the verified ``directory`` (an absent one is fine)."""
+    _check_name(name)
+    try:
+        os.unlink(name, dir_fd=directory.fd)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise not_writable(directory.shown(name), exc) from None
+
+
 @contextlib.contextmanager
 def lock_at(directory: VerifiedDir, name: str, *, wait: bool = False) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``name`` inside the verified ``directory``.
@@ -569,6 +590,19 @@ def repo_lock(root: Path, rel_dir: str, name: str, *, wait: bool = False) -> Ite
         lock_at(directory, name, wait=wait),
     ):
         yield
+
+
+def atomic_write_in(
+    root: Path, rel_path: str, data: bytes, *, overwrite: bool = True, mode: int = 0o644
+) -> None:
+    """:func:`atomic_write_at` of ``root/rel_path``: its directories verified (and created) first.
+
+    ``rel_path`` is a ``/``-separated path of a file below ``root``; no link on
+    the way is followed (``PATH_COMPONENT_LINK``).
+    """
+    directory, _, name = rel_path.rpartition("/")
+    with open_verified_dir(root, directory, create=True) as handle:
+        atomic_write_at(handle, name, data, overwrite=overwrite, mode=mode)
 
 
 # -- writes to paths the user names ----------------------------------------------------

@@ -13,10 +13,10 @@ import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from plangate.canonical import digest, sha256_digest
-from plangate.errors import EnvironmentFailure, InputRejected, UsageError
+from plangate.errors import EnvironmentFailure, InputRejected, PlanGateError, UsageError
 from plangate.fsutil import FileRead, FileState, read_regular_file
 from plangate.layout import MAX_ARTIFACT_BYTES, MAX_RECORD_BYTES, RECORD_RELPATH, WORKING_DIR
 
@@ -29,6 +29,9 @@ ARTIFACTS: tuple[str, ...] = (
     "review-external.md",
 )
 """The six Plan Package artifacts, in the contract's order."""
+
+if TYPE_CHECKING:
+    from plangate.fsutil import VerifiedDir
 
 TASK_ID_RE = re.compile(r"TASK-[0-9]{4}")
 
@@ -138,6 +141,50 @@ def _is_symlink(path: str) -> bool:
         return False
 
 
+def read_artifacts_at(task: VerifiedDir) -> dict[str, FileRead]:
+    """The six artifacts read through a verified task-directory handle.
+
+    Writers that waited (for the ledger's lock, say) re-read through the handle
+    they are about to write through, and compare with the bytes they judged.
+    """
+    from plangate.fsutil import read_at
+
+    return {name: read_at(task, name, MAX_ARTIFACT_BYTES) for name in ARTIFACTS}
+
+
+# What an approvals/ that cannot be opened means for the record (as read_task_snapshot says it).
+_RECORD_STATES = {
+    "PATH_COMPONENT_LINK": FileState.SYMLINK,
+    "PATH_COMPONENT_MISSING": FileState.MISSING,
+    "PATH_COMPONENT_NOT_DIRECTORY": FileState.MISSING,
+}
+
+
+def read_snapshot_at(task: VerifiedDir, task_id: str) -> TaskSnapshot:
+    """The snapshot of the task read through a verified task-directory handle.
+
+    Same states as :func:`read_task_snapshot` (an ``approvals`` link reads as a
+    record in state ``symlink``), so the two digests compare.
+    """
+    from plangate.fsutil import child_dir, read_at
+
+    artifacts = read_artifacts_at(task)
+    approvals, name = RECORD_RELPATH.split("/")
+    try:
+        with child_dir(task, approvals) as directory:
+            record = read_at(directory, name, MAX_RECORD_BYTES)
+    except PlanGateError as exc:
+        record = FileRead(_RECORD_STATES.get(exc.code, FileState.UNREADABLE), detail=exc.message)
+    return TaskSnapshot(task_id=task_id, task_dir=task.path, artifacts=artifacts, record=record)
+
+
+def same_reads(first: Mapping[str, FileRead], second: Mapping[str, FileRead]) -> bool:
+    """True when both map the same names to the same state and bytes."""
+    if first.keys() != second.keys():
+        return False
+    return all((first[k].state, first[k].data) == (second[k].state, second[k].data) for k in first)
+
+
 def read_task_snapshot(task_dir: Path) -> TaskSnapshot:
     """Read the six artifacts and ``approvals/c3.json`` of ``task_dir`` once.
 
@@ -149,7 +196,19 @@ def read_task_snapshot(task_dir: Path) -> TaskSnapshot:
     # Plain string paths: this runs for every task of 'plangate status'.
     path = os.fspath(task_dir)
     if not _is_real_directory(path):
-        what = "a symbolic link" if task_dir.is_symlink() else "missing or not a directory"
+        try:
+            info: os.stat_result | None = os.lstat(path)
+        except FileNotFoundError:
+            info = None
+        except OSError as exc:
+            # A directory above it cannot be searched: say so, never a traceback.
+            raise InputRejected(
+                "TASK_DIR_INVALID",
+                f"task directory {task_dir} cannot be looked up: {exc.strerror or exc}",
+                "make docs/ and docs/working/ searchable for this user",
+            ) from None
+        link = info is not None and stat.S_ISLNK(info.st_mode)
+        what = "a symbolic link" if link else "missing or not a directory"
         raise InputRejected(
             "TASK_DIR_INVALID",
             f"task directory {task_dir} is {what}",
@@ -169,8 +228,15 @@ def read_task_snapshot(task_dir: Path) -> TaskSnapshot:
                 )
     base = path.rstrip("/") + "/"
     artifacts = {name: read_regular_file(base + name, MAX_ARTIFACT_BYTES) for name in ARTIFACTS}
-    if _is_symlink(base + "approvals"):
-        record = FileRead(FileState.SYMLINK, detail="approvals/ is a symbolic link")
+    try:
+        approvals_is_link = _is_symlink(base + "approvals")
+    except OSError as exc:
+        # The task directory cannot be searched: the record is unreadable (every
+        # artifact read above says the same), never a traceback.
+        record = FileRead(FileState.UNREADABLE, detail=exc.strerror or str(exc))
     else:
-        record = read_regular_file(base + RECORD_RELPATH, MAX_RECORD_BYTES)
+        if approvals_is_link:
+            record = FileRead(FileState.SYMLINK, detail="approvals/ is a symbolic link")
+        else:
+            record = read_regular_file(base + RECORD_RELPATH, MAX_RECORD_BYTES)
     return TaskSnapshot(task_id=task_id, task_dir=task_dir, artifacts=artifacts, record=record)

@@ -54,3 +54,40 @@ def is_blank(text: str) -> bool:
 def folded_identity(text: str) -> str:
     """``text`` as an identity to compare: visible characters only, NFKC, case-folded."""
     return visible_text(text).strip().casefold()
+
+
+LOOK_ALIKES = str.maketrans(
+    {
+        # Cyrillic letters that look like Latin ones (after case folding).
+        "\u0430": "a", "\u0435": "e", "\u043e": "o", "\u0440": "p", "\u0441": "c",
+        "\u0443": "y", "\u0445": "x", "\u0456": "i", "\u0458": "j", "\u0455": "s",
+        "\u04bb": "h", "\u0501": "d", "\u051b": "q", "\u051d": "w", "\u04cf": "l",
+        "\u043a": "k", "\u043c": "m", "\u0442": "t", "\u0432": "b", "\u043d": "h",
+        # Greek letters that look like Latin ones (after case folding).
+        "\u03b1": "a", "\u03bf": "o", "\u03c1": "p", "\u03bd": "v", "\u03b9": "i",
+        "\u03ba": "k", "\u03c4": "t", "\u03c5": "u", "\u03c7": "x", "\u03b5": "e",
+        "\u03b3": "y", "\u03c9": "w", "\u03b2": "b", "\u03b7": "n", "\u03bc": "u",
+        # Latin letters that look like other Latin ones.
+        "\u0131": "i", "\u0251": "a", "\u0261": "g", "\u0269": "i", "\u028f": "y",
+    }
+)  # fmt: skip
+"""Letters a reader takes for a Latin letter (mapped after case folding)."""
+
+
+def identity_skeleton(text: str) -> str:
+    """``text`` as an identity that a reader could not tell apart from another.
+
+    :func:`folded_identity` (NFKC, invisible characters removed, case-folded),
+    then accents dropped (NFKD without combining marks) and letters of other
+    scripts that look like Latin letters mapped to them (:data:`LOOK_ALIKES`).
+    Two identities with the same skeleton are treated as the same identity:
+    over-matching is the safe side when a match means "not independent".
+    """
+    folded = folded_identity(text)
+    if folded.isascii():
+        return folded
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFKD", folded)
+    plain = "".join(ch for ch in decomposed if unicodedata.category(ch) not in ("Mn", "Me"))
+    return plain.translate(LOOK_ALIKES)

@@ -20,7 +20,7 @@ SRC = Path(plangate.__file__).parent
 
 RULE_MODULES = frozenset({
     "__init__.py", "__main__.py", "canonical.py", "errors.py", "forbidden_keys.py",
-    "layout.py", "paths.py", "text.py", "verdict.py",
+    "layout.py", "paths.py", "text.py", "verdict.py", "deadlines.py",
     "approval/__init__.py", "approval/acceptor.py", "approval/arbiter.py",
     "approval/contract.py", "approval/legacy.py", "approval/loopspec_binding.py",
     "approval/record.py",
@@ -29,7 +29,7 @@ RULE_MODULES = frozenset({
     "delivery/__init__.py", "delivery/ci.py", "delivery/ci_report.py", "delivery/machine.py",
     "delivery/pr_snapshot.py",
     "evaluation/__init__.py", "evaluation/independence.py",
-    "evaluation/gate/__init__.py", "evaluation/gate/rules.py",
+    "evaluation/gate/__init__.py", "evaluation/gate/links.py", "evaluation/gate/rules.py",
     "evaluation/harness/__init__.py", "evaluation/harness/definition.py",
     "evaluation/harness/manifest.py",
     "evaluation/registry/__init__.py", "evaluation/registry/candidate.py",
@@ -46,9 +46,12 @@ RULE_MODULES = frozenset({
     "hooks/shell/state.py",
     "isolation/__init__.py", "isolation/bwrap.py", "isolation/policy.py",
     "isolation/seatbelt.py",
-    "ledger/rows.py", "ledger/chain.py",
+    "ledger/rows.py", "ledger/chain.py", "ledger/credentials.py", "ledger/existence.py",
     "plan/__init__.py", "plan/files_section.py", "plan/lint.py", "plan/loopspec.py",
     "plan/markers.py", "plan/package.py", "plan/scope.py",
+    "report/__init__.py", "report/build.py", "report/charts.py", "report/evaluations.py",
+    "report/ledger_view.py", "report/model.py", "report/render_html.py",
+    "report/render_markdown.py", "report/tasks.py",
 })
 """Pure: decisions, validation and rendering over bytes and facts handed to them."""
 
@@ -60,7 +63,7 @@ IO_MODULES = frozenset({
     "authority/signing.py", "authority/source.py", "authority/sshkeygen.py",
     "delivery/log.py", "delivery/service.py",
     "evaluation/gate/service.py", "evaluation/harness/service.py",
-    "evaluation/registry/store.py", "evaluation/run/service.py", "evaluation/run/trials.py",
+    "evaluation/registry/service.py", "evaluation/registry/store.py", "evaluation/run/service.py", "evaluation/run/trials.py",
     "evidence/service.py",
     "execution/command.py", "execution/runlog.py", "execution/service.py",
     "execution/session.py",
@@ -72,8 +75,10 @@ IO_MODULES = frozenset({
     "hooks/override_service.py", "hooks/paths.py", "hooks/service.py",
     "isolation/backend.py", "isolation/runner.py", "isolation/views.py",
     "ledger/__init__.py", "ledger/base.py", "ledger/config.py", "ledger/postgres.py",
-    "ledger/sqlite.py",
+    "ledger/sqlite.py", "ledger/traces.py", "ledger/initialise.py",
+    "execution/openrun.py",
     "plan/lint_service.py", "plan/service.py",
+    "report/service.py",
 })
 """The IO edge: one module per step that reads, writes, runs or asks the clock."""
 
@@ -98,6 +103,7 @@ DATA_FROM_IO_MODULES = frozenset({
     "plangate.git.FULL_SHA_RE",
     "plangate.git.TreeEntry",
     "plangate.ledger.rows.StoredRow",
+    "plangate.ledger.credentials.redact_credentials",
 })
 """Plain data types, constants and pure checks a rule module may take from an IO module."""
 

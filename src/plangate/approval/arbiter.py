@@ -49,6 +49,7 @@ from plangate.canonical import StrictJSONError, is_digest, strict_loads_object
 from plangate.errors import InputRejected
 from plangate.paths import PathRejected, canonical_path, glob_match, validate_pattern
 from plangate.plan.package import ARTIFACT_SET, plan_package_hash
+from plangate.plan.scope import TaskScope
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import ArbiterDecision, Reason, Result
 
@@ -85,7 +86,7 @@ SEVERITY_MAP: Mapping[str, str] = {
 
 INPUT_KEYS: tuple[str, ...] = (
     "changed_files", "allowed_paths", "lite", "class", "verdicts", "target_sha",
-    "gates", "run", "production", "plan_package",
+    "gates", "run", "production", "plan_package", "denied_paths",
 )
 REQUIRED_INPUT_KEYS: tuple[str, ...] = (
     "changed_files", "allowed_paths", "lite", "class", "verdicts", "target_sha",
@@ -129,6 +130,7 @@ class ArbiterInput:
     production: bool | None
     plan_package: Mapping[str, Any] | None
     document: Mapping[str, Any]
+    denied_paths: tuple[str, ...] = ()
 
 
 def _check_keys(obj: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
@@ -226,7 +228,10 @@ def parse_input(doc: Mapping[str, Any]) -> ArbiterInput:
     block = doc.get("plan_package")
     if block is not None and not isinstance(block, dict):
         raise _input_error("plan_package must be an object or null")
+    denied = (_path_list(doc["denied_paths"], "denied_paths", patterns=True)
+              if "denied_paths" in doc else ())
     return ArbiterInput(
+        denied_paths=denied,
         changed_files=changed,
         allowed_paths=allowed,
         lite=lite,
@@ -480,9 +485,12 @@ class _Case:
 
     @cached_property
     def outside(self) -> list[str]:
-        """Changed files no allowed path covers (case-sensitive: under-allow is the safe side)."""
+        """Changed files no allowed path covers (case-sensitive: under-allow is the safe side),
+        and changed files the plan denies (:meth:`plangate.plan.scope.TaskScope.allows`)."""
+        scope = TaskScope(self.inp.allowed_paths, None, self.inp.denied_paths)
         return [p for p in self.inp.changed_files
-                if not any(glob_match(a, p) for a in self.inp.allowed_paths)]
+                if not any(glob_match(a, p) for a in self.inp.allowed_paths)
+                or scope.denies(p) is not None]
 
     @cached_property
     def package_check(self) -> PackageCheck | None:

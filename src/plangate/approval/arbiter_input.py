@@ -163,6 +163,7 @@ def build_task_input(repo_root: Path, request: TaskArbiterRequest) -> BuiltInput
     document: dict[str, Any] = {
         "changed_files": changed,
         "allowed_paths": list(scope.patterns),
+        **({"denied_paths": list(scope.denied)} if scope.denied else {}),
         "lite": dict.fromkeys(request.lite, True),
         "class": request.cls,
         "verdicts": {

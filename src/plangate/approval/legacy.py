@@ -22,7 +22,11 @@ from plangate.snapshot import TASK_ID_RE, TaskSnapshot
 from plangate.text import is_blank
 from plangate.verdict import Reason, Result
 
-_HINT = "fix approvals/c3.json or issue a c3-prime record with 'plangate c3 issue'"
+_HINT = ("this record cannot be used: get the plan reviewed and approved again and issue a "
+         "c3-prime record with 'plangate c3 issue' (an approval record is never edited by hand)")
+_STALE_HINT = ("plan.md changed after it was approved: the changed plan needs new C-1/C-2 "
+               "reviews ('plangate review mark') and a new human approval ('plangate c3 "
+               "issue'); never edit the record's plan_hash to match")
 
 
 def _is_iso_datetime(value: object) -> bool:
@@ -139,10 +143,12 @@ def _plan_hash_current(record: dict[str, Any], snapshot: TaskSnapshot,
     if current is None:
         plan_read = snapshot.artifacts.get("plan.md")
         detail = plan_read.detail if plan_read is not None else "missing"
-        return [Reason("ARTIFACT_MISSING", f"plan.md is unusable ({detail})", _HINT)]
+        return [Reason("ARTIFACT_MISSING", f"plan.md is unusable ({detail})",
+                       "restore the approved plan.md in the task directory")]
     if is_digest(record.get("plan_hash")) and record["plan_hash"] != current:
         return [Reason("LEGACY_PLAN_HASH_STALE",
-                       "plan_hash differs from the current plan.md (stale)", _HINT)]
+                       "plan_hash differs from the current plan.md: the plan changed after "
+                       "it was approved (stale)", _STALE_HINT)]
     return []
 
 

@@ -5,7 +5,9 @@
   acceptor. Static validate passes no expected SHA; exec passes HEAD.
 - :func:`issue_record` builds the record, runs the acceptor on the exact
   bytes it is about to write, writes the refusal or the issue to the ledger
-  first, then writes ``approvals/c3.json`` atomically.
+  first; then, after that wait, re-reads the artifacts through verified
+  directory handles and writes ``approvals/c3.json`` atomically only if they
+  are the bytes it judged (``C3_ISSUE_STALE`` otherwise).
 - :func:`issue_task` is ``plangate c3 issue``: it reads the task once and
   derives ``derived_loopspec_hash`` from the same plan.md bytes the record's
   ``plan_hash`` binds.
@@ -32,7 +34,7 @@ from plangate.approval.acceptor import (
 )
 from plangate.canonical import sha256_digest
 from plangate.errors import InputRejected, PlanGateError, UsageError
-from plangate.fsutil import FileRead, FileState, atomic_write, read_regular_file
+from plangate.fsutil import FileRead, FileState, read_regular_file
 from plangate.git import Git, GitError
 from plangate.layout import RECORD_RELPATH
 from plangate.plan.package import compute_package
@@ -61,6 +63,30 @@ def check_expected_sha(expected_sha: str) -> str:
     return expected_sha
 
 
+def resolve_expected_sha(repo_root: Path, rev: str) -> str:
+    """The full commit id ``rev`` names (a full id, an abbreviation, ``HEAD``, a branch or tag).
+
+    Resolved once, through the git door, exactly as ``c3 issue --target-sha``
+    resolves its revision; a full lowercase id is taken as given (the acceptor
+    compares it with the record). A revision git cannot resolve to exactly one
+    commit is a usage error (``C3_EXPECTED_SHA_INVALID``) naming git's reason.
+    """
+    from plangate.git import Git, GitError
+
+    if isinstance(rev, str) and c.FULL_SHA_RE.fullmatch(rev) is not None:
+        return rev
+    try:
+        full = Git(repo_root).resolve_commit(rev)
+    except GitError as exc:
+        raise UsageError(
+            "C3_EXPECTED_SHA_INVALID",
+            f"expected revision {rev!r} does not name exactly one commit ({exc.code}: "
+            f"{exc.message})",
+            "pass a commit id, HEAD, a branch or a tag that names one commit",
+        ) from None
+    return check_expected_sha(full)
+
+
 def resolve_source(repo_root: Path, snapshot: TaskSnapshot) -> SourceResolution:
     """Resolve the record's ``source_sha`` with git (exactly one commit) or say why not."""
     return _resolve_sha(
@@ -87,12 +113,15 @@ def source_resolution(sha: str, answer: str | GitError | None) -> SourceResoluti
     """
     if isinstance(answer, str):
         if len(answer) != 40:
-            return SourceResolution(None, Reason(
-                "C3_SOURCE_SHA_UNRESOLVED",
-                f"source_sha {sha} resolves to a {len(answer)}-hex object id: approvals bind "
-                "SHA-1 (40-hex) commits only",
-                "approve in a SHA-1 repository; SHA-256 repositories are not supported",
-            ))
+            return SourceResolution(
+                None,
+                Reason(
+                    "C3_SOURCE_SHA_UNRESOLVED",
+                    f"source_sha {sha} resolves to a {len(answer)}-hex object id: approvals bind "
+                    "SHA-1 (40-hex) commits only",
+                    "approve in a SHA-1 repository; SHA-256 repositories are not supported",
+                ),
+            )
         return SourceResolution(answer)
     code, message, hint = "C3_SOURCE_SHA_UNRESOLVED", "not resolved", ""
     if isinstance(answer, GitError):
@@ -152,14 +181,21 @@ def verify_task(
 
     try:
         authority = approval_authority(
-            repo_root, task_dir, snapshot.record.data if snapshot.record.ok else None,
-            parsed.value if parsed is not None else None, head=expected_sha, trust=trust)
+            repo_root,
+            task_dir,
+            snapshot.record.data if snapshot.record.ok else None,
+            parsed.value if parsed is not None else None,
+            head=expected_sha,
+            trust=trust,
+        )
     except PlanGateError as exc:  # a trust root that cannot be read: fail closed
         return with_bound_digests(
             Result(REJECTED, (Reason(exc.code, exc.message, exc.hint),), {"task_id": task_id}),
-            snapshot)
-    result = verify_snapshot(snapshot, expected_sha=expected_sha, source=source, parsed=parsed,
-                             authority=authority)
+            snapshot,
+        )
+    result = verify_snapshot(
+        snapshot, expected_sha=expected_sha, source=source, parsed=parsed, authority=authority
+    )
     return with_bound_digests(result, snapshot)
 
 
@@ -250,11 +286,17 @@ def _target_problem(snapshot: TaskSnapshot, record_path: Path, force: bool) -> R
         detail = snapshot.record.detail or snapshot.record.state.value
         if not approvals_is_dir_or_absent:
             detail = "approvals/ is not a directory"
-        return Reason(code, f"{RECORD_RELPATH}: {detail}",
-                      "make approvals/ a real directory and remove what is in c3.json's place")
+        return Reason(
+            code,
+            f"{RECORD_RELPATH}: {detail}",
+            "make approvals/ a real directory and remove what is in c3.json's place",
+        )
     if (record_path.exists() or record_path.is_symlink()) and not force:
-        return Reason("C3_RECORD_EXISTS", f"{RECORD_RELPATH} already exists",
-                      "pass --force to replace it explicitly (the old record is overwritten)")
+        return Reason(
+            "C3_RECORD_EXISTS",
+            f"{RECORD_RELPATH} already exists",
+            "pass --force to replace it explicitly (the old record is overwritten)",
+        )
     return None
 
 
@@ -286,8 +328,9 @@ def issue_record(
 
     def refuse(verdict: str, reasons: tuple[Reason, ...]) -> Result:
         refused = Result(verdict, reasons, facts)
-        _ledger_append(repo_root, env, "c3_issue_refused", request.task_id,
-                       _ledger_payload(refused))
+        _ledger_append(
+            repo_root, env, "c3_issue_refused", request.task_id, _ledger_payload(refused)
+        )
         return refused
 
     built = _build_checked(snapshot, request, target_full)
@@ -304,16 +347,53 @@ def issue_record(
     result = Result(ACCEPTED, (), facts)
     _ledger_append(repo_root, env, "c3_issue", request.task_id, _ledger_payload(result))
     try:
-        atomic_write(record_path, built.data, overwrite=request.force)
-    except OSError as exc:
+        # After the last wait (the ledger's lock): verified handles, the bytes
+        # judged compared with the bytes there now, then the write.
+        write_verified_record(repo_root, snapshot, built.data, force=request.force)
+    except PlanGateError as exc:
         # The file system changed under us (or refuses the write): a reason, not
         # a traceback; the ledger's c3_issue is followed by this refusal.
-        return refuse(REJECTED, (Reason(
-            "C3_RECORD_UNWRITABLE",
-            f"cannot write {RECORD_RELPATH}: {exc.strerror or exc}",
-            "make approvals/ a writable real directory, then issue again",
-        ),))
+        return refuse(REJECTED, (Reason(exc.code, exc.message, exc.hint),))
     return result
+
+
+def write_verified_record(
+    repo_root: Path, snapshot: TaskSnapshot, data: bytes, *, force: bool
+) -> None:
+    """Write ``approvals/c3.json`` only if the artifacts are still the bytes ``snapshot`` judged.
+
+    The task directory is opened from the repository root with no link
+    followed (``PATH_COMPONENT_LINK`` for a link swapped in on the way), the six
+    artifacts are re-read through that handle (``C3_ISSUE_STALE`` when any
+    differs from ``snapshot``: nothing is written), and the record is written
+    relative to the verified ``approvals/`` handle (never over an existing
+    record without ``force``: ``FILE_EXISTS``).
+    """
+    from plangate.fsutil import atomic_write_at, mkdir_at, open_verified_dir, remove_at
+    from plangate.layout import WORKING_DIR
+    from plangate.snapshot import read_artifacts_at, same_reads
+
+    approvals_name, record_name = RECORD_RELPATH.split("/")
+    with open_verified_dir(repo_root, f"{WORKING_DIR}/{snapshot.task_id}") as task:
+        if not same_reads(read_artifacts_at(task), snapshot.artifacts):
+            raise InputRejected(
+                "C3_ISSUE_STALE",
+                "the Plan Package changed after it was judged (while waiting for the ledger); "
+                "no record was written",
+                "issue again: the record must bind the package as it is now",
+            )
+        with mkdir_at(task, approvals_name) as approvals:
+            atomic_write_at(approvals, record_name, data, overwrite=force)
+            if not task.still_in_place():
+                # The task directory was moved away between opening and writing:
+                # take back the record just written there (ours) and refuse.
+                remove_at(approvals, record_name)
+                raise InputRejected(
+                    "PATH_MOVED_DURING_WRITE",
+                    f"{task.shown()} was moved while {RECORD_RELPATH} was written; "
+                    "the record was taken back",
+                    "issue again when nothing else is moving the task directory",
+                )
 
 
 def _ledger_payload(result: Result) -> dict[str, Any]:
@@ -379,8 +459,9 @@ def issue_task(
     reviewers = read_reviewers(reviewers_file, reviewers_shown)
     actors = parse_actors(loopspec_actors) if loopspec_actors else None
     snapshot = read_task_snapshot(task_dir_for(repo_root, request.task_id))
-    loopspec_hash = (loopspec_hash_of(snapshot, actors)
-                     if actors is not None else request.derived_loopspec_hash)
+    loopspec_hash = (
+        loopspec_hash_of(snapshot, actors) if actors is not None else request.derived_loopspec_hash
+    )
     request = request._replace(reviewers=reviewers, derived_loopspec_hash=loopspec_hash)
     return issue_record(repo_root, request, env, snapshot=snapshot)
 

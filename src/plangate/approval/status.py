@@ -2,11 +2,15 @@
 
 For every task directory under ``docs/working/`` (or only the named tasks):
 the presence gate, both evidence markers, the record kind, its decision and the
-static verify verdict (the acceptor as ``plangate c3 verify`` runs it without
-``--expected-sha``: the record's ``source_sha`` must name exactly one commit but
-is not compared with HEAD). Each task directory is read once (one snapshot);
-the records' ``source_sha`` values are resolved with a single git process for
-all tasks.
+verdict the task would get at exec (the acceptor as ``plangate c3 verify
+--expected-sha HEAD`` runs it: the record must bind HEAD) with the first reason
+for that verdict; the first package or marker problem is shown beside it
+(``package_reason``), never in place of the verdict's own reason. Without a
+readable HEAD (not a git repository, no commit yet) the verdict is the static
+one (``source_sha`` must name exactly one commit, not compared with HEAD). Each
+task directory is read once (one snapshot); the records' ``source_sha`` values
+are resolved with a single git process for all tasks, HEAD from the ``.git``
+files.
 """
 
 from __future__ import annotations
@@ -30,8 +34,13 @@ def list_task_ids(root: Path) -> list[str]:
     working = root / WORKING_DIR
     try:
         names = os.listdir(working)  # noqa: PTH208 -- names only, no Path per entry
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError):
         return []
+    except OSError as exc:
+        # An unreadable docs/working/ is not "no tasks": say so instead of an empty report.
+        from plangate.fsutil import path_unavailable
+
+        raise path_unavailable(WORKING_DIR, exc) from None
     return sorted(name for name in names if TASK_ID_RE.fullmatch(name))
 
 
@@ -88,19 +97,24 @@ def _record_kind(snapshot: TaskSnapshot, result: Result) -> str:
 
 
 def task_row(
-    snapshot: TaskSnapshot, source: Any, *, parsed: ParsedRecord | None = None
+    snapshot: TaskSnapshot,
+    source: Any,
+    *,
+    parsed: ParsedRecord | None = None,
+    head: str | None = None,
 ) -> dict[str, Any]:
     """The status row of one snapshot (pure, given the git resolution ``source``).
 
     ``parsed`` may pass the record's parse (see
-    :func:`plangate.approval.acceptor.verify_snapshot`).
+    :func:`plangate.approval.acceptor.verify_snapshot`); ``head`` is HEAD's full
+    id (the verdict is then the one exec would get), or None (the static one).
     """
     from plangate.approval.acceptor import verify_snapshot
     from plangate.plan.package import compute_package
 
     package = compute_package(snapshot)
     result = verify_snapshot(
-        snapshot, expected_sha=None, source=source, package=package, parsed=parsed
+        snapshot, expected_sha=head, source=source, package=package, parsed=parsed
     )
     presence = package.presence
     present = len(ARTIFACTS) - len(presence)
@@ -109,8 +123,9 @@ def task_row(
         record = result.facts.get("record")
         if isinstance(record, dict):
             decision = record.get("c3_status")
-    # The first thing to fix: package and markers come before the record.
-    first = presence or package.evidence_reasons or result.reasons
+    # The first reason is the verdict's own; package and marker problems that
+    # did not decide it are reported beside it.
+    package_first = presence or package.evidence_reasons
     return {
         "task": snapshot.task_id,
         "package": f"{present}/{len(ARTIFACTS)}",
@@ -124,7 +139,9 @@ def task_row(
         "verdict": result.verdict,
         "exit_code": int(result.exit_code),
         "reasons": [r.to_json() for r in result.reasons],
-        "first_reason": first[0].code if first else "",
+        "first_reason": result.reasons[0].code if result.reasons else "",
+        "package_reason": package_first[0].code if package_first else "",
+        "at": "exec" if head is not None else "static",
     }
 
 
@@ -143,7 +160,23 @@ def _error_row(task_id: str, exc: PlanGateError) -> dict[str, Any]:
         "exit_code": 1,
         "reasons": [Reason(exc.code, exc.message, exc.hint).to_json()],
         "first_reason": exc.code,
+        "package_reason": "",
+        "at": "static",
     }
+
+
+def _head(root: Path) -> str | None:
+    """HEAD's full commit id (read from the ``.git`` files, else asked of git), or None."""
+    from plangate.git import Git, GitError
+    from plangate.hooks.githead import read_head
+
+    head = read_head(str(root))
+    if head is not None:
+        return head
+    try:
+        return Git(root).head_state().commit
+    except GitError:
+        return None
 
 
 def _collect_rows(
@@ -168,9 +201,10 @@ def _collect_rows(
             rows_by_task[task_id] = _error_row(task_id, exc)
     parsed = _parse_records(snapshots)
     sources = _resolve_sources(root, snapshots, parsed)
+    head = _head(root) if snapshots else None
     for snap in snapshots:
         rows_by_task[snap.task_id] = task_row(
-            snap, sources.get(snap.task_id), parsed=parsed.get(snap.task_id)
+            snap, sources.get(snap.task_id), parsed=parsed.get(snap.task_id), head=head
         )
     return [rows_by_task[t] for t in task_ids if t in rows_by_task], missing
 

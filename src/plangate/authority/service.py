@@ -34,7 +34,7 @@ from plangate.authority.trustfile import (
     render_trust,
 )
 from plangate.errors import HumanRequired, InputRejected
-from plangate.fsutil import FileState, atomic_write, read_regular_file
+from plangate.fsutil import FileState, atomic_write_in, read_regular_file
 
 
 def require_human(env: Mapping[str, str], stdin: object) -> None:
@@ -73,8 +73,8 @@ def _write_both(top: Path, config: TrustConfig, signers: AllowedSigners) -> None
     lines = "".join(e.allowed_signers_line() + "\n" for e in signers.entries)
     allowed = ("# principal [options] keytype key: see docs/authority.md\n" + lines).encode()
     build_root(trust, allowed, None, "0" * 40)  # what a reader would refuse is never written
-    atomic_write(top / SIGNERS_RELPATH, allowed)
-    atomic_write(top / TRUST_RELPATH, trust)
+    atomic_write_in(top, SIGNERS_RELPATH, allowed)
+    atomic_write_in(top, TRUST_RELPATH, trust)
 
 
 def init(top: Path, *, trust_branch: str, force: bool) -> None:

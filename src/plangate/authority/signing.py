@@ -23,8 +23,14 @@ from plangate.authority.statement import (
     statement_relpath,
 )
 from plangate.errors import InputRejected
-from plangate.fsutil import atomic_write, read_regular_file
-from plangate.layout import MAX_RECORD_BYTES, RECORD_RELPATH
+from plangate.fsutil import (
+    atomic_write_at,
+    atomic_write_in,
+    open_verified_dir,
+    read_at,
+    read_regular_file,
+)
+from plangate.layout import MAX_RECORD_BYTES, RECORD_RELPATH, WORKING_DIR
 from plangate.snapshot import task_dir_for
 
 
@@ -64,14 +70,24 @@ def sign_record(repo_root: Path, task_id: str, key: Path) -> str:
     """Sign the exact bytes of the task's ``approvals/c3.json``; return the signature's path."""
     from plangate.authority.sshkeygen import sign
 
-    task_dir = task_dir_for(repo_root, task_id)
-    read = read_regular_file(task_dir / RECORD_RELPATH, MAX_RECORD_BYTES)
-    if not read.ok or read.data is None:
-        raise InputRejected(
-            "C3_RECORD_MISSING", f"{RECORD_RELPATH} {read.detail}", "issue the record first"
-        )
-    principal_of_key(repo_root, key)
-    atomic_write(task_dir / RECORD_SIG_RELPATH, sign(key, NAMESPACE_C3, read.data))
+    task_dir_for(repo_root, task_id)  # the task id is checked
+    record_dir, record_name = RECORD_RELPATH.rsplit("/", 1)
+    sig_dir, sig_name = RECORD_SIG_RELPATH.rsplit("/", 1)
+    # The record is read, and its signature written, through the task directory
+    # opened from the repository root with no link followed: the bytes signed
+    # are the bytes in the repository.
+    with open_verified_dir(repo_root, f"{WORKING_DIR}/{task_id}/{record_dir}") as approvals:
+        read = read_at(approvals, record_name, MAX_RECORD_BYTES)
+        if not read.ok or read.data is None:
+            raise InputRejected(
+                "C3_RECORD_MISSING", f"{RECORD_RELPATH} {read.detail}", "issue the record first"
+            )
+        principal_of_key(repo_root, key)
+        signature = sign(key, NAMESPACE_C3, read.data)
+        if sig_dir == record_dir:
+            atomic_write_at(approvals, sig_name, signature)
+        else:
+            atomic_write_in(repo_root, f"{WORKING_DIR}/{task_id}/{RECORD_SIG_RELPATH}", signature)
     return f"docs/working/{task_id}/{RECORD_SIG_RELPATH}"
 
 
@@ -98,9 +114,9 @@ def sign_review(
         principal_of_key(repo_root, key),
     )
     data = statement_bytes(statement)
-    task_dir = task_dir_for(repo_root, task_id)
+    task_dir_for(repo_root, task_id)  # the task id is checked
     signature = sign(key, NAMESPACE_REVIEW, data)
-    rel = statement_relpath(review)
-    atomic_write(task_dir / rel, data)
-    atomic_write(task_dir / (rel + SIG_SUFFIX), signature)
-    return f"docs/working/{task_id}/{rel}"
+    rel = f"{WORKING_DIR}/{task_id}/{statement_relpath(review)}"
+    atomic_write_in(repo_root, rel, data)
+    atomic_write_in(repo_root, rel + SIG_SUFFIX, signature)
+    return rel

@@ -45,7 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("task", help="task id, e.g. TASK-0001")
     verify.add_argument(
         "--expected-sha",
-        help="full commit id the record must bind (exec passes HEAD); without it the "
+        metavar="REV",
+        help="commit the record must bind: a full id, an abbreviation, HEAD, a branch or a "
+        "tag, resolved once to a full commit id (exec passes HEAD's id); without it the "
         "commit named by source_sha must exist but is not compared",
     )
     verify.add_argument("--json", action="store_true", help="print one JSON object")
@@ -142,8 +144,10 @@ def run(argv: list[str], ctx: Context) -> int:
 def _verify(
     ctx: Context, repo_root: Path, task_id: str, *, expected_sha: str | None, as_json: bool
 ) -> int:
-    from plangate.approval.service import verify_task
+    from plangate.approval.service import resolve_expected_sha, verify_task
 
+    if expected_sha is not None:
+        expected_sha = resolve_expected_sha(repo_root, expected_sha)
     result = verify_task(repo_root, task_id, expected_sha=expected_sha)
     if as_json:
         out = result.to_json()

@@ -33,9 +33,13 @@ class Context:
         self.env: Mapping[str, str] = env if env is not None else {}
 
     def out(self, text: str = "") -> None:
-        """Print one line to stdout."""
-        print(text, file=self.stdout)
+        """Print one line to stdout (a closed pipe raises ``OutputClosed``)."""
+        from plangate.cli.output import write_line
+
+        write_line(self.stdout, text)
 
     def err(self, text: str = "") -> None:
-        """Print one line to stderr."""
-        print(text, file=self.stderr)
+        """Print one line to stderr (a closed pipe raises ``OutputClosed``)."""
+        from plangate.cli.output import write_line
+
+        write_line(self.stderr, text)

@@ -29,6 +29,26 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _write_reports(demo: Demo, base: Path) -> None:
+    """The last step: a report of each demo repository, written where it outlives the demo."""
+    demo.step("plangate report: one self-contained page of what was decided")
+    target = Path(tempfile.mkdtemp(prefix="plangate-demo-report-"))
+    for name in ("repo", "harness-improve"):
+        if not (base / name / ".git").exists():
+            continue
+        out = target / f"{name}.html"
+        code, _out, err = demo.cli("-C", str(base / name), "report", "-o", str(out))
+        if "REPORT_CHARTS_UNAVAILABLE" in err:  # without the report extra: the Markdown form
+            out = out.with_suffix(".md")
+            code, _out, err = demo.cli(
+                "-C", str(base / name), "report", "--format", "markdown", "-o", str(out)
+            )
+        if code != 0:
+            demo.show(err.rstrip())
+        demo.expect(code, 0, f"report of the {name} repository written")
+        demo.show(f"    report: {out}")
+
+
 def run(argv: list[str], ctx: Context) -> int:
     """Entry point of ``plangate demo``."""
     args = _parser().parse_args(argv[1:])
@@ -54,6 +74,7 @@ def run(argv: list[str], ctx: Context) -> int:
                 demo.show(f"\n(step group {short!r} is not available in this build)")
                 continue
             module.run_steps(demo)
+        _write_reports(demo, base)
         demo.show("\nDemo complete: every step produced the verdict shown.")
         return 0
     finally:

@@ -14,7 +14,6 @@ from plangate.cli.context import Context
 from plangate.cli.output import print_json, print_result
 from plangate.errors import InputRejected, UsageError
 from plangate.fsutil import FileState, read_regular_file
-from plangate.git import Git
 from plangate.verdict import ExitCode
 
 MAX_INPUT_BYTES = 1_000_000
@@ -64,19 +63,11 @@ def _read_input(ctx: Context, name: str) -> tuple[bytes, str]:
     return read.data, name
 
 
-def _repo(ctx: Context) -> tuple[Git, Path]:
-    git = Git(ctx.cwd)
-    return git, git.toplevel()
-
-
 def _plan_register(ctx: Context, args: argparse.Namespace) -> int:
-    from plangate.evaluation.registry.store import register_plan
-    from plangate.ledger import open_ledger
+    from plangate.evaluation.registry.service import register_plan_bytes
 
     data, source = _read_input(ctx, args.file)
-    git, root = _repo(ctx)
-    with open_ledger(root, ctx.env) as ledger:
-        registered = register_plan(git, ledger, data, source)
+    registered = register_plan_bytes(ctx.cwd, ctx.env, data, source)
     if args.json:
         print_json(
             ctx,
@@ -99,12 +90,9 @@ def _plan_register(ctx: Context, args: argparse.Namespace) -> int:
 
 def _plan_show(ctx: Context, args: argparse.Namespace) -> int:
     from plangate.canonical import pretty_bytes
-    from plangate.evaluation.registry.store import lookup_registered_plan
-    from plangate.ledger import open_ledger
+    from plangate.evaluation.registry.service import show_plan
 
-    _git, root = _repo(ctx)
-    with open_ledger(root, ctx.env, create=False) as ledger:
-        registered = lookup_registered_plan(ledger, args.digest)
+    registered = show_plan(ctx.cwd, ctx.env, args.digest)
     if args.json:
         print_json(
             ctx,
@@ -122,13 +110,10 @@ def _plan_show(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def _candidate_register(ctx: Context, args: argparse.Namespace) -> int:
-    from plangate.evaluation.registry.store import register_candidate
-    from plangate.ledger import open_ledger
+    from plangate.evaluation.registry.service import register_candidate_bytes
 
     data, source = _read_input(ctx, args.file)
-    git, root = _repo(ctx)
-    with open_ledger(root, ctx.env) as ledger:
-        registered = register_candidate(git, ledger, data, source)
+    registered = register_candidate_bytes(ctx.cwd, ctx.env, data, source)
     if args.json:
         print_json(
             ctx,
@@ -172,8 +157,7 @@ def _print_gate(ctx: Context, facts: dict[str, Any]) -> None:
 def _gate(ctx: Context, args: argparse.Namespace) -> int:
     from plangate.evaluation.gate.service import gate_candidate
 
-    _git, root = _repo(ctx)
-    result = gate_candidate(root, ctx.env, args.candidate)
+    result = gate_candidate(ctx.cwd, ctx.env, args.candidate)
     code = print_result(ctx, result, as_json=args.json, title="policy gate")
     if not args.json:
         _print_gate(ctx, dict(result.facts))

@@ -116,11 +116,11 @@ def _review(argv: list[str], ctx: Context) -> int:
     level.add_argument("candidate")
     level.add_argument("--json", action="store_true")
     args = parser.parse_args(argv[2:])
-    from plangate.evaluation.run import service as eval_service
+    from plangate.evaluation.registry import service as registry
 
     if args.action == "add":
         review_file = ctx.cwd / Path(args.file)
-        result = eval_service.add_review(ctx.cwd, ctx.env, args.candidate, review_file)
+        result = registry.add_review(ctx.cwd, ctx.env, args.candidate, review_file)
         if args.json:
             print_json(ctx, result.to_json())
         else:
@@ -129,7 +129,7 @@ def _review(argv: list[str], ctx: Context) -> int:
             for reason in result.reasons:
                 ctx.out(f"  - {reason.code}: {reason.message}")
         return 0
-    result = eval_service.review_level(ctx.cwd, ctx.env, args.candidate)
+    result = registry.review_level(ctx.cwd, ctx.env, args.candidate)
     if args.json:
         print_json(ctx, result.to_json())
     else:

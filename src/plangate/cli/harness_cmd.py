@@ -6,15 +6,9 @@ import argparse
 
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
-from plangate.errors import InputRejected
 from plangate.evaluation.harness.definition import DEFAULT_DEFINITION_PATH
-from plangate.evaluation.harness.manifest import load_manifest_bytes
-from plangate.evaluation.harness.service import build_manifest
-from plangate.fsutil import FileState, atomic_write, read_regular_file
-from plangate.git import Git
+from plangate.evaluation.harness.service import verify_manifest_file, write_manifest
 from plangate.verdict import ExitCode
-
-MAX_MANIFEST_BYTES = 16_000_000
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
@@ -44,11 +38,7 @@ def run(argv: list[str], ctx: Context) -> int:
     """Entry point of ``plangate harness``."""
     args = _parser(f"plangate {argv[0]}").parse_args(argv[1:])
     if args.action == "manifest":
-        git = Git(ctx.cwd)
-        manifest = build_manifest(git, args.commit, args.definition)
-        data = manifest.to_bytes()
-        if args.out:
-            atomic_write(ctx.cwd / args.out, data)
+        manifest = write_manifest(ctx.cwd, args.commit, args.definition, args.out)
         if args.json:
             print_json(
                 ctx,
@@ -65,17 +55,9 @@ def run(argv: list[str], ctx: Context) -> int:
             ctx.out(f"harness_id: {manifest.harness_id}")
             ctx.out(f"written:    {args.out}")
         else:
-            ctx.stdout.write(data.decode("utf-8"))
+            ctx.stdout.write(manifest.to_bytes().decode("utf-8"))
         return int(ExitCode.ACCEPTED)
-    path = ctx.cwd / args.file
-    read = read_regular_file(path, MAX_MANIFEST_BYTES)
-    if read.state is not FileState.OK or read.data is None:
-        raise InputRejected(
-            "HARNESS_MANIFEST_UNREADABLE",
-            f"cannot read {args.file}: {read.detail}",
-            "give a regular file",
-        )
-    manifest = load_manifest_bytes(read.data)
+    manifest = verify_manifest_file(ctx.cwd / args.file, args.file)
     if args.json:
         print_json(
             ctx,

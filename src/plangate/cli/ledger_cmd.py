@@ -6,6 +6,7 @@
     plangate ledger verify [--anchor HASH] [--json]          exit 0 intact, 1 first bad seq
     plangate ledger verify --jsonl FILE [--anchor HASH] [--json]
     plangate ledger export --jsonl FILE [--force]
+    plangate ledger init [--force] [--json]                  create it; --force starts over
 """
 
 from __future__ import annotations
@@ -49,6 +50,23 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     )
     verify.add_argument("--json", action="store_true", help="print one JSON object")
 
+    init = sub.add_parser(
+        "init",
+        help="create the ledger (a human's --force starts a new chain, recorded)",
+        description=(
+            "Create the repository's ledger. An intact ledger is left alone. An absent ledger "
+            "is created only when the repository holds no trace of one (issued c3-prime "
+            "records, run logs, delivery logs, a configured ledger, the ledger's ignore file); "
+            "otherwise it is missing, and --force is the explicit way to start over: what is in "
+            "its place is moved aside (never deleted) and the new chain's first entry "
+            "(ledger_reinitialised) records the previous head, when it could be read."
+        ),
+    )
+    init.add_argument(
+        "--force", action="store_true", help="start a new chain, moving what is there aside"
+    )
+    init.add_argument("--json", action="store_true", help="print one JSON object")
+
     export = sub.add_parser("export", help="write a verified JSONL copy of the ledger")
     export.add_argument("--jsonl", metavar="FILE", required=True, help="file to write")
     export.add_argument("--force", action="store_true", help="replace an existing file")
@@ -70,7 +88,48 @@ def run(argv: list[str], ctx: Context) -> int:
         if args.jsonl is not None:
             return _verify_file(ctx, Path(args.jsonl), args.anchor, as_json=args.json)
         return _verify(ctx, args.anchor, as_json=args.json)
+    if args.action == "init":
+        return _init(ctx, force=args.force, as_json=args.json)
     return _export(ctx, Path(args.jsonl), force=args.force)
+
+
+def _init(ctx: Context, *, force: bool, as_json: bool) -> int:
+    from plangate.ledger import resolve_location
+    from plangate.ledger.initialise import initialise
+
+    location = resolve_location(_repo_root(ctx), ctx.env)
+    outcome = initialise(location, force=force)
+    head = outcome.previous_head
+    if as_json:
+        print_json(
+            ctx,
+            {
+                "action": outcome.action,
+                "location": outcome.location,
+                "previous_state": outcome.previous_state,
+                "previous_head": None
+                if head is None
+                else {"seq": head.seq, "hash": head.entry_hash},
+                "moved_to": outcome.moved_to,
+            },
+        )
+        return 0
+    if outcome.action == "exists":
+        ctx.out(
+            f"ledger {outcome.location}: already initialised (head seq {head.seq if head else '?'})"
+        )
+    elif outcome.action == "created":
+        ctx.out(f"ledger {outcome.location}: created")
+    else:
+        previous = "unknown" if head is None else f"seq {head.seq} ({head.entry_hash})"
+        ctx.out(
+            f"ledger {outcome.location}: re-initialised; previous state {outcome.previous_state}, "
+            f"previous head {previous}"
+        )
+        if outcome.moved_to:
+            ctx.out(f"  the previous ledger was moved aside to {outcome.moved_to}")
+        ctx.out("  the new chain's first entry (ledger_reinitialised) records the restart")
+    return 0
 
 
 def _repo_root(ctx: Context) -> Path:

@@ -10,10 +10,11 @@ import argparse
 import json
 
 from plangate.cli.context import Context
-from plangate.cli.output import print_result
+from plangate.cli.output import print_json, print_result
+from plangate.errors import PlanGateError
 from plangate.plan.loopspec import normalised_yaml
 from plangate.snapshot import check_task_id, find_repo_root
-from plangate.verdict import ExitCode
+from plangate.verdict import ExitCode, Reason, Result
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
@@ -30,7 +31,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
                         help="output form of the LoopSpec (yaml = the normalised, hashed bytes)")
     parser.add_argument("--check", action="store_true",
                         help="compare with the record's derived_loopspec_hash")
-    parser.add_argument("--json", action="store_true", help="with --check: one JSON object")
+    parser.add_argument("--json", action="store_true",
+                        help="with --check: one JSON object, also when the LoopSpec cannot be "
+                        "derived (verdict REJECTED and the reason)")
     return parser
 
 
@@ -42,8 +45,18 @@ def run(argv: list[str], ctx: Context) -> int:
     if args.check:
         from plangate.approval.service import check_task_loopspec
 
-        return print_result(ctx, check_task_loopspec(root, task_id, args.maker, args.checker),
-                            as_json=args.json, title=f"loopspec check {task_id}")
+        title = f"loopspec check {task_id}"
+        try:
+            result = check_task_loopspec(root, task_id, args.maker, args.checker)
+        except PlanGateError as exc:
+            if not args.json:
+                raise
+            # --json promises one object, also when the LoopSpec cannot be derived.
+            failed = Result("REJECTED", (Reason(exc.code, exc.message, exc.hint),),
+                            {"task_id": task_id})
+            print_json(ctx, failed.to_json())
+            return int(exc.exit_code)
+        return print_result(ctx, result, as_json=args.json, title=title)
     from plangate.plan.service import derive_task_loopspec
 
     derived = derive_task_loopspec(root, task_id, args.maker, args.checker)

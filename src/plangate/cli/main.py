@@ -6,6 +6,7 @@ and exec hot paths do not pay for the rest of the CLI.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from plangate import __version__
 from plangate.cli.context import Context
+from plangate.cli.output import EXIT_OUTPUT_CLOSED, OutputClosed, flush, silence_closed_output
 from plangate.errors import EnvironmentFailure, PlanGateError
 from plangate.fsutil import working_directory, working_directory_unavailable
 from plangate.verdict import ExitCode
@@ -43,6 +45,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "trust": ("plangate.cli.trust_cmd", "manage the trust root: roles, keys, required signatures"),
     "ci": ("plangate.cli.ci_cmd", "check a pull request's tasks, scope and protected surfaces"),
     "doctor": ("plangate.cli.doctor_cmd", "prove the installed hooks really deny"),
+    "report": ("plangate.cli.report_cmd", "one page of tasks, ledger, denials and evaluations"),
     "demo": ("plangate.cli.demo_cmd", "walk the whole journey on a bundled example"),
 }
 
@@ -53,9 +56,12 @@ def _directory_option(cwd: Path, value: str) -> Path:
     """``-C DIR`` relative to ``cwd``; a directory that cannot be reached is a reason."""
     target = cwd / value
     try:
-        return target.resolve()
+        resolved = target.resolve(strict=True)
+        if not resolved.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(target))
     except OSError as exc:
         raise working_directory_unavailable(str(target), exc) from None
+    return resolved
 
 
 def _help_text() -> str:
@@ -81,7 +87,7 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         try:
             ctx.cwd = working_directory()
         except PlanGateError as exc:
-            return _report(ctx, exc)
+            return _report_error(ctx, exc)
     try:
         while args and args[0] == "-C":
             if len(args) < 2:
@@ -103,14 +109,20 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
             return int(ExitCode.USAGE)
         module = importlib.import_module(entry[0])
         code: int = module.run([name, *rest], ctx)
+        flush(ctx.stdout)
         return int(code)
+    except (OutputClosed, BrokenPipeError):
+        # The reader went away (``plangate ledger log | head -1``, or argparse's
+        # help printed straight to sys.stdout): end quietly.
+        silence_closed_output(ctx.stdout)
+        return EXIT_OUTPUT_CLOSED
     except PlanGateError as exc:
-        return _report(ctx, exc)
+        return _report_error(ctx, exc)
     except OSError as exc:
         # A file-system refusal no specific check turned into a reason (a
         # read-only or unsearchable directory, say): a rejection, never success.
         where = f" ({exc.filename})" if exc.filename else ""
-        return _report(
+        return _report_error(
             ctx,
             EnvironmentFailure(
                 "FILESYSTEM_UNAVAILABLE",
@@ -126,22 +138,45 @@ def main(argv: Sequence[str] | None = None, ctx: Context | None = None) -> int:
         ctx.err("plangate: interrupted")
         return 130
     except Exception as exc:  # noqa: BLE001 -- the one boundary: a bug is exit 5, never success
-        ctx.err(f"plangate: INTERNAL_ERROR: {type(exc).__name__}: {exc}")
+        return _report_internal(ctx, exc)
+
+
+def _report_error(ctx: Context, exc: PlanGateError) -> int:
+    try:
+        ctx.err(f"plangate: {exc.code}: {_redacted(exc.message)}")
+        if exc.hint:
+            ctx.err(f"  hint: {_redacted(exc.hint)}")
+    except OutputClosed:
+        silence_closed_output(ctx.stderr)
+    return int(exc.exit_code)
+
+
+def _report_internal(ctx: Context, exc: Exception) -> int:
+    try:
+        ctx.err(f"plangate: INTERNAL_ERROR: {type(exc).__name__}: {_redacted(str(exc))}")
         ctx.err("  hint: this is a bug in plangate; rerun with PLANGATE_DEBUG=1 and report it")
         if ctx.env.get("PLANGATE_DEBUG") == "1":
             import traceback
 
-            ctx.err(traceback.format_exc())
-        return int(ExitCode.INTERNAL)
+            ctx.err(_redacted(traceback.format_exc()))
+    except OutputClosed:
+        silence_closed_output(ctx.stderr)
+    return int(ExitCode.INTERNAL)
 
 
-def _report(ctx: Context, exc: PlanGateError) -> int:
-    ctx.err(f"plangate: {exc.code}: {exc.message}")
-    if exc.hint:
-        ctx.err(f"  hint: {exc.hint}")
-    return int(exc.exit_code)
+def _redacted(text: str) -> str:
+    """``text`` without connection passwords (an error may quote a ledger URL)."""
+    from plangate.ledger.credentials import redact_credentials
+
+    return redact_credentials(text)
 
 
 def entrypoint() -> None:
     """Console-script entry point."""
-    sys.exit(main())
+    code = main()
+    try:
+        flush(sys.stdout)
+    except OutputClosed:
+        silence_closed_output()
+        code = EXIT_OUTPUT_CLOSED
+    sys.exit(code)

@@ -1,10 +1,11 @@
 """``plangate status [TASK ...] [--json]``: one line per task.
 
 For every task directory under ``docs/working/`` (or only the named tasks) it
-shows the presence gate, both evidence markers, the record kind, its decision
-and the static verify verdict (the same acceptor as ``plangate c3 verify``
-without ``--expected-sha``). It is a report: exit 0, except 1 when a named task
-does not exist. Verdicts are read from the row, not the exit code.
+shows the presence gate, both evidence markers, the record kind, its decision,
+the verdict the task would get at exec (the acceptor as ``plangate c3 verify
+--expected-sha HEAD`` runs it) and the first reason for that verdict. It is a
+report: exit 0, except 1 when a named task does not exist. Verdicts are read
+from the row, not the exit code.
 
 Parse, call :func:`plangate.approval.status.status_report`, print.
 """
@@ -27,7 +28,7 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
     ("c2", "C-2"),
     ("record", "RECORD"),
     ("decision", "DECISION"),
-    ("verdict", "VERIFY"),
+    ("verdict", "AT EXEC"),
     ("first_reason", "FIRST REASON"),
 )
 
@@ -37,8 +38,10 @@ def _parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="plangate status",
-        description="Show every task's Plan Package, evidence markers, record and static "
-        "verify verdict.",
+        description="Show every task's Plan Package, evidence markers, record, the verdict "
+        "it would get at exec (the record must bind HEAD) and the first reason for that "
+        "verdict; JSON rows also carry the first package or marker problem "
+        "(package_reason).",
         epilog="exit codes: 0 the report was produced (read the verdicts in it); 1 a named "
         "task does not exist; 2 bad task id",
     )

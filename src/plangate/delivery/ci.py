@@ -273,7 +273,7 @@ def _adopts(case: Case) -> tuple[Reason, ...]:
         + ", ".join(changed[:_LISTED]) + (f" (+{len(changed) - _LISTED} more)"
                                           if len(changed) > _LISTED else ""),
         "review the protected surfaces, the trust root and the hook configuration, then merge "
-        "by hand; later pull requests are judged against them",
+        "by hand; every later pull request is judged against them",
         changed,
     ),)
 

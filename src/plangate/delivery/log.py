@@ -36,8 +36,18 @@ from plangate.canonical import (
 )
 from plangate.delivery.machine import ACTION_KINDS, EXITS, STATES, action_id
 from plangate.errors import InputRejected
-from plangate.fsutil import FileState, atomic_write, exclusive_lock, read_regular_file
+from plangate.fsutil import (
+    FileState,
+    VerifiedDir,
+    atomic_write_at,
+    mkdir_at,
+    open_verified_dir,
+    read_at,
+    read_regular_file,
+    repo_lock,
+)
 from plangate.layout import MAX_DELIVERY_RECORD_BYTES as MAX_RECORD_BYTES
+from plangate.layout import WORKING_DIR
 
 RECORD_RELPATH = "delivery/record.jsonl"
 """Where the delivery record lives inside a task directory."""
@@ -358,7 +368,16 @@ def record_lock(repo_root: Path, task_dir: Path) -> Any:
     task directory, so it never shows up as a change of the task.
     """
     check_delivery_dir(task_dir)
-    return exclusive_lock(repo_root / LOCK_DIR / f"delivery-{task_dir.name}.lock", wait=True)
+    return repo_lock(repo_root, LOCK_DIR.as_posix(), f"delivery-{task_dir.name}.lock", wait=True)
+
+
+def _open_task(task_dir: Path) -> VerifiedDir:
+    """``task_dir`` opened from its repository root (``docs/working/<task>``) with no link
+    followed; a directory outside that layout is opened as its own root."""
+    working = task_dir.parent
+    if f"{working.parent.name}/{working.name}" == WORKING_DIR:
+        return open_verified_dir(working.parent.parent, f"{WORKING_DIR}/{task_dir.name}")
+    return open_verified_dir(task_dir)
 
 
 def append_entries(task_dir: Path, judged: DeliveryLog, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -369,18 +388,24 @@ def append_entries(task_dir: Path, judged: DeliveryLog, rows: Sequence[Mapping[s
     """
     if not rows:
         return
-    current = read_log(task_dir)
-    if current.raw != judged.raw:
-        raise DeliveryRecordError(
-            "DELIVERY_RECORD_CHANGED",
-            "record.jsonl changed while it was being assessed",
-            "re-run the command",
-        )
     if rows[0].get("prev") != judged.last_entry_id:
         raise DeliveryRecordError(
             "DELIVERY_RECORD_CHAIN_BROKEN", "new rows do not continue the record", "re-run"
         )
-    atomic_write(task_dir / RECORD_RELPATH, judged.raw + rows_bytes(rows))
+    # The task directory and delivery/ are opened from the repository root with
+    # no link followed; the bytes compared and the bytes replaced are the ones
+    # in that verified directory.
+    directory, name = RECORD_RELPATH.split("/")
+    with _open_task(task_dir) as task, mkdir_at(task, directory) as delivery:
+        current = read_at(delivery, name, MAX_RECORD_BYTES)
+        current_raw = b"" if current.state is FileState.MISSING else current.data
+        if current_raw != judged.raw:
+            raise DeliveryRecordError(
+                "DELIVERY_RECORD_CHANGED",
+                "record.jsonl changed while it was being assessed",
+                "re-run the command",
+            )
+        atomic_write_at(delivery, name, judged.raw + rows_bytes(rows))
 
 
 @dataclass(frozen=True)

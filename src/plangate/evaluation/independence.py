@@ -1,4 +1,4 @@
-"""Independence Levels I0..I4, computed from review records (seed 000 section 4).
+"""Independence Levels I0..I4, computed from review records.
 
 A level is never read from a field: it is derived from *who* authored and *who*
 reviewed (model, context id, run id, role, human identity) plus machine evidence
@@ -8,9 +8,10 @@ registered plan, or an experiment result digest in the ledger).
 Per-record rules, in order (the first that applies decides; see
 docs/evaluation-run.md "Independence levels"):
 
-1. The reviewer is the implementing agent (role ``implementer``/``author``), or
-   shares the author's context id or run id, or is the same human -> **I0**
-   (self-review; never counts, DECISIONS 16).
+1. The reviewer shares the author's context id -> **I0**, before anything else
+   (a shared context is one mind, whatever the other fields say); the reviewer is
+   the implementing agent (role ``implementer``/``author``), or shares the author's
+   run id, or is the same human -> **I0** (self-review; never counts).
 2. A human reviewer (``human_identity`` set, different from the author's) with
    at least one verified machine evidence ref -> **I4**; without such evidence
    -> **I2** (a different judge than the model, but no machine backing).
@@ -19,12 +20,18 @@ docs/evaluation-run.md "Independence levels"):
 4. The same model with a different context, run *and* role -> **I1**.
 5. Anything else (a missing field, the same role...) -> **I0**.
 
+Identities (models, context and run ids, roles, human names) are compared by what
+a reader sees (:func:`plangate.text.identity_skeleton`: NFKC, invisible characters
+removed, case-folded, accents dropped, look-alike letters of other scripts mapped
+to Latin), so a zero-width, full-width or Cyrillic spelling of the author's own
+model is the author's model.
+
 The candidate's level is the highest level among its counted records, with one
 combination rule: a human record (I2 or better) together with a separate
 machine-backed record at I3 gives I4 ("Human + machine independent evidence").
 Records bound to another commit than the candidate's are ignored (stale).
 
-The minimum level per surface class is protected policy (DECISIONS 16):
+The minimum level per surface class is protected policy:
 :data:`MINIMUM_LEVEL_BY_CLASS`. Unknown classes and empty class sets require
 I4 (fail closed).
 """
@@ -36,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from plangate.canonical import is_digest
+from plangate.text import identity_skeleton
 from plangate.verdict import IndependenceLevel, Reason, Result
 
 REVIEW_SCHEMA = "plangate-review/1"
@@ -54,12 +62,10 @@ SELF_REVIEW_ROLES = frozenset({"implementer", "author", "implementing_agent"})
 
 EVIDENCE_KINDS = frozenset({"oracle", "sealed_fixture"})
 
-# Protected policy (DECISIONS 16). Component types of the seed's list plus gate
-# and policy; protected-surface classes as the arbiter names them. Classes the
-# decisions do not name explicitly are placed by the North Star's surface
-# grading: agent/flow/routing are "conditional" areas (I2); hooks and the
-# human-owned boundary are Human Gate areas (I4); the evaluation harness itself
-# is adopted only at I4 (seed section 3, end of the regress).
+# Protected policy. Component types plus gate and policy, and protected-surface
+# classes as the arbiter names them: agent/flow/routing are conditional areas (I2);
+# hooks and the human-owned boundary are human-gate areas (I4); the evaluation
+# harness itself is adopted only at I4 (nothing above it could judge it).
 MINIMUM_LEVEL_BY_CLASS: Mapping[str, IndependenceLevel] = {
     "prompt": IndependenceLevel.I1,
     "context": IndependenceLevel.I1,
@@ -211,8 +217,13 @@ def parse_review_record(doc: Any) -> ReviewRecord:
 
 
 def _same(a: str | None, b: str | None) -> bool:
-    """Identity comparison of ids and names (case-insensitive: over-match is the safe side)."""
-    return a is not None and b is not None and a.casefold() == b.casefold()
+    """Identity comparison of ids and names by what a reader sees: NFKC, invisible
+    characters removed, case-folded (over-matching is the safe side). A name that shows
+    nothing at all is the same as anything: it cannot be told apart."""
+    if a is None or b is None:
+        return False
+    left, right = identity_skeleton(a), identity_skeleton(b)
+    return left == right or not left or not right
 
 
 def record_level(
@@ -220,10 +231,10 @@ def record_level(
 ) -> tuple[IndependenceLevel, str]:
     """Level of one review record and a one-line explanation (rules in the module doc)."""
     author, reviewer = record.author, record.reviewer
-    if reviewer.role.casefold() in SELF_REVIEW_ROLES or _same(reviewer.role, author.role):
-        return IndependenceLevel.I0, "the reviewer has the author's role (self-review)"
     if _same(reviewer.context_id, author.context_id):
         return IndependenceLevel.I0, "same context as the author"
+    if identity_skeleton(reviewer.role) in SELF_REVIEW_ROLES or _same(reviewer.role, author.role):
+        return IndependenceLevel.I0, "the reviewer has the author's role (self-review)"
     if _same(reviewer.run_id, author.run_id):
         return IndependenceLevel.I0, "same run as the author"
     if _same(reviewer.human_identity, author.human_identity):

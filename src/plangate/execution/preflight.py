@@ -72,7 +72,12 @@ class CommandResult(NamedTuple):
 
 
 def branch_head(
-    root: Path, toplevel: Path, *, same_tree: bool, commit: str | None, branch: str | None,
+    root: Path,
+    toplevel: Path,
+    *,
+    same_tree: bool,
+    commit: str | None,
+    branch: str | None,
     ref: str | None = None,
 ) -> str:
     """HEAD's full commit id when a run may start from it; else the refusal (rule 1).
@@ -168,11 +173,21 @@ def started_entry(run: PreparedRun, at: str) -> dict[str, Any]:
     }
 
 
-def runlog_failure_payload(run: PreparedRun) -> dict[str, Any]:
-    """The ``exec_ended`` ledger payload when ``run.ndjson`` refused ``exec_started``."""
+def runlog_failure_payload(
+    run: PreparedRun, code: str = "EXEC_RUNLOG_UNWRITABLE"
+) -> dict[str, Any]:
+    """The ``exec_ended`` ledger payload when the run stopped after ``exec_started``.
+
+    ``code`` says why: ``run.ndjson`` refused the line, the task directory could
+    not be opened safely, or the approval changed during the ledger's wait.
+    """
+    error = "run.ndjson not writable" if code == "EXEC_RUNLOG_UNWRITABLE" else code
     return {
-        "head": run.head, "exit_code": None, "started": False,
-        "error": "run.ndjson not writable", "command_digest": run.command_digest,
+        "head": run.head,
+        "exit_code": None,
+        "started": False,
+        "error": error,
+        "command_digest": run.command_digest,
     }
 
 

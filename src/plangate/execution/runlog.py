@@ -1,56 +1,50 @@
-"""The per-task run log ``run.ndjson``: one canonical JSON object per line, fsynced."""
+"""The per-task run log ``run.ndjson``: one canonical JSON object per line, fsynced.
+
+The log is appended relative to the task directory opened from the repository
+root with no link followed, at the moment of writing: a task directory (or
+``docs/``, ``docs/working/``) swapped for a link is never written through, and
+a log with another hard link is never appended to.
+"""
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from plangate.canonical import canonical_bytes
-from plangate.errors import EnvironmentFailure
-from plangate.layout import RUN_LOG_NAME
-from plangate.snapshot import task_dir_for
+from plangate.errors import EnvironmentFailure, PlanGateError
+from plangate.fsutil import VerifiedDir, append_at, open_verified_dir
+from plangate.layout import RUN_LOG_NAME, WORKING_DIR
+from plangate.snapshot import check_task_id
 
-__all__ = ["RUN_LOG_NAME", "append_run_log", "run_log_path"]
-
-
-def run_log_path(repo_root: Path, task_id: str) -> Path:
-    """Where ``task_id``'s run log lives (inside its task directory)."""
-    return task_dir_for(repo_root, task_id) / RUN_LOG_NAME
+__all__ = ["RUN_LOG_NAME", "append_run_log", "open_task_dir", "unwritable"]
 
 
-def append_run_log(path: Path, entry: Mapping[str, Any]) -> None:
-    """Append one canonical JSON line to ``path`` and fsync it.
+def open_task_dir(repo_root: Path, task_id: str) -> VerifiedDir:
+    """The task directory of ``task_id``, opened from ``repo_root`` with no link followed."""
+    return open_verified_dir(repo_root, f"{WORKING_DIR}/{check_task_id(task_id)}")
 
-    Refuses a symlink, FIFO or any non-regular file in the log's place
-    (``EXEC_RUNLOG_UNWRITABLE``); never blocks on a FIFO.
+
+def unwritable(exc: PlanGateError) -> EnvironmentFailure:
+    """``EXEC_RUNLOG_UNWRITABLE`` carrying the file-system reason (its code in the message)."""
+    return EnvironmentFailure(
+        "EXEC_RUNLOG_UNWRITABLE",
+        f"cannot append to {RUN_LOG_NAME}: {exc.code}: {exc.message}",
+        exc.hint or f"make {RUN_LOG_NAME} a regular, writable file in the task directory",
+    )
+
+
+def append_run_log(task: VerifiedDir, entry: Mapping[str, Any]) -> None:
+    """Append one canonical JSON line to ``run.ndjson`` inside the verified ``task`` and fsync.
+
+    Refuses a symlink, FIFO or any non-regular file in the log's place, a log
+    with another hard link, and a write the file system refuses
+    (``EXEC_RUNLOG_UNWRITABLE``, the precise reason in the message); never
+    blocks on a FIFO.
     """
     line = canonical_bytes(dict(entry)) + b"\n"
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        fd = os.open(path, flags, 0o644)
-    except OSError as exc:
-        raise EnvironmentFailure(
-            "EXEC_RUNLOG_UNWRITABLE",
-            f"cannot open {path.name}: {exc.strerror or exc}",
-            f"make {path.name} a regular, writable file in the task directory (or remove it)",
-        ) from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise EnvironmentFailure(
-                "EXEC_RUNLOG_UNWRITABLE",
-                f"{path.name} is not a regular file",
-                f"remove {path.name}; plangate recreates it",
-            )
-        os.write(fd, line)
-        os.fsync(fd)
-    except OSError as exc:
-        raise EnvironmentFailure(
-            "EXEC_RUNLOG_UNWRITABLE",
-            f"cannot write {path.name}: {exc.strerror or exc}",
-            "check free space and permissions",
-        ) from None
-    finally:
-        os.close(fd)
+        append_at(task, RUN_LOG_NAME, line)
+    except PlanGateError as exc:
+        raise unwritable(exc) from None

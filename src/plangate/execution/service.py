@@ -21,17 +21,20 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from plangate.clock import utc_now_text
 from plangate.errors import EnvironmentFailure, PlanGateError
 from plangate.execution import preflight
 from plangate.execution.command import run_verified
 from plangate.execution.preflight import CommandResult, PreparedRun
-from plangate.execution.runlog import RUN_LOG_NAME, append_run_log, run_log_path
+from plangate.execution.runlog import RUN_LOG_NAME, append_run_log, open_task_dir, unwritable
 from plangate.layout import LOCK_DIR_RELPATH
 from plangate.snapshot import check_task_id, find_repo_root, task_dir_for
 from plangate.verdict import CheckVerdict, Reason, Result
+
+if TYPE_CHECKING:
+    from plangate.fsutil import VerifiedDir
 
 REJECTED = CheckVerdict.REJECTED.value
 
@@ -74,7 +77,10 @@ class Completion(NamedTuple):
 
 
 def execute(
-    cwd: Path, task_id: str, command: Sequence[str], env: Mapping[str, str],
+    cwd: Path,
+    task_id: str,
+    command: Sequence[str],
+    env: Mapping[str, str],
     observer: ExecObserver,
 ) -> Refusal | Completion:
     """Verify ``task_id`` against HEAD under its lock, record, run ``command``, record the end.
@@ -106,7 +112,11 @@ def resolve_head(root: Path) -> str:
         ) from None
     same_tree = os.path.realpath(toplevel) == os.path.realpath(root)
     return preflight.branch_head(
-        root, toplevel, same_tree=same_tree, commit=state.commit, branch=state.branch,
+        root,
+        toplevel,
+        same_tree=same_tree,
+        commit=state.commit,
+        branch=state.branch,
         ref=state.ref,
     )
 
@@ -122,8 +132,7 @@ def verify_for_head(root: Path, task_id: str, head: str) -> Result:
     try:
         snapshot = read_task_snapshot(task_dir)
     except PlanGateError as exc:
-        return Result(REJECTED, (Reason(exc.code, exc.message, exc.hint),),
-                      {"task_id": task_id})
+        return Result(REJECTED, (Reason(exc.code, exc.message, exc.hint),), {"task_id": task_id})
     # The result carries the digests the run binds (the snapshot and the record's bytes).
     from plangate.plan.scope import derive_scope
 
@@ -140,17 +149,21 @@ def _ledger_append(
         ledger.append(kind, task_id, dict(payload))
 
 
-def _ignore_lock_files(lock_dir: Path) -> None:
-    """Keep lock files out of ``git status`` (best effort, never blocks a run)."""
-    from plangate.fsutil import atomic_write
+def _ignore_lock_files(locks: VerifiedDir) -> None:
+    """Keep lock files out of ``git status`` (best effort, never blocks a run).
 
-    target = lock_dir / ".gitignore"
-    if target.exists() or target.is_symlink():
-        return
+    Written relative to the verified ``.plangate/locks`` handle, never through a link.
+    """
+    from plangate.fsutil import atomic_write_at
+
     try:
-        atomic_write(target, b"# written by plangate: exec locks are not source\n*\n",
-                     overwrite=False)
-    except (PlanGateError, OSError):
+        atomic_write_at(
+            locks,
+            ".gitignore",
+            b"# written by plangate: exec locks are not source\n*\n",
+            overwrite=False,
+        )
+    except PlanGateError:
         return
 
 
@@ -164,16 +177,25 @@ def _head_after(root: Path) -> str | None:
 
 
 def _locked_run(
-    root: Path, cwd: Path, task_id: str, command: Sequence[str], env: Mapping[str, str],
-    *, observer: ExecObserver,
+    root: Path,
+    cwd: Path,
+    task_id: str,
+    command: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    observer: ExecObserver,
 ) -> Refusal | Completion:
-    from plangate.fsutil import exclusive_lock
+    from plangate.fsutil import lock_at, open_verified_dir
 
     head = resolve_head(root)
     task_dir_for(root, task_id)  # a task directory that cannot be used refuses before the lock
-    lock_dir = root / LOCK_DIR_RELPATH
-    with exclusive_lock(lock_dir / f"{task_id}.lock", wait=False):
-        _ignore_lock_files(lock_dir)
+    # .plangate/ and .plangate/locks/ are opened with no link followed: a linked
+    # one refuses the run (PATH_COMPONENT_LINK) before anything is written.
+    with (
+        open_verified_dir(root, LOCK_DIR_RELPATH, create=True) as locks,
+        lock_at(locks, f"{task_id}.lock", wait=False),
+    ):
+        _ignore_lock_files(locks)
         before = verify_for_head(root, task_id, head)
         if not before.accepted:
             return _refuse(root, env, task_id, head, before, observer=observer)
@@ -185,8 +207,13 @@ def _locked_run(
 
 
 def _refuse(
-    root: Path, env: Mapping[str, str], task_id: str, head: str, before: Result,
-    *, observer: ExecObserver,
+    root: Path,
+    env: Mapping[str, str],
+    task_id: str,
+    head: str,
+    before: Result,
+    *,
+    observer: ExecObserver,
 ) -> Refusal:
     try:
         _ledger_append(root, env, "exec_refused", task_id, preflight.refusal_payload(head, before))
@@ -211,18 +238,44 @@ def _record_start(
             exc.hint or "fix the ledger (plangate ledger verify), then retry",
         ) from None
     try:
-        append_run_log(run_log_path(root, run.task_id), started)
-    except PlanGateError:
+        # After the ledger's wait: the task directory opened again with no link
+        # followed, the approval re-read through it, then the log appended there.
+        with open_task_dir(root, run.task_id) as task:
+            _check_unchanged(task, run)
+            append_run_log(task, started)
+    except PlanGateError as failure:
         try:
-            _ledger_append(root, env, "exec_ended", run.task_id,
-                           preflight.runlog_failure_payload(run))
+            _ledger_append(
+                root,
+                env,
+                "exec_ended",
+                run.task_id,
+                preflight.runlog_failure_payload(run, failure.code),
+            )
         except PlanGateError as exc:
             observer.note(f"note: ledger not updated ({exc.code})")
         raise
 
 
+def _check_unchanged(task: VerifiedDir, run: PreparedRun) -> None:
+    """``EXEC_APPROVAL_CHANGED`` when the task's files are not the ones the run verified."""
+    from plangate.snapshot import read_snapshot_at
+
+    now = read_snapshot_at(task, run.task_id).digest()
+    if now != run.bound.get("snapshot_digest"):
+        raise EnvironmentFailure(
+            "EXEC_APPROVAL_CHANGED",
+            "the task's artifacts or approval record changed after they were verified "
+            "(while waiting for the ledger); the command was not started",
+            "run exec again",
+        )
+
+
 def _record_end(
-    root: Path, env: Mapping[str, str], run: PreparedRun, outcome: CommandResult,
+    root: Path,
+    env: Mapping[str, str],
+    run: PreparedRun,
+    outcome: CommandResult,
     observer: ExecObserver,
 ) -> Completion:
     after = verify_for_head(root, run.task_id, run.head)
@@ -230,7 +283,12 @@ def _record_end(
     ended = preflight.ended_entry(run, utc_now_text(), outcome, after, head_after)
     recorded = True
     try:
-        append_run_log(run_log_path(root, run.task_id), ended)
+        try:
+            task = open_task_dir(root, run.task_id)
+        except PlanGateError as exc:
+            raise unwritable(exc) from None
+        with task:
+            append_run_log(task, ended)
     except PlanGateError as exc:
         recorded = False
         observer.note(f"{exc.code}: exec_ended not written to {RUN_LOG_NAME}")

@@ -273,7 +273,7 @@ def start(
             f"run 'plangate c3 verify {task_id}'; a stale plan is re-approved first",
         )
     moment = now or utc_now()
-    with open_ledger(root, env, create=False) as ledger:
+    with open_ledger(root, env, must_exist=True) as ledger:
         current = active_session(ledger, moment)
         if current is not None:
             raise InputRejected(
@@ -320,7 +320,7 @@ def stop(root: Path, env: Mapping[str, str]) -> Session:
     from plangate.ledger import open_ledger
 
     _refuse_agents(env)
-    with open_ledger(root, env, create=False) as ledger:
+    with open_ledger(root, env, must_exist=True) as ledger:
         session = open_session(ledger)
         if session is None:
             raise InputRejected(

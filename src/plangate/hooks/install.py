@@ -36,12 +36,15 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from plangate.deadlines import HOOK_TIMEOUT_SECONDS
 from plangate.errors import InputRejected
 
+if TYPE_CHECKING:
+    from plangate.fsutil import VerifiedDir
+
 MARKER = "plangate-managed"
-HOOK_TIMEOUT_SECONDS = 30
 MAX_CONFIG_BYTES = 1024 * 1024
 
 CLAUDE_EVENTS: tuple[tuple[str, str | None], ...] = (
@@ -96,46 +99,72 @@ def is_managed(entry: object) -> bool:
     return isinstance(entry, dict) and MARKER in str(entry.get("command", ""))
 
 
-def _load_json(path: Path) -> dict[str, Any]:
+def _load_json(directory: VerifiedDir, name: str, path: Path) -> dict[str, Any] | None:
+    """The config file ``name`` in the verified ``directory``; None when it does not exist."""
     from plangate.canonical import StrictJSONError, strict_loads_object
-    from plangate.fsutil import FileState, read_regular_file
+    from plangate.fsutil import FileState, read_at
 
-    read = read_regular_file(path, MAX_CONFIG_BYTES)
+    read = read_at(directory, name, MAX_CONFIG_BYTES)
     if read.state is FileState.MISSING:
-        return {}
+        return None
     if not read.ok or read.data is None:
-        raise InputRejected("HOOKS_CONFIG_UNREADABLE", f"{path} {read.detail}",
-                            "fix or remove the file, then install again")
+        raise InputRejected(
+            "HOOKS_CONFIG_UNREADABLE",
+            f"{path} {read.detail}",
+            "fix or remove the file, then install again",
+        )
     if read.data.strip() == b"":
         return {}
     try:
         return strict_loads_object(read.data, str(path))
     except StrictJSONError as exc:
-        raise InputRejected("HOOKS_CONFIG_INVALID", f"{path}: {exc.message}",
-                            "fix the JSON by hand; PlanGate never overwrites a file it cannot "
-                            "read") from None
+        raise InputRejected(
+            "HOOKS_CONFIG_INVALID",
+            f"{path}: {exc.message}",
+            "fix the JSON by hand; PlanGate never overwrites a file it cannot read",
+        ) from None
 
 
-def _write_json(path: Path, data: Mapping[str, Any]) -> None:
-    from plangate.fsutil import atomic_write
+def _read_config(root: Path, host: str) -> dict[str, Any]:
+    """``host``'s config file read through its verified directory (``{}`` when absent)."""
+    from plangate.errors import PlanGateError
+    from plangate.fsutil import open_verified_dir
+
+    rel = CONFIG_FILES[host]
+    try:
+        directory = open_verified_dir(root, rel.parent.as_posix())
+    except PlanGateError as exc:
+        if exc.code == "PATH_COMPONENT_MISSING":
+            return {}
+        raise
+    with directory:
+        return _load_json(directory, rel.name, root / rel) or {}
+
+
+def _write_json(directory: VerifiedDir, name: str, data: Mapping[str, Any]) -> None:
+    from plangate.fsutil import atomic_write_at
 
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    atomic_write(path, text.encode("utf-8"))
+    atomic_write_at(directory, name, text.encode("utf-8"))
 
 
 def _hooks_map(config: dict[str, Any], path: Path) -> dict[str, Any]:
     hooks = config.setdefault("hooks", {})
     if not isinstance(hooks, dict):
-        raise InputRejected("HOOKS_CONFIG_INVALID", f"{path}: 'hooks' is not an object",
-                            "fix the file by hand")
+        raise InputRejected(
+            "HOOKS_CONFIG_INVALID", f"{path}: 'hooks' is not an object", "fix the file by hand"
+        )
     return hooks
 
 
 def _strip_grouped(groups: object, path: Path) -> list[Any]:
     """Claude/Codex shape: remove managed hooks from every group; drop groups we emptied."""
     if not isinstance(groups, list):
-        raise InputRejected("HOOKS_CONFIG_INVALID", f"{path}: an event's value is not a list",
-                            "fix the file by hand")
+        raise InputRejected(
+            "HOOKS_CONFIG_INVALID",
+            f"{path}: an event's value is not a list",
+            "fix the file by hand",
+        )
     out: list[Any] = []
     for group in groups:
         if isinstance(group, dict) and isinstance(group.get("hooks"), list):
@@ -149,15 +178,23 @@ def _strip_grouped(groups: object, path: Path) -> list[Any]:
 
 
 def _grouped_config(
-    config: dict[str, Any], path: Path, host: str, events: tuple[tuple[str, str | None], ...],
-    *, install: bool, python: str | None,
+    config: dict[str, Any],
+    path: Path,
+    host: str,
+    events: tuple[tuple[str, str | None], ...],
+    *,
+    install: bool,
+    python: str | None,
 ) -> dict[str, Any]:
     hooks = _hooks_map(config, path)
     for event, matcher in events:
         groups = _strip_grouped(hooks.get(event, []), path)
         if install:
-            entry = {"type": "command", "command": hook_command(host, python),
-                     "timeout": HOOK_TIMEOUT_SECONDS}
+            entry = {
+                "type": "command",
+                "command": hook_command(host, python),
+                "timeout": HOOK_TIMEOUT_SECONDS,
+            }
             group: dict[str, Any] = {"hooks": [entry]}
             if matcher is not None:
                 group = {"matcher": matcher, **group}
@@ -176,14 +213,18 @@ def _cursor_config(
 ) -> dict[str, Any]:
     version = config.setdefault("version", 1)
     if version != 1:
-        raise InputRejected("HOOKS_CONFIG_INVALID", f"{path}: version {version!r} is not 1",
-                            "PlanGate writes Cursor hooks format version 1")
+        raise InputRejected(
+            "HOOKS_CONFIG_INVALID",
+            f"{path}: version {version!r} is not 1",
+            "PlanGate writes Cursor hooks format version 1",
+        )
     hooks = _hooks_map(config, path)
     for event in CURSOR_EVENTS:
         entries = hooks.get(event, [])
         if not isinstance(entries, list):
-            raise InputRejected("HOOKS_CONFIG_INVALID", f"{path}: {event} is not a list",
-                                "fix the file by hand")
+            raise InputRejected(
+                "HOOKS_CONFIG_INVALID", f"{path}: {event} is not a list", "fix the file by hand"
+            )
         kept = [e for e in entries if not is_managed(e)]
         if install:
             # failClosed: a hook that crashes or prints no answer blocks instead of passing.
@@ -198,9 +239,25 @@ def _cursor_config(
 
 
 def _apply_json(root: Path, host: str, *, install: bool, python: str | None) -> Change:
-    path = root / CONFIG_FILES[host]
-    existed = path.exists()
-    config = _load_json(path)
+    """Install or remove ``host``'s hooks in its config file inside the repository.
+
+    The config directory (``.claude/``...) is opened from the repository root with
+    no link followed (``PATH_COMPONENT_LINK``), and the file is read, replaced or
+    removed relative to that verified handle, never through a link.
+    """
+    from plangate.fsutil import open_verified_dir
+
+    rel = CONFIG_FILES[host]
+    with open_verified_dir(root, rel.parent.as_posix(), create=install) as directory:
+        return _apply_json_in(directory, rel.name, root / rel, host, install=install, python=python)
+
+
+def _apply_json_in(
+    directory: VerifiedDir, name: str, path: Path, host: str, *, install: bool, python: str | None
+) -> Change:
+    loaded = _load_json(directory, name, path)
+    existed = loaded is not None
+    config = loaded if loaded is not None else {}
     before = json.dumps(config, sort_keys=True)
     if host == "claude":
         config = _grouped_config(config, path, host, CLAUDE_EVENTS, install=install, python=python)
@@ -214,9 +271,11 @@ def _apply_json(root: Path, host: str, *, install: bool, python: str | None) -> 
     if before == after and (existed or not install):
         return Change(host, str(path), "unchanged")
     if not install and not config and existed:
-        path.unlink()
+        from plangate.fsutil import remove_at
+
+        remove_at(directory, name)
         return Change(host, str(path), "removed")
-    _write_json(path, config)
+    _write_json(directory, name, config)
     return Change(host, str(path), "written")
 
 
@@ -238,34 +297,82 @@ def git_hook_script(host: str, python: str | None = None) -> str:
 
 
 def _apply_git(root: Path, *, install: bool, python: str | None) -> list[Change]:
-    from plangate.fsutil import atomic_write
+    """Install or remove the git hook scripts in git's hooks directory.
+
+    The directory is the one git names (``core.hooksPath`` aware); each script is
+    read and written relative to that opened directory, never through a link in
+    the script's place.
+    """
+    import contextlib
 
     directory = git_hooks_dir(root)
-    changes: list[Change] = []
-    for name, host in GIT_HOOKS:
-        path = directory / name
-        current = path.read_text("utf-8", "replace") if path.is_file() else None
-        managed = current is not None and MARKER in current
-        if path.exists() and current is not None and not managed and install:
-            raise InputRejected(
-                "HOOKS_GIT_HOOK_EXISTS",
-                f"{path} exists and is not PlanGate's",
-                f"call 'plangate hook {host}' from your hook yourself, or move it away and "
-                "install again",
-            )
-        if install:
-            script = git_hook_script(host, python)
-            if current == script:
-                changes.append(Change("git", str(path), "unchanged"))
-                continue
-            atomic_write(path, script.encode(), mode=0o755)
-            changes.append(Change("git", str(path), "written"))
-        elif managed:
-            path.unlink()
-            changes.append(Change("git", str(path), "removed"))
-        else:
-            changes.append(Change("git", str(path), "unchanged"))
-    return changes
+    with contextlib.ExitStack() as stack:
+        hooks: VerifiedDir | None = None
+        if install or directory.is_dir():
+            hooks = stack.enter_context(_open_hooks_dir(root, directory, create=install))
+        return [
+            _apply_git_hook(hooks, directory, name, host, install=install, python=python)
+            for name, host in GIT_HOOKS
+        ]
+
+
+def _open_hooks_dir(root: Path, directory: Path, *, create: bool) -> VerifiedDir:
+    """git's hooks directory: verified from the repository root when it lies inside it."""
+    from plangate.fsutil import open_verified_dir, path_unavailable
+
+    rel: Path | None = None
+    # As git names it first (a link on the way inside the repository is then
+    # refused), resolved second (the repository root itself may be reached via a link).
+    for there, here in ((directory, root), (directory.resolve(), root.resolve())):
+        try:
+            rel = there.relative_to(here)
+            break
+        except ValueError:
+            continue
+    if rel is not None and rel.parts:
+        return open_verified_dir(root, rel.as_posix(), create=create)
+    if create:
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise path_unavailable(str(directory), exc) from None
+    return open_verified_dir(directory)
+
+
+def _apply_git_hook(
+    hooks: VerifiedDir | None,
+    directory: Path,
+    name: str,
+    host: str,
+    *,
+    install: bool,
+    python: str | None,
+) -> Change:
+    from plangate.fsutil import FileState, atomic_write_at, read_at, remove_at
+
+    path = directory / name
+    if hooks is None:
+        return Change("git", str(path), "unchanged")
+    read = read_at(hooks, name, MAX_CONFIG_BYTES)
+    current = read.data.decode("utf-8", "replace") if read.ok and read.data is not None else None
+    managed = current is not None and MARKER in current
+    if install and read.state is not FileState.MISSING and not managed:
+        raise InputRejected(
+            "HOOKS_GIT_HOOK_EXISTS",
+            f"{path} exists and is not PlanGate's",
+            f"call 'plangate hook {host}' from your hook yourself, or move it away and "
+            "install again",
+        )
+    if install:
+        script = git_hook_script(host, python)
+        if current == script:
+            return Change("git", str(path), "unchanged")
+        atomic_write_at(hooks, name, script.encode(), mode=0o755)
+        return Change("git", str(path), "written")
+    if managed:
+        remove_at(hooks, name)
+        return Change("git", str(path), "removed")
+    return Change("git", str(path), "unchanged")
 
 
 def ensure_ledger(root: Path, env: Mapping[str, str], hosts: list[str]) -> None:
@@ -277,7 +384,11 @@ def ensure_ledger(root: Path, env: Mapping[str, str], hosts: list[str]) -> None:
 
 
 def apply(
-    root: Path, hosts: list[str], *, install: bool, python: str | None = None,
+    root: Path,
+    hosts: list[str],
+    *,
+    install: bool,
+    python: str | None = None,
     env: Mapping[str, str] | None = None,
 ) -> list[Change]:
     """Install (or uninstall) PlanGate's hooks for ``hosts`` in the repository at ``root``.
@@ -303,7 +414,7 @@ def installed_commands(root: Path) -> list[tuple[str, str, str]]:
     """
     out: list[tuple[str, str, str]] = []
     for host in ("claude", "codex"):
-        config = _load_json(root / CONFIG_FILES[host])
+        config = _read_config(root, host)
         hooks = config.get("hooks", {})
         if not isinstance(hooks, dict):
             continue
@@ -312,7 +423,7 @@ def installed_commands(root: Path) -> list[tuple[str, str, str]]:
                 for hook in group.get("hooks", []) if isinstance(group, dict) else []:
                     if isinstance(hook, dict) and isinstance(hook.get("command"), str):
                         out.append((host, str(event), hook["command"]))
-    config = _load_json(root / CONFIG_FILES["cursor"])
+    config = _read_config(root, "cursor")
     hooks = config.get("hooks", {})
     if isinstance(hooks, dict):
         for event, entries in hooks.items():

@@ -221,3 +221,31 @@ def override_entries(ledger: Ledger) -> list[tuple[str, str, Mapping[str, Any]]]
     return [
         (e.kind, e.subject, e.payload) for kind in OVERRIDE_KINDS for e in ledger.entries(kind=kind)
     ]
+
+
+def verified_override_entries(
+    ledger: Ledger, now: datetime
+) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """The override entries a hook decides on, from verified entries only.
+
+    Grants are found through the kind index, newest first. Only a grant that
+    may still be in force (it parses and has not expired) can lift a denial,
+    and for those the decision reads every entry from the oldest such grant to
+    the head from the table itself, verified as a chain segment: a revocation
+    or use that a damaged index lost is still seen, and a segment that does not
+    verify is a refusal (``LEDGER_TAMPERED``). An index that loses a grant only
+    makes the hooks stricter. The cost depends on the entries written since the
+    oldest live grant, not on the ledger's length.
+    """
+    live = [
+        grant.seq
+        for grant in ledger.newest(KIND_GRANTED)
+        if (expiry := parse_utc(grant.payload.get("expires_at"))) is not None and now < expiry
+    ]
+    if not live:
+        return []
+    return [
+        (e.kind, e.subject, e.payload)
+        for e in ledger.verified_since(min(live))
+        if e.kind in OVERRIDE_KINDS
+    ]

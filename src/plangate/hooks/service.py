@@ -4,10 +4,11 @@ Where the active task comes from (docs/agents.md, "The active task"):
 
 1. ``PLANGATE_TASK`` in the hook's environment. ``plangate exec`` sets it for
    the command it runs, so an agent started by exec passes it to its hooks.
-2. Otherwise the ledger: the most recent ``exec_started`` entry that has no
-   later ``exec_ended`` for the same run (``payload.run_id`` when present,
-   else the same subject), while its exec process is alive (it holds the
-   task's lock). The task id is ``payload.task_id`` (or the subject).
+2. Otherwise the ledger: the most recent ``exec_started`` entry, at most a day
+   old, that has no later ``exec_ended`` for the same run (``payload.run_id``
+   when present, else the same subject), decided on verified entries
+   (:mod:`plangate.execution.openrun`), while its exec process is alive (it
+   holds the task's lock). The task id is ``payload.task_id`` (or the subject).
 3. Otherwise the task session a human started (``plangate task start``), until
    it is stopped or expires; effect checks then skip files its baseline holds
    unchanged (:mod:`plangate.execution.session`).
@@ -44,7 +45,7 @@ from plangate.hooks.decision import (
     TaskFacts,
     decide,
 )
-from plangate.hooks.override import active_grants, grant_states, override_entries
+from plangate.hooks.override import active_grants, grant_states, verified_override_entries
 from plangate.hooks.paths import TargetRejected, filesystem_is_case_insensitive, resolve_target
 from plangate.paths import PathRejected, canonical_path
 from plangate.verdict import Reason, Result
@@ -121,28 +122,12 @@ def current_head(root: str) -> str:
     return Git(Path(root)).head()
 
 
-def _entry_key(payload: Mapping[str, Any], subject: str) -> str:
-    run_id = payload.get("run_id")
-    return f"run:{run_id}" if isinstance(run_id, str) and run_id else f"subject:{subject}"
+def exec_task_from_ledger(ledger: Ledger, now: datetime | None = None) -> str | None:
+    """Task of the open exec run (see plangate.execution.openrun), decided on verified entries."""
+    from plangate.execution.openrun import open_run, run_task
 
-
-def exec_task_from_ledger(ledger: Ledger) -> str | None:
-    """Task of the most recent ``exec_started`` with no later ``exec_ended`` (see module doc)."""
-    started = ledger.entries(kind="exec_started")
-    if not started:
-        return None
-    ended = ledger.entries(kind="exec_ended")
-    latest_end: dict[str, int] = {}
-    for entry in ended:
-        key = _entry_key(entry.payload, entry.subject)
-        latest_end[key] = max(latest_end.get(key, 0), entry.seq)
-    for entry in reversed(started):
-        key = _entry_key(entry.payload, entry.subject)
-        if latest_end.get(key, 0) > entry.seq:
-            continue
-        task = entry.payload.get("task_id", entry.payload.get("task", entry.subject))
-        return task if isinstance(task, str) else None
-    return None
+    entry = open_run(ledger, now or utc_now())
+    return None if entry is None else run_task(entry)
 
 
 def locked_tasks(root: str) -> frozenset[str]:
@@ -230,7 +215,7 @@ def gather_facts(
     else:
         from plangate.execution.session import active_session, exec_run_alive
 
-        ledger_task = exec_task_from_ledger(ledger)
+        ledger_task = exec_task_from_ledger(ledger, now)
         if ledger_task is not None and not exec_run_alive(root, ledger_task):
             ledger_task = None  # its exec process is gone: a killed run lends no task
         if ledger_task is None:
@@ -247,9 +232,10 @@ def gather_facts(
             else:
                 task = task_facts(root, ledger_task, "exec")
     grants: tuple[OverrideGrant, ...] = ()
-    entries = override_entries(ledger)
+    moment = now or utc_now()
+    entries = verified_override_entries(ledger, moment)
     if entries:
-        grants = active_grants(grant_states(entries), now or utc_now())
+        grants = active_grants(grant_states(entries), moment)
     return Facts(
         surfaces=surfaces,
         surfaces_problem=surfaces_problem,
@@ -555,14 +541,17 @@ def _spend_one_shots(
     now: datetime | None,
 ) -> Result:
     """Spend one-shot grants a decision used, under a lock; re-decide if one was spent meanwhile."""
-    from plangate.fsutil import exclusive_lock
+    from plangate.fsutil import repo_lock
+    from plangate.layout import LOCK_DIR_RELPATH
 
     used = list(result.facts.get("overrides_used", []))
     one_shots = {g.grant_id for g in facts.overrides if g.one_shot}
     if not any(g in one_shots for g in used):
         return result
-    with exclusive_lock(Path(root) / ".plangate" / "locks" / "override.lock", wait=True):
-        fresh = active_grants(grant_states(override_entries(ledger)), now or utc_now())
+    # The lock's directories are opened with no link followed (PATH_COMPONENT_LINK).
+    with repo_lock(Path(root), LOCK_DIR_RELPATH, "override.lock", wait=True):
+        moment = now or utc_now()
+        fresh = active_grants(grant_states(verified_override_entries(ledger, moment)), moment)
         result = decide(facts._replace(overrides=fresh), action)
         for grant_id in result.facts.get("overrides_used", []):
             if grant_id in one_shots:
@@ -647,16 +636,23 @@ def evaluate(
     from plangate.ledger import LedgerError, open_location, resolve_location
 
     try:
-        location = resolve_location(Path(root), env)
-        if location.backend == "sqlite" and not os.path.lexists(location.target):
-            # A ledger that vanished must not silently restart as a new, empty chain.
+        # Hooks never create a ledger: one that vanished (a deleted or emptied
+        # file, dropped tables) must not silently restart as a new chain.
+        ledger = open_location(resolve_location(Path(root), env), must_exist=True)
+    except LedgerError as exc:
+        if exc.code == "LEDGER_MISSING":
             return deny_result(
                 "HOOK_LEDGER_MISSING",
-                f"the ledger {location.target} does not exist, so no decision can be recorded",
-                "a human runs 'plangate hooks install' (it creates the ledger) or restores it",
+                f"no decision can be recorded: {exc.message}",
+                "a human restores the ledger, or runs 'plangate hooks install' / 'plangate "
+                "ledger init' (a new repository) or 'plangate ledger init --force' (start over)",
             )
-        ledger = open_location(location)
-    except (LedgerError, PlanGateError, OSError) as exc:
+        return deny_result(
+            "HOOK_LEDGER_UNAVAILABLE",
+            f"the ledger cannot be opened, so no decision can be recorded: {exc}",
+            "run 'plangate ledger verify'; a human repairs or restores the ledger",
+        )
+    except (PlanGateError, OSError) as exc:
         return deny_result(
             "HOOK_LEDGER_UNAVAILABLE",
             f"the ledger cannot be opened, so no decision can be recorded: {exc}",

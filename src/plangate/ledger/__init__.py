@@ -19,16 +19,20 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from plangate.errors import PlanGateError
-from plangate.fsutil import atomic_write
-from plangate.ledger.base import Clock, Ledger
+from plangate.layout import PLANGATE_DIR
+from plangate.ledger.base import Clock, EmptyLedger, Ledger
 from plangate.ledger.chain import (
     GENESIS_PREV_HASH,
     LedgerEntry,
     LedgerError,
 )
 from plangate.ledger.config import LedgerLocation, resolve_location
+from plangate.ledger.traces import IGNORE_FILE_HEADER
+
+if TYPE_CHECKING:
+    from plangate.fsutil import VerifiedDir
 
 __all__ = [
     "GENESIS_PREV_HASH",
@@ -43,54 +47,181 @@ __all__ = [
 
 
 def open_ledger(
-    repo_root: Path, env: Mapping[str, str], *, create: bool = True, clock: Clock | None = None
+    repo_root: Path,
+    env: Mapping[str, str],
+    *,
+    create: bool = True,
+    must_exist: bool = False,
+    clock: Clock | None = None,
 ) -> Ledger:
     """Open the ledger of ``repo_root`` as configured by ``env`` and the repository.
 
-    With ``create=False`` a missing SQLite ledger is read as empty and no file
-    is created (for read-only commands). Raises :class:`LedgerError` with a
-    hint when the configuration is bad or the ledger cannot be opened.
+    - ``create=True`` (writers): an absent ledger is created, unless the
+      repository says one existed (:mod:`plangate.ledger.existence`): then
+      ``LEDGER_MISSING``. ``must_exist=True`` never creates (the hooks).
+    - ``create=False`` (readers): opened read-only; an absent ledger reads as
+      empty, unless the repository says one existed (``LEDGER_MISSING``).
+
+    A file or tables in the ledger's place that hold no ledger (a 0-byte file,
+    no tables) are ``LEDGER_MISSING`` in every mode. Raises :class:`LedgerError`
+    with a hint when the configuration is bad or the ledger cannot be opened.
     """
-    return open_location(resolve_location(Path(repo_root), env), create=create, clock=clock)
+    return open_location(
+        resolve_location(Path(repo_root), env), create=create, must_exist=must_exist, clock=clock
+    )
 
 
 _GITIGNORE = (
-    b"# written by plangate: the local ledger database is not source\n"
-    b"/ledger.sqlite3\n/ledger.sqlite3-*\n"
+    IGNORE_FILE_HEADER + b"/ledger.sqlite3\n/ledger.sqlite3-*\n/ledger.sqlite3.*\n"
+    b"/.ledger.sqlite3.*\n"
 )
 
 
-def _ignore_default_ledger(directory: Path) -> None:
+def _ledger_dir(location: LedgerLocation, *, create: bool) -> VerifiedDir:
+    """The directory of a SQLite ledger, opened without following links.
+
+    For the default location that is ``.plangate/`` below the repository root
+    (created when ``create``); a configured path's directory is taken as given.
+    """
+    from plangate.errors import PlanGateError
+    from plangate.fsutil import open_verified_dir
+
+    target = Path(location.target)
+    try:
+        if location.source == "default" and location.repo_root:
+            return open_verified_dir(Path(location.repo_root), PLANGATE_DIR, create=create)
+        if create:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        return open_verified_dir(target.parent)
+    except OSError as exc:
+        raise LedgerError(
+            "LEDGER_UNAVAILABLE",
+            f"ledger {target} is unavailable: {exc.strerror or exc}",
+            "make the ledger's directory a real, writable directory",
+        ) from None
+    except PlanGateError as exc:
+        raise LedgerError(
+            "LEDGER_UNAVAILABLE",
+            f"ledger {target} is unavailable: {exc.message}",
+            exc.hint or "make the ledger's directory a real, writable directory",
+        ) from None
+
+
+def _ignore_default_ledger(directory: VerifiedDir) -> None:
     """Write ``.plangate/.gitignore`` for the database files unless one exists.
 
-    The SQLite file lives in the work tree; untracked database files would
-    otherwise show up in ``git status`` and in every dirty-tree check.
+    Written relative to the verified directory: never through a link.
     """
-    target = directory / ".gitignore"
-    if target.exists() or target.is_symlink():
-        return
+    from plangate.errors import PlanGateError
+    from plangate.fsutil import atomic_write_at
+
     # Best effort: a missing ignore file never blocks a ledger write.
     with contextlib.suppress(PlanGateError, OSError):
-        atomic_write(target, _GITIGNORE, overwrite=False)
+        atomic_write_at(directory, ".gitignore", _GITIGNORE, overwrite=False)
+
+
+def missing(location: LedgerLocation, detail: str, evidence: tuple[str, ...]) -> LedgerError:
+    """``LEDGER_MISSING``: an absent ledger that must not be created here."""
+    said = f"; the repository says it existed ({'; '.join(evidence)})" if evidence else ""
+    return LedgerError(
+        "LEDGER_MISSING",
+        f"ledger {location.display} {detail}{said}; it is never re-created silently",
+        "restore the ledger (or a verified export); to start a new chain, a human runs "
+        "'plangate ledger init --force' (the restart is recorded)",
+    )
+
+
+def repository_evidence(location: LedgerLocation) -> tuple[str, ...]:
+    """What in the repository says this ledger existed (see plangate.ledger.existence)."""
+    from plangate.ledger.existence import evidence_of_a_ledger
+    from plangate.ledger.traces import gather_traces
+
+    if not location.repo_root:
+        return ()
+    sqlite_path = Path(location.target) if location.backend == "sqlite" else None
+    return evidence_of_a_ledger(gather_traces(Path(location.repo_root), sqlite_path))
 
 
 def open_location(
-    location: LedgerLocation, *, create: bool = True, clock: Clock | None = None
+    location: LedgerLocation,
+    *,
+    create: bool = True,
+    must_exist: bool = False,
+    clock: Clock | None = None,
 ) -> Ledger:
-    """Open an already resolved :class:`LedgerLocation`."""
+    """Open an already resolved :class:`LedgerLocation` (modes: see :func:`open_ledger`)."""
     if location.backend == "sqlite":
-        from plangate.ledger.sqlite import SQLiteLedger
-
-        ledger = SQLiteLedger(Path(location.target), create=create, clock=clock)
-        if create and location.source == "default":
-            _ignore_default_ledger(Path(location.target).parent)
-        return ledger
+        return _open_sqlite(location, create=create, must_exist=must_exist, clock=clock)
     if location.backend == "postgresql":
-        from plangate.ledger.postgres import PostgresLedger
-
-        return PostgresLedger(location.target, clock=clock)
+        return _open_postgres(location, create=create, must_exist=must_exist, clock=clock)
     raise LedgerError(
         "LEDGER_URL_INVALID",
         f"unknown ledger backend {location.backend!r}",
         "use a postgresql:// or sqlite: URL",
     )
+
+
+def _open_sqlite(
+    location: LedgerLocation, *, create: bool, must_exist: bool, clock: Clock | None
+) -> Ledger:
+    from plangate.ledger.sqlite import FileState, SQLiteLedger, create_file, file_state
+
+    path = Path(location.target)
+    if location.source == "default" and location.repo_root:
+        plangate_dir = Path(location.repo_root) / PLANGATE_DIR
+        if plangate_dir.is_symlink():
+            raise LedgerError(
+                "LEDGER_UNAVAILABLE",
+                f"ledger {path} is unavailable: {PLANGATE_DIR} is a symbolic link",
+                f"make {PLANGATE_DIR} a real directory (remove the link)",
+            )
+    if file_state(path) == FileState.ABSENT:
+        refusal = _absent_refusal(location, "does not exist", must_exist=must_exist)
+        if refusal is not None:
+            raise refusal
+        if not create:
+            return EmptyLedger("sqlite", str(path))
+        with _ledger_dir(location, create=True) as directory:
+            create_file(directory, path.name)
+            if location.source == "default":
+                _ignore_default_ledger(directory)
+    return SQLiteLedger(path, read_only=not create, clock=clock)
+
+
+def _open_postgres(
+    location: LedgerLocation, *, create: bool, must_exist: bool, clock: Clock | None
+) -> Ledger:
+    from plangate.ledger.postgres import PostgresLedger
+
+    ledger = PostgresLedger(location.target, read_only=not create, clock=clock)
+    try:
+        absent = ledger.schema_state() == "absent"
+        refusal = (
+            _absent_refusal(location, "has no tables", must_exist=must_exist) if absent else None
+        )
+    except BaseException:
+        ledger.close()
+        raise
+    if refusal is not None:
+        ledger.close()
+        raise refusal
+    if absent and not create:
+        ledger.close()
+        return EmptyLedger("postgresql", ledger.location)
+    if absent:
+        try:
+            ledger.create_schema()
+        except BaseException:
+            ledger.close()
+            raise
+    return ledger
+
+
+def _absent_refusal(
+    location: LedgerLocation, detail: str, *, must_exist: bool
+) -> LedgerError | None:
+    """Why an absent ledger must not be created here (None: it may be, it is new)."""
+    if must_exist:
+        return missing(location, detail, ())
+    evidence = repository_evidence(location)
+    return missing(location, detail, evidence) if evidence else None

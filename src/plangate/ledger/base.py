@@ -4,12 +4,15 @@ three storage primitives each backend provides."""
 from __future__ import annotations
 
 import abc
+import contextlib
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from plangate.clock import format_utc, utc_now_text
 from plangate.ledger.chain import (
+    VERDICT_TAMPERED,
     Head,
     LedgerEntry,
     LedgerError,
@@ -18,7 +21,7 @@ from plangate.ledger.chain import (
     make_entry,
     prepare_payload,
 )
-from plangate.verdict import Result
+from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -29,6 +32,8 @@ RawRow = tuple[Any, ...]
 """The seven column values ``seq, kind, subject, payload, at, prev_hash, entry_hash``."""
 
 Clock = Callable[[], "datetime"]
+
+_T = TypeVar("_T")
 
 # The function a backend calls inside its write transaction, once it holds the
 # lock and has read the head: (last seq, last entry_hash) -> the new entry.
@@ -60,20 +65,27 @@ class Ledger(abc.ABC):
     def _fetch(self, kind: str | None = None, subject: str | None = None) -> list[RawRow]:
         """Column values of the stored rows in ``seq`` order, optionally filtered."""
 
-    def _rows(self, kind: str | None = None, subject: str | None = None) -> Iterator[StoredRow]:
-        """Stored rows in ``seq`` order, optionally filtered."""
-        # Imported here: the row type is a dataclass, which a hook process never needs.
-        from plangate.ledger.rows import StoredRow
-
-        return iter([StoredRow(*row) for row in self._fetch(kind, subject)])
+    @abc.abstractmethod
+    def _fetch_newest(self, kind: str, before_seq: int | None, limit: int) -> list[RawRow]:
+        """Up to ``limit`` rows of ``kind`` with ``seq < before_seq``, newest first (an index
+        lookup: its answer is only a candidate, see :meth:`newest`)."""
 
     @abc.abstractmethod
     def _head(self) -> Head:
         """The head record (seq 0 / genesis for an empty ledger)."""
 
     @abc.abstractmethod
-    def _read_snapshot(self) -> tuple[list[StoredRow], Head]:
-        """Every row and the head, read in one consistent snapshot."""
+    def _snapshot(self, from_seq: int = 1) -> AbstractContextManager[tuple[Head, Iterator[RawRow]]]:
+        """The head and the rows from ``from_seq`` on, in ``seq`` order, from one consistent
+        snapshot, read from the table itself (never through a secondary index), streamed."""
+
+    def _integrity_problem(self) -> Reason | None:
+        """A reason when the database's own structure is damaged (backends that can tell)."""
+        return None
+
+    def _reading(self, read: Callable[[], _T]) -> _T:
+        """Run one read (a backend may retry it once, see the SQLite backend)."""
+        return read()
 
     @abc.abstractmethod
     def close(self) -> None:
@@ -117,7 +129,8 @@ class Ledger(abc.ABC):
         Raises ``LEDGER_CORRUPT`` when a stored row cannot even be decoded;
         chain integrity is checked by :meth:`verify`, not here.
         """
-        return [entry_from_values(row) for row in self._fetch(kind, subject)]
+        rows = self._reading(lambda: self._fetch(kind, subject))
+        return [entry_from_values(row) for row in rows]
 
     def head(self) -> Head:
         """Seq and entry_hash of the last entry (0 and the genesis hash when empty)."""
@@ -125,18 +138,74 @@ class Ledger(abc.ABC):
 
     def stored_rows(self) -> tuple[list[StoredRow], Head]:
         """Every stored row and the head, as read (for export and verification)."""
-        return self._read_snapshot()
+        from plangate.ledger.rows import StoredRow
+
+        def read() -> tuple[list[StoredRow], Head]:
+            with self._snapshot() as (head, rows):
+                return [StoredRow(*row) for row in rows], head
+
+        return self._reading(read)
 
     def verify(self, *, anchor: str | None = None) -> Result:
-        """Verify the whole chain; ``INTACT`` (exit 0) or ``TAMPERED`` with ``first_bad_seq``."""
-        from plangate.ledger.chain import verify_rows
+        """Verify the database's integrity and the whole chain, streaming the rows.
 
-        rows, head = self._read_snapshot()
-        result = verify_rows(rows, head, anchor=anchor)
+        ``INTACT`` (exit 0) or ``TAMPERED`` with ``first_bad_seq``; memory does not
+        grow with the number of entries.
+        """
+        from plangate.ledger.chain import verify_rows
+        from plangate.ledger.rows import StoredRow
+
+        def read() -> Result:
+            problem = self._integrity_problem()
+            if problem is not None:
+                return integrity_result(problem)
+            with self._snapshot() as (head, rows):
+                return verify_rows((StoredRow(*row) for row in rows), head, anchor=anchor)
+
+        result = self._reading(read)
         facts = dict(result.facts)
         facts["backend"] = self.backend
         facts["location"] = self.location
         return Result(result.verdict, result.reasons, facts)
+
+    def newest(self, kind: str, *, batch: int = 64) -> Iterator[LedgerEntry]:
+        """Entries of ``kind``, newest first, found through the kind index, decoded lazily.
+
+        An index can be damaged: a row it returns that is not of ``kind`` raises
+        ``LEDGER_INDEX_INCONSISTENT``, and a row it *omits* goes unnoticed here.
+        Callers use the answer only to narrow where to look, then decide on
+        :meth:`verified_since` (rows read from the table and chain-verified).
+        """
+        before: int | None = None
+        while True:
+            rows = self._fetch_newest(kind, before, batch)
+            for row in rows:
+                entry = entry_from_values(row)
+                if entry.kind != kind or (before is not None and entry.seq >= before):
+                    raise index_inconsistent(self.location, kind, entry.seq)
+                before = entry.seq
+                yield entry
+            if len(rows) < batch:
+                return
+
+    def verified_since(self, seq: int) -> list[LedgerEntry]:
+        """Entries ``seq - 1`` .. head, read from the table and verified as a chain segment.
+
+        Each entry's hash is recomputed, each links to the one before, and the
+        last is the head; entry ``seq - 1`` anchors the segment (for ``seq <= 1``
+        the segment starts at the genesis). Raises ``LEDGER_TAMPERED`` when the
+        segment does not verify. Reads only the segment: its cost depends on
+        how many entries came after ``seq``, not on the ledger's length.
+        """
+        from plangate.ledger.chain import verify_segment
+
+        start = max(seq - 1, 1)
+
+        def read() -> list[LedgerEntry]:
+            with self._snapshot(start) as (head, rows):
+                return verify_segment(rows, head, start, location=self.location)
+
+        return self._reading(read)
 
     def __enter__(self) -> Ledger:
         return self
@@ -148,6 +217,62 @@ class Ledger(abc.ABC):
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class EmptyLedger(Ledger):
+    """A ledger that was never created, read by a reader: no entries, nothing written."""
+
+    def __init__(self, backend: str, location: str) -> None:
+        super().__init__()
+        self.backend = backend
+        self._location = location
+
+    @property
+    def location(self) -> str:
+        """Where the ledger would live."""
+        return self._location
+
+    # The primitives take the base class's arguments and ignore them: there are no rows.
+    def _append_locked(self, build: BuildEntry) -> LedgerEntry:  # noqa: ARG002
+        raise LedgerError(
+            "LEDGER_READ_ONLY", "this ledger was opened read-only", "open it for writing"
+        )
+
+    def _fetch(self, kind: str | None = None, subject: str | None = None) -> list[RawRow]:  # noqa: ARG002
+        return []
+
+    def _fetch_newest(self, kind: str, before_seq: int | None, limit: int) -> list[RawRow]:  # noqa: ARG002
+        return []
+
+    def _head(self) -> Head:
+        return Head()
+
+    @contextlib.contextmanager
+    def _snapshot(self, from_seq: int = 1) -> Iterator[tuple[Head, Iterator[RawRow]]]:  # noqa: ARG002
+        yield Head(), iter(())
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def integrity_result(problem: Reason) -> Result:
+    """The verification result of a database whose own structure is damaged."""
+    return Result(
+        VERDICT_TAMPERED,
+        (problem,),
+        {"entries": 0, "head_hash": None, "first_bad_seq": None, "kinds": {}},
+    )
+
+
+def index_inconsistent(location: str, kind: str, seq: int) -> LedgerError:
+    """A lookup index returned a row that does not match it."""
+    return LedgerError(
+        "LEDGER_INDEX_INCONSISTENT",
+        f"ledger {location}: the index for kind {kind!r} returned entry {seq}, which is not "
+        "one (the index is damaged)",
+        "run 'plangate ledger verify'; a human rebuilds the indexes (REINDEX) or restores the "
+        "ledger",
+    )
 
 
 def unavailable(location: str, detail: str, hint: str) -> LedgerError:

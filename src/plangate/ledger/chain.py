@@ -39,7 +39,6 @@ from plangate.forbidden_keys import SECRETS_ONLY, first_refused_key, is_refused
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
-
     from plangate.ledger.rows import StoredRow
 
 
@@ -56,6 +55,7 @@ def __getattr__(name: str) -> Any:
 
         return StoredRow
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 FORMAT_VERSION = 1
 """Value of the ``v`` member of every hashed entry (domain separation, future formats)."""
@@ -77,7 +77,16 @@ VERDICT_TAMPERED = "TAMPERED"
 
 
 class LedgerError(EnvironmentFailure):
-    """The ledger cannot be opened, read or written, or refused an entry (exit 1)."""
+    """The ledger cannot be opened, read or written, or refused an entry (exit 1).
+
+    Message and hint never carry a connection password: both pass through
+    :func:`plangate.ledger.credentials.redact_credentials` here, whoever raises.
+    """
+
+    def __init__(self, code: str, message: str, hint: str = "") -> None:
+        from plangate.ledger.credentials import redact_credentials
+
+        super().__init__(code, redact_credentials(message), redact_credentials(hint))
 
 
 # NamedTuple rather than dataclasses: see the module ``__getattr__`` above.
@@ -194,13 +203,20 @@ def entry_hash_from_text(
     the stored payload text, so the payload is not serialised again.
     """
     text = (
-        '{"at":' + _json_string(at)
-        + ',"kind":' + _json_string(kind)
-        + ',"payload":' + payload_text
-        + ',"prev_hash":' + _json_string(prev_hash)
-        + ',"seq":' + str(seq)
-        + ',"subject":' + _json_string(subject)
-        + ',"v":' + str(FORMAT_VERSION)
+        '{"at":'
+        + _json_string(at)
+        + ',"kind":'
+        + _json_string(kind)
+        + ',"payload":'
+        + payload_text
+        + ',"prev_hash":'
+        + _json_string(prev_hash)
+        + ',"seq":'
+        + str(seq)
+        + ',"subject":'
+        + _json_string(subject)
+        + ',"v":'
+        + str(FORMAT_VERSION)
         + "}"
     )
     return sha256_digest(text.encode("utf-8"))
@@ -211,14 +227,21 @@ def find_forbidden_key(value: Any, path: str = "payload") -> str | None:
     prompt, in any spelling (:mod:`plangate.forbidden_keys`), or None."""
     return first_refused_key(value, SECRETS_ONLY, path)
 
+
 def _valid_at(at: object) -> bool:
     if not isinstance(at, str) or AT_RE.fullmatch(at) is None:
         return False
     from datetime import datetime
 
     try:
-        datetime(int(at[0:4]), int(at[5:7]), int(at[8:10]), int(at[11:13]), int(at[14:16]),
-                 int(at[17:19]))
+        datetime(
+            int(at[0:4]),
+            int(at[5:7]),
+            int(at[8:10]),
+            int(at[11:13]),
+            int(at[14:16]),
+            int(at[17:19]),
+        )
     except ValueError:  # month 13, February 30, hour 24...
         return False
     return True
@@ -352,9 +375,7 @@ def _decode_fields(values: tuple[Any, ...]) -> tuple[Reason | None, dict[str, An
     if not _valid_subject(subject):
         return Reason("LEDGER_ENTRY_MALFORMED", f"subject {subject!r} is not valid"), {}
     if not _valid_at(at):
-        return Reason(
-            "LEDGER_ENTRY_MALFORMED", f"time {at!r} is not YYYY-MM-DDTHH:MM:SSZ"
-        ), {}
+        return Reason("LEDGER_ENTRY_MALFORMED", f"time {at!r} is not YYYY-MM-DDTHH:MM:SSZ"), {}
     if not is_digest(prev_hash) or not is_digest(entry_hash):
         return Reason(
             "LEDGER_ENTRY_MALFORMED", "prev_hash or entry_hash is not a sha256 digest"
@@ -381,17 +402,13 @@ def _decode_fields(values: tuple[Any, ...]) -> tuple[Reason | None, dict[str, An
         else:
             canonical = canonical_text(payload)
     except (StrictJSONError, TypeError, RecursionError) as exc:
-        return Reason(
-            "LEDGER_PAYLOAD_NOT_CANONICAL", f"payload cannot be canonicalised: {exc}"
-        ), {}
+        return Reason("LEDGER_PAYLOAD_NOT_CANONICAL", f"payload cannot be canonicalised: {exc}"), {}
     if canonical != payload_text:
         # Hashes cover the parsed payload; requiring the stored text to be exactly
         # canonical makes every byte of it covered too.
         return Reason("LEDGER_PAYLOAD_NOT_CANONICAL", "payload text is not its canonical form"), {}
     if scan.forbidden is not None:
-        return Reason(
-            "LEDGER_FORBIDDEN_KEY", f"payload carries forbidden key {scan.forbidden}"
-        ), {}
+        return Reason("LEDGER_FORBIDDEN_KEY", f"payload carries forbidden key {scan.forbidden}"), {}
     return None, payload
 
 
@@ -492,6 +509,56 @@ def verify_rows(
             "first_bad_seq": None,
             "kinds": dict(sorted(walk.kinds.items())),
         },
+    )
+
+
+def verify_segment(
+    rows: Iterable[tuple[Any, ...]], head: Head, start: int, *, location: str = "the ledger"
+) -> list[LedgerEntry]:
+    """Verify rows ``start`` .. head (column values in ``seq`` order) as a chain segment.
+
+    The first row anchors the segment: its own hash must hold and, when
+    ``start`` is 1, it must link to the genesis; every later row must be the
+    next ``seq``, link to the row before and hash to its ``entry_hash``; the
+    last row must be the head (an empty segment only when the head is seq 0).
+    Returns the decoded entries; raises ``LEDGER_TAMPERED`` otherwise.
+    """
+    from plangate.ledger.rows import StoredRow
+
+    entries: list[LedgerEntry] = []
+    prev_hash: str | None = GENESIS_PREV_HASH if start <= 1 else None
+    expected = start
+    for values in rows:
+        row = StoredRow(*values)
+        link = row.prev_hash if prev_hash is None and isinstance(row.prev_hash, str) else prev_hash
+        reason = _check_row(row, expected, link or "")
+        if reason is not None:
+            raise _segment_broken(location, expected, reason)
+        entries.append(entry_from_values(values))
+        prev_hash = row.entry_hash
+        expected += 1
+    last_seq = expected - 1
+    last_hash = prev_hash if entries else (GENESIS_PREV_HASH if start <= 1 else None)
+    empty_ok = not entries and start <= 1 and head.seq == 0 and head.entry_hash == GENESIS_PREV_HASH
+    if not empty_ok and (not entries or head.seq != last_seq or head.entry_hash != last_hash):
+        raise _segment_broken(
+            location,
+            last_seq + 1,
+            Reason(
+                "LEDGER_HEAD_MISMATCH",
+                f"the ledger head records seq {head.seq!r} but the chain read from seq {start} "
+                f"ends at seq {last_seq}",
+            ),
+        )
+    return entries
+
+
+def _segment_broken(location: str, seq: int, reason: Reason) -> LedgerError:
+    return LedgerError(
+        "LEDGER_TAMPERED",
+        f"ledger {location} does not verify at seq {seq} ({reason.code}: {reason.message}); "
+        "no decision is based on it",
+        "run 'plangate ledger verify'; a human investigates and restores the ledger",
     )
 
 

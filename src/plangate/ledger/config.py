@@ -36,27 +36,14 @@ class LedgerLocation(NamedTuple):
     backend: str  # "sqlite" or "postgresql"
     target: str  # a file path (sqlite) or the connection URL (postgresql)
     source: str  # "env", "config" or "default"
+    repo_root: str = ""  # the repository it belongs to (for its traces, see existence.py)
 
     @property
     def display(self) -> str:
         """The target with any password removed, for messages."""
-        return redact_url(self.target) if self.backend == "postgresql" else self.target
+        from plangate.ledger.credentials import redact_credentials, url_secrets
 
-
-def redact_url(url: str) -> str:
-    """``url`` with the password (if any) replaced by ``***``."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable url>"
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    user = parts.username or ""
-    host = netloc[1] if len(netloc) == 2 else ""
-    return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, ""))
+        return redact_credentials(self.target, url_secrets(self.target))
 
 
 def resolve_location(repo_root: Path, env: Mapping[str, str]) -> LedgerLocation:
@@ -66,7 +53,9 @@ def resolve_location(repo_root: Path, env: Mapping[str, str]) -> LedgerLocation:
     url = _config_url(repo_root)
     if url is not None:
         return parse_url(url, repo_root, source="config")
-    return LedgerLocation("sqlite", str(repo_root / DEFAULT_SQLITE_RELPATH), "default")
+    return LedgerLocation(
+        "sqlite", str(repo_root / DEFAULT_SQLITE_RELPATH), "default", str(repo_root)
+    )
 
 
 def parse_url(url: str, repo_root: Path, *, source: str) -> LedgerLocation:
@@ -96,7 +85,7 @@ def parse_url(url: str, repo_root: Path, *, source: str) -> LedgerLocation:
                 f"the PostgreSQL ledger URL in {where} names no host",
                 "use postgresql://user@host:port/dbname (or ?host=/socket/dir)",
             )
-        return LedgerLocation("postgresql", url, source)
+        return LedgerLocation("postgresql", url, source, str(repo_root))
     if scheme == "sqlite":
         if parts.netloc or not parts.path or parts.query or parts.fragment:
             raise LedgerError(
@@ -107,7 +96,7 @@ def parse_url(url: str, repo_root: Path, *, source: str) -> LedgerLocation:
         path = Path(parts.path)
         if not path.is_absolute():
             path = repo_root / path
-        return LedgerLocation("sqlite", str(path), source)
+        return LedgerLocation("sqlite", str(path), source, str(repo_root))
     raise LedgerError(
         "LEDGER_URL_INVALID",
         f"the ledger URL in {where} has unsupported scheme {parts.scheme or '(none)'!r}",

@@ -4,27 +4,51 @@
   writer killed mid-append leaves the whole entry or none (SQLite's atomic commit).
 - Appends run in ``BEGIN IMMEDIATE`` transactions, so concurrent processes
   take the database's write lock before reading the head and are serialised;
-  ``busy_timeout`` makes them wait for it instead of failing.
+  ``busy_timeout`` makes them wait for it (never longer than a hook's deadline).
 - Triggers refuse ``UPDATE`` and ``DELETE`` of entries: an accident cannot
   rewrite history. (Anyone who can write the file can drop the triggers; the
   hash chain is what detects that. See docs/ledger.md, threat model.)
+- A ledger file is created whole or not at all: the schema (and, for a
+  restart, its first entry) is written into a temporary file in the same
+  verified directory, which is then hard-linked into place. Opening never
+  creates or repairs anything: a 0-byte file, a file without the schema or a
+  partial schema is refused, never silently initialised.
+- Readers open the file read-only (``mode=ro``); when the database has no
+  write-ahead log beside it they read it as an immutable snapshot, so reading
+  leaves no ``-wal``/``-shm`` files behind and works in a read-only directory.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
+import stat
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
+from urllib.parse import quote
 
-from plangate.ledger.base import BuildEntry, Clock, Ledger, RawRow, entry_filter, unavailable
+from plangate.deadlines import LEDGER_LOCK_WAIT_SECONDS
+from plangate.ledger.base import (
+    BuildEntry,
+    Clock,
+    Ledger,
+    RawRow,
+    entry_filter,
+    unavailable,
+)
 from plangate.ledger.chain import GENESIS_PREV_HASH, Head, LedgerEntry, LedgerError
+from plangate.verdict import Reason
 
 if TYPE_CHECKING:
-    from plangate.ledger.rows import StoredRow
+    from plangate.fsutil import VerifiedDir
 
-BUSY_TIMEOUT_SECONDS = 60.0
-"""How long an append waits for another process's write lock before failing."""
+T = TypeVar("T")
+
+BUSY_TIMEOUT_SECONDS = float(LEDGER_LOCK_WAIT_SECONDS)
+"""How long an append waits for another process's write lock before failing
+(shorter than a hook's deadline: see plangate.deadlines)."""
 
 SCHEMA: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS ledger_entries (
@@ -48,24 +72,45 @@ SCHEMA: tuple[str, ...] = (
     """CREATE TRIGGER IF NOT EXISTS ledger_entries_no_delete BEFORE DELETE ON ledger_entries
     BEGIN SELECT RAISE(ABORT, 'plangate ledger entries are append-only'); END""",
 )
-"""Statements that create the schema when missing (each idempotent)."""
+"""Statements that create the schema of a new ledger file."""
 
-_SCHEMA_OBJECTS = frozenset(
+SCHEMA_OBJECTS = frozenset(
     {"ledger_entries", "ledger_head", "ledger_entries_no_update", "ledger_entries_no_delete"}
 )
 
-# The genesis head is written only into an empty ledger: a head that went
-# missing later is never silently recreated (verify reports it, appends refuse).
-_INSERT_GENESIS_HEAD = (
-    "INSERT OR IGNORE INTO ledger_head (id, seq, entry_hash) "
-    "SELECT 1, 0, ? WHERE NOT EXISTS (SELECT 1 FROM ledger_entries)"
-)
+_TABLES = frozenset({"ledger_entries", "ledger_head"})
 
 _COLUMNS = "seq, kind, subject, payload, at, prev_hash, entry_hash"
 _INSERT = (
     "INSERT INTO ledger_entries (seq, kind, subject, payload, at, prev_hash, entry_hash) "
     "VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
+_STREAM_BATCH = 1000
+
+
+class FileState:
+    """What is at the ledger's path (see :func:`file_state`)."""
+
+    ABSENT = "absent"
+    EMPTY = "empty"
+    PRESENT = "present"
+
+
+def file_state(path: Path) -> str:
+    """``absent``, ``empty`` (0 bytes) or ``present``; a link or non-file is refused."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return FileState.ABSENT
+    except OSError as exc:
+        raise unavailable(str(path), exc.strerror or str(exc), "check the permissions") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise unavailable(
+            str(path), "it is a symbolic link", "replace the link by the ledger file itself"
+        )
+    if not stat.S_ISREG(info.st_mode):
+        raise unavailable(str(path), "it is not a regular file", "remove what is in its place")
+    return FileState.EMPTY if info.st_size == 0 else FileState.PRESENT
 
 
 def _head_values(row: tuple[object, ...] | None, path: Path) -> tuple[int, str]:
@@ -77,59 +122,140 @@ def _head_values(row: tuple[object, ...] | None, path: Path) -> tuple[int, str]:
     return row[0], str(row[1])
 
 
+def _is_busy(exc: sqlite3.Error) -> bool:
+    """True when SQLite gave up waiting for another connection's lock."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+class ChangedWhileRead(LedgerError):
+    """An immutable read saw the file change underneath it."""
+
+
+def missing_error(where: str, detail: str) -> LedgerError:
+    """The refusal for a file in the ledger's place that holds no ledger."""
+    return LedgerError(
+        "LEDGER_MISSING",
+        f"ledger {where} {detail}; it is never re-created silently",
+        "restore the ledger file (or a verified export); to start a new chain, a human runs "
+        "'plangate ledger init --force' (the restart is recorded)",
+    )
+
+
+def _read_uri(path: Path, *, immutable: bool) -> str:
+    flags = "mode=ro&immutable=1" if immutable else "mode=ro"
+    return f"file:{quote(str(path.resolve()))}?{flags}"
+
+
 class SQLiteLedger(Ledger):
-    """A ledger in one SQLite database file (or an empty read-only stand-in)."""
+    """A ledger in one existing SQLite database file (opened for writing or read-only)."""
 
     backend = "sqlite"
 
-    def __init__(self, path: Path, *, create: bool = True, clock: Clock | None = None) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False, clock: Clock | None = None) -> None:
         super().__init__(clock=clock)
         self.path = path
-        self._read_only_empty = False
+        self.read_only = read_only
         self._conn: sqlite3.Connection | None = None
-        if path.is_symlink():
+        self._stamp: tuple[int, int, int] | None = None
+        state = file_state(path)
+        if state == FileState.ABSENT:
+            raise missing_error(str(path), "does not exist")
+        if state == FileState.EMPTY:
+            raise missing_error(str(path), "is empty (0 bytes)")
+        self._conn = self._connect()
+        self._check_schema()
+
+    # -- opening ---------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        path = self.path
+        try:
+            if self.read_only:
+                conn = self._connect_read_only()
+            else:
+                conn = sqlite3.connect(
+                    str(path), timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
+                )
+                conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
+                conn.execute("PRAGMA synchronous = FULL")
+        except sqlite3.Error as exc:
             raise unavailable(
-                str(path), "it is a symbolic link", "replace the link by the ledger file itself"
+                str(path), f"cannot open the database: {exc}", "check the file is a ledger"
+            ) from None
+        return conn
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """Read-only: immutable when no log is beside the file (no side files), else ``mode=ro``."""
+        wal = Path(f"{self.path}-wal")
+        if not os.path.lexists(wal):
+            info = self.path.stat()
+            self._stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
+            return sqlite3.connect(
+                _read_uri(self.path, immutable=True), uri=True, isolation_level=None
             )
-        if not create and not path.exists():
-            # Reading a ledger that was never written: behave as an empty ledger
-            # without creating files as a side effect of 'ledger log'/'verify'.
-            self._read_only_empty = True
-            self._conn = sqlite3.connect(":memory:", isolation_level=None)
-            self._init_schema()
+        conn = sqlite3.connect(
+            _read_uri(self.path, immutable=False),
+            uri=True,
+            isolation_level=None,
+            timeout=BUSY_TIMEOUT_SECONDS,
+        )
+        try:
+            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        except sqlite3.OperationalError:
+            # A read-only directory without the shared-memory file: read the
+            # file as it is; the stamp check below catches a concurrent writer.
+            conn.close()
+            info = self.path.stat()
+            self._stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
+            return sqlite3.connect(
+                _read_uri(self.path, immutable=True), uri=True, isolation_level=None
+            )
+        return conn
+
+    def _check_unchanged(self) -> None:
+        """An immutable read is valid only if nobody wrote the file meanwhile."""
+        if self._stamp is None:
             return
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(
-                str(path), timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
+            info = self.path.stat()
+            changed = (info.st_ino, info.st_size, info.st_mtime_ns) != self._stamp or (
+                os.path.lexists(f"{self.path}-wal")
             )
-        except (OSError, sqlite3.Error) as exc:
-            raise unavailable(
-                str(path), str(exc), "check that the directory exists and is writable"
-            ) from None
-        self._conn = conn
+        except OSError:
+            changed = True
+        if changed:
+            raise ChangedWhileRead(
+                "LEDGER_UNAVAILABLE",
+                f"ledger {self.path} changed while it was being read",
+                "retry the read",
+            )
+
+    def _reading(self, read: Callable[[], T]) -> T:
+        """Run ``read``; if another process wrote the file during an immutable read,
+        read again through SQLite's shared read path (a writer is active, so its
+        ``-wal`` and ``-shm`` files exist already: nothing new is left behind)."""
         try:
-            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = FULL")
+            return read()
+        except ChangedWhileRead:
+            if not self.read_only or self._stamp is None:
+                raise
+        self.close()
+        self._stamp = None
+        try:
+            self._conn = sqlite3.connect(
+                _read_uri(self.path, immutable=False),
+                uri=True,
+                isolation_level=None,
+                timeout=BUSY_TIMEOUT_SECONDS,
+            )
         except sqlite3.Error as exc:
-            self.close()
-            raise unavailable(
-                str(path), f"cannot configure the database: {exc}", "check the file is a ledger"
-            ) from None
-        self._init_schema()
+            raise self._read_error(exc) from None
+        return read()
 
-    def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise unavailable(str(self.path), "the ledger is closed", "open it again")
-        return self._conn
-
-    def _schema_complete(self) -> bool:
-        """True when every table, trigger and the head row exist (the common case).
-
-        Checked without a write lock so that opening an existing ledger (every
-        hook call does) never queues behind another process's append.
-        """
+    def _check_schema(self) -> None:
         conn = self._connection()
         try:
             names = {
@@ -138,32 +264,47 @@ class SQLiteLedger(Ledger):
                     "SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')"
                 )
             }
-            if not _SCHEMA_OBJECTS.issubset(names):
-                return False
-            return conn.execute("SELECT 1 FROM ledger_head WHERE id = 1").fetchone() is not None
-        except sqlite3.Error:
-            return False
+        except sqlite3.Error as exc:
+            self.close()
+            raise unavailable(
+                str(self.path), f"it is not a readable database: {exc}", "check the file"
+            ) from None
+        tables = names & _TABLES
+        if not tables:
+            self.close()
+            raise missing_error(str(self.path), "holds no ledger (no ledger tables)")
+        if tables != _TABLES:
+            self.close()
+            raise LedgerError(
+                "LEDGER_SCHEMA_INCOMPLETE",
+                f"ledger {self.path} lacks the table {', '.join(sorted(_TABLES - tables))}",
+                "someone altered the database: run 'plangate ledger verify', restore it, or start "
+                "over with 'plangate ledger init --force'",
+            )
+        if not self.read_only and not SCHEMA_OBJECTS.issubset(names):
+            self._restore_triggers()
 
-    def _init_schema(self) -> None:
-        if self._schema_complete():
-            return
+    def _restore_triggers(self) -> None:
+        """Put dropped append-only triggers back (they only add protection; the chain is
+        what detects a rewrite)."""
         conn = self._connection()
         try:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
             conn.execute("BEGIN IMMEDIATE")
             for statement in SCHEMA:
-                conn.execute(statement)
-            conn.execute(_INSERT_GENESIS_HEAD, (GENESIS_PREV_HASH,))
+                if statement.lstrip().startswith("CREATE TRIGGER"):
+                    conn.execute(statement)
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             self._rollback()
             self.close()
             raise unavailable(
-                str(self.path),
-                f"cannot create or open the schema: {exc}",
-                "check the file is a PlanGate ledger and is writable",
+                str(self.path), f"cannot restore the triggers: {exc}", "check the file is writable"
             ) from None
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise unavailable(str(self.path), "the ledger is closed", "open it again")
+        return self._conn
 
     def _rollback(self) -> None:
         conn = self._conn
@@ -176,10 +317,15 @@ class SQLiteLedger(Ledger):
         """The database file path."""
         return str(self.path)
 
+    def _read_error(self, exc: sqlite3.Error) -> LedgerError:
+        return unavailable(str(self.path), f"cannot read: {exc}", "run 'plangate ledger verify'")
+
+    # -- storage primitives ----------------------------------------------------
+
     def _append_locked(self, build: BuildEntry) -> LedgerEntry:
-        if self._read_only_empty:
+        if self.read_only:
             raise LedgerError(
-                "LEDGER_READ_ONLY", "this ledger was opened read-only", "open it with create=True"
+                "LEDGER_READ_ONLY", "this ledger was opened read-only", "open it for writing"
             )
         conn = self._connection()
         try:
@@ -206,11 +352,17 @@ class SQLiteLedger(Ledger):
             return entry
         except sqlite3.Error as exc:
             self._rollback()
+            if _is_busy(exc):
+                raise LedgerError(
+                    "LEDGER_LOCK_TIMEOUT",
+                    f"ledger {self.path}: another process held the write lock for more than "
+                    f"{BUSY_TIMEOUT_SECONDS:.0f}s",
+                    "find the process holding the ledger open in a write transaction, then retry",
+                ) from None
             raise unavailable(
                 str(self.path),
                 f"append failed: {exc}",
-                "check the ledger file is writable and not locked for longer than "
-                f"{BUSY_TIMEOUT_SECONDS:.0f}s; run 'plangate ledger verify'",
+                "check the ledger file is writable; run 'plangate ledger verify'",
             ) from None
         except BaseException:
             self._rollback()
@@ -222,35 +374,86 @@ class SQLiteLedger(Ledger):
         try:
             rows = self._connection().execute(sql, params).fetchall()
         except sqlite3.Error as exc:
-            raise unavailable(str(self.path), f"cannot read: {exc}", "check the file") from None
+            raise self._read_error(exc) from None
+        self._check_unchanged()
+        return [tuple(row) for row in rows]
+
+    def _fetch_newest(self, kind: str, before_seq: int | None, limit: int) -> list[RawRow]:
+        # Through the (kind, seq) index, newest first: a lookup, never a decision alone.
+        sql = f"SELECT {_COLUMNS} FROM ledger_entries WHERE kind = ?"  # noqa: S608
+        params: list[object] = [kind]
+        if before_seq is not None:
+            sql += " AND seq < ?"
+            params.append(before_seq)
+        sql += " ORDER BY seq DESC LIMIT ?"
+        params.append(limit)
+        try:
+            rows = self._connection().execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise self._read_error(exc) from None
         return [tuple(row) for row in rows]
 
     def _head(self) -> Head:
         try:
-            row = self._connection().execute(
-                "SELECT seq, entry_hash FROM ledger_head WHERE id = 1"
-            ).fetchone()
+            row = (
+                self._connection()
+                .execute("SELECT seq, entry_hash FROM ledger_head WHERE id = 1")
+                .fetchone()
+            )
         except sqlite3.Error as exc:
-            raise unavailable(str(self.path), f"cannot read: {exc}", "check the file") from None
+            raise self._read_error(exc) from None
         if row is None:
             return Head(seq=None, entry_hash=None)
         return Head(seq=row[0], entry_hash=row[1])
 
-    def _read_snapshot(self) -> tuple[list[StoredRow], Head]:
+    @contextlib.contextmanager
+    def _snapshot(self, from_seq: int = 1) -> Iterator[tuple[Head, Iterator[RawRow]]]:
         conn = self._connection()
         try:
-            # One read transaction: rows and head come from the same snapshot.
+            # One read transaction: head and rows come from the same snapshot.
             conn.execute("BEGIN")
-            rows = list(self._rows())
             head = self._head()
+            # NOT INDEXED: the rows come from the table itself (rowid order),
+            # never through a secondary index that could be damaged.
+            # Verification from the start reads every row, whatever its seq.
+            where, params = ("", ()) if from_seq <= 1 else (" WHERE seq >= ?", (from_seq,))
+            cursor = conn.execute(
+                f"SELECT {_COLUMNS} FROM ledger_entries NOT INDEXED{where} "  # noqa: S608
+                "ORDER BY seq",
+                params,
+            )
+            yield head, _batched(cursor.fetchmany, self._read_error)
             conn.execute("COMMIT")
-        except LedgerError:
-            self._rollback()
-            raise
         except sqlite3.Error as exc:
             self._rollback()
-            raise unavailable(str(self.path), f"cannot read: {exc}", "check the file") from None
-        return rows, head
+            raise self._read_error(exc) from None
+        except BaseException:
+            self._rollback()
+            raise
+        self._check_unchanged()
+
+    def _integrity_problem(self) -> Reason | None:
+        """``PRAGMA integrity_check``: pages, indexes against their table, constraints."""
+        try:
+            rows = self._connection().execute("PRAGMA integrity_check").fetchall()
+        except sqlite3.DatabaseError as exc:
+            return Reason(
+                "LEDGER_INTEGRITY_FAILED",
+                f"the database cannot be checked: {exc}",
+                "restore the ledger from a verified export or a backup",
+            )
+        problems = [str(row[0]) for row in rows if row and row[0] != "ok"]
+        if not problems:
+            return None
+        shown = "; ".join(problems[:3]) + (
+            f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+        )
+        return Reason(
+            "LEDGER_INTEGRITY_FAILED",
+            f"the database is damaged: {shown}",
+            "restore the ledger from a verified export or a backup; 'REINDEX' repairs only "
+            "damaged indexes",
+        )
 
     def close(self) -> None:
         """Close the connection."""
@@ -258,3 +461,98 @@ class SQLiteLedger(Ledger):
             self._rollback()
             self._conn.close()
             self._conn = None
+
+
+def _batched(
+    fetch: Callable[[int], list[tuple[object, ...]]],
+    error: Callable[[sqlite3.Error], LedgerError],
+) -> Iterator[RawRow]:
+    while True:
+        try:
+            batch = fetch(_STREAM_BATCH)
+        except sqlite3.Error as exc:
+            raise error(exc) from None
+        if not batch:
+            return
+        yield from (tuple(row) for row in batch)
+
+
+# -- creation ------------------------------------------------------------------
+
+
+def _fd_path(directory: VerifiedDir, name: str) -> str:
+    """A path that reaches ``name`` through the open directory (Linux), else by name."""
+    proc = f"/proc/self/fd/{directory.fd}"
+    if Path(proc).is_dir():
+        return f"{proc}/{name}"
+    return str(directory.path / name)
+
+
+def create_file(
+    directory: VerifiedDir,
+    name: str,
+    *,
+    first: Callable[[Ledger], None] | None = None,
+) -> bool:
+    """Create the ledger file ``name`` in ``directory`` whole: schema, genesis head, and
+    the entries ``first`` appends (a restart's record), then link it into place.
+
+    Returns False when a ledger file appeared there meanwhile (nothing replaced).
+    """
+    import secrets
+
+    tmp = f".{name}.{secrets.token_hex(8)}.creating"
+    dfd = directory.fd
+    where = directory.shown(name)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dfd)
+        os.close(fd)
+    except OSError as exc:
+        raise unavailable(
+            where, f"cannot create it: {exc.strerror or exc}", "check the directory is writable"
+        ) from None
+    try:
+        _build(Path(_fd_path(directory, tmp)), where, first)
+        if os.stat(tmp, dir_fd=dfd, follow_symlinks=False).st_size == 0:
+            raise unavailable(where, "the new database was not written", "retry")
+        try:
+            os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
+        except FileExistsError:
+            return False
+        with contextlib.suppress(OSError):
+            os.fsync(dfd)
+        return True
+    except OSError as exc:
+        raise unavailable(
+            where, f"cannot create it: {exc.strerror or exc}", "check the directory is writable"
+        ) from None
+    finally:
+        for leftover in (tmp, f"{tmp}-wal", f"{tmp}-shm", f"{tmp}-journal"):
+            with contextlib.suppress(OSError):
+                os.unlink(leftover, dir_fd=dfd)
+
+
+def _build(path: Path, where: str, first: Callable[[Ledger], None] | None) -> None:
+    try:
+        conn = sqlite3.connect(str(path), isolation_level=None)
+    except sqlite3.Error as exc:
+        raise unavailable(where, f"cannot create it: {exc}", "check the directory") from None
+    try:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("BEGIN IMMEDIATE")
+        for statement in SCHEMA:
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO ledger_head (id, seq, entry_hash) VALUES (1, 0, ?)", (GENESIS_PREV_HASH,)
+        )
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        raise unavailable(
+            where, f"cannot create the schema: {exc}", "check the directory"
+        ) from None
+    finally:
+        conn.close()
+    if first is not None:
+        with SQLiteLedger(path) as ledger:
+            first(ledger)

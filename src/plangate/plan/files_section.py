@@ -9,8 +9,9 @@ ambiguity:
   optionally followed by one parenthetical annotation in ASCII or full-width
   brackets (``(draft)``);
 - a sub-section whose heading says its paths are not to be touched, a list
-  item or table row that says so, and every list item nested under such an
-  item, contribute **denied** paths, never allowed ones;
+  item or table row that says so, every list item nested under such an item,
+  every row of a table whose header says so, and the lists and tables after a
+  paragraph that says so contribute **denied** paths, never allowed ones;
 - a path is taken from an inline code span anywhere in a list item or
   paragraph, from the path column of a table, or as a bare word when it is a
   whole entry of a list item or path cell (entries are separated by ``,``,
@@ -27,6 +28,7 @@ number of times with string operations and non-backtracking expressions.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from typing import NamedTuple
 
 from plangate.paths import PathRejected, canonical_path, validate_pattern
@@ -54,6 +56,16 @@ DENY_PHRASES: tuple[str, ...] = (
     "reference only",
     "untouched",
     "out of scope",
+    "not be touched",
+    "not be edited",
+    "not be modified",
+    "not be changed",
+    "never touch",
+    "never edit",
+    "never modify",
+    "never change",
+    "leave unchanged",
+    "keep unchanged",
     "触らない",
     "触れない",
     "編集不要",
@@ -155,6 +167,7 @@ KNOWN_NAMES = frozenset(
 """Root file names without an extension that count as paths."""
 
 _CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
+_WORD_RE = re.compile(r"\S+")
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _LIST_RE = re.compile(r"^([ \t]*)(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+|$)")
 _BARE_CHARS_RE = re.compile(r"[A-Za-z0-9._\-/*?{},@+~]+")
@@ -389,21 +402,17 @@ def _expand_braces(text: str) -> list[str] | None:
 
 
 def _suggest(text: str) -> str | None:
-    """A canonical spelling of a non-canonical path, when one is obvious."""
-    candidate = text.replace("\\", "/").strip()
-    while candidate.startswith("./"):
-        candidate = candidate[2:]
-    candidate = candidate.lstrip("/")
-    while "//" in candidate:
-        candidate = candidate.replace("//", "/")
-    parts = [p for p in candidate.split("/") if p != "."]
+    """A canonical spelling of a non-canonical path, when one is obvious (linear work)."""
+    directory = text.rstrip().endswith(("/", "\\"))
+    parts = [p for p in text.replace("\\", "/").strip().split("/") if p not in ("", ".")]
     if not parts or ".." in parts:
         return None
-    candidate = "/".join(parts)
+    candidate = "/".join(parts) + ("/" if directory else "")
     try:
-        return _to_patterns(candidate)[0] and candidate
+        _to_patterns(candidate)
     except PathRejected:
         return None
+    return candidate if candidate != text else None
 
 
 def _to_patterns(text: str) -> tuple[str, ...]:
@@ -434,7 +443,10 @@ def _to_patterns(text: str) -> tuple[str, ...]:
 
 
 def _strip_annotations(text: str) -> str:
-    """``text`` without its parenthetical parts (both ASCII and full-width brackets)."""
+    """``text`` with its parenthetical parts blanked (ASCII and full-width brackets).
+
+    Length-preserving, so offsets into the result are offsets into ``text``.
+    """
     out: list[str] = []
     depth = 0
     for ch in text:
@@ -444,19 +456,27 @@ def _strip_annotations(text: str) -> str:
         elif ch in _CLOSE:
             depth = max(0, depth - 1)
             out.append(" ")
-        elif depth == 0:
-            out.append(ch)
+        else:
+            out.append(ch if depth == 0 else " ")
     return "".join(out)
 
 
 def _drop_label(text: str) -> str:
-    """The part after a ``label:`` prefix (a path never contains ': ')."""
-    for sep in _COLONS:
-        if sep in text:
-            text = text.rsplit(sep, 1)[1]
+    """``text`` with a ``label:`` prefix blanked (a path never contains ': '); length-preserving."""
     if text.rstrip().endswith((":", "\uff1a")):
-        return ""
-    return text
+        return " " * len(text)
+    cut = max(text.rfind(sep) + len(sep) if sep in text else 0 for sep in _COLONS)
+    return " " * cut + text[cut:]
+
+
+def _blank_spans(text: str) -> str:
+    """``text`` with its inline code spans blanked (length-preserving)."""
+    return _CODE_SPAN_RE.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def _bare_text(text: str) -> str:
+    """What bare words are read from: code spans, annotations, a label and ``**`` blanked."""
+    return _drop_label(_strip_annotations(_blank_spans(text))).replace("**", "  ")
 
 
 def _split_cells(row: str) -> list[str]:
@@ -519,24 +539,27 @@ class _Collector:
             self.skipped.append(Skipped(span, line, why))
 
     def _bare(self, parts: list[tuple[int, str]], denied: bool, form: str) -> None:
-        joined = " ".join(text for _, text in parts)
-        line = parts[0][0]
-        text = _drop_label(_strip_annotations(_CODE_SPAN_RE.sub(" , ", joined)))
-        text = text.replace("**", " ")
-        for entry in _entries(text):
-            words = entry.split()
-            if not words:
+        starts: list[int] = []
+        offset = 0
+        for _, text in parts:
+            starts.append(offset)
+            offset += len(text) + 1
+        masked = _bare_text(" ".join(text for _, text in parts))
+
+        def line_at(position: int) -> int:
+            return parts[bisect_right(starts, position) - 1][0]
+
+        for start, entry in _entry_spans(masked):
+            words = [(start + m.start(), m.group(0)) for m in _WORD_RE.finditer(entry)]
+            if len(words) == 1 and bare_path_like(words[0][1]):
+                self.take(words[0][1], line_at(words[0][0]), denied, form)
                 continue
-            where = _line_of(parts, words[0]) or line
-            if len(words) == 1 and bare_path_like(words[0]):
-                self.take(words[0], where, denied, form)
-                continue
-            for word in words:
+            for position, word in words if len(words) > 1 else ():
                 if bare_path_like(word):
                     self.skipped.append(
                         Skipped(
                             word,
-                            _line_of(parts, word) or line,
+                            line_at(position),
                             "a bare path inside a phrase: write it in backticks",
                         )
                     )
@@ -548,8 +571,9 @@ class _Collector:
                 self.unit([(line, " | ".join(cells))], denied, bare=False)
             return
         body = rows[2:]
-        width = max((len(c) for _, c in body), default=0)
-        column = next((i for i in range(width) if _is_path_column(body, i)), None)
+        # a header that says "not to touch" denies every row
+        denied = denied or any(contains_deny_phrase(c) for c in rows[0][1])
+        column = _path_column(body, len(rows[0][1]))
         for line, cells in body:
             row_denied = denied or any(contains_deny_phrase(c) for c in cells)
             for index, cell in enumerate(cells):
@@ -566,8 +590,11 @@ class _Collector:
                     )
 
 
-def _entries(text: str) -> list[str]:
-    """``text`` split on the entry separators outside braces (``a/{b,c}`` stays one entry)."""
+def _entry_spans(text: str) -> list[tuple[int, str]]:
+    """``(offset, entry)`` of ``text`` split on the entry separators outside braces.
+
+    ``a/{b,c}`` stays one entry.
+    """
     masked: list[str] = []
     depth = 0
     for ch in text:
@@ -576,14 +603,14 @@ def _entries(text: str) -> list[str]:
         elif ch == "}" and depth:
             depth -= 1
         masked.append("\x01" if depth and ch == "," else ch)
-    return [e.replace("\x01", ",") for e in _SEPARATOR_RE.split("".join(masked))]
-
-
-def _line_of(parts: list[tuple[int, str]], word: str) -> int | None:
-    for line, text in parts:
-        if word in text:
-            return line
-    return None
+    flat = "".join(masked)
+    out: list[tuple[int, str]] = []
+    position = 0
+    for match in _SEPARATOR_RE.finditer(flat):
+        out.append((position, text[position : match.start()]))
+        position = match.end()
+    out.append((position, text[position:]))
+    return out
 
 
 def _cell_entries(cell: str) -> list[str] | None:
@@ -593,8 +620,7 @@ def _cell_entries(cell: str) -> list[str] | None:
         if span_skip_reason(match.group(1)) is not None:
             return None
         entries.append(match.group(1))
-    rest = _drop_label(_strip_annotations(_CODE_SPAN_RE.sub(" , ", cell))).replace("**", " ")
-    for entry in _entries(rest):
+    for _, entry in _entry_spans(_bare_text(cell)):
         words = entry.split()
         if not words:
             continue
@@ -604,15 +630,24 @@ def _cell_entries(cell: str) -> list[str] | None:
     return entries
 
 
-def _is_path_column(body: list[tuple[int, list[str]]], index: int) -> bool:
-    seen = False
+def _path_column(body: list[tuple[int, list[str]]], width: int) -> int | None:
+    """The leftmost column whose every cell holds only paths (and one at least), or None.
+
+    One pass over the cells present (a short row's missing cells are empty), so
+    the work is linear in the table.
+    """
+    valid = [True] * width
+    seen = [False] * width
     for _, cells in body:
-        cell = cells[index] if index < len(cells) else ""
-        entries = _cell_entries(cell)
-        if entries is None:
-            return False
-        seen = seen or bool(entries)
-    return seen
+        for index, cell in enumerate(cells[:width]):
+            if not valid[index]:
+                continue
+            entries = _cell_entries(cell)
+            if entries is None:
+                valid[index] = False
+            elif entries:
+                seen[index] = True
+    return next((i for i in range(width) if valid[i] and seen[i]), None)
 
 
 # -- the section ---------------------------------------------------------------------------
@@ -631,8 +666,10 @@ def read_files_section(text: str) -> FilesSection:
     annotation = heading_annotation(head[1], FILES_HEADING) if head else ""
     collector = _Collector()
     subsections: list[tuple[int, str, bool]] = []
-    deny_level: int | None = None  # level of the deny sub-section we are in
-    label_deny = False  # a paragraph said "not to touch:" and a list follows
+    # level of the deny sub-section we are in; an annotation of the Files heading
+    # itself that says "not to touch" makes the whole section deny
+    deny_level: int | None = 2 if contains_deny_phrase(annotation or "") else None
+    label_deny = False  # a paragraph said "not to touch" and a list or table follows
     items: list[tuple[int, bool]] = []  # (indent, denied) of the open list items
     unit: list[tuple[int, str]] = []
     unit_kind = ""  # "item", "para"
@@ -640,15 +677,19 @@ def read_files_section(text: str) -> FilesSection:
     table: list[tuple[int, list[str]]] = []
 
     def flush() -> None:
-        nonlocal unit, unit_kind, table
+        nonlocal unit, unit_kind, table, label_deny
         if unit:
             joined = " ".join(t for _, t in unit)
             denied = unit_denied or contains_deny_phrase(joined)
             collector.unit(unit, denied, bare=unit_kind == "item")
-            if unit_kind == "item" and items:
-                items[-1] = (items[-1][0], denied)
+            if unit_kind in ("item", "inner") and items:
+                items[-1] = (items[-1][0], denied)  # what is nested under it inherits
+            elif unit_kind == "para":
+                label_deny = denied  # the list or table after it inherits
         if table:
-            collector.table(table, deny_level is not None or label_deny or any(d for _, d in items))
+            collector.table(
+                table, deny_level is not None or label_deny or bool(items and items[-1][1])
+            )
         unit, unit_kind, table = [], "", []
 
     for i in range(start + 1, end):
@@ -686,20 +727,21 @@ def read_files_section(text: str) -> FilesSection:
             indent = len(marker.group(1).expandtabs(4))
             while items and items[-1][0] >= indent:
                 items.pop()
-            inherited = deny_level is not None or label_deny or any(d for _, d in items)
+            inherited = deny_level is not None or label_deny or bool(items and items[-1][1])
             items.append((indent, inherited))
             unit, unit_kind, unit_denied = [(number, line[marker.end() :])], "item", inherited
             continue
         if unit:
             unit.append((number, stripped))  # a continuation line of the item or paragraph
             continue
-        if not line.startswith((" ", "\t")):
+        if line.startswith((" ", "\t")) and items:
+            kind = "inner"  # a paragraph inside the open list item
+        else:
+            kind = "para"
             items.clear()
-            label_deny = contains_deny_phrase(stripped) and stripped.rstrip("*_ ").endswith(
-                (":", "\uff1a")
-            )
-        unit, unit_kind = [(number, stripped)], "para"
-        unit_denied = deny_level is not None or label_deny or any(d for _, d in items)
+            label_deny = False
+        unit, unit_kind = [(number, stripped)], kind
+        unit_denied = deny_level is not None or label_deny or bool(items and items[-1][1])
     flush()
     return FilesSection(
         heading_lines,

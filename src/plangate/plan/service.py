@@ -18,9 +18,25 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from plangate.errors import InputRejected
-from plangate.fsutil import FileState, atomic_write
-from plangate.layout import MAX_ARTIFACT_BYTES
-from plangate.snapshot import ARTIFACTS, TaskSnapshot, read_task_snapshot, task_dir_for
+from plangate.fsutil import (
+    FileState,
+    VerifiedDir,
+    atomic_write_at,
+    child_dir,
+    mkdir_at,
+    names_at,
+    open_verified_dir,
+)
+from plangate.layout import MAX_ARTIFACT_BYTES, WORKING_DIR
+from plangate.snapshot import (
+    ARTIFACTS,
+    TaskSnapshot,
+    check_task_id,
+    read_artifacts_at,
+    read_task_snapshot,
+    same_reads,
+    task_dir_for,
+)
 from plangate.verdict import Result
 
 PACKAGE_COMPLETE = "COMPLETE"
@@ -44,21 +60,29 @@ def template_text(name: str, task_id: str) -> bytes:
     return text.replace("{task_id}", task_id).encode("utf-8")
 
 
-def _refuse_existing(task_dir: Path, rel: str) -> None:
-    if task_dir.is_symlink() or (task_dir.exists() and not task_dir.is_dir()):
+def _refuse_existing(working: VerifiedDir, task_id: str, rel: str) -> None:
+    """``TASK_EXISTS`` unless ``task_id`` is absent or an empty real directory under ``working``."""
+    import os
+    import stat
+
+    try:
+        info = os.stat(task_id, dir_fd=working.fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(info.st_mode):
         raise InputRejected(
             "TASK_EXISTS",
             f"{rel} already exists and is not a plain directory",
             "remove it or choose another task id",
         )
-    if task_dir.is_dir():
-        present = [p.name for p in sorted(task_dir.iterdir())]
-        if present:
-            raise InputRejected(
-                "TASK_EXISTS",
-                f"{rel} already exists and holds {', '.join(present)}",
-                "plangate init never overwrites; edit the files or choose another task id",
-            )
+    with child_dir(working, task_id) as task:
+        present = names_at(task)
+    if present:
+        raise InputRejected(
+            "TASK_EXISTS",
+            f"{rel} already exists and holds {', '.join(present)}",
+            "plangate init never overwrites; edit the files or choose another task id",
+        )
 
 
 def init_task(repo_root: Path, task_id: str) -> list[str]:
@@ -66,19 +90,25 @@ def init_task(repo_root: Path, task_id: str) -> list[str]:
 
     Raises ``TASK_EXISTS`` when the task directory exists (and is not empty) and
     ``FILE_EXISTS`` when a file appears while writing: nothing is overwritten.
+    ``docs/``, ``docs/working/`` and the task directory are opened from the
+    repository root with no link followed (``PATH_COMPONENT_LINK``), and every
+    file is written relative to the verified task-directory handle; a read-only
+    directory is ``PATH_UNAVAILABLE`` or ``PATH_NOT_WRITABLE``, never a traceback.
     """
-    task_dir = task_dir_for(repo_root, task_id)
-    rel = f"docs/working/{task_id}"
-    _refuse_existing(task_dir, rel)
+    task_id = check_task_id(task_id)
+    rel = f"{WORKING_DIR}/{task_id}"
     # Render every template before writing anything, so a broken install
     # cannot leave a half-scaffolded task behind.
     rendered = {name: template_text(name, task_id) for name in ARTIFACTS}
     created: list[str] = []
-    for name in ARTIFACTS:
-        # overwrite=False links the file into place: a file created meanwhile by
-        # someone else makes this fail with FILE_EXISTS instead of being replaced.
-        atomic_write(task_dir / name, rendered[name], overwrite=False)
-        created.append(f"{rel}/{name}")
+    with open_verified_dir(repo_root, WORKING_DIR, create=True) as working:
+        _refuse_existing(working, task_id, rel)
+        with mkdir_at(working, task_id) as task:
+            for name in ARTIFACTS:
+                # overwrite=False links the file into place: a file created meanwhile by
+                # someone else makes this fail with FILE_EXISTS instead of being replaced.
+                atomic_write_at(task, name, rendered[name], overwrite=False)
+                created.append(f"{rel}/{name}")
     return created
 
 
@@ -202,7 +232,17 @@ def mark_review(repo_root: Path, task_id: str, which: str, verdict: str) -> Mark
     kind = C1 if which == "c1" else C2
     snapshot = read_task(repo_root, task_id)
     updated, line, plan_hash = marked_evidence(snapshot, which, verdict)
-    atomic_write(snapshot.task_dir / kind.filename, updated, overwrite=True)
+    with open_verified_dir(repo_root, f"{WORKING_DIR}/{snapshot.task_id}") as task:
+        # The file is rewritten from the bytes judged above: refuse if the package
+        # changed meanwhile (or the task directory was swapped: PATH_COMPONENT_LINK).
+        if not same_reads(read_artifacts_at(task), snapshot.artifacts):
+            raise InputRejected(
+                "REVIEW_TASK_CHANGED",
+                f"the Plan Package of {snapshot.task_id} changed while the marker was prepared; "
+                "nothing was written",
+                "run review mark again",
+            )
+        atomic_write_at(task, kind.filename, updated, overwrite=True)
     return MarkedReview(
         task_id=snapshot.task_id,
         file=f"docs/working/{snapshot.task_id}/{kind.filename}",
@@ -246,8 +286,9 @@ class DerivedLoopSpec(NamedTuple):
     snapshot: TaskSnapshot
 
 
-def derive_task_loopspec(repo_root: Path, task_id: str, maker: str,
-                         checker: str) -> DerivedLoopSpec:
+def derive_task_loopspec(
+    repo_root: Path, task_id: str, maker: str, checker: str
+) -> DerivedLoopSpec:
     """The LoopSpec of a complete package, derived from the task's one snapshot."""
     from plangate.plan.loopspec import derive_loopspec, loopspec_hash
 

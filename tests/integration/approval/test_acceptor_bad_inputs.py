@@ -450,6 +450,11 @@ def test_legacy_records(git_repo: Path) -> None:
     assert codes(git_repo) == ("REJECTED", ("LEGACY_REJECTED",))
     save_record(git_repo, legacy | {"plan_hash": "sha256:" + "0" * 64})
     assert codes(git_repo) == ("REJECTED", ("LEGACY_PLAN_HASH_STALE",))
+    stale = verify_task(git_repo, TASK).reasons[0]
+    # the plan changed after approval: a new review and approval, never an edited record
+    assert "changed after it was approved" in stale.hint
+    assert "new human approval" in stale.hint and "never edit" in stale.hint
+    assert "fix approvals/c3.json" not in stale.hint
     save_record(git_repo, legacy | {"evil": 1})
     assert "LEGACY_UNKNOWN_KEYS" in codes(git_repo)[1]
     save_record(git_repo, legacy | {"task_id": "TASK-0009"})

@@ -219,3 +219,38 @@ def test_issue_with_a_file_in_place_of_approvals_is_a_reason_not_a_crash(
     assert result.code == 1, result.err
     assert "C3_RECORD_NOT_REGULAR" in result.out + result.err
     assert (task_dir(git_repo) / "approvals").read_text() == "not a directory\n"
+
+
+@pytest.mark.parametrize("rev", ["HEAD", "main", "short", "tag"])
+def test_verify_expected_sha_accepts_a_revision_resolved_to_the_full_id(
+    run_cli: RunCli, git_repo: Path, tmp_path: Path, rev: str
+) -> None:
+    make_task(git_repo)
+    assert issue(run_cli, git_repo, tmp_path).code == 0
+    head = git(git_repo, "rev-parse", "HEAD")
+    git(git_repo, "tag", "approved")
+    given = {"short": head[:12], "tag": "approved"}.get(rev, rev)
+    res = run_cli(git_repo, "c3", "verify", TASK, "--expected-sha", given, "--json")
+    doc = json.loads(res.out)
+    assert res.code == 0, res.out
+    assert doc["facts"]["expected_sha"] == head  # resolved once, to the full object id
+
+
+def test_verify_expected_sha_of_another_commit_is_a_mismatch(
+    run_cli: RunCli, git_repo: Path, tmp_path: Path
+) -> None:
+    make_task(git_repo)
+    assert issue(run_cli, git_repo, tmp_path).code == 0
+    res = run_cli(git_repo, "c3", "verify", TASK, "--expected-sha", "HEAD~1", "--json")
+    assert res.code == 1
+    assert "C3_SOURCE_SHA_MISMATCH" in [r["code"] for r in json.loads(res.out)["reasons"]]
+
+
+@pytest.mark.parametrize("rev", ["no-such-branch", "HEAD~99", "-x"])
+def test_verify_expected_revision_git_cannot_resolve_is_a_usage_error(
+    run_cli: RunCli, git_repo: Path, rev: str
+) -> None:
+    make_task(git_repo)
+    res = run_cli(git_repo, "c3", "verify", TASK, f"--expected-sha={rev}")
+    assert res.code == 2
+    assert "C3_EXPECTED_SHA_INVALID" in res.err and "Traceback" not in res.err

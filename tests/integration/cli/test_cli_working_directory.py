@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from support.cli import RunCli
 from support.privileges import SRC, interpreter, run_plangate
 
 COMMANDS = [
@@ -109,3 +110,14 @@ def test_a_git_entry_that_cannot_be_looked_up_makes_the_root_undecidable(
     proc = run_plangate(inner, "status")
     _no_crash(proc, "REPO_ROOT_UNDECIDABLE")
     assert proc.returncode == 1
+
+
+@pytest.mark.parametrize("where", ["README.md", "nonexistent"])
+@pytest.mark.parametrize("argv", COMMANDS, ids=lambda a: " ".join(a[:2]))
+def test_a_directory_option_that_is_no_directory_is_a_reason(
+    run_cli: RunCli, git_repo: Path, where: str, argv: tuple[str, ...]
+) -> None:
+    res = run_cli(git_repo, "-C", where, *argv)
+    assert res.code == 1, res.err
+    assert "WORKING_DIRECTORY_UNAVAILABLE" in res.err
+    assert not (git_repo / "docs").exists()

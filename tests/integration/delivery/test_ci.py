@@ -260,3 +260,26 @@ def test_ci_refuses_a_working_tree_that_differs_under_docs_working(
         else:
             (repo / dirty).write_bytes(original)
     assert _ci(repo, run_cli, base)[0] == 0
+
+
+def test_ci_rejects_a_change_to_a_path_the_plan_says_not_to_touch(git_repo: Path, run_cli) -> None:
+    base = define_surfaces(git_repo)
+    (git_repo / "src").mkdir()
+    (git_repo / "src" / "app.py").write_text("x\n")
+    (git_repo / "src" / "keys.py").write_text("x\n")
+    commit_all(git_repo, "app")
+    plan = PLAN_MD.replace("- `src/app.py`\n", "- `src/**`\n").replace(
+        "- `tests/test_app.py`\n",
+        "- `tests/test_app.py`\n\n### \u89e6\u3089\u306a\u3044\n\n- `src/keys.py`\n",
+    )
+    make_task(git_repo, plan_md=plan)
+    approve_task(git_repo)
+    commit_all(git_repo, "record")
+    (git_repo / "src" / "app.py").write_text("y\n")
+    (git_repo / "src" / "keys.py").write_text("y\n")
+    commit_all(git_repo, "work")
+    code, body = _ci(git_repo, run_cli, base)
+    assert code == 1, body
+    assert [r["code"] for r in body["reasons"]] == ["CI_OUTSIDE_SCOPE"]
+    assert body["reasons"][0]["evidence"] == ["src/keys.py"]
+    assert body["facts"]["tasks"]["TASK-0001"]["denied_paths"] == ["src/keys.py"]

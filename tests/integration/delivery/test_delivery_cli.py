@@ -465,6 +465,11 @@ def test_record_from_another_ledger_is_unanchored_not_refused(task, run_cli):
     head = task.pr_commit()
     assert assess(task, run_cli, task.snapshot(head, checks=[])).code == 4
     (task.repo / ".plangate" / "ledger.sqlite3").unlink()
+    # A deleted ledger is never re-created silently: the record says one existed.
+    refused = assess(task, run_cli, task.snapshot(head))
+    assert refused.code == 1
+    assert "LEDGER_MISSING" in refused.out
+    assert run_cli(task.repo, "ledger", "init", "--force").code == 0  # a human starts over
     result = assess(task, run_cli, task.snapshot(head))
     assert result.code == 0
     assert json.loads(result.out)["facts"]["ledger_anchor"]["status"] == "unanchored"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from support.cli import RunCli
 from support.ledger import Backend, backend_fixture  # noqa: F401 -- the fixture
 
@@ -90,7 +92,9 @@ def test_export_then_verify_the_file_and_detect_edits(
     assert json.loads(res.out)["reasons"][0]["code"] == "LEDGER_HEAD_MISMATCH"
 
 
-def test_export_refuses_a_tampered_ledger(backend: Backend, run_cli: RunCli, tmp_path: Path) -> None:
+def test_export_refuses_a_tampered_ledger(
+    backend: Backend, run_cli: RunCli, tmp_path: Path
+) -> None:
     _seed(backend)
     rows = backend.raw_rows()
     backend.rewrite([rows[0], rows[2]])
@@ -105,8 +109,15 @@ def test_verify_with_anchor(backend: Backend, run_cli: RunCli) -> None:
     hashes = _seed(backend)
     res = run_cli(backend.repo, "ledger", "verify", "--anchor", hashes[1], env=backend.env)
     assert res.code == 0, res.out
-    res = run_cli(backend.repo, "ledger", "verify", "--anchor", "sha256:" + "c" * 64, "--json",
-                  env=backend.env)
+    res = run_cli(
+        backend.repo,
+        "ledger",
+        "verify",
+        "--anchor",
+        "sha256:" + "c" * 64,
+        "--json",
+        env=backend.env,
+    )
     assert res.code == 1
     assert json.loads(res.out)["reasons"][0]["code"] == "LEDGER_ANCHOR_MISSING"
     res = run_cli(backend.repo, "ledger", "verify", "--anchor", "deadbeef", env=backend.env)
@@ -145,3 +156,74 @@ def test_usage_errors(git_repo: Path, run_cli: RunCli, tmp_path: Path) -> None:
     res = run_cli(git_repo, "ledger", "verify", "--jsonl", str(tmp_path / "missing.jsonl"))
     assert res.code == 1
     assert "LEDGER_EXPORT_UNREADABLE" in res.err
+
+
+def _closed_reader(cwd: Path, *argv: str) -> tuple[int, str]:
+    """Run plangate with stdout on a pipe whose reader takes one line and leaves."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[3] / "src")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "plangate", *argv],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away, as 'head -1' does
+    err = proc.stderr.read().decode()
+    return proc.wait(timeout=60), err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("ledger", "log"),
+        ("ledger", "log", "--json"),
+        ("ledger", "verify"),
+        ("ledger", "--help"),
+        ("--help",),
+    ],
+)
+def test_a_reader_that_leaves_early_ends_the_command_quietly(
+    git_repo: Path, argv: tuple[str, ...]
+) -> None:
+    from plangate.ledger import open_ledger
+
+    with open_ledger(git_repo, {}) as ledger:
+        for i in range(500):  # more output than a pipe buffer holds
+            ledger.append("c3_issue", "TASK-0001", {"i": i, "pad": "x" * 64})
+    code, err = _closed_reader(git_repo, *argv)
+    assert code in (0, 141), err
+    assert "Traceback" not in err
+    assert "INTERNAL_ERROR" not in err
+    assert "BrokenPipe" not in err
+    assert err == ""
+
+
+def test_a_closed_output_inside_a_command_is_exit_141_without_a_message(
+    git_repo: Path,
+) -> None:
+    import io
+
+    from plangate.cli.context import Context
+    from plangate.cli.main import main
+
+    class ClosedPipe(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    err = io.StringIO()
+    with_entries = git_repo
+    from plangate.ledger import open_ledger
+
+    with open_ledger(with_entries, {}) as ledger:
+        ledger.append("c3_issue", "TASK-0001", {"i": 1})
+    ctx = Context(cwd=git_repo, stdout=ClosedPipe(), stderr=err, env={})
+    assert main(["ledger", "log"], ctx) == 141
+    assert err.getvalue() == ""

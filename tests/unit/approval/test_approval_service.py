@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,7 +41,16 @@ def test_issue_derives_the_loopspec_hash_from_the_plan_it_hashes(
         (task_dir(git_repo) / "plan.md").write_text(EDITED)
         return snapshot
 
+    real_append = service._ledger_append
+
+    def restore_then_append(*args: Any) -> None:
+        # plan.md is back to the judged bytes by the time of the write: a record
+        # whose hashes came from two different reads would now be stale.
+        (task_dir(git_repo) / "plan.md").write_bytes(original)
+        real_append(*args)
+
     monkeypatch.setattr(service, "read_task_snapshot", read_then_swap)
+    monkeypatch.setattr(service, "_ledger_append", restore_then_append)
     result = issue_task(git_repo, _request(git_repo), {},
                         reviewers_file=reviewers_file(tmp_path / "rev.json"),
                         loopspec_actors="maker,checker")

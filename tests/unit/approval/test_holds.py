@@ -116,3 +116,29 @@ def test_every_policy_rejects_what_the_acceptor_rejects(task: Approved) -> None:
 def test_an_unknown_policy_is_a_programming_error(task: Approved) -> None:
     with pytest.raises(ValueError, match="unknown policy"):
         holds_for_head(task.repo, task.snapshot, task.approved, policy="nearby")
+
+
+def test_descendant_in_scope_rejects_a_commit_to_a_path_the_plan_denies(git_repo: Path) -> None:
+    denying = PLAN_MD.replace("- `src/app.py`\n", "- `src/**`\n").replace(
+        "- `tests/test_app.py`\n",
+        "- `tests/test_app.py`\n\n### Do not touch\n\n- `src/keys.py`\n",
+    )
+    make_task(git_repo, plan_md=denying)
+    approved = approve_task(git_repo)
+    snapshot = read_task_snapshot(task_dir(git_repo))
+    scope = derive_scope(denying.encode())
+    assert scope.denied == ("src/keys.py",)
+    (git_repo / "src").mkdir(exist_ok=True)
+    for path, expected in (("src/app.py", ("ACCEPTED", ())),
+                           ("src/keys.py", ("REJECTED", ("HOOK_COMMITTED_OUTSIDE_SCOPE",)))):
+        (git_repo / path).write_text("x\n")
+        git(git_repo, "add", path)
+        git(git_repo, "commit", "-q", "-m", f"change {path}")
+        head = git(git_repo, "rev-parse", "HEAD")
+        result = holds_for_head(git_repo, snapshot, head, policy=DESCENDANT_IN_SCOPE, scope=scope)
+        assert (result.verdict, result.codes) == expected
+        # the bare allowed patterns (no deny list) would have accepted the denied path
+        bare = holds_for_head(git_repo, snapshot, head, policy=DESCENDANT_IN_SCOPE,
+                              scope=scope.patterns)
+        assert bare.verdict == "ACCEPTED"
+    assert approved

@@ -51,11 +51,12 @@ def test_human_table_is_aligned(git_repo: Path, run_cli) -> None:
         "C-2",
         "RECORD",
         "DECISION",
-        "VERIFY",
+        "AT",
+        "EXEC",
         "FIRST",
         "REASON",
     ]
-    column = lines[0].index("VERIFY")
+    column = lines[0].index("AT EXEC")
     assert lines[1][column:].startswith("ACCEPTED")
     assert lines[2][column:].startswith("REJECTED")
     assert lines[-1] == "2 task(s): 1 ACCEPTED, 1 REJECTED"
@@ -68,7 +69,7 @@ def test_format_table_pads_columns() -> None:
     ]
     header, first, second = format_table(rows)
     assert header.index("PACKAGE") == first.index("6/6") == second.index("0/6")
-    assert header.index("VERIFY") == first.index("ACCEPTED") == second.index("REJECTED")
+    assert header.index("AT EXEC") == first.index("ACCEPTED") == second.index("REJECTED")
     assert header.index("C-1") == second.index("file_missing")
 
 
@@ -166,3 +167,32 @@ def test_status_in_a_plain_directory_fails_closed(tmp_path: Path, run_cli) -> No
     assert code == 0
     assert doc["tasks"][0]["verdict"] == "REJECTED"
     assert "C3_SOURCE_SHA_UNRESOLVED" in [r["code"] for r in doc["tasks"][0]["reasons"]]
+
+
+def test_first_reason_is_the_verdicts_own_and_package_problems_stand_beside_it(
+    git_repo: Path, run_cli
+) -> None:
+    # A record that verifies while a marker is missing: the row says what exec
+    # would answer, never ACCEPTED next to a reason that did not decide it.
+    approve_task(git_repo, run_cli, "TASK-0001")
+    review = task_dir(git_repo, "TASK-0001") / "review-self.md"
+    lines = [ln for ln in review.read_text().splitlines() if "C1-VERDICT" not in ln]
+    review.write_text("\n".join(lines) + "\n")
+    _code, doc = _status(git_repo, run_cli, "TASK-0001")
+    row = doc["tasks"][0]
+    codes = [r["code"] for r in row["reasons"]]
+    assert row["first_reason"] == (codes[0] if codes else "")
+    assert row["package_reason"] == "EVIDENCE_C1_MARKER_MISSING"
+    assert row["at"] == "exec"
+
+
+def test_the_verdict_is_the_one_exec_would_get_when_head_moved(git_repo: Path, run_cli) -> None:
+    approve_task(git_repo, run_cli, "TASK-0001")
+    (git_repo / "other.txt").write_text("x\n")
+    for args in (["add", "other.txt"], ["commit", "-qm", "move HEAD"]):
+        subprocess.run(["git", *args], cwd=git_repo, env=scrubbed_env(), check=True,
+                       capture_output=True)
+    _code, doc = _status(git_repo, run_cli, "TASK-0001")
+    row = doc["tasks"][0]
+    assert row["verdict"] == "REJECTED"
+    assert row["first_reason"] == "C3_SOURCE_SHA_MISMATCH"

@@ -17,8 +17,13 @@ BASE, HEAD = "b" * 40, "h" * 40
 PLAN = b"# Plan\n\n## Files / Components to Touch\n- `src/**`\n"
 ARTIFACTS = ("plan.md", "todo.md")
 SURFACES = ResolvedSurfaces(
-    "downstream", "x", None, (ProtectedPattern("**/approvals/**", "approval", "records"),
-                              ProtectedPattern("AGENTS.md", "rules", "agent rules"))
+    "downstream",
+    "x",
+    None,
+    (
+        ProtectedPattern("**/approvals/**", "approval", "records"),
+        ProtectedPattern("AGENTS.md", "rules", "agent rules"),
+    ),
 )
 ACCEPTED_TASK = TaskFacts("TASK-0001", None, Result("ACCEPTED", (), {}), PLAN, ARTIFACTS)
 TASK_FILES = ("docs/working/TASK-0001/plan.md", "docs/working/TASK-0001/approvals/c3.json")
@@ -38,10 +43,25 @@ EXPECTED_ORDER = (
 )
 
 
-def facts(*changed: str, tasks=(ACCEPTED_TASK,), surfaces=SURFACES, checked_out=HEAD,
-          unmatchable=(), dirty=()):
-    return PullRequestFacts(BASE, HEAD, checked_out, (*TASK_FILES, *changed), surfaces,
-                            tuple(tasks), "m" * 40, unmatchable, dirty)
+def facts(
+    *changed: str,
+    tasks=(ACCEPTED_TASK,),
+    surfaces=SURFACES,
+    checked_out=HEAD,
+    unmatchable=(),
+    dirty=(),
+):
+    return PullRequestFacts(
+        BASE,
+        HEAD,
+        checked_out,
+        (*TASK_FILES, *changed),
+        surfaces,
+        tuple(tasks),
+        "m" * 40,
+        unmatchable,
+        dirty,
+    )
 
 
 def codes(result: Result) -> list[str]:
@@ -55,7 +75,7 @@ def test_the_table_order():
 
 def test_the_documented_table_is_the_tables_order():
     doc = (ROOT / "docs" / "agents.md").read_text()
-    section = doc[doc.index("## CI: `plangate ci check`"):doc.index("## doctor")]
+    section = doc[doc.index("## CI: `plangate ci check`") : doc.index("## doctor")]
     names = re.findall(r"^\| `([a-z_]+)` \|", section, flags=re.MULTILINE)
     assert names == [rule.name for rule in RULES]
 
@@ -71,23 +91,44 @@ def test_in_scope_task_work_is_accepted():
 ROW_CASES = {
     "head_checked_out": (facts(checked_out="c" * 40), "REJECTED", ["CI_HEAD_NOT_CHECKED_OUT"]),
     "surfaces_available": (
-        facts("src/app.py", surfaces=ResolvedSurfaces(
-            "downstream", "x", None, (), Reason("SURFACES_VERSION", "bad"))),
-        "REJECTED", ["CI_SURFACES_UNAVAILABLE"],
+        facts(
+            "src/app.py",
+            surfaces=ResolvedSurfaces(
+                "downstream", "x", None, (), Reason("SURFACES_VERSION", "bad")
+            ),
+        ),
+        "REJECTED",
+        ["CI_SURFACES_UNAVAILABLE"],
     ),
     "tasks_verified": (
-        facts(tasks=(ACCEPTED_TASK._replace(outcome=Result("REJECTED", (
-            Reason("C3_PLAN_HASH_MISMATCH", "plan changed"),), {})),)),
-        "REJECTED", ["CI_TASK_NOT_VERIFIED", "CI_PROTECTED_SURFACE"],
+        facts(
+            tasks=(
+                ACCEPTED_TASK._replace(
+                    outcome=Result(
+                        "REJECTED", (Reason("C3_PLAN_HASH_MISMATCH", "plan changed"),), {}
+                    )
+                ),
+            )
+        ),
+        "REJECTED",
+        ["CI_TASK_NOT_VERIFIED", "CI_PROTECTED_SURFACE"],
     ),
-    "paths_matchable": (facts(unmatchable=(("a\tb.py", "PATH_HAS_CONTROL"),)), "REJECTED",
-                        ["CI_PATH_UNMATCHABLE"]),
+    "paths_matchable": (
+        facts(unmatchable=(("a\tb.py", "PATH_HAS_CONTROL"),)),
+        "REJECTED",
+        ["CI_PATH_UNMATCHABLE"],
+    ),
     "in_scope": (facts("stray.py"), "REJECTED", ["CI_OUTSIDE_SCOPE"]),
     "protected_surfaces": (facts("src/approvals/x.py"), "HUMAN_REQUIRED", ["CI_PROTECTED_SURFACE"]),
     "surfaces_defined": (
-        facts("src/app.py", surfaces=SURFACES._replace(
-            provenance="bundled_template", problem=Reason("HO_BOUNDARY_UNDEFINED", "template"))),
-        "HUMAN_REQUIRED", ["HO_BOUNDARY_UNDEFINED"],
+        facts(
+            "src/app.py",
+            surfaces=SURFACES._replace(
+                provenance="bundled_template", problem=Reason("HO_BOUNDARY_UNDEFINED", "template")
+            ),
+        ),
+        "HUMAN_REQUIRED",
+        ["HO_BOUNDARY_UNDEFINED"],
     ),
     "trust_root_readable": (
         facts()._replace(trust_problem=Reason("AUTH_TRUST_MALFORMED", "bad toml")),
@@ -243,8 +284,9 @@ def test_a_plan_without_paths_has_no_scope():
 def test_an_unreadable_task_is_not_verified():
     task = TaskFacts("TASK-0001", read_error=Reason("TASK_DIR_SYMLINK", "a symlink", "fix it"))
     result = decide(facts(tasks=(task,)))
-    assert result.reasons[0] == Reason("CI_TASK_NOT_VERIFIED", "TASK-0001: TASK_DIR_SYMLINK: a symlink",
-                                       "fix it")
+    assert result.reasons[0] == Reason(
+        "CI_TASK_NOT_VERIFIED", "TASK-0001: TASK_DIR_SYMLINK: a symlink", "fix it"
+    )
     assert result.facts["tasks"] == {"TASK-0001": {"verdict": "REJECTED"}}
 
 
@@ -254,6 +296,173 @@ def test_protected_surfaces_match_case_folded():
 
 
 def test_touched_tasks_are_the_task_directories_changed():
-    assert touched_tasks(("docs/working/TASK-0002/plan.md", "docs/working/TASK-0001/a/b",
-                          "docs/working/TASK-001/x", "docs/working/TASK-0003")) == [
-        "TASK-0001", "TASK-0002"]
+    assert touched_tasks(
+        (
+            "docs/working/TASK-0002/plan.md",
+            "docs/working/TASK-0001/a/b",
+            "docs/working/TASK-001/x",
+            "docs/working/TASK-0003",
+        )
+    ) == ["TASK-0001", "TASK-0002"]
+
+
+DENY_PLAN = (
+    b"# Plan\n\n## Files / Components to Touch\n- `src/**`\n- Do not touch: `src/secret/**`\n"
+)
+
+
+def test_a_path_the_plan_denies_is_outside_scope_whatever_it_allows():
+    task = ACCEPTED_TASK._replace(plan=DENY_PLAN)
+    result = decide(facts("src/app.py", "src/Secret/key.py", tasks=(task,)))
+    assert (result.verdict, codes(result)) == ("REJECTED", ["CI_OUTSIDE_SCOPE"])
+    assert result.reasons[0].evidence == ("src/Secret/key.py",)
+    assert result.facts["tasks"]["TASK-0001"]["denied_paths"] == ["src/secret/**"]
+    assert result.facts["outside_scope"] == ["src/Secret/key.py"]
+
+
+def test_a_plan_without_denied_paths_records_none():
+    result = decide(facts("src/app.py"))
+    assert result.facts["tasks"]["TASK-0001"] == {
+        "verdict": "ACCEPTED",
+        "codes": [],
+        "allowed_paths": ["src/**"],
+    }
+
+
+def test_a_deny_in_one_task_applies_to_another_tasks_allowed_paths():
+    other = TaskFacts("TASK-0002", None, Result("ACCEPTED", (), {}), PLAN, ARTIFACTS)
+    denying = ACCEPTED_TASK._replace(plan=DENY_PLAN)
+    result = decide(
+        facts("src/secret/a.py", "docs/working/TASK-0002/plan.md", tasks=(denying, other))
+    )
+    assert codes(result) == ["CI_OUTSIDE_SCOPE"]
+
+
+def test_the_tasks_own_verified_files_and_plangates_ignore_file_are_not_protected():
+    surfaces = ResolvedSurfaces(
+        "downstream",
+        "x",
+        None,
+        (
+            ProtectedPattern("docs/working/**", "approval", "records"),
+            ProtectedPattern(".plangate/**", "settings", "plangate"),
+        ),
+    )
+    result = decide(
+        facts(".plangate/.gitignore", "docs/working/TASK-0001/todo.md", surfaces=surfaces)
+    )
+    assert (result.verdict, codes(result)) == ("ACCEPTED", [])
+    result = decide(facts("docs/working/TASK-0001/notes.md", surfaces=surfaces))
+    assert result.verdict == "HUMAN_REQUIRED"
+    assert result.reasons[-1].evidence == ("docs/working/TASK-0001/notes.md",)
+
+
+def test_a_task_neither_read_nor_judged_is_not_verified():
+    result = decide(facts(tasks=(TaskFacts("TASK-0001"),)))
+    assert result.reasons[0] == Reason("CI_TASK_NOT_VERIFIED", "TASK-0001: ?: not read")
+    assert result.verdict == "REJECTED"
+
+
+def test_a_rejected_task_names_its_first_reason_or_says_it_was_not_accepted():
+    task = ACCEPTED_TASK._replace(outcome=Result("REJECTED", (), {}))
+    result = decide(facts(tasks=(task,)))
+    assert result.reasons[0] == Reason(
+        "CI_TASK_NOT_VERIFIED",
+        "TASK-0001: REJECTED: ?: not accepted",
+        "run 'plangate c3 verify' on the head checkout",
+    )
+    assert result.facts["tasks"]["TASK-0001"] == {"verdict": "REJECTED", "codes": []}
+    two = (Reason("C3_A", "first"), Reason("C3_B", "second"))
+    task = ACCEPTED_TASK._replace(outcome=Result("HUMAN_REQUIRED", two, {}))
+    result = decide(facts(tasks=(task,)))
+    assert result.reasons[0].message == "TASK-0001: HUMAN_REQUIRED: C3_A: first"
+    assert result.facts["tasks"]["TASK-0001"] == {
+        "verdict": "HUMAN_REQUIRED",
+        "codes": ["C3_A", "C3_B"],
+    }
+
+
+def test_source_not_ancestor_among_other_codes_is_a_plain_rejection():
+    moved = Reason("CI_SOURCE_NOT_ANCESTOR", "not an ancestor")
+    task = ACCEPTED_TASK._replace(outcome=Result("REJECTED", (moved, Reason("X", "y")), {}))
+    result = decide(facts(tasks=(task,)))
+    assert result.reasons[0].code == "CI_TASK_NOT_VERIFIED"
+
+
+def test_messages_name_at_most_eight_paths_and_evidence_holds_them_all():
+    many = tuple(f"stray{i}.py" for i in range(9))
+    result = decide(facts(*many))
+    reason = result.reasons[0]
+    assert reason.evidence == many
+    assert reason.message == (
+        "9 changed path(s) are outside every task's allowed paths or "
+        "denied by a task's plan: " + ", ".join(many[:8])
+    )
+    dirty = tuple(f"docs/working/TASK-0001/f{i}.md" for i in range(9))
+    reason = decide(facts(dirty=dirty)).reasons[0]
+    assert reason.message.endswith(", ".join(dirty[:8]))
+    assert reason.message.startswith("9 file(s) under docs/working/ differ from the head: ")
+    bad = tuple((f"x{i}\t.py", "PATH_HAS_CONTROL") for i in range(9))
+    reason = decide(facts(unmatchable=bad)).reasons[0]
+    assert reason.message.count("PATH_HAS_CONTROL") == 8
+    assert len(reason.evidence) == 9
+    approvals = tuple(f"src/approvals/a{i}.py" for i in range(9))
+    reason = decide(facts(*approvals)).reasons[0]
+    assert reason.message == "9 protected surface(s) changed: " + ", ".join(approvals[:8])
+    assert reason.evidence == approvals
+    result = decide(PullRequestFacts(BASE, HEAD, HEAD, many, SURFACES, ()))
+    assert result.reasons[0].message == (
+        "9 changed path(s) belong to no task: " + ", ".join(many[:8])
+    )
+
+
+def test_the_head_mismatch_message_names_both_commits():
+    result = decide(facts(checked_out="c" * 40))
+    assert result.reasons[0].message == (
+        f"the working tree is at {'c' * 12}, not the head {HEAD[:12]}"
+    )
+
+
+def test_unavailable_surfaces_do_not_stop_the_other_rows():
+    result = decide(facts("stray.py", surfaces=None))
+    assert codes(result) == ["CI_SURFACES_UNAVAILABLE", "CI_OUTSIDE_SCOPE"]
+    assert "surfaces_provenance" not in result.facts
+    assert "protected_paths" not in result.facts
+
+
+def test_facts_of_a_judged_pull_request():
+    result = decide(
+        facts(
+            "src/app.py",
+            "stray.py",
+            "src/approvals/x.py",
+            unmatchable=(("a\tb", "PATH_HAS_CONTROL"),),
+        )
+    )
+    assert result.facts == {
+        "base": BASE,
+        "head": HEAD,
+        "merge_base": "m" * 40,
+        "tasks": {"TASK-0001": {"verdict": "ACCEPTED", "codes": [], "allowed_paths": ["src/**"]}},
+        "changed_paths": [*TASK_FILES, "src/app.py", "stray.py", "src/approvals/x.py"],
+        "unmatchable_paths": ["a\tb"],
+        "authority": "unauthenticated: the base commit has no trust root requiring signatures",
+        "surfaces_provenance": "downstream",
+        "outside_scope": ["stray.py"],
+        "protected_paths": ["src/approvals/x.py"],
+    }
+
+
+def test_a_definition_without_entries_protects_nothing_and_is_unavailable():
+    empty = ResolvedSurfaces("downstream", "x", None, (), Reason("HO_BOUNDARY_UNDEFINED", "t"))
+    result = decide(facts("src/app.py", surfaces=empty))
+    assert codes(result) == ["CI_SURFACES_UNAVAILABLE"]
+    assert result.facts["protected_paths"] == []
+
+
+def test_a_rejected_row_and_a_human_row_give_the_rejection():
+    result = decide(facts("stray.py", "src/approvals/x.py"))
+    assert (result.verdict, codes(result)) == (
+        "REJECTED",
+        ["CI_OUTSIDE_SCOPE", "CI_PROTECTED_SURFACE"],
+    )

@@ -1,9 +1,10 @@
 """The delivery state machine: the decision table row by row, the states and actions with
-literal snapshots, the recorded entries, properties over generated snapshots, the contract."""
+literal snapshots, the recorded entries, the contract (properties over generated snapshots: tests/property)."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import json
 import re
@@ -11,15 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from plangate.delivery.log import parse_record_bytes, rows_bytes, seal_entries
 from plangate.delivery.machine import (
+    ACTION_KINDS,
     EXITS,
     PRIORITY_ORDER,
+    REPAIR_KINDS,
     RULES,
-    STATE_EXIT_CODES,
     STATES,
     Ancestry,
     BoundRecord,
@@ -30,6 +30,10 @@ from plangate.delivery.machine import (
     contract,
     contract_text,
     exit_code_for_state,
+    protected_hits,
+    receipts_for,
+    state_body,
+    surfaces_problem,
 )
 from plangate.delivery.pr_snapshot import SNAPSHOT_RULE, SnapshotInvalid, parse_snapshot
 from plangate.surfaces import ProtectedPattern, ResolvedSurfaces
@@ -103,7 +107,14 @@ def run(
     ancestry: Ancestry = DESCENDS,
     surfaces: ResolvedSurfaces = SURFACES,
 ):
-    return assess(parse_snapshot(snapshot), entries, scope=scope, ancestry=ancestry, record=RECORD, surfaces=surfaces)
+    return assess(
+        parse_snapshot(snapshot),
+        entries,
+        scope=scope,
+        ancestry=ancestry,
+        record=RECORD,
+        surfaces=surfaces,
+    )
 
 
 def receipt(action_kind: str, round_no: Any, *, pr: int = 7, finding_type: str | None = None):
@@ -676,20 +687,75 @@ def test_result_facts_and_verdict():
 
 IN_SCOPE_APPROVALS = "src/app/approvals/x.py"  # inside the plan's scope, a protected surface
 ROW_CASES: dict[str, tuple[dict[str, Any], dict[str, Any], str, str | None]] = {
-    "plan_deviation": ({"changed_files": ["bin/tool"]}, {}, "EXEC_RETURN", "DELIVERY_PLAN_DEVIATION"),
-    "protected_surface": ({"changed_files": [IN_SCOPE_APPROVALS]}, {}, "HUMAN_ESCALATED", "DELIVERY_TOUCHES_PROTECTED_SURFACE"),
-    "escalation_flags": ({"escalation_flags": ["touches_ho"]}, {}, "HUMAN_ESCALATED", "DELIVERY_ESCALATION_FLAGGED"),
-    "ancestry_fail": ({}, {"ancestry": Ancestry("diverged", "git")}, "HUMAN_ESCALATED", "DELIVERY_ANCESTRY_DIVERGED"),
-    "unknown_check_conclusion": ({"checks": [{"name": "ci", "sha": HEAD, "conclusion": "weird"}]}, {}, "HUMAN_ESCALATED", "DELIVERY_CHECK_CONCLUSION_UNKNOWN"),
-    "taxonomy_unverifiable": ({"checks": FAIL, "ci_failure_taxonomy": "permission"}, {}, "HUMAN_ESCALATED", "DELIVERY_CI_TAXONOMY_UNVERIFIABLE"),
-    "round_limit": ({"checks": FAIL, "ci_failure_taxonomy": "code"}, {"entries": ("repair_ci", 3)}, "HUMAN_ESCALATED", "DELIVERY_ROUND_LIMIT"),
-    "same_type_recurrence": ({"findings": [MAJOR]}, {"entries": ("repair_review", 1)}, "REVIEW_REPAIR", "DELIVERY_FINDING_RECURRENCE"),
-    "ci_failed": ({"checks": FAIL, "ci_failure_taxonomy": "code"}, {}, "CHECKS_FAILED", "DELIVERY_CHECKS_FAILED"),
+    "plan_deviation": (
+        {"changed_files": ["bin/tool"]},
+        {},
+        "EXEC_RETURN",
+        "DELIVERY_PLAN_DEVIATION",
+    ),
+    "protected_surface": (
+        {"changed_files": [IN_SCOPE_APPROVALS]},
+        {},
+        "HUMAN_ESCALATED",
+        "DELIVERY_TOUCHES_PROTECTED_SURFACE",
+    ),
+    "escalation_flags": (
+        {"escalation_flags": ["touches_ho"]},
+        {},
+        "HUMAN_ESCALATED",
+        "DELIVERY_ESCALATION_FLAGGED",
+    ),
+    "ancestry_fail": (
+        {},
+        {"ancestry": Ancestry("diverged", "git")},
+        "HUMAN_ESCALATED",
+        "DELIVERY_ANCESTRY_DIVERGED",
+    ),
+    "unknown_check_conclusion": (
+        {"checks": [{"name": "ci", "sha": HEAD, "conclusion": "weird"}]},
+        {},
+        "HUMAN_ESCALATED",
+        "DELIVERY_CHECK_CONCLUSION_UNKNOWN",
+    ),
+    "taxonomy_unverifiable": (
+        {"checks": FAIL, "ci_failure_taxonomy": "permission"},
+        {},
+        "HUMAN_ESCALATED",
+        "DELIVERY_CI_TAXONOMY_UNVERIFIABLE",
+    ),
+    "round_limit": (
+        {"checks": FAIL, "ci_failure_taxonomy": "code"},
+        {"entries": ("repair_ci", 3)},
+        "HUMAN_ESCALATED",
+        "DELIVERY_ROUND_LIMIT",
+    ),
+    "same_type_recurrence": (
+        {"findings": [MAJOR]},
+        {"entries": ("repair_review", 1)},
+        "REVIEW_REPAIR",
+        "DELIVERY_FINDING_RECURRENCE",
+    ),
+    "ci_failed": (
+        {"checks": FAIL, "ci_failure_taxonomy": "code"},
+        {},
+        "CHECKS_FAILED",
+        "DELIVERY_CHECKS_FAILED",
+    ),
     "conflict": ({"mergeable": "CONFLICTING"}, {}, "CONFLICT", "DELIVERY_CONFLICT"),
     "review_findings": ({"findings": [MINOR]}, {}, "REVIEW_REPAIR", "DELIVERY_FINDINGS_UNRESOLVED"),
     "waiting_checks": ({"checks": []}, {}, "WAITING_FOR_CHECKS", "DELIVERY_NO_CHECKS_AT_HEAD"),
-    "waiting_review": ({"review": {"state": "pending", "sha": HEAD}}, {}, "WAITING_FOR_REVIEW", "DELIVERY_REVIEW_NOT_APPROVED_AT_HEAD"),
-    "merge_ready_candidate": ({"dod_evaluated": False}, {}, "MERGE_READY_CANDIDATE", "DELIVERY_DOD_NOT_EVALUATED"),
+    "waiting_review": (
+        {"review": {"state": "pending", "sha": HEAD}},
+        {},
+        "WAITING_FOR_REVIEW",
+        "DELIVERY_REVIEW_NOT_APPROVED_AT_HEAD",
+    ),
+    "merge_ready_candidate": (
+        {"dod_evaluated": False},
+        {},
+        "MERGE_READY_CANDIDATE",
+        "DELIVERY_DOD_NOT_EVALUATED",
+    ),
     "merge_ready": ({}, {}, "MERGE_READY", None),
 }
 
@@ -700,7 +766,9 @@ def _row_case(name: str):
     entries: tuple[dict[str, Any], ...] = ()
     if "entries" in kwargs:
         kind, round_no = kwargs.pop("entries")
-        entries = chain(receipt(kind, round_no, finding_type="lint" if kind == "repair_review" else None))
+        entries = chain(
+            receipt(kind, round_no, finding_type="lint" if kind == "repair_review" else None)
+        )
     return run(snap(**overrides), entries, **kwargs), state, code
 
 
@@ -725,15 +793,25 @@ def test_the_last_row_always_decides():
 
 # Inputs for neighbouring rows that read the same field, built to satisfy both.
 BOTH: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {
-    ("plan_deviation", "protected_surface"): ({"changed_files": ["bin/tool", IN_SCOPE_APPROVALS]}, {}),
+    ("plan_deviation", "protected_surface"): (
+        {"changed_files": ["bin/tool", IN_SCOPE_APPROVALS]},
+        {},
+    ),
     ("unknown_check_conclusion", "taxonomy_unverifiable"): (
-        {"checks": [{"name": "e2e", "sha": HEAD, "conclusion": "weird"}, *FAIL], "ci_failure_taxonomy": "permission"},
+        {
+            "checks": [{"name": "e2e", "sha": HEAD, "conclusion": "weird"}, *FAIL],
+            "ci_failure_taxonomy": "permission",
+        },
         {},
     ),
     ("taxonomy_unverifiable", "round_limit"): (
-        {"checks": FAIL, "ci_failure_taxonomy": "permission"}, {"entries": ("repair_ci", 3)}
+        {"checks": FAIL, "ci_failure_taxonomy": "permission"},
+        {"entries": ("repair_ci", 3)},
     ),
-    ("round_limit", "same_type_recurrence"): ({"findings": [MAJOR]}, {"entries": ("repair_review", 3)}),
+    ("round_limit", "same_type_recurrence"): (
+        {"findings": [MAJOR]},
+        {"entries": ("repair_review", 3)},
+    ),
 }
 
 
@@ -749,12 +827,16 @@ def test_each_row_wins_over_the_next(earlier, later):
     entries: tuple[dict[str, Any], ...] = ()
     if "entries" in extra:
         kind, round_no = extra.pop("entries")
-        entries = chain(receipt(kind, round_no, finding_type="lint" if kind == "repair_review" else None))
+        entries = chain(
+            receipt(kind, round_no, finding_type="lint" if kind == "repair_review" else None)
+        )
     alone = {**ROW_CASES[later][1]}
     alone_entries: tuple[dict[str, Any], ...] = ()
     if "entries" in alone:
         kind, round_no = alone.pop("entries")
-        alone_entries = chain(receipt(kind, round_no, finding_type="lint" if kind == "repair_review" else None))
+        alone_entries = chain(
+            receipt(kind, round_no, finding_type="lint" if kind == "repair_review" else None)
+        )
     assert run(snap(**ROW_CASES[later][0]), alone_entries, **alone).rule == later
     assert run(snap(**overrides), entries, **extra).rule == earlier
 
@@ -769,17 +851,28 @@ def test_an_invalid_snapshot_is_refused_before_any_row():
 # -- the protected-surface definition the PR is judged by ---------------------------
 
 
-def _defined(problem: Reason | None = None, provenance: str = "downstream", entries=SURFACES.entries):
+def _defined(
+    problem: Reason | None = None, provenance: str = "downstream", entries=SURFACES.entries
+):
     return ResolvedSurfaces(provenance, "x.toml", None, entries, problem)
 
 
 @pytest.mark.parametrize(
     ("surfaces", "needle"),
     [
-        (_defined(Reason("SURFACES_INVALID_TOML", "bad toml"), entries=()), "SURFACES_INVALID_TOML: bad toml"),
+        (
+            _defined(Reason("SURFACES_INVALID_TOML", "bad toml"), entries=()),
+            "SURFACES_INVALID_TOML: bad toml",
+        ),
         (_defined(entries=()), "it has no entries"),
-        (_defined(Reason("GIT_FAILED", "no such commit"), entries=()), "GIT_FAILED: no such commit"),
-        (_defined(Reason("HO_BOUNDARY_UNDEFINED", "template"), "bundled_template", ()), "HO_BOUNDARY_UNDEFINED"),
+        (
+            _defined(Reason("GIT_FAILED", "no such commit"), entries=()),
+            "GIT_FAILED: no such commit",
+        ),
+        (
+            _defined(Reason("HO_BOUNDARY_UNDEFINED", "template"), "bundled_template", ()),
+            "HO_BOUNDARY_UNDEFINED",
+        ),
     ],
 )
 def test_an_unusable_definition_escalates(surfaces, needle):
@@ -800,7 +893,9 @@ def test_the_bundled_templates_entries_judge_a_repository_without_its_own_defini
 def test_protected_surfaces_match_case_folded_and_are_reported():
     result = run(snap(changed_files=["src/app/Approvals/x.py"]))
     assert result.reasons[0].code == "DELIVERY_TOUCHES_PROTECTED_SURFACE"
-    assert result.facts["protected_surfaces"]["hits"] == ["src/app/Approvals/x.py (approval: **/approvals/**)"]
+    assert result.facts["protected_surfaces"]["hits"] == [
+        "src/app/Approvals/x.py (approval: **/approvals/**)"
+    ]
     assert result.facts["protected_surfaces"]["pattern_count"] == 2
 
 
@@ -808,126 +903,6 @@ def test_a_path_that_cannot_be_matched_counts_as_protected():
     from plangate.delivery.machine import protected_hits
 
     assert protected_hits(SURFACES, ["a\\b.py"]) == ["a\\b.py (human-owned: <unmatchable path>)"]
-
-
-# -- properties over generated valid snapshots ------------------------------------
-
-SHAS = ["a" * 40, "b" * 40]
-PROP_SCOPE = Scope(("src/**", "docs/*.md"))
-CONCLUSIONS = ["success", "neutral", "failure", "pending", "queued", "weird", "timed_out"]
-
-checks = st.lists(
-    st.builds(
-        lambda name, sha, conclusion: {"name": name, "sha": sha, "conclusion": conclusion},
-        st.sampled_from(["ci", "lint", "e2e"]),
-        st.sampled_from(SHAS),
-        st.sampled_from(CONCLUSIONS),
-    ),
-    max_size=4,
-    unique_by=lambda c: (c["name"], c["sha"]),
-)
-dispositions = st.sampled_from(
-    [
-        None,
-        {"kind": "adopted", "repair_commit": "d" * 40},
-        {"kind": "adopted", "repair_commit": ""},
-        {"kind": "rejected", "evidence_ref": "e.log"},
-        {"kind": "rejected", "evidence_ref": ""},
-    ]
-)
-findings = st.lists(
-    st.builds(
-        lambda i, t, s, d: {"id": f"F{i}", "finding_type": t, "severity": s, "disposition": d},
-        st.integers(0, 9),
-        st.sampled_from(["lint", "logic"]),
-        st.sampled_from(["critical", "major", "minor", "info"]),
-        dispositions,
-    ),
-    max_size=3,
-    unique_by=lambda f: f["id"],
-)
-snapshots = st.builds(
-    lambda head, mergeable, cs, review_state, review_sha, fs, files, flags, dod, taxonomy: {
-        "task_id": "TASK-0001",
-        "pr_number": 7,
-        "head_sha": head,
-        "mergeable": mergeable,
-        "checks": cs,
-        "review": {"state": review_state, "sha": review_sha},
-        "findings": fs,
-        "changed_files": files,
-        "escalation_flags": flags,
-        "dod_evaluated": dod,
-        "ci_failure_taxonomy": taxonomy,
-    },
-    st.sampled_from(SHAS),
-    st.sampled_from(["MERGEABLE", "CONFLICTING", "UNKNOWN"]),
-    checks,
-    st.sampled_from(["approved", "pending", "changes_requested"]),
-    st.sampled_from(SHAS),
-    findings,
-    st.lists(
-        st.sampled_from(["src/a.py", "src/x/b.py", "docs/n.md", "bin/t", "docs/x/y.md"]),
-        max_size=3,
-        unique=True,
-    ),
-    st.lists(st.sampled_from(["touches_ho"]), max_size=1),
-    st.booleans(),
-    st.sampled_from([None, "code", "flaky", "permission"]),
-)
-ancestries = st.sampled_from([Ancestry("descends"), Ancestry("diverged"), Ancestry("unmeasurable")])
-
-
-def _strip(rows: Any) -> list[dict[str, Any]]:
-    return [{k: v for k, v in r.items() if k not in ("prev", "at", "entry_id")} for r in rows]
-
-
-@settings(max_examples=150, deadline=None)
-@given(snapshots, ancestries)
-def test_assessing_twice_appends_nothing_the_second_time(raw, ancestry):
-    snapshot = parse_snapshot(raw)
-    first = assess(snapshot, (), scope=PROP_SCOPE, ancestry=ancestry, record=RECORD, surfaces=SURFACES)
-    entries = parse_record_bytes(
-        rows_bytes(seal_entries(list(first.new_entries), prev=None, at="2026-12-02T10:00:00Z"))
-    )
-    second = assess(snapshot, entries, scope=PROP_SCOPE, ancestry=ancestry, record=RECORD, surfaces=SURFACES)
-    assert second.new_entries == ()
-    assert second.state == first.state
-    assert [a["action_id"] for a in second.actions] == [a["action_id"] for a in first.actions]
-
-
-@settings(max_examples=150, deadline=None)
-@given(snapshots, ancestries)
-def test_merge_ready_only_when_everything_holds(raw, ancestry):
-    snapshot = parse_snapshot(raw)
-    result = assess(snapshot, (), scope=PROP_SCOPE, ancestry=ancestry, record=RECORD, surfaces=SURFACES)
-    assert result.state in STATE_EXIT_CODES
-    assert int(exit_code_for_state(result.state)) in (0, 1, 3, 4)
-    if result.state == "MERGE_READY":
-        head = snapshot.head_sha
-        at_head = [c for c in snapshot.checks if c.sha == head]
-        assert ancestry.status == "descends"
-        assert at_head and all(c.conclusion in ("success", "neutral", "skipped") for c in at_head)
-        assert snapshot.review_state == "approved" and snapshot.review_sha == head
-        assert snapshot.mergeable == "MERGEABLE"
-        assert all(f.resolved for f in snapshot.findings)
-        assert snapshot.dod_evaluated and not snapshot.escalation_flags
-        assert snapshot.changed_files and all(
-            p.startswith(("src/", "docs/")) for p in snapshot.changed_files
-        )
-        assert result.merge_ready_record is not None
-    else:
-        assert result.reasons  # every non-terminal outcome says why
-        assert result.merge_ready_record is None
-
-
-@settings(max_examples=100, deadline=None)
-@given(snapshots)
-def test_ancestry_failure_never_merge_ready(raw):
-    snapshot = parse_snapshot(raw)
-    for status in ("diverged", "unmeasurable"):
-        result = assess(snapshot, (), scope=PROP_SCOPE, ancestry=Ancestry(status), record=RECORD, surfaces=SURFACES)  # type: ignore[arg-type]
-        assert result.state != "MERGE_READY"
 
 
 # -- the contract ------------------------------------------------------------------
@@ -956,7 +931,9 @@ def test_priority_order_is_the_documented_one_and_the_tables_order():
 
 def test_the_documented_rule_table_is_the_tables_order():
     doc = (ROOT / "docs" / "delivery.md").read_text()
-    section = doc[doc.index("## The rules (first match wins)"):doc.index("Only checks and the review")]
+    section = doc[
+        doc.index("## The rules (first match wins)") : doc.index("Only checks and the review")
+    ]
     names = [m.group(1) for m in re.finditer(r"^\| `([a-z_]+)` \|", section, flags=re.MULTILINE)]
     assert list(dict.fromkeys(names)) == list(PRIORITY_ORDER)
 
@@ -984,3 +961,400 @@ def test_docs_embed_the_contract_verbatim():
     doc = (ROOT / "docs" / "delivery.md").read_text()
     blocks = re.findall(r"```json contract\n(.*?)```", doc, flags=re.DOTALL)
     assert blocks == [contract_text()]
+
+
+def test_a_changed_file_the_plan_denies_is_a_deviation_even_inside_an_allowed_pattern():
+    allowed = run(snap(changed_files=["src/app/main.py"]), scope=Scope(("src/**",)))
+    assert allowed.state != "EXEC_RETURN"
+    denied = run(snap(changed_files=["src/app/main.py"]),
+                 scope=Scope(("src/**",), "", ("src/app",)))
+    assert denied.state == "EXEC_RETURN"
+    assert denied.reasons[0].code == "DELIVERY_PLAN_DEVIATION"
+    assert denied.reasons[0].evidence == ("src/app/main.py",)
+
+
+# -- what each row says, asks for and records ------------------------------------------
+
+
+def raw_receipt(action_kind: str, round_no: Any, pr: Any = 7, **extra: Any) -> dict[str, Any]:
+    """A receipt entry as the machine reads it (not sealed: the machine reads fields)."""
+    return {
+        "kind": "receipt",
+        "action_id": "sha256:" + "8" * 64,
+        "action_kind": action_kind,
+        "pr_number": pr,
+        "round": round_no,
+        **extra,
+    }
+
+
+def test_facts_of_a_merge_ready_assessment():
+    result = run(snap())
+    assert dict(result.facts) == {
+        "task_id": "TASK-0001",
+        "pr_number": 7,
+        "head_sha": HEAD,
+        "source_sha": SOURCE,
+        "plan_hash": RECORD.plan_hash,
+        "decided_by": "merge_ready",
+        "ancestry": {"status": "descends", "detail": "measured"},
+        "protected_surfaces": {
+            "provenance": "explicit",
+            "path": None,
+            "digest": None,
+            "pattern_count": 2,
+            "hits": [],
+        },
+        "caller_ancestry_claim_ignored": None,
+        "allowed_paths": ["src/app/**", "docs/notes.md"],
+        "completed_rounds": 0,
+        "round_limit": 3,
+        "checks_at_head": 1,
+    }
+    as_result = result.result()
+    assert as_result.facts["state"] == "MERGE_READY"
+    assert as_result.facts["merge_ready_record"] == result.merge_ready_record
+    assert as_result.verdict == "MERGE_READY"
+
+
+def test_facts_name_no_hits_for_uncanonical_paths_and_no_scope_when_underivable():
+    result = run(snap(changed_files=["src/app//x.py"]))
+    assert result.facts["protected_surfaces"]["hits"] is None
+    result = run(snap(changed_files=["src/app/approvals/x.py"]), scope=Scope(None, "none"))
+    assert result.facts["allowed_paths"] is None
+    result = run(snap(changed_files=["src/app/approvals/x.py"]))
+    assert result.facts["protected_surfaces"]["hits"] == [
+        "src/app/approvals/x.py (approval: **/approvals/**)"
+    ]
+
+
+def test_the_action_kinds_are_the_ones_the_machine_requests():
+    assert ACTION_KINDS == (
+        "dod_reevaluate",
+        "feedback_loop_referral",
+        "record_disposition",
+        "repair_ci",
+        "repair_review",
+        "resolve_conflict",
+    )
+    assert {"repair_ci", "repair_review", "resolve_conflict"} == REPAIR_KINDS
+
+
+@pytest.mark.parametrize("kind", ["repair_ci", "repair_review", "resolve_conflict"])
+def test_every_repair_kind_counts_as_a_round(kind):
+    entries = (
+        raw_receipt(kind, 2),
+        raw_receipt("dod_reevaluate", 9),
+        raw_receipt("record_disposition", 8),
+        raw_receipt("feedback_loop_referral", 7),
+    )
+    assert completed_rounds(entries, 7) == 2
+
+
+@pytest.mark.parametrize("round_no", [True, -1, "2", 2.0, None])
+def test_a_round_that_is_not_a_whole_number_counts_nothing(round_no):
+    assert completed_rounds((raw_receipt("repair_ci", round_no),), 7) == 0
+
+
+def test_receipts_of_another_or_a_malformed_pull_request_do_not_count():
+    entries = (
+        raw_receipt("repair_ci", 3, pr=True),
+        raw_receipt("repair_ci", 2, pr="1"),
+        {"kind": "intent", "pr_number": 1, "action_kind": "repair_ci", "round": 3},
+        raw_receipt("repair_ci", 1, pr=1),
+    )
+    assert [e["round"] for e in receipts_for(entries, 1)] == [1]
+    assert completed_rounds(entries, 1) == 1
+
+
+def test_plan_deviation_reasons_name_the_paths():
+    result = run(snap(allowed_paths=[], changed_files=["src/app/x.py", "./a.py", "lib/y.py"]))
+    assert result.state == "EXEC_RETURN"
+    mismatch, not_canonical, outside = result.reasons
+    assert mismatch.code == "DELIVERY_SCOPE_MISMATCH"
+    assert mismatch.message.endswith("(snapshot: -; plan: docs/notes.md, src/app/**)")
+    assert (not_canonical.code, not_canonical.evidence) == (
+        "DELIVERY_PATH_NOT_CANONICAL",
+        ("./a.py",),
+    )
+    assert (outside.code, outside.evidence) == ("DELIVERY_PLAN_DEVIATION", ("lib/y.py",))
+    assert outside.message.endswith(": lib/y.py")
+
+
+def test_a_path_the_plan_denies_is_a_deviation():
+    result = run(
+        snap(changed_files=["src/app/Secret/k.py"]),
+        scope=Scope(("src/app/**",), denied=("src/app/secret/**",)),
+    )
+    assert (result.state, result.reasons[0].evidence) == ("EXEC_RETURN", ("src/app/Secret/k.py",))
+
+
+def test_what_makes_a_definition_unusable():
+    template = ResolvedSurfaces(
+        "bundled_template",
+        None,
+        None,
+        SURFACES.entries,
+        Reason("HO_BOUNDARY_UNDEFINED", "template"),
+    )
+    assert surfaces_problem(template) == ""
+    assert surfaces_problem(template._replace(entries=())) == "HO_BOUNDARY_UNDEFINED: template"
+    assert surfaces_problem(template._replace(provenance="explicit")) == (
+        "HO_BOUNDARY_UNDEFINED: template"
+    )
+    assert surfaces_problem(SURFACES) == ""
+    assert surfaces_problem(SURFACES._replace(entries=())) == "it has no entries"
+    result = run(snap(), surfaces=SURFACES._replace(entries=()))
+    assert result.reasons[0].code == "DELIVERY_SURFACES_UNRESOLVED"
+    assert result.reasons[0].message.endswith(": it has no entries")
+    assert run(snap(), surfaces=template).state == "MERGE_READY"
+
+
+def test_protected_hits_name_class_and_pattern():
+    assert protected_hits(SURFACES, [".claude/x.json", "src/a.py"]) == [
+        ".claude/x.json (settings: .claude/**)"
+    ]
+
+
+def test_escalation_reasons_list_flags_once_and_an_empty_change():
+    result = run(snap(escalation_flags=["b", "a", "b"], changed_files=[]))
+    flagged, empty = result.reasons
+    assert (flagged.code, flagged.evidence) == ("DELIVERY_ESCALATION_FLAGGED", ("a", "b"))
+    assert flagged.message == "escalation flags raised: a, b"
+    assert empty.code == "DELIVERY_CHANGED_FILES_EMPTY"
+
+
+def test_ancestry_reason_carries_the_measurement():
+    result = run(snap(), ancestry=Ancestry("unmeasurable", "object missing"))
+    assert result.reasons[0].message.endswith(": object missing")
+
+
+def test_unknown_conclusions_are_listed_sorted_with_their_names():
+    checks = [
+        {"name": "z", "sha": HEAD, "conclusion": "odd"},
+        {"name": "a", "sha": HEAD, "conclusion": "weird"},
+    ]
+    result = run(snap(checks=checks))
+    assert result.reasons[0].evidence == ("a=weird", "z=odd")
+
+
+def test_failed_checks_reason_and_repair_request():
+    checks = [
+        {"name": "zeta", "sha": HEAD, "conclusion": "failure"},
+        {"name": "alpha", "sha": HEAD, "conclusion": "timed_out"},
+        {"name": "ok", "sha": HEAD, "conclusion": "success"},
+    ]
+    result = run(snap(checks=checks, ci_failure_taxonomy="flaky"), (raw_receipt("repair_ci", 1),))
+    (reason,) = result.reasons
+    assert reason.message == "checks failed at head: alpha, zeta (class flaky)"
+    assert reason.hint == "repair round 2 of 3"
+    assert reason.evidence == ("alpha", "zeta")
+    (action,) = result.actions
+    assert {k: v for k, v in action.items() if k != "action_id"} == {
+        "action_kind": "repair_ci",
+        "pr_number": 7,
+        "head_sha": HEAD,
+        "round": 2,
+        "taxonomy": "flaky",
+        "failed_checks": ["alpha", "zeta"],
+    }
+
+
+def test_taxonomy_reason_names_the_failed_checks_and_class():
+    result = run(snap(checks=FAIL, ci_failure_taxonomy="permission"))
+    assert result.reasons[0].message.startswith(
+        "checks failed (ci) with failure class 'permission'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("overrides", "state"),
+    [
+        ({"mergeable": "CONFLICTING"}, "HUMAN_ESCALATED"),
+        ({"findings": [{**MAJOR, "severity": "critical"}]}, "HUMAN_ESCALATED"),
+        ({"findings": [MAJOR]}, "HUMAN_ESCALATED"),
+        ({"findings": [MINOR]}, "REVIEW_REPAIR"),
+        ({"checks": []}, "WAITING_FOR_CHECKS"),
+    ],
+)
+def test_the_round_limit_stops_only_a_repair(overrides, state):
+    entries = (raw_receipt("resolve_conflict", 3),)
+    result = run(snap(**overrides), entries)
+    assert result.state == state
+    if state == "HUMAN_ESCALATED":
+        assert result.reasons[0].message == (
+            "repair is still needed after 3 rounds; round 4 exceeds the limit of 3"
+        )
+
+
+def test_a_recurring_minor_finding_at_the_limit_is_escalated():
+    entries = (raw_receipt("repair_review", 3, finding_type="style"),)
+    assert run(snap(findings=[MINOR]), entries).reasons[0].code == "DELIVERY_ROUND_LIMIT"
+
+
+def test_recurrence_actions_and_reason():
+    entries = (
+        raw_receipt("repair_review", 1, finding_type="lint"),
+        raw_receipt("repair_review", 1, finding_type=7),
+        raw_receipt("repair_ci", 1, finding_type="style"),
+    )
+    result = run(snap(findings=[MAJOR, MINOR]), entries)
+    (reason,) = result.reasons
+    assert (reason.code, reason.evidence) == ("DELIVERY_FINDING_RECURRENCE", ("lint",))
+    referral, repair = result.actions
+    assert {k: v for k, v in referral.items() if k != "action_id"} == {
+        "action_kind": "feedback_loop_referral",
+        "pr_number": 7,
+        "head_sha": HEAD,
+        "finding_type": "lint",
+    }
+    assert {k: v for k, v in repair.items() if k != "action_id"} == {
+        "action_kind": "repair_review",
+        "pr_number": 7,
+        "head_sha": HEAD,
+        "round": 2,
+        "finding_id": "F1",
+        "finding_type": "lint",
+        "severity": "major",
+    }
+
+
+def test_conflict_reason_and_request():
+    result = run(snap(mergeable="CONFLICTING"))
+    assert result.reasons[0].message == "the PR cannot merge cleanly: mergeable is CONFLICTING"
+    assert result.reasons[0].hint == "resolve the conflict (round 1 of 3)"
+    (action,) = result.actions
+    assert {k: v for k, v in action.items() if k != "action_id"} == {
+        "action_kind": "resolve_conflict",
+        "pr_number": 7,
+        "head_sha": HEAD,
+        "round": 1,
+    }
+    result = run(snap(conflict_resolution={"base_sha": OLD, "head_sha": "", "result_sha": OLD}))
+    assert result.reasons[0].message.endswith("does not name base, head and result commits")
+
+
+def test_findings_reason_lists_the_unresolved_ids_and_records_minor_ones():
+    resolved = {**MAJOR, "id": "F0", "disposition": {"kind": "rejected", "evidence_ref": "e"}}
+    result = run(snap(findings=[resolved, MINOR, {**MINOR, "id": "F5", "severity": "info"}]))
+    assert result.reasons[0].evidence == ("F2", "F5")
+    assert result.reasons[0].message == ("review findings without a resolving disposition: F2, F5")
+    assert {k: v for k, v in result.actions[0].items() if k != "action_id"} == {
+        "action_kind": "record_disposition",
+        "pr_number": 7,
+        "head_sha": HEAD,
+        "finding_id": "F2",
+        "finding_type": "style",
+        "severity": "minor",
+    }
+    assert run(snap(findings=[{**MAJOR, "severity": "critical"}])).actions[0]["action_kind"] == (
+        "repair_review"
+    )
+
+
+def test_pending_checks_are_listed_sorted():
+    checks = [
+        {"name": "z", "sha": HEAD, "conclusion": "queued"},
+        {"name": "a", "sha": HEAD, "conclusion": "in_progress"},
+        {"name": "m", "sha": HEAD, "conclusion": "success"},
+    ]
+    result = run(snap(checks=checks))
+    assert result.reasons[0].evidence == ("a", "z")
+    assert result.reasons[0].message == "checks still running at head: a, z"
+
+
+def test_review_reason_names_state_and_commits():
+    result = run(snap(review={"state": "changes_requested", "sha": OLD}))
+    assert result.reasons[0].message == (
+        f"review is 'changes_requested' at {OLD[:12]}, not 'approved' at head {HEAD[:12]}"
+    )
+    snapshot = dataclasses.replace(parse_snapshot(snap()), review_state="pending", review_sha="")
+    result = assess(snapshot, (), scope=SCOPE, ancestry=DESCENDS, record=RECORD, surfaces=SURFACES)
+    assert f"review is 'pending' at -, not 'approved' at head {HEAD[:12]}" == (
+        result.reasons[0].message
+    )
+
+
+def test_candidate_action_payload_is_the_pr_and_head():
+    (action,) = run(snap(dod_evaluated=False)).actions
+    assert {k: v for k, v in action.items() if k != "action_id"} == {
+        "action_kind": "dod_reevaluate",
+        "pr_number": 7,
+        "head_sha": HEAD,
+    }
+
+
+def test_merge_ready_record_values():
+    checks = [
+        {"name": "ci", "sha": HEAD, "conclusion": "success"},
+        {"name": "old", "sha": OLD, "conclusion": "failure"},
+        {"name": "lint", "sha": HEAD, "conclusion": "skipped"},
+    ]
+    adopted = {**MAJOR, "disposition": {"kind": "adopted", "repair_commit": "d" * 40}}
+    result = run(snap(checks=checks, findings=[adopted]), (raw_receipt("repair_review", 2),))
+    assert result.merge_ready_record == {
+        "pr_number": 7,
+        "head_sha": HEAD,
+        "check_summary": {"ci": "success", "lint": "skipped"},
+        "review_disposition": {"F1": {"kind": "adopted", "repair_commit": "d" * 40}},
+        "round": 2,
+        "plan_hash": RECORD.plan_hash,
+        "plan_package_hash": RECORD.plan_package_hash,
+        "source_sha": SOURCE,
+    }
+    assert result.new_entries[-1] == {"kind": "merge_ready", "record": result.merge_ready_record}
+
+
+def test_a_state_entry_sorts_its_reasons():
+    reasons = [Reason("B", "x"), Reason("A", "z"), Reason("A", "y")]
+    body = state_body("CONFLICT", parse_snapshot(snap()), reasons)
+    assert body == {
+        "kind": "state",
+        "state": "CONFLICT",
+        "pr_number": 7,
+        "head_sha": HEAD,
+        "reasons": [
+            {"code": "A", "message": "y"},
+            {"code": "A", "message": "z"},
+            {"code": "B", "message": "x"},
+        ],
+    }
+
+
+def test_new_entries_state_intent_and_merge_record():
+    first = run(snap(findings=[MAJOR]))
+    state, intent = first.new_entries
+    assert state["kind"] == "state" and state["state"] == "REVIEW_REPAIR"
+    action = first.actions[0]
+    assert intent == {
+        "kind": "intent",
+        "action_id": action["action_id"],
+        "action_kind": "repair_review",
+        "payload": {k: v for k, v in action.items() if k not in ("action_id", "action_kind")},
+    }
+    # the same state on another head is a new observation
+    moved = run(
+        snap(
+            findings=[MAJOR],
+            head_sha=OLD,
+            review={"state": "approved", "sha": OLD},
+            checks=[{"name": "ci", "sha": OLD, "conclusion": "success"}],
+        ),
+        first.new_entries,
+    )
+    assert [e["kind"] for e in moved.new_entries] == ["state", "intent"]
+    ready = run(snap())
+    again = run(snap(), ready.new_entries)
+    assert again.new_entries == ()
+    other = dict(ready.new_entries[1], record={**ready.merge_ready_record, "round": 9})
+    assert [e["kind"] for e in run(snap(), (ready.new_entries[0], other)).new_entries] == [
+        "merge_ready"
+    ]
+
+
+def test_a_receipted_action_is_no_longer_requested():
+    first = run(snap(dod_evaluated=False))
+    done = {"kind": "receipt", "action_id": first.actions[0]["action_id"]}
+    result = run(snap(dod_evaluated=False), (*first.new_entries, done))
+    assert result.state == "MERGE_READY_CANDIDATE"
+    assert result.actions == () and result.new_entries == ()

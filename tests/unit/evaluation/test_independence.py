@@ -204,3 +204,82 @@ def test_parser_never_crashes(doc: Any, key: str) -> None:
         [parsed], candidate_id="candidate:x:v1", candidate_commit=COMMIT, verified_refs=[EVIDENCE]
     ).verdict
     assert level in {lv.value for lv in IndependenceLevel}
+
+
+# Spellings of the author's own model a reader cannot tell apart from it.
+HIDDEN_MODEL_A = [
+    "model\u200b-a",  # zero-width space
+    "\u200bmodel-a",
+    "model-a\u200d",  # zero-width joiner
+    "mo\u00addel-a",  # soft hyphen
+    "model\u2060-a",  # word joiner
+    "\ufeffmodel-a",  # byte-order mark inside the text
+    "\uff4d\uff4f\uff44\uff45\uff4c-a",  # full-width "model"
+    "MODEL-A",
+    "\uff2d\uff2f\uff24\uff25\uff2c\uff0d\uff21",  # full-width upper case, full-width hyphen
+]
+
+
+@pytest.mark.parametrize("spelling", HIDDEN_MODEL_A)
+def test_an_invisible_or_full_width_spelling_of_the_authors_model_is_the_same_model(
+    spelling: str,
+) -> None:
+    doc = record(reviewer={"model": spelling}, evidence=SEALED)
+    assert level_of(doc) == "I1"  # same model, separate context, run and role; never I3
+
+
+@pytest.mark.parametrize("field", ["context_id", "run_id", "role", "human_identity"])
+def test_other_identities_fold_the_same_way(field: str) -> None:
+    author = {"model": "model-a", "context_id": "ctx-1", "run_id": "run-1", "role": "writer"}
+    author["human_identity"] = "alice" if field == "human_identity" else None
+    value = {"context_id": "ctx\u200b-1", "run_id": "\uff52un-1", "role": "wri\u2060ter"}.get(
+        field, "\uff41lice"
+    )
+    reviewer = {"model": "model-b", field: value}
+    if field == "human_identity":
+        reviewer["model"] = None
+    assert level_of(record(author=author, reviewer=reviewer, evidence=SEALED)) == "I0"
+
+
+@pytest.mark.parametrize(
+    "reviewer",
+    [
+        {"model": "model-b", "context_id": "ctx-1", "run_id": "run-9", "role": "reviewer"},
+        {"model": None, "human_identity": "bob", "context_id": "ctx-1"},
+        {"model": "model-b", "context_id": "c\u200btx-1"},
+    ],
+)
+def test_a_shared_context_is_i0_before_anything_else(reviewer: dict[str, Any]) -> None:
+    result = compute_level(
+        [parse_review_record(record(reviewer=reviewer, evidence=SEALED))],
+        candidate_id="candidate:x:v1",
+        candidate_commit=COMMIT,
+        verified_refs=[EVIDENCE],
+    )
+    assert result.verdict == "I0"
+    assert result.facts["records"][0]["why"] == "same context as the author"
+
+
+def test_a_self_review_role_spelled_with_invisible_characters_is_still_self_review() -> None:
+    for role in ("imple\u200bmenter", "\uff41uthor", "IMPLEMENTER"):
+        doc = record(reviewer={"model": "model-b", "role": role}, evidence=SEALED)
+        assert level_of(doc) == "I0", role
+
+
+def test_an_identity_that_shows_nothing_cannot_be_told_apart() -> None:
+    doc = record(reviewer={"model": "model-b", "run_id": "\u200b\u200b"}, evidence=SEALED)
+    assert level_of(doc) == "I0"
+
+
+@pytest.mark.parametrize(
+    "spelling", ["model-\u0430", "m\u043edel-a", "MODEL-\u0391", "mod\u00e9l-a"]
+)
+def test_a_look_alike_spelling_of_the_authors_model_is_the_same_model(spelling: str) -> None:
+    doc = record(reviewer={"model": spelling}, evidence=SEALED)
+    assert level_of(doc) == "I1"
+
+
+def test_a_look_alike_spelling_of_the_authors_own_name_is_self_review() -> None:
+    author = {"model": None, "human_identity": "alice"}
+    reviewer = {"model": None, "human_identity": "\u0430lice"}  # Cyrillic a
+    assert level_of(record(author=author, reviewer=reviewer, evidence=SEALED)) == "I0"

@@ -10,6 +10,7 @@ import pytest
 
 from plangate.errors import EnvironmentFailure, InputRejected
 from plangate.fsutil import FileState, atomic_write, exclusive_lock, read_regular_file
+from support.privileges import interpreter, run_unprivileged
 
 
 def test_reads_a_regular_file(tmp_path: Path) -> None:
@@ -93,12 +94,18 @@ def test_size_bound_is_inclusive(tmp_path: Path) -> None:
     assert "10 bytes" in read.detail
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root can read a mode-000 file")
 def test_unreadable(tmp_path: Path) -> None:
+    """A mode-000 file, read without the capabilities that let root ignore the mode."""
     target = tmp_path / "secret"
     target.write_text("x")
     target.chmod(0)
-    assert read_regular_file(target, 10).state is FileState.UNREADABLE
+    snippet = (
+        "import sys; from plangate.fsutil import read_regular_file; "
+        "print(read_regular_file(sys.argv[1], 10).state.value)"
+    )
+    proc = run_unprivileged([interpreter(), "-c", snippet, str(target)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == FileState.UNREADABLE.value
 
 
 def test_atomic_write_creates_and_replaces(tmp_path: Path) -> None:

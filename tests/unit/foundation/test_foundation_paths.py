@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import re
+
 import pytest
 
 from plangate.errors import InputRejected
@@ -232,3 +235,136 @@ def test_validators_return_their_input_and_name_what_was_wrong() -> None:
     with pytest.raises(PathRejected) as as_pattern:
         validate_pattern("a//b")
     assert as_pattern.value.message.startswith("pattern ")
+
+
+# -- the matcher against an independent reference, exhaustively over a small alphabet ------
+
+
+def _reference(pattern: str, casefold: bool) -> re.Pattern[str]:
+    """The glob semantics written as a (backtracking) regular expression."""
+    segments = pattern.split("/")
+    parts: list[str] = []
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment == "**":
+            parts.append("[^/]+(?:/[^/]+)*" if last else "(?:[^/]+/)*")
+            continue
+        if segment == "*":
+            parts.append("[^/]+")
+        else:
+            parts.append(
+                "".join(
+                    "[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch)
+                    for ch in segment
+                )
+            )
+        if not last:
+            parts.append("/")
+    return re.compile("".join(parts), re.IGNORECASE if casefold else 0)
+
+
+SEGMENT_PATTERNS = ("*", "**", "a", "B", "?b", "a*")
+PATH_SEGMENTS = ("a", "ab", "B", "bab")
+SMALL_PATTERNS = [
+    "/".join(parts)
+    for size in (1, 2, 3)
+    for parts in itertools.product(SEGMENT_PATTERNS, repeat=size)
+]
+SMALL_PATHS = [
+    "/".join(parts) for size in (1, 2, 3) for parts in itertools.product(PATH_SEGMENTS, repeat=size)
+]
+
+
+@pytest.mark.parametrize("casefold", [False, True])
+def test_the_matcher_agrees_with_the_reference_on_every_small_case(casefold: bool) -> None:
+    disagreements = []
+    for pattern in SMALL_PATTERNS:
+        reference = _reference(pattern, casefold)
+        for path in SMALL_PATHS:
+            expected = reference.fullmatch(path) is not None
+            if glob_match(pattern, path, casefold=casefold) is not expected:
+                disagreements.append((pattern, path))
+    assert disagreements == []
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path"),
+    [
+        ("\u0131", "I"),  # dotless i and I: equal only once both are upper-cased
+        ("\u03d1", "\u03f4"),  # theta symbol and capital theta symbol: equal only casefolded
+        ("x\u0131*", "XI.md"),
+        ("?\u03d1", "a\u03f4"),
+    ],
+)
+def test_case_insensitive_matching_uses_every_usual_case_mapping(pattern: str, path: str) -> None:
+    assert glob_match(pattern, path, casefold=True) is True
+    assert glob_match(pattern, path) is False
+
+
+def test_case_insensitive_literal_segments_must_have_the_same_length() -> None:
+    assert glob_match("\u00df", "ss", casefold=True) is False
+    assert glob_match("a\u00e9", "A\u00c9", casefold=True) is True
+    assert glob_match("a\u00e9", "A\u00c9x", casefold=True) is False
+
+
+def test_a_pattern_that_is_not_a_string_is_rejected() -> None:
+    with pytest.raises(PathRejected) as info:
+        glob_match(3, "a")  # type: ignore[arg-type]
+    assert info.value.code == "PATH_NOT_STRING"
+
+
+def test_match_any_returns_the_first_matching_pattern_and_can_fold_case() -> None:
+    assert match_any(["src/*.py", "src/**", "**"], "src/a.py") == "src/*.py"
+    assert match_any(["SRC/**"], "src/a.py") is None
+    assert match_any(["SRC/**"], "src/a.py", casefold=True) == "SRC/**"
+
+
+def _work(pattern: str, path: str, casefold: bool = False) -> int:
+    counter = [0]
+    glob_match(pattern, path, casefold=casefold, counter=counter)
+    return counter[0]
+
+
+def test_the_work_counter_counts_segment_comparisons() -> None:
+    assert _work("a/b/c", "a/b/c") == 3
+    assert _work("a/b", "a/b/c") == 0  # different lengths: nothing compared
+    assert _work("**", "a/b") == 2  # the one-segment state, then the '**' state
+    assert _work("x/**", "x/y") == 2
+    assert _work("A/**", "a/b", casefold=True) == _work("a/**", "a/b")
+    stop = _work("a/**/z", "b/c/d/e")
+    assert stop == 1  # no state survives the first segment: the walk stops
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ("\u03d1", "\u03f4", True),  # fold to the same one character
+        ("\u0130", "?", True),  # dotted capital I folds to two characters: kept as it is
+        ("\u00df", "?", True),
+        ("\u00df", "ss", False),  # one character never overlaps two
+        ("a*", "*b", True),
+        ("a*c", "ab", False),
+        ("*", "a", True),
+        ("a", "*", True),
+        ("ab*", "a", False),
+        ("a?", "a", False),
+        ("?", "ab", False),
+        ("**/a", "b/**", True),
+        ("a/b", "a/**/b", True),
+        ("a/b/c", "a/**", True),
+        ("a/b", "a/c", False),
+        ("a/b", "a", False),
+        ("a", "a/b", False),
+    ],
+)
+def test_patterns_overlap_edges(a: str, b: str, expected: bool) -> None:
+    assert patterns_overlap(a, b) is expected
+    assert patterns_overlap(b, a) is expected
+
+
+def test_a_whole_segment_star_needs_a_character() -> None:
+    assert glob_match("a/*/b", "a/x/b") is True
+    assert glob_match("*/b", "b") is False
+    assert glob_match("a*", "a") is True
+    assert glob_match("*a", "a") is True
+    assert glob_match("**/*", "a") is True

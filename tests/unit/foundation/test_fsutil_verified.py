@@ -268,3 +268,20 @@ def test_an_unsearchable_directory_is_a_reason(tmp_path: Path) -> None:
         assert _unprivileged(root, "a/b", "open") == "PATH_UNAVAILABLE"
     finally:
         (root / "a").chmod(0o755)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd")
+def test_proc_path_reaches_the_verified_directory_after_a_swap(tmp_path: Path) -> None:
+    """A library that takes a path (SQLite) writes where the handle is, not through the link."""
+    import sqlite3
+
+    root, outside = _tree(tmp_path)
+    with open_verified_dir(root, "a/b") as handle:
+        (root / "a" / "b").rename(root / "a" / "b.moved")
+        (root / "a" / "b").symlink_to(outside)
+        conn = sqlite3.connect(handle.proc_path("db.sqlite3"))
+        conn.execute("CREATE TABLE t (x)")
+        conn.commit()
+        conn.close()
+    assert list(outside.iterdir()) == []
+    assert (root / "a" / "b.moved" / "db.sqlite3").is_file()

@@ -274,3 +274,18 @@ def test_many_targets_stay_linear() -> None:
     (reason,) = decide(NO_TASK, write(*paths)).reasons
     assert len(reason.evidence) == 20000
     assert reason.message.endswith("(+19992 more)")
+
+
+def test_a_path_the_plan_denies_is_refused_even_inside_an_allowed_pattern() -> None:
+    task = TaskFacts("TASK-0001", "env", True, allowed_paths=("src/**",),
+                     denied_paths=("src/secret/**", "src/keys.py"))
+    facts = Facts(surfaces=SURFACES, task=task, locked_tasks=frozenset({"TASK-0001"}))
+    assert codes(facts, write("src/app.py")) == ()
+    for path in ("src/secret/a.py", "src/keys.py", "src/KEYS.py", "src/keys.py/x"):
+        result = decide(facts, write(path))
+        assert result.verdict == DENY and result.codes == ("HOOK_DENIED_BY_PLAN",), path
+    # a human override lifts an out-of-scope write, never a path the plan denies
+    grant = OverrideGrant("g1", ("src/keys.py",))
+    overridden = Facts(surfaces=SURFACES, task=task, locked_tasks=frozenset({"TASK-0001"}),
+                       overrides=(grant,))
+    assert decide(overridden, write("src/keys.py")).codes == ("HOOK_DENIED_BY_PLAN",)

@@ -155,8 +155,18 @@ def test_every_forbidden_key_any_case_any_depth(key: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "key", ["apiKey", "access_token", "user_prompt", "githubToken", "client-secret",
-            "DB.Password", "systemPrompt", "raw_response", "session_cookie"],
+    "key",
+    [
+        "apiKey",
+        "access_token",
+        "user_prompt",
+        "githubToken",
+        "client-secret",
+        "DB.Password",
+        "systemPrompt",
+        "raw_response",
+        "session_cookie",
+    ],
 )
 def test_ledger_refuses_credentials_and_prompts_in_any_spelling(key: str) -> None:
     # The same classifier as RunEvidence: a respelled credential is still one.

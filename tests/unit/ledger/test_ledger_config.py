@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from plangate.ledger import LedgerError, open_ledger
-from plangate.ledger.config import redact_url, resolve_location
+from plangate.ledger.config import resolve_location
 
 
 def write_config(repo: Path, text: str) -> None:
@@ -103,9 +103,11 @@ def test_bad_url_in_config_file_is_refused_not_ignored(tmp_path: Path) -> None:
     assert not (tmp_path / ".plangate" / "ledger.sqlite3").exists()
 
 
-def test_password_is_redacted() -> None:
-    assert redact_url("postgresql://u:s3cret@h:5/d") == "postgresql://u:***@h:5/d"
-    assert redact_url("postgresql://u@h/d") == "postgresql://u@h/d"
+def test_location_display_has_no_password(tmp_path: Path) -> None:
+    location = resolve_location(tmp_path, {"PLANGATE_LEDGER_URL": "postgresql://u:s3cret@h:5/d"})
+    assert location.display == "postgresql://u:***@h:5/d"
+    plain = resolve_location(tmp_path, {"PLANGATE_LEDGER_URL": "postgresql://u@h/d"})
+    assert plain.display == "postgresql://u@h/d"
 
 
 def test_opening_a_sqlite_ledger_does_not_import_psycopg(tmp_path: Path) -> None:

@@ -1,63 +1,53 @@
 """The policy gate: may this candidate enter paired evaluation? (pure)
 
-:func:`decide` is a function of already-read facts (:class:`GateFacts`): it
-opens no file, runs no git and reads no clock. The service
-(:mod:`plangate.evaluation.gate.service`) gathers the facts from the ledger and the
-baseline commit, never from the candidate's checkout.
+:func:`decide` applies the rows of :data:`GATE_ROWS`, in order, to a
+:class:`GateCase` made from already-read facts (:class:`GateFacts`): it opens
+no file, runs no git and reads no clock. The service
+(:mod:`plangate.evaluation.gate.service`) gathers the facts from the ledger and
+the baseline commit, never from the candidate's checkout.
 
-Order of the checks (docs/evaluation.md "Gate order"); every failing check
-adds its reasons, in this order, and the verdict is the most severe one:
-
-1. identity and plan bindings: any binding problem -> ``INCONCLUSIVE`` (stop);
-2. ``allowed_paths`` canonical and non-empty, else ``DENIED``;
-3. declared ``allowed_paths`` overlapping protected authority -> ``DENIED``;
-4. observed diff touching protected authority (case-folded; symlinks judged by
-   their target too) -> ``DENIED``;
-5. observed diff outside ``allowed_paths`` (case-sensitive), or a changed path
-   that is not canonical -> ``HUMAN_REQUIRED``;
-6. each changed verifier/gate: participating in this candidate's verifier set
-   (or undecidable, or missing from a narrower set) -> ``DENIED``;
-   non-participating -> may proceed only into the verifier-candidate procedure
-   (flag ``requires_verifier_candidate_procedure``);
-7. deletion, relaxation or narrowing of any gate or verifier (including switching it off
-   in the runtime registry) -> ``HUMAN_REQUIRED``;
-8. a declared change of the evaluation harness itself -> ``HUMAN_REQUIRED``,
-   route I4 only.
+The first row (``bindings``) stops at once with ``INCONCLUSIVE``. Every other
+row runs and adds its reasons, in table order, and the verdict is the most
+severe (``DENIED`` > ``HUMAN_REQUIRED`` > ``AUTO_APPROVED``). Every row is
+recorded in the ``rows`` fact. :data:`GATE_ORDER`, generated from the table,
+is the order docs/evaluation.md documents ("Gate order").
 
 ``AUTO_APPROVED`` means only "may proceed to paired evaluation".
 """
 
 from __future__ import annotations
 
-import posixpath
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from plangate.errors import PlanGateError
+from plangate.evaluation.gate.links import lexical_target, physical_target
 from plangate.evaluation.harness.definition import (
     BLOCKING_RANK,
     JUDGE_TYPES,
     PROTECTED_SURFACES_PATH,
     UNAVAILABLE_RANK,
+    ComponentDef,
     HarnessDefinition,
 )
+from plangate.evaluation.independence import required_level
 from plangate.evaluation.registry.candidate import check_allowed_paths
 from plangate.paths import PathRejected, glob_match, is_canonical_path, patterns_overlap
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import PolicyVerdict, Reason, Result
 
 INCONCLUSIVE = "INCONCLUSIVE"
+DENIED = PolicyVerdict.DENIED.value
+HUMAN_REQUIRED = PolicyVerdict.HUMAN_REQUIRED.value
+AUTO_APPROVED = PolicyVerdict.AUTO_APPROVED.value
 
 # Severity order of the gate's verdicts (higher wins).
-_SEVERITY = {
-    PolicyVerdict.AUTO_APPROVED.value: 0,
-    PolicyVerdict.HUMAN_REQUIRED.value: 1,
-    PolicyVerdict.DENIED.value: 2,
-}
+_SEVERITY = {AUTO_APPROVED: 0, HUMAN_REQUIRED: 1, DENIED: 2}
 
-# Surface families (plangate.surfaces) -> independence classes (DECISIONS 16).
+# Surface families (plangate.surfaces) -> independence classes.
 _FAMILY_TO_CLASS = {
     "evaluation-harness": "evaluation_harness",
     "human-owned-boundary": "human_owned",
@@ -107,6 +97,12 @@ class GateFacts:
     observed_diff: tuple[str, ...] = ()
     removed_paths: frozenset[str] = frozenset()
     symlink_targets: Mapping[str, str] = field(default_factory=dict)
+    """Changed symlinks of the candidate tree: path -> target."""
+    tree_symlinks: Mapping[str, str] = field(default_factory=dict)
+    """Every other symlink of the candidate tree (path -> target), for physical resolution."""
+    tree_symlinks_complete: bool = True
+    """False when the tree held more links than the service reads: every changed link is
+    then undecidable."""
     diff_method: str = ""
 
 
@@ -118,9 +114,9 @@ def implicit_protected(
     The sealed fixtures, runner and grader files pinned in the registered plan,
     the protected-surfaces definition, the policy profile files and every
     ``eval`` component of the baseline definition are the evaluation harness
-    itself (seed 000 section 1). The harness definition file is *not* implied:
+    itself. The harness definition file is *not* implied:
     it describes the candidate's own pipeline (adding a verifier stage is a
-    legitimate candidate); weakening it is caught by gate step 7 instead.
+    legitimate candidate); weakening it is caught by the ``gates_weakened`` row instead.
     """
     plan_src = f"evaluation plan {plan_digest}"
     out: list[ProtectedPattern] = []
@@ -196,18 +192,6 @@ def _matches_protected(path: str, protected: Sequence[ProtectedPattern]) -> list
     return [p for p in protected if glob_match(p.pattern, path, casefold=True)]
 
 
-def _symlink_target(link: str, target: str) -> str | None:
-    """Lexically resolve a symlink target relative to its link; None if it leaves the repo."""
-    if not target or target.startswith("/") or "\\" in target or "\x00" in target:
-        return None
-    joined = posixpath.normpath(posixpath.join(posixpath.dirname(link), target))
-    if joined == ".":
-        return ""  # the repository root itself
-    if joined.startswith("../") or joined == "..":
-        return None
-    return joined
-
-
 def _components_touching(
     path: str, definitions: Sequence[HarnessDefinition]
 ) -> set[tuple[str, str]]:
@@ -228,414 +212,629 @@ def _components_touching(
     return hits
 
 
-def _worst(verdict: str, other: str) -> str:
-    return other if _SEVERITY[other] > _SEVERITY[verdict] else verdict
+def _text(items: Sequence[str], limit: int = 5) -> str:
+    """Items for a message: comma-separated, at most ``limit`` of them."""
+    shown = ", ".join(items[:limit])
+    return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What a row found: the verdict it asks for (None: informational) and its reasons."""
+
+    verdict: str | None
+    reasons: tuple[Reason, ...]
+
+
+@dataclass(frozen=True)
+class LinkJudgement:
+    """One changed symlink: where it lands (lexically and physically) or why it cannot."""
+
+    link: str
+    targets: tuple[str, ...]
+    unsafe: bool
+
+
+class GateCase:
+    """The facts plus every value several rows read, computed once (pure)."""
+
+    def __init__(self, facts: GateFacts) -> None:
+        self.facts = facts
+        self.candidate = facts.candidate
+
+    # -- bindings (row 1 guarantees these are present for every later row) --------
+    @property
+    def plan(self) -> Mapping[str, Any]:
+        assert self.facts.plan is not None  # noqa: S101 -- the bindings row stops before
+        return self.facts.plan
+
+    @property
+    def baseline(self) -> HarnessDefinition:
+        assert self.facts.baseline_definition is not None  # noqa: S101
+        return self.facts.baseline_definition
+
+    @property
+    def surfaces(self) -> ResolvedSurfaces:
+        assert self.facts.surfaces is not None  # noqa: S101
+        return self.facts.surfaces
+
+    @cached_property
+    def protected(self) -> list[ProtectedPattern]:
+        return _surface_patterns(self.surfaces, self.facts.surfaces_source) + implicit_protected(
+            self.plan, self.baseline, self.facts.plan_digest
+        )
+
+    # -- declared scope ----------------------------------------------------------
+    @cached_property
+    def allowed_or_problem(self) -> tuple[list[str] | None, Reason | None]:
+        try:
+            return check_allowed_paths(self.candidate.get("allowed_paths")), None
+        except PlanGateError as exc:
+            return None, Reason(exc.code, exc.message, exc.hint)
+
+    @property
+    def allowed(self) -> list[str] | None:
+        return self.allowed_or_problem[0]
+
+    @cached_property
+    def declared_hits(self) -> list[dict[str, Any]]:
+        hits: list[dict[str, Any]] = []
+        for pattern in self.allowed or []:
+            for prot in self.protected:
+                if patterns_overlap(pattern, prot.pattern):
+                    hits.append({"allowed_path": pattern, **prot.to_json()})
+        return hits
+
+    # -- observed diff -----------------------------------------------------------
+    @cached_property
+    def canonical_diff(self) -> list[str]:
+        return [p for p in self.facts.observed_diff if is_canonical_path(p)]
+
+    @cached_property
+    def noncanonical(self) -> list[str]:
+        return [p for p in self.facts.observed_diff if not is_canonical_path(p)]
+
+    @cached_property
+    def links(self) -> list[LinkJudgement]:
+        every = {**self.facts.tree_symlinks, **self.facts.symlink_targets}
+        complete = self.facts.tree_symlinks_complete
+        out: list[LinkJudgement] = []
+        for link, target in sorted(self.facts.symlink_targets.items()):
+            lexical = lexical_target(link, target)
+            physical = physical_target(link, every)
+            targets = tuple(dict.fromkeys(t for t in (lexical, physical) if t is not None))
+            unsafe = (
+                not complete
+                or lexical is None
+                or physical is None
+                or "" in targets
+                or not all(is_canonical_path(t) for t in targets)
+            )
+            out.append(LinkJudgement(link, targets, unsafe))
+        return out
+
+    @cached_property
+    def matched(self) -> list[dict[str, Any]]:
+        matched: list[dict[str, Any]] = []
+        for path in self.facts.observed_diff:
+            if is_canonical_path(path):
+                for prot in _matches_protected(path, self.protected):
+                    matched.append({"path": path, "via": "path", **prot.to_json()})
+                continue
+            # A non-NFC name may address the same file as its NFC twin on some file
+            # systems: judge the normalised form too (over-matching is the safe side).
+            normal = unicodedata.normalize("NFC", path)
+            if is_canonical_path(normal):
+                for prot in _matches_protected(normal, self.protected):
+                    matched.append({"path": path, "via": "nfc", **prot.to_json()})
+        for judged in self.links:
+            for resolved in judged.targets if not judged.unsafe else ():
+                for prot in self._protected_at_or_below(resolved):
+                    matched.append(
+                        {"path": judged.link, "via": f"symlink->{resolved}", **prot.to_json()}
+                    )
+        return matched
+
+    def _protected_at_or_below(self, resolved: str) -> list[ProtectedPattern]:
+        try:
+            return [
+                p
+                for p in self.protected
+                if glob_match(p.pattern, resolved, casefold=True)
+                or patterns_overlap(p.pattern, f"{resolved}/**")
+            ]
+        except PathRejected:  # pragma: no cover - resolved targets are canonical
+            return list(self.protected)
+
+    @cached_property
+    def outside(self) -> list[str]:
+        allowed = self.allowed
+        if allowed is None:
+            return []
+        return [p for p in self.canonical_diff if not any(glob_match(a, p) for a in allowed)]
+
+    # -- components ----------------------------------------------------------------
+    @property
+    def definitions(self) -> list[HarnessDefinition]:
+        cand = self.facts.candidate_definition
+        return [self.baseline] if cand is None else [self.baseline, cand]
+
+    @cached_property
+    def base_by_id(self) -> dict[str, ComponentDef]:
+        return {c.id: c for c in self.baseline.components}
+
+    @cached_property
+    def cand_by_id(self) -> dict[str, ComponentDef]:
+        cand = self.facts.candidate_definition
+        return {} if cand is None else {c.id: c for c in cand.components}
+
+    @cached_property
+    def changed(self) -> dict[str, set[str]]:
+        """Changed component id -> its type(s): by a changed path, a changed link's
+        target, or a changed declaration."""
+        changed: dict[str, set[str]] = {}
+        targets = [t for judged in self.links if not judged.unsafe for t in judged.targets]
+        for path in [*self.canonical_diff, *targets]:
+            for comp_id, comp_type in _components_touching(path, self.definitions):
+                changed.setdefault(comp_id, set()).add(comp_type)
+        for resolved in targets:
+            for comp_id, comp_type in _components_below(resolved, self.definitions):
+                changed.setdefault(comp_id, set()).add(comp_type)
+        if self.facts.candidate_definition is not None:
+            for comp_id, comp in self.base_by_id.items():
+                other = self.cand_by_id.get(comp_id)
+                if other != comp:
+                    changed.setdefault(comp_id, set()).add(comp.type)
+                    if other is not None:
+                        changed[comp_id].add(other.type)
+            for comp_id, comp in self.cand_by_id.items():
+                if comp_id not in self.base_by_id:
+                    changed.setdefault(comp_id, set()).add(comp.type)
+        return changed
+
+    @cached_property
+    def participation(self) -> list[dict[str, Any]]:
+        raw = self.plan.get("verifier_set")
+        plan_set_ok = isinstance(raw, list) and all(isinstance(x, str) for x in raw)
+        plan_set = set(raw) if plan_set_ok and isinstance(raw, list) else set()
+        baseline_manifest = self.facts.baseline_manifest or {}
+        baseline_set = set(baseline_manifest.get("verifier_set", []))
+        rows: list[dict[str, Any]] = []
+        for comp_id in sorted(self.changed):
+            types = self.changed[comp_id]
+            if not types & JUDGE_TYPES:
+                continue
+            in_plan, in_baseline = comp_id in plan_set, comp_id in baseline_set
+            if not plan_set_ok:
+                part, basis = True, "undecidable: the plan's verifier set is unreadable"
+            elif in_plan:
+                part, basis = True, "in the plan's verifier set"
+            elif in_baseline:
+                part, basis = True, "missing from a verifier set narrower than the baseline's"
+            elif len(types) > 1:
+                part, basis = True, "undecidable: the component changes type"
+            else:
+                part, basis = False, "not in the plan's verifier set"
+            rows.append(
+                {
+                    "component": comp_id,
+                    "type": "/".join(sorted(types)),
+                    "changed": True,
+                    "in_plan_verifier_set": in_plan,
+                    "in_baseline_verifier_set": in_baseline,
+                    "participating": part,
+                    "basis": basis,
+                }
+            )
+        return rows
+
+    @cached_property
+    def weakened(self) -> list[str]:
+        if self.facts.candidate_definition is None:
+            return []
+        return [
+            *_components_weakened(self.baseline, self.cand_by_id, self.facts.removed_paths),
+            *_registry_weakened(self.baseline, self.facts.candidate_definition, self.cand_by_id),
+            *_stages_weakened(self.baseline, self.facts.candidate_definition),
+        ]
+
+    @cached_property
+    def eval_changed(self) -> list[str]:
+        return sorted(cid for cid, types in self.changed.items() if "eval" in types)
+
+    @property
+    def declaration(self) -> object:
+        return self.candidate.get("changes_evaluation_harness")
+
+
+def _components_below(path: str, definitions: Sequence[HarnessDefinition]) -> set[tuple[str, str]]:
+    """Components with a path pattern that can lie below directory ``path`` (a link to it)."""
+    hits: set[tuple[str, str]] = set()
+    for definition in definitions:
+        for comp in definition.components:
+            if any(patterns_overlap(p, f"{path}/**") for p in comp.paths):
+                hits.add((comp.id, comp.type))
+    return hits
+
+
+def _components_weakened(
+    baseline: HarnessDefinition, cand_by_id: Mapping[str, ComponentDef], removed: frozenset[str]
+) -> list[str]:
+    out: list[str] = []
+    for comp in baseline.components:
+        if comp.type not in JUDGE_TYPES:
+            continue
+        other = cand_by_id.get(comp.id)
+        if other is None or other.type not in JUDGE_TYPES:
+            out.append(f"{comp.id}: component removed")
+            continue
+        lost = [p for p in comp.paths if p not in other.paths]
+        if lost:
+            out.append(f"{comp.id}: paths removed {lost}")
+        gone = sorted(
+            p
+            for p in removed
+            if is_canonical_path(p) and any(glob_match(pat, p) for pat in comp.paths)
+        )
+        if gone:
+            out.append(f"{comp.id}: files deleted {gone[:5]}")
+    return out
+
+
+def _registry_weakened(
+    baseline: HarnessDefinition,
+    candidate: HarnessDefinition,
+    cand_by_id: Mapping[str, ComponentDef],
+) -> list[str]:
+    """Switching a verifier/gate off in the runtime registry deletes it in effect."""
+    base_by_id = {c.id: c for c in baseline.components}
+    out: list[str] = []
+    for comp_id in baseline.registry_enabled:
+        base_comp = base_by_id.get(comp_id)
+        if (
+            base_comp is not None
+            and base_comp.type in JUDGE_TYPES
+            and comp_id in cand_by_id
+            and comp_id not in candidate.registry_enabled
+        ):
+            out.append(f"{comp_id}: removed from the registry (disabled)")
+    return out
+
+
+def _stages_weakened(baseline: HarnessDefinition, candidate: HarnessDefinition) -> list[str]:
+    cand_stages = {s.component: s for s in candidate.stages}
+    out: list[str] = []
+    for stage in baseline.stages:
+        other = cand_stages.get(stage.component)
+        if other is None:
+            out.append(f"{stage.component}: removed from the verifier set")
+            continue
+        if BLOCKING_RANK[other.blocking] < BLOCKING_RANK[stage.blocking]:
+            out.append(f"{stage.component}: blocking {stage.blocking} -> {other.blocking}")
+        if UNAVAILABLE_RANK[other.on_unavailable] < UNAVAILABLE_RANK[stage.on_unavailable]:
+            out.append(
+                f"{stage.component}: on_unavailable {stage.on_unavailable} -> "
+                f"{other.on_unavailable}"
+            )
+        if "**" not in other.applies_to:
+            narrowed = [p for p in stage.applies_to if p not in other.applies_to]
+            if narrowed:
+                out.append(f"{stage.component}: applies_to no longer covers {narrowed}")
+    return out
+
+
+# -- the rows ---------------------------------------------------------------------
+#
+# Each row reads the case and returns a Finding, or None when it has nothing to say.
+
+
+def _found(
+    verdict: str | None, code: str, message: str, hint: str, evidence: Sequence[str] = ()
+) -> Finding:
+    return Finding(verdict, (Reason(code, message, hint, tuple(evidence)),))
+
+
+def _bindings(case: GateCase) -> Finding | None:
+    """Identity and plan bindings: anything missing stops the gate with INCONCLUSIVE."""
+    facts = case.facts
+    problems = list(facts.binding_problems)
+    if problems:
+        return Finding(INCONCLUSIVE, tuple(problems))
+    if facts.plan is None or facts.baseline_manifest is None or facts.baseline_definition is None:
+        problems.append(
+            Reason(
+                "BASELINE_MANIFEST_UNOBTAINABLE",
+                "the plan or the baseline manifest was not obtained",
+                "check the ledger and the baseline commit",
+            )
+        )
+    if facts.surfaces is None:
+        problems.append(
+            Reason(
+                "PROTECTED_SURFACES_UNAVAILABLE",
+                "the baseline's protected surfaces were not read",
+                f"commit {PROTECTED_SURFACES_PATH} at the baseline",
+            )
+        )
+    elif facts.surfaces.problem is not None:
+        problem = facts.surfaces.problem
+        problems.append(
+            Reason(
+                "PROTECTED_SURFACES_UNRESOLVED",
+                f"the baseline's protected-surfaces definition is unusable: "
+                f"{problem.code}: {problem.message}",
+                problem.hint
+                or "fix the definition at the baseline commit (a new baseline means a new plan)",
+            )
+        )
+    if not facts.observed_diff and not problems:
+        problems.append(
+            Reason(
+                "NO_OBSERVED_HARNESS_DELTA",
+                "the candidate commit does not differ from the baseline",
+                "commit the candidate's change; there is nothing to evaluate",
+            )
+        )
+    return Finding(INCONCLUSIVE, tuple(problems)) if problems else None
+
+
+def _allowed_paths_readable(case: GateCase) -> Finding | None:
+    problem = case.allowed_or_problem[1]
+    return None if problem is None else Finding(DENIED, (problem,))
+
+
+def _declared_scope_protected(case: GateCase) -> Finding | None:
+    hits = case.declared_hits
+    if not hits:
+        return None
+    pairs = sorted({(h["allowed_path"], h["pattern"]) for h in hits})
+    return _found(
+        DENIED,
+        "DECLARED_SCOPE_INTERSECTS_PROTECTED_AUTHORITY",
+        f"allowed_paths overlap protected authority: {pairs[:5]}",
+        "a candidate may not declare protected authority in its scope",
+        sorted({h["allowed_path"] for h in hits}),
+    )
+
+
+def _observed_diff_protected(case: GateCase) -> Finding | None:
+    paths = sorted({m["path"] for m in case.matched})
+    if not paths:
+        return None
+    return _found(
+        DENIED,
+        "PROTECTED_AUTHORITY_CHANGED",
+        f"the observed diff touches protected authority: {paths[:5]}",
+        "a candidate cannot modify the authority that judges it",
+        paths,
+    )
+
+
+def _symlink_targets_safe(case: GateCase) -> Finding | None:
+    unsafe = [j.link for j in case.links if j.unsafe]
+    if not unsafe:
+        return None
+    return _found(
+        DENIED,
+        "SYMLINK_TARGET_UNSAFE",
+        "changed symlink(s) point outside the repository, at its root, into a link loop, or "
+        f"at an undecidable target: {unsafe[:5]}",
+        "replace the symlink with a regular file inside allowed_paths",
+        unsafe,
+    )
+
+
+def _changed_paths_canonical(case: GateCase) -> Finding | None:
+    if not case.noncanonical:
+        return None
+    return _found(
+        HUMAN_REQUIRED,
+        "NON_CANONICAL_CHANGED_PATH",
+        f"changed path(s) are not canonical and cannot be scoped: {case.noncanonical[:5]!r}",
+        "rename them to canonical repository-relative paths",
+        case.noncanonical,
+    )
+
+
+def _within_allowed_paths(case: GateCase) -> Finding | None:
+    if not case.outside:
+        return None
+    return _found(
+        HUMAN_REQUIRED,
+        "ACTUAL_DELTA_OUTSIDE_ALLOWED_PATHS",
+        f"the observed diff exceeds allowed_paths: {case.outside[:5]}",
+        "a human must decide, or register a new candidate whose scope covers it",
+        case.outside,
+    )
+
+
+def _participating_verifiers(case: GateCase) -> Finding | None:
+    ids = [row["component"] for row in case.participation if row["participating"]]
+    if not ids:
+        return None
+    return _found(
+        DENIED,
+        "PARTICIPATING_VERIFIER_CHANGED",
+        f"the candidate changes verifier/gate component(s) that judge it: {ids}",
+        "a verifier that judges the candidate cannot be changed by it; propose the verifier "
+        "change as its own candidate under a plan that it does not judge",
+        ids,
+    )
+
+
+def _verifier_candidate_procedure(case: GateCase) -> Finding | None:
+    ids = [row["component"] for row in case.participation if not row["participating"]]
+    if not ids:
+        return None
+    return _found(
+        None,
+        "VERIFIER_CANDIDATE_PROCEDURE_REQUIRED",
+        f"non-participating verifier/gate change(s) {ids}: admitted only into the "
+        "verifier-candidate procedure (stable meta-verifier, known mutants, baseline "
+        "detection power)",
+        "eval run applies the known-mutant procedure to a verifier candidate",
+        ids,
+    )
+
+
+def _candidate_definition_readable(case: GateCase) -> Finding | None:
+    if case.facts.candidate_definition is not None:
+        return None
+    problem = case.facts.candidate_definition_problem
+    return _found(
+        HUMAN_REQUIRED,
+        "HARNESS_DEFINITION_UNREADABLE_AT_CANDIDATE",
+        "the candidate's harness definition cannot be read, so deletion or relaxation of "
+        "its gates cannot be ruled out"
+        + (f" ({problem.code}: {problem.message})" if problem else ""),
+        "restore a valid harness definition in the candidate commit",
+    )
+
+
+def _gates_weakened(case: GateCase) -> Finding | None:
+    if not case.weakened:
+        return None
+    return _found(
+        HUMAN_REQUIRED,
+        "GATE_OR_VERIFIER_WEAKENED",
+        f"a gate or verifier is deleted, relaxed or narrowed: {case.weakened[:5]}",
+        "deleting, relaxing or narrowing a gate/verifier always needs the human gate",
+        case.weakened,
+    )
+
+
+def _evaluation_harness_declaration(case: GateCase) -> Finding | None:
+    if case.declaration is True:
+        return _found(
+            HUMAN_REQUIRED,
+            "EVALUATION_HARNESS_CHANGE_I4_ONLY",
+            "the candidate declares a change of the evaluation harness itself; ordinary "
+            "paired evaluation never adopts it",
+            "the only route is I4: human decision plus machine-independent evidence",
+        )
+    if case.declaration is not False:
+        return _found(
+            HUMAN_REQUIRED,
+            "EVALUATION_HARNESS_DECLARATION_MISSING",
+            "the candidate does not declare whether it changes the evaluation harness",
+            "set changes_evaluation_harness to true or false",
+        )
+    # Declared "no", but an eval component changes (baseline eval paths are already
+    # protected, so this catches eval components the candidate adds or redeclares):
+    # the declaration is a claim, the diff is the observation.
+    if case.eval_changed:
+        return _found(
+            HUMAN_REQUIRED,
+            "EVALUATION_HARNESS_CHANGE_UNDECLARED",
+            f"eval component(s) {case.eval_changed} change although the candidate declares "
+            "no change of the evaluation harness",
+            "the evaluation harness is changed only on the I4 route; declare it or drop the change",
+            case.eval_changed,
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class GateRow:
+    """One row of the gate: its documented step, its name and its rule."""
+
+    step: str
+    name: str
+    check: Callable[[GateCase], Finding | None]
+
+
+GATE_ROWS: tuple[GateRow, ...] = (
+    GateRow("1", "bindings", _bindings),
+    GateRow("2", "allowed_paths_readable", _allowed_paths_readable),
+    GateRow("3", "declared_scope_protected", _declared_scope_protected),
+    GateRow("4", "observed_diff_protected", _observed_diff_protected),
+    GateRow("4", "symlink_targets_safe", _symlink_targets_safe),
+    GateRow("5", "changed_paths_canonical", _changed_paths_canonical),
+    GateRow("5", "within_allowed_paths", _within_allowed_paths),
+    GateRow("6", "participating_verifiers", _participating_verifiers),
+    GateRow("6", "verifier_candidate_procedure", _verifier_candidate_procedure),
+    GateRow("7", "candidate_definition_readable", _candidate_definition_readable),
+    GateRow("7", "gates_weakened", _gates_weakened),
+    GateRow("8", "evaluation_harness_declaration", _evaluation_harness_declaration),
+)
+"""The gate in order. ``bindings`` stops with INCONCLUSIVE; every other row runs."""
+
+GATE_ORDER: tuple[str, ...] = tuple(row.name for row in GATE_ROWS)
+"""The documented order, generated from :data:`GATE_ROWS`."""
+
+
+def _base_facts(facts: GateFacts) -> dict[str, Any]:
+    plan = facts.plan
+    return {
+        "candidate_digest": facts.candidate_digest,
+        "candidate_id": facts.candidate.get("candidate_id"),
+        "candidate_commit": facts.candidate.get("candidate_commit"),
+        "plan_digest": facts.plan_digest,
+        "diff_method": facts.diff_method,
+        "baseline_commit": plan.get("baseline_commit") if plan else None,
+        "baseline_manifest_ref": plan.get("baseline_manifest_ref") if plan else None,
+        "declares_evaluation_harness_change": facts.candidate.get("changes_evaluation_harness"),
+        "observed_diff": list(facts.observed_diff),
+    }
+
+
+def _row_record(row: GateRow, found: Finding | None) -> dict[str, Any]:
+    return {
+        "step": row.step,
+        "rule": row.name,
+        "outcome": "pass" if found is None else (found.verdict or "note"),
+        "codes": [] if found is None else [r.code for r in found.reasons],
+    }
+
+
+def _judged_facts(case: GateCase) -> dict[str, Any]:
+    classes: set[str] = set()
+    for types in case.changed.values():
+        classes |= types
+    for item in case.matched + case.declared_hits:
+        classes.add(_FAMILY_TO_CLASS.get(item["family"], item["family"]))
+    if case.declaration is not False:
+        classes.add("evaluation_harness")
+    level, drivers = required_level(classes)
+    allowed = case.allowed
+    return {
+        "allowed_paths": allowed if allowed is not None else case.candidate.get("allowed_paths"),
+        "outside_allowed_paths": case.outside,
+        "declared_scope_hits": case.declared_hits,
+        "matched_surfaces": case.matched,
+        "surfaces_provenance": case.surfaces.provenance_json()
+        | {"source": case.facts.surfaces_source},
+        "changed_components": sorted(case.changed),
+        "participation": case.participation,
+        "requires_verifier_candidate_procedure": any(
+            not row["participating"] for row in case.participation
+        ),
+        "weakened": case.weakened,
+        "surface_classes": sorted(classes),
+        "required_independence": level.value,
+        "independence_drivers": list(drivers),
+        "route": "I4_ONLY" if case.declaration is True or case.eval_changed else None,
+    }
 
 
 def decide(facts: GateFacts) -> Result:
     """Decide the Policy Verdict (or INCONCLUSIVE) for one candidate (pure)."""
-    from plangate.evaluation.independence import required_level
-
-    candidate = facts.candidate
-    base_facts: dict[str, Any] = {
-        "candidate_digest": facts.candidate_digest,
-        "candidate_id": candidate.get("candidate_id"),
-        "candidate_commit": candidate.get("candidate_commit"),
-        "plan_digest": facts.plan_digest,
-        "diff_method": facts.diff_method,
-        "baseline_commit": facts.plan.get("baseline_commit") if facts.plan else None,
-        "baseline_manifest_ref": facts.plan.get("baseline_manifest_ref") if facts.plan else None,
-        "declares_evaluation_harness_change": candidate.get("changes_evaluation_harness"),
-    }
-
-    # 1. identity and plan bindings ------------------------------------------
-    problems = list(facts.binding_problems)
-    if not problems:
-        if (
-            facts.plan is None
-            or facts.baseline_manifest is None
-            or facts.baseline_definition is None
-        ):
-            problems.append(
-                Reason(
-                    "BASELINE_MANIFEST_UNOBTAINABLE",
-                    "the plan or the baseline manifest was not obtained",
-                    "check the ledger and the baseline commit",
-                )
-            )
-        if facts.surfaces is None:
-            problems.append(
-                Reason(
-                    "PROTECTED_SURFACES_UNAVAILABLE",
-                    "the baseline's protected surfaces were not read",
-                    f"commit {PROTECTED_SURFACES_PATH} at the baseline",
-                )
-            )
-        elif facts.surfaces.problem is not None:
-            problems.append(
-                Reason(
-                    "PROTECTED_SURFACES_UNRESOLVED",
-                    f"the baseline's protected-surfaces definition is unusable: "
-                    f"{facts.surfaces.problem.code}: {facts.surfaces.problem.message}",
-                    facts.surfaces.problem.hint
-                    or "fix the definition at the baseline commit "
-                    "(a new baseline means a new plan)",
-                )
-            )
-        if not facts.observed_diff and not problems:
-            problems.append(
-                Reason(
-                    "NO_OBSERVED_HARNESS_DELTA",
-                    "the candidate commit does not differ from the baseline",
-                    "commit the candidate's change; there is nothing to evaluate",
-                )
-            )
-    if problems:
-        return Result(
-            INCONCLUSIVE,
-            tuple(problems),
-            {**base_facts, "observed_diff": list(facts.observed_diff)},
-        )
-    # Guaranteed by the binding checks above; the asserts narrow types for mypy.
-    assert facts.plan is not None  # noqa: S101
-    assert facts.baseline_definition is not None  # noqa: S101
-    assert facts.surfaces is not None  # noqa: S101
-    assert facts.baseline_manifest is not None  # noqa: S101
-    plan = facts.plan
-    protected = _surface_patterns(facts.surfaces, facts.surfaces_source) + implicit_protected(
-        plan, facts.baseline_definition, facts.plan_digest
-    )
-
-    verdict = PolicyVerdict.AUTO_APPROVED.value
+    case = GateCase(facts)
+    base = _base_facts(facts)
+    verdict = AUTO_APPROVED
     reasons: list[Reason] = []
-
-    def add(level: PolicyVerdict | None, reason: Reason) -> None:
-        nonlocal verdict
-        if level is not None:
-            verdict = _worst(verdict, level.value)
-        reasons.append(reason)
-
-    # 2. allowed_paths canonical and non-empty -----------------------------------
-    allowed: list[str] | None
-    try:
-        allowed = check_allowed_paths(candidate.get("allowed_paths"))
-    except PlanGateError as exc:
-        allowed = None
-        add(PolicyVerdict.DENIED, Reason(exc.code, exc.message, exc.hint))
-
-    # 3. declared scope vs protected authority ----------------------------------
-    declared_hits: list[dict[str, Any]] = []
-    if allowed is not None:
-        for pattern in allowed:
-            for prot in protected:
-                if patterns_overlap(pattern, prot.pattern):
-                    declared_hits.append({"allowed_path": pattern, **prot.to_json()})
-        if declared_hits:
-            add(
-                PolicyVerdict.DENIED,
-                Reason(
-                    "DECLARED_SCOPE_INTERSECTS_PROTECTED_AUTHORITY",
-                    f"allowed_paths overlap protected authority: "
-                    f"{sorted({(h['allowed_path'], h['pattern']) for h in declared_hits})[:5]}",
-                    "a candidate may not declare protected authority in its scope",
-                    tuple(sorted({h["allowed_path"] for h in declared_hits})),
-                ),
-            )
-
-    # 4. observed diff vs protected authority -----------------------------------
-    matched: list[dict[str, Any]] = []
-    noncanonical: list[str] = []
-    for path in facts.observed_diff:
-        if not is_canonical_path(path):
-            noncanonical.append(path)
-            # A non-NFC name may address the same file as its NFC twin on some
-            # file systems: judge the normalised form too (over-match is safe).
-            normal = unicodedata.normalize("NFC", path)
-            if is_canonical_path(normal):
-                for prot in _matches_protected(normal, protected):
-                    matched.append({"path": path, "via": "nfc", **prot.to_json()})
+    rows: list[dict[str, Any]] = []
+    for row in GATE_ROWS:
+        found = row.check(case)
+        rows.append(_row_record(row, found))
+        if found is None:
             continue
-        for prot in _matches_protected(path, protected):
-            matched.append({"path": path, "via": "path", **prot.to_json()})
-    symlink_escapes: list[str] = []
-    for link, target in sorted(facts.symlink_targets.items()):
-        resolved = _symlink_target(link, target)
-        if resolved is None:
-            symlink_escapes.append(link)
-            continue
-        if resolved == "":
-            symlink_escapes.append(link)
-            continue
-        try:
-            hits = [
-                p
-                for p in protected
-                if glob_match(p.pattern, resolved, casefold=True)
-                or patterns_overlap(p.pattern, f"{resolved}/**")
-            ]
-        except PathRejected:
-            symlink_escapes.append(link)
-            continue
-        for prot in hits:
-            matched.append({"path": link, "via": f"symlink->{resolved}", **prot.to_json()})
-    if matched:
-        paths = sorted({m["path"] for m in matched})
-        add(
-            PolicyVerdict.DENIED,
-            Reason(
-                "PROTECTED_AUTHORITY_CHANGED",
-                f"the observed diff touches protected authority: {paths[:5]}",
-                "a candidate cannot modify the authority that judges it",
-                tuple(paths),
-            ),
-        )
-    if symlink_escapes:
-        add(
-            PolicyVerdict.DENIED,
-            Reason(
-                "SYMLINK_TARGET_UNSAFE",
-                f"changed symlink(s) point outside the repository, at its root, or at an "
-                f"undecidable target: {symlink_escapes[:5]}",
-                "replace the symlink with a regular file inside allowed_paths",
-                tuple(symlink_escapes),
-            ),
-        )
-
-    # 5. observed diff within allowed_paths -------------------------------------
-    if noncanonical:
-        add(
-            PolicyVerdict.HUMAN_REQUIRED,
-            Reason(
-                "NON_CANONICAL_CHANGED_PATH",
-                f"changed path(s) are not canonical and cannot be scoped: {noncanonical[:5]!r}",
-                "rename them to canonical repository-relative paths",
-                tuple(noncanonical),
-            ),
-        )
-    outside: list[str] = []
-    if allowed is not None:
-        canonical_diff = [p for p in facts.observed_diff if is_canonical_path(p)]
-        outside = [p for p in canonical_diff if not any(glob_match(a, p) for a in allowed)]
-        if outside:
-            add(
-                PolicyVerdict.HUMAN_REQUIRED,
-                Reason(
-                    "ACTUAL_DELTA_OUTSIDE_ALLOWED_PATHS",
-                    f"the observed diff exceeds allowed_paths: {outside[:5]}",
-                    "a human must decide, or register a new candidate whose scope covers it",
-                    tuple(outside),
-                ),
-            )
-
-    # 6. participation of changed verifiers and gates ---------------------------
-    definitions = [facts.baseline_definition]
-    if facts.candidate_definition is not None:
-        definitions.append(facts.candidate_definition)
-    changed: dict[str, set[str]] = {}
-    for path in facts.observed_diff:
-        if not is_canonical_path(path):
-            continue
-        for comp_id, comp_type in _components_touching(path, definitions):
-            changed.setdefault(comp_id, set()).add(comp_type)
-    base_by_id = {c.id: c for c in facts.baseline_definition.components}
-    cand_by_id = (
-        {c.id: c for c in facts.candidate_definition.components}
-        if facts.candidate_definition is not None
-        else {}
-    )
-    if facts.candidate_definition is not None:
-        for comp_id, comp in base_by_id.items():
-            other = cand_by_id.get(comp_id)
-            if other is None or other != comp:
-                changed.setdefault(comp_id, set()).add(comp.type)
-                if other is not None:
-                    changed[comp_id].add(other.type)
-        for comp_id, comp in cand_by_id.items():
-            if comp_id not in base_by_id:
-                changed.setdefault(comp_id, set()).add(comp.type)
-    plan_set_raw = plan.get("verifier_set")
-    plan_set_ok = isinstance(plan_set_raw, list) and all(isinstance(x, str) for x in plan_set_raw)
-    plan_set = set(plan_set_raw) if plan_set_ok and isinstance(plan_set_raw, list) else set()
-    baseline_set = set(facts.baseline_manifest.get("verifier_set", []))
-    participation: list[dict[str, Any]] = []
-    participating: list[str] = []
-    procedure: list[str] = []
-    for comp_id in sorted(changed):
-        types = changed[comp_id]
-        if not types & JUDGE_TYPES:
-            continue
-        in_plan = comp_id in plan_set
-        in_baseline = comp_id in baseline_set
-        if not plan_set_ok:
-            part, basis = True, "undecidable: the plan's verifier set is unreadable"
-        elif in_plan:
-            part, basis = True, "in the plan's verifier set"
-        elif in_baseline:
-            part, basis = True, "missing from a verifier set narrower than the baseline's"
-        elif len(types) > 1:
-            part, basis = True, "undecidable: the component changes type"
-        else:
-            part, basis = False, "not in the plan's verifier set"
-        participation.append(
-            {
-                "component": comp_id,
-                "type": "/".join(sorted(types)),
-                "changed": True,
-                "in_plan_verifier_set": in_plan,
-                "in_baseline_verifier_set": in_baseline,
-                "participating": part,
-                "basis": basis,
-            }
-        )
-        (participating if part else procedure).append(comp_id)
-    if participating:
-        add(
-            PolicyVerdict.DENIED,
-            Reason(
-                "PARTICIPATING_VERIFIER_CHANGED",
-                f"the candidate changes verifier/gate component(s) that judge it: {participating}",
-                "a verifier that judges the candidate cannot be changed by it; propose the "
-                "verifier change as its own candidate under a plan that it does not judge",
-                tuple(participating),
-            ),
-        )
-    if procedure:
-        add(
-            None,
-            Reason(
-                "VERIFIER_CANDIDATE_PROCEDURE_REQUIRED",
-                f"non-participating verifier/gate change(s) {procedure}: admitted only into the "
-                "verifier-candidate procedure (stable meta-verifier, known mutants, baseline "
-                "detection power)",
-                "eval run must apply the known-mutant procedure of seed 000 section 3",
-                tuple(procedure),
-            ),
-        )
-
-    # 7. deletion, relaxation or narrowing of any gate or verifier --------------
-    weakened: list[str] = []
-    if facts.candidate_definition is None:
-        problem = facts.candidate_definition_problem
-        add(
-            PolicyVerdict.HUMAN_REQUIRED,
-            Reason(
-                "HARNESS_DEFINITION_UNREADABLE_AT_CANDIDATE",
-                "the candidate's harness definition cannot be read, so deletion or relaxation of "
-                "its gates cannot be ruled out"
-                + (f" ({problem.code}: {problem.message})" if problem else ""),
-                "restore a valid harness definition in the candidate commit",
-            ),
-        )
-    else:
-        cand_def = facts.candidate_definition
-        for comp in facts.baseline_definition.components:
-            if comp.type not in JUDGE_TYPES:
-                continue
-            other = cand_by_id.get(comp.id)
-            if other is None or other.type not in JUDGE_TYPES:
-                weakened.append(f"{comp.id}: component removed")
-                continue
-            lost = [p for p in comp.paths if p not in other.paths]
-            if lost:
-                weakened.append(f"{comp.id}: paths removed {lost}")
-            gone = sorted(
-                p
-                for p in facts.removed_paths
-                if is_canonical_path(p) and any(glob_match(pat, p) for pat in comp.paths)
-            )
-            if gone:
-                weakened.append(f"{comp.id}: files deleted {gone[:5]}")
-        # Switching a verifier/gate off in the runtime registry deletes it in effect.
-        for comp_id in facts.baseline_definition.registry_enabled:
-            base_comp = base_by_id.get(comp_id)
-            if (
-                base_comp is not None
-                and base_comp.type in JUDGE_TYPES
-                and comp_id in cand_by_id
-                and comp_id not in cand_def.registry_enabled
-            ):
-                weakened.append(f"{comp_id}: removed from the registry (disabled)")
-        cand_stages = {s.component: s for s in cand_def.stages}
-        for stage in facts.baseline_definition.stages:
-            other_stage = cand_stages.get(stage.component)
-            if other_stage is None:
-                weakened.append(f"{stage.component}: removed from the verifier set")
-                continue
-            if BLOCKING_RANK[other_stage.blocking] < BLOCKING_RANK[stage.blocking]:
-                weakened.append(
-                    f"{stage.component}: blocking {stage.blocking} -> {other_stage.blocking}"
-                )
-            if (
-                UNAVAILABLE_RANK[other_stage.on_unavailable]
-                < UNAVAILABLE_RANK[stage.on_unavailable]
-            ):
-                weakened.append(
-                    f"{stage.component}: on_unavailable {stage.on_unavailable} -> "
-                    f"{other_stage.on_unavailable}"
-                )
-            if "**" not in other_stage.applies_to:
-                narrowed = [p for p in stage.applies_to if p not in other_stage.applies_to]
-                if narrowed:
-                    weakened.append(f"{stage.component}: applies_to no longer covers {narrowed}")
-        if weakened:
-            add(
-                PolicyVerdict.HUMAN_REQUIRED,
-                Reason(
-                    "GATE_OR_VERIFIER_WEAKENED",
-                    f"a gate or verifier is deleted, relaxed or narrowed: {weakened[:5]}",
-                    "deleting, relaxing or narrowing a gate/verifier always needs the human gate",
-                    tuple(weakened),
-                ),
-            )
-
-    # 8. declared change of the evaluation harness itself -----------------------
-    eval_changed = sorted(cid for cid, types in changed.items() if "eval" in types)
-    if candidate.get("changes_evaluation_harness") is True:
-        add(
-            PolicyVerdict.HUMAN_REQUIRED,
-            Reason(
-                "EVALUATION_HARNESS_CHANGE_I4_ONLY",
-                "the candidate declares a change of the evaluation harness itself; ordinary paired "
-                "evaluation never adopts it",
-                "the only route is I4: human decision plus machine-independent evidence",
-            ),
-        )
-    elif candidate.get("changes_evaluation_harness") is not False:
-        add(
-            PolicyVerdict.HUMAN_REQUIRED,
-            Reason(
-                "EVALUATION_HARNESS_DECLARATION_MISSING",
-                "the candidate does not declare whether it changes the evaluation harness",
-                "set changes_evaluation_harness to true or false",
-            ),
-        )
-    # Declared "no", but an ``eval`` component changes (baseline eval paths are
-    # already protected above, so this catches eval components the candidate
-    # adds or redeclares): the declaration is a claim, the diff is the observation.
-    elif eval_changed:
-        add(
-            PolicyVerdict.HUMAN_REQUIRED,
-            Reason(
-                "EVALUATION_HARNESS_CHANGE_UNDECLARED",
-                f"eval component(s) {eval_changed} change although the candidate declares "
-                "no change of the evaluation harness",
-                "the evaluation harness is changed only on the I4 route; declare it or drop "
-                "the change",
-                tuple(eval_changed),
-            ),
-        )
-
-    # required independence (DECISIONS 16) -------------------------------------
-    classes: set[str] = set()
-    for types in changed.values():
-        classes |= types
-    for item in matched + declared_hits:
-        classes.add(_FAMILY_TO_CLASS.get(item["family"], item["family"]))
-    if candidate.get("changes_evaluation_harness") is not False:
-        classes.add("evaluation_harness")
-    level, drivers = required_level(classes)
-
-    if verdict == PolicyVerdict.AUTO_APPROVED.value:
+        if found.verdict == INCONCLUSIVE:
+            return Result(INCONCLUSIVE, found.reasons, {**base, "rows": rows})
+        if found.verdict is not None and _SEVERITY[found.verdict] > _SEVERITY[verdict]:
+            verdict = found.verdict
+        reasons.extend(found.reasons)
+    if verdict == AUTO_APPROVED:
         reasons.insert(
             0,
             Reason(
@@ -643,23 +842,4 @@ def decide(facts: GateFacts) -> Result:
                 "the candidate may proceed to paired evaluation (and nothing more)",
             ),
         )
-    out_facts = {
-        **base_facts,
-        "observed_diff": list(facts.observed_diff),
-        "allowed_paths": allowed if allowed is not None else candidate.get("allowed_paths"),
-        "outside_allowed_paths": outside,
-        "declared_scope_hits": declared_hits,
-        "matched_surfaces": matched,
-        "surfaces_provenance": facts.surfaces.provenance_json() | {"source": facts.surfaces_source},
-        "changed_components": sorted(changed),
-        "participation": participation,
-        "requires_verifier_candidate_procedure": bool(procedure),
-        "weakened": weakened,
-        "surface_classes": sorted(classes),
-        "required_independence": level.value,
-        "independence_drivers": list(drivers),
-        "route": "I4_ONLY"
-        if candidate.get("changes_evaluation_harness") is True or eval_changed
-        else None,
-    }
-    return Result(verdict, tuple(reasons), out_facts)
+    return Result(verdict, tuple(reasons), {**base, **_judged_facts(case), "rows": rows})

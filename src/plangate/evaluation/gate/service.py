@@ -11,72 +11,64 @@ deletion or relaxation of gates (it can only make the verdict stricter).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from plangate.errors import PlanGateError
 from plangate.evaluation.gate.rules import INCONCLUSIVE, GateFacts, decide
 from plangate.evaluation.harness.definition import PROTECTED_SURFACES_PATH, HarnessDefinition
 from plangate.evaluation.harness.service import build_manifest_and_definition, load_definition_at
 from plangate.evaluation.registry.plan import DIFF_METHODS
-from plangate.evaluation.registry.store import lookup_registered_candidate, lookup_registered_plan
+from plangate.evaluation.registry.store import (
+    LEDGER_KIND_GATE,
+    lookup_registered_candidate,
+    lookup_registered_plan,
+)
 from plangate.git import Git, GitError, TreeEntry
 from plangate.layout import MAX_SURFACES_BYTES
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
     from plangate.ledger import Ledger
+    from plangate.surfaces import ResolvedSurfaces
 
-LEDGER_KIND_GATE = "eval_gate_verdict"
 MAX_SYMLINK_BYTES = 4096
+MAX_TREE_SYMLINKS = 10_000
+"""Symlinks of a candidate tree read for physical resolution; more makes every changed link
+undecidable."""
 
 
 def _reason(code: str, message: str, hint: str) -> Reason:
     return Reason(code, message, hint)
 
 
-def gather_facts(git: Git, ledger: Ledger, candidate_ref: str) -> GateFacts:
-    """Read every fact the gate needs from the ledger and the baseline commit (service)."""
-    registered = lookup_registered_candidate(ledger, candidate_ref, check_scope=False)
-    candidate = registered.candidate
-    plan_digest = str(candidate["evaluation_plan_digest"])
-    problems: list[Reason] = []
+def shown_path(path: str) -> str:
+    """A path as text that can be recorded: undecodable bytes as ``\\xNN`` escapes."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
-    try:
-        plan_entry = lookup_registered_plan(ledger, plan_digest)
-    except PlanGateError as exc:
-        return GateFacts(
-            candidate, registered.digest, plan_digest, (_reason(exc.code, exc.message, exc.hint),)
-        )
-    plan = plan_entry.plan
+
+def _undecodable(paths: Iterable[str]) -> list[str]:
+    """Paths git gave as bytes that are not UTF-8 (decoded with surrogate escapes)."""
+    out: list[str] = []
+    for path in paths:
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:
+            out.append(shown_path(path))
+    return sorted(out)
+
+
+def _baseline_manifest(
+    git: Git, plan: Mapping[str, Any], problems: list[Reason]
+) -> tuple[dict[str, Any] | None, HarnessDefinition | None]:
+    """The baseline manifest rebuilt from the baseline commit, bound to the plan's ref."""
     baseline_commit = str(plan["baseline_commit"])
-    definition_path = str(plan["harness_definition"])
-
-    baseline_definition: HarnessDefinition | None = None
-    baseline_manifest = None
     try:
-        manifest, baseline_definition = build_manifest_and_definition(
-            git, baseline_commit, definition_path
+        manifest, definition = build_manifest_and_definition(
+            git, baseline_commit, str(plan["harness_definition"])
         )
-        if manifest.harness_id != plan["baseline_manifest_ref"]:
-            problems.append(
-                _reason(
-                    "BASELINE_MANIFEST_BINDING",
-                    f"the baseline manifest rebuilt from {baseline_commit[:12]} has harness_id "
-                    f"{manifest.harness_id}, not the plan's {plan['baseline_manifest_ref']}",
-                    "the baseline changed identity; register a new plan",
-                )
-            )
-        elif manifest.source_commit != baseline_commit:
-            problems.append(
-                _reason(
-                    "BASELINE_MANIFEST_BINDING",
-                    "the baseline manifest describes another commit",
-                    "",
-                )
-            )
-        baseline_manifest = dict(manifest.data)
     except PlanGateError as exc:
         problems.append(
             _reason(
@@ -86,12 +78,29 @@ def gather_facts(git: Git, ledger: Ledger, candidate_ref: str) -> GateFacts:
                 exc.hint or "make the baseline commit available to the evaluator",
             )
         )
+        return None, None
+    if manifest.harness_id != plan["baseline_manifest_ref"]:
+        problems.append(
+            _reason(
+                "BASELINE_MANIFEST_BINDING",
+                f"the baseline manifest rebuilt from {baseline_commit[:12]} has harness_id "
+                f"{manifest.harness_id}, not the plan's {plan['baseline_manifest_ref']}",
+                "the baseline changed identity; register a new plan",
+            )
+        )
+    elif manifest.source_commit != baseline_commit:
+        problems.append(
+            _reason(
+                "BASELINE_MANIFEST_BINDING", "the baseline manifest describes another commit", ""
+            )
+        )
+    return dict(manifest.data), definition
 
-    candidate_commit = str(candidate["candidate_commit"])
+
+def _candidate_commit_present(git: Git, candidate_commit: str, problems: list[Reason]) -> None:
     try:
-        resolved: str | None = git.resolve_commit(candidate_commit)
+        resolved = git.resolve_commit(candidate_commit)
     except GitError as exc:
-        resolved = None
         problems.append(
             _reason(
                 "CANDIDATE_COMMIT_UNKNOWN",
@@ -99,7 +108,8 @@ def gather_facts(git: Git, ledger: Ledger, candidate_ref: str) -> GateFacts:
                 "fetch the candidate commit into the evaluator's repository",
             )
         )
-    if resolved is not None and resolved != candidate_commit:
+        return
+    if resolved != candidate_commit:
         problems.append(
             _reason(
                 "CANDIDATE_COMMIT_UNKNOWN",
@@ -108,23 +118,16 @@ def gather_facts(git: Git, ledger: Ledger, candidate_ref: str) -> GateFacts:
             )
         )
 
-    method = str(plan["actual_diff_method"])
-    if method not in DIFF_METHODS:
-        problems.append(
-            _reason(
-                "ACTUAL_DIFF_METHOD_UNSUPPORTED",
-                f"the plan's actual_diff_method {method!r} is not implemented",
-                "register a new plan with a supported method",
-            )
-        )
 
-    surfaces = None
-    surfaces_source = f"{baseline_commit}:{PROTECTED_SURFACES_PATH}"
+def _baseline_surfaces(
+    git: Git, baseline_commit: str, problems: list[Reason]
+) -> tuple[ResolvedSurfaces | None, str]:
+    from plangate.surfaces import PROVENANCE_DOWNSTREAM, load_surfaces_bytes
+
+    source = f"{baseline_commit}:{PROTECTED_SURFACES_PATH}"
     try:
-        from plangate.surfaces import PROVENANCE_DOWNSTREAM, load_surfaces_bytes
-
         data = git.read_blob(baseline_commit, PROTECTED_SURFACES_PATH, MAX_SURFACES_BYTES)
-        surfaces = load_surfaces_bytes(data, PROVENANCE_DOWNSTREAM, surfaces_source)
+        return load_surfaces_bytes(data, PROVENANCE_DOWNSTREAM, source), source
     except PlanGateError as exc:
         problems.append(
             _reason(
@@ -134,7 +137,106 @@ def gather_facts(git: Git, ledger: Ledger, candidate_ref: str) -> GateFacts:
                 "(the candidate's copy is never used)",
             )
         )
+        return None, source
 
+
+@dataclass(frozen=True)
+class _Observed:
+    """What git shows of the candidate commit against the baseline."""
+
+    diff: tuple[str, ...]
+    removed: frozenset[str]
+    changed_links: dict[str, str]
+    other_links: dict[str, str]
+    links_complete: bool
+
+
+def _link_targets(git: Git, entries: Sequence[TreeEntry]) -> dict[str, str]:
+    """Targets of symlink entries, read in one ``cat-file --batch`` (undecodable: ``""``)."""
+    if not entries:
+        return {}
+    wanted = "".join(f"{e.object_id}\n" for e in entries).encode("ascii")
+    out = git.run(["cat-file", "--batch"], input_data=wanted).stdout
+    targets: dict[str, str] = {}
+    offset = 0
+    for entry in entries:
+        header_end = out.index(b"\n", offset)
+        size = int(out[offset:header_end].split()[2])
+        raw = out[header_end + 1 : header_end + 1 + size]
+        offset = header_end + 1 + size + 1
+        try:
+            targets[entry.path] = raw[:MAX_SYMLINK_BYTES].decode("utf-8")
+        except UnicodeDecodeError:
+            targets[entry.path] = ""  # undecidable target: judged unsafe
+    return targets
+
+
+def _observe(git: Git, baseline_commit: str, candidate_commit: str) -> _Observed:
+    """The diff (computed here, never taken from the candidate) and the tree's symlinks."""
+    candidate_tree = {e.path: e for e in git.ls_tree(candidate_commit)}
+    diff = actual_diff(git, baseline_commit, candidate_commit, candidate_tree)
+    links = [e for e in candidate_tree.values() if e.mode == "120000"]
+    changed = set(diff)
+    changed_links = [e for e in links if e.path in changed]
+    others = [e for e in links if e.path not in changed]
+    complete = len(others) <= MAX_TREE_SYMLINKS
+    return _Observed(
+        diff=diff,
+        removed=frozenset(p for p in diff if p not in candidate_tree),
+        changed_links=_link_targets(git, changed_links),
+        other_links=_link_targets(git, others) if complete else {},
+        links_complete=complete,
+    )
+
+
+def gather_facts(git: Git, ledger: Ledger, candidate_ref: str) -> GateFacts:
+    """Read every fact the gate needs from the ledger and the baseline commit (service)."""
+    registered = lookup_registered_candidate(ledger, candidate_ref, check_scope=False)
+    candidate = registered.candidate
+    plan_digest = str(candidate["evaluation_plan_digest"])
+    try:
+        plan = lookup_registered_plan(ledger, plan_digest).plan
+    except PlanGateError as exc:
+        return GateFacts(
+            candidate, registered.digest, plan_digest, (_reason(exc.code, exc.message, exc.hint),)
+        )
+    baseline_commit = str(plan["baseline_commit"])
+    candidate_commit = str(candidate["candidate_commit"])
+    problems: list[Reason] = []
+    baseline_manifest, baseline_definition = _baseline_manifest(git, plan, problems)
+    _candidate_commit_present(git, candidate_commit, problems)
+    method = str(plan["actual_diff_method"])
+    if method not in DIFF_METHODS:
+        problems.append(
+            _reason(
+                "ACTUAL_DIFF_METHOD_UNSUPPORTED",
+                f"the plan's actual_diff_method {method!r} is not implemented",
+                "register a new plan with a supported method",
+            )
+        )
+    surfaces, surfaces_source = _baseline_surfaces(git, baseline_commit, problems)
+    if not problems:
+        try:
+            observed = _observe(git, baseline_commit, candidate_commit)
+        except GitError as exc:
+            problems.append(
+                _reason(
+                    "ACTUAL_DIFF_UNAVAILABLE",
+                    f"git cannot compute the diff {baseline_commit[:12]}..{candidate_commit[:12]}: "
+                    f"{exc.message}",
+                    "a candidate-supplied diff is never substituted; fix the repository",
+                )
+            )
+    if not problems:
+        undecodable = _undecodable(observed.diff)
+        if undecodable:
+            problems.append(
+                _reason(
+                    "CANDIDATE_PATH_NOT_UTF8",
+                    f"the diff names path(s) that are not UTF-8: {', '.join(undecodable[:5])}",
+                    "rename them to UTF-8 names; which authority they touch cannot be decided",
+                )
+            )
     if problems:
         return GateFacts(
             candidate,
@@ -144,44 +246,14 @@ def gather_facts(git: Git, ledger: Ledger, candidate_ref: str) -> GateFacts:
             plan=plan,
             diff_method=method,
         )
-
-    try:
-        candidate_tree = {e.path: e for e in git.ls_tree(candidate_commit)}
-        diff = actual_diff(git, baseline_commit, candidate_commit, candidate_tree)
-    except GitError as exc:
-        return GateFacts(
-            candidate,
-            registered.digest,
-            plan_digest,
-            (
-                _reason(
-                    "ACTUAL_DIFF_UNAVAILABLE",
-                    f"git cannot compute the diff {baseline_commit[:12]}..{candidate_commit[:12]}: "
-                    f"{exc.message}",
-                    "a candidate-supplied diff is never substituted; fix the repository",
-                ),
-            ),
-            plan=plan,
-            diff_method=method,
-        )
-
-    removed = frozenset(p for p in diff if p not in candidate_tree)
-    symlinks: dict[str, str] = {}
-    for path in diff:
-        entry = candidate_tree.get(path)
-        if entry is not None and entry.mode == "120000":
-            raw = git.run(["cat-file", "blob", entry.object_id]).stdout[:MAX_SYMLINK_BYTES]
-            try:
-                symlinks[path] = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                symlinks[path] = ""  # undecidable target: judged unsafe
     candidate_definition: HarnessDefinition | None = None
     candidate_definition_problem: Reason | None = None
     try:
-        candidate_definition = load_definition_at(git, candidate_commit, definition_path)
+        candidate_definition = load_definition_at(
+            git, candidate_commit, str(plan["harness_definition"])
+        )
     except PlanGateError as exc:
         candidate_definition_problem = _reason(exc.code, exc.message, exc.hint)
-
     return GateFacts(
         candidate=candidate,
         candidate_digest=registered.digest,
@@ -193,9 +265,11 @@ def gather_facts(git: Git, ledger: Ledger, candidate_ref: str) -> GateFacts:
         candidate_definition_problem=candidate_definition_problem,
         surfaces=surfaces,
         surfaces_source=surfaces_source,
-        observed_diff=diff,
-        removed_paths=removed,
-        symlink_targets=symlinks,
+        observed_diff=observed.diff,
+        removed_paths=observed.removed,
+        symlink_targets=observed.changed_links,
+        tree_symlinks=observed.other_links,
+        tree_symlinks_complete=observed.links_complete,
         diff_method=method,
     )
 

@@ -41,7 +41,7 @@ COMPONENT_TYPES: tuple[str, ...] = (
     "gate",
     "policy",
 )
-"""Component types: the seed's list plus ``gate`` and ``policy``."""
+"""Component types of a harness, including ``gate`` and ``policy``."""
 
 JUDGE_TYPES: frozenset[str] = frozenset({"verifier", "gate"})
 """Types that may be stages of the verifier set (and whose participation the gate checks)."""
@@ -170,11 +170,7 @@ def _patterns(value: object, where: str) -> tuple[str, ...]:
     return items
 
 
-def parse_definition(data: bytes, source: str = DEFAULT_DEFINITION_PATH) -> HarnessDefinition:
-    """Parse and validate harness definition bytes (pure).
-
-    Raises :class:`DefinitionRejected` with a ``HARNESS_DEFINITION_*`` code.
-    """
+def _load_toml(data: bytes, source: str) -> dict[str, Any]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -196,10 +192,29 @@ def parse_definition(data: bytes, source: str = DEFAULT_DEFINITION_PATH) -> Harn
             f'{source}: schema_version must be the string "1"',
             'add schema_version = "1"',
         )
-    name = doc.get("name", "")
-    if not isinstance(name, str):
-        raise _reject("HARNESS_DEFINITION_INVALID", f"{source}: name must be a string", "")
+    return doc
 
+
+def _component(table: object, where: str) -> ComponentDef:
+    if not isinstance(table, dict):
+        raise _reject("HARNESS_DEFINITION_INVALID", f"{where} must be a table", "")
+    _check_keys(table, _COMPONENT_KEYS, where)
+    for key in sorted(_COMPONENT_KEYS - set(table)):
+        raise _reject(
+            "HARNESS_DEFINITION_MISSING_KEY", f"{where} lacks {key!r}", f"add {key} = ..."
+        )
+    comp_id = _string(table["id"], f"{where}.id")
+    comp_type = _string(table["type"], f"{where}.type")
+    if comp_type not in COMPONENT_TYPES:
+        raise _reject(
+            "HARNESS_DEFINITION_BAD_TYPE",
+            f"{where}: type {comp_type!r} is not a component type",
+            f"use one of {', '.join(COMPONENT_TYPES)}",
+        )
+    return ComponentDef(comp_id, comp_type, _patterns(table["paths"], f"{where}.paths"))
+
+
+def _components(doc: dict[str, Any], source: str) -> list[ComponentDef]:
     raw_components = doc.get("components")
     if not isinstance(raw_components, list) or not raw_components:
         raise _reject(
@@ -211,33 +226,19 @@ def parse_definition(data: bytes, source: str = DEFAULT_DEFINITION_PATH) -> Harn
     seen: set[str] = set()
     for index, table in enumerate(raw_components):
         where = f"{source}: components[{index}]"
-        if not isinstance(table, dict):
-            raise _reject("HARNESS_DEFINITION_INVALID", f"{where} must be a table", "")
-        _check_keys(table, _COMPONENT_KEYS, where)
-        for key in sorted(_COMPONENT_KEYS - set(table)):
-            raise _reject(
-                "HARNESS_DEFINITION_MISSING_KEY", f"{where} lacks {key!r}", f"add {key} = ..."
-            )
-        comp_id = _string(table["id"], f"{where}.id")
-        comp_type = _string(table["type"], f"{where}.type")
-        if comp_type not in COMPONENT_TYPES:
-            raise _reject(
-                "HARNESS_DEFINITION_BAD_TYPE",
-                f"{where}: type {comp_type!r} is not a component type",
-                f"use one of {', '.join(COMPONENT_TYPES)}",
-            )
-        if comp_id in seen:
+        comp = _component(table, where)
+        if comp.id in seen:
             raise _reject(
                 "HARNESS_DEFINITION_DUPLICATE_ID",
-                f"{where}: component id {comp_id!r} is declared twice",
+                f"{where}: component id {comp.id!r} is declared twice",
                 "a shadow copy could hide a change; give each component one entry",
             )
-        seen.add(comp_id)
-        components.append(
-            ComponentDef(comp_id, comp_type, _patterns(table["paths"], f"{where}.paths"))
-        )
-    by_id = {c.id: c for c in components}
+        seen.add(comp.id)
+        components.append(comp)
+    return components
 
+
+def _registry(doc: dict[str, Any], source: str, by_id: dict[str, ComponentDef]) -> tuple[str, ...]:
     registry = doc.get("registry", {})
     if not isinstance(registry, dict):
         raise _reject("HARNESS_DEFINITION_INVALID", f"{source}: [registry] must be a table", "")
@@ -252,7 +253,40 @@ def parse_definition(data: bytes, source: str = DEFAULT_DEFINITION_PATH) -> Harn
                 f"{source}: registry.enabled names unknown component {comp_id!r}",
                 "declare the component or remove it from the registry",
             )
+    return enabled
 
+
+def _stage(table: object, where: str, by_id: dict[str, ComponentDef]) -> StageDef:
+    if not isinstance(table, dict):
+        raise _reject("HARNESS_DEFINITION_INVALID", f"{where} must be a table", "")
+    _check_keys(table, _STAGE_KEYS, where)
+    comp_id = _string(table.get("component"), f"{where}.component")
+    comp = by_id.get(comp_id)
+    if comp is None or comp.type not in JUDGE_TYPES:
+        raise _reject(
+            "HARNESS_DEFINITION_BAD_STAGE",
+            f"{where}: {comp_id!r} is not a declared verifier or gate component",
+            "stages name components of type verifier or gate",
+        )
+    blocking = table.get("blocking", "block")
+    if blocking not in BLOCKING_RANK:
+        raise _reject(
+            "HARNESS_DEFINITION_BAD_STAGE",
+            f"{where}: blocking must be one of {', '.join(BLOCKING_RANK)}",
+            "",
+        )
+    on_unavailable = table.get("on_unavailable", "block")
+    if on_unavailable not in UNAVAILABLE_RANK:
+        raise _reject(
+            "HARNESS_DEFINITION_BAD_STAGE",
+            f"{where}: on_unavailable must be one of {', '.join(UNAVAILABLE_RANK)}",
+            "",
+        )
+    applies_to = _patterns(table.get("applies_to", ["**"]), f"{where}.applies_to")
+    return StageDef(comp_id, blocking, on_unavailable, applies_to)
+
+
+def _stages(doc: dict[str, Any], source: str, by_id: dict[str, ComponentDef]) -> list[StageDef]:
     verifier_set = doc.get("verifier_set")
     if not isinstance(verifier_set, dict):
         raise _reject(
@@ -271,36 +305,17 @@ def parse_definition(data: bytes, source: str = DEFAULT_DEFINITION_PATH) -> Harn
     stages: list[StageDef] = []
     for index, table in enumerate(raw_stages):
         where = f"{source}: verifier_set.stages[{index}]"
-        if not isinstance(table, dict):
-            raise _reject("HARNESS_DEFINITION_INVALID", f"{where} must be a table", "")
-        _check_keys(table, _STAGE_KEYS, where)
-        comp_id = _string(table.get("component"), f"{where}.component")
-        comp = by_id.get(comp_id)
-        if comp is None or comp.type not in JUDGE_TYPES:
+        # The component is checked before a repeat: a bad stage reports what is wrong with it.
+        stage = _stage(table, where, by_id)
+        if stage.component in {s.component for s in stages}:
             raise _reject(
-                "HARNESS_DEFINITION_BAD_STAGE",
-                f"{where}: {comp_id!r} is not a declared verifier or gate component",
-                "stages name components of type verifier or gate",
+                "HARNESS_DEFINITION_BAD_STAGE", f"{where}: {stage.component!r} appears twice", ""
             )
-        if comp_id in {s.component for s in stages}:
-            raise _reject("HARNESS_DEFINITION_BAD_STAGE", f"{where}: {comp_id!r} appears twice", "")
-        blocking = table.get("blocking", "block")
-        if blocking not in BLOCKING_RANK:
-            raise _reject(
-                "HARNESS_DEFINITION_BAD_STAGE",
-                f"{where}: blocking must be one of {', '.join(BLOCKING_RANK)}",
-                "",
-            )
-        on_unavailable = table.get("on_unavailable", "block")
-        if on_unavailable not in UNAVAILABLE_RANK:
-            raise _reject(
-                "HARNESS_DEFINITION_BAD_STAGE",
-                f"{where}: on_unavailable must be one of {', '.join(UNAVAILABLE_RANK)}",
-                "",
-            )
-        applies_to = _patterns(table.get("applies_to", ["**"]), f"{where}.applies_to")
-        stages.append(StageDef(comp_id, blocking, on_unavailable, applies_to))
+        stages.append(stage)
+    return stages
 
+
+def _policy_files(doc: dict[str, Any], source: str) -> tuple[str, ...]:
     profile = doc.get("policy_profile", {})
     if not isinstance(profile, dict):
         raise _reject(
@@ -319,13 +334,28 @@ def parse_definition(data: bytes, source: str = DEFAULT_DEFINITION_PATH) -> Harn
             ) from None
     if PROTECTED_SURFACES_PATH not in files:
         files.append(PROTECTED_SURFACES_PATH)
+    return tuple(sorted(files))
 
+
+def parse_definition(data: bytes, source: str = DEFAULT_DEFINITION_PATH) -> HarnessDefinition:
+    """Parse and validate harness definition bytes (pure).
+
+    Raises :class:`DefinitionRejected` with a ``HARNESS_DEFINITION_*`` code.
+    """
+    doc = _load_toml(data, source)
+    name = doc.get("name", "")
+    if not isinstance(name, str):
+        raise _reject("HARNESS_DEFINITION_INVALID", f"{source}: name must be a string", "")
+    components = _components(doc, source)
+    by_id = {c.id: c for c in components}
+    enabled = _registry(doc, source, by_id)
+    stages = _stages(doc, source, by_id)
     return HarnessDefinition(
         name=name,
         components=tuple(sorted(components, key=lambda c: c.id)),
         registry_enabled=enabled,
         stages=tuple(stages),
-        policy_files=tuple(sorted(files)),
+        policy_files=_policy_files(doc, source),
         raw=data,
         source=source,
     )

@@ -3,7 +3,7 @@
 Built from git objects only (``git ls-tree -r`` of the commit and blobs read
 at that commit), never from the working tree, so the same commit always gives
 the same bytes. ``harness_id`` is the digest of the manifest with the
-``harness_id`` key removed (DECISIONS 18) and is recomputed on every read.
+``harness_id`` key removed and is recomputed on every read.
 
 Field definitions are in docs/evaluation-formats.md section 2.
 """

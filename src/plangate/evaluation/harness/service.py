@@ -6,8 +6,9 @@ tree, so the same commit always gives the same definition and manifest.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
 
+from plangate.errors import InputRejected
 from plangate.evaluation.harness.definition import (
     DEFAULT_DEFINITION_PATH,
     MAX_DEFINITION_BYTES,
@@ -19,11 +20,11 @@ from plangate.evaluation.harness.manifest import (
     MAX_POLICY_FILE_BYTES,
     HarnessManifest,
     build_manifest_from_tree,
+    load_manifest_bytes,
 )
+from plangate.fsutil import FileState, atomic_write, read_regular_file
+from plangate.git import Git
 from plangate.paths import canonical_path
-
-if TYPE_CHECKING:
-    from plangate.git import Git
 
 
 def load_definition_at(
@@ -78,3 +79,29 @@ def build_manifest_and_definition(
         policy_blobs[path] = (entry.mode, git.read_blob(full, path, MAX_POLICY_FILE_BYTES))
     manifest = build_manifest_from_tree(definition, definition_path, full, tree, policy_blobs)
     return manifest, definition
+
+
+MAX_MANIFEST_BYTES = 16_000_000
+"""Largest manifest file ``harness verify`` reads."""
+
+
+def write_manifest(
+    cwd: Path, commit: str, definition_path: str, out: str | None
+) -> HarnessManifest:
+    """``harness manifest``: build the manifest of ``commit``; write it to ``out`` if given."""
+    manifest = build_manifest(Git(cwd), commit, definition_path)
+    if out:
+        atomic_write(cwd / out, manifest.to_bytes())
+    return manifest
+
+
+def verify_manifest_file(path: Path, shown: str) -> HarnessManifest:
+    """``harness verify``: read a stored manifest and re-check its schema and ``harness_id``."""
+    read = read_regular_file(path, MAX_MANIFEST_BYTES)
+    if read.state is not FileState.OK or read.data is None:
+        raise InputRejected(
+            "HARNESS_MANIFEST_UNREADABLE",
+            f"cannot read {shown}: {read.detail}",
+            "give a regular file",
+        )
+    return load_manifest_bytes(read.data)

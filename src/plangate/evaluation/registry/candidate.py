@@ -3,7 +3,8 @@
 A candidate declares one hypothesis, the components it targets, the paths it
 may change (``allowed_paths``, a declaration only), its commit and the digest
 of an evaluation plan registered earlier. It carries digests only: never the
-plan, the baseline identity or the protected surfaces (DECISIONS 15).
+plan, the baseline identity or the protected surfaces: the evaluator reads those
+from its own ledger and the baseline commit.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Pre-registered evaluation plans (seed 000 section 6; docs/evaluation-formats.md section 3).
+"""Pre-registered evaluation plans (docs/evaluation-formats.md section 3).
 
 A plan is written before the candidate exists. Registration reads every
 fixture, the runner and the grader from the baseline commit, pins their
@@ -204,67 +204,40 @@ def _command(value: object, where: str, registered: bool) -> dict[str, Any]:
     return {"argv": argv, "files": files, "timeout_seconds": timeout}
 
 
-def validate_plan_object(doc: Mapping[str, Any], *, registered: bool) -> dict[str, Any]:
-    """Validate a plan mapping; return its normalised form (pure).
+def _fixture(item: object, where: str, registered: bool) -> dict[str, Any]:
+    if not isinstance(item, dict):
+        raise _bad(f"{where} must be a mapping with id, role, path")
+    extra = sorted(set(item) - _FIXTURE_KEYS)
+    if extra:
+        raise PlanRejected("EVAL_PLAN_UNKNOWN_KEY", f"{where}: unknown key(s) {extra}", "")
+    for key in ("id", "role", "path"):
+        if key not in item:
+            raise PlanRejected("EVAL_PLAN_ITEM_MISSING", f"{where}.{key} is missing", "")
+    role = item["role"]
+    if role not in FIXTURE_ROLES:
+        raise _bad(f"{where}.role {role!r} is not one of {', '.join(FIXTURE_ROLES)}")
+    fixture: dict[str, Any] = {
+        "id": _text(item["id"], f"{where}.id"),
+        "role": role,
+        "path": _path(item["path"], f"{where}.path"),
+    }
+    if "digest" in item:
+        if not is_digest(item["digest"]):
+            raise _bad(f"{where}.digest is not a sha256: digest")
+        fixture["digest"] = item["digest"]
+    elif registered:
+        raise _bad(f"{where} has no pinned digest in a registered plan")
+    return fixture
 
-    With ``registered=True`` the registered form is required: every fixture
-    and command file carries a pinned digest. Raises :class:`PlanRejected`:
-    ``EVAL_PLAN_ITEM_MISSING`` names the first missing item.
-    """
-    unknown = sorted(set(doc) - set(REQUIRED_ITEMS) - set(OPTIONAL_ITEMS))
-    if unknown:
-        raise PlanRejected(
-            "EVAL_PLAN_UNKNOWN_KEY",
-            f"evaluation plan has unknown key(s) {', '.join(unknown)}",
-            "remove them; the plan contract is closed (docs/evaluation-formats.md)",
-        )
-    for item in REQUIRED_ITEMS:
-        if item not in doc or doc[item] is None:
-            raise PlanRejected(
-                "EVAL_PLAN_ITEM_MISSING",
-                f"evaluation plan lacks the pre-registration item {item!r}",
-                f"add {item}; every item of seed 000 section 6 must be fixed before the candidate",
-            )
-    if doc["schema_version"] != SCHEMA_VERSION:
-        raise _bad('schema_version must be the string "1"')
-    baseline_commit = doc["baseline_commit"]
-    if not isinstance(baseline_commit, str) or not FULL_SHA_RE.fullmatch(baseline_commit):
-        raise _bad("baseline_commit must be a full lowercase commit id (40 or 64 hex)")
-    if not is_digest(doc["baseline_manifest_ref"]):
-        raise _bad("baseline_manifest_ref must be a sha256: digest (the baseline harness_id)")
-    definition = _path(doc.get("harness_definition", DEFAULT_DEFINITION_PATH), "harness_definition")
 
-    fixtures_in = doc["fixtures"]
+def _fixtures(fixtures_in: object, registered: bool) -> list[dict[str, Any]]:
     if not isinstance(fixtures_in, list) or not fixtures_in:
         raise PlanRejected(
             "EVAL_PLAN_ITEM_MISSING", "evaluation plan lists no fixtures", "add fixtures"
         )
-    fixtures: list[dict[str, Any]] = []
-    for index, item in enumerate(fixtures_in):
-        where = f"fixtures[{index}]"
-        if not isinstance(item, dict):
-            raise _bad(f"{where} must be a mapping with id, role, path")
-        extra = sorted(set(item) - _FIXTURE_KEYS)
-        if extra:
-            raise PlanRejected("EVAL_PLAN_UNKNOWN_KEY", f"{where}: unknown key(s) {extra}", "")
-        for key in ("id", "role", "path"):
-            if key not in item:
-                raise PlanRejected("EVAL_PLAN_ITEM_MISSING", f"{where}.{key} is missing", "")
-        role = item["role"]
-        if role not in FIXTURE_ROLES:
-            raise _bad(f"{where}.role {role!r} is not one of {', '.join(FIXTURE_ROLES)}")
-        fixture: dict[str, Any] = {
-            "id": _text(item["id"], f"{where}.id"),
-            "role": role,
-            "path": _path(item["path"], f"{where}.path"),
-        }
-        if "digest" in item:
-            if not is_digest(item["digest"]):
-                raise _bad(f"{where}.digest is not a sha256: digest")
-            fixture["digest"] = item["digest"]
-        elif registered:
-            raise _bad(f"{where} has no pinned digest in a registered plan")
-        fixtures.append(fixture)
+    fixtures = [
+        _fixture(item, f"fixtures[{index}]", registered) for index, item in enumerate(fixtures_in)
+    ]
     ids = [f["id"] for f in fixtures]
     if len(set(ids)) != len(ids):
         raise PlanRejected(
@@ -277,10 +250,10 @@ def validate_plan_object(doc: Mapping[str, Any], *, registered: bool) -> dict[st
                 f"evaluation plan has no fixture with role {role!r}",
                 f"add at least one {role} fixture (roles: {', '.join(FIXTURE_ROLES)})",
             )
-    fixtures.sort(key=lambda f: f["id"])
+    return sorted(fixtures, key=lambda f: f["id"])
 
-    verifier_set = _text_list(doc["verifier_set"], "verifier_set")
 
+def _trials(doc: Mapping[str, Any]) -> tuple[int, str]:
     trials = doc["trials"]
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
         raise _bad("trials must be a positive integer")
@@ -293,8 +266,10 @@ def validate_plan_object(doc: Mapping[str, Any], *, registered: bool) -> dict[st
             "a single trial needs a written reason (trials_reason)",
             "explain why one trial suffices (deterministic harness?) or raise trials",
         )
-    metrics = _text_list(doc["metrics"], "metrics")
-    threshold_in = doc["threshold"]
+    return trials, trials_reason
+
+
+def _threshold(threshold_in: object, metrics: list[str]) -> list[dict[str, Any]]:
     if not isinstance(threshold_in, list) or not threshold_in:
         raise _bad("threshold must be a non-empty list of {metric, op, value}")
     threshold: list[dict[str, Any]] = []
@@ -316,6 +291,46 @@ def validate_plan_object(doc: Mapping[str, Any], *, registered: bool) -> dict[st
         if not finite:
             raise _bad(f"{where}.value must be a finite number")
         threshold.append({"metric": item["metric"], "op": item["op"], "value": value})
+    return threshold
+
+
+def validate_plan_object(doc: Mapping[str, Any], *, registered: bool) -> dict[str, Any]:
+    """Validate a plan mapping; return its normalised form (pure).
+
+    With ``registered=True`` the registered form is required: every fixture
+    and command file carries a pinned digest. Raises :class:`PlanRejected`:
+    ``EVAL_PLAN_ITEM_MISSING`` names the first missing item.
+    """
+    unknown = sorted(set(doc) - set(REQUIRED_ITEMS) - set(OPTIONAL_ITEMS))
+    if unknown:
+        raise PlanRejected(
+            "EVAL_PLAN_UNKNOWN_KEY",
+            f"evaluation plan has unknown key(s) {', '.join(unknown)}",
+            "remove them; the plan contract is closed (docs/evaluation-formats.md)",
+        )
+    for item in REQUIRED_ITEMS:
+        if item not in doc or doc[item] is None:
+            raise PlanRejected(
+                "EVAL_PLAN_ITEM_MISSING",
+                f"evaluation plan lacks the pre-registration item {item!r}",
+                f"add {item}; every pre-registration item is fixed before the candidate exists",
+            )
+    if doc["schema_version"] != SCHEMA_VERSION:
+        raise _bad('schema_version must be the string "1"')
+    baseline_commit = doc["baseline_commit"]
+    if not isinstance(baseline_commit, str) or not FULL_SHA_RE.fullmatch(baseline_commit):
+        raise _bad("baseline_commit must be a full lowercase commit id (40 or 64 hex)")
+    if not is_digest(doc["baseline_manifest_ref"]):
+        raise _bad("baseline_manifest_ref must be a sha256: digest (the baseline harness_id)")
+    definition = _path(doc.get("harness_definition", DEFAULT_DEFINITION_PATH), "harness_definition")
+
+    fixtures = _fixtures(doc["fixtures"], registered)
+
+    verifier_set = _text_list(doc["verifier_set"], "verifier_set")
+
+    trials, trials_reason = _trials(doc)
+    metrics = _text_list(doc["metrics"], "metrics")
+    threshold = _threshold(doc["threshold"], metrics)
     conditions = _text_list(doc["critical_regression_conditions"], "critical_regression_conditions")
     for cond in conditions:
         if cond not in CRITICAL_REGRESSION_CONDITIONS:

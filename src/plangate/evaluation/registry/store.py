@@ -12,8 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from plangate.canonical import is_digest, sha256_digest
+from plangate.canonical import digest, is_digest, sha256_digest
 from plangate.errors import PlanGateError
+from plangate.evaluation.independence import (
+    ReviewRecord,
+    ReviewRecordError,
+    compute_level,
+    parse_review_record,
+)
 from plangate.evaluation.registry.candidate import (
     CandidateRejected,
     candidate_digest,
@@ -30,6 +36,7 @@ from plangate.evaluation.registry.plan import (
     validate_plan_object,
 )
 from plangate.layout import MAX_FIXTURE_BYTES
+from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
     from plangate.git import Git
@@ -37,6 +44,12 @@ if TYPE_CHECKING:
 
 LEDGER_KIND_PLAN = "eval_plan_registered"
 LEDGER_KIND_CANDIDATE = "eval_candidate_registered"
+LEDGER_KIND_REVIEW = "eval_review_added"
+LEDGER_KIND_GATE = "eval_gate_verdict"
+LEDGER_KIND_RUN_STARTED = "eval_run_started"
+LEDGER_KIND_EXPERIMENT = "eval_experiment_result"
+LEDGER_KIND_DECISION = "eval_promotion_decision"
+"""The ledger kinds of the evaluation journey (docs/ledger.md lists them)."""
 
 
 def _candidate_bad(
@@ -209,6 +222,7 @@ def register_candidate(git: Git, ledger: Ledger, data: bytes, source: str) -> Re
             "candidate_digest": cdigest,
             "candidate": candidate,
             "evaluation_plan_digest": candidate["evaluation_plan_digest"],
+            "candidate_tree": commit_tree(git, candidate["candidate_commit"]),
         },
     )
     return RegisteredCandidate(cdigest, candidate, entry.seq, newly_registered=True)
@@ -260,3 +274,103 @@ def lookup_registered_candidate(
             "run 'plangate ledger verify'",
         )
     return RegisteredCandidate(entry.subject, candidate, entry.seq)
+
+
+# -- reviews and what the evaluator can vouch for ------------------------------------
+
+
+def commit_tree(git: Git, commit: str) -> str | None:
+    """The tree id of ``commit`` (its content), or None when git cannot tell."""
+    try:
+        proc = git.run(["rev-parse", "--verify", "--quiet", f"{commit}^{{tree}}"])
+    except PlanGateError:
+        return None
+    tree = proc.stdout.decode("ascii", "replace").strip()
+    return tree or None
+
+
+def lookup_candidate(
+    ledger: Ledger, ref: str, *, check_scope: bool = True
+) -> tuple[str, Mapping[str, Any]]:
+    """(digest, candidate) of a registered candidate (see :func:`lookup_registered_candidate`)."""
+    registered = lookup_registered_candidate(ledger, ref, check_scope=check_scope)
+    return registered.digest, registered.candidate
+
+
+def append_review(ledger: Ledger, cdigest: str, doc: Mapping[str, Any]) -> tuple[str, int]:
+    """Record a review document for a candidate; returns (review digest, ledger seq)."""
+    rdigest = digest(dict(doc))
+    entry = ledger.append(
+        LEDGER_KIND_REVIEW,
+        cdigest,
+        {"review_digest": rdigest, "review": dict(doc), "candidate_digest": cdigest},
+    )
+    return rdigest, entry.seq
+
+
+def review_records(ledger: Ledger, cdigest: str) -> tuple[list[ReviewRecord], list[Reason]]:
+    """The candidate's review records that re-digest and parse; the others as reasons."""
+    records: list[ReviewRecord] = []
+    problems: list[Reason] = []
+    for entry in ledger.entries(kind=LEDGER_KIND_REVIEW, subject=cdigest):
+        doc = entry.payload.get("review")
+        try:
+            same = digest(doc) == entry.payload.get("review_digest")
+            record = parse_review_record(doc)
+        except (ReviewRecordError, PlanGateError, TypeError) as exc:
+            problems.append(
+                Reason(
+                    "REVIEW_RECORD_IGNORED", f"ledger review entry {entry.seq} is unusable: {exc}"
+                )
+            )
+            continue
+        if not same:
+            problems.append(
+                Reason(
+                    "REVIEW_RECORD_IGNORED",
+                    f"ledger review entry {entry.seq} does not re-digest to its review_digest",
+                )
+            )
+            continue
+        records.append(record)
+    return records, problems
+
+
+def verified_refs(ledger: Ledger, cdigest: str, plan: Mapping[str, Any] | None) -> set[str]:
+    """Machine evidence the evaluator can vouch for: pinned fixtures, runner/grader files
+    of the plan, and experiment results of this candidate."""
+    refs: set[str] = set()
+    if plan is not None:
+        refs |= {str(f.get("digest")) for f in plan.get("fixtures", [])}
+        for key in ("runner", "grader"):
+            for item in plan.get(key, {}).get("files", []):
+                if isinstance(item, Mapping):
+                    refs.add(str(item.get("digest")))
+    for entry in ledger.entries(kind=LEDGER_KIND_EXPERIMENT, subject=cdigest):
+        refs.add(str(entry.payload.get("experiment_digest")))
+    return {r for r in refs if is_digest(r)}
+
+
+def plan_or_problem(ledger: Ledger, pdigest: str) -> tuple[RegisteredPlan | None, Reason | None]:
+    """The registered plan, or the reason it cannot be read (never raises a plan error)."""
+    try:
+        return lookup_registered_plan(ledger, pdigest), None
+    except PlanGateError as exc:
+        return None, Reason(exc.code, exc.message, exc.hint)
+
+
+def independence_of(
+    ledger: Ledger, cdigest: str, candidate: Mapping[str, Any], plan: Mapping[str, Any] | None
+) -> Result:
+    """The candidate's computed Independence Level from its recorded reviews."""
+    if plan is None:
+        registered, _problem = plan_or_problem(ledger, str(candidate["evaluation_plan_digest"]))
+        plan = registered.plan if registered is not None else None
+    records, problems = review_records(ledger, cdigest)
+    level = compute_level(
+        records,
+        candidate_id=str(candidate["candidate_id"]),
+        candidate_commit=str(candidate["candidate_commit"]),
+        verified_refs=verified_refs(ledger, cdigest, plan),
+    )
+    return Result(level.verdict, (*problems, *level.reasons), level.facts)

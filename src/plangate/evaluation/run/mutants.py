@@ -2,7 +2,7 @@
 
 Every number here is measured from the judgements of the *baseline's* grader
 (the stable meta-verifier, run from the baseline worktree), never from what
-the candidate's own verifiers claim about themselves (seed 000 section 3).
+the candidate's own verifiers claim about themselves.
 
 - a known mutant is *detected* by a side when the grader judged the side's run
   on it ``stopped``;

@@ -201,7 +201,7 @@ def parse_result(data: bytes, *, side: str, fixture_id: str, role: str, trial: i
         echo=echo,
     )  # fmt: skip
     outcome = doc["outcome"]
-    if outcome not in OUTCOMES:
+    if not isinstance(outcome, str) or outcome not in OUTCOMES:
         raise _reject("TRIAL_RESULT_INVALID", f"outcome must be one of {list(OUTCOMES)}")
     stop_reasons = _string_list(doc["stop_reasons"], "stop_reasons", STOP_REASONS)
     if outcome == "MERGE_READY" and stop_reasons:
@@ -227,7 +227,7 @@ def parse_result(data: bytes, *, side: str, fixture_id: str, role: str, trial: i
             raise _reject(
                 "TRIAL_RESULT_INVALID", f"activation[{cid}] must be {{level, evidence_refs}}"
             )
-        if item["level"] not in ACTIVATION_LEVELS:
+        if not isinstance(item["level"], str) or item["level"] not in ACTIVATION_LEVELS:
             raise _reject(
                 "TRIAL_RESULT_INVALID", f"activation[{cid}].level {item['level']!r} is unknown"
             )
@@ -241,7 +241,7 @@ def parse_result(data: bytes, *, side: str, fixture_id: str, role: str, trial: i
         activation[cid] = Activation(item["level"], refs)
     detections: dict[str, str] = {}
     for vid, status in _component_map(doc["detections"], "detections").items():
-        if status not in DETECTION_STATUSES:
+        if not isinstance(status, str) or status not in DETECTION_STATUSES:
             raise _reject(
                 "TRIAL_RESULT_INVALID",
                 f"detections[{vid}] must be one of {sorted(DETECTION_STATUSES)}",
@@ -302,7 +302,7 @@ def parse_grade(data: bytes, *, side: str, fixture_id: str, role: str, trial: in
         keys=_GRADE_KEYS, protocol=GRADE_PROTOCOL, echo=echo,
     )  # fmt: skip
     judgement = doc["judgement"]
-    if judgement not in JUDGEMENTS:
+    if not isinstance(judgement, str) or judgement not in JUDGEMENTS:
         raise _reject("GRADE_INVALID", f"judgement must be one of {sorted(JUDGEMENTS)}")
     return str(judgement)
 

@@ -1,25 +1,35 @@
-"""``eval run`` and ``eval review``: the IO around the pure evaluator.
+"""``eval run``: the IO around the pure Promotion Decision.
 
 :func:`run_evaluation`:
 
 1. looks the candidate up in the ledger and re-runs the policy gate
-   (:func:`plangate.evaluation.gate.service.gate_candidate`), so a candidate whose
-   commit or bindings changed since its last gate is re-judged;
-2. reads the registered plan from the ledger (recomputing its digest) and the
-   decisions already recorded for this evaluation (INCONCLUSIVE/FAIL are final);
+   (:func:`plangate.evaluation.gate.service.gate_candidate`), so a candidate
+   whose commit or bindings changed since its last gate is re-judged;
+2. reads the registered plan from the ledger (recomputing its digest), the
+   decisions already recorded for this candidate's commit or tree (under this
+   plan and under others), where the ledger first saw the commit or tree, and
+   the runs of this evaluation that started trials and never decided;
 3. builds both HarnessManifests from git objects;
-4. materialises baseline and candidate in isolated linked worktrees in a
-   temporary directory (always removed); the runner and the grader are always
-   started from the *baseline* worktree, only ``--harness-dir`` differs;
-5. runs the trials through an :class:`~plangate.evaluation.run.trials.Executor`;
-6. decides with :func:`plangate.evaluation.run.decision.decide` and writes the
+4. applies the decision rules that need no trial
+   (:func:`plangate.evaluation.run.decision.decide_before_trials`); only when
+   none stops does it record ``eval_run_started`` and run the trials: baseline
+   and candidate in linked worktrees in a temporary directory (always removed),
+   the runner and the grader always started from the *baseline* worktree, only
+   ``--harness-dir`` differs, through an :class:`~plangate.evaluation.run.trials.Executor`;
+5. decides with :func:`plangate.evaluation.run.decision.decide` and writes the
    HarnessExperimentResult and the PromotionDecision, each with its digest, to
-   the ledger (kinds ``eval_experiment_result`` and ``eval_promotion_decision``).
+   the ledger (kinds ``eval_experiment_result`` and ``eval_promotion_decision``;
+   the decision names the ``eval_run_started`` entry it closes).
+
+A run killed between ``eval_run_started`` and its decision leaves a start
+without a decision: the next attempt records INCONCLUSIVE
+(``EVALUATION_INTERRUPTED``) instead of a fresh evaluation.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -27,32 +37,49 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from plangate.canonical import StrictJSONError, digest, is_digest, strict_loads_object
-from plangate.errors import InputRejected, PlanGateError
-from plangate.evaluation.independence import (
-    ReviewRecord,
-    ReviewRecordError,
-    compute_level,
-    parse_review_record,
+from plangate.canonical import digest
+from plangate.errors import PlanGateError
+from plangate.evaluation.harness.definition import DEFAULT_DEFINITION_PATH
+from plangate.evaluation.harness.manifest import HarnessManifest
+from plangate.evaluation.registry.plan import plan_digest as compute_plan_digest
+from plangate.evaluation.registry.service import required_level_of
+from plangate.evaluation.registry.store import (
+    LEDGER_KIND_CANDIDATE,
+    LEDGER_KIND_DECISION,
+    LEDGER_KIND_EXPERIMENT,
+    LEDGER_KIND_GATE,
+    LEDGER_KIND_RUN_STARTED,
+    RegisteredPlan,
+    commit_tree,
+    independence_of,
+    lookup_candidate,
+    plan_or_problem,
 )
-from plangate.evaluation.run.decision import EvaluationInput, decide
+from plangate.evaluation.run.decision import (
+    EvaluationInput,
+    PriorDecision,
+    decide,
+    decide_before_trials,
+)
 from plangate.evaluation.run.protocol import CommandSpec, TrialOutcome, TrialSpec
-from plangate.evaluation.run.trials import Executor, LocalPoolExecutor, ProgressLine, resolve_argv
-from plangate.fsutil import exclusive_lock, read_regular_file
+from plangate.evaluation.run.trials import (
+    Executor,
+    LocalPoolExecutor,
+    ProgressLine,
+    resolve_argv,
+)
+from plangate.fsutil import exclusive_lock
 from plangate.git import Git
-from plangate.verdict import IndependenceLevel, PromotionDecision, Reason, Result
+from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
-    from plangate.ledger import Ledger
+    from plangate.ledger import Ledger, LedgerEntry
 
-LEDGER_KIND_EXPERIMENT = "eval_experiment_result"
-LEDGER_KIND_DECISION = "eval_promotion_decision"
-LEDGER_KIND_REVIEW = "eval_review_added"
 EXPERIMENT_SCHEMA = "plangate-experiment/1"
 DECISION_SCHEMA = "plangate-promotion-decision/1"
-MAX_REVIEW_BYTES = 64 * 1024
 TEST_STRATEGY_PREFIXES = ("test-strategy:", "test_strategy:")
 """Component ids naming a test strategy (no component type exists for it yet)."""
+FINAL_DECISIONS = ("INCONCLUSIVE", "FAIL")
 
 
 @dataclass(frozen=True)
@@ -66,214 +93,122 @@ class EvaluationRun:
     decision_digest: str
 
 
-# -- reviews -------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Subject:
+    """The candidate under evaluation, as the ledger and git know it."""
 
+    cdigest: str
+    candidate: Mapping[str, Any]
+    tree: str | None
 
-def _candidate(
-    ledger: Ledger, ref: str, *, check_scope: bool = True
-) -> tuple[str, Mapping[str, Any]]:
-    from plangate.evaluation.registry.store import lookup_registered_candidate
+    @property
+    def commit(self) -> str:
+        return str(self.candidate["candidate_commit"])
 
-    # eval run passes check_scope=False: a malformed scope is the gate's to judge
-    # (and record), not a reason to refuse before any record exists.
-    registered = lookup_registered_candidate(ledger, ref, check_scope=check_scope)
-    return registered.digest, registered.candidate
+    @property
+    def plan_digest(self) -> str:
+        return str(self.candidate["evaluation_plan_digest"])
 
-
-def read_review_file(path: Path) -> tuple[bytes, ReviewRecord, dict[str, Any]]:
-    """Read and strictly parse a review record file (regular file, bounded, JSON)."""
-    read = read_regular_file(path, MAX_REVIEW_BYTES)
-    if not read.ok or read.data is None:
-        raise InputRejected(
-            "REVIEW_FILE_UNREADABLE", f"{path} {read.detail}", "give a regular JSON file"
+    def names(self, payload: Mapping[str, Any]) -> bool:
+        """True when a ledger payload names this candidate's commit or tree."""
+        return payload.get("candidate_commit") == self.commit or (
+            self.tree is not None and payload.get("candidate_tree") == self.tree
         )
-    try:
-        doc = strict_loads_object(read.data, "review record")
-        record = parse_review_record(doc)
-    except StrictJSONError as exc:
-        raise InputRejected(exc.code, f"{path}: {exc.message}", exc.hint) from None
-    except ReviewRecordError as exc:
-        raise InputRejected(
-            exc.code, f"{path}: {exc.message}", "see docs/evaluation-run.md (review records)"
-        ) from None
-    return read.data, record, doc
+
+    def is_this(self, payload: Mapping[str, Any]) -> bool:
+        """True when a payload is about this candidate: its id, commit or tree."""
+        return payload.get("candidate_id") == self.candidate["candidate_id"] or self.names(payload)
 
 
-def add_review(repo_root: Path, env: Mapping[str, str], candidate_ref: str, path: Path) -> Result:
-    """Attach a review record to a registered candidate (ledger kind ``eval_review_added``)."""
-    from plangate.ledger import open_ledger
-
-    _raw, record, doc = read_review_file(path)
-    root = Git(repo_root).toplevel()
-    with open_ledger(root, env) as ledger:
-        cdigest, candidate = _candidate(ledger, candidate_ref)
-        if record.candidate_id != candidate["candidate_id"]:
-            raise InputRejected(
-                "REVIEW_CANDIDATE_MISMATCH",
-                f"the review is for {record.candidate_id!r}, not {candidate['candidate_id']!r}",
-                "attach the review to the candidate it reviews",
-            )
-        if record.reviewed_commit != candidate["candidate_commit"]:
-            raise InputRejected(
-                "REVIEW_COMMIT_MISMATCH",
-                f"the review covers commit {record.reviewed_commit[:12]}, the candidate is "
-                f"{str(candidate['candidate_commit'])[:12]}",
-                "a review binds to the exact commit it reviewed; review the candidate commit",
-            )
-        rdigest = digest(doc)
-        entry = ledger.append(
-            LEDGER_KIND_REVIEW,
-            cdigest,
-            {"review_digest": rdigest, "review": doc, "candidate_digest": cdigest},
-        )
-        level = _independence(ledger, cdigest, candidate, None)
-    facts = {
-        "candidate_digest": cdigest,
-        "review_digest": rdigest,
-        "ledger_seq": entry.seq,
-        "level": level.verdict,
-        "records": level.facts.get("records", []),
-    }
-    return Result("ACCEPTED", level.reasons, facts)
+# -- what the ledger already knows ---------------------------------------------------
 
 
-def _reviews(ledger: Ledger, cdigest: str) -> tuple[list[ReviewRecord], list[Reason]]:
-    records: list[ReviewRecord] = []
-    problems: list[Reason] = []
-    for entry in ledger.entries(kind=LEDGER_KIND_REVIEW, subject=cdigest):
-        doc = entry.payload.get("review")
-        try:
-            same = digest(doc) == entry.payload.get("review_digest")
-            record = parse_review_record(doc)
-        except (ReviewRecordError, PlanGateError, TypeError) as exc:
-            problems.append(
-                Reason(
-                    "REVIEW_RECORD_IGNORED",
-                    f"ledger review entry {entry.seq} is unusable: {exc}",
-                )
-            )
-            continue
-        if not same:
-            problems.append(
-                Reason(
-                    "REVIEW_RECORD_IGNORED",
-                    f"ledger review entry {entry.seq} does not re-digest to its review_digest",
-                )
-            )
-            continue
-        records.append(record)
-    return records, problems
-
-
-def _verified_refs(ledger: Ledger, cdigest: str, plan: Mapping[str, Any] | None) -> set[str]:
-    """Machine evidence the evaluator can vouch for: pinned fixtures, runner/grader
-    files of the plan, and experiment results of this candidate."""
-    refs: set[str] = set()
-    if plan is not None:
-        refs |= {str(f.get("digest")) for f in plan.get("fixtures", [])}
-        for key in ("runner", "grader"):
-            for item in plan.get(key, {}).get("files", []):
-                if isinstance(item, Mapping):
-                    refs.add(str(item.get("digest")))
-    for entry in ledger.entries(kind=LEDGER_KIND_EXPERIMENT, subject=cdigest):
-        refs.add(str(entry.payload.get("experiment_digest")))
-    return {r for r in refs if is_digest(r)}
-
-
-def _plan_or_none(
-    ledger: Ledger, plan_digest: str
-) -> tuple[Mapping[str, Any] | None, Reason | None]:
-    from plangate.evaluation.registry.store import lookup_registered_plan
-
-    try:
-        return lookup_registered_plan(ledger, plan_digest).plan, None
-    except PlanGateError as exc:
-        return None, Reason(exc.code, exc.message, exc.hint)
-
-
-def _independence(
-    ledger: Ledger, cdigest: str, candidate: Mapping[str, Any], plan: Mapping[str, Any] | None
-) -> Result:
-    if plan is None:
-        plan, _problem = _plan_or_none(ledger, str(candidate["evaluation_plan_digest"]))
-    records, problems = _reviews(ledger, cdigest)
-    level = compute_level(
-        records,
-        candidate_id=str(candidate["candidate_id"]),
-        candidate_commit=str(candidate["candidate_commit"]),
-        verified_refs=_verified_refs(ledger, cdigest, plan),
-    )
-    return Result(level.verdict, (*problems, *level.reasons), level.facts)
-
-
-def review_level(repo_root: Path, env: Mapping[str, str], candidate_ref: str) -> Result:
-    """The candidate's computed Independence Level against the level its surfaces require."""
-    from plangate.evaluation.gate.service import gate_candidate
-    from plangate.evaluation.independence import check_independence
-    from plangate.ledger import open_ledger
-
-    root = Git(repo_root).toplevel()
-    with open_ledger(root, env) as ledger:
-        cdigest, candidate = _candidate(ledger, candidate_ref)
-        level = _independence(ledger, cdigest, candidate, None)
-    gate = gate_candidate(root, env, cdigest, record=False)
-    required = _required_level(gate)
-    shortfall = check_independence(level.verdict, required)
-    verdict = "ACCEPTED" if shortfall is None else PromotionDecision.INCONCLUSIVE.value
-    reasons = (*level.reasons, *([shortfall] if shortfall else []))
-    facts = {
-        "candidate_digest": cdigest,
-        "level": level.verdict,
-        "required": required,
-        "independence_drivers": gate.facts.get("independence_drivers", []),
-        **{k: v for k, v in level.facts.items() if k != "level"},
-    }
-    return Result(verdict, reasons, facts)
-
-
-def _required_level(gate: Result) -> str:
-    """The gate's required level; anything unreadable requires I4 (fail closed)."""
-    value = gate.facts.get("required_independence")
-    try:
-        return IndependenceLevel(str(value)).value
-    except ValueError:
-        return IndependenceLevel.I4.value
-
-
-# -- eval run ------------------------------------------------------------------
-
-
-def _prior_decisions(
-    ledger: Ledger, plan_digest: str, candidate: Mapping[str, Any], tree: str | None
-) -> list[str]:
+def _prior_decisions(ledger: Ledger, subject: _Subject) -> list[str]:
     """Decisions already recorded for this evaluation (same plan digest, and the same
     candidate id, commit or tree): a new candidate id over the same commit, or the same
     tree re-committed under a new commit id, cannot dodge a recorded INCONCLUSIVE."""
-    out: list[str] = []
-    for entry in ledger.entries(kind=LEDGER_KIND_DECISION):
-        payload = entry.payload
-        if payload.get("plan_digest") != plan_digest:
-            continue
-        if (
-            payload.get("candidate_id") == candidate["candidate_id"]
-            or payload.get("candidate_commit") == candidate["candidate_commit"]
-            or (tree is not None and payload.get("candidate_tree") == tree)
-        ):
-            out.append(str(payload.get("decision")))
-    return out
+    return [
+        str(e.payload.get("decision"))
+        for e in ledger.entries(kind=LEDGER_KIND_DECISION)
+        if e.payload.get("plan_digest") == subject.plan_digest and subject.is_this(e.payload)
+    ]
 
 
-def _tree_of(git: Git, commit: str) -> str | None:
-    """The tree id of ``commit`` (the candidate's content), or None when git cannot tell."""
-    try:
-        proc = git.run(["rev-parse", "--verify", "--quiet", f"{commit}^{{tree}}"])
-    except PlanGateError:
-        return None
-    tree = proc.stdout.decode("ascii", "replace").strip()
-    return tree or None
+def _judged_something(payload: Mapping[str, Any]) -> bool:
+    """False for a decision about a candidate whose tree was its own baseline's tree (there
+    was nothing to judge); a payload that does not say counts as a judgement."""
+    base = payload.get("baseline_tree")
+    return base is None or payload.get("candidate_tree") != base
 
 
-def _manifest_or_none(git: Git, commit: str, definition_path: str) -> tuple[Any, Reason | None]:
+def _other_plan_decisions(ledger: Ledger, subject: _Subject) -> list[PriorDecision]:
+    """Decisions recorded for the same commit or tree under another plan."""
+    return [
+        PriorDecision(str(e.payload.get("plan_digest")), str(e.payload.get("decision")))
+        for e in ledger.entries(kind=LEDGER_KIND_DECISION)
+        if e.payload.get("plan_digest") != subject.plan_digest
+        and subject.names(e.payload)
+        and _judged_something(e.payload)
+    ]
+
+
+def _baseline_decisions(
+    ledger: Ledger, plan_digest: str, baseline: str, tree: str | None
+) -> list[PriorDecision]:
+    """Decisions recorded under other plans for the baseline commit or tree as a candidate."""
+    return [
+        PriorDecision(str(e.payload.get("plan_digest")), str(e.payload.get("decision")))
+        for e in ledger.entries(kind=LEDGER_KIND_DECISION)
+        if e.payload.get("plan_digest") != plan_digest
+        and (
+            e.payload.get("candidate_commit") == baseline
+            or (tree is not None and e.payload.get("candidate_tree") == tree)
+        )
+        and _judged_something(e.payload)
+    ]
+
+
+def _candidate_payload(entry: LedgerEntry) -> Mapping[str, Any]:
+    """A candidate registration flattened to the keys :meth:`_Subject.names` reads."""
+    candidate = entry.payload.get("candidate")
+    commit = candidate.get("candidate_commit") if isinstance(candidate, Mapping) else None
+    return {"candidate_commit": commit, "candidate_tree": entry.payload.get("candidate_tree")}
+
+
+def _first_seen(ledger: Ledger, subject: _Subject) -> int | None:
+    """The ledger sequence of the first entry naming the candidate's commit or tree.
+
+    The ledger order is the one fact a candidate cannot forge (a commit's date is
+    written by its author): PlanGate knows a commit from the first entry that names it.
+    """
+    seqs = [
+        e.seq
+        for e in ledger.entries(kind=LEDGER_KIND_CANDIDATE)
+        if subject.names(_candidate_payload(e))
+    ]
+    for kind in (LEDGER_KIND_RUN_STARTED, LEDGER_KIND_DECISION):
+        seqs.extend(e.seq for e in ledger.entries(kind=kind) if subject.names(e.payload))
+    return min(seqs) if seqs else None
+
+
+def _unfinished_runs(ledger: Ledger, subject: _Subject) -> list[int]:
+    """Runs of this evaluation that started trials and recorded no decision."""
+    closed = {e.payload.get("started_seq") for e in ledger.entries(kind=LEDGER_KIND_DECISION)}
+    return [
+        e.seq
+        for e in ledger.entries(kind=LEDGER_KIND_RUN_STARTED)
+        if e.payload.get("plan_digest") == subject.plan_digest
+        and subject.is_this(e.payload)
+        and e.seq not in closed
+    ]
+
+
+# -- identity and trials ---------------------------------------------------------------
+
+
+def _manifest_or_problem(
+    git: Git, commit: str, definition_path: str
+) -> tuple[HarnessManifest | None, Reason | None]:
     from plangate.evaluation.harness.service import build_manifest
 
     try:
@@ -286,7 +221,9 @@ def _manifest_or_none(git: Git, commit: str, definition_path: str) -> tuple[Any,
         )
 
 
-def _component_deltas(baseline: Any, candidate: Any) -> list[dict[str, Any]]:
+def _component_deltas(
+    baseline: HarnessManifest | None, candidate: HarnessManifest | None
+) -> list[dict[str, Any]]:
     if baseline is None or candidate is None:
         return []
     before = {str(c["id"]): c for c in baseline.components()}
@@ -303,7 +240,7 @@ def _component_deltas(baseline: Any, candidate: Any) -> list[dict[str, Any]]:
     return deltas
 
 
-def _component_types(*manifests: Any) -> dict[str, str]:
+def _component_types(*manifests: HarnessManifest | None) -> dict[str, str]:
     types: dict[str, str] = {}
     for manifest in manifests:
         if manifest is None:
@@ -356,6 +293,9 @@ def build_trials(
     return specs
 
 
+# -- the run ---------------------------------------------------------------------------
+
+
 def run_evaluation(
     repo_root: Path,
     env: Mapping[str, str],
@@ -372,19 +312,21 @@ def run_evaluation(
     git = Git(repo_root)
     root = git.toplevel()
     with open_ledger(root, env) as ledger:
-        cdigest, candidate = _candidate(ledger, candidate_ref, check_scope=False)
-        earlier = ledger.entries(kind="eval_gate_verdict", subject=cdigest)
+        # eval run looks up with check_scope=False: a malformed scope is the gate's to
+        # judge (and record), not a reason to refuse before any record exists.
+        cdigest, candidate = lookup_candidate(ledger, candidate_ref, check_scope=False)
+        earlier = ledger.entries(kind=LEDGER_KIND_GATE, subject=cdigest)
     previous = dict(earlier[-1].payload) if earlier else None
     lock = evaluation_lock_path(root, str(candidate["evaluation_plan_digest"]))
     with exclusive_lock(lock):
         gate = gate_candidate(root, env, cdigest, record=True)
+        subject = _Subject(cdigest, candidate, commit_tree(git, str(candidate["candidate_commit"])))
         with open_ledger(root, env) as ledger:
             return _evaluate_locked(
                 git,
                 ledger,
-                cdigest=cdigest,
-                candidate=candidate,
-                gate=gate,
+                subject,
+                gate,
                 executor=executor or LocalPoolExecutor(jobs, ProgressLine(progress)),
                 rejudged=gate_changes(previous, gate),
             )
@@ -427,107 +369,156 @@ def gate_changes(previous: Mapping[str, Any] | None, gate: Result) -> dict[str, 
     return {"previous_verdict": previous.get("verdict"), "changed": changed}
 
 
-def _evaluate_locked(
-    git: Git,
-    ledger: Ledger,
-    *,
-    cdigest: str,
-    candidate: Mapping[str, Any],
-    gate: Result,
-    executor: Executor,
-    rejudged: Mapping[str, Any],
-) -> EvaluationRun:
-    candidate_plan_digest = str(candidate["evaluation_plan_digest"])
-    plan, plan_problem = _plan_or_none(ledger, candidate_plan_digest)
-    plan_digest = None
-    if plan is not None:
-        from plangate.evaluation.registry.plan import plan_digest as compute_plan_digest
+@dataclass(frozen=True)
+class _Gathered:
+    """What the service read before any trial: the decision input and its sources."""
 
-        plan_digest = compute_plan_digest(plan)
-    candidate_tree = _tree_of(git, str(candidate["candidate_commit"]))
-    prior = _prior_decisions(ledger, candidate_plan_digest, candidate, candidate_tree)
+    inp: EvaluationInput
+    plan: RegisteredPlan | None
+    baseline_manifest: HarnessManifest | None
+    candidate_manifest: HarnessManifest | None
+    independence: Result
+    baseline_tree: str | None
+
+
+def _gather(git: Git, ledger: Ledger, subject: _Subject, gate: Result) -> _Gathered:
+    """Every fact the decision needs except the trials (service)."""
+    candidate = subject.candidate
+    registered, plan_problem = plan_or_problem(ledger, subject.plan_digest)
+    plan = registered.plan if registered is not None else None
     setup: list[Reason] = [plan_problem] if plan_problem else []
-    observed_diff = tuple(str(p) for p in gate.facts.get("observed_diff", []) or [])
-    changed_components = tuple(str(c) for c in gate.facts.get("changed_components", []) or [])
-    independence = _independence(ledger, cdigest, candidate, plan)
-    required = _required_level(gate)
-
     baseline_manifest = candidate_manifest = None
-    trials: list[TrialOutcome] = []
-    run_trials = (
-        plan is not None
-        and gate.verdict == "AUTO_APPROVED"
-        and not any(d in ("INCONCLUSIVE", "FAIL") for d in prior)
-    )
     if plan is not None:
-        definition = str(plan.get("harness_definition") or ".plangate/harness.toml")
-        baseline_manifest, problem = _manifest_or_none(
+        definition = str(plan.get("harness_definition") or DEFAULT_DEFINITION_PATH)
+        baseline_manifest, problem = _manifest_or_problem(
             git, str(plan["baseline_commit"]), definition
         )
-        if problem:
-            setup.append(problem)
-        candidate_manifest, problem = _manifest_or_none(
-            git, str(candidate["candidate_commit"]), definition
-        )
-        if problem:
-            setup.append(problem)
-    tamper: list[Reason] = []
-    if run_trials and plan is not None and not setup:
-        trials = _run_trials(
-            git, plan, str(candidate["candidate_commit"]), executor, setup=setup, tamper=tamper
-        )
-
-    types = _component_types(baseline_manifest, candidate_manifest)
+        setup.extend([problem] if problem else [])
+        candidate_manifest, problem = _manifest_or_problem(git, subject.commit, definition)
+        setup.extend([problem] if problem else [])
+    independence = independence_of(ledger, subject.cdigest, candidate, plan)
+    baseline_tree = commit_tree(git, str(plan["baseline_commit"])) if plan is not None else None
     targets = tuple(str(t) for t in candidate.get("target_components", []))
     inp = EvaluationInput(
         candidate_id=str(candidate["candidate_id"]),
-        candidate_plan_digest=candidate_plan_digest,
+        candidate_plan_digest=subject.plan_digest,
         plan=plan,
-        plan_digest=plan_digest,
+        plan_digest=compute_plan_digest(plan) if plan is not None else None,
         baseline_manifest_ref=baseline_manifest.harness_id if baseline_manifest else None,
         candidate_manifest_ref=candidate_manifest.harness_id if candidate_manifest else None,
         target_components=targets,
-        component_types=types,
-        changed_paths=observed_diff,
-        changed_components=changed_components,
+        component_types=_component_types(baseline_manifest, candidate_manifest),
+        changed_paths=tuple(str(p) for p in gate.facts.get("observed_diff", []) or []),
+        changed_components=tuple(str(c) for c in gate.facts.get("changed_components", []) or []),
         policy_verdict=gate.verdict,
         gate_reasons=gate.reasons,
-        trials=trials,
+        trials=(),
         independence_observed=independence.verdict,
-        independence_required=required,
-        prior_decisions=prior,
+        independence_required=required_level_of(gate),
+        prior_decisions=_prior_decisions(ledger, subject),
         test_strategy=any(t.startswith(TEST_STRATEGY_PREFIXES) for t in targets),
         setup_problems=setup,
-        tamper_problems=tamper,
         candidate_components=(
             tuple(str(c["id"]) for c in candidate_manifest.components())
             if candidate_manifest is not None
             else None
         ),
+        plan_seq=registered.entry_seq if registered is not None else None,
+        candidate_first_seq=_first_seen(ledger, subject),
+        other_plan_decisions=_other_plan_decisions(ledger, subject),
+        unfinished_runs=_unfinished_runs(ledger, subject),
+        baseline_decisions=(
+            _baseline_decisions(
+                ledger, subject.plan_digest, str(plan["baseline_commit"]), baseline_tree
+            )
+            if plan is not None
+            else ()
+        ),
     )
-    result = decide(inp)
+    return _Gathered(
+        inp, registered, baseline_manifest, candidate_manifest, independence, baseline_tree
+    )
+
+
+def _evaluate_locked(
+    git: Git,
+    ledger: Ledger,
+    subject: _Subject,
+    gate: Result,
+    *,
+    executor: Executor,
+    rejudged: Mapping[str, Any],
+) -> EvaluationRun:
+    gathered = _gather(git, ledger, subject, gate)
+    inp = gathered.inp
+    started_seq: int | None = None
+    result = decide_before_trials(inp)
+    if result is None:
+        assert inp.plan is not None  # noqa: S101 -- the plan_available rule stopped otherwise
+        started_seq = ledger.append(
+            LEDGER_KIND_RUN_STARTED,
+            subject.cdigest,
+            {
+                "plan_digest": subject.plan_digest,
+                "candidate_id": inp.candidate_id,
+                "candidate_commit": subject.commit,
+                "candidate_tree": subject.tree,
+            },
+        ).seq
+        setup: list[Reason] = []
+        tamper: list[Reason] = []
+        trials = _run_trials(git, inp.plan, subject.commit, executor, setup=setup, tamper=tamper)
+        inp = dataclasses.replace(inp, trials=trials, setup_problems=setup, tamper_problems=tamper)
+        result = decide(inp)
+    return _record(
+        ledger,
+        subject,
+        gathered=gathered,
+        inp=inp,
+        result=result,
+        gate=gate,
+        rejudged=rejudged,
+        started_seq=started_seq,
+    )
+
+
+def _record(
+    ledger: Ledger,
+    subject: _Subject,
+    *,
+    gathered: _Gathered,
+    inp: EvaluationInput,
+    result: Result,
+    gate: Result,
+    rejudged: Mapping[str, Any],
+    started_seq: int | None,
+) -> EvaluationRun:
+    """Write the HarnessExperimentResult and the PromotionDecision to the ledger."""
+    candidate = subject.candidate
     experiment = {
         "schema": EXPERIMENT_SCHEMA,
         "candidate_id": inp.candidate_id,
-        "candidate_ref": cdigest,
+        "candidate_ref": subject.cdigest,
         "candidate_commit": candidate["candidate_commit"],
-        "evaluation_plan_digest": plan_digest,
-        "candidate_plan_digest": candidate_plan_digest,
+        "evaluation_plan_digest": inp.plan_digest,
+        "candidate_plan_digest": inp.candidate_plan_digest,
         "baseline_manifest_ref": inp.baseline_manifest_ref,
         "candidate_manifest_ref": inp.candidate_manifest_ref,
-        "observed_changed_paths": sorted(observed_diff),
-        "observed_component_deltas": _component_deltas(baseline_manifest, candidate_manifest),
+        "observed_changed_paths": sorted(inp.changed_paths),
+        "observed_component_deltas": _component_deltas(
+            gathered.baseline_manifest, gathered.candidate_manifest
+        ),
         "policy_verdict": gate.verdict,
         "gate_rejudged": dict(rejudged),
-        "trials": [t.to_json() for t in trials],
+        "trials": [t.to_json() for t in inp.trials],
         "fixtures": result.facts.get("fixtures", []),
         "metrics": result.facts.get("metrics", {}),
         "activation": result.facts.get("activation", {}),
         "detection": result.facts.get("detection", {}),
         "independence": {
-            "observed": independence.verdict,
-            "required": required,
-            "records": independence.facts.get("records", []),
+            "observed": inp.independence_observed,
+            "required": inp.independence_required,
+            "records": gathered.independence.facts.get("records", []),
         },
         "result": result.verdict,
         "reason_codes": list(result.codes),
@@ -535,16 +526,16 @@ def _evaluate_locked(
     experiment_digest = digest(experiment)
     ledger.append(
         LEDGER_KIND_EXPERIMENT,
-        cdigest,
+        subject.cdigest,
         {"experiment_digest": experiment_digest, "experiment": experiment},
     )
     decision = {
         "schema": DECISION_SCHEMA,
         "candidate_id": inp.candidate_id,
-        "candidate_ref": cdigest,
+        "candidate_ref": subject.cdigest,
         "candidate_commit": candidate["candidate_commit"],
         "candidate_manifest_ref": inp.candidate_manifest_ref,
-        "evaluation_plan_digest": plan_digest,
+        "evaluation_plan_digest": inp.plan_digest,
         "experiment_result_ref": experiment_digest,
         "decision": result.verdict,
         "policy_verdict": result.facts.get("policy_verdict"),
@@ -557,25 +548,28 @@ def _evaluate_locked(
     decision_digest = digest(decision)
     entry = ledger.append(
         LEDGER_KIND_DECISION,
-        cdigest,
+        subject.cdigest,
         {
             "decision_digest": decision_digest,
             "decision_record": decision,
             "decision": result.verdict,
-            "plan_digest": candidate_plan_digest,
+            "plan_digest": inp.candidate_plan_digest,
             "candidate_id": inp.candidate_id,
             "candidate_commit": candidate["candidate_commit"],
-            "candidate_tree": candidate_tree,
+            "candidate_tree": subject.tree,
+            "baseline_commit": inp.plan.get("baseline_commit") if inp.plan else None,
+            "baseline_tree": gathered.baseline_tree,
+            "started_seq": started_seq,
         },
     )
     facts = {
         **result.facts,
-        "candidate_ref": cdigest,
+        "candidate_ref": subject.cdigest,
         "experiment_result_ref": experiment_digest,
         "decision_digest": decision_digest,
         "ledger_seq": entry.seq,
-        "trials_total": len(trials),
-        "trials_completed": sum(1 for t in trials if t.completed),
+        "trials_total": len(inp.trials),
+        "trials_completed": sum(1 for t in inp.trials if t.completed),
     }
     return EvaluationRun(
         Result(result.verdict, result.reasons, facts),

@@ -1,5 +1,5 @@
-"""The policy gate in real git repositories: seed 000 section 7 negative examples and the
-reference scenarios 9.1-9.5 that concern identity, plans, scope and protected surfaces."""
+"""The policy gate in real git repositories: candidates that try to narrow the authority judging
+them through identity, plans, scope and protected surfaces."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def test_good_candidate_is_auto_approved_and_recorded(hr: HarnessRepo) -> None:
 
 
 def test_declared_scope_with_sealed_fixture_is_denied(hr: HarnessRepo) -> None:
-    # Seed 7 / reference 9.1 #1: allowed_paths names a sealed fixture.
+    # allowed_paths names a sealed fixture.
     hr.start_candidate("declared")
     _edit(hr.repo, PROMPT)
     commit = commit_tracked(hr.repo, "prompt")
@@ -65,7 +65,7 @@ def test_declared_scope_with_sealed_fixture_is_denied(hr: HarnessRepo) -> None:
 
 
 def test_observed_diff_touching_surfaces_definition_is_denied(hr: HarnessRepo) -> None:
-    # Seed 7 / 9.1 #6: declares only harness/prompts/** but changes protected_surfaces.
+    # declares only harness/prompts/** but changes protected_surfaces.
     hr.start_candidate("sneaky")
     _edit(hr.repo, PROMPT)
     _edit(hr.repo, ".plangate/protected-surfaces.toml", "\n# harmless comment\n")
@@ -74,7 +74,7 @@ def test_observed_diff_touching_surfaces_definition_is_denied(hr: HarnessRepo) -
     assert code == 1
     assert verdict["verdict"] == "DENIED"
     got = codes(verdict)
-    # Protected is reported before scope (reference 9.5 #41).
+    # Protected is reported before scope.
     assert got.index("PROTECTED_AUTHORITY_CHANGED") < got.index(
         "ACTUAL_DELTA_OUTSIDE_ALLOWED_PATHS"
     )
@@ -83,7 +83,7 @@ def test_observed_diff_touching_surfaces_definition_is_denied(hr: HarnessRepo) -
 
 
 def test_diff_outside_allowed_paths_is_human_required(hr: HarnessRepo) -> None:
-    # Seed 7 / 9.1 #7 / 9.5 #38: excess that touches nothing protected.
+    # excess that touches nothing protected.
     hr.start_candidate("wide")
     _edit(hr.repo, PROMPT)
     (hr.repo / "docs").mkdir()
@@ -108,7 +108,7 @@ def test_scope_matching_is_case_sensitive_but_protection_is_not(hr: HarnessRepo)
 
 
 def test_candidate_commit_missing_is_inconclusive(hr: HarnessRepo) -> None:
-    # Seed 7 / 9.1 #8: the diff cannot be computed; nothing is substituted.
+    # the diff cannot be computed; nothing is substituted.
     hr.start_candidate("gone")
     _edit(hr.repo, PROMPT)
     commit = commit_tracked(hr.repo, "prompt")
@@ -124,7 +124,7 @@ def test_candidate_commit_missing_is_inconclusive(hr: HarnessRepo) -> None:
 
 
 def test_baseline_commit_missing_is_inconclusive(git_repo: Path, run_cli: RunCli) -> None:
-    # Seed 7 / 9.1 #3: baseline identity unobtainable -> INCONCLUSIVE.
+    # baseline identity unobtainable -> INCONCLUSIVE.
     git(git_repo, "checkout", "-q", "-b", "base")
     hr = make_harness_repo(git_repo, run_cli)
     git(git_repo, "checkout", "-q", "--orphan", "other")
@@ -141,7 +141,7 @@ def test_baseline_commit_missing_is_inconclusive(git_repo: Path, run_cli: RunCli
 
 
 def test_forged_plan_baseline_ref_is_recomputed_not_trusted(hr: HarnessRepo) -> None:
-    # 9.2 #11: a plan whose baseline_manifest_ref does not match the rebuilt manifest.
+    # a plan whose baseline_manifest_ref does not match the rebuilt manifest.
     hr.start_candidate("forged")
     _edit(hr.repo, PROMPT)
     commit = commit_tracked(hr.repo, "prompt")
@@ -195,7 +195,6 @@ def test_plan_not_in_ledger_is_inconclusive(hr: HarnessRepo) -> None:
 
 
 def test_rename_of_protected_fixture_into_scope_is_caught_at_old_path(hr: HarnessRepo) -> None:
-    # 9.5 #40.
     hr.start_candidate("rename")
     git(hr.repo, "mv", "eval/fixtures/known-bad.json", "harness/prompts/known-bad.json")
     commit = commit_tracked(hr.repo, "move fixture")
@@ -210,7 +209,7 @@ def test_rename_of_protected_fixture_into_scope_is_caught_at_old_path(hr: Harnes
 def test_candidate_redefining_surfaces_is_judged_by_baseline(
     git_repo: Path, run_cli: RunCli
 ) -> None:
-    # 9.5 #42: the candidate drops harness/skills/** from its own surfaces file.
+    # the candidate drops harness/skills/** from its own surfaces file.
     extra = (
         '\n[[surface]]\npattern = "harness/skills/**"\nclass = "execution-skill"\n'
         'reason = "skills are protected here"\n'
@@ -378,7 +377,7 @@ def test_declared_evaluation_harness_change_routes_to_i4(hr: HarnessRepo) -> Non
 
 
 def test_no_delta_is_inconclusive(hr: HarnessRepo) -> None:
-    # 9.2 #12: nothing to evaluate.
+    # nothing to evaluate.
     code, verdict = hr.gate(hr.baseline, ["harness/prompts/**"])
     assert code == 4
     assert codes(verdict) == ["NO_OBSERVED_HARNESS_DELTA"]
@@ -427,7 +426,7 @@ def test_deleting_verifier_files_alone_is_human_required(hr: HarnessRepo) -> Non
 
 
 def test_diff_that_git_cannot_compute_is_inconclusive(hr: HarnessRepo) -> None:
-    # 9.1 #8: both commits resolve, but a tree the diff needs is gone (corruption);
+    # both commits resolve, but a tree the diff needs is gone (corruption);
     # the gate never substitutes a candidate-supplied diff.
     hr.start_candidate("corrupt")
     _edit(hr.repo, PROMPT)
@@ -440,3 +439,179 @@ def test_diff_that_git_cannot_compute_is_inconclusive(hr: HarnessRepo) -> None:
     res = hr.cli("eval", "gate", reg.out.strip(), "--json")
     assert res.code == 4, res.out + res.err
     assert "ACTUAL_DIFF_UNAVAILABLE" in res.out
+
+
+def test_a_two_link_chain_to_the_grader_is_denied(hr: HarnessRepo) -> None:
+    # "a" reads as harness/prompts/eval/grader.py; through "up" (-> harness) it opens
+    # eval/grader.py, the grader the plan pins.
+    hr.start_candidate("chain")
+    prompts = hr.repo / "harness" / "prompts"
+    os.symlink("..", prompts / "up")
+    os.symlink("up/../eval/grader.py", prompts / "a")
+    commit = commit_tracked(hr.repo, "chain", "harness/prompts/up", "harness/prompts/a")
+    code, verdict = hr.gate(commit, ["harness/prompts/**"])
+    assert code == 1
+    assert "PROTECTED_AUTHORITY_CHANGED" in codes(verdict)
+    vias = {(m["path"], m["via"]) for m in verdict["facts"]["matched_surfaces"]}
+    assert ("harness/prompts/a", "symlink->eval/grader.py") in vias
+
+
+def test_a_path_that_is_not_utf8_is_a_recorded_inconclusive(hr: HarnessRepo) -> None:
+    hr.start_candidate("latin1")
+    raw = b"harness/prompts/caf\xe9.md"
+    blob = git_bytes(hr.repo, b"hash-object", b"-w", b"--stdin", stdin=b"x\n").strip()
+    git_bytes(hr.repo, b"update-index", b"--add", b"--cacheinfo", b"100644," + blob + b"," + raw)
+    git(hr.repo, "commit", "-q", "-m", "latin-1 name")
+    commit = git(hr.repo, "rev-parse", "HEAD")
+    code, verdict = hr.gate(commit, ["harness/prompts/**"])
+    assert code == 4
+    assert codes(verdict) == ["CANDIDATE_PATH_NOT_UTF8"]
+    assert "caf\\xe9.md" in verdict["reasons"][0]["message"]
+    with open_ledger(hr.repo, {}) as ledger:
+        entries = ledger.entries(kind="eval_gate_verdict")
+    assert [e.payload["verdict"] for e in entries] == ["INCONCLUSIVE"]
+
+
+def git_bytes(repo: Path, *args: bytes, stdin: bytes = b"") -> bytes:
+    import subprocess
+
+    from plangate.git import scrubbed_env
+
+    return subprocess.run(
+        [b"git", *args], cwd=repo, input=stdin, capture_output=True, check=True, env=scrubbed_env()
+    ).stdout
+
+
+# -- inputs a candidate controls that once narrowed the authority judging it -----
+
+
+GITLINK_PATH = "eval/vendor"
+
+
+OLD_POINTER = "1" * 40
+
+
+NEW_POINTER = "2" * 40
+
+
+def _baseline_with_gitlink(repo: Path, run_cli: RunCli) -> HarnessRepo:
+    """The demo harness plus a submodule pointer inside protected authority (eval/**)."""
+    hr = make_harness_repo(repo, run_cli, register=False)
+    (repo / ".gitmodules").write_text(
+        f'[submodule "vendor"]\n\tpath = {GITLINK_PATH}\n\turl = ./vendor\n'
+    )
+    git(repo, "add", ".gitmodules")
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{OLD_POINTER},{GITLINK_PATH}")
+    git(repo, "commit", "-q", "-m", "baseline with a vendored submodule")
+    hr.baseline = git(repo, "rev-parse", "HEAD")
+    hr.manifest_ref = hr.manifest(hr.baseline)["harness_id"]
+    res = hr.register_plan()
+    assert res.code == 0, res.err
+    return hr
+
+
+def test_worktree_gitmodules_ignore_all_cannot_hide_a_protected_submodule_change(
+    tmp_path: Path, run_cli: RunCli, git_repo: Path
+) -> None:
+    # The evaluator's checkout is the candidate's: a `.gitmodules` there saying
+    # `ignore = all` made `git diff` drop the submodule pointer change, so a candidate
+    # moving protected authority (eval/vendor) was AUTO_APPROVED with a prompt-only diff.
+    hr = _baseline_with_gitlink(git_repo, run_cli)
+    hr.start_candidate("hidden-submodule")
+    path = hr.repo / PROMPT
+    path.write_text(path.read_text() + "better\n")
+    git(hr.repo, "add", PROMPT)
+    git(hr.repo, "update-index", "--cacheinfo", f"160000,{NEW_POINTER},{GITLINK_PATH}")
+    git(hr.repo, "commit", "-q", "-m", "prompt and a moved submodule pointer")
+    commit = git(hr.repo, "rev-parse", "HEAD")
+    # Uncommitted edit in the evaluator's working tree (never part of any commit).
+    gitmodules = hr.repo / ".gitmodules"
+    gitmodules.write_text(gitmodules.read_text() + "\tignore = all\n")
+
+    code, verdict = hr.gate(commit, ["harness/prompts/**"])
+
+    assert verdict["verdict"] == "DENIED", verdict
+    assert code == 1
+    assert GITLINK_PATH in verdict["facts"]["observed_diff"]
+    assert "PROTECTED_AUTHORITY_CHANGED" in codes(verdict)
+
+
+def test_repository_diff_config_cannot_hide_a_submodule_change(hr: HarnessRepo) -> None:
+    # Same attack through repository configuration (diff.ignoreSubmodules = all):
+    # a new gitlink under eval/ is protected authority whatever git's UI config says.
+    hr.start_candidate("config-hidden")
+    path = hr.repo / PROMPT
+    path.write_text(path.read_text() + "better\n")
+    git(hr.repo, "add", PROMPT)
+    git(hr.repo, "update-index", "--add", "--cacheinfo", f"160000,{NEW_POINTER},{GITLINK_PATH}")
+    git(hr.repo, "commit", "-q", "-m", "prompt and a new gitlink")
+    commit = git(hr.repo, "rev-parse", "HEAD")
+    git(hr.repo, "config", "diff.ignoreSubmodules", "all")
+
+    code, verdict = hr.gate(commit, ["harness/prompts/**"])
+
+    assert verdict["verdict"] == "DENIED", verdict
+    assert code == 1
+    assert GITLINK_PATH in verdict["facts"]["observed_diff"]
+
+
+def test_unregistering_a_verifier_is_a_weakened_verifier(hr: HarnessRepo) -> None:
+    # Dropping a verifier from the runtime registry switches it off without deleting
+    # its component or any stage: that is deletion/relaxation of a verifier (human gate).
+    hr.start_candidate("unregister")
+    definition = hr.repo / ".plangate/harness.toml"
+    text = definition.read_text()
+    assert ', "verifier:completion-evidence"]' in text
+    definition.write_text(text.replace(', "verifier:completion-evidence"]', "]"))
+    git(hr.repo, "commit", "-q", "-am", "registry without the completion-evidence verifier")
+    commit = git(hr.repo, "rev-parse", "HEAD")
+
+    code, verdict = hr.gate(commit, [".plangate/harness.toml"])
+
+    assert verdict["verdict"] == "HUMAN_REQUIRED", verdict
+    assert code == 3
+    assert "GATE_OR_VERIFIER_WEAKENED" in codes(verdict)
+    assert any("verifier:completion-evidence" in w for w in verdict["facts"]["weakened"])
+
+
+def test_case_variant_of_a_participating_verifier_counts_as_changing_it(
+    hr: HarnessRepo,
+) -> None:
+    # On a case-insensitive file system `Deterministic_Tests.py` and the stage's
+    # `deterministic_tests.py` are one file: whichever checks out last is the verifier that
+    # judges. Participation is matched case-folded, like protected surfaces (over-match is
+    # the safe side).
+    hr.start_candidate("case-shadow")
+    shadow = hr.repo / "harness/verifiers/Deterministic_Tests.py"
+    shadow.write_text("def check(fixture):\n    return 'pass'\n")
+    git(hr.repo, "add", str(shadow.relative_to(hr.repo)))
+    git(hr.repo, "commit", "-q", "-m", "a case-variant shadow of the participating verifier")
+    commit = git(hr.repo, "rev-parse", "HEAD")
+
+    code, verdict = hr.gate(commit, ["harness/verifiers/**"])
+
+    assert verdict["verdict"] == "DENIED", verdict
+    assert code == 1
+    assert "PARTICIPATING_VERIFIER_CHANGED" in codes(verdict)
+    assert "verifier:deterministic-tests" in verdict["facts"]["changed_components"]
+
+
+def test_gitattributes_rewriting_a_participating_verifier_counts_as_changing_it(
+    hr: HarnessRepo,
+) -> None:
+    # A `.gitattributes` beside the participating verifier changes the bytes its checkout
+    # gets (working-tree-encoding, eol, ident, filters) without changing its blob: the diff
+    # only shows the attributes file, yet the verifier that judges the candidate changed.
+    hr.start_candidate("attributes")
+    attributes = hr.repo / "harness/verifiers/.gitattributes"
+    attributes.write_text("deterministic_tests.py working-tree-encoding=UTF-16LE\n")
+    git(hr.repo, "add", "harness/verifiers/.gitattributes")
+    git(hr.repo, "commit", "-q", "-m", "attributes for the verifiers")
+    commit = git(hr.repo, "rev-parse", "HEAD")
+
+    code, verdict = hr.gate(commit, ["harness/verifiers/**"])
+
+    assert verdict["facts"]["observed_diff"] == ["harness/verifiers/.gitattributes"]
+    assert verdict["verdict"] == "DENIED", verdict
+    assert code == 1
+    assert "PARTICIPATING_VERIFIER_CHANGED" in codes(verdict)

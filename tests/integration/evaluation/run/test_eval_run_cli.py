@@ -56,8 +56,14 @@ def run_json(
     return result.code, json.loads(result.out) if result.out.strip() else {}, result.err
 
 
-def reviewed(run_cli: RunCli, harness: HarnessRepo, name: str, files: dict[str, str]) -> str:
-    digest, commit = harness.candidate(name, files)
+def reviewed(
+    run_cli: RunCli,
+    harness: HarnessRepo,
+    name: str,
+    files: dict[str, str],
+    allowed: list[str] | None = None,
+) -> str:
+    digest, commit = harness.candidate(name, files, allowed=allowed)
     review = harness.review(f"candidate:{name}:v1", commit)
     added = run_cli(harness.repo, "eval", "review", "add", digest, str(review))
     assert added.code == 0, added.err
@@ -164,7 +170,8 @@ def test_missing_independence_is_inconclusive_and_a_new_plan_is_a_new_evaluation
     code, body, _err = run_json(run_cli, harness.repo, digest)
     assert code == 4
     assert [r["code"] for r in body["reasons"]] == ["EVALUATION_ALREADY_INCONCLUSIVE"]
-    # ... until a new plan (new digest) starts a new evaluation.
+    # ... until a new plan (new digest) starts a new evaluation of a new candidate: the
+    # same tree under the new plan is refused (the plan came after it), new content is not.
     manifest = build_manifest(Git(harness.repo), harness.baseline)
     new_plan = harness.register_plan(
         plan_text(harness.baseline, manifest.harness_id, trials=1).replace(
@@ -172,8 +179,16 @@ def test_missing_independence_is_inconclusive_and_a_new_plan_is_a_new_evaluation
         )
     )
     assert new_plan != harness.plan_digest
+    same_tree, commit_same = harness.candidate(
+        "unreviewed-same", {VERIFIER: GOOD_VERIFIER}, plan_digest=new_plan
+    )
+    review = harness.review("candidate:unreviewed-same:v1", commit_same)
+    assert run_cli(harness.repo, "eval", "review", "add", same_tree, str(review)).code == 0
+    code, body, _err = run_json(run_cli, harness.repo, same_tree)
+    assert code == 4
+    assert [r["code"] for r in body["reasons"]] == ["EVAL_PLAN_AFTER_CANDIDATE"]
     again, commit2 = harness.candidate(
-        "unreviewed-v2", {VERIFIER: GOOD_VERIFIER}, plan_digest=new_plan
+        "unreviewed-v2", {VERIFIER: GOOD_VERIFIER + "# v2\n"}, plan_digest=new_plan
     )
     review = harness.review("candidate:unreviewed-v2:v1", commit2)
     assert run_cli(harness.repo, "eval", "review", "add", again, str(review)).code == 0
@@ -295,3 +310,276 @@ def test_usage_errors(run_cli: RunCli, harness: HarnessRepo) -> None:
     unknown = run_cli(harness.repo, "eval", "run", "candidate:nope:v1")
     assert unknown.code == 1
     assert "CANDIDATE_NOT_REGISTERED" in unknown.err
+
+
+# -- pre-registration and interrupted evaluations ------------------------------------
+
+
+def _lenient_plan(harness: HarnessRepo) -> str:
+    """A second plan without the forged-evidence mutant: a lossy verifier would pass it."""
+    from plangate.cli.demo.harness import render_plan
+
+    manifest = build_manifest(Git(harness.repo), harness.baseline)
+    text = render_plan(harness.baseline, manifest.harness_id).replace("trials: 2\n", "trials: 1\n")
+    return harness.register_plan(text + 'trials_reason: "deterministic"\n')
+
+
+def test_a_new_plan_after_a_fail_cannot_judge_the_same_commit(
+    run_cli: RunCli, harness: HarnessRepo
+) -> None:
+    digest, commit = harness.candidate("lossy", {VERIFIER: LOSSY_VERIFIER})
+    review = harness.review("candidate:lossy:v1", commit)
+    assert run_cli(harness.repo, "eval", "review", "add", digest, str(review)).code == 0
+    assert run_json(run_cli, harness.repo, digest)[0] == 1  # FAIL: a known mutant is lost
+    lenient = _lenient_plan(harness)
+    again, _ = harness.candidate("lossy-again", {}, commit=commit, plan_digest=lenient)
+    review = harness.review("candidate:lossy-again:v1", commit)
+    assert run_cli(harness.repo, "eval", "review", "add", again, str(review)).code == 0
+    code, body, _err = run_json(run_cli, harness.repo, again)
+    assert code == 4
+    assert [r["code"] for r in body["reasons"]] == ["EVAL_PLAN_AFTER_CANDIDATE"]
+    assert body["facts"]["trials_total"] == 0
+    assert [d["decision"] for d in decisions(harness.repo, again)] == ["INCONCLUSIVE"]
+    # The same verifier as new content, first shown after the lenient plan, is judged by it:
+    # the refusal above is what kept the recorded FAIL from becoming a PASS.
+    fresh = reviewed(run_cli, harness, "lossy-new", {VERIFIER: LOSSY_VERIFIER + "# new\n"})
+    fresh_plan, fresh_commit = harness.candidate(
+        "lossy-new-lenient", {}, commit=_commit_of(harness, fresh), plan_digest=lenient
+    )
+    review = harness.review("candidate:lossy-new-lenient:v1", fresh_commit)
+    assert run_cli(harness.repo, "eval", "review", "add", fresh_plan, str(review)).code == 0
+    code, body, _err = run_json(run_cli, harness.repo, fresh_plan)
+    assert code == 0, body["reasons"]
+
+
+def _commit_of(harness: HarnessRepo, cdigest: str) -> str:
+    with open_ledger(harness.repo, {}) as ledger:
+        [entry] = ledger.entries(kind="eval_candidate_registered", subject=cdigest)
+    return str(entry.payload["candidate"]["candidate_commit"])
+
+
+def test_a_plan_registered_after_its_candidate_commit_is_refused(
+    run_cli: RunCli, harness: HarnessRepo
+) -> None:
+    _early, commit = harness.candidate("early", {VERIFIER: GOOD_VERIFIER})  # never run
+    lenient = _lenient_plan(harness)
+    late, _ = harness.candidate("late", {}, commit=commit, plan_digest=lenient)
+    review = harness.review("candidate:late:v1", commit)
+    assert run_cli(harness.repo, "eval", "review", "add", late, str(review)).code == 0
+    code, body, _err = run_json(run_cli, harness.repo, late)
+    assert code == 4
+    assert [r["code"] for r in body["reasons"]] == ["EVAL_PLAN_AFTER_CANDIDATE"]
+    assert (
+        "after the candidate's commit or tree was first recorded" in body["reasons"][0]["message"]
+    )
+    assert [d["decision"] for d in decisions(harness.repo, late)] == ["INCONCLUSIVE"]
+
+
+# The candidate's verifier kills the process that runs the trials (the runner's parent).
+KILLING_VERIFIER = (
+    GOOD_VERIFIER
+    + "\nimport os as _os, signal as _signal\n"
+    + ("_os.kill(_os.getppid(), _signal.SIGKILL)\n")
+)
+
+
+def _plangate(repo: Path, tmp: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    """Run plangate in its own process (the candidate may kill it)."""
+    import os
+    import subprocess
+    import sys
+
+    import plangate
+
+    # The child imports the same plangate as this test (not whatever the path offers).
+    source = str(Path(plangate.__file__).resolve().parents[1])
+    pythonpath = os.pathsep.join(p for p in (source, os.environ.get("PYTHONPATH", "")) if p)
+    env = dict(os.environ, TMPDIR=str(tmp), PYTHONPATH=pythonpath)
+    proc = subprocess.run(
+        [sys.executable, "-m", "plangate", *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    out = proc.stdout.decode()
+    return proc.returncode, json.loads(out) if out.strip() else {}
+
+
+def test_an_evaluation_killed_during_its_trials_is_inconclusive_next_time(
+    run_cli: RunCli, harness: HarnessRepo, tmp_path: Path
+) -> None:
+    digest = reviewed(run_cli, harness, "killer", {VERIFIER: KILLING_VERIFIER})
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    code, _body = _plangate(harness.repo, scratch, "eval", "run", digest, "--json")
+    assert code == -9  # SIGKILL: no decision could be written
+    with open_ledger(harness.repo, {}) as ledger:
+        started = ledger.entries(kind="eval_run_started", subject=digest)
+    assert len(started) == 1
+    assert decisions(harness.repo, digest) == []
+    code, body = _plangate(harness.repo, scratch, "eval", "run", digest, "--json")
+    assert code == 4
+    assert [r["code"] for r in body["reasons"]] == ["EVALUATION_INTERRUPTED"]
+    assert body["facts"]["trials_total"] == 0
+    [decision] = decisions(harness.repo, digest)
+    assert decision["decision"] == "INCONCLUSIVE"
+    assert decision["started_seq"] is None  # this attempt ran no trial
+    code, body = _plangate(harness.repo, scratch, "eval", "run", digest, "--json")
+    assert [r["code"] for r in body["reasons"]] == ["EVALUATION_ALREADY_INCONCLUSIVE"]
+
+
+def test_a_finished_run_closes_its_start(run_cli: RunCli, harness: HarnessRepo) -> None:
+    digest = reviewed(run_cli, harness, "closed", {VERIFIER: GOOD_VERIFIER})
+    assert run_json(run_cli, harness.repo, digest)[0] == 0
+    with open_ledger(harness.repo, {}) as ledger:
+        [started] = ledger.entries(kind="eval_run_started", subject=digest)
+    [decision] = decisions(harness.repo, digest)
+    assert decision["started_seq"] == started.seq
+    # A recorded PASS is judged afresh (and passes again): the closed start is no interruption.
+    assert run_json(run_cli, harness.repo, digest)[0] == 0
+
+
+def test_a_candidate_whose_harness_definition_cannot_be_read_is_inconclusive(
+    run_cli: RunCli, harness: HarnessRepo
+) -> None:
+    digest = reviewed(
+        run_cli,
+        harness,
+        "no-definition",
+        {VERIFIER: GOOD_VERIFIER, ".plangate/harness.toml": "this is = = not toml\n"},
+        allowed=["harness/verifiers/completion_evidence.py", ".plangate/harness.toml"],
+    )
+    gate = run_cli(harness.repo, "eval", "gate", digest, "--json")
+    assert gate.code == 3  # the gate cannot rule out a weakened verifier: a human decides
+    assert "HARNESS_DEFINITION_UNREADABLE_AT_CANDIDATE" in gate.out
+    code, body, _err = run_json(run_cli, harness.repo, digest)
+    assert code == 4  # ... but without the candidate's identity nothing is judged: not FAIL
+    assert [r["code"] for r in body["reasons"]] == ["MANIFEST_IDENTITY_UNOBTAINABLE"]
+    assert [d["decision"] for d in decisions(harness.repo, digest)] == ["INCONCLUSIVE"]
+
+
+def test_a_path_that_is_not_utf8_in_the_candidate_is_a_recorded_inconclusive(
+    run_cli: RunCli, harness: HarnessRepo
+) -> None:
+    import subprocess
+
+    from plangate.git import scrubbed_env
+
+    git(harness.repo, "checkout", "-q", "-B", "cand-latin1", harness.baseline)
+    (harness.repo / VERIFIER).write_text(GOOD_VERIFIER)
+    git(harness.repo, "add", VERIFIER)
+
+    def raw_git(*args: bytes, stdin: bytes = b"") -> bytes:
+        return subprocess.run(
+            [b"git", *args],
+            cwd=harness.repo,
+            input=stdin,
+            capture_output=True,
+            check=True,
+            env=scrubbed_env(),
+        ).stdout
+
+    blob = raw_git(b"hash-object", b"-w", b"--stdin", stdin=b"x\n").strip()
+    name = b"harness/verifiers/caf\xe9.py"
+    raw_git(b"update-index", b"--add", b"--cacheinfo", b"100644," + blob + b"," + name)
+    git(harness.repo, "commit", "-q", "-m", "latin-1 name")
+    commit = git(harness.repo, "rev-parse", "HEAD")
+    git(harness.repo, "checkout", "-q", "--detach", harness.baseline)
+    digest, _ = harness.candidate("latin1", {}, commit=commit, allowed=["harness/verifiers/**"])
+    code, body, _err = run_json(run_cli, harness.repo, digest)
+    assert code == 4
+    assert body["reasons"][0]["code"] in (
+        "MANIFEST_IDENTITY_UNOBTAINABLE",
+        "EVAL_GATE_INCONCLUSIVE",
+    )
+    assert [d["decision"] for d in decisions(harness.repo, digest)] == ["INCONCLUSIVE"]
+    with open_ledger(harness.repo, {}) as ledger:
+        [gate] = ledger.entries(kind="eval_gate_verdict", subject=digest)
+    assert [r["code"] for r in gate.payload["reasons"]] == ["CANDIDATE_PATH_NOT_UTF8"]
+
+
+# -- attacks by the code under test ------------------------------
+
+
+def test_recommitting_the_same_tree_cannot_dodge_a_recorded_inconclusive(
+    run_cli: RunCli, harness: HarnessRepo
+) -> None:
+    # Without a review the first evaluation ends INCONCLUSIVE. Re-committing the very same
+    # tree (a new message is enough for a new commit id) under a new candidate id, then
+    # attaching a review, re-rolled the same evaluation into a PASS.
+    digest, commit = harness.candidate("first", {VERIFIER: GOOD_VERIFIER})
+    first = run_cli(harness.repo, "eval", "run", digest, "--json")
+    assert first.code == 4, first.out
+
+    tree = git(harness.repo, "rev-parse", f"{commit}^{{tree}}")
+    parent = git(harness.repo, "rev-parse", f"{commit}^")
+    recommit = git(harness.repo, "commit-tree", tree, "-p", parent, "-m", "same change, again")
+    assert recommit != commit
+    again, _ = harness.candidate("again", {}, commit=recommit)
+    review = harness.review("candidate:again:v1", recommit)
+    assert run_cli(harness.repo, "eval", "review", "add", again, str(review)).code == 0
+
+    second = run_cli(harness.repo, "eval", "run", again, "--json")
+    body = json.loads(second.out)
+    assert second.code == 4, body["reasons"]
+    assert [r["code"] for r in body["reasons"]] == ["EVALUATION_ALREADY_INCONCLUSIVE"]
+
+
+def test_two_runs_under_one_plan_cannot_interleave(run_cli: RunCli, harness: HarnessRepo) -> None:
+    # The finality check spans candidate ids, commits and trees of one plan, so the lock
+    # must too: with a per-candidate lock, two registrations of the same commit could run
+    # at once, both see no recorded decision, and re-roll the evaluation in parallel.
+    from plangate.evaluation.run.service import evaluation_lock_path
+    from plangate.fsutil import exclusive_lock
+
+    digest, commit = harness.candidate("first", {VERIFIER: GOOD_VERIFIER})
+    twin, _ = harness.candidate("twin", {}, commit=commit)
+    with exclusive_lock(evaluation_lock_path(harness.repo, harness.plan_digest)):
+        for ref in (digest, twin):
+            held = run_cli(harness.repo, "eval", "run", ref, "--json")
+            assert held.code != 0
+            assert "LOCK_HELD" in held.out + held.err
+
+
+def test_a_failed_candidate_cannot_become_the_baseline_of_a_new_plan(
+    run_cli: RunCli, harness: HarnessRepo
+) -> None:
+    from support.evalrun import plan_text
+
+    digest, failed = harness.candidate("lossy-base", {VERIFIER: LOSSY_VERIFIER})
+    review = harness.review("candidate:lossy-base:v1", failed)
+    assert run_cli(harness.repo, "eval", "review", "add", digest, str(review)).code == 0
+    assert run_json(run_cli, harness.repo, digest)[0] == 1
+    manifest = build_manifest(Git(harness.repo), failed)
+    rebased = harness.register_plan(plan_text(failed, manifest.harness_id, trials=1))
+    git(harness.repo, "checkout", "-q", "-B", "on-failed", failed)
+    (harness.repo / VERIFIER).write_text(LOSSY_VERIFIER + "# tweak\n")
+    git(harness.repo, "commit", "-qam", "tweak on the failed candidate")
+    tweak = git(harness.repo, "rev-parse", "HEAD")
+    git(harness.repo, "checkout", "-q", "--detach", harness.baseline)
+    on_top, _ = harness.candidate("on-top", {}, commit=tweak, plan_digest=rebased)
+    review = harness.review("candidate:on-top:v1", tweak)
+    assert run_cli(harness.repo, "eval", "review", "add", on_top, str(review)).code == 0
+    code, body, _err = run_json(run_cli, harness.repo, on_top)
+    assert code == 4
+    assert [r["code"] for r in body["reasons"]] == ["EVAL_PLAN_AFTER_CANDIDATE"]
+    assert "baseline" in body["reasons"][0]["message"]
+
+
+def test_a_candidate_that_changed_nothing_does_not_count_as_a_result(
+    run_cli: RunCli, harness: HarnessRepo
+) -> None:
+    # The baseline registered as its own candidate: nothing to judge (INCONCLUSIVE). That
+    # record must not stop a later plan on the same baseline from judging real candidates.
+    same, _ = harness.candidate("unchanged", {}, commit=harness.baseline)
+    code, body, _err = run_json(run_cli, harness.repo, same)
+    assert code == 4
+    assert [r["code"] for r in body["reasons"]] == ["EVAL_GATE_INCONCLUSIVE"]
+    lenient = _lenient_plan(harness)
+    digest, commit = harness.candidate("real", {VERIFIER: GOOD_VERIFIER}, plan_digest=lenient)
+    review = harness.review("candidate:real:v1", commit)
+    assert run_cli(harness.repo, "eval", "review", "add", digest, str(review)).code == 0
+    code, body, _err = run_json(run_cli, harness.repo, digest)
+    assert code == 0, body["reasons"]

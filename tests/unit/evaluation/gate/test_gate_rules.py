@@ -371,3 +371,106 @@ def test_undeclared_change_of_a_new_eval_component_needs_the_i4_route() -> None:
     assert result.codes == ("EVALUATION_HARNESS_CHANGE_UNDECLARED",)
     assert result.facts["route"] == "I4_ONLY"
     assert result.facts["required_independence"] == "I4"
+
+
+def test_a_two_link_chain_to_the_grader_is_resolved_physically() -> None:
+    # Lexically "a" lands on harness/prompts/eval/grader.py; through the link "up" (= harness)
+    # it is eval/grader.py.
+    links = {"harness/prompts/up": "..", "harness/prompts/a": "up/../eval/grader.py"}
+    result = decide(facts(sorted(links), symlink_targets=links))
+    assert result.verdict == "DENIED"
+    assert "PROTECTED_AUTHORITY_CHANGED" in result.codes
+    vias = {(m["path"], m["via"]) for m in result.facts["matched_surfaces"]}
+    assert ("harness/prompts/a", "symlink->eval/grader.py") in vias
+
+
+def test_a_chain_through_an_unchanged_link_of_the_tree_is_resolved() -> None:
+    changed = {"harness/prompts/a": "shared/grader.py"}
+    tree = {"harness/prompts/shared": "../../eval"}
+    result = decide(facts(["harness/prompts/a"], symlink_targets=changed, tree_symlinks=tree))
+    assert result.verdict == "DENIED"
+    assert result.codes == ("PROTECTED_AUTHORITY_CHANGED",)
+    # Without the tree's link the same target is harmless: the tree link decides.
+    alone = decide(facts(["harness/prompts/a"], symlink_targets=changed))
+    assert alone.verdict == "AUTO_APPROVED", alone.codes
+
+
+@pytest.mark.parametrize(
+    "links",
+    [
+        {"harness/prompts/a": "a"},
+        {"harness/prompts/a": "b", "harness/prompts/b": "a"},
+        {"harness/prompts/a": "up/x", "harness/prompts/up": "../../.."},
+        {"harness/prompts/a": "up/x", "harness/prompts/up": "/etc"},
+        {"harness/prompts/a": "up", "harness/prompts/up": "../.."},
+    ],
+)
+def test_link_loops_escapes_and_the_root_through_a_chain_are_unsafe(
+    links: dict[str, str],
+) -> None:
+    result = decide(
+        facts(
+            ["harness/prompts/a"],
+            symlink_targets={"harness/prompts/a": links.pop("harness/prompts/a")},
+            tree_symlinks=links,
+        )
+    )
+    assert result.verdict == "DENIED"
+    assert "SYMLINK_TARGET_UNSAFE" in result.codes
+
+
+def test_an_unread_link_set_makes_every_changed_link_undecidable() -> None:
+    changed = {"harness/prompts/a": "b.md"}
+    result = decide(
+        facts(["harness/prompts/a"], symlink_targets=changed, tree_symlinks_complete=False)
+    )
+    assert result.codes == ("SYMLINK_TARGET_UNSAFE",)
+
+
+def test_a_link_into_a_participating_verifier_changes_it() -> None:
+    link = {"harness/prompts/v.py": "../verifiers/tests.py"}
+    result = decide(facts(["harness/prompts/v.py"], symlink_targets=link))
+    assert result.verdict == "DENIED"
+    assert result.codes == ("PARTICIPATING_VERIFIER_CHANGED",)
+    assert result.facts["changed_components"] == ["prompt:builder", "verifier:tests"]
+    # A link to a directory holding a judging verifier changes it too.
+    folder = {"harness/prompts/all": "../verifiers"}
+    result = decide(facts(["harness/prompts/all"], symlink_targets=folder))
+    assert "PARTICIPATING_VERIFIER_CHANGED" in result.codes
+    # A link into a verifier the plan does not judge with goes to the procedure only.
+    extra = {"harness/prompts/e.py": "../verifiers/extra.py"}
+    result = decide(facts(["harness/prompts/e.py"], symlink_targets=extra))
+    assert result.verdict == "AUTO_APPROVED"
+    assert "VERIFIER_CANDIDATE_PROCEDURE_REQUIRED" in result.codes
+
+
+def test_every_row_is_recorded_in_table_order() -> None:
+    from plangate.evaluation.gate.rules import GATE_ORDER
+
+    result = decide(facts(["harness/prompts/a.md", "outside.txt"]))
+    rows = result.facts["rows"]
+    assert [r["rule"] for r in rows] == list(GATE_ORDER)
+    by_rule = {r["rule"]: r for r in rows}
+    assert by_rule["within_allowed_paths"] == {
+        "step": "5",
+        "rule": "within_allowed_paths",
+        "outcome": "HUMAN_REQUIRED",
+        "codes": ["ACTUAL_DELTA_OUTSIDE_ALLOWED_PATHS"],
+    }
+    assert by_rule["bindings"]["outcome"] == "pass"
+    stopped = decide(facts(["x"], binding_problems=(Reason("CANDIDATE_COMMIT_UNKNOWN", "gone"),)))
+    assert [r["rule"] for r in stopped.facts["rows"]] == ["bindings"]
+    assert stopped.facts["rows"][0]["outcome"] == "INCONCLUSIVE"
+
+
+def test_the_documented_gate_order_is_the_table() -> None:
+    import re
+    from pathlib import Path
+
+    from plangate.evaluation.gate.rules import GATE_ORDER, GATE_ROWS
+
+    doc = (Path(__file__).resolve().parents[4] / "docs" / "evaluation.md").read_text()
+    section = doc.split("### Gate order", 1)[1].split("\n### ", 1)[0]
+    documented = re.findall(r"^\| (\d) \| `([a-z_]+)` \|", section, flags=re.MULTILINE)
+    assert [name for _step, name in documented] == list(GATE_ORDER)
+    assert [step for step, _name in documented] == [row.step for row in GATE_ROWS]

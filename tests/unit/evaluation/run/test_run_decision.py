@@ -578,3 +578,103 @@ def test_a_trial_number_outside_the_plan_does_not_count() -> None:
     result = decide(evaluation(trials=outcomes))
     assert result.verdict == "INCONCLUSIVE", result.codes
     assert "TRIALS_INCOMPLETE" in result.codes
+
+
+# -- pre-registration, interrupted runs, identity before the gate -----------------------
+
+
+def test_a_decision_under_another_plan_stops_a_new_plan() -> None:
+    from plangate.evaluation.run.decision import PriorDecision
+
+    for prior in ("FAIL", "PASS", "INCONCLUSIVE"):
+        result = decide(evaluation(other_plan_decisions=(PriorDecision(D, prior),)))
+        assert result.verdict == "INCONCLUSIVE"
+        assert result.codes == ("EVAL_PLAN_AFTER_CANDIDATE",)
+        assert prior in result.reasons[0].message
+
+
+@pytest.mark.parametrize(
+    ("plan_seq", "first_seq", "refused"),
+    [(5, 4, True), (5, 5, False), (5, 6, False), (None, 4, False), (5, None, False)],
+)
+def test_a_plan_registered_after_the_candidate_was_first_recorded_is_refused(
+    plan_seq: int | None, first_seq: int | None, refused: bool
+) -> None:
+    result = decide(evaluation(plan_seq=plan_seq, candidate_first_seq=first_seq))
+    if refused:
+        assert result.verdict == "INCONCLUSIVE"
+        assert result.codes == ("EVAL_PLAN_AFTER_CANDIDATE",)
+    else:
+        assert result.verdict == "PASS", result.codes
+
+
+def test_an_unfinished_run_makes_the_evaluation_inconclusive() -> None:
+    result = decide(evaluation(unfinished_runs=(17,)))
+    assert result.verdict == "INCONCLUSIVE"
+    assert result.codes == ("EVALUATION_INTERRUPTED",)
+    assert "17" in result.reasons[0].message
+    # A recorded decision comes first: finality is about the same evaluation.
+    result = decide(evaluation(unfinished_runs=(17,), prior_decisions=("FAIL",)))
+    assert result.codes == ("EVALUATION_ALREADY_FAILED",)
+
+
+def test_an_unobtainable_candidate_identity_is_inconclusive_even_when_the_gate_refused() -> None:
+    problem = Reason("MANIFEST_IDENTITY_UNOBTAINABLE", "no HarnessManifest for abc: unreadable")
+    result = decide(
+        evaluation(
+            candidate_manifest_ref=None,
+            setup_problems=(problem,),
+            policy_verdict="HUMAN_REQUIRED",
+            gate_reasons=(Reason("HARNESS_DEFINITION_UNREADABLE_AT_CANDIDATE", "x"),),
+        )
+    )
+    assert result.verdict == "INCONCLUSIVE"
+    assert result.codes == ("MANIFEST_IDENTITY_UNOBTAINABLE",)
+
+
+def test_decide_before_trials_stops_only_where_no_trial_is_needed() -> None:
+    from plangate.evaluation.run.decision import decide_before_trials
+
+    assert decide_before_trials(evaluation(trials=())) is None
+    stopped = decide_before_trials(evaluation(trials=(), policy_verdict="DENIED"))
+    assert stopped is not None and stopped.verdict == "FAIL"
+    assert [r["rule"] for r in stopped.facts["rules"]][-1] == "policy_gate"
+
+
+def test_every_rule_is_recorded_in_table_order() -> None:
+    from plangate.evaluation.run.decision import DECISION_ORDER
+
+    result = decide(evaluation())
+    assert [r["rule"] for r in result.facts["rules"]] == list(DECISION_ORDER)
+    assert {r["outcome"] for r in result.facts["rules"]} == {"pass"}
+    failed = decide(evaluation(trials=with_judgement("kb", "candidate", "passed")))
+    by_rule = {r["rule"]: r for r in failed.facts["rules"]}
+    assert by_rule["known_bad_stopped"] == {
+        "rule": "known_bad_stopped",
+        "outcome": "failed",
+        "codes": ["KNOWN_BAD_NOT_STOPPED"],
+    }
+
+
+def test_the_documented_decision_order_is_the_table() -> None:
+    import re
+    from pathlib import Path
+
+    from plangate.evaluation.run.decision import DECISION_ORDER
+
+    doc = (Path(__file__).resolve().parents[4] / "docs" / "evaluation-run.md").read_text()
+    section = doc.split("### Decision order", 1)[1].split("\n## ", 1)[0]
+    documented = re.findall(r"^\| \d+ \| `([a-z_]+)` \|", section, flags=re.MULTILINE)
+    assert documented == list(DECISION_ORDER)
+
+
+def test_a_baseline_that_failed_as_a_candidate_under_another_plan_is_refused() -> None:
+    from plangate.evaluation.run.decision import PriorDecision
+
+    for prior, refused in (("FAIL", True), ("INCONCLUSIVE", True), ("PASS", False)):
+        result = decide(evaluation(baseline_decisions=(PriorDecision(D, prior),)))
+        if refused:
+            assert result.codes == ("EVAL_PLAN_AFTER_CANDIDATE",), prior
+            assert "baseline" in result.reasons[0].message
+        else:
+            assert result.verdict == "PASS", result.codes

@@ -212,3 +212,36 @@ def test_a_metric_too_large_for_a_float_is_refused_not_raised() -> None:
     with pytest.raises(ResultRejectedError) as info:
         parse_result(raw, side="candidate", fixture_id="kb", role="known_bad", trial=1)
     assert info.value.code == "TRIAL_RESULT_INVALID"
+
+
+NON_STRINGS: list[Any] = [["detected"], {"detected": 1}, 1, 1.5, True, None]
+
+
+@pytest.mark.parametrize("value", NON_STRINGS)
+def test_a_non_string_detection_status_is_refused_with_a_code(value: Any) -> None:
+    doc = copy.deepcopy(result_doc())
+    doc["detections"] = {"verifier:tests": value}
+    with pytest.raises(ResultRejectedError) as info:
+        parse(doc)
+    assert info.value.code == "TRIAL_RESULT_INVALID"
+
+
+@pytest.mark.parametrize("value", NON_STRINGS)
+def test_a_non_string_outcome_or_activation_level_is_refused_with_a_code(value: Any) -> None:
+    doc = copy.deepcopy(result_doc())
+    doc["outcome"] = value
+    with pytest.raises(ResultRejectedError) as info:
+        parse(doc)
+    assert info.value.code == "TRIAL_RESULT_INVALID"
+    doc = copy.deepcopy(result_doc())
+    doc["activation"] = {"verifier:x": {"level": value, "evidence_refs": ["r"]}}
+    with pytest.raises(ResultRejectedError) as info:
+        parse(doc)
+    assert info.value.code == "TRIAL_RESULT_INVALID"
+
+
+@pytest.mark.parametrize("value", NON_STRINGS)
+def test_a_non_string_judgement_is_refused_with_a_code(value: Any) -> None:
+    with pytest.raises(ResultRejectedError) as info:
+        parse_grade(json.dumps(grade_doc(judgement=value)).encode(), **ASK)
+    assert info.value.code == "GRADE_INVALID"

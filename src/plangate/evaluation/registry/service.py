@@ -1,0 +1,150 @@
+"""Registry IO for the commands: register and show plans, register candidates, reviews.
+
+Each function opens the repository's ledger, calls the store, and returns what
+the command prints; the command module only parses arguments and prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from plangate.canonical import StrictJSONError, strict_loads_object
+from plangate.errors import InputRejected
+from plangate.evaluation.independence import (
+    ReviewRecord,
+    ReviewRecordError,
+    check_independence,
+    parse_review_record,
+)
+from plangate.evaluation.registry.store import (
+    RegisteredCandidate,
+    RegisteredPlan,
+    append_review,
+    independence_of,
+    lookup_candidate,
+    lookup_registered_plan,
+    register_candidate,
+    register_plan,
+)
+from plangate.fsutil import read_regular_file
+from plangate.git import Git
+from plangate.verdict import IndependenceLevel, PromotionDecision, Result
+
+MAX_REVIEW_BYTES = 64 * 1024
+
+
+def register_plan_bytes(
+    cwd: Path, env: Mapping[str, str], data: bytes, source: str
+) -> RegisteredPlan:
+    """``eval plan register``: pin the plan at its baseline and write it to the ledger."""
+    from plangate.ledger import open_ledger
+
+    git = Git(cwd)
+    with open_ledger(git.toplevel(), env) as ledger:
+        return register_plan(git, ledger, data, source)
+
+
+def show_plan(cwd: Path, env: Mapping[str, str], pdigest: str) -> RegisteredPlan:
+    """``eval plan show``: the registered plan, re-verified (the ledger must exist)."""
+    from plangate.ledger import open_ledger
+
+    with open_ledger(Git(cwd).toplevel(), env, create=False) as ledger:
+        return lookup_registered_plan(ledger, pdigest)
+
+
+def register_candidate_bytes(
+    cwd: Path, env: Mapping[str, str], data: bytes, source: str
+) -> RegisteredCandidate:
+    """``eval candidate register``: its plan must already be in the ledger."""
+    from plangate.ledger import open_ledger
+
+    git = Git(cwd)
+    with open_ledger(git.toplevel(), env) as ledger:
+        return register_candidate(git, ledger, data, source)
+
+
+def read_review_file(path: Path) -> tuple[bytes, ReviewRecord, dict[str, Any]]:
+    """Read and strictly parse a review record file (regular file, bounded, JSON)."""
+    read = read_regular_file(path, MAX_REVIEW_BYTES)
+    if not read.ok or read.data is None:
+        raise InputRejected(
+            "REVIEW_FILE_UNREADABLE", f"{path} {read.detail}", "give a regular JSON file"
+        )
+    try:
+        doc = strict_loads_object(read.data, "review record")
+        record = parse_review_record(doc)
+    except StrictJSONError as exc:
+        raise InputRejected(exc.code, f"{path}: {exc.message}", exc.hint) from None
+    except ReviewRecordError as exc:
+        raise InputRejected(
+            exc.code, f"{path}: {exc.message}", "see docs/evaluation-run.md (review records)"
+        ) from None
+    return read.data, record, doc
+
+
+def add_review(repo_root: Path, env: Mapping[str, str], candidate_ref: str, path: Path) -> Result:
+    """Attach a review record to a registered candidate (ledger kind ``eval_review_added``)."""
+    from plangate.ledger import open_ledger
+
+    _raw, record, doc = read_review_file(path)
+    root = Git(repo_root).toplevel()
+    with open_ledger(root, env) as ledger:
+        cdigest, candidate = lookup_candidate(ledger, candidate_ref)
+        if record.candidate_id != candidate["candidate_id"]:
+            raise InputRejected(
+                "REVIEW_CANDIDATE_MISMATCH",
+                f"the review is for {record.candidate_id!r}, not {candidate['candidate_id']!r}",
+                "attach the review to the candidate it reviews",
+            )
+        if record.reviewed_commit != candidate["candidate_commit"]:
+            raise InputRejected(
+                "REVIEW_COMMIT_MISMATCH",
+                f"the review covers commit {record.reviewed_commit[:12]}, the candidate is "
+                f"{str(candidate['candidate_commit'])[:12]}",
+                "a review binds to the exact commit it reviewed; review the candidate commit",
+            )
+        rdigest, seq = append_review(ledger, cdigest, doc)
+        level = independence_of(ledger, cdigest, candidate, None)
+    facts = {
+        "candidate_digest": cdigest,
+        "review_digest": rdigest,
+        "ledger_seq": seq,
+        "level": level.verdict,
+        "records": level.facts.get("records", []),
+    }
+    return Result("ACCEPTED", level.reasons, facts)
+
+
+def required_level_of(gate: Result) -> str:
+    """The gate's required level; anything unreadable requires I4 (fail closed)."""
+    value = gate.facts.get("required_independence")
+    try:
+        return IndependenceLevel(str(value)).value
+    except ValueError:
+        return IndependenceLevel.I4.value
+
+
+def review_level(repo_root: Path, env: Mapping[str, str], candidate_ref: str) -> Result:
+    """The candidate's computed Independence Level against the level its surfaces require."""
+    from plangate.evaluation.gate.service import gate_candidate
+    from plangate.ledger import open_ledger
+
+    root = Git(repo_root).toplevel()
+    with open_ledger(root, env) as ledger:
+        cdigest, candidate = lookup_candidate(ledger, candidate_ref)
+        level = independence_of(ledger, cdigest, candidate, None)
+    gate = gate_candidate(root, env, cdigest, record=False)
+    required = required_level_of(gate)
+    shortfall = check_independence(level.verdict, required)
+    verdict = "ACCEPTED" if shortfall is None else PromotionDecision.INCONCLUSIVE.value
+    reasons = (*level.reasons, *([shortfall] if shortfall else []))
+    facts = {
+        "candidate_digest": cdigest,
+        "level": level.verdict,
+        "required": required,
+        "independence_drivers": gate.facts.get("independence_drivers", []),
+        **{k: v for k, v in level.facts.items() if k != "level"},
+    }
+    return Result(verdict, reasons, facts)

@@ -1,0 +1,54 @@
+"""The rule that says whether the repository had a ledger: each trace alone is enough,
+nothing else is, and messages name a bounded number of paths."""
+
+from __future__ import annotations
+
+import pytest
+
+from plangate.ledger.existence import MAX_EXAMPLES, RULES, Traces, evidence_of_a_ledger
+
+ONE_OF_EACH = {
+    "issued_record": Traces(issued_records=("docs/working/TASK-0001/approvals/c3.json",)),
+    "run_log": Traces(run_logs=("docs/working/TASK-0001/run.ndjson",)),
+    "delivery_log": Traces(delivery_logs=("docs/working/TASK-0001/delivery/record.jsonl",)),
+    "ledger_configured": Traces(ledger_config=".plangate/config.toml"),
+    "ledger_ignore_file": Traces(ledger_ignore_file=".plangate/.gitignore"),
+    "sqlite_sidecar": Traces(sqlite_sidecars=("/r/.plangate/ledger.sqlite3-wal",)),
+}
+
+
+def test_no_trace_says_nothing() -> None:
+    assert evidence_of_a_ledger(Traces()) == ()
+
+
+@pytest.mark.parametrize("name", sorted(ONE_OF_EACH))
+def test_each_trace_alone_says_a_ledger_existed(name: str) -> None:
+    evidence = evidence_of_a_ledger(ONE_OF_EACH[name])
+    assert len(evidence) == 1
+    rule = dict(RULES)[name]
+    assert evidence == (rule(ONE_OF_EACH[name]),)
+
+
+def test_every_rule_is_exercised_and_in_table_order() -> None:
+    assert [name for name, _rule in RULES] == list(ONE_OF_EACH)
+    merged = Traces(
+        issued_records=ONE_OF_EACH["issued_record"].issued_records,
+        run_logs=ONE_OF_EACH["run_log"].run_logs,
+        delivery_logs=ONE_OF_EACH["delivery_log"].delivery_logs,
+        ledger_config=".plangate/config.toml",
+        ledger_ignore_file=".plangate/.gitignore",
+        sqlite_sidecars=ONE_OF_EACH["sqlite_sidecar"].sqlite_sidecars,
+    )
+    evidence = evidence_of_a_ledger(merged)
+    assert len(evidence) == len(RULES)
+    assert "c3-prime" in evidence[0]
+    assert "run logs" in evidence[1]
+    assert "journal files" in evidence[-1]
+
+
+def test_messages_name_a_bounded_number_of_paths() -> None:
+    logs = tuple(f"docs/working/TASK-{i:04d}/run.ndjson" for i in range(1, 11))
+    (text,) = evidence_of_a_ledger(Traces(run_logs=logs))
+    assert all(path in text for path in logs[:MAX_EXAMPLES])
+    assert logs[MAX_EXAMPLES] not in text
+    assert f"and {len(logs) - MAX_EXAMPLES} more" in text

@@ -1,0 +1,415 @@
+"""The Files section as people write it: allowed and denied paths, skipped spans, problems."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from plangate.plan.files_section import (
+    MAX_BRACE_EXPANSION,
+    bare_path_like,
+    heading_annotation,
+    read_files_section,
+    span_skip_reason,
+)
+from plangate.plan.scope import derive_scope
+
+FILES = "Files / Components to Touch"
+
+
+def plan(body: str, heading: str = f"## {FILES}") -> str:
+    return f"# P\n\n## Goal\n\nx\n\n{heading}\n\n{body}\n## Testing Strategy\n\nt\n"
+
+
+def section(body: str, heading: str = f"## {FILES}"):
+    return read_files_section(plan(body, heading))
+
+
+# -- headings ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "annotation"),
+    [
+        (FILES, ""),
+        (f"{FILES}\uff08S1 \u78ba\u5b9a\uff09", "S1 \u78ba\u5b9a"),
+        (f"{FILES} (draft)", "draft"),
+        (f"{FILES}\u3000\uff08plan\uff09", "plan"),
+        (f"{FILES} [v2]", "v2"),
+    ],
+)
+def test_annotated_headings_are_the_section(text: str, annotation: str) -> None:
+    assert heading_annotation(text, FILES) == annotation
+    found = section("- `src/a.py`\n", f"## {text}")
+    assert found.found and found.annotation == annotation
+    assert found.allowed == ("src/a.py",)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"{FILES} and more",
+        f"{FILES} (a)(b)",
+        f"{FILES} (a) tail",
+        f"{FILES} (a",
+        f"{FILES} (a (b))",
+        f"{FILES}s",
+        "Files to Touch",
+        "Files",
+        f"x {FILES}",
+        f"{FILES} ()".replace("()", "(\uff09"),
+    ],
+)
+def test_other_headings_are_not_the_section(text: str) -> None:
+    assert heading_annotation(text, FILES) is None
+    found = section("- `src/a.py`\n", f"## {text}")
+    assert not found.found and found.allowed == ()
+    assert derive_scope(plan("- `src/a.py`\n", f"## {text}").encode()).defined is False
+
+
+def test_a_level3_heading_is_not_the_section() -> None:
+    assert not section("- `src/a.py`\n", f"### {FILES}").found
+
+
+def test_two_headings_annotated_or_not_are_ambiguous() -> None:
+    text = plan("- `a/b.py`\n") + f"\n## {FILES} (again)\n\n- `c/d.py`\n"
+    found = read_files_section(text)
+    assert len(found.heading_lines) == 2 and not found.found
+    scope = derive_scope(text.encode())
+    assert not scope.defined and "LOOPSPEC_SECTION_AMBIGUOUS" in scope.problem_text
+
+
+# -- deny sub-sections, rows and items ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "\u89e6\u3089\u306a\u3044\uff08forbidden_files\uff09",
+        "\u89e6\u3089\u306a\u3044",
+        "Forbidden",
+        "Do not touch",
+        "Read-only (reference)",
+        "\u53c2\u7167\u306e\u307f\uff08\u66f8\u304d\u63db\u3048\u306a\u3044\uff09",
+        "Out of scope",
+    ],
+)
+def test_a_deny_subsection_contributes_denied_paths_only(title: str) -> None:
+    body = (
+        "### New\n\n- `docs/a.md`\n\n"
+        f"### {title}\n\n- `bin/**`, `.github/workflows/**`\n- CLAUDE.md, AGENTS.md\n"
+        "- `.claude/agents/`\n"
+    )
+    found = section(body)
+    assert found.allowed == ("docs/a.md",)
+    assert found.denied == (
+        "bin/**",
+        ".github/workflows/**",
+        "CLAUDE.md",
+        "AGENTS.md",
+        ".claude/agents/**",
+    )
+    scope = derive_scope(plan(body).encode())
+    for path in ("bin/x", ".github/workflows/ci.yml", "CLAUDE.md", ".claude/agents/a.md"):
+        assert not scope.allows(path)
+    assert scope.allows("docs/a.md")
+
+
+def test_the_deny_subsection_ends_at_a_heading_of_its_level_and_spans_deeper_ones() -> None:
+    body = (
+        "### Do not touch\n\n- `a/x.md`\n\n#### Updated later\n\n- `b/y.md`\n\n"
+        "### Updated\n\n- `c/z.md`\n"
+    )
+    found = section(body)
+    assert found.denied == ("a/x.md", "b/y.md")
+    assert found.allowed == ("c/z.md",)
+
+
+def test_a_table_row_that_says_not_to_edit_is_denied() -> None:
+    body = (
+        "| kind | path | change |\n|---|---|---|\n"
+        "| change | `bin/plangate` | add `--fix/--dry-run/--yes` |\n"
+        "| \uff08\u7de8\u96c6\u4e0d\u8981\uff09 | `tests/run-tests.sh` | "
+        "**\u672c\u4f53\u7de8\u96c6\u3057\u306a\u3044** |\n"
+    )
+    found = section(body)
+    assert found.allowed == ("bin/plangate",)
+    assert found.denied == ("tests/run-tests.sh",)
+    assert ("--fix/--dry-run/--yes", 11, "an option, not a path") in [
+        tuple(s) for s in found.skipped
+    ]
+
+
+def test_a_list_item_that_says_not_to_touch_denies_all_its_lines() -> None:
+    body = (
+        "- `docs/working/TASK-0077/`\n"
+        "- \u53c2\u7167\u306e\u307f\uff08\u5909\u66f4\u3057\u306a\u3044\uff09: "
+        "`.claude/rules/a.md` /\n  `.claude/rules/b.md`\uff08gate\uff09/ `docs/working/TASK-0071/`\n"
+    )
+    found = section(body)
+    assert found.allowed == ("docs/working/TASK-0077/**",)
+    assert found.denied == (".claude/rules/a.md", ".claude/rules/b.md", "docs/working/TASK-0071/**")
+
+
+def test_items_nested_under_a_deny_item_are_denied() -> None:
+    body = "- Do not touch:\n  - `a/b.md`\n    - `a/c.md`\n- `d/e.md`\n"
+    found = section(body)
+    assert found.denied == ("a/b.md", "a/c.md")
+    assert found.allowed == ("d/e.md",)
+
+
+def test_a_label_paragraph_that_says_not_to_touch_denies_the_list_after_it() -> None:
+    body = (
+        "- `src/a.py`\n\n**Do not touch:**\n\n- `src/b.py`\n- `src/c.py`\n\n### New\n\n- `x/y.py`\n"
+    )
+    found = section(body)
+    assert found.allowed == ("src/a.py", "x/y.py")
+    assert found.denied == ("src/b.py", "src/c.py")
+
+
+def test_a_paragraph_that_says_not_to_touch_denies_what_follows_until_the_next_one() -> None:
+    body = (
+        "- `src/a.py`\n\nThe files below must not be touched\n\n- `src/b.py`\n\n"
+        "| path |\n|---|\n| `src/t.py` |\n\nThese are new.\n\n- `src/c.py`\n"
+    )
+    found = section(body)
+    assert found.allowed == ("src/a.py", "src/c.py")
+    assert found.denied == ("src/b.py", "src/t.py")
+
+
+def test_a_paragraph_inside_a_list_item_that_says_not_to_touch_denies_its_children() -> None:
+    body = "- group one\n\n  read-only, kept as is\n\n  - `a/b.md`\n- `c/d.md`\n"
+    found = section(body)
+    assert found.denied == ("a/b.md",)
+    assert found.allowed == ("c/d.md",)
+
+
+def test_a_table_whose_header_says_not_to_touch_denies_every_row() -> None:
+    body = "| do not touch | why |\n|---|---|\n| `bin/x.sh` | owned elsewhere |\n"
+    found = section(body + "\n- `src/a.py`\n")
+    assert found.denied == ("bin/x.sh",) and found.allowed == ("src/a.py",)
+
+
+def test_a_files_heading_annotated_not_to_touch_allows_nothing() -> None:
+    found = section("- `src/a.py`\n", f"## {FILES} (read-only)")
+    assert found.found and found.allowed == () and found.denied == ("src/a.py",)
+    assert not derive_scope(plan("- `src/a.py`\n", f"## {FILES} (read-only)").encode()).defined
+
+
+def test_a_denied_path_wins_over_an_allowed_pattern_in_every_case_spelling() -> None:
+    body = "- `src/**`\n\n### Forbidden\n\n- `src/secret/`\n- `src/keys.py`\n"
+    scope = derive_scope(plan(body).encode())
+    assert scope.allows("src/app.py")
+    for path in (
+        "src/secret/x.py",
+        "src/SECRET/x.py",
+        "src/keys.py",
+        "src/Keys.py",
+        "src/keys.py/inner",
+    ):
+        assert not scope.allows(path), path
+        assert scope.denies(path) is not None
+
+
+def test_a_plan_that_only_denies_has_no_scope() -> None:
+    scope = derive_scope(plan("### Forbidden\n\n- `bin/**`\n").encode())
+    assert not scope.defined and not scope.allows("bin/x")
+
+
+# -- code spans that are not paths ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("span", "why"),
+    [
+        ("--fix/--dry-run/--yes", "an option"),
+        ("-v", "an option"),
+        ("os.replace", "an identifier"),
+        ("json.load", "an identifier"),
+        ("cmd_doctor", "a word"),
+        ("doctor --fix", "contains a space"),
+        ("https://example.com/x.md", "a URL"),
+        ("", "empty"),
+    ],
+)
+def test_non_path_spans_are_skipped_with_a_reason(span: str, why: str) -> None:
+    assert (span_skip_reason(span) or "").startswith(why)
+    found = section(f"- `src/a.py` and `{span}`\n" if span else "- `src/a.py`\n")
+    assert found.allowed == ("src/a.py",)
+    if span:
+        assert [s.text for s in found.skipped] == [span]
+
+
+@pytest.mark.parametrize(
+    "span", ["README.md", "src/a", "a/*.py", ".gitkeep", "Makefile", "docs/x.yaml", "a\\b"]
+)
+def test_path_spans_are_paths(span: str) -> None:
+    assert span_skip_reason(span) is None
+
+
+def test_a_path_in_a_description_column_is_reported_not_taken() -> None:
+    body = (
+        "| path | change |\n|------|------|\n"
+        "| `README.md` | link `docs/orchestrator-mode.md` from the table |\n"
+        "| `docs/index.md` | `Edit\\|Write` only |\n"
+    )
+    found = section(body)
+    assert found.allowed == ("README.md", "docs/index.md")
+    skipped = {s.text: s.why for s in found.skipped}
+    assert skipped["docs/orchestrator-mode.md"].startswith("a path in a column")
+    assert not found.problems  # the backslash span is in a description column
+
+
+def test_a_table_without_a_path_column_contributes_nothing() -> None:
+    body = "| what | how |\n|---|---|\n| the 11 scripts above | replace paths |\n"
+    assert section(body).allowed == ()
+
+
+# -- bare paths, directories, braces ------------------------------------------------------
+
+
+def test_bare_paths_as_whole_list_entries_are_taken() -> None:
+    body = (
+        "- scripts/keep-rate.py / scripts/context-engine.py\n"
+        "- schemas/x.schema.json\uff08\u65b0\u898f\uff09\n"
+        "- bin/plangate(cmd_metrics) /\n  tests/\uff08TC\uff09\n"
+        "- CLAUDE.md, AGENTS.md\n"
+    )
+    found = section(body)
+    assert found.allowed == (
+        "scripts/keep-rate.py",
+        "scripts/context-engine.py",
+        "schemas/x.schema.json",
+        "bin/plangate",
+        "tests/**",
+        "CLAUDE.md",
+        "AGENTS.md",
+    )
+
+
+def test_a_bare_path_inside_a_phrase_is_skipped() -> None:
+    body = "- we read config/x.yaml but never write it\n- `src/a.py`\n"
+    found = section(body)
+    assert found.allowed == ("src/a.py",)
+    assert [(s.text, s.why.startswith("a bare path")) for s in found.skipped] == [
+        ("config/x.yaml", True)
+    ]
+
+
+def test_bare_paths_in_paragraphs_are_not_taken() -> None:
+    found = section("We change src/a.py and src/b.py.\n\n- `src/c.py`\n")
+    assert found.allowed == ("src/c.py",)
+
+
+@pytest.mark.parametrize(
+    "word", ["#ab/#cd/TASK-0071", "-x/y", "\u65e5\u672c/x.md", "a", "v1.2", "**"]
+)
+def test_words_that_are_not_written_like_paths(word: str) -> None:
+    assert not bare_path_like(word)
+
+
+def test_a_directory_written_with_a_trailing_slash_is_everything_under_it() -> None:
+    found = section("- `scripts/`\n- `.github/workflows/`\n")
+    assert found.allowed == ("scripts/**", ".github/workflows/**")
+    scope = derive_scope(plan("- `scripts/`\n").encode())
+    assert scope.allows("scripts/a/b.sh") and not scope.allows("scripts")
+
+
+def test_brace_alternatives_are_the_paths_they_spell() -> None:
+    body = "- \u5909\u66f4\u3057\u306a\u3044: scripts/hooks/check-{a,b-c,plan}.sh\n- `t/{x,y}/*`\n"
+    found = section(body)
+    assert found.denied == (
+        "scripts/hooks/check-a.sh",
+        "scripts/hooks/check-b-c.sh",
+        "scripts/hooks/check-plan.sh",
+    )
+    assert found.allowed == ("t/x/*", "t/y/*")
+
+
+def test_too_many_brace_alternatives_fail_the_derivation() -> None:
+    group = "{" + ",".join(f"a{i}" for i in range(9)) + "}"
+    body = f"- `x/{group}/{group}.md`\n"
+    assert MAX_BRACE_EXPANSION < 9 * 9
+    found = section(body)
+    assert found.problems and found.problems[0].code == "PATH_BRACES"
+    assert not derive_scope(plan(body).encode()).defined
+
+
+@pytest.mark.parametrize("bad", ["./src/a.py", "src//a.py", "/abs/a.py", "a/../b.py", "x/{a"])
+def test_a_non_canonical_denied_path_fails_the_derivation(bad: str) -> None:
+    body = f"- `src/a.py`\n\n### Forbidden\n\n- `{bad}`\n"
+    scope = derive_scope(plan(body).encode())
+    assert not scope.defined
+    assert "LOOPSPEC_PATH_NOT_CANONICAL" in scope.problem_text and repr(bad) in scope.problem_text
+
+
+def test_a_suggestion_is_given_for_an_obviously_fixable_path() -> None:
+    found = section("- `./src//a.py`\n")
+    assert found.problems[0].suggestion == "src/a.py"
+
+
+def test_paths_inside_fenced_blocks_are_ignored() -> None:
+    found = section("```\n- `src/fenced.py`\n```\n- `src/a.py`\n")
+    assert found.allowed == ("src/a.py",)
+
+
+def test_paths_outside_the_section_are_ignored() -> None:
+    text = plan("- `src/a.py`\n").replace("x\n", "- `src/goal.py`\n| `src/t.py` |\n")
+    assert read_files_section(text).allowed == ("src/a.py",)
+
+
+# -- linear work on untrusted plans ------------------------------------------------------------
+
+
+def _work(text: str) -> int:
+    """Lines of the section reader executed while reading ``text`` (a deterministic count).
+
+    Regular expressions and string methods run in C and are linear here; every loop of
+    the reader is Python, so superlinear work shows up as superlinear line counts.
+    """
+    import plangate.plan.files_section as module
+
+    count = [0]
+    source = module.__file__
+
+    def tracer(frame, event, _arg):
+        if frame.f_code.co_filename != source:
+            return None
+        if event == "line":
+            count[0] += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        read_files_section(text)
+    finally:
+        sys.settrace(None)
+    return count[0]
+
+
+ADVERSARIAL = {
+    # one list item continued over many lines, every line holding words and a bare path
+    "long item": lambda n: "- start\n" + "  word x/y.md more z\n" * n,
+    # a wide header and many one-cell rows: the path column is found in one pass
+    "wide table": lambda n: (
+        "| " + " | ".join(["h"] * n) + " |\n|" + "---|" * n + "\n" + "| `a/b.md` |\n" * n
+    ),
+    # brackets, backticks and colons on one long line
+    "long line": lambda n: "- " + "(`a" * n + ": " * n + "{" * n + "\n",
+    # non-canonical paths whose suggestion strips './' and '//' runs
+    "dotted path": lambda n: "- `" + "./" * n + "a//" * n + "b.md`\n",
+    # a deep list: every item nested under the one before
+    "deep list": lambda n: "".join(" " * (i % 64) + "- `a/b.md` x\n" for i in range(n)),
+    # many sub-sections, half of them denying
+    "headings": lambda n: "### Forbidden\n- `a/b.md`\n### New\n- `c/d.md`\n" * n,
+}
+
+
+@pytest.mark.parametrize("shape", sorted(ADVERSARIAL))
+def test_reading_the_section_is_linear_in_the_plan(shape: str) -> None:
+    # Eight times the input costs about eight times the work; a quadratic reading
+    # would cost about 64 times. Counted work, never a clock.
+    small = _work(plan(ADVERSARIAL[shape](100)))
+    large = _work(plan(ADVERSARIAL[shape](800)))
+    assert large <= 10 * small, f"{shape}: x8 input cost x{large / small:.1f}"

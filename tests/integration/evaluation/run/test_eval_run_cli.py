@@ -465,6 +465,28 @@ def test_an_evaluation_killed_during_its_trials_is_inconclusive_next_time(
     assert [r["code"] for r in body["reasons"]] == ["EVALUATION_ALREADY_INCONCLUSIVE"]
 
 
+KILLING_VERIFIER = (
+    GOOD_VERIFIER
+    + "\nimport os as _os, signal as _signal\n"
+    + ("_os.kill(_os.getppid(), _signal.SIGKILL)\n")
+)
+
+
+def test_candidate_code_cannot_kill_the_evaluator_from_its_box(
+    run_cli: RunCli, harness: HarnessRepo, tmp_path: Path
+) -> None:
+    # Its parent inside the box is the box's own first process, not the evaluator.
+    digest = reviewed(run_cli, harness, "killer", {VERIFIER: KILLING_VERIFIER})
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    code, body = _plangate(harness.repo, scratch, "eval", "run", digest, "--json")
+    # The kill reaches nothing: the evaluator lives and decides on the verifier's merits
+    # (the good verifier plus a kill attempt that does nothing).
+    assert code == 0, body
+    [decision] = decisions(harness.repo, digest)
+    assert decision["decision"] == body["verdict"] == "PASS"
+
+
 def test_a_finished_run_closes_its_start(run_cli: RunCli, harness: HarnessRepo) -> None:
     digest = reviewed(run_cli, harness, "closed", {VERIFIER: GOOD_VERIFIER})
     assert run_json(run_cli, harness.repo, digest)[0] == 0

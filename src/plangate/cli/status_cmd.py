@@ -30,6 +30,7 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
     ("decision", "DECISION"),
     ("verdict", "AT EXEC"),
     ("first_reason", "FIRST REASON"),
+    ("package_reason", "PACKAGE REASON"),
 )
 
 
@@ -40,8 +41,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="plangate status",
         description="Show every task's Plan Package, evidence markers, record, the verdict "
         "it would get at exec (the record must bind HEAD) and the first reason for that "
-        "verdict; JSON rows also carry the first package or marker problem "
-        "(package_reason).",
+        "verdict; PACKAGE REASON (package_reason in JSON) is the first package or marker "
+        "problem, shown beside it.",
         epilog="exit codes: 0 the report was produced (read the verdicts in it); 1 a named "
         "task does not exist; 2 bad task id",
     )

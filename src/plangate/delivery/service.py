@@ -581,11 +581,13 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
                 and git.is_ancestor(source, since)):
             stale.append((task_id, source))
     from plangate.authority.source import TRUST_FILES
+    from plangate.delivery.ci import ADOPTION_REQUIRED
 
+    base_adopted = any(e.path == ADOPTION_REQUIRED for e in git.ls_tree(base, [ADOPTION_REQUIRED]))
     return PullRequestFacts(base, head, checked_out, tuple(changed), surfaces, tuple(tasks),
                             since, tuple(unmatchable), trust=trust, trust_problem=trust_problem,
                             trust_changed=tuple(p for p in changed if p in TRUST_FILES),
-                            stale_approvals=tuple(stale))
+                            stale_approvals=tuple(stale), base_adopted=base_adopted)
 
 
 def _base_trust_root(git: Git, base: str) -> tuple[TrustRoot | None, Reason | None]:

@@ -55,6 +55,8 @@ def test_human_table_is_aligned(git_repo: Path, run_cli) -> None:
         "EXEC",
         "FIRST",
         "REASON",
+        "PACKAGE",
+        "REASON",
     ]
     column = lines[0].index("AT EXEC")
     assert lines[1][column:].startswith("ACCEPTED")

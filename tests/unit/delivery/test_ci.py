@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from plangate.authority.root import TrustRoot
+from plangate.authority.signers import AllowedSigners
+from plangate.authority.trustfile import TrustConfig
 from plangate.delivery.ci import RULES, PullRequestFacts, TaskFacts, decide, touched_tasks
 from plangate.surfaces import ProtectedPattern, ResolvedSurfaces
 from plangate.verdict import Reason, Result
@@ -36,6 +39,7 @@ EXPECTED_ORDER = (
     "approvals_fresh",
     "paths_matchable",
     "in_scope",
+    "adopts_plangate",
     "protected_surfaces",
     "surfaces_defined",
     "trust_root_unchanged",
@@ -69,7 +73,7 @@ def codes(result: Result) -> list[str]:
 
 def test_the_table_order():
     assert tuple(rule.name for rule in RULES) == EXPECTED_ORDER
-    assert [rule.verdict for rule in RULES] == ["REJECTED"] * 7 + ["HUMAN_REQUIRED"] * 3
+    assert [rule.verdict for rule in RULES] == ["REJECTED"] * 7 + ["HUMAN_REQUIRED"] * 4
 
 
 def test_the_documented_table_is_the_tables_order():
@@ -144,7 +148,59 @@ ROW_CASES = {
         "HUMAN_REQUIRED",
         ["CI_TRUST_ROOT_CHANGED"],
     ),
+    "adopts_plangate": (
+        PullRequestFacts(BASE, HEAD, HEAD, (".claude/settings.json", ".gitignore",
+                                            ".plangate/protected-surfaces.toml",
+                                            ".plangate/trust.toml"),
+                         SURFACES._replace(provenance="bundled_template", problem=Reason(
+                             "HO_BOUNDARY_UNDEFINED", "template")),
+                         (), "m" * 40, trust_changed=(".plangate/trust.toml",),
+                         base_adopted=False),
+        "HUMAN_REQUIRED", ["CI_ADOPTS_PLANGATE"],
+    ),
 }
+
+
+def adoption(*changed: str, base_adopted: bool = False) -> PullRequestFacts:
+    return PullRequestFacts(BASE, HEAD, HEAD, tuple(changed), SURFACES, (), "m" * 40,
+                            base_adopted=base_adopted)
+
+
+def test_adoption_message_speaks_to_the_reviewer():
+    result = decide(adoption(".plangate/protected-surfaces.toml"))
+    assert result.reasons[0].message.startswith(
+        "adopts PlanGate: a human reviews the trust root and surfaces")
+    assert result.reasons[0].evidence == (".plangate/protected-surfaces.toml",)
+
+
+@pytest.mark.parametrize(
+    ("built", "expected"),
+    [
+        # Code arriving with the adoption is not adoption: it needs a task.
+        (adoption(".plangate/protected-surfaces.toml", "src/app.py"), "CI_NO_TASK"),
+        # A task directory arriving with it is not adoption either.
+        (adoption(".plangate/protected-surfaces.toml", "docs/working/TASK-0001/plan.md"),
+         "CI_NO_TASK"),
+        # Adoption adds the surfaces file; hook configuration alone is not adoption.
+        (adoption(".claude/settings.json", ".gitignore"), "CI_NO_TASK"),
+        # A base that already has its surfaces judges changes to them as protected.
+        (adoption(".plangate/protected-surfaces.toml", base_adopted=True), "CI_NO_TASK"),
+        # An adoption-looking path with a different case is not an adoption path.
+        (adoption(".plangate/protected-surfaces.toml", ".GITIGNORE"), "CI_NO_TASK"),
+    ],
+)
+def test_what_is_not_an_adoption(built, expected):
+    result = decide(built)
+    assert "CI_ADOPTS_PLANGATE" not in codes(result)
+    assert any(code.startswith(expected) for code in codes(result)), codes(result)
+
+
+def test_an_unmatchable_path_is_never_an_adoption():
+    built = adoption(".plangate/protected-surfaces.toml")._replace(
+        unmatchable=(("a\tb", "PATH_HAS_CONTROL"),))
+    result = decide(built)
+    assert result.verdict == "REJECTED"
+    assert "CI_ADOPTS_PLANGATE" not in codes(result)
 
 
 @pytest.mark.parametrize("name", EXPECTED_ORDER)
@@ -421,6 +477,77 @@ def test_a_rejected_row_and_a_human_row_give_the_rejection():
         "REJECTED",
         ["CI_OUTSIDE_SCOPE", "CI_PROTECTED_SURFACE"],
     )
+
+
+def trust_root(require: bool) -> TrustRoot:
+    config = TrustConfig(require, "plangate/trust", False, {}, (), ())
+    return TrustRoot(config, AllowedSigners(()), frozenset(), "t" * 40, "sha256:" + "7" * 64)
+
+
+SIGNED_TASK = ACCEPTED_TASK._replace(
+    outcome=Result("ACCEPTED", (), {"authority": {"approver": "a@example.com"}})
+)
+TRUST_FILES = (".plangate/trust.toml",)
+
+
+def test_a_trust_root_change_passes_only_with_every_task_signed_under_a_requiring_root():
+    signed = facts(*TRUST_FILES, tasks=(SIGNED_TASK,))._replace(
+        trust=trust_root(True), trust_changed=TRUST_FILES
+    )
+    assert codes(decide(signed)) == ["CI_OUTSIDE_SCOPE"]  # the change itself is judged by scope
+    for unsigned in (
+        signed._replace(trust=None),
+        signed._replace(trust=trust_root(False)),
+        signed._replace(tasks=()),
+        signed._replace(tasks=(SIGNED_TASK._replace(outcome=Result("REJECTED", (), {})),)),
+    ):
+        result = decide(unsigned)
+        assert "CI_TRUST_ROOT_CHANGED" in codes(result)
+        reason = next(r for r in result.reasons if r.code == "CI_TRUST_ROOT_CHANGED")
+        assert reason.evidence == TRUST_FILES
+        assert reason.message == "the pull request changes the trust root: .plangate/trust.toml"
+
+
+def test_an_unreadable_trust_root_names_its_problem_and_keeps_its_hint():
+    result = decide(facts()._replace(trust_problem=Reason("AUTH_X", "bad", "fix it here")))
+    assert result.reasons[0] == Reason(
+        "CI_TRUST_ROOT_UNREADABLE",
+        "the base commit's trust root cannot be used: AUTH_X: bad",
+        "fix it here",
+    )
+    result = decide(facts()._replace(trust_problem=Reason("AUTH_X", "bad")))
+    assert result.reasons[0].hint == "fix the trust root on the base branch"
+
+
+def test_each_stale_approval_is_named():
+    stale = (("TASK-0001", "a" * 40), ("TASK-0002", "b" * 40))
+    result = decide(facts()._replace(stale_approvals=stale))
+    assert codes(result) == ["CI_APPROVAL_NOT_FRESH", "CI_APPROVAL_NOT_FRESH"]
+    assert result.reasons[1].message.startswith(f"TASK-0002: its approval names {'b' * 12}, ")
+
+
+def test_a_signed_tasks_signature_files_are_covered_and_an_unsigned_tasks_are_not():
+    files = tuple(
+        f"docs/working/TASK-0001/{rel}"
+        for rel in (
+            "approvals/c3.json.sig",
+            "approvals/review-c1.json",
+            "approvals/review-c1.json.sig",
+            "approvals/review-c2.json",
+            "approvals/review-c2.json.sig",
+        )
+    )
+    assert decide(facts(*files, tasks=(SIGNED_TASK,))).verdict == "ACCEPTED"
+    result = decide(facts(*files))
+    assert result.verdict == "HUMAN_REQUIRED"
+    assert result.reasons[0].evidence == files
+
+
+def test_a_requiring_trust_root_is_named_in_the_facts():
+    result = decide(facts("src/app.py")._replace(trust=trust_root(True)))
+    assert result.facts["authority"] == {"trust_root": "t" * 40, "digest": "sha256:" + "7" * 64}
+    result = decide(facts("src/app.py")._replace(trust=trust_root(False)))
+    assert result.facts["authority"].startswith("unauthenticated")
 
 
 def _validations(monkeypatch, n_files: int, n_patterns: int) -> tuple[int, int]:

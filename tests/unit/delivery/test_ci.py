@@ -548,3 +548,47 @@ def test_a_requiring_trust_root_is_named_in_the_facts():
     assert result.facts["authority"] == {"trust_root": "t" * 40, "digest": "sha256:" + "7" * 64}
     result = decide(facts("src/app.py")._replace(trust=trust_root(False)))
     assert result.facts["authority"].startswith("unauthenticated")
+
+def _validations(monkeypatch, n_files: int, n_patterns: int) -> tuple[int, int]:
+    """(path validations, pattern validations) of one decision over n files x m patterns."""
+    import plangate.paths as paths_module
+
+    counts = {"canonical_path": 0, "validate_pattern": 0}
+    for name in counts:
+        real = getattr(paths_module, name)
+
+        def counting(*args, _real=real, _name=name, **kwargs):
+            counts[_name] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(paths_module, name, counting)
+    paths_module._validated_pattern.cache_clear()
+    allowed = "".join(f"- `lib{i}/**`\n" for i in range(n_patterns))
+    plan = b"# Plan\n\n## Files / Components to Touch\n- `src/**`\n" + allowed.encode()
+    task = TaskFacts("TASK-0001", None, Result("ACCEPTED", (), {}), plan, ARTIFACTS)
+    surfaces = ResolvedSurfaces(
+        "downstream",
+        "x",
+        None,
+        tuple(ProtectedPattern(f"guard{i}/**", "rules", "guarded") for i in range(n_patterns)),
+    )
+    counts["canonical_path"] = counts["validate_pattern"] = 0
+    result = decide(
+        facts(*(f"src/m{i}.py" for i in range(n_files)), tasks=(task,), surfaces=surfaces)
+    )
+    assert result.verdict == "ACCEPTED"
+    return counts["canonical_path"], counts["validate_pattern"]
+
+
+def test_a_check_validates_each_path_and_pattern_once_not_per_pair(monkeypatch):
+    paths, patterns = _validations(monkeypatch, 200, 20)
+    more_patterns = _validations(monkeypatch, 200, 40)
+    more_files = _validations(monkeypatch, 400, 20)
+    # paths: a constant number of times each, whatever the number of patterns
+    assert more_patterns[0] == paths
+    assert paths <= 3 * (200 + len(TASK_FILES))
+    assert more_files[0] <= 2 * paths
+    # patterns: each once per process for matching (plus once when the plan is read),
+    # never once per changed file
+    assert patterns <= 2 * (2 * 20 + 1)
+    assert more_files[1] <= patterns

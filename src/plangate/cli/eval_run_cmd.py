@@ -114,7 +114,11 @@ def _review(argv: list[str], ctx: Context) -> int:
         "Independence Level (I0..I4).",
     )
     sub = parser.add_subparsers(dest="action", required=True)
-    add = sub.add_parser("add", help="attach a review record (JSON, plangate-review/1)")
+    add = sub.add_parser(
+        "add",
+        help="attach a review record (JSON, plangate-review/1); FILE.sig beside it, an SSH "
+        "signature in namespace plangate-eval-review, makes the reviewer a verified principal",
+    )
     add.add_argument("candidate")
     add.add_argument("file")
     add.add_argument("--json", action="store_true")
@@ -133,7 +137,7 @@ def _review(argv: list[str], ctx: Context) -> int:
             print_json(ctx, result.to_json())
         else:
             ctx.out(f"review recorded: {result.facts['review_digest']}")
-            ctx.out(f"candidate level now: {result.facts['level']}")
+            ctx.out(f"candidate level now: {result.facts['level']} ({result.facts['authority']})")
             for reason in result.reasons:
                 ctx.out(f"  - {reason.code}: {reason.message}")
         return 0
@@ -141,7 +145,8 @@ def _review(argv: list[str], ctx: Context) -> int:
     if args.json:
         print_json(ctx, result.to_json())
     else:
-        ctx.out(f"independence: {result.facts['level']} (required {result.facts['required']})")
+        ctx.out(f"independence: {result.facts['level']} (required {result.facts['required']}; "
+                f"{result.facts.get('authority', 'unauthenticated')})")
         for record in result.facts.get("records", []):
             ctx.out(f"  record {record['index']}: {record['level']} - {record['why']}")
         for reason in result.reasons:

@@ -549,7 +549,6 @@ def test_a_requiring_trust_root_is_named_in_the_facts():
     result = decide(facts("src/app.py")._replace(trust=trust_root(False)))
     assert result.facts["authority"].startswith("unauthenticated")
 
-
 def _validations(monkeypatch, n_files: int, n_patterns: int) -> tuple[int, int]:
     """(path validations, pattern validations) of one decision over n files x m patterns."""
     import plangate.paths as paths_module

@@ -408,7 +408,11 @@ def _gather(git: Git, ledger: Ledger, subject: _Subject, gate: Result) -> _Gathe
         setup.extend([problem] if problem else [])
         candidate_manifest, problem = _manifest_or_problem(git, subject.commit, definition)
         setup.extend([problem] if problem else [])
-    independence = independence_of(ledger, subject.cdigest, candidate, plan)
+    from plangate.evaluation.registry.service import trust_for_reviews
+
+    independence = independence_of(
+        ledger, subject.cdigest, candidate, plan, trust_for_reviews(git.toplevel())
+    )
     baseline_tree = commit_tree(git, str(plan["baseline_commit"])) if plan is not None else None
     targets = tuple(str(t) for t in candidate.get("target_components", []))
     inp = EvaluationInput(
@@ -534,6 +538,7 @@ def _record(
             "observed": inp.independence_observed,
             "required": inp.independence_required,
             "records": gathered.independence.facts.get("records", []),
+            "authority": str(gathered.independence.facts.get("authority", "unauthenticated")),
         },
         "result": result.verdict,
         "reason_codes": list(result.codes),

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 from plangate.cli.context import Context
@@ -47,15 +48,20 @@ def run(argv: list[str], ctx: Context) -> int:
 
 
 def _run(argv: list[str], ctx: Context) -> int:
+    from plangate.evaluation.run.decision import DECISION_ORDER
+
     parser = argparse.ArgumentParser(
         prog=f"plangate {argv[0]} run",
         description="Paired evaluation of a registered candidate against its baseline; "
-        "prints the Promotion Decision (PASS / FAIL / INCONCLUSIVE). Exit 0 / 1 / 4.",
+        "prints the Promotion Decision (PASS / FAIL / INCONCLUSIVE). Exit 0 / 1 / 4. "
+        "Rules in order (docs/evaluation-run.md): " + ", ".join(DECISION_ORDER) + ".",
     )
     parser.add_argument("candidate", help="candidate digest or candidate_id")
     parser.add_argument("--jobs", type=_jobs, default=1, help="trials run at once (default 1)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args(argv[2:])
+    # argparse prints usage errors and --help itself: route them to this context.
+    with contextlib.redirect_stderr(ctx.stderr), contextlib.redirect_stdout(ctx.stdout):
+        args = parser.parse_args(argv[2:])
     from plangate.evaluation.run.service import run_evaluation
 
     outcome = run_evaluation(
@@ -119,7 +125,9 @@ def _review(argv: list[str], ctx: Context) -> int:
     level = sub.add_parser("level", help="the computed level against the required one")
     level.add_argument("candidate")
     level.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv[2:])
+    # argparse prints usage errors and --help itself: route them to this context.
+    with contextlib.redirect_stderr(ctx.stderr), contextlib.redirect_stdout(ctx.stdout):
+        args = parser.parse_args(argv[2:])
     from plangate.evaluation.registry import service as registry
 
     if args.action == "add":

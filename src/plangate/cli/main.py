@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hook": ("plangate.cli.hook_cmd", "agent hook entry points (claude, codex, cursor, git)"),
     "hooks": ("plangate.cli.hooks_cmd", "install or uninstall the hooks in a repository"),
     "override": ("plangate.cli.override_cmd", "human-only, time-boxed, path-scoped override"),
+    "task": ("plangate.cli.task_cmd", "start, stop or show the active task of every host's hooks"),
     "trust": ("plangate.cli.trust_cmd", "manage the trust root: roles, keys, required signatures"),
     "ci": ("plangate.cli.ci_cmd", "check a pull request's tasks, scope and protected surfaces"),
     "doctor": ("plangate.cli.doctor_cmd", "prove the installed hooks really deny"),

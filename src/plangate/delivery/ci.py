@@ -37,6 +37,14 @@ without IO, as the ordered table :data:`RULES`:
    or a copy of it: ``HO_BOUNDARY_UNDEFINED``) still protects its patterns, but it
    never lets a pull request pass: a human must define the repository's surfaces.
 
+Adopting PlanGate is one pull request: ``adopts_plangate`` (after ``in_scope``) holds
+when the base commit has no ``.plangate/protected-surfaces.toml``, the pull request
+adds it, touches no task and changes only :data:`ADOPTION_PATHS` (surfaces, tool
+policy, trust root, ignore files, hook configuration, CI workflows). Such a pull
+request is ``CI_ADOPTS_PLANGATE`` (a human reviews the trust root and surfaces) in
+place of the ``in_scope``, ``protected_surfaces``, ``surfaces_defined`` and
+``trust_root_unchanged`` rows, which judge a repository that already has them.
+
 Where the base's trust root requires signatures, three more rows judge authority:
 ``trust_root_readable``, ``approvals_fresh`` (a touched task whose approval is
 already on the base is refused, ``CI_APPROVAL_NOT_FRESH``, unless an approver
@@ -57,6 +65,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from plangate.authority.wording import signers_of
+from plangate.paths import match_any
 from plangate.plan.scope import TaskScope, derive_scope
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import Reason, Result
@@ -67,6 +76,27 @@ if TYPE_CHECKING:
 
 TASK_PATH_RE = re.compile(r"docs/working/(TASK-[0-9]{4})/.+")
 """A changed path inside a task directory; the group is the task id."""
+
+ADOPTION_REQUIRED = ".plangate/protected-surfaces.toml"
+"""The file whose arrival adopts PlanGate: the repository's own protected surfaces."""
+
+ADOPTION_PATHS: tuple[str, ...] = (
+    ".plangate/protected-surfaces.toml",
+    ".plangate/tools.toml",
+    ".plangate/trust.toml",
+    ".plangate/allowed_signers",
+    ".plangate/revoked_signers",
+    ".plangate/.gitignore",
+    ".gitignore",
+    ".claude/settings.json",
+    ".codex/hooks.json",
+    ".codex/config.toml",
+    ".cursor/hooks.json",
+    ".pre-commit-config.yaml",
+    ".github/workflows/**",
+)
+"""What a pull request adopting PlanGate may change: the surfaces, the tool policy, the
+trust root, ignore files, hook configuration and CI workflows (``**`` any depth)."""
 
 ALWAYS_COVERED = ".plangate/.gitignore"
 """PlanGate's own ignore file: it can only ignore files inside ``.plangate/``."""
@@ -117,6 +147,8 @@ class PullRequestFacts(NamedTuple):
     trust_problem: Reason | None = None
     trust_changed: tuple[str, ...] = ()
     stale_approvals: tuple[tuple[str, str], ...] = ()
+    base_adopted: bool = True
+    """The base commit already holds ``.plangate/protected-surfaces.toml``."""
     continuations: tuple[tuple[str, ContinuationFacts], ...] = ()
 
 
@@ -224,6 +256,11 @@ class Case:
         return out
 
     @cached_property
+    def adopting(self) -> bool:
+        """The pull request adopts PlanGate (:func:`adopts_plangate`)."""
+        return adopts_plangate(self.facts)
+
+    @cached_property
     def outside(self) -> list[str]:
         """Changed paths outside the touched task directories that no verified task allows.
 
@@ -244,6 +281,35 @@ class Case:
             return []
         return [p for p in self.facts.changed
                 if p not in self.covered and surfaces.protecting(p) is not None]
+
+
+def adopts_plangate(facts: PullRequestFacts) -> bool:
+    """True when the pull request adopts PlanGate: the base has no protected-surfaces file,
+    the pull request adds it, touches no task, and changes only :data:`ADOPTION_PATHS`."""
+    return (
+        not facts.base_adopted
+        and ADOPTION_REQUIRED in facts.changed
+        and not facts.unmatchable
+        and all(
+            TASK_PATH_RE.fullmatch(p) is None and match_any(ADOPTION_PATHS, p) is not None
+            for p in facts.changed
+        )
+    )
+
+
+def _adopts(case: Case) -> tuple[Reason, ...]:
+    if not case.adopting:
+        return ()
+    changed = case.facts.changed
+    return (Reason(
+        "CI_ADOPTS_PLANGATE",
+        "adopts PlanGate: a human reviews the trust root and surfaces: "
+        + ", ".join(changed[:_LISTED]) + (f" (+{len(changed) - _LISTED} more)"
+                                          if len(changed) > _LISTED else ""),
+        "review the protected surfaces, the trust root and the hook configuration, then merge "
+        "by hand; every later pull request is judged against them",
+        changed,
+    ),)
 
 
 def _head_checked_out(case: Case) -> tuple[Reason, ...]:
@@ -293,7 +359,7 @@ def _tasks_verified(case: Case) -> tuple[Reason, ...]:
 
 def _in_scope(case: Case) -> tuple[Reason, ...]:
     outside = case.outside
-    if not outside:
+    if not outside or case.adopting:
         return ()
     named = ", ".join(outside[:_LISTED])
     if not case.facts.tasks:
@@ -311,7 +377,7 @@ def _in_scope(case: Case) -> tuple[Reason, ...]:
 
 def _protected_surfaces(case: Case) -> tuple[Reason, ...]:
     protected = case.protected
-    if not protected:
+    if not protected or case.adopting:
         return ()
     return (Reason("CI_PROTECTED_SURFACE",
                    f"{len(protected)} protected surface(s) changed: "
@@ -322,7 +388,7 @@ def _protected_surfaces(case: Case) -> tuple[Reason, ...]:
 
 def _surfaces_defined(case: Case) -> tuple[Reason, ...]:
     surfaces = case.facts.surfaces
-    if surfaces is None or surfaces.problem is None or not surfaces.entries:
+    if surfaces is None or surfaces.problem is None or not surfaces.entries or case.adopting:
         return ()
     return (surfaces.problem,)
 
@@ -356,7 +422,7 @@ def _approvals_fresh(case: Case) -> tuple[Reason, ...]:
 
 def _trust_root_unchanged(case: Case) -> tuple[Reason, ...]:
     facts = case.facts
-    if not facts.trust_changed:
+    if not facts.trust_changed or case.adopting:
         return ()
     signed = (facts.trust is not None and facts.trust.require_signatures and facts.tasks
               and all(not j.reasons for j in case.tasks.values()))
@@ -385,6 +451,7 @@ RULES: tuple[Rule, ...] = (
     Rule("approvals_fresh", REJECTED, _approvals_fresh),
     Rule("paths_matchable", REJECTED, _paths_matchable),
     Rule("in_scope", REJECTED, _in_scope),
+    Rule("adopts_plangate", HUMAN_REQUIRED, _adopts),
     Rule("protected_surfaces", HUMAN_REQUIRED, _protected_surfaces),
     Rule("surfaces_defined", HUMAN_REQUIRED, _surfaces_defined),
     Rule("trust_root_unchanged", HUMAN_REQUIRED, _trust_root_unchanged),

@@ -587,10 +587,14 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
             continued = read_continuation(task_dir_for(root, task_id), trust)
             if continued is not None:
                 continuations.append((task_id, continued))
+    from plangate.delivery.ci import ADOPTION_REQUIRED
+
+    base_adopted = any(e.path == ADOPTION_REQUIRED for e in git.ls_tree(base, [ADOPTION_REQUIRED]))
     return PullRequestFacts(base, head, checked_out, tuple(changed), surfaces, tuple(tasks),
                             since, tuple(unmatchable), trust=trust, trust_problem=trust_problem,
                             trust_changed=tuple(p for p in changed if p in TRUST_FILES),
-                            stale_approvals=tuple(stale), continuations=tuple(continuations))
+                            stale_approvals=tuple(stale), base_adopted=base_adopted,
+                            continuations=tuple(continuations))
 
 
 def _base_trust_root(git: Git, base: str) -> tuple[TrustRoot | None, Reason | None]:

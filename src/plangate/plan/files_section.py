@@ -27,6 +27,7 @@ number of times with string operations and non-backtracking expressions.
 
 from __future__ import annotations
 
+import html
 import re
 from bisect import bisect_right
 from functools import cache
@@ -68,6 +69,14 @@ DENY_PHRASES: tuple[str, ...] = (
     "never change",
     "leave unchanged",
     "keep unchanged",
+    "leave as is",
+    "keep as is",
+    "leave alone",
+    "do not update",
+    "don't update",
+    "must not be",
+    "unmodified",
+    "excluded from",
     "触らない",
     "触れない",
     "編集不要",
@@ -81,6 +90,9 @@ DENY_PHRASES: tuple[str, ...] = (
     "対象外",
     "スコープ外",
     "禁止",
+    "不可",
+    "変更なし",
+    "読み取り専用",
 )
 """Phrases (matched case-insensitively) that mark paths as not to be touched."""
 
@@ -332,6 +344,7 @@ def section_spans(lines: list[str], outside: list[bool], name: str) -> list[tupl
 # -- classification of one candidate -----------------------------------------------------
 
 
+_EMPHASIS = str.maketrans("", "", "*_~`")
 _QUOTES_DASHES = str.maketrans(
     {
         "\u2018": "'",
@@ -348,9 +361,16 @@ _QUOTES_DASHES = str.maketrans(
 
 
 def _deny_fold(text: str) -> str:
-    """``text`` as a reader sees it: invisible characters dropped, NFKC, case-folded, accents
-    and look-alike letters folded, typographic quotes and dashes plain, runs of space one."""
-    return " ".join(identity_skeleton(text).translate(_QUOTES_DASHES).split())
+    """``text`` as a reader sees it: HTML entities decoded, emphasis marks (``*``, ``_``,
+    ``~``, backticks) dropped, invisible characters dropped, NFKC, case-folded, accents and
+    look-alike letters folded, typographic quotes and dashes plain, runs of space one."""
+    # a path written as a code span is a name, not a statement ("`src/forbidden.py`")
+    plain = _CODE_SPAN_RE.sub(
+        lambda m: " " if span_skip_reason(m.group(1)) is None else m.group(0), text
+    )
+    plain = html.unescape(plain) if "&" in plain else plain
+    plain = plain.translate(_EMPHASIS)
+    return " ".join(identity_skeleton(plain).translate(_QUOTES_DASHES).split())
 
 
 @cache

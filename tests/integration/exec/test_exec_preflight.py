@@ -119,7 +119,23 @@ def test_head_moved_blocks(git_repo: Path, tmp_path: Path, run_cli) -> None:
     git(git_repo, "commit", "-q", "-m", "moves HEAD")
     marker = tmp_path / "ran"
     result = run_cli(git_repo, "exec", "TASK-0001", "--", *_touch_command(marker))
-    _assert_not_started(git_repo, marker, result, 1, "C3_SOURCE_SHA_MISMATCH")
+    _assert_not_started(git_repo, marker, result, 1, "HOOK_COMMITTED_OUTSIDE_SCOPE")
+
+
+def test_head_moved_by_in_scope_commits_still_runs(
+    git_repo: Path, tmp_path: Path, run_cli
+) -> None:
+    """Exec and the hooks share one rule: a second agent session after the first in-scope
+    commit needs no new approval."""
+    approve_task(git_repo, run_cli)
+    (git_repo / "src").mkdir(exist_ok=True)
+    (git_repo / "src" / "greet.py").write_text("def greet():\n    return 'hi'\n")
+    git(git_repo, "add", "src/greet.py")
+    git(git_repo, "commit", "-q", "-m", "first session's work")
+    marker = tmp_path / "ran"
+    result = run_cli(git_repo, "exec", "TASK-0001", "--", *_touch_command(marker))
+    assert result.code == 0, result.err
+    assert marker.exists()
 
 
 def test_human_escalated_exits_3(git_repo: Path, tmp_path: Path, run_cli) -> None:
@@ -355,11 +371,12 @@ def test_abbreviated_source_sha_naming_head_is_compared_in_full(
     result = run_cli(git_repo, "exec", "TASK-0001", "--no-isolation", "--", *_touch_command(marker), tty=True)
     assert result.code == 0, result.err
     assert _run_log(git_repo)[0]["source_sha_full"] == head
+    (git_repo / "elsewhere.txt").write_text("outside the scope\n")
     commit_all(git_repo, "moves HEAD")
     marker.unlink()
     (task_dir(git_repo) / "run.ndjson").unlink()
     result = run_cli(git_repo, "exec", "TASK-0001", "--", *_touch_command(marker))
-    _assert_not_started(git_repo, marker, result, 1, "C3_SOURCE_SHA_MISMATCH")
+    _assert_not_started(git_repo, marker, result, 1, "HOOK_COMMITTED_OUTSIDE_SCOPE")
 
 
 def _legacy_record(status: str, plan_hash: str, **extra: str) -> str:

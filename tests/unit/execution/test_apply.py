@@ -115,3 +115,13 @@ def test_rejection_is_stricter_than_a_human_decision() -> None:
 def test_rule_table_and_branch_name() -> None:
     assert [rule.name for rule in RULES] == ["plan_package_untouched"]
     assert branch_for("TASK-0001-x") == "plangate/runs/TASK-0001-x"
+
+
+def test_a_path_the_plan_says_not_to_touch_never_reaches_the_repository() -> None:
+    plan = PLAN + b"\n### Do not touch\n\n- `src/lib/vendor/`\n"
+    kept = judge(_facts(("src/lib/a.py",), plan=plan))
+    assert kept.verdict == "ACCEPTED", kept.reasons
+    refused = judge(_facts(("src/lib/a.py", "src/lib/vendor/x.py"), plan=plan))
+    assert refused.verdict == "REJECTED"
+    assert refused.codes == ("CI_OUTSIDE_SCOPE",)
+    assert refused.reasons[0].evidence == ("src/lib/vendor/x.py",)

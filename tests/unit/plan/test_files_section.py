@@ -470,3 +470,24 @@ def test_paths_inside_html_comments_are_never_in_scope() -> None:
 def test_an_unclosed_html_comment_hides_the_rest_of_the_section() -> None:
     found = section("- `src/a.py`\n<!-- draft\n- `evil/**`\n")
     assert found.allowed == ("src/a.py",)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "do **not** touch",
+        "do&nbsp;not touch",
+        "Leave as is",
+        "\u7de8\u96c6\u4e0d\u53ef",
+        "must not be edited",
+        "_read-only_",
+    ],
+)
+def test_deny_statements_in_emphasis_entities_and_other_words(said: str) -> None:
+    found = section(f"- `src/a.py`\n- `src/b.py` ({said})\n")
+    assert found.allowed == ("src/a.py",) and found.denied == ("src/b.py",)
+
+
+def test_a_path_name_is_not_a_statement() -> None:
+    found = section("- `src/forbidden_words.py`\n- `docs/read-only-mode.md`\n")
+    assert found.allowed == ("src/forbidden_words.py", "docs/read-only-mode.md")

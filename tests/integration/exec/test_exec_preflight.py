@@ -133,7 +133,8 @@ def test_head_moved_by_in_scope_commits_still_runs(
     git(git_repo, "add", "src/greet.py")
     git(git_repo, "commit", "-q", "-m", "first session's work")
     marker = tmp_path / "ran"
-    result = run_cli(git_repo, "exec", "TASK-0001", "--", *_touch_command(marker))
+    result = run_cli(git_repo, "exec", "TASK-0001", "--no-isolation", "--",
+                     *_touch_command(marker), tty=True)
     assert result.code == 0, result.err
     assert marker.exists()
 

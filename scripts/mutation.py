@@ -54,6 +54,7 @@ import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = ROOT / "scripts" / "mutation_modules.toml"
@@ -456,21 +457,75 @@ class Workspace:
             stale.unlink()
 
     def run(self, tests: list[str], timeout: float) -> tuple[str, float]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-        env["PYTHONPATH"] = str(self.root / "src")
-        cmd = [sys.executable, "-m", "pytest", *PYTEST_ARGS, *tests]
         began = time.monotonic()
-        try:
-            proc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired:
-            return "timeout", time.monotonic() - began
+        code = _run_pytest(str(self.root / "src"), [*PYTEST_ARGS, *tests], timeout)
         elapsed = time.monotonic() - began
-        if proc.returncode == 0:
+        if code is None:
+            return "timeout", elapsed
+        if code == 0:
             return "survived", elapsed
-        if proc.returncode == 5:
+        if code == 5:
             raise SystemExit(f"mutation: no tests collected from {tests}")
         return "killed", elapsed
+
+
+# Each test run is a fresh process forked from a server that has imported pytest and
+# nothing of plangate: the module under test (and every module that imports it) is
+# imported anew from the scratch copy in every run, while the interpreter start and
+# pytest's own import are paid once. Where there is no fork server, a new interpreter
+# runs pytest.
+_PRELOAD = ["pytest", "_pytest.python", "_pytest.fixtures", "_pytest.runner", "_pytest.main",
+            "_pytest.tmpdir", "_pytest.monkeypatch", "_pytest.assertion.rewrite"]
+_FORKSERVER: dict[str, Any] = {}
+
+
+def _pytest_child(src: str, args: list[str]) -> None:
+    os.chdir(ROOT)
+    for key in [k for k in os.environ if k.startswith("PYTEST_")]:
+        del os.environ[key]
+    os.environ["PYTHONPATH"] = src
+    sys.path.insert(0, src)
+    if any(name == "plangate" or name.startswith("plangate.") for name in sys.modules):
+        os._exit(70)  # never run tests against modules imported before the mutant was written
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    import pytest
+
+    code = pytest.main(args)
+    sys.stdout.flush()
+    os._exit(int(code))
+
+
+def _run_pytest(src: str, args: list[str], timeout: float) -> int | None:
+    """pytest's exit code for ``args`` with ``src`` first on the path; None on timeout."""
+    if "context" not in _FORKSERVER:
+        import multiprocessing
+
+        context = None
+        if "forkserver" in multiprocessing.get_all_start_methods():
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(_PRELOAD)
+        _FORKSERVER["context"] = context
+    context = _FORKSERVER["context"]
+    if context is not None:
+        process = context.Process(target=_pytest_child, args=(src, args))
+        process.start()
+        process.join(timeout)
+        if process.is_alive():
+            process.kill()
+            process.join()
+            return None
+        return int(process.exitcode) if process.exitcode is not None else None
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env["PYTHONPATH"] = src
+    try:
+        proc = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=ROOT, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return None
+    return proc.returncode
 
 
 def run_module(module: ModuleConfig, jobs: int, *, list_only: bool,
@@ -517,6 +572,7 @@ def run_module(module: ModuleConfig, jobs: int, *, list_only: bool,
         def one(mutant: Mutant) -> Outcome:
             with lock:
                 worker = free.pop()
+            status, seconds = "", 0.0
             try:
                 worker.write(mutant.apply(source))
                 status, seconds = worker.run(module.tests, timeout)
@@ -525,6 +581,9 @@ def run_module(module: ModuleConfig, jobs: int, *, list_only: bool,
                 with lock:
                     free.append(worker)
                     done[0] += 1
+                    if status == "survived" and mutant.ident not in module.equivalent:
+                        # Named at once, so a long run that is cut short still says something.
+                        print(f"    survivor: {mutant.ident} (line {mutant.line})", flush=True)
                     if done[0] % 25 == 0:
                         print(f"    ... {done[0]}/{len(mutants)}", flush=True)
             return Outcome(mutant, status, seconds)

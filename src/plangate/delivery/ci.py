@@ -45,6 +45,12 @@ request is ``CI_ADOPTS_PLANGATE`` (a human reviews the trust root and surfaces) 
 place of the ``in_scope``, ``protected_surfaces``, ``surfaces_defined`` and
 ``trust_root_unchanged`` rows, which judge a repository that already has them.
 
+Where the base's trust root requires signatures, three more rows judge authority:
+``trust_root_readable``, ``approvals_fresh`` (a touched task whose approval is
+already on the base is refused, ``CI_APPROVAL_NOT_FRESH``, unless an approver
+signed its continuation for this pull request's merge base:
+:mod:`plangate.authority.continuation`) and ``trust_root_unchanged``.
+
 Every row is evaluated and every failing row is listed, in table order. The
 verdict is the strictest failing row's: ``REJECTED`` (exit 1) for rows 1-5,
 else ``HUMAN_REQUIRED`` (exit 3) for rows 6-7, else ``ACCEPTED`` (exit 0).
@@ -58,12 +64,14 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from plangate.authority.wording import signers_of
 from plangate.paths import match_any
 from plangate.plan.scope import TaskScope, derive_scope
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
+    from plangate.authority.continuation import ContinuationFacts
     from plangate.authority.root import TrustRoot
 
 TASK_PATH_RE = re.compile(r"docs/working/(TASK-[0-9]{4})/.+")
@@ -141,6 +149,7 @@ class PullRequestFacts(NamedTuple):
     stale_approvals: tuple[tuple[str, str], ...] = ()
     base_adopted: bool = True
     """The base commit already holds ``.plangate/protected-surfaces.toml``."""
+    continuations: tuple[tuple[str, ContinuationFacts], ...] = ()
 
 
 def touched_tasks(changed: tuple[str, ...]) -> list[str]:
@@ -152,6 +161,9 @@ SIGNED_FILES = ("approvals/c3.json.sig", "approvals/review-c1.json",
                 "approvals/review-c1.json.sig", "approvals/review-c2.json",
                 "approvals/review-c2.json.sig")
 """A task's signature and statement files, covered once its authority verified."""
+
+CONTINUATION_FILES = ("approvals/continuation.json", "approvals/continuation.json.sig")
+"""A task's continuation statement: judged by ``approvals_fresh``, never a scope change."""
 
 
 @dataclass(frozen=True)
@@ -192,6 +204,10 @@ def _judge_task(task: TaskFacts) -> _TaskJudgement:
                     "declare the allowed paths in plan.md"),),
             facts,
         )
+    signers = signers_of(outcome.facts.get("authority"))
+    if signers is not None:  # the verified principals, under the base's trust root
+        facts["approved_by"] = signers.approver
+        facts["reviewed_by"] = list(signers.reviewers)
     facts["allowed_paths"] = list(scope.patterns)
     if scope.denied:
         facts["denied_paths"] = list(scope.denied)
@@ -199,6 +215,7 @@ def _judge_task(task: TaskFacts) -> _TaskJudgement:
                *(f"docs/working/{task_id}/{name}" for name in task.artifacts))
     if isinstance(outcome.facts.get("authority"), dict):  # verified signatures and statements
         covered += tuple(f"docs/working/{task_id}/{rel}" for rel in SIGNED_FILES)
+        covered += tuple(f"docs/working/{task_id}/{rel}" for rel in CONTINUATION_FILES)
     return _TaskJudgement((), facts, scope.patterns, covered, scope)
 
 
@@ -212,6 +229,23 @@ class Case:
     def tasks(self) -> dict[str, _TaskJudgement]:
         """Each touched task's judgement, in task order."""
         return {t.task_id: _judge_task(t) for t in self.facts.tasks}
+
+    @cached_property
+    def continued(self) -> dict[str, list[Reason]]:
+        """Per task with a continuation statement: why it does not hold (empty: it holds)."""
+        from plangate.authority.continuation import Expected, continuation_reasons
+
+        out: dict[str, list[Reason]] = {}
+        stale = dict(self.facts.stale_approvals)
+        tasks = {t.task_id: t for t in self.facts.tasks}
+        for task_id, facts in self.facts.continuations:
+            task = tasks.get(task_id)
+            outcome_facts = task.outcome.facts if task and task.outcome else {}
+            plan_hash = outcome_facts.get("current_plan_hash")
+            expected = Expected(task_id, plan_hash if isinstance(plan_hash, str) else None,
+                                stale.get(task_id, ""), self.facts.merge_base)
+            out[task_id] = continuation_reasons(facts, expected)
+        return out
 
     @cached_property
     def covered(self) -> set[str]:
@@ -369,12 +403,21 @@ def _trust_root_readable(case: Case) -> tuple[Reason, ...]:
 
 
 def _approvals_fresh(case: Case) -> tuple[Reason, ...]:
-    return tuple(Reason(
-        "CI_APPROVAL_NOT_FRESH",
-        f"{task_id}: its approval names {source[:12]}, already on the base before this pull "
-        "request: an approved, merged task cannot lend its scope to new changes",
-        "plan a new task for this change (or approve it again on this branch)",
-    ) for task_id, source in case.facts.stale_approvals)
+    reasons: list[Reason] = []
+    for task_id, source in case.facts.stale_approvals:
+        held = case.continued.get(task_id)
+        if held is not None and not held:
+            continue  # an approver signed its continuation for this starting point
+        reasons.append(Reason(
+            "CI_APPROVAL_NOT_FRESH",
+            f"{task_id}: its approval names {source[:12]}, already on the base before this pull "
+            "request: an approved, merged task cannot lend its scope to new changes"
+            + (" (its continuation statement does not hold)" if held else ""),
+            "plan a new task for this change, approve it again on this branch, or have an "
+            "approver sign its continuation: plangate trust continue TASK --base REF --sign KEY",
+        ))
+        reasons.extend(held or ())
+    return tuple(reasons)
 
 
 def _trust_root_unchanged(case: Case) -> tuple[Reason, ...]:
@@ -434,11 +477,24 @@ def _facts_json(case: Case) -> dict[str, Any]:
             else "unauthenticated: the base commit has no trust root requiring signatures"
         ),
     }
+    continued = {task_id: _continued_by(case, task_id)
+                 for task_id, held in case.continued.items() if not held}
+    if continued:  # tasks an approver's signed continuation lets this pull request use
+        out["continued"] = continued
     if facts.surfaces is not None:
         out["surfaces_provenance"] = facts.surfaces.provenance
         out["outside_scope"] = case.outside
         out["protected_paths"] = case.protected
     return out
+
+
+def _continued_by(case: Case, task_id: str) -> str | None:
+    from plangate.authority.verify import Verified
+
+    for tid, facts in case.facts.continuations:
+        if tid == task_id and isinstance(facts.signature, Verified):
+            return facts.signature.principal
+    return None
 
 
 def decide(facts: PullRequestFacts) -> Result:

@@ -1,4 +1,5 @@
-"""The acceptor's rule table: the documented order is the table, and the table is what runs.
+"""The acceptor: its rule table (the documented order is the table, and the table is what
+runs) and each rule over records built in memory.
 
 Every rule has a record that fails it (and the number the contract gives it): deleting,
 reordering or renumbering a row of ``PARSE_RULES``/``RECORD_RULES`` turns a test red, and
@@ -7,6 +8,7 @@ so does a docs/approval.md list that differs from the table.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,9 +19,22 @@ from plangate.approval.acceptor import (
     ACCEPTOR_RULE_ORDER,
     PARSE_RULES,
     RECORD_RULES,
+    ParsedRecord,
+    SourceResolution,
+    decision_only,
+    extract_source_sha,
+    normalise_evidence_ref,
+    parse_record,
     rule_order_markdown,
+    source_sha_of,
+    verify_snapshot,
 )
 from plangate.approval.service import verify_task
+from plangate.canonical import sha256_digest
+from plangate.fsutil import FileRead, FileState
+from plangate.plan.package import plan_package_hash
+from plangate.snapshot import ARTIFACTS, TaskSnapshot
+from plangate.verdict import Reason
 from support.repo import git
 from support.taskkit import approve_task, load_record, make_task, save_record, sha, task_dir
 
@@ -76,6 +91,7 @@ def _stale_todo(record: dict[str, Any]) -> None:
 
 
 EXPECTED_SHA = "expected"  # replaced by a full id that is not HEAD
+
 
 # (rule number in docs/approval.md, code the rule reports, how to break only that rule)
 def _require_signatures(repo: Path) -> None:
@@ -155,7 +171,8 @@ def test_the_order_is_the_parse_rules_then_the_record_rules() -> None:
     assert len(ACCEPTOR_RULE_ORDER) == len(PARSE_RULES) + len(RECORD_RULES) == 28
     assert [r.number for r in ACCEPTOR_RULE_ORDER] == list(range(1, 29))
     assert [r.codes for r in ACCEPTOR_RULE_ORDER] == [
-        *(r.codes for r in PARSE_RULES), *(r.codes for r in RECORD_RULES)
+        *(r.codes for r in PARSE_RULES),
+        *(r.codes for r in RECORD_RULES),
     ]
 
 
@@ -179,11 +196,21 @@ def test_each_rule_reports_its_code_at_its_number(
 def test_every_failing_rule_is_reported_in_table_order(approved: tuple[Path, str]) -> None:
     repo, _head = approved
     record = load_record(repo)
-    record.update({
-        "c3_status": "APPROVED", "zzz": 1, "issued_at": 5, "task_id": "TASK-1",
-        "phase": "C-3", "policy_ref": " ", "_note": 1, "derived_loopspec_hash": "x",
-        "decision": "BLOCKED", "plan_hash": OTHER, "plan_package_hash": OTHER,
-    })
+    record.update(
+        {
+            "c3_status": "APPROVED",
+            "zzz": 1,
+            "issued_at": 5,
+            "task_id": "TASK-1",
+            "phase": "C-3",
+            "policy_ref": " ",
+            "_note": 1,
+            "derived_loopspec_hash": "x",
+            "decision": "BLOCKED",
+            "plan_hash": OTHER,
+            "plan_package_hash": OTHER,
+        }
+    )
     del record["c2_evidence_ref"]
     record["artifact_hashes"]["todo.md"] = OTHER
     record["reviewers"]["model_a"]["source_sha"] = "a" * 40
@@ -193,17 +220,29 @@ def test_every_failing_rule_is_reported_in_table_order(approved: tuple[Path, str
     result = verify_task(repo, TASK, expected_sha="f" * 40)
     assert result.verdict == "REJECTED"
     assert result.codes == (
-        "C3_STATUS_FORBIDDEN", "C3_UNKNOWN_KEYS", "C3_MISSING_KEYS", "C3_FIELD_TYPE",
-        "C3_TASK_ID_INVALID", "C3_PHASE_INVALID", "C3_FIELD_EMPTY", "C3_ANNOTATION_NOT_STRING",
-        "C3_LOOPSPEC_HASH_INVALID", "C3_DECISION_NOT_APPROVED", "C3_SOURCE_SHA_MISMATCH",
-        "C3_PLAN_HASH_STALE", "C3_ARTIFACT_STALE", "C3_PLAN_PACKAGE_HASH_MISMATCH",
+        "C3_STATUS_FORBIDDEN",
+        "C3_UNKNOWN_KEYS",
+        "C3_MISSING_KEYS",
+        "C3_FIELD_TYPE",
+        "C3_TASK_ID_INVALID",
+        "C3_PHASE_INVALID",
+        "C3_FIELD_EMPTY",
+        "C3_ANNOTATION_NOT_STRING",
+        "C3_LOOPSPEC_HASH_INVALID",
+        "C3_DECISION_NOT_APPROVED",
+        "C3_SOURCE_SHA_MISMATCH",
+        "C3_PLAN_HASH_STALE",
+        "C3_ARTIFACT_STALE",
+        "C3_PLAN_PACKAGE_HASH_MISMATCH",
         # model_a: plan_hash, source_sha, plan_package_hash; model_b: plan_hash,
         # plan_package_hash (the top-level values changed)
         *["C3_REVIEWER_TRIO_MISMATCH"] * 5,
-        "C3_REVIEWER_VERDICT_INVALID", "C3_REVIEWER_EVIDENCE_NOT_INDEPENDENT",
+        "C3_REVIEWER_VERDICT_INVALID",
+        "C3_REVIEWER_EVIDENCE_NOT_INDEPENDENT",
     )
-    numbers = [next(r.number for r in ACCEPTOR_RULE_ORDER if code in r.codes)
-               for code in result.codes]
+    numbers = [
+        next(r.number for r in ACCEPTOR_RULE_ORDER if code in r.codes) for code in result.codes
+    ]
     assert numbers == sorted(numbers)
 
 
@@ -212,7 +251,9 @@ def test_a_record_whose_only_failure_is_escalation_needs_a_human(git_repo: Path)
     approve_task(git_repo, decision="HUMAN_ESCALATED")
     result = verify_task(git_repo, TASK)
     assert (result.verdict, result.codes, int(result.exit_code)) == (
-        "HUMAN_ESCALATED", ("C3_DECISION_NOT_APPROVED",), 3
+        "HUMAN_ESCALATED",
+        ("C3_DECISION_NOT_APPROVED",),
+        3,
     )
 
 
@@ -223,3 +264,489 @@ def test_an_accepted_record_exits_zero(approved: tuple[Path, str]) -> None:
     assert result.facts["source_sha_full"] == head
     assert result.facts["current_plan_hash"] == sha((task_dir(repo) / "plan.md").read_bytes())
     assert git(repo, "rev-parse", "HEAD") == head
+
+
+# -- the rules over a snapshot built in memory (no repository) -----------------------------
+
+PLAN_BYTES = b"# Plan\n\n## Files / Components to Touch\n- `src/**`\n"
+PLAN_HASH = sha256_digest(PLAN_BYTES)
+FILES = {name: f"# {name}\n\ncontent\n".encode() for name in ARTIFACTS}
+FILES["plan.md"] = PLAN_BYTES
+FILES["review-self.md"] = f"# Self review\n\nC1-VERDICT: PASS plan={PLAN_HASH}\n".encode()
+FILES["review-external.md"] = f"# Review\n\nC2-VERDICT: approve plan={PLAN_HASH}\n".encode()
+HASHES = {name: sha256_digest(data) for name, data in FILES.items()}
+PACKAGE = plan_package_hash(HASHES)
+SRC = "c" * 40
+FULL = SourceResolution(SRC)
+
+
+def good_record(**changes: Any) -> dict[str, Any]:
+    snap = {"plan_hash": PLAN_HASH, "source_sha": SRC, "plan_package_hash": PACKAGE}
+    record: dict[str, Any] = {
+        "task_id": TASK,
+        "approval_kind": "c3-prime",
+        "phase": "C-3'",
+        "decision": "AUTO_APPROVED",
+        "source_sha": SRC,
+        "plan_hash": PLAN_HASH,
+        "plan_package_hash": PACKAGE,
+        "artifact_hashes": dict(HASHES),
+        "c1_evidence_ref": "review-self.md#PASS",
+        "c2_evidence_ref": "review-external.md#approve",
+        "reviewers": {
+            "model_a": {**snap, "verdict": "approve", "evidence_ref": "reviews/a.md"},
+            "model_b": {**snap, "verdict": "approve", "evidence_ref": "reviews/b.md"},
+        },
+        "policy_ref": "plangate-arbiter@v1",
+        "issued_at": "2026-12-01T09:00:00Z",
+        "issued_by": "tests",
+    }
+    record.update(changes)
+    return record
+
+
+def snapshot_of(
+    record: Any = None,
+    *,
+    data: bytes | None = None,
+    files: dict[str, bytes] | None = None,
+    record_read: FileRead | None = None,
+) -> TaskSnapshot:
+    body = (
+        data
+        if data is not None
+        else json.dumps(good_record() if record is None else record).encode()
+    )
+    reads = {name: FileRead(FileState.OK, content) for name, content in (files or FILES).items()}
+    return TaskSnapshot(
+        TASK, Path("docs/working") / TASK, reads, record_read or FileRead(FileState.OK, body)
+    )
+
+
+def check(
+    record: Any = None,
+    *,
+    source: SourceResolution | None = FULL,
+    expected: str | None = None,
+    **kw: Any,
+):
+    return verify_snapshot(snapshot_of(record, **kw), expected_sha=expected, source=source)
+
+
+def reasons_of(record: Any = None, **kw: Any) -> list[tuple[str, str]]:
+    return [(r.code, r.message) for r in check(record, **kw).reasons]
+
+
+def test_a_consistent_record_is_accepted_with_its_facts() -> None:
+    result = check(expected=SRC)
+    assert (result.verdict, result.codes) == ("ACCEPTED", ())
+    facts = dict(result.facts)
+    assert facts.pop("record") == good_record()
+    assert facts == {
+        "kind": "c3-prime",
+        "task_dir": TASK,
+        "task_id": TASK,
+        "decision": "AUTO_APPROVED",
+        "source_sha": SRC,
+        "plan_hash": PLAN_HASH,
+        "plan_package_hash": PACKAGE,
+        "artifact_hashes": HASHES,
+        "current_plan_hash": PLAN_HASH,
+        "current_plan_package_hash": PACKAGE,
+        "source_sha_full": SRC,
+        "expected_sha": SRC,
+        "reviewer_verdicts": {"model_a": "approve", "model_b": "approve"},
+        "authority": "unauthenticated",
+    }
+
+
+@pytest.mark.parametrize(
+    ("state", "code"),
+    [
+        (FileState.MISSING, "C3_RECORD_MISSING"),
+        (FileState.SYMLINK, "C3_RECORD_SYMLINK"),
+        (FileState.NOT_REGULAR, "C3_RECORD_NOT_REGULAR"),
+        (FileState.TOO_LARGE, "C3_RECORD_TOO_LARGE"),
+        (FileState.UNREADABLE, "C3_RECORD_UNREADABLE"),
+    ],
+)
+def test_each_unreadable_record_state_has_its_code(state: FileState, code: str) -> None:
+    result = check(record_read=FileRead(state))
+    assert (result.verdict, result.codes) == ("REJECTED", (code,))
+    assert result.reasons[0].message == f"approvals/c3.json {state.value}"
+    assert dict(result.facts) == {"kind": None}
+    detailed = check(record_read=FileRead(state, None, "why not"))
+    assert detailed.reasons[0].message == "approvals/c3.json why not"
+
+
+def test_parse_level_failures_stop_at_the_first() -> None:
+    assert reasons_of(data=b"{")[0][0] == "C3_RECORD_MALFORMED"
+    assert reasons_of(data=b"{")[0][1].startswith("approvals/c3.json: JSON_")
+    assert reasons_of(data=b"[1]") == [
+        ("C3_RECORD_NOT_OBJECT", "approvals/c3.json top level is list, not an object")
+    ]
+    assert [c for c, _ in reasons_of(good_record(approval_kind="c4", c3_status="x"))] == [
+        "C3_APPROVAL_KIND_UNKNOWN"
+    ]
+
+
+def test_a_record_without_approval_kind_goes_to_the_legacy_rules() -> None:
+    record = good_record()
+    del record["approval_kind"]
+    assert check(record).facts.get("kind") != "c3-prime"
+
+
+def test_a_given_parse_is_used_only_for_the_very_bytes_it_parsed() -> None:
+    snapshot = snapshot_of()
+    data = snapshot.record.data
+    assert data is not None
+    forged = ParsedRecord(data, good_record(decision="BLOCKED"))
+    result = verify_snapshot(snapshot, expected_sha=None, source=FULL, parsed=forged)
+    assert result.codes == ("C3_DECISION_NOT_APPROVED",)  # the given parse was used
+    copy_of_bytes = ParsedRecord(bytes(bytearray(data)), good_record(decision="BLOCKED"))
+    result = verify_snapshot(snapshot, expected_sha=None, source=FULL, parsed=copy_of_bytes)
+    assert result.verdict == "ACCEPTED"  # other bytes: parsed again here
+    unreadable = snapshot._replace(record=FileRead(FileState.MISSING))
+    result = verify_snapshot(unreadable, expected_sha=None, source=FULL, parsed=forged)
+    assert result.codes == ("C3_RECORD_MISSING",)
+
+
+def test_parse_record_and_source_sha_of() -> None:
+    assert parse_record(None) is None
+    assert parse_record(b"{") is None
+    assert parse_record(b"[]") is None
+    parsed = parse_record(b'{"source_sha": "abc1234"}')
+    assert parsed is not None and parsed.value == {"source_sha": "abc1234"}
+    assert source_sha_of(parsed) == "abc1234"
+    assert source_sha_of(None) is None
+    assert extract_source_sha(b'{"source_sha": "ABC1234"}') is None
+    assert extract_source_sha(b'{"source_sha": 7}') is None
+    assert extract_source_sha(b'{"source_sha": "abc123"}') is None
+    assert extract_source_sha(b'{"source_sha": "' + b"a" * 40 + b'"}') == "a" * 40
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("a.md", "./a.md", True),
+        ("a.md", "x/../a.md", True),
+        ("a.md", "A.md", True),
+        ("a.md", "a.md#", True),
+        ("a.md", " a.md ", True),
+        ("x\\a.md", "x/a.md", True),
+        ("a.md", "a\u200b.md", True),
+        ("a.md", "\uff41.md", True),
+        ("a.md#One", "a.md#one", True),
+        ("a.md#one", "a.md#two", False),
+        ("a.md", "b.md", False),
+        (".", "", True),
+        ("./", "", True),
+        ("#x", "#X", True),
+    ],
+)
+def test_evidence_references_compare_as_the_same_file(a: str, b: str, same: bool) -> None:
+    assert (normalise_evidence_ref(a) == normalise_evidence_ref(b)) is same
+
+
+def test_normalised_reference_forms() -> None:
+    assert normalise_evidence_ref(" ./Docs/../A.md # Part ") == "a.md#part"
+    assert normalise_evidence_ref("a.md#") == "a.md"
+    assert normalise_evidence_ref(".") == ""
+    assert normalise_evidence_ref("a//b.md") == "a/b.md"
+
+
+RECORD_PROBLEMS: list[tuple[str, dict[str, Any], list[tuple[str, str]]]] = [
+    (
+        "c3_status",
+        {"c3_status": "APPROVED"},
+        [
+            (
+                "C3_STATUS_FORBIDDEN",
+                "c3_status is forbidden in a c3-prime record (legacy grep paths read it)",
+            )
+        ],
+    ),
+    (
+        "unknown keys",
+        {"zz": 1, "yy": 2, "_ok": "x"},
+        [("C3_UNKNOWN_KEYS", "unknown top-level keys: zz, yy")],
+    ),
+    ("phase type", {"phase": 3}, [("C3_FIELD_TYPE", "phase must be a string, got int")]),
+    (
+        "task id",
+        {"task_id": "TASK-1"},
+        [("C3_TASK_ID_INVALID", "task_id 'TASK-1' is not TASK-0000")],
+    ),
+    (
+        "other task",
+        {"task_id": "TASK-0002"},
+        [
+            (
+                "C3_TASK_ID_MISMATCH",
+                "task_id 'TASK-0002' does not match the task directory 'TASK-0001'",
+            )
+        ],
+    ),
+    ("phase", {"phase": "C-3"}, [("C3_PHASE_INVALID", "phase 'C-3' is not \"C-3'\"")]),
+    ("policy blank", {"policy_ref": " \u200b"}, [("C3_FIELD_EMPTY", "policy_ref is empty")]),
+    (
+        "issued_by type",
+        {"issued_by": ["x"]},
+        [("C3_FIELD_TYPE", "issued_by must be a string, got list")],
+    ),
+    ("c2 ref blank", {"c2_evidence_ref": ""}, [("C3_FIELD_EMPTY", "c2_evidence_ref is empty")]),
+    (
+        "issued_at",
+        {"issued_at": "2026-12-01T09:00:00.5Z"},
+        [
+            (
+                "C3_ISSUED_AT_INVALID",
+                "issued_at '2026-12-01T09:00:00.5Z' is not YYYY-MM-DDTHH:MM:SSZ "
+                "(no fractions, no offset)",
+            )
+        ],
+    ),
+    (
+        "annotation",
+        {"_n": 1, "_s": "fine"},
+        [("C3_ANNOTATION_NOT_STRING", "annotation _n must be a string")],
+    ),
+    (
+        "loopspec hash",
+        {"derived_loopspec_hash": "x"},
+        [("C3_LOOPSPEC_HASH_INVALID", "derived_loopspec_hash is not sha256:<64 lowercase hex>")],
+    ),
+    (
+        "decision word",
+        {"decision": "APPROVED"},
+        [
+            (
+                "C3_DECISION_INVALID",
+                "decision 'APPROVED' is not one of ('AUTO_APPROVED', 'HUMAN_ESCALATED', 'BLOCKED')",
+            )
+        ],
+    ),
+    (
+        "blocked",
+        {"decision": "BLOCKED"},
+        [("C3_DECISION_NOT_APPROVED", "decision=BLOCKED: only AUTO_APPROVED is executable")],
+    ),
+    (
+        "source format",
+        {"source_sha": "c" * 41},
+        [
+            ("C3_SOURCE_SHA_INVALID", f"source_sha {'c' * 41!r} is not 7-40 lowercase hex"),
+            (
+                "C3_REVIEWER_TRIO_MISMATCH",
+                "reviewers.model_a.source_sha differs from the top-level "
+                "value (the reviewers did not see the same Plan Package)",
+            ),
+            (
+                "C3_REVIEWER_TRIO_MISMATCH",
+                "reviewers.model_b.source_sha differs from the top-level "
+                "value (the reviewers did not see the same Plan Package)",
+            ),
+        ],
+    ),
+    (
+        "plan stale",
+        {"plan_hash": "sha256:" + "0" * 64},
+        [
+            ("C3_PLAN_HASH_STALE", "plan_hash differs from the current plan.md (stale)"),
+            (
+                "C3_REVIEWER_TRIO_MISMATCH",
+                "reviewers.model_a.plan_hash differs from the top-level "
+                "value (the reviewers did not see the same Plan Package)",
+            ),
+            (
+                "C3_REVIEWER_TRIO_MISMATCH",
+                "reviewers.model_b.plan_hash differs from the top-level "
+                "value (the reviewers did not see the same Plan Package)",
+            ),
+        ],
+    ),
+    (
+        "hashes keys",
+        {"artifact_hashes": {"plan.md": PLAN_HASH}},
+        [("C3_ARTIFACT_HASHES_KEYS", "artifact_hashes must map exactly the six artifact names")],
+    ),
+    (
+        "hash not a digest",
+        {"artifact_hashes": {**HASHES, "todo.md": "x"}},
+        [
+            ("C3_ARTIFACT_HASH_INVALID", "artifact_hashes['todo.md'] is not a sha256 digest"),
+            (
+                "C3_PLAN_PACKAGE_HASH_MISMATCH",
+                "plan_package_hash is not the canonical hash of artifact_hashes",
+            ),
+        ],
+    ),
+    (
+        "hash stale",
+        {"artifact_hashes": {**HASHES, "todo.md": "sha256:" + "0" * 64}},
+        [
+            (
+                "C3_ARTIFACT_STALE",
+                "artifact_hashes mismatch: todo.md changed since the record was issued",
+            ),
+            (
+                "C3_PLAN_PACKAGE_HASH_MISMATCH",
+                "plan_package_hash is not the canonical hash of artifact_hashes",
+            ),
+        ],
+    ),
+    (
+        "reviewers keys",
+        {"reviewers": {"model_a": {}}},
+        [("C3_REVIEWERS_KEYS", "reviewers must hold exactly model_a and model_b")],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("what", "changes", "expected"), RECORD_PROBLEMS, ids=[p[0] for p in RECORD_PROBLEMS]
+)
+def test_each_record_rule_names_its_problem(
+    what: str, changes: dict[str, Any], expected: list[tuple[str, str]]
+) -> None:
+    result = check(good_record(**changes))
+    assert result.verdict == "REJECTED"
+    assert [(r.code, r.message) for r in result.reasons] == expected
+
+
+def test_missing_keys_are_named_in_contract_order() -> None:
+    record = good_record()
+    del record["issued_by"], record["phase"]
+    assert reasons_of(record) == [("C3_MISSING_KEYS", "missing required keys: phase, issued_by")]
+
+
+def test_a_typographic_apostrophe_is_named_in_the_hint() -> None:
+    (reason,) = check(good_record(phase="C-3\u2019")).reasons
+    assert reason.hint.startswith("the phase uses a typographic apostrophe")
+    (reason,) = check(good_record(phase="C-4")).reasons
+    assert reason.hint.startswith("re-run the reviews")
+
+
+@pytest.mark.parametrize(
+    ("source", "expected", "codes"),
+    [
+        (None, None, ("C3_SOURCE_SHA_UNRESOLVED",)),
+        (
+            SourceResolution(None, Reason("C3_SOURCE_SHA_UNKNOWN", "no such commit")),
+            None,
+            ("C3_SOURCE_SHA_UNKNOWN",),
+        ),
+        (SourceResolution(None), None, ("C3_SOURCE_SHA_UNRESOLVED",)),
+        (FULL, "d" * 40, ("C3_SOURCE_SHA_MISMATCH",)),
+        (FULL, None, ()),
+    ],
+)
+def test_source_sha_resolution_and_expected_commit(
+    source: SourceResolution | None, expected: str | None, codes: tuple[str, ...]
+) -> None:
+    result = check(source=source, expected=expected)
+    assert result.codes == codes
+    assert ("source_sha_full" in result.facts) is (source is FULL)
+
+
+def test_a_mismatched_source_names_both_commits() -> None:
+    (reason,) = check(expected="d" * 40).reasons
+    assert reason.message == f"source_sha {SRC} names {SRC}, not the expected commit {'d' * 40}"
+
+
+@pytest.mark.parametrize(
+    ("model", "change", "code", "message"),
+    [
+        (
+            "model_a",
+            {"note": "x"},
+            "C3_REVIEWER_SNAPSHOT_KEYS",
+            "reviewers.model_a must hold exactly verdict, plan_hash, source_sha, plan_package_hash, "
+            "evidence_ref",
+        ),
+        (
+            "model_b",
+            {"evidence_ref": " "},
+            "C3_REVIEWER_SNAPSHOT_EMPTY",
+            "reviewers.model_b: missing, empty or non-string: evidence_ref",
+        ),
+        (
+            "model_b",
+            {"verdict": 1},
+            "C3_REVIEWER_SNAPSHOT_EMPTY",
+            "reviewers.model_b: missing, empty or non-string: verdict",
+        ),
+        (
+            "model_a",
+            {"plan_package_hash": "sha256:" + "0" * 64},
+            "C3_REVIEWER_TRIO_MISMATCH",
+            "reviewers.model_a.plan_package_hash differs from the top-level value (the reviewers "
+            "did not see the same Plan Package)",
+        ),
+        (
+            "model_b",
+            {"verdict": "approved"},
+            "C3_REVIEWER_VERDICT_INVALID",
+            "reviewers.model_b.verdict 'approved' is not approve/reject",
+        ),
+        (
+            "model_b",
+            {"evidence_ref": "./Reviews/A.md"},
+            "C3_REVIEWER_EVIDENCE_NOT_INDEPENDENT",
+            "both reviewers cite the same evidence 'reviews/a.md'",
+        ),
+        (
+            "model_b",
+            {"verdict": "reject"},
+            "C3_DECISION_VERDICT_INCONSISTENT",
+            "decision is AUTO_APPROVED but a reviewer verdict is reject (tamper sign)",
+        ),
+    ],
+)
+def test_each_reviewer_rule_names_its_problem(
+    model: str, change: dict[str, Any], code: str, message: str
+) -> None:
+    record = good_record()
+    record["reviewers"][model].update(change)
+    result = check(record)
+    assert [(r.code, r.message) for r in result.reasons] == [(code, message)]
+
+
+def test_a_reviewer_snapshot_that_is_not_an_object_is_named() -> None:
+    record = good_record()
+    record["reviewers"]["model_b"] = "approve"
+    assert check(record).codes == ("C3_REVIEWER_SNAPSHOT_KEYS",)
+
+
+def test_only_a_consistent_human_escalated_record_needs_a_human() -> None:
+    result = check(good_record(decision="HUMAN_ESCALATED"))
+    assert (result.verdict, result.codes) == ("HUMAN_ESCALATED", ("C3_DECISION_NOT_APPROVED",))
+    assert decision_only(result)
+    assert check(good_record(decision="BLOCKED")).verdict == "REJECTED"
+    mixed = check(good_record(decision="HUMAN_ESCALATED", policy_ref=""))
+    assert mixed.verdict == "REJECTED" and not decision_only(mixed)
+    assert mixed.codes == ("C3_FIELD_EMPTY", "C3_DECISION_NOT_APPROVED")
+
+
+def test_a_rejected_verdict_under_a_human_decision_is_not_a_tamper_sign() -> None:
+    record = good_record(decision="HUMAN_ESCALATED")
+    record["reviewers"]["model_b"]["verdict"] = "reject"
+    result = check(record)
+    assert result.codes == ("C3_DECISION_NOT_APPROVED",)
+    assert result.facts["reviewer_verdicts"] == {"model_a": "approve", "model_b": "reject"}
+
+
+def test_a_missing_artifact_and_a_missing_marker_are_reported_from_the_package() -> None:
+    files = dict(FILES)
+    del files["todo.md"]
+    codes = check(files=files).codes
+    assert codes[0] == "ARTIFACT_MISSING"
+    files = dict(FILES)
+    files["review-external.md"] = b"# Review\n\nno marker\n"
+    assert "EVIDENCE_C2_MARKER_MISSING" in check(files=files).codes
+
+
+def test_a_non_string_field_is_judged_by_no_later_rule() -> None:
+    result = check(good_record(source_sha=7, plan_hash=None, decision=1))
+    assert [r.code for r in result.reasons][:3] == ["C3_FIELD_TYPE"] * 3
+    assert result.facts["source_sha"] is None and result.facts["decision"] is None

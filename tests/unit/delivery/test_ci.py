@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from plangate.authority.root import TrustRoot
+from plangate.authority.signers import AllowedSigners
+from plangate.authority.trustfile import TrustConfig
 from plangate.delivery.ci import RULES, PullRequestFacts, TaskFacts, decide, touched_tasks
 from plangate.surfaces import ProtectedPattern, ResolvedSurfaces
 from plangate.verdict import Reason, Result
@@ -132,15 +135,18 @@ ROW_CASES = {
     ),
     "trust_root_readable": (
         facts()._replace(trust_problem=Reason("AUTH_TRUST_MALFORMED", "bad toml")),
-        "REJECTED", ["CI_TRUST_ROOT_UNREADABLE"],
+        "REJECTED",
+        ["CI_TRUST_ROOT_UNREADABLE"],
     ),
     "approvals_fresh": (
         facts()._replace(stale_approvals=(("TASK-0001", "a" * 40),)),
-        "REJECTED", ["CI_APPROVAL_NOT_FRESH"],
+        "REJECTED",
+        ["CI_APPROVAL_NOT_FRESH"],
     ),
     "trust_root_unchanged": (
         facts()._replace(trust_changed=(".plangate/allowed_signers",)),
-        "HUMAN_REQUIRED", ["CI_TRUST_ROOT_CHANGED"],
+        "HUMAN_REQUIRED",
+        ["CI_TRUST_ROOT_CHANGED"],
     ),
     "adopts_plangate": (
         PullRequestFacts(BASE, HEAD, HEAD, (".claude/settings.json", ".gitignore",
@@ -208,10 +214,15 @@ def test_each_row_decides_its_facts(name):
 def test_a_head_not_checked_out_is_the_only_thing_judged():
     result = decide(PullRequestFacts(BASE, HEAD, "c" * 40))
     assert codes(result) == ["CI_HEAD_NOT_CHECKED_OUT"]
-    assert result.facts == {"base": BASE, "head": HEAD, "merge_base": "", "tasks": {},
-                            "changed_paths": [], "unmatchable_paths": [],
-                            "authority": "unauthenticated: the base commit has no trust root "
-                            "requiring signatures"}
+    assert result.facts == {
+        "base": BASE,
+        "head": HEAD,
+        "merge_base": "",
+        "tasks": {},
+        "changed_paths": [],
+        "unmatchable_paths": [],
+        "authority": "unauthenticated: the base commit has no trust root requiring signatures",
+    }
 
 
 def test_a_working_tree_that_differs_under_docs_working_is_not_judged():
@@ -466,3 +477,118 @@ def test_a_rejected_row_and_a_human_row_give_the_rejection():
         "REJECTED",
         ["CI_OUTSIDE_SCOPE", "CI_PROTECTED_SURFACE"],
     )
+
+
+def trust_root(require: bool) -> TrustRoot:
+    config = TrustConfig(require, "plangate/trust", False, {}, (), ())
+    return TrustRoot(config, AllowedSigners(()), frozenset(), "t" * 40, "sha256:" + "7" * 64)
+
+
+SIGNED_TASK = ACCEPTED_TASK._replace(
+    outcome=Result("ACCEPTED", (), {"authority": {"approver": "a@example.com"}})
+)
+TRUST_FILES = (".plangate/trust.toml",)
+
+
+def test_a_trust_root_change_passes_only_with_every_task_signed_under_a_requiring_root():
+    signed = facts(*TRUST_FILES, tasks=(SIGNED_TASK,))._replace(
+        trust=trust_root(True), trust_changed=TRUST_FILES
+    )
+    assert codes(decide(signed)) == ["CI_OUTSIDE_SCOPE"]  # the change itself is judged by scope
+    for unsigned in (
+        signed._replace(trust=None),
+        signed._replace(trust=trust_root(False)),
+        signed._replace(tasks=()),
+        signed._replace(tasks=(SIGNED_TASK._replace(outcome=Result("REJECTED", (), {})),)),
+    ):
+        result = decide(unsigned)
+        assert "CI_TRUST_ROOT_CHANGED" in codes(result)
+        reason = next(r for r in result.reasons if r.code == "CI_TRUST_ROOT_CHANGED")
+        assert reason.evidence == TRUST_FILES
+        assert reason.message == "the pull request changes the trust root: .plangate/trust.toml"
+
+
+def test_an_unreadable_trust_root_names_its_problem_and_keeps_its_hint():
+    result = decide(facts()._replace(trust_problem=Reason("AUTH_X", "bad", "fix it here")))
+    assert result.reasons[0] == Reason(
+        "CI_TRUST_ROOT_UNREADABLE",
+        "the base commit's trust root cannot be used: AUTH_X: bad",
+        "fix it here",
+    )
+    result = decide(facts()._replace(trust_problem=Reason("AUTH_X", "bad")))
+    assert result.reasons[0].hint == "fix the trust root on the base branch"
+
+
+def test_each_stale_approval_is_named():
+    stale = (("TASK-0001", "a" * 40), ("TASK-0002", "b" * 40))
+    result = decide(facts()._replace(stale_approvals=stale))
+    assert codes(result) == ["CI_APPROVAL_NOT_FRESH", "CI_APPROVAL_NOT_FRESH"]
+    assert result.reasons[1].message.startswith(f"TASK-0002: its approval names {'b' * 12}, ")
+
+
+def test_a_signed_tasks_signature_files_are_covered_and_an_unsigned_tasks_are_not():
+    files = tuple(
+        f"docs/working/TASK-0001/{rel}"
+        for rel in (
+            "approvals/c3.json.sig",
+            "approvals/review-c1.json",
+            "approvals/review-c1.json.sig",
+            "approvals/review-c2.json",
+            "approvals/review-c2.json.sig",
+        )
+    )
+    assert decide(facts(*files, tasks=(SIGNED_TASK,))).verdict == "ACCEPTED"
+    result = decide(facts(*files))
+    assert result.verdict == "HUMAN_REQUIRED"
+    assert result.reasons[0].evidence == files
+
+
+def test_a_requiring_trust_root_is_named_in_the_facts():
+    result = decide(facts("src/app.py")._replace(trust=trust_root(True)))
+    assert result.facts["authority"] == {"trust_root": "t" * 40, "digest": "sha256:" + "7" * 64}
+    result = decide(facts("src/app.py")._replace(trust=trust_root(False)))
+    assert result.facts["authority"].startswith("unauthenticated")
+
+def _validations(monkeypatch, n_files: int, n_patterns: int) -> tuple[int, int]:
+    """(path validations, pattern validations) of one decision over n files x m patterns."""
+    import plangate.paths as paths_module
+
+    counts = {"canonical_path": 0, "validate_pattern": 0}
+    for name in counts:
+        real = getattr(paths_module, name)
+
+        def counting(*args, _real=real, _name=name, **kwargs):
+            counts[_name] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(paths_module, name, counting)
+    paths_module._validated_pattern.cache_clear()
+    allowed = "".join(f"- `lib{i}/**`\n" for i in range(n_patterns))
+    plan = b"# Plan\n\n## Files / Components to Touch\n- `src/**`\n" + allowed.encode()
+    task = TaskFacts("TASK-0001", None, Result("ACCEPTED", (), {}), plan, ARTIFACTS)
+    surfaces = ResolvedSurfaces(
+        "downstream",
+        "x",
+        None,
+        tuple(ProtectedPattern(f"guard{i}/**", "rules", "guarded") for i in range(n_patterns)),
+    )
+    counts["canonical_path"] = counts["validate_pattern"] = 0
+    result = decide(
+        facts(*(f"src/m{i}.py" for i in range(n_files)), tasks=(task,), surfaces=surfaces)
+    )
+    assert result.verdict == "ACCEPTED"
+    return counts["canonical_path"], counts["validate_pattern"]
+
+
+def test_a_check_validates_each_path_and_pattern_once_not_per_pair(monkeypatch):
+    paths, patterns = _validations(monkeypatch, 200, 20)
+    more_patterns = _validations(monkeypatch, 200, 40)
+    more_files = _validations(monkeypatch, 400, 20)
+    # paths: a constant number of times each, whatever the number of patterns
+    assert more_patterns[0] == paths
+    assert paths <= 3 * (200 + len(TASK_FILES))
+    assert more_files[0] <= 2 * paths
+    # patterns: each once per process for matching (plus once when the plan is read),
+    # never once per changed file
+    assert patterns <= 2 * (2 * 20 + 1)
+    assert more_files[1] <= patterns

@@ -368,3 +368,11 @@ def test_a_whole_segment_star_needs_a_character() -> None:
     assert glob_match("a*", "a") is True
     assert glob_match("*a", "a") is True
     assert glob_match("**/*", "a") is True
+
+
+@pytest.mark.parametrize("segment", ["x", "a", "X", "\u00df", "-"])
+def test_a_whole_segment_star_and_a_trailing_doublestar_match_any_segment(segment: str) -> None:
+    assert glob_match("*", segment) is True
+    assert glob_match("d/*/e", f"d/{segment}/e") is True
+    assert glob_match("d/**", f"d/{segment}") is True
+    assert glob_match("d/**", f"d/{segment}/{segment}") is True

@@ -277,8 +277,13 @@ def test_many_targets_stay_linear() -> None:
 
 
 def test_a_path_the_plan_denies_is_refused_even_inside_an_allowed_pattern() -> None:
-    task = TaskFacts("TASK-0001", "env", True, allowed_paths=("src/**",),
-                     denied_paths=("src/secret/**", "src/keys.py"))
+    task = TaskFacts(
+        "TASK-0001",
+        "env",
+        True,
+        allowed_paths=("src/**",),
+        denied_paths=("src/secret/**", "src/keys.py"),
+    )
     facts = Facts(surfaces=SURFACES, task=task, locked_tasks=frozenset({"TASK-0001"}))
     assert codes(facts, write("src/app.py")) == ()
     for path in ("src/secret/a.py", "src/keys.py", "src/KEYS.py", "src/keys.py/x"):
@@ -286,6 +291,257 @@ def test_a_path_the_plan_denies_is_refused_even_inside_an_allowed_pattern() -> N
         assert result.verdict == DENY and result.codes == ("HOOK_DENIED_BY_PLAN",), path
     # a human override lifts an out-of-scope write, never a path the plan denies
     grant = OverrideGrant("g1", ("src/keys.py",))
-    overridden = Facts(surfaces=SURFACES, task=task, locked_tasks=frozenset({"TASK-0001"}),
-                       overrides=(grant,))
+    overridden = Facts(
+        surfaces=SURFACES, task=task, locked_tasks=frozenset({"TASK-0001"}), overrides=(grant,)
+    )
     assert decide(overridden, write("src/keys.py")).codes == ("HOOK_DENIED_BY_PLAN",)
+
+
+# -- every row of the module's tables, the messages, the recorded facts ------------------
+
+OPEN_TASK = WITH_TASK._replace(surfaces=protected(), task=TASK._replace(allowed_paths=("**",)))
+
+
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        (".plangate/protected-surfaces.toml", "HOOK_PLANGATE_STATE"),
+        (".git", "HOOK_GIT_INTERNALS"),
+        (".git/refs/heads/main", "HOOK_GIT_INTERNALS"),
+        (".claude/settings.json", "HOOK_CONFIG_FILE"),
+        (".claude/settings.local.json", "HOOK_CONFIG_FILE"),
+        (".codex/hooks.json", "HOOK_CONFIG_FILE"),
+        (".codex/config.toml", "HOOK_CONFIG_FILE"),
+        (".cursor/hooks.json", "HOOK_CONFIG_FILE"),
+        (".Cursor/Hooks.json", "HOOK_CONFIG_FILE"),
+    ],
+)
+def test_each_guarded_path_has_its_code(path: str, code: str) -> None:
+    result = decide(OPEN_TASK, write(path))
+    assert result.codes == (code,)
+    assert result.reasons[0].message.startswith("writes to ")
+    assert result.reasons[0].message.endswith(f"are never allowed from an agent: {path}")
+
+
+def test_other_agent_files_are_not_guarded() -> None:
+    for path in (".claude/agents/a.md", ".codex/notes.md", ".cursor/rules.md", ".gitignore"):
+        assert decide(OPEN_TASK, write(path)).verdict == ALLOW, path
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".plangate/ledger.sqlite3",
+        ".plangate/ledger.sqlite3-wal",
+        ".plangate/ledger.sqlite3-shm",
+        ".plangate/ledger.sqlite3-journal",
+        ".plangate/ledger.lock",
+        ".plangate/locks/a/b",
+        ".plangate/cache/x.json",
+        ".plangate/.gitignore",
+        "docs/working/TASK-0009/run.ndjson",
+    ],
+)
+def test_each_runtime_file_is_exempt_from_effect_checks_only(path: str) -> None:
+    assert effect_exempt(path)
+    assert decide(WITH_TASK, write(path, kind=ActionKind.EFFECT)).verdict == ALLOW
+    assert decide(WITH_TASK, write(path, kind=ActionKind.COMMIT)).verdict == DENY
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["pbi-input.md", "plan.md", "todo.md", "test-cases.md", "review-self.md", "review-external.md"],
+)
+def test_each_planning_file_is_writable_without_a_task(name: str) -> None:
+    path = f"docs/working/TASK-0002/{name}"
+    assert planning_file_task(path) == "TASK-0002"
+    assert decide(NO_TASK, write(path)).verdict == ALLOW
+    locked = NO_TASK._replace(locked_tasks=frozenset({"TASK-0002"}))
+    assert codes(locked, write(path)) == ("HOOK_PLAN_PACKAGE_LOCKED",)
+
+
+@pytest.mark.parametrize(
+    ("facts", "code"),
+    [
+        (NO_TASK, "HOOK_NO_ACTIVE_TASK"),
+        (WITH_TASK, "HOOK_OUTSIDE_SCOPE"),
+        (WITH_TASK._replace(task=TASK._replace(allowed_paths=None)), "HOOK_SCOPE_UNDEFINED"),
+        (
+            WITH_TASK._replace(task=TASK._replace(verified=False, allowed_paths=("docs/**",))),
+            "HOOK_TASK_NOT_VERIFIED",
+        ),
+    ],
+)
+def test_each_liftable_code_is_lifted_by_a_matching_grant(facts: Facts, code: str) -> None:
+    assert codes(facts, write("docs/guide.md")) == (code,)
+    granted = facts._replace(overrides=(OverrideGrant("other", ("lib/**",)), GRANT))
+    result = decide(granted, write("docs/guide.md"))
+    assert result.verdict == ALLOW
+    assert result.facts["overrides_used"] == ["ovr-1"]
+
+
+def test_a_grant_lifts_nothing_when_a_rule_it_cannot_lift_also_fails() -> None:
+    facts = NO_TASK._replace(
+        overrides=(OverrideGrant("g", ("**",)),), locked_tasks=frozenset({"TASK-0002"})
+    )
+    result = decide(facts, write("docs/working/TASK-0002/plan.md"))
+    assert result.codes == ("HOOK_PLAN_PACKAGE_LOCKED",)
+    assert "overrides_used" not in result.facts
+
+
+@pytest.mark.parametrize(
+    ("code", "start"),
+    [
+        ("HOOK_SHELL_UNCLASSIFIABLE", "the shell command cannot be classified"),
+        ("HOOK_TOOL_UNKNOWN", "the tool is not one PlanGate can judge"),
+        ("HOOK_PATCH_UNREADABLE", "the patch names no file PlanGate can read"),
+        ("HOOK_SOMETHING_NEW", "the shell command cannot be classified"),
+    ],
+)
+def test_each_unreadable_action_has_its_text(code: str, start: str) -> None:
+    action = Action(ActionKind.SHELL, (), ("why one", "why two"), unclassifiable_code=code)
+    (reason,) = decide(NO_TASK, action).reasons
+    assert reason.code == code
+    assert reason.message.startswith(start)
+    assert reason.message.endswith(": why one; why two")
+    assert reason.hint
+
+
+def test_confinement_allows_unreadable_and_code_running_commands_only() -> None:
+    confined = NO_TASK._replace(confinement="exec:bwrap")
+    unreadable = Action(ActionKind.SHELL, (), ("npm",))
+    runs = Action(ActionKind.SHELL, (), runs_code=("python3 x.py",))
+    skips = Action(ActionKind.SHELL, (), skips_hooks=("--no-verify",))
+    tool = Action(ActionKind.SHELL, (), ("tool",), unclassifiable_code="HOOK_TOOL_UNKNOWN")
+    assert codes(NO_TASK, unreadable) == ("HOOK_SHELL_UNCLASSIFIABLE",)
+    assert codes(NO_TASK, runs) == ("HOOK_SHELL_RUNS_CODE",)
+    assert decide(NO_TASK, runs).reasons[0].evidence == ("python3 x.py",)
+    result = decide(confined, unreadable)
+    assert (result.verdict, result.facts["confinement"]) == (ALLOW, "exec:bwrap")
+    assert decide(confined, runs).verdict == ALLOW
+    assert codes(confined, skips) == ("HOOK_SHELL_SKIPS_HOOKS",)
+    assert decide(confined, skips).reasons[0].evidence == ("--no-verify",)
+    assert codes(confined, tool) == ("HOOK_TOOL_UNKNOWN",)
+    # shell facts are judged only for shell actions
+    assert decide(NO_TASK, runs._replace(kind=ActionKind.EFFECT)).verdict == ALLOW
+    assert decide(NO_TASK, skips._replace(kind=ActionKind.EFFECT)).verdict == ALLOW
+    assert decide(NO_TASK, unreadable._replace(kind=ActionKind.EFFECT)).verdict == ALLOW
+    assert "confinement" not in decide(NO_TASK, Action(ActionKind.SHELL)).facts
+
+
+def test_the_recorded_facts_name_the_action() -> None:
+    action = Action(
+        ActionKind.WRITE, (Target("src/app.py", "src/app.py"), Target("/etc/x", None)), label="Edit"
+    )
+    result = decide(WITH_TASK, action)
+    assert result.facts == {
+        "action": "write",
+        "label": "Edit",
+        "task": "TASK-0001",
+        "targets": ["src/app.py", "/etc/x"],
+    }
+    read = decide(NO_TASK, Action(ActionKind.READ, (Target("a", "a"),), label="Read"))
+    assert read.facts == {"action": "read", "label": "Read", "task": None, "targets": ["a"]}
+
+
+def test_an_unresolved_target_without_a_reason_is_invalid() -> None:
+    (reason,) = decide(WITH_TASK, Action(ActionKind.WRITE, (Target("??", None),))).reasons
+    assert reason == Reason(
+        "HOOK_TARGET_INVALID",
+        "unresolvable target: ??",
+        "write only inside the repository",
+        ("??",),
+    )
+
+
+def test_messages_name_the_task_and_what_is_wrong() -> None:
+    stale = WITH_TASK._replace(task=TASK._replace(verified=False, verification_message="stale"))
+    (reason,) = decide(stale, write("src/app.py")).reasons
+    assert (
+        reason.message == "the record of TASK-0001 does not verify against HEAD (stale): src/app.py"
+    )
+    quiet = WITH_TASK._replace(task=TASK._replace(verified=False))
+    assert (
+        decide(quiet, write("src/app.py"))
+        .reasons[0]
+        .message.startswith("the record of TASK-0001 does not verify against HEAD: ")
+    )
+    unknown = WITH_TASK._replace(task=TASK._replace(allowed_paths=None, scope_problem="no section"))
+    assert decide(unknown, write("src/app.py")).reasons[0].message == (
+        "the allowed paths of TASK-0001 are unknown or empty (no section): src/app.py"
+    )
+    assert decide(WITH_TASK, write("lib/x.py")).reasons[0].message == (
+        "the target is outside the allowed paths of TASK-0001: lib/x.py"
+    )
+    broken = Facts(surfaces=None, surfaces_problem="bad toml")
+    assert (
+        decide(broken, write("a.md"))
+        .reasons[0]
+        .message.startswith("protected surfaces could not be resolved (bad toml)")
+    )
+    task = TaskFacts(
+        "TASK-0001", "env", True, allowed_paths=("src/**",), denied_paths=("src/keys.py",)
+    )
+    denied = decide(Facts(surfaces=SURFACES, task=task), write("src/keys.py"))
+    assert denied.reasons[0].message.startswith(
+        "the plan of TASK-0001 says not to touch 'src/keys.py'"
+    )
+
+
+def test_a_task_problem_is_listed_without_evidence() -> None:
+    facts = NO_TASK._replace(task_problem=Reason("HOOK_TASK_INVALID", "bad id", "fix it"))
+    (reason,) = decide(facts, Action(ActionKind.SHELL)).reasons
+    assert reason == Reason("HOOK_TASK_INVALID", "bad id", "fix it", ())
+
+
+@pytest.mark.parametrize(("count", "suffix"), [(8, ""), (9, " (+1 more)")])
+def test_a_message_names_eight_paths(count: int, suffix: str) -> None:
+    paths = [f"n{i}.txt" for i in range(count)]
+    (reason,) = decide(NO_TASK, write(*paths)).reasons
+    assert reason.message == (
+        "no active task: only planning files may be written: " + ", ".join(paths[:8]) + suffix
+    )
+
+
+def test_own_files_are_not_edits_for_every_effect_kind() -> None:
+    facts = WITH_TASK._replace(surfaces=protected("**/approvals/**"))
+    own = ("docs/working/TASK-0001/approvals/c3.json", "docs/working/TASK-0001/todo.md")
+    for kind in (ActionKind.EFFECT, ActionKind.COMMIT, ActionKind.PUSH):
+        assert decide(facts, write(*own, kind=kind)).verdict == ALLOW, kind
+    other_task = write("docs/working/TASK-0002/plan.md", kind=ActionKind.EFFECT)
+    assert decide(facts, other_task).verdict == DENY
+    not_planning = write("docs/working/TASK-0001/notes.md", kind=ActionKind.EFFECT)
+    assert decide(facts, not_planning).verdict == DENY
+
+
+def directory(path: str) -> Action:
+    return Action(ActionKind.SHELL, (Target(path, path, directory=True),), label="mkdir")
+
+
+def test_a_directory_on_the_way_to_an_allowed_path_may_be_created() -> None:
+    task = TASK._replace(allowed_paths=("src/pkg/mod.py", "tests/**", "lib/*/x.py"))
+    facts = WITH_TASK._replace(task=task)
+    for path in ("src", "src/pkg", "tests", "tests/unit", "tests/unit/deep", "lib", "lib/a"):
+        assert decide(facts, directory(path)).verdict == ALLOW, path
+    for path in ("docs", "src/other", "src/pkg/mod.py/x", "lib/a/b"):
+        assert codes(facts, directory(path)) == ("HOOK_OUTSIDE_SCOPE",), path
+    # the same paths as files are not parents of anything
+    assert codes(facts, write("src/pkg")) == ("HOOK_OUTSIDE_SCOPE",)
+
+
+def test_without_a_task_only_directories_of_planning_files_may_be_created() -> None:
+    for path in ("docs", "docs/working", "docs/working/TASK-0003"):
+        assert decide(NO_TASK, directory(path)).verdict == ALLOW, path
+    for path in ("src", "docs/other", "docs/working/TASK-0003/sub"):
+        assert codes(NO_TASK, directory(path)) == ("HOOK_NO_ACTIVE_TASK",), path
+
+
+def test_a_shell_action_without_targets_is_allowed_but_a_write_is_not() -> None:
+    assert decide(WITH_TASK, Action(ActionKind.SHELL)).verdict == ALLOW
+    assert decide(WITH_TASK, Action(ActionKind.EFFECT)).verdict == ALLOW
+    (reason,) = decide(WITH_TASK, Action(ActionKind.WRITE)).reasons
+    assert reason == Reason(
+        "HOOK_NO_TARGET",
+        "the write names no target path",
+        "the tool input must carry the file path",
+    )

@@ -1,4 +1,4 @@
-"""Evidence marker grammar (pure), with literals and hypothesis.
+"""Evidence marker grammar (pure), with literals (properties: tests/property).
 
 Adversarial review: a second marker hidden from the LF-only line reader.
 
@@ -12,8 +12,6 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from plangate.plan.markers import C1, C2, MarkerState, marker_line, read_marker, replace_marker
 
@@ -37,7 +35,10 @@ def test_valid_markers() -> None:
         (f"C1-VERDICT: FAIL plan={H}\n", MarkerState.NOT_ACCEPTED),
         (f"C1-VERDICT: pass plan={H}\n", MarkerState.NOT_ACCEPTED),
         (f"C1-VERDICT: PASS plan={H}\nC1-VERDICT: PASS plan={H}\n", MarkerState.DUPLICATE),
-        (f"C1-VERDICT: PASS plan={H}\nC1-VERDICT: PASS plan=sha256:dead extra\n", MarkerState.DUPLICATE),
+        (
+            f"C1-VERDICT: PASS plan={H}\nC1-VERDICT: PASS plan=sha256:dead extra\n",
+            MarkerState.DUPLICATE,
+        ),
         (f"C1-VERDICT: PASS plan={H}\r\n", MarkerState.MALFORMED),
         (f"C1-VERDICT:  PASS plan={H}\n", MarkerState.MALFORMED),
         (f"C1-VERDICT: PASS  plan={H}\n", MarkerState.MALFORMED),
@@ -74,30 +75,6 @@ def test_marker_line_rejects_unknown_verdicts() -> None:
         marker_line(C1, "approve", H)
 
 
-prose = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200).filter(
-    lambda t: "verdict" not in t.casefold()
-)
-
-
-@given(before=prose, after=prose)
-def test_prose_around_a_single_marker_never_changes_the_verdict(before: str, after: str) -> None:
-    text = f"{before}\n{marker_line(C1, 'PASS', H)}\n{after}"
-    assert state(text.encode()) is MarkerState.VALID
-
-
-@given(extra=st.sampled_from(["PASS", "FAIL", "x"]), before=prose)
-def test_any_second_marker_line_is_ambiguous(extra: str, before: str) -> None:
-    text = f"{before}\n{marker_line(C1, 'PASS', H)}\nC1-VERDICT: {extra} plan={H}\n"
-    assert state(text.encode()) is MarkerState.DUPLICATE
-
-
-@given(digest=st.text("0123456789abcdef", min_size=64, max_size=64))
-def test_only_the_current_plan_hash_is_valid(digest: str) -> None:
-    marker = f"C1-VERDICT: PASS plan=sha256:{digest}\n".encode()
-    expected = MarkerState.VALID if "sha256:" + digest == H else MarkerState.STALE
-    assert state(marker) is expected
-
-
 @pytest.mark.parametrize(
     "value,ok",
     [
@@ -119,28 +96,6 @@ def test_issued_at_calendar(value: str, ok: bool) -> None:
     from plangate.clock import is_utc_timestamp
 
     assert is_utc_timestamp(value) is ok
-
-
-@given(st.datetimes(min_value=__import__("datetime").datetime(1, 1, 1)))
-def test_issued_at_accepts_every_real_instant(moment) -> None:
-    from plangate.clock import is_utc_timestamp
-
-    assert is_utc_timestamp(moment.strftime("%Y-%m-%dT%H:%M:%SZ").rjust(20, "0"))
-
-
-@given(
-    st.dictionaries(
-        st.sampled_from(
-            ["pbi-input.md", "plan.md", "todo.md", "test-cases.md", "review-self.md", "review-external.md"]
-        ),
-        st.text("0123456789abcdef", min_size=64, max_size=64).map(lambda h: "sha256:" + h),
-    )
-)
-def test_plan_package_hash_shortcut_equals_the_canonical_digest(hashes: dict[str, str]) -> None:
-    from plangate.canonical import digest
-    from plangate.plan.package import plan_package_hash
-
-    assert plan_package_hash(hashes) == digest(hashes)
 
 
 PLAN = "sha256:" + "a" * 64
@@ -177,8 +132,13 @@ def test_a_hidden_fail_marker_beside_a_pass_marker_is_ambiguous(hide: str) -> No
 
 @pytest.mark.parametrize(
     "hidden",
-    ["C1-\x00VERDICT: FAIL", "C1\x7f-VERDICT: FAIL", "C1-VERD\x00ICT: FAIL",
-     "C1-VER\x1bDICT: FAIL", "\x01C1-VERDICT: FAIL"],
+    [
+        "C1-\x00VERDICT: FAIL",
+        "C1\x7f-VERDICT: FAIL",
+        "C1-VERD\x00ICT: FAIL",
+        "C1-VER\x1bDICT: FAIL",
+        "\x01C1-VERDICT: FAIL",
+    ],
 )
 def test_a_control_character_inside_a_marker_does_not_hide_it(hidden: str) -> None:
     # A reader does not see NUL, DEL or ESC: the line reads as a second verdict.
@@ -212,15 +172,6 @@ def test_replace_marker_removes_hidden_lookalikes_too() -> None:
     data = f"\u200b{FAIL}\n".encode()
     out = replace_marker(data, C1, PASS)
     assert read_marker(C1, out, PLAN).state is MarkerState.VALID
-
-
-@given(
-    st.sampled_from(sorted(HIDDEN_PREFIXES.values())),
-    st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\n"), max_size=20),
-)
-def test_any_prose_plus_a_hidden_marker_never_validates(hide: str, prose: str) -> None:
-    text = f"{prose}\n{hide}C2-VERDICT: reject plan={PLAN}\nC2-VERDICT: approve plan={PLAN}\n"
-    assert read_marker(C2, text.encode(), PLAN).state is not MarkerState.VALID
 
 
 @pytest.mark.parametrize("brk", ["\r", "\u2028", "\x85", "\x0c"])
@@ -297,7 +248,12 @@ def test_marker_line_accepts_each_kinds_whole_vocabulary() -> None:
         "\u0301",  # combining acute with no base (Mn)
         "\u20dd",  # combining enclosing circle (Me)
         "\u3000",  # ideographic space
-        "\u115f", "\u1160", "\u3164", "\uffa0", "\u2800", "\ufffd",  # blank fillers
+        "\u115f",
+        "\u1160",
+        "\u3164",
+        "\uffa0",
+        "\u2800",
+        "\ufffd",  # blank fillers
         "\u200b" * 61,  # a long run of zero-width spaces, wider than the NFKC window
     ],
 )

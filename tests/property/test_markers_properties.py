@@ -1,0 +1,101 @@
+"""Properties of the evidence marker grammar, the UTC timestamp check and the plan
+package hash shortcut, over generated inputs.
+
+Kept apart from the markers' unit tests, which stay deterministic (they guard the
+module under mutation testing).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from plangate.plan.markers import C1, C2, MarkerState, marker_line, read_marker
+
+H = "sha256:" + hashlib.sha256(b"plan").hexdigest()
+PLAN = "sha256:" + "a" * 64
+HIDDEN_PREFIXES = (
+    "note\r",
+    "note\x0b",
+    "note\x0c",
+    "note\x1c",
+    "note\x85",
+    "note\u2028",
+    "note\u2029",
+    "\u200b",
+    "\ufeff",
+    "\x00",
+    "\u2060",
+    "\u200f",
+    "\u034f",
+    "\u3164",
+    "\u2800",
+)
+
+
+def state(data: bytes, kind=C1, current: str | None = H) -> MarkerState:
+    return read_marker(kind, data, current).state
+
+
+prose = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200).filter(
+    lambda t: "verdict" not in t.casefold()
+)
+
+
+@given(before=prose, after=prose)
+def test_prose_around_a_single_marker_never_changes_the_verdict(before: str, after: str) -> None:
+    text = f"{before}\n{marker_line(C1, 'PASS', H)}\n{after}"
+    assert state(text.encode()) is MarkerState.VALID
+
+
+@given(extra=st.sampled_from(["PASS", "FAIL", "x"]), before=prose)
+def test_any_second_marker_line_is_ambiguous(extra: str, before: str) -> None:
+    text = f"{before}\n{marker_line(C1, 'PASS', H)}\nC1-VERDICT: {extra} plan={H}\n"
+    assert state(text.encode()) is MarkerState.DUPLICATE
+
+
+@given(digest=st.text("0123456789abcdef", min_size=64, max_size=64))
+def test_only_the_current_plan_hash_is_valid(digest: str) -> None:
+    marker = f"C1-VERDICT: PASS plan=sha256:{digest}\n".encode()
+    expected = MarkerState.VALID if "sha256:" + digest == H else MarkerState.STALE
+    assert state(marker) is expected
+
+
+@given(st.datetimes(min_value=__import__("datetime").datetime(1, 1, 1)))
+def test_issued_at_accepts_every_real_instant(moment) -> None:
+    from plangate.clock import is_utc_timestamp
+
+    assert is_utc_timestamp(moment.strftime("%Y-%m-%dT%H:%M:%SZ").rjust(20, "0"))
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "pbi-input.md",
+                "plan.md",
+                "todo.md",
+                "test-cases.md",
+                "review-self.md",
+                "review-external.md",
+            ]
+        ),
+        st.text("0123456789abcdef", min_size=64, max_size=64).map(lambda h: "sha256:" + h),
+    )
+)
+def test_plan_package_hash_shortcut_equals_the_canonical_digest(hashes: dict[str, str]) -> None:
+    from plangate.canonical import digest
+    from plangate.plan.package import plan_package_hash
+
+    assert plan_package_hash(hashes) == digest(hashes)
+
+
+@given(
+    st.sampled_from(HIDDEN_PREFIXES),
+    st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\n"), max_size=20),
+)
+def test_any_prose_plus_a_hidden_marker_never_validates(hide: str, prose: str) -> None:
+    text = f"{prose}\n{hide}C2-VERDICT: reject plan={PLAN}\nC2-VERDICT: approve plan={PLAN}\n"
+    assert read_marker(C2, text.encode(), PLAN).state is not MarkerState.VALID

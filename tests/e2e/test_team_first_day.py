@@ -154,7 +154,7 @@ def test_a_teams_first_day(tmp_path: Path) -> None:
     assert "The first commits, in this order:" in setup.stdout
     alice.sh(
         "git switch -q -c adopt-plangate && "
-        "git add .plangate/protected-surfaces.toml .gitignore .claude/settings.json "
+        "git add .plangate/protected-surfaces.toml .plangate/.gitignore .gitignore .claude/settings.json "
         ".cursor/hooks.json && git commit -q --no-verify -m 'Adopt PlanGate' && "
         "git push -q --no-verify origin adopt-plangate"
     )
@@ -199,27 +199,42 @@ def test_a_teams_first_day(tmp_path: Path) -> None:
         "git add docs/working/TASK-0001/approvals && git commit -q -m 'Approve TASK-0001'"
     )
 
-    # 4. An agent run through exec: its hook call (the committed command) allows in scope
-    # and denies a protected surface; it writes in-scope work.
-    agent = tmp_path / "agent.py"
-    agent.write_text(
-        "import json, os, subprocess, sys, pathlib\n"
-        "cmd = json.loads(pathlib.Path('.claude/settings.json').read_text())"
-        "['hooks']['PreToolUse'][0]['hooks'][0]['command']\n"
-        "def ask(path):\n"
-        "    payload = {'session_id': 's', 'cwd': os.getcwd(), 'hook_event_name': 'PreToolUse',\n"
-        "               'tool_name': 'Write', 'tool_input': {'file_path': path}}\n"
-        "    return subprocess.run(['/bin/sh', '-c', cmd], input=json.dumps(payload).encode(),\n"
-        "                          capture_output=True).returncode\n"
-        "assert ask('CLAUDE.md') == 2, 'a protected surface must be denied'\n"
-        "assert ask('src/example/module.py') == 0, 'in scope must be allowed'\n"
-        "p = pathlib.Path('src/example/module.py'); p.parent.mkdir(parents=True, exist_ok=True)\n"
-        "p.write_text('def answer():\\n    return 42\\n')\n"
+    # 4. An agent run through exec (in its sandbox, on a workspace of the approved commit):
+    # its in-scope work lands on a run branch. The agent's own hook calls use the committed
+    # command with the task exec gives it: in scope allowed, a protected surface denied.
+    code = (
+        "import pathlib; p = pathlib.Path('src/example/module.py'); "
+        "p.parent.mkdir(parents=True, exist_ok=True); "
+        "p.write_text('def answer():\\n    return 42\\n')"
     )
-    run = alice.sh(f"plangate exec TASK-0001 -- {sys.executable} {agent}", ok=False)
+    run = alice.sh(f'plangate exec TASK-0001 -- python3 -c "{code}"', ok=False)
     assert run.returncode == 0, run.stdout + run.stderr
+    runs = alice.sh("git branch --list 'plangate/runs/*'").stdout
+    assert "plangate/runs/" in runs
+    command = _claude_command(alice.clone)
+    agent_env = alice.env | {"PLANGATE_TASK": "TASK-0001"}
+    in_scope = subprocess.run(
+        ["/bin/sh", "-c", command],
+        cwd=alice.clone,
+        env=agent_env,
+        input=json.dumps(_pre_tool_use(alice.clone, "src/example/module.py")).encode(),
+        capture_output=True,
+        check=False,
+    )
+    assert in_scope.returncode == 0, in_scope.stderr
+    protected = subprocess.run(
+        ["/bin/sh", "-c", command],
+        cwd=alice.clone,
+        env=agent_env,
+        input=json.dumps(_pre_tool_use(alice.clone, "CLAUDE.md")).encode(),
+        capture_output=True,
+        check=False,
+    )
+    assert protected.returncode == 2 and b"HOOK_PROTECTED_SURFACE" in protected.stderr
 
-    # 5. Alice commits the agent's in-scope work herself: no environment variable needed.
+    # 5. Alice commits in-scope work herself: no environment variable needed.
+    (alice.clone / "src" / "example").mkdir(parents=True, exist_ok=True)
+    (alice.clone / "src" / "example" / "module.py").write_text("def answer():\n    return 6 * 7\n")
     alice.sh(
         "git add src/example/module.py && git commit -q -m 'Answer' && git push -q origin task-0001"
     )

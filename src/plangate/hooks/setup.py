@@ -266,6 +266,7 @@ def committed_files(root: Path) -> list[str]:
         TRUST_RELPATH,
         SIGNERS_RELPATH,
         REVOKED_RELPATH,
+        ".plangate/.gitignore",
         GITIGNORE,
         ".claude/settings.json",
         ".codex/hooks.json",

@@ -47,7 +47,7 @@ def test_setup_shows_the_surfaces_then_writes_everything(git_repo: Path) -> None
     assert (git_repo / ".git" / "hooks" / "pre-commit").is_file()
     # The order of the first commits, naming this repository's files.
     assert "The first commits, in this order:" in proc.stdout
-    assert "git add .plangate/protected-surfaces.toml .gitignore .claude/settings.json" in (
+    assert "git add .plangate/protected-surfaces.toml .plangate/.gitignore .gitignore" in (
         proc.stdout
     )
     assert "CI_ADOPTS_PLANGATE" in proc.stdout

@@ -73,7 +73,7 @@ IO_MODULES = frozenset({
     "hooks/__main__.py", "hooks/confinement.py", "hooks/doctor.py", "hooks/entry.py",
     "hooks/githead.py", "hooks/hosts/claude.py", "hooks/hosts/codex.py",
     "hooks/hosts/cursor.py", "hooks/hosts/git.py", "hooks/hosts/protocol.py",
-    "hooks/hosts/tool_policy.py",
+    "hooks/hosts/tool_policy.py", "hooks/doctor_settings.py", "hooks/setup.py",
     "hooks/install.py", "hooks/override.py",
     "hooks/override_service.py", "hooks/paths.py", "hooks/service.py",
     "isolation/backend.py", "isolation/runner.py", "isolation/trees.py", "isolation/views.py",

@@ -280,7 +280,35 @@ def _row(
         except PlanGateError as exc:  # ssh-keygen missing or too old: fail closed
             problem = Reason(exc.code, exc.message, exc.hint)
             return _refused(task_row(snap, source, parsed=parsed, head=head), problem)
-    return task_row(snap, source, parsed=parsed, head=head, authority=authority)
+    row = task_row(snap, source, parsed=parsed, head=head, authority=authority)
+    return _as_exec(root, snap, head, row, trust)
+
+
+def _as_exec(
+    root: Path, snap: TaskSnapshot, head: str | None, row: dict[str, Any], trust: TrustState
+) -> dict[str, Any]:
+    """The row with exec's own verdict: when the record binds another commit than HEAD,
+    exec (and the hooks) still accept a HEAD that descends from it through in-scope commits."""
+    if head is None or row.get("first_reason") != "C3_SOURCE_SHA_MISMATCH":
+        return row
+    from plangate.approval.holds import DESCENDANT_IN_SCOPE, holds_for_head
+    from plangate.plan.scope import derive_scope
+
+    outcome = holds_for_head(
+        root,
+        snap,
+        head,
+        policy=DESCENDANT_IN_SCOPE,
+        scope=derive_scope(snap.artifact("plan.md")),
+        trust=trust.root,
+    )
+    return {
+        **row,
+        "verdict": outcome.verdict,
+        "exit_code": int(outcome.exit_code),
+        "reasons": [r.to_json() for r in outcome.reasons],
+        "first_reason": outcome.reasons[0].code if outcome.reasons else "",
+    }
 
 
 def _collect_rows(

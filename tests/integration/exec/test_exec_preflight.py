@@ -139,6 +139,34 @@ def test_head_moved_by_in_scope_commits_still_runs(
     assert marker.exists()
 
 
+def _status_row(repo: Path, run_cli) -> dict[str, Any]:
+    body = json.loads(run_cli(repo, "status", "TASK-0001", "--json").out)
+    rows = body["tasks"] if "tasks" in body else body["rows"]
+    return rows[0]
+
+
+def test_status_gives_the_verdict_exec_gives(git_repo: Path, tmp_path: Path, run_cli) -> None:
+    approve_task(git_repo, run_cli)
+    (git_repo / "src").mkdir(exist_ok=True)
+    (git_repo / "src" / "greet.py").write_text("x = 1\n")
+    git(git_repo, "add", "src/greet.py")
+    git(git_repo, "commit", "-q", "-m", "in scope")
+    row = _status_row(git_repo, run_cli)
+    assert (row["verdict"], row["at"]) == ("ACCEPTED", "exec")
+    marker = tmp_path / "ran"
+    started = run_cli(git_repo, "exec", "TASK-0001", "--no-isolation", "--",
+                      *_touch_command(marker), tty=True)
+    assert started.code == 0, started.err
+    (git_repo / "elsewhere.txt").write_text("x\n")
+    git(git_repo, "add", "elsewhere.txt")
+    git(git_repo, "commit", "-q", "-m", "outside")
+    row = _status_row(git_repo, run_cli)
+    assert row["verdict"] == "REJECTED"
+    assert row["first_reason"] == "HOOK_COMMITTED_OUTSIDE_SCOPE"
+    refused = run_cli(git_repo, "exec", "TASK-0001", "--", *_touch_command(tmp_path / "no"))
+    assert refused.code == 1 and "HOOK_COMMITTED_OUTSIDE_SCOPE" in refused.err
+
+
 def test_human_escalated_exits_3(git_repo: Path, tmp_path: Path, run_cli) -> None:
     reviewers = {
         "model_a": {"verdict": "approve", "evidence_ref": "a.md"},

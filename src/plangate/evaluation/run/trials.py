@@ -90,26 +90,47 @@ class Executor(Protocol):
 
 
 class ProgressLine:
-    """A single self-overwriting progress line (only when ``total`` is large enough)."""
+    """Progress of the trials (only when ``total`` is large enough).
+
+    On a terminal, one line that overwrites itself (``\r``); anywhere else (a log
+    file, a pipe, CI) plain lines, one per tenth of the trials and one at the end, so
+    a log never fills with carriage returns. A stream that goes away (a closed pipe)
+    ends the progress output, never the run.
+    """
 
     def __init__(self, stream: TextIO | None, *, min_total: int = 8) -> None:
         self.stream = stream
         self.min_total = min_total
         self.started = time.monotonic()
         self.failed = 0
+        isatty = getattr(stream, "isatty", None)
+        try:
+            self.terminal = bool(callable(isatty) and isatty())
+        except (OSError, ValueError):
+            self.terminal = False
+        self._tenth = -1
 
     def __call__(self, done: int, total: int, outcome: TrialOutcome) -> None:
-        """Print ``trials done/total, failed, rate`` (on the same line)."""
-        if self.stream is None or total < self.min_total:
-            return
+        """Print ``trials done/total, failed, rate``."""
         if not outcome.completed:
             self.failed += 1
+        if self.stream is None or total < self.min_total:
+            return
         elapsed = max(time.monotonic() - self.started, 1e-9)
-        end = "\n" if done == total else ""
-        self.stream.write(
-            f"\rtrials {done}/{total}  failed {self.failed}  {done / elapsed:.1f}/s{end}"
-        )
-        self.stream.flush()
+        text = f"trials {done}/{total}  failed {self.failed}  {done / elapsed:.1f}/s"
+        if self.terminal:
+            line = "\r" + text + ("\n" if done == total else "")
+        else:
+            tenth = done * 10 // total
+            if tenth == self._tenth and done != total:
+                return
+            self._tenth = tenth
+            line = text + "\n"
+        try:
+            self.stream.write(line)
+            self.stream.flush()
+        except (OSError, ValueError):
+            self.stream = None  # the reader went away: stop reporting, keep running
 
 
 class LocalPoolExecutor:

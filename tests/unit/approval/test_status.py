@@ -192,13 +192,34 @@ def test_first_reason_is_the_verdicts_own_and_package_problems_stand_beside_it(
     assert row["at"] == "exec"
 
 
-def test_the_verdict_is_the_one_exec_would_get_when_head_moved(git_repo: Path, run_cli) -> None:
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, env=scrubbed_env(), check=True,
+                   capture_output=True)
+
+
+def test_the_verdict_is_the_one_exec_would_get_when_head_moved_out_of_scope(
+    git_repo: Path, run_cli
+) -> None:
+    # HEAD descends from the approved commit through a commit that touches a
+    # path outside the task's scope: exec refuses to start, and status says so.
     approve_task(git_repo, run_cli, "TASK-0001")
     (git_repo / "other.txt").write_text("x\n")
-    for args in (["add", "other.txt"], ["commit", "-qm", "move HEAD"]):
-        subprocess.run(["git", *args], cwd=git_repo, env=scrubbed_env(), check=True,
-                       capture_output=True)
+    _git(git_repo, "add", "other.txt")
+    _git(git_repo, "commit", "-qm", "move HEAD")
     _code, doc = _status(git_repo, run_cli, "TASK-0001")
     row = doc["tasks"][0]
     assert row["verdict"] == "REJECTED"
-    assert row["first_reason"] == "C3_SOURCE_SHA_MISMATCH"
+    assert row["first_reason"] == "HOOK_COMMITTED_OUTSIDE_SCOPE"
+
+
+def test_the_verdict_is_the_one_exec_would_get_when_head_left_the_approved_history(
+    git_repo: Path, run_cli
+) -> None:
+    # HEAD on a branch that does not descend from the approved commit at all.
+    approve_task(git_repo, run_cli, "TASK-0001")
+    _git(git_repo, "checkout", "-q", "--orphan", "elsewhere")
+    _git(git_repo, "commit", "-qm", "unrelated history")
+    _code, doc = _status(git_repo, run_cli, "TASK-0001")
+    row = doc["tasks"][0]
+    assert row["verdict"] == "REJECTED"
+    assert row["first_reason"] == "HOOK_HEAD_NOT_DESCENDANT"

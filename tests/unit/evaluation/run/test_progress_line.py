@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import os
 import pty
+import select
 from typing import Any, NamedTuple
 
 from plangate.evaluation.run.trials import ProgressLine
@@ -19,6 +20,25 @@ class _Outcome(NamedTuple):
 
 def _outcome(completed: bool = True) -> Any:
     return _Outcome(completed)
+
+
+def _drain(master: int) -> str:
+    """Everything written to the terminal so far: the kernel hands pty output to the
+    master side asynchronously, so one read may return only part of it."""
+    chunks: list[bytes] = []
+    while True:
+        ready, _, _ = select.select([master], [], [], 2.0)
+        if not ready:
+            return b"".join(chunks).decode()
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the terminal side is closed and drained
+            return b"".join(chunks).decode()
+        if not chunk:
+            return b"".join(chunks).decode()
+        chunks.append(chunk)
+        if b"trials 8/8" in b"".join(chunks) and chunks[-1].endswith(b"\n"):
+            return b"".join(chunks).decode()
 
 
 def test_off_a_terminal_there_is_no_carriage_return_and_few_lines() -> None:
@@ -40,7 +60,7 @@ def test_on_a_terminal_one_line_overwrites_itself() -> None:
             progress = ProgressLine(terminal, min_total=8)
             for done in range(1, 9):
                 progress(done, 8, _outcome(completed=done != 3))
-        written = os.read(master, 65536).decode()
+        written = _drain(master)
     finally:
         os.close(slave)
         os.close(master)

@@ -201,4 +201,5 @@ def test_the_verdict_is_the_one_exec_would_get_when_head_moved(git_repo: Path, r
     _code, doc = _status(git_repo, run_cli, "TASK-0001")
     row = doc["tasks"][0]
     assert row["verdict"] == "REJECTED"
-    assert row["first_reason"] == "C3_SOURCE_SHA_MISMATCH"
+    # Exec accepts a HEAD that descends through in-scope commits; this one left the scope.
+    assert row["first_reason"] == "HOOK_COMMITTED_OUTSIDE_SCOPE"

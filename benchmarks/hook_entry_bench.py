@@ -43,8 +43,14 @@ def _script(directory: Path, name: str, python: str, run: str) -> None:
 def _once(command: str, cwd: Path, env: dict[str, str], payload: bytes) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(["/bin/sh", "-c", command], cwd=cwd, env=env, input=payload,
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        ["/bin/sh", "-c", command],
+        cwd=cwd,
+        env=env,
+        input=payload,
+        capture_output=True,
+        check=False,
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -85,12 +91,22 @@ def main() -> int:
         light.mkdir()
         full.mkdir()
         _script(light, "plangate-hook", python, "-m plangate.hooks")
-        _script(full, "plangate", python,
-                "-c 'import sys; from plangate.cli.main import entrypoint; entrypoint()'")
+        _script(
+            full,
+            "plangate",
+            python,
+            "-c 'import sys; from plangate.cli.main import entrypoint; entrypoint()'",
+        )
         # A read-only tool call: a full decision, recorded in the ledger, with no task needed.
-        payload = json.dumps({"session_id": "s", "cwd": str(repo),
-                              "hook_event_name": "PreToolUse", "tool_name": "Read",
-                              "tool_input": {"file_path": "src/app.py"}}).encode()
+        payload = json.dumps(
+            {
+                "session_id": "s",
+                "cwd": str(repo),
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Read",
+                "tool_input": {"file_path": "src/app.py"},
+            }
+        ).encode()
         system = "/usr/bin:/bin"
         sides = {
             "interpreter": (hook_command("claude", python), env | {"PATH": system}),
@@ -99,21 +115,28 @@ def main() -> int:
         }
         walls: dict[str, list[float]] = {k: [] for k in sides}
         cpus: dict[str, list[float]] = {k: [] for k in sides}
-        for name, (command, side_env) in sides.items():
+        for command, side_env in sides.values():
             _once(command, repo, side_env, payload)  # warm caches
         for _ in range(args.calls):
             for name, (command, side_env) in sides.items():
                 wall, cpu = _once(command, repo, side_env, payload)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
-    result: dict[str, object] = {"calls": args.calls, "load_before": load_before,
-                                 "load_after": load_average()}
+    result: dict[str, object] = {
+        "calls": args.calls,
+        "load_before": load_before,
+        "load_after": load_average(),
+    }
     base_wall = statistics.median(walls["interpreter"])
     base_cpu = statistics.median(cpus["interpreter"])
     for name in sides:
         wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
-        result[name] = {"wall_ms": wall * 1000, "cpu_ms": cpu * 1000,
-                        "ratio_wall": wall / base_wall, "ratio_cpu": cpu / max(base_cpu, 1e-9)}
+        result[name] = {
+            "wall_ms": wall * 1000,
+            "cpu_ms": cpu * 1000,
+            "ratio_wall": wall / base_wall,
+            "ratio_cpu": cpu / max(base_cpu, 1e-9),
+        }
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -121,8 +144,10 @@ def main() -> int:
         for name in sides:
             row = result[name]
             assert isinstance(row, dict)
-            print(f"{name:18} wall {row['wall_ms']:7.1f} ms  cpu {row['cpu_ms']:7.1f} ms  "
-                  f"ratio wall {row['ratio_wall']:.2f}  cpu {row['ratio_cpu']:.2f}")
+            print(
+                f"{name:18} wall {row['wall_ms']:7.1f} ms  cpu {row['cpu_ms']:7.1f} ms  "
+                f"ratio wall {row['ratio_wall']:.2f}  cpu {row['ratio_cpu']:.2f}"
+            )
     return 0
 
 

@@ -584,6 +584,9 @@ def run_module(module: ModuleConfig, jobs: int, *, list_only: bool,
                     if status == "survived" and mutant.ident not in module.equivalent:
                         # Named at once, so a long run that is cut short still says something.
                         print(f"    survivor: {mutant.ident} (line {mutant.line})", flush=True)
+                    elif status == "timeout":
+                        # Counted as killed; on a loaded machine a slow survivor can land here.
+                        print(f"    timeout: {mutant.ident} (line {mutant.line})", flush=True)
                     if done[0] % 25 == 0:
                         print(f"    ... {done[0]}/{len(mutants)}", flush=True)
             return Outcome(mutant, status, seconds)
@@ -628,6 +631,7 @@ def report_module(module: ModuleConfig, source: str, outcomes: list[Outcome]) ->
         "survived": len(open_survivors),
         "raw_score": round(raw, 1),
         "score": round(score, 1),
+        "timeouts": [o.mutant.ident for o in outcomes if o.status == "timeout"],
         "survivors": [
             {"id": o.mutant.ident, "line": o.mutant.line, "operator": o.mutant.operator,
              "description": o.mutant.description, "diff": mutant_diff(source, o.mutant)}

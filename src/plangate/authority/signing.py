@@ -11,6 +11,7 @@ the private key.
 from __future__ import annotations
 
 import base64
+import os
 from pathlib import Path
 
 from plangate.authority.approval import RECORD_SIG_RELPATH, SIG_SUFFIX
@@ -144,6 +145,13 @@ def sign_continuation(repo_root: Path, task_id: str, base_rev: str, key: Path) -
     record_dir, record_name = RECORD_RELPATH.rsplit("/", 1)
     with open_verified_dir(repo_root, f"{WORKING_DIR}/{task_id}") as task:
         plan = read_at(task, "plan.md", MAX_ARTIFACT_BYTES)
+        record_missing = not os.path.lexists(f"{repo_root}/{WORKING_DIR}/{task_id}/{record_dir}")
+    if record_missing:
+        raise InputRejected(
+            "C3_RECORD_MISSING",
+            f"{task_id} has no {record_dir}/ directory: it was never approved",
+            "only an approved task can be continued",
+        )
     with open_verified_dir(repo_root, f"{WORKING_DIR}/{task_id}/{record_dir}") as approvals:
         record = read_at(approvals, record_name, MAX_RECORD_BYTES)
     if not record.ok or record.data is None or not plan.ok or plan.data is None:

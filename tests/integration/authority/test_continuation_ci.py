@@ -169,3 +169,44 @@ def test_a_continuation_for_the_first_starting_point_does_not_survive_a_merge_of
     git(second_pr, "merge", "-q", "--no-edit", "main")
     code, doc = ci_check(second_pr)
     assert code == 1 and "CONTINUATION_STALE" in _codes(doc)
+
+
+def test_continue_refuses_a_task_without_an_approval(git_repo: Path, team: dict[str, Key]) -> None:
+    from support.taskkit import make_task
+
+    commit_trust_root(git_repo, team)
+    make_task(git_repo)
+    result = run_cli_in(
+        git_repo, "trust", "continue", T, "--base", "main", "--sign", str(team["carol"].path)
+    )
+    assert result.code == 1 and "C3_RECORD_MISSING" in result.err
+    assert not (task_dir(git_repo) / "approvals/continuation.json").exists()
+
+
+def test_continue_refuses_an_unknown_base(second_pr: Path, team: dict[str, Key]) -> None:
+    result = run_cli_in(
+        second_pr,
+        "trust",
+        "continue",
+        T,
+        "--base",
+        "no-such-branch",
+        "--sign",
+        str(team["carol"].path),
+    )
+    assert result.code != 0 and "GIT_" in result.err
+    assert not (task_dir(second_pr) / "approvals/continuation.json").exists()
+
+
+def test_continue_refuses_a_bad_task_id(second_pr: Path, team: dict[str, Key]) -> None:
+    result = run_cli_in(
+        second_pr,
+        "trust",
+        "continue",
+        "../TASK-0001",
+        "--base",
+        "main",
+        "--sign",
+        str(team["carol"].path),
+    )
+    assert result.code == 2

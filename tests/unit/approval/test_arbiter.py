@@ -1193,7 +1193,7 @@ INTEGRITY_PROBLEMS: list[tuple[str, Any, str]] = [
     (
         "model_a verdict word",
         _set("reviewers.model_a.verdict", "ok"),
-        "reviewers.model_a.verdict 'ok'",
+        "reviewers.model_a.verdict 'ok'$",
     ),
     (
         "model_b verdict differs",
@@ -1230,7 +1230,10 @@ def test_each_integrity_rule_reports_its_own_problem(what: str, change: Any, rea
     change(b)
     check = plan_package_check(b, BLOCK_SHA, VERDICTS)
     assert (check.structure_ok, check.integrity_ok) == (True, False)
-    assert check.reason.startswith(reason), check.reason
+    if reason.endswith("$"):  # the whole reason, not a prefix of a longer one
+        assert check.reason == reason[:-1]
+    else:
+        assert check.reason.startswith(reason), check.reason
 
 
 def test_the_first_failing_integrity_rule_is_the_one_reported() -> None:
@@ -1473,3 +1476,77 @@ def test_size_row_counts_the_changed_files() -> None:
     doc = clean()
     doc["changed_files"] = ["src/a.py", "src/b.py", "src/c.py"]
     assert run(doc).reasons[0].message == "lite.size_ok declared but 3 files changed (at most 2)"
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        (lambda d: d.__setitem__("extra", 1), "input: unknown key(s) ['extra']"),
+        (lambda d: d["lite"].__setitem__("fast", True), "lite: unknown key(s) ['fast']"),
+        (
+            lambda d: d["verdicts"].__setitem__("model_e", "x"),
+            "verdicts: unknown key(s) ['model_e']",
+        ),
+        (lambda d: d.__setitem__("run", run_block(budget=1)), "run: unknown key(s) ['budget']"),
+    ],
+)
+def test_an_unknown_key_is_named_with_the_object_it_is_in(change: Any, where: str) -> None:
+    with pytest.raises(ArbiterInputError) as err:
+        parse_input(mutated(change))
+    assert err.value.message == where
+
+
+def test_an_unsafe_allowed_path_is_named_with_its_index() -> None:
+    doc = clean()
+    doc["allowed_paths"] = ["src/**", "../x"]
+    with pytest.raises(ArbiterInputError) as err:
+        parse_input(doc)
+    assert err.value.message.startswith("allowed_paths[1]: PATH_DOTDOT: ")
+
+
+def test_a_sound_package_check_carries_no_reason() -> None:
+    assert plan_package_check(block(), BLOCK_SHA, VERDICTS).reason == ""
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "code", "outcome"),
+    [
+        (("reject", "approve", None, None, None), "VERDICTS_REJECTED", "fail"),
+        (("approve", "reject", "migration", None, None), "REJECT_SEVERITY_MAJOR", "fail"),
+        (("approve", "reject", "logic", None, "approve"), "MODELS_CD_MISSING", "fail"),
+        (("approve", "reject", "logic", "approve", "approve"), "MODELS_CD_APPROVED", "pass"),
+        (("approve", "reject", "logic", "reject", "reject"), "MODELS_CD_REJECTED", "fail"),
+        (("approve", "reject", "logic", "reject", "approve"), "MODELS_CD_SPLIT", "fail"),
+        (("approve", "approve", None, None, None), "VERDICTS_APPROVED", "pass"),
+    ],
+)
+def test_the_verdict_row_is_recorded_as_the_verdicts_check(
+    verdicts: tuple[Any, ...], code: str, outcome: str
+) -> None:
+    result = run(verdict_doc(*verdicts))
+    last = result.facts["checks"][-1]
+    assert (last["check"], last["code"], last["outcome"]) == ("verdicts", code, outcome)
+    assert result.facts["decided_by"]["check"] == "verdicts"
+    assert [r.code for r in result.reasons] == [code]
+
+
+def test_the_models_cd_rejection_has_no_hint() -> None:
+    record = provenance_record(run(verdict_doc("approve", "reject", "logic", "reject", "reject")))
+    assert "hint" not in record["reasons"][0]
+
+
+def test_a_package_row_that_decides_names_its_check() -> None:
+    doc = clean()
+    del doc["plan_package"]
+    assert run(doc).facts["decided_by"] == {
+        "priority": "1.6",
+        "check": "plan_package_structure",
+        "code": "PLAN_PACKAGE_MISSING",
+    }
+    doc = clean()
+    doc["plan_package"]["reviewers"]["model_b"]["evidence_ref"] = "a.md"
+    assert run(doc).facts["decided_by"] == {
+        "priority": "1.65",
+        "check": "plan_package_integrity",
+        "code": "PLAN_PACKAGE_INTEGRITY",
+    }

@@ -966,8 +966,9 @@ def test_docs_embed_the_contract_verbatim():
 def test_a_changed_file_the_plan_denies_is_a_deviation_even_inside_an_allowed_pattern():
     allowed = run(snap(changed_files=["src/app/main.py"]), scope=Scope(("src/**",)))
     assert allowed.state != "EXEC_RETURN"
-    denied = run(snap(changed_files=["src/app/main.py"]),
-                 scope=Scope(("src/**",), "", ("src/app",)))
+    denied = run(
+        snap(changed_files=["src/app/main.py"]), scope=Scope(("src/**",), "", ("src/app",))
+    )
     assert denied.state == "EXEC_RETURN"
     assert denied.reasons[0].code == "DELIVERY_PLAN_DEVIATION"
     assert denied.reasons[0].evidence == ("src/app/main.py",)

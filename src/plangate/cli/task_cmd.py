@@ -56,8 +56,9 @@ def run(argv: list[str], ctx: Context) -> int:
     root = Git(ctx.cwd).toplevel()
     if args.action == "start":
         from plangate.hooks import host_sandbox
+        from plangate.hooks.sandbox_settings import parse_hosts
 
-        hosts = host_sandbox.HostSandbox(root, ctx.env, host_sandbox.parse_hosts(args.sandbox))
+        hosts = host_sandbox.HostSandbox(root, ctx.env, parse_hosts(args.sandbox))
         started, facts, count = sessions.start(
             root, ctx.env, args.task, hours=args.hours, host_sandbox=hosts
         )

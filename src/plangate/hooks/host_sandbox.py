@@ -32,14 +32,12 @@ byte-for-byte what start wrote gets its old bytes back; a file changed since
 (Claude Code adds permissions to the same file) gets each value start set back,
 and the user's other keys stay.
 
-Pure functions build and undo the changes; :class:`HostSandbox` and
-:func:`pending_restore` / :func:`write_restore` do the IO.
+The pure parts (what to write, how to undo it) are in
+:mod:`plangate.hooks.sandbox_settings`; this module reads and writes the files.
 """
 
-# ruff: noqa: PTH118
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -47,242 +45,29 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from plangate.errors import InputRejected, UsageError
+from plangate.errors import InputRejected
+from plangate.hooks.sandbox_settings import (
+    CLAUDE_LOCAL,
+    CODEX_CONFIG,
+    MARKER,
+    apply_claude,
+    apply_codex,
+    claude_paths,
+    codex_block,
+    has_glob,
+    invalid,
+    revert_claude,
+    revert_codex,
+)
 
 if TYPE_CHECKING:
     from plangate.hooks.decision import TaskFacts
 
-HOSTS = ("claude", "codex")
-CLAUDE_LOCAL = ".claude/settings.local.json"
-CODEX_CONFIG = ".codex/config.toml"
 STATE_DIR = ".plangate/session"
 STATE_NAME = "host-sandbox.json"
 PAYLOAD_HOSTS = "host_sandbox"
 PAYLOAD_DIGEST = "host_sandbox_sha256"
 MAX_SETTINGS_BYTES = 1024 * 1024
-MARKER = "plangate-managed"
-CODEX_BEGIN = f"# {MARKER}: begin (plangate task start; 'plangate task stop' removes it)\n"
-CODEX_END = f"# {MARKER}: end\n"
-CLAUDE_FLAGS: dict[str, bool] = {
-    "enabled": True,
-    "failIfUnavailable": True,
-    "allowUnsandboxedCommands": False,
-}
-ABSENT = "absent"
-"""How the state records a key that was not there."""
-
-
-# -- what to write (pure) ----------------------------------------------------------------
-
-
-def _glob_free_prefix(pattern: str) -> str:
-    literal: list[str] = []
-    for segment in pattern.strip("/").split("/"):
-        if any(c in segment for c in "*?[{"):
-            return "/".join(literal)
-        literal.append(segment)
-    return "/".join(literal[:-1]) if literal else ""  # a file: its directory
-
-
-def writable_dirs(allowed_paths: Sequence[str]) -> list[str]:
-    """The directories the task's scope lets it write, outermost only.
-
-    Each allowed-path pattern gives its literal leading directory (``src/app/**``
-    is ``src/app``, ``src/app.py`` is ``src``); the repository root itself is left
-    out (both hosts already write there, below their denied paths).
-    """
-    dirs = sorted({d for d in (_glob_free_prefix(p) for p in allowed_paths) if d})
-    out: list[str] = []
-    for d in dirs:
-        if not any(d.startswith(kept + "/") for kept in out):
-            out.append(d)
-    return out
-
-
-def _absolute(root: str, relative: str) -> str:
-    """``//root/relative`` (trailing ``/**`` as the directory itself)."""
-    text = relative
-    while text.startswith("./"):
-        text = text[2:]
-    if text.endswith("/**"):
-        text = text[: -len("/**")]
-    return "/" + root.rstrip("/") + "/" + text.strip("/")
-
-
-def claude_paths(
-    root: str, task_id: str, allowed_paths: Sequence[str], protected: Sequence[str]
-) -> tuple[list[str], list[str]]:
-    """``(allowWrite, denyWrite)`` entries for the task, absolute with ``//``."""
-    from plangate.hooks.confinement import SANDBOX_DENY_REQUIRED
-
-    allow = [_absolute(root, d) for d in writable_dirs(allowed_paths)]
-    deny: list[str] = []
-    for path in (*SANDBOX_DENY_REQUIRED, f"docs/working/{task_id}", *protected):
-        entry = _absolute(root, path)
-        if entry not in deny:
-            deny.append(entry)
-    return allow, deny
-
-
-def _get(mapping: Mapping[str, Any], key: str) -> Any:
-    return copy.deepcopy(mapping[key]) if key in mapping else ABSENT
-
-
-def apply_claude(
-    settings: Mapping[str, Any], allow: Sequence[str], deny: Sequence[str]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The settings with PlanGate's sandbox merged in, and the record of what changed.
-
-    Raises ``TASK_SANDBOX_SETTINGS_INVALID`` when ``sandbox`` (or its ``filesystem``,
-    or their lists) has the wrong type: nothing of the user's is replaced blindly.
-    """
-    new = copy.deepcopy(dict(settings))
-    sandbox = new.setdefault("sandbox", {})
-    if not isinstance(sandbox, dict):
-        raise _invalid(CLAUDE_LOCAL, "its 'sandbox' is not an object")
-    filesystem = sandbox.setdefault("filesystem", {})
-    if not isinstance(filesystem, dict):
-        raise _invalid(CLAUDE_LOCAL, "its 'sandbox.filesystem' is not an object")
-    record: dict[str, Any] = {
-        "sandbox": "present" if "sandbox" in settings else ABSENT,
-        "filesystem": "present"
-        if isinstance(settings.get("sandbox"), dict) and "filesystem" in settings["sandbox"]
-        else ABSENT,
-        "flags": {key: _get(sandbox, key) for key in CLAUDE_FLAGS},
-        "excludedCommands": _get(sandbox, "excludedCommands"),
-        "added": {},
-    }
-    sandbox.update(CLAUDE_FLAGS)
-    sandbox.pop("excludedCommands", None)
-    for key, wanted in (("allowWrite", allow), ("denyWrite", deny)):
-        current = filesystem.get(key, [])
-        if not isinstance(current, list) or not all(isinstance(p, str) for p in current):
-            raise _invalid(CLAUDE_LOCAL, f"its 'sandbox.filesystem.{key}' is not a list of paths")
-        added = [p for p in wanted if p not in current]
-        record["added"][key] = {"had_key": key in filesystem, "entries": added}
-        filesystem[key] = [*current, *added]
-    return new, record
-
-
-def revert_claude(settings: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings with what :func:`apply_claude` recorded taken back out.
-
-    A value start set and that is unchanged gets its previous value (or goes); a
-    value someone changed since stays; entries start added to the lists go; the
-    ``sandbox`` and ``filesystem`` objects go when start created them and they are
-    empty again.
-    """
-    new = copy.deepcopy(dict(settings))
-    sandbox = new.get("sandbox")
-    if not isinstance(sandbox, dict):
-        return new
-    for key, wanted in CLAUDE_FLAGS.items():
-        if key in sandbox and sandbox[key] is wanted:
-            previous = record["flags"].get(key, ABSENT)
-            if previous == ABSENT:
-                del sandbox[key]
-            else:
-                sandbox[key] = previous
-    excluded = record.get("excludedCommands", ABSENT)
-    if excluded != ABSENT and "excludedCommands" not in sandbox:
-        sandbox["excludedCommands"] = excluded
-    filesystem = sandbox.get("filesystem")
-    if isinstance(filesystem, dict):
-        for key, info in record.get("added", {}).items():
-            current = filesystem.get(key)
-            if not isinstance(current, list):
-                continue
-            kept = [p for p in current if p not in info["entries"]]
-            if kept or info["had_key"]:
-                filesystem[key] = kept
-            else:
-                del filesystem[key]
-        if not filesystem and record.get("filesystem") == ABSENT:
-            del sandbox["filesystem"]
-    if not sandbox and record.get("sandbox") == ABSENT:
-        del new["sandbox"]
-    return new
-
-
-def _toml_string(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)  # a JSON string is a TOML basic string
-
-
-def codex_block(root: str, allowed_paths: Sequence[str]) -> str:
-    """PlanGate's lines at the top of ``.codex/config.toml`` (dotted keys: no table header)."""
-    roots = ", ".join(
-        _toml_string(os.path.join(root, d)) for d in writable_dirs(allowed_paths)
-    )
-    return (
-        CODEX_BEGIN
-        + 'sandbox_mode = "workspace-write"\n'
-        + f"sandbox_workspace_write.writable_roots = [{roots}]\n"
-        + "sandbox_workspace_write.network_access = false\n"
-        + CODEX_END
-    )
-
-
-def apply_codex(text: str, block: str) -> str:
-    """``text`` with PlanGate's block first; refused when the file already sets the sandbox."""
-    import tomllib
-
-    try:
-        parsed = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise _invalid(CODEX_CONFIG, f"it is not TOML ({exc})") from None
-    clash = [k for k in ("sandbox_mode", "sandbox_workspace_write") if k in parsed]
-    if clash or MARKER in text:
-        raise InputRejected(
-            "TASK_SANDBOX_CODEX_CONFLICT",
-            f"{CODEX_CONFIG} already sets {', '.join(clash) or 'a PlanGate block'}",
-            f"remove those keys from {CODEX_CONFIG} (or start with --sandbox claude / none)",
-        )
-    new = block + text
-    written = tomllib.loads(new)  # the result must be TOML with exactly these values
-    if written.get("sandbox_mode") != "workspace-write":  # pragma: no cover - defensive
-        raise _invalid(CODEX_CONFIG, "PlanGate's block would not be read as written")
-    return new
-
-
-def revert_codex(text: str, block: str) -> str:
-    """``text`` without PlanGate's block; refused when the block was changed."""
-    if block in text:
-        return text.replace(block, "", 1)
-    if MARKER in text:
-        raise InputRejected(
-            "TASK_SANDBOX_STATE_CHANGED",
-            f"PlanGate's block in {CODEX_CONFIG} was changed since 'plangate task start'",
-            f"remove the lines between the '{MARKER}' markers by hand, then stop again",
-        )
-    return text
-
-
-def _invalid(rel: str, why: str) -> InputRejected:
-    return InputRejected(
-        "TASK_SANDBOX_SETTINGS_INVALID",
-        f"{rel} cannot be used: {why}; it was left as it is",
-        f"fix or remove {rel} (or start with --sandbox none), then try again",
-    )
-
-
-# -- choosing hosts ----------------------------------------------------------------------
-
-
-def parse_hosts(option: str) -> tuple[str, ...] | None:
-    """``--sandbox`` value: ``auto`` (``None``), ``none`` (no host) or a comma list."""
-    if option == "auto":
-        return None
-    if option == "none":
-        return ()
-    names = tuple(dict.fromkeys(n.strip() for n in option.split(",") if n.strip()))
-    unknown = [n for n in names if n not in HOSTS]
-    if unknown or not names:
-        raise UsageError(
-            "TASK_SANDBOX_HOST_UNKNOWN",
-            f"--sandbox {option!r}: unknown host {', '.join(unknown) or '(none)'}",
-            "use auto, none, claude, codex or claude,codex",
-        )
-    return names
 
 
 def installed_hosts(root: Path) -> tuple[str, ...]:
@@ -323,13 +108,13 @@ def _read(root: Path, rel: str) -> bytes | None:
     except PlanGateError as exc:
         if exc.code == "PATH_COMPONENT_MISSING":
             return None
-        raise _invalid(rel, exc.message) from None
+        raise invalid(rel, exc.message) from None
     with handle:
         read = read_at(handle, name, MAX_SETTINGS_BYTES)
     if read.state is FileState.MISSING:
         return None
     if not read.ok or read.data is None:
-        raise _invalid(rel, f"it {read.detail}")
+        raise invalid(rel, f"it {read.detail}")
     return read.data
 
 
@@ -370,7 +155,7 @@ def _claude_json(data: bytes | None) -> dict[str, Any]:
     try:
         return strict_loads_object(data, "settings")
     except (StrictJSONError, ValueError) as exc:
-        raise _invalid(CLAUDE_LOCAL, f"it is not a strict JSON object ({exc})") from None
+        raise invalid(CLAUDE_LOCAL, f"it is not a strict JSON object ({exc})") from None
 
 
 def _dump(settings: Mapping[str, Any]) -> bytes:
@@ -397,11 +182,11 @@ class HostSandbox:
         """
         from plangate.fsutil import atomic_write_at
 
-        if not self.hosts:
-            return {}
         leftover = pending_restore(self.root, self.env)
         if leftover is not None:
             write_restore(self.root, leftover)
+        if not self.hosts:
+            return {}
         root = str(self.root)
         allowed = list(facts.allowed_paths or ())
         plan: list[tuple[str, bytes | None, bytes]] = []
@@ -410,7 +195,8 @@ class HostSandbox:
             _not_committed(self.root, CLAUDE_LOCAL)
             before = _read(self.root, CLAUDE_LOCAL)
             protected = _protected(root)
-            allow, deny = claude_paths(root, facts.task_id, allowed, protected)
+            matches = _glob_matches(self.root, protected)
+            allow, deny = claude_paths(root, facts.task_id, allowed, protected, matches)
             new, record = apply_claude(_claude_json(before), allow, deny)
             data = _dump(new)
             plan.append((CLAUDE_LOCAL, before, data))
@@ -421,7 +207,7 @@ class HostSandbox:
             try:
                 text = (before or b"").decode("utf-8")
             except UnicodeDecodeError:
-                raise _invalid(CODEX_CONFIG, "it is not UTF-8") from None
+                raise invalid(CODEX_CONFIG, "it is not UTF-8") from None
             block = codex_block(root, allowed)
             data = apply_codex(text, block).encode()
             plan.append((CODEX_CONFIG, before, data))
@@ -447,6 +233,34 @@ class HostSandbox:
         for rel, before in reversed(self._written):
             _write(self.root, rel, before)
         self._written.clear()
+
+
+MAX_GLOB_MATCHES = 500
+"""At most this many existing files are named for the glob patterns (a long list
+makes Claude Code's sandbox command line too long)."""
+
+
+def _glob_matches(root: Path, protected: Sequence[str]) -> list[str]:
+    """Tracked and untracked (not ignored) files matching a protected pattern with a glob."""
+    from plangate.git import Git
+    from plangate.paths import PathRejected, match_any
+
+    globs = [p for p in protected if has_glob(p)]
+    if not globs:
+        return []
+    listed = Git(root).run(["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
+    out: list[str] = []
+    for raw in listed.stdout.split(b"\0"):
+        path = raw.decode("utf-8", "surrogateescape")
+        try:
+            hit = bool(path) and match_any(globs, path, casefold=True) is not None
+        except PathRejected:
+            continue  # not a canonical path: the hook denies it whatever the sandbox says
+        if hit:
+            out.append(path)
+            if len(out) >= MAX_GLOB_MATCHES:
+                break
+    return out
 
 
 def _protected(root: str) -> list[str]:
@@ -515,7 +329,7 @@ def pending_restore(root: Path, env: Mapping[str, str]) -> Restore | None:
             try:
                 text = current.decode("utf-8")
             except UnicodeDecodeError:
-                raise _invalid(rel, "it is not UTF-8") from None
+                raise invalid(rel, "it is not UTF-8") from None
             files.append((rel, revert_codex(text, info["block"]).encode()))
     return Restore(tuple(files), tuple(sorted(state.get("hosts", {}))))
 

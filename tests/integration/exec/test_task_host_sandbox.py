@@ -61,6 +61,8 @@ def test_start_writes_the_sandbox_the_hook_relies_on_and_stop_removes_it(
     repo: Path, tmp_path: Path
 ) -> None:
     assert _pytest_hook(repo, tmp_path).code == 2  # no session, no sandbox
+    (repo / "lib").mkdir()
+    (repo / "lib" / "CLAUDE.md").write_text("rules\n")  # untracked, matches **/CLAUDE.md
     started = _start(repo, "--sandbox", "claude")
     assert started.code == 0, started.err + started.out
     assert "the hooks rely on it" in started.out
@@ -74,6 +76,7 @@ def test_start_writes_the_sandbox_the_hook_relies_on_and_stop_removes_it(
     for path in (".plangate", ".git", ".claude", "docs/working", "docs/working/TASK-0001"):
         assert f"/{root}/{path}" in deny
     assert f"/{root}/**/CLAUDE.md" in deny  # a protected-surface pattern
+    assert f"/{root}/lib/CLAUDE.md" in deny  # and the file it matches (Linux skips globs)
     # The hook now allows project code (the Claude payload, the sandbox on).
     allowed = _pytest_hook(repo, tmp_path)
     assert allowed.code == 0, allowed.err
@@ -269,3 +272,26 @@ def test_stop_refuses_a_state_file_the_ledger_did_not_record(repo: Path) -> None
     assert result.code == 1 and "TASK_SANDBOX_STATE_CHANGED" in result.err + result.out
     assert (repo / LOCAL).exists()
     assert "active" in run_cli_in(repo, "task", "show", env=human_env()).out
+
+
+def test_a_session_that_expired_without_stop_is_restored_by_the_next_start(repo: Path) -> None:
+    from datetime import timedelta
+
+    from plangate.clock import utc_now
+    from plangate.execution import session as sessions
+    from plangate.hooks.host_sandbox import HostSandbox
+
+    (repo / ".claude").mkdir()
+    (repo / LOCAL).write_text('{"model": "opus"}\n')
+    hosts = HostSandbox(repo, human_env(), ("claude",))
+    sessions.start(
+        repo, human_env(), "TASK-0001", hours=1, now=utc_now() - timedelta(hours=2),
+        host_sandbox=hosts,
+    )
+    assert "sandbox" in _local(repo)
+    # The next start takes the old settings back out before it writes its own.
+    assert _start(repo, "--sandbox", "none").code == 0
+    assert (repo / LOCAL).read_text() == '{"model": "opus"}\n'
+    assert not (repo / ".plangate" / "session" / "host-sandbox.json").exists()
+    assert _stop(repo).code == 0
+    assert (repo / LOCAL).read_text() == '{"model": "opus"}\n'

@@ -257,11 +257,25 @@ def test_auto_configures_the_hosts_whose_hooks_are_installed(repo: Path) -> None
     assert not (repo / CODEX).exists()
 
 
-def test_a_failed_start_takes_the_sandbox_back_out(repo: Path) -> None:
+def test_a_start_refused_before_writing_writes_nothing(repo: Path) -> None:
     assert _start(repo, "--sandbox", "none").code == 0
     again = _start(repo, "--sandbox", "claude")
     assert again.code == 1 and "TASK_ALREADY_ACTIVE" in again.err + again.out
     assert not (repo / LOCAL).exists()
+
+
+def test_a_start_that_fails_after_writing_takes_the_sandbox_back_out(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from plangate.execution import session as sessions
+
+    (repo / ".claude").mkdir()
+    (repo / LOCAL).write_text('{"model": "opus"}\n')
+    monkeypatch.setattr(sessions, "MAX_BASELINE_FILES", 0)  # the baseline, taken after
+    result = _start(repo, "--sandbox", "claude")
+    assert result.code == 1 and "TASK_BASELINE_TOO_LARGE" in result.err + result.out
+    assert (repo / LOCAL).read_text() == '{"model": "opus"}\n'
+    assert not (repo / ".plangate" / "session" / "host-sandbox.json").exists()
 
 
 def test_stop_refuses_a_state_file_the_ledger_did_not_record(repo: Path) -> None:

@@ -115,7 +115,11 @@ def run(argv: list[str], ctx: Context) -> int:
         if restored:
             ctx.out("host sandbox settings taken back out: " + ", ".join(restored))
         return 0
+    from plangate.hooks import host_sandbox
+
     view = sessions.show(root, ctx.env)
+    configured = host_sandbox.session_hosts(root, ctx.env) if view.session is not None else ()
+    relied, why = host_sandbox.claude_relied_on(root, ctx.env, configured)
     if args.json:
         print_json(
             ctx,
@@ -128,6 +132,9 @@ def run(argv: list[str], ctx: Context) -> int:
                 "approval_holds": view.facts.verified if view.facts is not None else None,
                 "allowed_paths": list(view.facts.allowed_paths or ()) if view.facts else [],
                 "verification": view.facts.verification_message if view.facts else "",
+                "host_sandbox": list(configured),
+                "claude_sandbox_relied_on": relied,
+                "claude_sandbox_problem": why,
             },
         )
         return 0
@@ -147,4 +154,6 @@ def run(argv: list[str], ctx: Context) -> int:
         )
         ctx.out(f"approval {holds}")
         ctx.out("scope: " + (", ".join(view.facts.allowed_paths or ()) or "(none)"))
+    for line in host_sandbox.describe(configured, relied, why):
+        ctx.out(line)
     return 0

@@ -277,18 +277,29 @@ class Restore(NamedTuple):
     hosts: tuple[str, ...]
 
 
-def _recorded_digest(root: Path, env: Mapping[str, str]) -> str | None:
-    """The state digest the open session's ``task_started`` entry holds (expired or not)."""
+def _open_session_payload(root: Path, env: Mapping[str, str]) -> Mapping[str, Any]:
+    """The ``task_started`` payload of the open session (expired or not); ``{}`` without one."""
     from plangate.execution.session import KIND_STARTED, open_session
     from plangate.ledger import open_ledger
 
     with open_ledger(root, env, must_exist=True) as ledger:
         session = open_session(ledger)
         if session is None:
-            return None
+            return {}
         entry = next((e for e in ledger.entries(kind=KIND_STARTED) if e.seq == session.seq), None)
-    digest = entry.payload.get(PAYLOAD_DIGEST) if entry is not None else None
+    return entry.payload if entry is not None else {}
+
+
+def _recorded_digest(root: Path, env: Mapping[str, str]) -> str | None:
+    """The state digest the open session's ``task_started`` entry holds."""
+    digest = _open_session_payload(root, env).get(PAYLOAD_DIGEST)
     return digest if isinstance(digest, str) else None
+
+
+def session_hosts(root: Path, env: Mapping[str, str]) -> tuple[str, ...]:
+    """The hosts whose sandbox the open session's start configured (for ``task show``)."""
+    hosts = _open_session_payload(root, env).get(PAYLOAD_HOSTS)
+    return tuple(h for h in hosts if isinstance(h, str)) if isinstance(hosts, list) else ()
 
 
 def pending_restore(root: Path, env: Mapping[str, str]) -> Restore | None:

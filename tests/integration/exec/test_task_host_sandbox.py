@@ -77,6 +77,8 @@ def test_start_writes_the_sandbox_the_hook_relies_on_and_stop_removes_it(
         assert f"/{root}/{path}" in deny
     assert f"/{root}/**/CLAUDE.md" in deny  # a protected-surface pattern
     assert f"/{root}/lib/CLAUDE.md" in deny  # and the file it matches (Linux skips globs)
+    shown = json.loads(run_cli_in(repo, "task", "show", "--json", env=human_env()).out)
+    assert shown["host_sandbox"] == ["claude"] and shown["claude_sandbox_relied_on"] is True
     # The hook now allows project code (the Claude payload, the sandbox on).
     allowed = _pytest_hook(repo, tmp_path)
     assert allowed.code == 0, allowed.err

@@ -130,21 +130,25 @@ def _write(root: Path, rel: str, data: bytes | None) -> None:
             atomic_write_at(handle, name, data)
 
 
-def _not_committed(root: Path, rel: str) -> None:
-    """Refuse a file git tracks or does not ignore: a task start writes no committed file."""
+def _commit_problem(root: Path, rel: str) -> InputRejected | None:
+    """Why ``rel`` may not be written (git tracks it or does not ignore it), or ``None``.
+
+    A task start writes no file a commit could carry.
+    """
     from plangate.git import Git
 
     git = Git(root)
     tracked = git.run(["ls-files", "--", rel], ok_codes=(0,)).stdout.strip()
     ignored = git.run(["check-ignore", "-q", "--", rel], ok_codes=(0, 1, 128)).returncode == 0
-    if tracked or not ignored:
-        state = "is tracked by git" if tracked else "is not ignored by git"
-        raise InputRejected(
-            "TASK_SANDBOX_NOT_IGNORED",
-            f"{rel} {state}: a task start writes no file a commit could carry",
-            f"add '/{rel}' to .gitignore ('plangate setup' ignores {CLAUDE_LOCAL}) and "
-            "untrack it, or start with --sandbox none",
-        )
+    if not tracked and ignored:
+        return None
+    state = "is tracked by git" if tracked else "is not ignored by git"
+    return InputRejected(
+        "TASK_SANDBOX_NOT_IGNORED",
+        f"{rel} {state}: a task start writes no file a commit could carry",
+        f"add '/{rel}' to .gitignore ('plangate setup' ignores {CLAUDE_LOCAL}) and "
+        "untrack it, or start with --sandbox none",
+    )
 
 
 def _claude_json(data: bytes | None) -> dict[str, Any]:
@@ -168,11 +172,26 @@ class HostSandbox:
     def __init__(
         self, root: Path, env: Mapping[str, str], hosts: tuple[str, ...] | None
     ) -> None:
-        """``hosts`` ``None`` means the hosts whose hooks are installed."""
+        """``hosts`` ``None`` (``--sandbox auto``) means the hosts whose hooks are installed.
+
+        In that mode a host whose file git would carry (tracked, not ignored) is
+        skipped with a note (:attr:`skipped`); a host named explicitly is refused.
+        """
         self.root = root
         self.env = env
+        self.auto = hosts is None
         self.hosts = installed_hosts(root) if hosts is None else hosts
+        self.skipped: list[str] = []
         self._written: list[tuple[str, bytes | None]] = []
+
+    def _writable(self, host: str, rel: str) -> bool:
+        problem = _commit_problem(self.root, rel)
+        if problem is None:
+            return True
+        if not self.auto:
+            raise problem
+        self.skipped.append(f"{host}: {problem.message} ({problem.code}; {problem.hint})")
+        return False
 
     def apply(self, facts: TaskFacts) -> dict[str, Any]:
         """Write every chosen host's sandbox; return the ledger fields that record it.
@@ -191,8 +210,7 @@ class HostSandbox:
         allowed = list(facts.allowed_paths or ())
         plan: list[tuple[str, bytes | None, bytes]] = []
         state: dict[str, Any] = {"task_id": facts.task_id, "hosts": {}}
-        if "claude" in self.hosts:
-            _not_committed(self.root, CLAUDE_LOCAL)
+        if "claude" in self.hosts and self._writable("claude", CLAUDE_LOCAL):
             before = _read(self.root, CLAUDE_LOCAL)
             protected = _protected(root)
             matches = _glob_matches(self.root, protected)
@@ -201,8 +219,7 @@ class HostSandbox:
             data = _dump(new)
             plan.append((CLAUDE_LOCAL, before, data))
             state["hosts"]["claude"] = {"file": CLAUDE_LOCAL, "record": record}
-        if "codex" in self.hosts:
-            _not_committed(self.root, CODEX_CONFIG)
+        if "codex" in self.hosts and self._writable("codex", CODEX_CONFIG):
             before = _read(self.root, CODEX_CONFIG)
             try:
                 text = (before or b"").decode("utf-8")
@@ -216,6 +233,9 @@ class HostSandbox:
             host = "claude" if rel == CLAUDE_LOCAL else "codex"
             state["hosts"][host]["before"] = None if before is None else before.decode("utf-8")
             state["hosts"][host]["written_sha256"] = hashlib.sha256(data).hexdigest()
+        self.hosts = tuple(state["hosts"])
+        if not plan:
+            return {}
         document = (json.dumps(state, sort_keys=True, indent=1) + "\n").encode()
         with _directory(self.root, STATE_DIR, create=True) as handle:
             atomic_write_at(handle, STATE_NAME, document)
@@ -367,11 +387,16 @@ def claude_relied_on(
     return bool(established), why
 
 
-def describe(hosts: Sequence[str], relied: bool | None, why: str) -> list[str]:
-    """What ``task start`` prints about the host sandboxes."""
+def describe(
+    hosts: Sequence[str], relied: bool | None, why: str, skipped: Sequence[str] = ()
+) -> list[str]:
+    """What ``task start`` and ``task show`` print about the host sandboxes."""
+    out = [f"host sandbox skipped for {note}" for note in skipped]
     if not hosts:
-        return ["host sandbox: none configured (project code runs only inside 'plangate exec')"]
-    out: list[str] = []
+        return [
+            *out,
+            "host sandbox: none configured (project code runs only inside 'plangate exec')",
+        ]
     if relied is not None:
         state = "the hooks rely on it" if relied else f"the hooks do NOT rely on it: {why}"
         out.append(f"Claude Code sandbox written to {CLAUDE_LOCAL}: {state}")

@@ -311,3 +311,19 @@ def test_a_session_that_expired_without_stop_is_restored_by_the_next_start(repo:
     assert not (repo / ".plangate" / "session" / "host-sandbox.json").exists()
     assert _stop(repo).code == 0
     assert (repo / LOCAL).read_text() == '{"model": "opus"}\n'
+
+
+def test_auto_skips_a_host_whose_file_git_would_carry_and_says_so(repo: Path) -> None:
+    from plangate.hooks.install import apply
+
+    apply(repo, ["claude", "codex"], install=True)
+    (repo / ".git" / "info" / "exclude").write_text(f"/{LOCAL}\n")  # Codex's file not ignored
+    started = _start(repo)
+    assert started.code == 0, started.err + started.out
+    assert "host sandbox skipped for codex" in started.out
+    assert "TASK_SANDBOX_NOT_IGNORED" in started.out
+    assert (repo / LOCAL).exists() and not (repo / CODEX).exists()
+    named = run_cli_in(repo, "task", "stop", env=human_env())
+    assert named.code == 0
+    explicit = _start(repo, "--sandbox", "codex")  # a host named explicitly is refused
+    assert explicit.code == 1 and "TASK_SANDBOX_NOT_IGNORED" in explicit.err + explicit.out

@@ -101,6 +101,7 @@ def run(argv: list[str], ctx: Context) -> int:
         if pending is not None:
             host_sandbox.write_restore(root, pending)
         restored = list(pending.hosts) if pending is not None else []
+        note = pending.note if pending is not None else ""
         if args.json:
             print_json(
                 ctx,
@@ -109,12 +110,15 @@ def run(argv: list[str], ctx: Context) -> int:
                     "reasons": [],
                     "session": stopped._asdict(),
                     "host_sandbox_restored": restored,
+                    "host_sandbox_note": note,
                 },
             )
             return 0
         ctx.out(f"stopped {stopped.task_id} (session {stopped.session_id})")
         if restored:
             ctx.out("host sandbox settings taken back out: " + ", ".join(restored))
+        if note:
+            ctx.out(note)
         return 0
     from plangate.hooks import host_sandbox
 

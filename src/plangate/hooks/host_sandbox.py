@@ -61,6 +61,7 @@ from plangate.hooks.sandbox_settings import (
 )
 
 if TYPE_CHECKING:
+    from plangate.fsutil import FileRead
     from plangate.hooks.decision import TaskFacts
 
 STATE_DIR = ".plangate/session"
@@ -295,6 +296,21 @@ class Restore(NamedTuple):
 
     files: tuple[tuple[str, bytes | None], ...]
     hosts: tuple[str, ...]
+    note: str = ""
+
+
+def _read_state(root: Path) -> FileRead:
+    """The state file, read through verified directories (a link anywhere is not read)."""
+    from plangate.errors import PlanGateError
+    from plangate.fsutil import FileRead, FileState, read_at
+
+    try:
+        handle = _directory(root, STATE_DIR, create=False)
+    except PlanGateError as exc:
+        missing = exc.code == "PATH_COMPONENT_MISSING"
+        return FileRead(FileState.MISSING if missing else FileState.UNREADABLE, None, exc.message)
+    with handle:
+        return read_at(handle, STATE_NAME, 4 * MAX_SETTINGS_BYTES)
 
 
 def _open_session_payload(root: Path, env: Mapping[str, str]) -> Mapping[str, Any]:
@@ -329,13 +345,15 @@ def pending_restore(root: Path, env: Mapping[str, str]) -> Restore | None:
     Read-only: refuses (``TASK_SANDBOX_STATE_CHANGED``, ``TASK_SANDBOX_SETTINGS_INVALID``)
     before anything is written or the session is stopped.
     """
-    from plangate.fsutil import FileState, read_regular_file
+    from plangate.fsutil import FileState
 
-    path = root / STATE_DIR / STATE_NAME
-    read = read_regular_file(path, 4 * MAX_SETTINGS_BYTES)
+    read = _read_state(root)
     expected = _recorded_digest(root, env)
-    if read.state is FileState.MISSING and expected is None:
-        return None
+    if read.state is FileState.MISSING:
+        if expected is None:
+            return None
+        return Restore((), (), f"{STATE_DIR}/{STATE_NAME} was removed: the host sandbox "
+                       f"settings were left as they are ({CLAUDE_LOCAL}, {CODEX_CONFIG})")
     if not read.ok or read.data is None or hashlib.sha256(read.data).hexdigest() != expected:
         raise InputRejected(
             "TASK_SANDBOX_STATE_CHANGED",

@@ -288,6 +288,11 @@ def test_stop_refuses_a_state_file_the_ledger_did_not_record(repo: Path) -> None
     assert result.code == 1 and "TASK_SANDBOX_STATE_CHANGED" in result.err + result.out
     assert (repo / LOCAL).exists()
     assert "active" in run_cli_in(repo, "task", "show", env=human_env()).out
+    # The hint's way out: the person restores the settings and removes the state file.
+    state.unlink()
+    stopped = _stop(repo)
+    assert stopped.code == 0, stopped.err
+    assert "left as they are" in stopped.out and (repo / LOCAL).exists()
 
 
 def test_a_session_that_expired_without_stop_is_restored_by_the_next_start(repo: Path) -> None:

@@ -1,10 +1,12 @@
-"""``plangate task start TASK [--hours N] | stop | show [--json]``: the task session.
+"""``plangate task start TASK [--hours N] [--sandbox HOSTS] | stop | show [--json]``.
 
 A task session is the active task of every host's hooks and of git's hooks when the
 agent was not started by ``plangate exec`` (an IDE's agent, a human's own commits).
 ``start`` refuses a task whose approval does not hold for HEAD, another open session
-and agent markers; ``stop`` ends it; it also ends at its expiry. The work is in
-:mod:`plangate.execution.session`.
+and agent markers, and writes the host sandbox for the task (``--sandbox``: ``auto``,
+the hosts whose hooks are installed; ``none``; or ``claude``, ``codex``); ``stop``
+ends it and takes the host sandbox back out; it also ends at its expiry. The work is
+in :mod:`plangate.execution.session` and :mod:`plangate.hooks.host_sandbox`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,13 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         default=8,
         help="the session ends by itself after this many hours (1-24, default 8)",
     )
+    start.add_argument(
+        "--sandbox",
+        default="auto",
+        metavar="HOSTS",
+        help="host sandboxes to configure for the task: auto (the hosts whose hooks are "
+        "installed, the default), none, claude, codex or claude,codex",
+    )
     start.add_argument("--json", action="store_true", help="print one JSON object")
     stop = sub.add_parser("stop", help="end the open session")
     stop.add_argument("--json", action="store_true", help="print one JSON object")
@@ -46,8 +55,15 @@ def run(argv: list[str], ctx: Context) -> int:
     args = _parser(f"plangate {argv[0]}").parse_args(argv[1:])
     root = Git(ctx.cwd).toplevel()
     if args.action == "start":
-        started, facts, count = sessions.start(root, ctx.env, args.task, hours=args.hours)
+        from plangate.hooks import host_sandbox
+        from plangate.hooks.sandbox_settings import parse_hosts
+
+        hosts = host_sandbox.HostSandbox(root, ctx.env, parse_hosts(args.sandbox))
+        started, facts, count = sessions.start(
+            root, ctx.env, args.task, hours=args.hours, host_sandbox=hosts
+        )
         scope = list(facts.allowed_paths or ())
+        relied, why = host_sandbox.claude_relied_on(root, ctx.env, hosts.hosts)
         if args.json:
             print_json(
                 ctx,
@@ -57,6 +73,10 @@ def run(argv: list[str], ctx: Context) -> int:
                     "session": started._asdict(),
                     "allowed_paths": scope,
                     "baseline_files": count,
+                    "host_sandbox": list(hosts.hosts),
+                    "host_sandbox_skipped": hosts.skipped,
+                    "claude_sandbox_relied_on": relied,
+                    "claude_sandbox_problem": why,
                 },
             )
             return 0
@@ -69,16 +89,42 @@ def run(argv: list[str], ctx: Context) -> int:
             f"baseline: {count} file(s) already changed, untracked or ignored are left "
             "out of the effect checks while unchanged"
         )
+        for line in host_sandbox.describe(hosts.hosts, relied, why, hosts.skipped):
+            ctx.out(line)
         ctx.out("end it with 'plangate task stop'")
         return 0
     if args.action == "stop":
+        from plangate.hooks import host_sandbox
+
+        pending = host_sandbox.pending_restore(root, ctx.env)
         stopped = sessions.stop(root, ctx.env)
+        if pending is not None:
+            host_sandbox.write_restore(root, pending)
+        restored = list(pending.hosts) if pending is not None else []
+        note = pending.note if pending is not None else ""
         if args.json:
-            print_json(ctx, {"verdict": "ACCEPTED", "reasons": [], "session": stopped._asdict()})
+            print_json(
+                ctx,
+                {
+                    "verdict": "ACCEPTED",
+                    "reasons": [],
+                    "session": stopped._asdict(),
+                    "host_sandbox_restored": restored,
+                    "host_sandbox_note": note,
+                },
+            )
             return 0
         ctx.out(f"stopped {stopped.task_id} (session {stopped.session_id})")
+        if restored:
+            ctx.out("host sandbox settings taken back out: " + ", ".join(restored))
+        if note:
+            ctx.out(note)
         return 0
+    from plangate.hooks import host_sandbox
+
     view = sessions.show(root, ctx.env)
+    configured = host_sandbox.session_hosts(root, ctx.env) if view.session is not None else ()
+    relied, why = host_sandbox.claude_relied_on(root, ctx.env, configured)
     if args.json:
         print_json(
             ctx,
@@ -91,6 +137,9 @@ def run(argv: list[str], ctx: Context) -> int:
                 "approval_holds": view.facts.verified if view.facts is not None else None,
                 "allowed_paths": list(view.facts.allowed_paths or ()) if view.facts else [],
                 "verification": view.facts.verification_message if view.facts else "",
+                "host_sandbox": list(configured),
+                "claude_sandbox_relied_on": relied,
+                "claude_sandbox_problem": why,
             },
         )
         return 0
@@ -110,4 +159,6 @@ def run(argv: list[str], ctx: Context) -> int:
         )
         ctx.out(f"approval {holds}")
         ctx.out("scope: " + (", ".join(view.facts.allowed_paths or ()) or "(none)"))
+    for line in host_sandbox.describe(configured, relied, why):
+        ctx.out(line)
     return 0

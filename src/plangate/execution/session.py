@@ -30,10 +30,11 @@ run): a killed exec releases it, so its run no longer lends its task.
 # ruff: noqa: PTH115, PTH118
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -42,6 +43,7 @@ from plangate.errors import InputRejected, UsageError
 
 if TYPE_CHECKING:
     from plangate.hooks.decision import TaskFacts
+    from plangate.hooks.host_sandbox import HostSandbox
     from plangate.ledger import Ledger
 
 KIND_STARTED = "task_started"
@@ -245,6 +247,22 @@ def _verified(root: Path, task_id: str) -> TaskFacts:
     return task_facts(str(root), task_id, "session")
 
 
+@contextlib.contextmanager
+def _host_sandbox_applied(
+    host_sandbox: HostSandbox | None, facts: TaskFacts
+) -> Iterator[dict[str, Any]]:
+    """The host sandbox written for the block's duration; taken back when the block fails."""
+    if host_sandbox is None:
+        yield {}
+        return
+    recorded = host_sandbox.apply(facts)
+    try:
+        yield recorded
+    except BaseException:
+        host_sandbox.revert()
+        raise
+
+
 def start(
     root: Path,
     env: Mapping[str, str],
@@ -252,8 +270,13 @@ def start(
     *,
     hours: int = DEFAULT_HOURS,
     now: datetime | None = None,
+    host_sandbox: HostSandbox | None = None,
 ) -> tuple[Session, TaskFacts, int]:
-    """Start a session for ``task_id``; return it, the task's facts and the baseline size."""
+    """Start a session for ``task_id``; return it, the task's facts and the baseline size.
+
+    ``host_sandbox`` writes the hosts' sandbox settings before the baseline is taken
+    (so the baseline holds them) and takes them back when the start fails.
+    """
     from plangate.clock import format_utc, utc_now
     from plangate.fsutil import atomic_write_at, open_verified_dir
     from plangate.ledger import open_ledger
@@ -282,34 +305,35 @@ def start(
                 f"{current.expires_at})",
                 "run 'plangate task stop' first",
             )
-        files = baseline_files(str(root))
-        import secrets
+        with _host_sandbox_applied(host_sandbox, facts) as recorded:
+            files = baseline_files(str(root))
+            import secrets
 
-        session_id = secrets.token_hex(8)
-        from plangate.hooks.service import current_head
+            session_id = secrets.token_hex(8)
+            from plangate.hooks.service import current_head
 
-        head = current_head(str(root))
-        document = {"session_id": session_id, "task_id": task_id, "head": head, "files": files}
-        data = (json.dumps(document, sort_keys=True, indent=1) + "\n").encode()
-        if len(data) > MAX_BASELINE_BYTES:
-            raise InputRejected(
-                "TASK_BASELINE_TOO_LARGE",
-                f"the baseline would be {len(data)} bytes",
-                "commit, remove or ignore untracked files, then start again",
-            )
-        with open_verified_dir(root, SESSION_DIR, create=True) as directory:
-            atomic_write_at(directory, f"{session_id}.json", data, overwrite=False)
-        payload = {
-            "session_id": session_id,
-            "task_id": task_id,
-            "started_at": format_utc(moment),
-            "expires_at": format_utc(moment + timedelta(hours=hours)),
-            "head": head,
-            "baseline": f"{SESSION_DIR}/{session_id}.json",
-            "baseline_sha256": hashlib.sha256(data).hexdigest(),
-            "baseline_files": len(files),
-        }
-        entry = ledger.append(KIND_STARTED, task_id, payload)
+            head = current_head(str(root))
+            document = {"session_id": session_id, "task_id": task_id, "head": head, "files": files}
+            data = (json.dumps(document, sort_keys=True, indent=1) + "\n").encode()
+            if len(data) > MAX_BASELINE_BYTES:
+                raise InputRejected(
+                    "TASK_BASELINE_TOO_LARGE",
+                    f"the baseline would be {len(data)} bytes",
+                    "commit, remove or ignore untracked files, then start again",
+                )
+            with open_verified_dir(root, SESSION_DIR, create=True) as directory:
+                atomic_write_at(directory, f"{session_id}.json", data, overwrite=False)
+            payload = {
+                "session_id": session_id,
+                "task_id": task_id,
+                "started_at": format_utc(moment),
+                "expires_at": format_utc(moment + timedelta(hours=hours)),
+                "head": head,
+                "baseline": f"{SESSION_DIR}/{session_id}.json",
+                "baseline_sha256": hashlib.sha256(data).hexdigest(),
+                "baseline_files": len(files),
+            }
+            entry = ledger.append(KIND_STARTED, task_id, {**payload, **recorded})
     session = _session(entry.seq, payload)
     assert session is not None  # noqa: S101 -- built from the fields just written
     return session, facts, len(files)

@@ -68,7 +68,7 @@ def exec_box(root: str, env: Mapping[str, str]) -> str:
 
 
 def _normal(entry: str, root: str) -> str:
-    text = entry
+    text = entry[1:] if entry.startswith("//") else entry  # '//path' is the absolute '/path'
     prefix = root.rstrip("/") + "/"
     if text.startswith(prefix):
         text = text[len(prefix) :]

@@ -1,0 +1,263 @@
+"""The host sandbox settings of a task session, as data: what to write and how to undo it.
+
+Pure functions over parsed settings (no IO; :mod:`plangate.hooks.host_sandbox` reads
+and writes the files):
+
+- :func:`writable_dirs`: the task's writable directories from its allowed paths;
+- :func:`claude_paths`: Claude Code's ``sandbox.filesystem.allowWrite`` and
+  ``denyWrite`` entries, absolute with ``//`` (absolute in every Claude Code
+  version; a single ``/`` meant "relative to the settings file" in older ones);
+- :func:`apply_claude` / :func:`revert_claude`: merge PlanGate's ``sandbox`` into the
+  user's settings with a record of the previous values, and take exactly that back;
+- :func:`codex_block` / :func:`apply_codex` / :func:`revert_codex`: PlanGate's lines
+  in ``.codex/config.toml`` (``sandbox_mode``, ``sandbox_workspace_write.*`` as
+  dotted keys before any table), refused when the file already sets the sandbox;
+- :func:`parse_hosts`: the ``--sandbox`` option.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from plangate.errors import InputRejected, UsageError
+
+HOSTS = ("claude", "codex")
+CLAUDE_LOCAL = ".claude/settings.local.json"
+CODEX_CONFIG = ".codex/config.toml"
+MARKER = "plangate-managed"
+CODEX_BEGIN = f"# {MARKER}: begin (plangate task start; 'plangate task stop' removes it)\n"
+CODEX_END = f"# {MARKER}: end\n"
+CLAUDE_FLAGS: dict[str, bool] = {
+    "enabled": True,
+    "failIfUnavailable": True,
+    "allowUnsandboxedCommands": False,
+}
+ABSENT = "absent"
+"""How the state records a key that was not there."""
+
+
+def _glob_free_prefix(pattern: str) -> str:
+    literal: list[str] = []
+    for segment in pattern.strip("/").split("/"):
+        if any(c in segment for c in "*?[{"):
+            return "/".join(literal)
+        literal.append(segment)
+    return "/".join(literal[:-1]) if literal else ""  # a file: its directory
+
+
+def writable_dirs(allowed_paths: Sequence[str]) -> list[str]:
+    """The directories the task's scope lets it write, outermost only.
+
+    Each allowed-path pattern gives its literal leading directory (``src/app/**``
+    is ``src/app``, ``src/app.py`` is ``src``); the repository root itself is left
+    out (both hosts already write there, below their denied paths).
+    """
+    dirs = sorted({d for d in (_glob_free_prefix(p) for p in allowed_paths) if d})
+    out: list[str] = []
+    for d in dirs:
+        if not any(d.startswith(kept + "/") for kept in out):
+            out.append(d)
+    return out
+
+
+def _absolute(root: str, relative: str) -> str:
+    """``//root/relative`` (trailing ``/**`` as the directory itself)."""
+    text = relative
+    while text.startswith("./"):
+        text = text[2:]
+    if text.endswith("/**"):
+        text = text[: -len("/**")]
+    return "/" + root.rstrip("/") + "/" + text.strip("/")
+
+
+def has_glob(pattern: str) -> bool:
+    """True when ``pattern`` still holds a glob once a trailing ``/**`` is read as its directory."""
+    text = pattern[: -len("/**")] if pattern.endswith("/**") else pattern
+    return any(c in text for c in "*?[{")
+
+
+def claude_paths(
+    root: str,
+    task_id: str,
+    allowed_paths: Sequence[str],
+    protected: Sequence[str],
+    matches: Sequence[str] = (),
+) -> tuple[list[str], list[str]]:
+    """``(allowWrite, denyWrite)`` entries for the task, absolute with ``//``.
+
+    ``denyWrite`` names PlanGate's required paths, the task's directory and every
+    protected pattern, then ``matches``: the files that exist now and match a
+    pattern with a glob (Claude Code on Linux does not apply a glob in the middle
+    of a path, so each such file is named as well).
+    """
+    from plangate.hooks.confinement import SANDBOX_DENY_REQUIRED
+
+    allow = [_absolute(root, d) for d in writable_dirs(allowed_paths)]
+    deny: list[str] = []
+    for path in (*SANDBOX_DENY_REQUIRED, f"docs/working/{task_id}", *protected, *matches):
+        entry = _absolute(root, path)
+        if entry not in deny:
+            deny.append(entry)
+    return allow, deny
+
+
+def _get(mapping: Mapping[str, Any], key: str) -> Any:
+    return copy.deepcopy(mapping[key]) if key in mapping else ABSENT
+
+
+def apply_claude(
+    settings: Mapping[str, Any], allow: Sequence[str], deny: Sequence[str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The settings with PlanGate's sandbox merged in, and the record of what changed.
+
+    Raises ``TASK_SANDBOX_SETTINGS_INVALID`` when ``sandbox`` (or its ``filesystem``,
+    or their lists) has the wrong type: nothing of the user's is replaced blindly.
+    """
+    new = copy.deepcopy(dict(settings))
+    sandbox = new.setdefault("sandbox", {})
+    if not isinstance(sandbox, dict):
+        raise invalid(CLAUDE_LOCAL, "its 'sandbox' is not an object")
+    filesystem = sandbox.setdefault("filesystem", {})
+    if not isinstance(filesystem, dict):
+        raise invalid(CLAUDE_LOCAL, "its 'sandbox.filesystem' is not an object")
+    record: dict[str, Any] = {
+        "sandbox": "present" if "sandbox" in settings else ABSENT,
+        "filesystem": "present"
+        if isinstance(settings.get("sandbox"), dict) and "filesystem" in settings["sandbox"]
+        else ABSENT,
+        "flags": {key: _get(sandbox, key) for key in CLAUDE_FLAGS},
+        "excludedCommands": _get(sandbox, "excludedCommands"),
+        "added": {},
+    }
+    sandbox.update(CLAUDE_FLAGS)
+    sandbox.pop("excludedCommands", None)
+    for key, wanted in (("allowWrite", allow), ("denyWrite", deny)):
+        current = filesystem.get(key, [])
+        if not isinstance(current, list) or not all(isinstance(p, str) for p in current):
+            raise invalid(CLAUDE_LOCAL, f"its 'sandbox.filesystem.{key}' is not a list of paths")
+        added = [p for p in wanted if p not in current]
+        record["added"][key] = {"had_key": key in filesystem, "entries": added}
+        filesystem[key] = [*current, *added]
+    return new, record
+
+
+def revert_claude(settings: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings with what :func:`apply_claude` recorded taken back out.
+
+    A value start set and that is unchanged gets its previous value (or goes); a
+    value someone changed since stays; entries start added to the lists go; the
+    ``sandbox`` and ``filesystem`` objects go when start created them and they are
+    empty again.
+    """
+    new = copy.deepcopy(dict(settings))
+    sandbox = new.get("sandbox")
+    if not isinstance(sandbox, dict):
+        return new
+    for key, wanted in CLAUDE_FLAGS.items():
+        if key in sandbox and sandbox[key] is wanted:
+            previous = record["flags"].get(key, ABSENT)
+            if previous == ABSENT:
+                del sandbox[key]
+            else:
+                sandbox[key] = previous
+    excluded = record.get("excludedCommands", ABSENT)
+    if excluded != ABSENT and "excludedCommands" not in sandbox:
+        sandbox["excludedCommands"] = excluded
+    filesystem = sandbox.get("filesystem")
+    if isinstance(filesystem, dict):
+        for key, info in record.get("added", {}).items():
+            current = filesystem.get(key)
+            if not isinstance(current, list):
+                continue
+            kept = [p for p in current if p not in info["entries"]]
+            if kept or info["had_key"]:
+                filesystem[key] = kept
+            else:
+                del filesystem[key]
+        if not filesystem and record.get("filesystem") == ABSENT:
+            del sandbox["filesystem"]
+    if not sandbox and record.get("sandbox") == ABSENT:
+        del new["sandbox"]
+    return new
+
+
+def _toml_string(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # a JSON string is a TOML basic string
+
+
+def codex_block(root: str, allowed_paths: Sequence[str]) -> str:
+    """PlanGate's lines at the top of ``.codex/config.toml`` (dotted keys: no table header)."""
+    roots = ", ".join(
+        _toml_string(root.rstrip("/") + "/" + d) for d in writable_dirs(allowed_paths)
+    )
+    return (
+        CODEX_BEGIN
+        + 'sandbox_mode = "workspace-write"\n'
+        + f"sandbox_workspace_write.writable_roots = [{roots}]\n"
+        + "sandbox_workspace_write.network_access = false\n"
+        + CODEX_END
+    )
+
+
+def apply_codex(text: str, block: str) -> str:
+    """``text`` with PlanGate's block first; refused when the file already sets the sandbox."""
+    import tomllib
+
+    try:
+        parsed = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise invalid(CODEX_CONFIG, f"it is not TOML ({exc})") from None
+    clash = [k for k in ("sandbox_mode", "sandbox_workspace_write") if k in parsed]
+    if clash or MARKER in text:
+        raise InputRejected(
+            "TASK_SANDBOX_CODEX_CONFLICT",
+            f"{CODEX_CONFIG} already sets {', '.join(clash) or 'a PlanGate block'}",
+            f"remove those keys from {CODEX_CONFIG} (or start with --sandbox claude / none)",
+        )
+    new = block + text
+    written = tomllib.loads(new)  # the result must be TOML with exactly these values
+    if written.get("sandbox_mode") != "workspace-write":  # pragma: no cover - defensive
+        raise invalid(CODEX_CONFIG, "PlanGate's block would not be read as written")
+    return new
+
+
+def revert_codex(text: str, block: str) -> str:
+    """``text`` without PlanGate's block; refused when the block was changed."""
+    if block in text:
+        return text.replace(block, "", 1)
+    if MARKER in text:
+        raise InputRejected(
+            "TASK_SANDBOX_STATE_CHANGED",
+            f"PlanGate's block in {CODEX_CONFIG} was changed since 'plangate task start'",
+            f"remove the lines between the '{MARKER}' markers by hand, then stop again",
+        )
+    return text
+
+
+def invalid(rel: str, why: str) -> InputRejected:
+    """``TASK_SANDBOX_SETTINGS_INVALID`` for ``rel``: the file is left as it is."""
+    return InputRejected(
+        "TASK_SANDBOX_SETTINGS_INVALID",
+        f"{rel} cannot be used: {why}; it was left as it is",
+        f"fix or remove {rel} (or start with --sandbox none), then try again",
+    )
+
+
+def parse_hosts(option: str) -> tuple[str, ...] | None:
+    """``--sandbox`` value: ``auto`` (``None``), ``none`` (no host) or a comma list."""
+    if option == "auto":
+        return None
+    if option == "none":
+        return ()
+    names = tuple(dict.fromkeys(n.strip() for n in option.split(",") if n.strip()))
+    unknown = [n for n in names if n not in HOSTS]
+    if unknown or not names:
+        raise UsageError(
+            "TASK_SANDBOX_HOST_UNKNOWN",
+            f"--sandbox {option!r}: unknown host {', '.join(unknown) or '(none)'}",
+            "use auto, none, claude, codex or claude,codex",
+        )
+    return names

@@ -66,10 +66,12 @@ def _calls(repo: Path) -> dict[str, bytes]:
     }
 
 
-def _hook_script(calls: dict[str, bytes], extra: str = "", env: dict[str, str] | None = None) -> str:
+def _hook_script(
+    calls: dict[str, bytes], extra: str = "", env: dict[str, str] | None = None, prelude: str = ""
+) -> str:
     """Python source that calls the hook for each payload and prints one JSON line per call."""
     payloads = {name: data.decode() for name, data in calls.items()}
-    return textwrap.dedent(f"""
+    return textwrap.dedent(prelude) + textwrap.dedent(f"""
         import json, os, subprocess
         for name, payload in {payloads!r}.items():
             proc = subprocess.run([{PY!r}, "-P", "-m", "plangate.hooks", "claude"],
@@ -243,3 +245,23 @@ def test_inside_the_box_the_ledger_variable_is_not_taken_elsewhere_and_git_is_re
     recorded = [p for k, _, p in entries if k == "exec_result"]
     assert recorded[0]["box_ledger"]["status"] == "INTACT"
     assert recorded[0]["box_ledger"]["imported"] == 0
+
+
+def test_effect_checks_in_the_box_see_the_workspace_changes(
+    git_repo: Path, run_cli, capfd: pytest.CaptureFixture[str]
+) -> None:
+    approved = _approved(git_repo, run_cli)
+    prelude = """
+        open("src/greet.py", "w").write("print('hi')\\n")
+        open("src/keep.py", "w").write("KEEP = 2\\n")
+    """
+    calls = {"stop": claude_payload("Stop", str(git_repo), stop_hook_active=False)}
+    result = _exec(git_repo, run_cli, _hook_script(calls, prelude=prelude))
+    answers = _answers(capfd.readouterr().out)
+    assert "HOOK_OUTSIDE_SCOPE" in answers["stop"][1], answers
+    assert "src/keep.py" in answers["stop"][1]
+    assert result.code == 1, result.err  # and exec, outside the box, refuses the result itself
+    assert "CI_OUTSIDE_SCOPE" in result.err
+    assert git(git_repo, "rev-parse", "HEAD") == approved
+    box = [p for k, _, p in _ledger(git_repo) if k == "exec_box_entry"]
+    assert [(p["entry"]["event"], p["entry"]["verdict"]) for p in box] == [("stop", "DENY")]

@@ -67,7 +67,7 @@ def _git(repo: Path, *args: str) -> str:
 
 
 def _approved_repo(root: Path, extra: dict[str, str] | None = None) -> Path:
-    """An approved TASK-0001 (scope ``src/greet.py``); ``extra`` files are in the approved commit."""
+    """An approved TASK-0001 (scope ``src/greet.py``), ``extra`` files in the approved commit."""
     from plangate.snapshot import ARTIFACTS as NAMES
     from plangate.surfaces import bundled_template_bytes
 

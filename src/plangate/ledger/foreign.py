@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 from plangate.canonical import sha256_digest
 from plangate.errors import PlanGateError
-from plangate.fsutil import FileState, read_regular_file
+from plangate.fsutil import FileState, atomic_write, read_regular_file
 from plangate.ledger.chain import LedgerEntry
 
 MISSING = "MISSING"
@@ -83,6 +83,8 @@ def read_foreign_sqlite(
         return ForeignRead(OVERSIZED, f"the file {main.detail}")
     if not main.ok or main.data is None:
         return ForeignRead(MALFORMED, f"the file {main.detail}")
+    if not main.data:
+        return ForeignRead(MALFORMED, "the file is empty")
     wal = read_regular_file(directory / f"{name}-wal", max_bytes)
     if wal.state not in (FileState.OK, FileState.MISSING):
         status = OVERSIZED if wal.state is FileState.TOO_LARGE else MALFORMED
@@ -95,9 +97,9 @@ def read_foreign_sqlite(
     with tempfile.TemporaryDirectory(prefix="plangate-foreign-") as tmp:
         private = Path(tmp)
         copy = private / "copy.sqlite3"
-        copy.write_bytes(main.data)
+        atomic_write(copy, main.data, mode=0o600)
         if log:
-            (private / "copy.sqlite3-wal").write_bytes(log)
+            atomic_write(private / "copy.sqlite3-wal", log, mode=0o600)
         return _judge(private, copy, digest, size, max_entries)
 
 
@@ -111,8 +113,6 @@ def _judge(private: Path, copy: Path, digest: str, size: int, max_entries: int) 
         reference = _reference_schema(private)
     except (PlanGateError, OSError) as exc:
         return bad(MALFORMED, f"no reference schema could be made: {exc}")
-    if len(copy.read_bytes()) == 0:
-        return bad(MALFORMED, "the file is empty")
     try:
         # Opening for writing (a private copy) folds a -wal log into the database first.
         with contextlib.closing(sqlite3.connect(str(copy), isolation_level=None)) as conn:

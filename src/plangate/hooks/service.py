@@ -292,6 +292,7 @@ def gather_facts(
         task=task,
         task_problem=task_problem,
         locked_tasks=locked,
+        box_run=box.run_id if box is not None else "",
         overrides=grants,
     )
 
@@ -490,6 +491,7 @@ def _shell_action(
         request.label,
         runs_code=analysis.runs_code,
         skips_hooks=analysis.skips_hooks,
+        commits=analysis.commits,
     )
 
 

@@ -63,6 +63,7 @@ def _calls(repo: Path) -> dict[str, bytes]:
             {"file_path": f"{root}/CLAUDE.md", "old_string": "#", "new_string": "x"},
         ),
         "runs_code": claude_payload("PreToolUse", root, "Bash", {"command": "pytest -q"}),
+        "commit": claude_payload("PreToolUse", root, "Bash", {"command": "git commit -qm x"}),
     }
 
 
@@ -130,7 +131,9 @@ def test_hooks_in_the_box_decide_by_the_task_scope_and_land_in_the_ledger_after_
     result = _exec(git_repo, run_cli, _hook_script(_calls(git_repo)))
     answers = _answers(capfd.readouterr().out)
     assert result.code == 0, result.err
-    assert set(answers) == {"write_in_scope", "write_out_of_scope", "write_protected", "runs_code"}
+    assert set(answers) == {
+        "write_in_scope", "write_out_of_scope", "write_protected", "runs_code", "commit"
+    }
     assert all("HOOK_LEDGER_MISSING" not in text for _, text in answers.values()), answers
     assert answers["write_in_scope"][0] == 0, answers
     assert answers["runs_code"][0] == 0, answers  # the box confines it, and the hook sees the box
@@ -138,6 +141,8 @@ def test_hooks_in_the_box_decide_by_the_task_scope_and_land_in_the_ledger_after_
     assert "HOOK_OUTSIDE_SCOPE" in answers["write_out_of_scope"][1]
     assert answers["write_protected"][0] == 2
     assert "HOOK_PROTECTED_SURFACE" in answers["write_protected"][1]
+    assert answers["commit"][0] == 2  # the workspace's .git is read-only in the box
+    assert "HOOK_BOX_COMMIT" in answers["commit"][1]
     # Nothing changed: the repository, its .git and the earlier ledger entries are as before.
     assert _repo_state(git_repo) == before
     assert git(git_repo, "rev-parse", "HEAD") == approved
@@ -147,16 +152,17 @@ def test_hooks_in_the_box_decide_by_the_task_scope_and_land_in_the_ledger_after_
     box = [p for k, _, p in entries if k == "exec_box_entry"]
     assert [(p["entry"]["verdict"], p["entry"]["tool"]) for p in box] == [
         ("ALLOW", "Write"), ("DENY", "Write"), ("DENY", "Edit"), ("ALLOW", "Bash"),
+        ("DENY", "Bash"),
     ]
     assert {(p["run_id"], p["task_id"], p["reported_from"]) for p in box} == {
         (run_id, TASK, "exec_box")
     }
-    assert [p["box_seq"] for p in box] == [1, 2, 3, 4]
+    assert [p["box_seq"] for p in box] == [1, 2, 3, 4, 5]
     assert box[3]["entry"]["task_id"] == TASK
     summary = [p for k, _, p in entries if k == "exec_box_ledger"]
-    assert [(s["status"], s["imported"], s["run_id"]) for s in summary] == [("INTACT", 4, run_id)]
+    assert [(s["status"], s["imported"], s["run_id"]) for s in summary] == [("INTACT", 5, run_id)]
     kinds = [k for k, _, _ in entries[len(ledger_before):]]
-    assert kinds == ["exec_started", *["exec_box_entry"] * 4, "exec_box_ledger", "exec_result",
+    assert kinds == ["exec_started", *["exec_box_entry"] * 5, "exec_box_ledger", "exec_result",
                      "exec_ended"]
     assert "hook_decision" not in kinds  # the box's decisions are observations of their own kind
 

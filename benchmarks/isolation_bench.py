@@ -66,7 +66,8 @@ def _git(repo: Path, *args: str) -> str:
     return proc.stdout.decode().strip()
 
 
-def _approved_repo(root: Path) -> Path:
+def _approved_repo(root: Path, extra: dict[str, str] | None = None) -> Path:
+    """An approved TASK-0001 (scope ``src/greet.py``), ``extra`` files in the approved commit."""
     from plangate.snapshot import ARTIFACTS as NAMES
     from plangate.surfaces import bundled_template_bytes
 
@@ -80,6 +81,9 @@ def _approved_repo(root: Path) -> Path:
     own = b"\n".join(line for line in bundled_template_bytes().splitlines()
                      if b"PLANGATE-BUNDLED-TEMPLATE" not in line)
     (repo / ".plangate" / "protected-surfaces.toml").write_bytes(own + b"\n")
+    for rel, text in (extra or {}).items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
     task = repo / "docs" / "working" / "TASK-0001"
     task.mkdir(parents=True)
     plan_hash = sha256_digest(PLAN.encode())

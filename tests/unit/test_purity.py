@@ -81,6 +81,7 @@ IO_MODULES = frozenset({
     "ledger/__init__.py", "ledger/base.py", "ledger/config.py", "ledger/postgres.py",
     "ledger/sqlite.py", "ledger/traces.py", "ledger/initialise.py", "ledger/checkpoint_store.py",
     "execution/openrun.py",
+    "execution/boxledger.py", "ledger/foreign.py",
     "plan/lint_service.py", "plan/service.py",
     "report/service.py",
 })

@@ -97,7 +97,8 @@ class IsolatedRunner:
         config = read_isolation_config(self.root, run.head)
         network = config.network if self.network is None else self.network
         ws = create_workspace(self.root, run.task_id, run.head, utc_now_text())
-        policy = self._policy(run, ws, cwd, env, config, network=network)
+        box_dir = self._box_dir(run, ws)
+        policy = self._policy(run, ws, cwd, env, config, network=network, box_dir=box_dir)
         self.report.update({"run_id": ws.run_id, "network": network, "run_dir": str(ws.run_dir)})
         self.note(
             f"isolated run {ws.run_id}: {self.backend.name} box, network "
@@ -109,7 +110,41 @@ class IsolatedRunner:
         )
         if box.error:
             self.note(box.error)
+        if box_dir is not None:
+            self._import_box_ledger(run, ws, box_dir, env)
         return self._finish(run, ws, box.exit_code, env)
+
+    def _box_dir(self, run: PreparedRun, ws: Any) -> Path | None:
+        """The run's box directory with its box-local ledger (backends that remap only)."""
+        from plangate.execution.boxledger import prepare_box_dir
+
+        if not self.backend.remaps:
+            return None  # Seatbelt: no fixed path to show it at, no mount the hooks can observe
+        plan_hash = run.bound.get("plan_hash")
+        return prepare_box_dir(
+            ws.run_dir,
+            run_id=ws.run_id,
+            task_id=run.task_id,
+            approved=run.head,
+            plan_hash=plan_hash if isinstance(plan_hash, str) else "",
+            backend=self.backend.name,
+        )
+
+    def _import_box_ledger(
+        self, run: PreparedRun, ws: Any, box_dir: Path, env: Mapping[str, str]
+    ) -> None:
+        """Import what the hooks recorded inside the box (observations) into the ledger."""
+        from plangate.execution.boxledger import import_box_ledger
+
+        summary = import_box_ledger(self.root, env, box_dir, run_id=ws.run_id, task_id=run.task_id)
+        self.report["box_ledger"] = {
+            k: summary.get(k) for k in ("status", "imported", "digest", "recorded")
+        }
+        if summary.get("status") != "INTACT" or not summary.get("recorded"):
+            self.note(
+                f"box ledger {summary.get('status')}: {summary.get('detail') or 'see the ledger'}"
+                f"; {summary.get('imported', 0)} entries imported"
+            )
 
     def _policy(
         self,
@@ -120,6 +155,7 @@ class IsolatedRunner:
         config: Any,
         *,
         network: bool,
+        box_dir: Path | None = None,
     ) -> Any:
         from plangate.execution.workspace import (
             DEFAULT_ENV_NAMES,
@@ -155,6 +191,8 @@ class IsolatedRunner:
             env_names=(*DEFAULT_ENV_NAMES, *config.env),
             task_id=run.task_id,
             remaps=self.backend.remaps,
+            run_id=ws.run_id,
+            box_dir=str(box_dir) if box_dir is not None else "",
         )
         return exec_policy(facts)
 

@@ -224,7 +224,24 @@ def create_workspace(root: Path, task_id: str, approved: str, at: str) -> Worksp
         _init_agent_repository(tree, approved, _identity(root))
     except GitError as exc:
         raise _wrap(exc, "cannot extract the approved commit") from None
+    _ensure_state_dir(tree)
     return ws
+
+
+def _ensure_state_dir(tree: Path) -> None:
+    """``.plangate/`` in the workspace (empty when the commit has none), so the box can
+    mount it read-only and the hooks can observe that mount; git records no empty
+    directory, so it never shows up in the result."""
+    state = tree / PLANGATE_DIR
+    if not state.exists() and not state.is_symlink():
+        try:
+            state.mkdir()
+        except OSError as exc:
+            raise EnvironmentFailure(
+                "EXEC_WORKSPACE_FAILED",
+                f"cannot create {PLANGATE_DIR} in the workspace: {exc.strerror or exc}",
+                f"make {RUNS_DIR_RELPATH} writable",
+            ) from None
 
 
 def _init_agent_repository(tree: Path, approved: str, identity: list[str]) -> None:
@@ -310,6 +327,11 @@ class ExecBoxFacts(NamedTuple):
     env_names: tuple[str, ...]
     task_id: str
     remaps: bool
+    run_id: str = ""
+    """The run's id, passed to the command as ``PLANGATE_BOX``."""
+    box_dir: str = ""
+    """The run's box directory (host path; ``""``: none), shown writable at
+    :data:`plangate.hooks.confinement.BOX_DIR` with its ``run.json`` read-only."""
 
 
 def exec_policy(facts: ExecBoxFacts) -> SandboxPolicy:
@@ -318,8 +340,19 @@ def exec_policy(facts: ExecBoxFacts) -> SandboxPolicy:
     With a backend that remaps (bubblewrap) the workspace is shown at the
     repository's own path, so the repository and its ``.git`` are simply not
     there; otherwise (Seatbelt) the workspace keeps its own path and the
-    repository is hidden by rule.
+    repository is hidden by rule. The command learns that it runs in the box
+    (``PLANGATE_BOX``: the run id); with a box directory (bubblewrap) it is
+    shown at the fixed :data:`~plangate.hooks.confinement.BOX_DIR`, writable,
+    and ``PLANGATE_BOX_LEDGER`` names the box-local ledger in it.
     """
+    from plangate.hooks.confinement import (
+        BOX_DIR,
+        BOX_ENV,
+        BOX_FACTS_NAME,
+        BOX_LEDGER_ENV,
+        BOX_LEDGER_NAME,
+    )
+
     target = facts.root if facts.remaps else facts.workspace
     rel = posixpath.relpath(facts.cwd, facts.root) if facts.cwd != facts.root else "."
     cwd = target if rel == "." else posixpath.join(target, rel)
@@ -329,17 +362,28 @@ def exec_policy(facts: ExecBoxFacts) -> SandboxPolicy:
     visible = [*facts.system]
     if facts.home and facts.home != "/":
         visible.append(Mount.same(facts.home))
+    fixed = {"PLANGATE_TASK": facts.task_id}
+    if facts.run_id:
+        fixed[BOX_ENV] = facts.run_id
+    writable = [Mount(facts.workspace, target), *(Mount.same(p) for p in facts.writable_extra)]
+    read_only = [
+        Mount(posixpath.join(facts.workspace, p), posixpath.join(target, p))
+        for p in facts.read_only
+    ]
+    if facts.box_dir and facts.remaps:
+        writable.append(Mount(facts.box_dir, BOX_DIR))
+        read_only.append(
+            Mount(posixpath.join(facts.box_dir, BOX_FACTS_NAME), f"{BOX_DIR}/{BOX_FACTS_NAME}")
+        )
+        fixed[BOX_LEDGER_ENV] = f"{BOX_DIR}/{BOX_LEDGER_NAME}"
     return SandboxPolicy(
         visible=tuple(visible),
-        writable=(Mount(facts.workspace, target), *(Mount.same(p) for p in facts.writable_extra)),
-        read_only=tuple(
-            Mount(posixpath.join(facts.workspace, p), posixpath.join(target, p))
-            for p in facts.read_only
-        ),
+        writable=tuple(writable),
+        read_only=tuple(read_only),
         hidden=tuple(hidden),
         network=facts.network,
         limits=Limits(),
-        env=allowed_env(facts.env, facts.env_names, {"PLANGATE_TASK": facts.task_id}),
+        env=allowed_env(facts.env, facts.env_names, fixed),
         cwd=cwd,
     )
 
@@ -359,14 +403,15 @@ def read_only_paths(
 ) -> tuple[str, ...]:
     """Repository paths that stay read-only in the workspace.
 
-    The task's own directory, ``.plangate/`` and every file of the approved
-    commit a protected surface (as committed there) covers, when it exists in
-    the workspace.
+    The task's own directory, ``.plangate/``, the workspace's own ``.git`` (the
+    agent cannot commit in the box: PlanGate records the workspace itself after
+    the run) and every file of the approved commit a protected surface (as
+    committed there) covers, when it exists in the workspace.
     """
     from plangate.surfaces import surfaces_at_commit
 
     git = Git(root)
-    wanted: list[str] = [f"{WORKING_DIR}/{task_id}", PLANGATE_DIR]
+    wanted: list[str] = [f"{WORKING_DIR}/{task_id}", PLANGATE_DIR, ".git"]
     try:
         surfaces = surfaces_at_commit(git, approved)
         entries = git.ls_tree(approved)

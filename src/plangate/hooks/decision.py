@@ -10,7 +10,9 @@ Rules, in the order their reasons are listed (every failing rule of every
 target is reported, not just the first):
 
 1. an undecidable fact (no task id, unreadable surfaces) denies every write;
-2. a shell command that skips git's hooks denies, always (``HOOK_SHELL_SKIPS_HOOKS``); a
+2. a shell command that skips git's hooks denies, always (``HOOK_SHELL_SKIPS_HOOKS``); one
+   that commits inside exec's observed box denies (``HOOK_BOX_COMMIT``: the workspace's
+   ``.git`` is read-only there, PlanGate records the workspace after the run); a
    command the classifier cannot read (``HOOK_SHELL_UNCLASSIFIABLE``) or one that runs
    project code (``HOOK_SHELL_RUNS_CODE``) denies unless the operating system confines
    it (:attr:`Facts.confinement`: exec's isolated run or a host sandbox the hook saw on);
@@ -133,6 +135,8 @@ class Action(NamedTuple):
     """Why the shell command runs project code (allowed only when confined)."""
     skips_hooks: tuple[str, ...] = ()
     """Hook-skipping flags in the shell command (always denied)."""
+    commits: bool = False
+    """The shell command records a commit (``git commit``)."""
 
 
 UNCLASSIFIABLE_TEXT: dict[str, tuple[str, str]] = {
@@ -195,7 +199,9 @@ class Facts(NamedTuple):
     overrides: tuple[OverrideGrant, ...] = ()
     confinement: str = ""
     """The operating-system confinement the hook established for this call
-    (``exec:bwrap``, ``claude-sandbox``), or ``""``: none is assumed."""
+    (``exec:bubblewrap``, ``claude-sandbox``), or ``""``: none is assumed."""
+    box_run: str = ""
+    """The run id of exec's isolated run the hook observed itself in (``""``: none)."""
 
 
 class _Collector:
@@ -409,6 +415,14 @@ def decide(facts: Facts, action: Action) -> Result:
             "the command skips git's hooks",
             "commit and push with the hooks on; a human decides about skipping them",
             "; ".join(action.skips_hooks),
+        )
+    if action.kind is ActionKind.SHELL and action.commits and facts.box_run:
+        collector.add(
+            "HOOK_BOX_COMMIT",
+            "inside plangate exec's box the workspace's .git is read-only: no commit can be made",
+            "leave the changes uncommitted: PlanGate records the workspace after the run and "
+            "commits an accepted result itself",
+            "git commit",
         )
     confined = action.kind is ActionKind.SHELL and bool(facts.confinement)
     if (

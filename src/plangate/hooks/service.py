@@ -14,6 +14,13 @@ Where the active task comes from (docs/agents.md, "The active task"):
    unchanged (:mod:`plangate.execution.session`).
 4. Otherwise there is no active task: only planning files may be written.
 
+Inside ``plangate exec``'s isolated run, once the hook observes the box
+(:func:`plangate.hooks.confinement.observe_box`), the task is the run's (exec
+verified it against the approved commit before the box started; the hook
+checks the workspace's ``plan.md`` against the verified plan hash and takes the
+scope from it), and decisions are recorded in the box-local ledger named by
+``PLANGATE_BOX_LEDGER``; exec imports them after the run as observations.
+
 Every decision is appended to the ledger as kind ``hook_decision``. A ledger
 that cannot be opened or written turns the decision into a deny
 (``HOOK_LEDGER_UNAVAILABLE``): an unrecorded allow is not an allow. A SQLite
@@ -53,7 +60,8 @@ from plangate.verdict import Reason, Result
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from plangate.ledger import Ledger
+    from plangate.hooks.confinement import BoxFacts
+    from plangate.ledger import Ledger, LedgerLocation
     from plangate.surfaces import ResolvedSurfaces
 
 KIND_DECISION = "hook_decision"
@@ -193,17 +201,56 @@ def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
     )
 
 
+def box_task_facts(root: str, box: BoxFacts) -> TaskFacts:
+    """The task of exec's observed box: verified by exec, scoped by the workspace's plan.
+
+    exec verified the approval against the approved commit before the box
+    started, and the workspace is that commit; the hook checks that the plan it
+    reads is the verified one (the plan hash exec bound) and derives the scope
+    from those bytes. Anything else leaves the task unverified.
+    """
+    from plangate.canonical import sha256_digest
+    from plangate.fsutil import read_regular_file
+    from plangate.layout import MAX_ARTIFACT_BYTES
+    from plangate.plan.scope import derive_scope
+
+    path = os.path.join(root, "docs", "working", box.task_id, "plan.md")
+    read = read_regular_file(path, MAX_ARTIFACT_BYTES)
+    if not read.ok or read.data is None or sha256_digest(read.data) != box.plan_hash:
+        message = f"the box's plan.md of {box.task_id} is not the plan exec verified"
+        return TaskFacts(box.task_id, "box", False, ("HOOK_BOX_PLAN_MISMATCH",), message)
+    scope = derive_scope(read.data)
+    return TaskFacts(
+        task_id=box.task_id,
+        source="box",
+        verified=True,
+        allowed_paths=scope.patterns,
+        scope_problem=scope.problem_text,
+        denied_paths=scope.denied,
+    )
+
+
 def gather_facts(
-    root: str, env: Mapping[str, str], ledger: Ledger, now: datetime | None = None
+    root: str,
+    env: Mapping[str, str],
+    ledger: Ledger,
+    now: datetime | None = None,
+    *,
+    box: BoxFacts | None = None,
 ) -> Facts:
-    """Read every fact :func:`decide` may need, once (``now`` defaults to the clock)."""
+    """Read every fact :func:`decide` may need, once (``now`` defaults to the clock).
+
+    ``box``: exec's isolated run, observed (its task is the active task).
+    """
     from plangate.snapshot import TASK_ID_RE
 
     surfaces, surfaces_problem = load_surfaces(root)
     task: TaskFacts | None = None
     task_problem: Reason | None = None
     env_task = env.get("PLANGATE_TASK")
-    if env_task is not None and env_task != "":
+    if box is not None:
+        task = box_task_facts(root, box)
+    elif env_task is not None and env_task != "":
         if TASK_ID_RE.fullmatch(env_task) is None:
             task_problem = Reason(
                 "HOOK_TASK_INVALID",
@@ -236,12 +283,16 @@ def gather_facts(
     entries = verified_override_entries(ledger, moment)
     if entries:
         grants = active_grants(grant_states(entries), moment)
+    locked = locked_tasks(root)
+    if box is not None:  # its record is outside the box: the task's package is locked
+        locked = locked | {box.task_id}
     return Facts(
         surfaces=surfaces,
         surfaces_problem=surfaces_problem,
         task=task,
         task_problem=task_problem,
-        locked_tasks=locked_tasks(root),
+        locked_tasks=locked,
+        box_run=box.run_id if box is not None else "",
         overrides=grants,
     )
 
@@ -440,6 +491,7 @@ def _shell_action(
         request.label,
         runs_code=analysis.runs_code,
         skips_hooks=analysis.skips_hooks,
+        commits=analysis.commits,
     )
 
 
@@ -566,13 +618,14 @@ def _spend_one_shots(
     return result
 
 
-def _confinement(request: HookRequest, root: str, env: Mapping[str, str], facts: Facts) -> str:
+def _confinement(
+    request: HookRequest, root: str, env: Mapping[str, str], facts: Facts, box: BoxFacts | None
+) -> str:
     """The OS confinement of this call, when the hook can see one (see confinement.py)."""
-    from plangate.hooks.confinement import claude_sandbox, exec_box
+    from plangate.hooks.confinement import claude_sandbox
 
-    box = exec_box(root, env)
-    if box:
-        return box
+    if box is not None:
+        return f"exec:{box.backend}"
     if request.host_sandbox:
         entries = facts.surfaces.entries if facts.surfaces is not None else ()
         protected = [entry.pattern for entry in entries]
@@ -603,21 +656,41 @@ def _decide_request(
     env: Mapping[str, str],
     ledger: Ledger,
     moment: datetime | None,
+    *,
+    box: BoxFacts | None,
 ) -> Result:
     action = build_action(request, root, env)
     if action.kind is ActionKind.READ:
         return decide(Facts(surfaces=None), action)
-    facts = gather_facts(root, env, ledger, moment)
+    facts = gather_facts(root, env, ledger, moment, box=box)
     if action.kind is ActionKind.EFFECT and facts.task is not None and (
         facts.task.source == "session" and request.canonical_targets is None
     ):
         action = _without_baseline(action, root, ledger, moment)
     if action.kind is ActionKind.SHELL and (action.runs_code or action.unclassifiable):
-        facts = facts._replace(confinement=_confinement(request, root, env, facts))
+        facts = facts._replace(confinement=_confinement(request, root, env, facts, box))
     result = decide(facts, action)
     if result.facts.get("overrides_used"):
         result = _spend_one_shots(ledger, root, facts, action, result=result, now=moment)
     return result
+
+
+def _ledger_location(root: str, env: Mapping[str, str], box: BoxFacts | None) -> LedgerLocation:
+    """The repository's ledger; inside exec's observed box, the box-local ledger."""
+    from plangate.ledger import LedgerError, LedgerLocation, resolve_location
+
+    if box is None:
+        return resolve_location(Path(root), env)
+    from plangate.hooks.confinement import BOX_LEDGER_ENV, box_ledger_path
+
+    path = box_ledger_path(env)
+    if path is None:
+        raise LedgerError(
+            "HOOK_BOX_LEDGER_INVALID",
+            f"inside exec's box, {BOX_LEDGER_ENV} does not name the box-local ledger",
+            "start the agent with 'plangate exec' and leave its environment as exec set it",
+        )
+    return LedgerLocation("sqlite", path, "box")
 
 
 def evaluate(
@@ -633,13 +706,17 @@ def evaluate(
             f"the tool's directory {request.cwd!r} is not inside a git working tree",
             "run the agent inside the repository",
         )
-    from plangate.ledger import LedgerError, open_location, resolve_location
+    from plangate.hooks.confinement import observe_box
+    from plangate.ledger import LedgerError, open_location
 
+    box = observe_box(root, env) if env.get("PLANGATE_BOX") else None
     try:
         # Hooks never create a ledger: one that vanished (a deleted or emptied
         # file, dropped tables) must not silently restart as a new chain.
-        ledger = open_location(resolve_location(Path(root), env), must_exist=True)
+        ledger = open_location(_ledger_location(root, env, box), must_exist=True)
     except LedgerError as exc:
+        if exc.code == "HOOK_BOX_LEDGER_INVALID":
+            return deny_result(exc.code, exc.message, exc.hint)
         if exc.code == "LEDGER_MISSING":
             return deny_result(
                 "HOOK_LEDGER_MISSING",
@@ -662,7 +739,7 @@ def evaluate(
     try:
         with ledger:
             try:
-                result = _decide_request(request, root, env, ledger, moment)
+                result = _decide_request(request, root, env, ledger, moment, box=box)
             except LedgerError:
                 raise
             except PlanGateError as exc:

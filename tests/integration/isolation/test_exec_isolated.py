@@ -236,11 +236,10 @@ def test_hostile_agent_cannot_reach_repository_ledger_keys_or_package(
             except Exception:
                 pass
         root = {root!r}
-        # The repository's .git here is the workspace's own: plant a hook and an fsmonitor
-        # (allowed in the box; they must never run outside it).
+        # The repository's .git here is the workspace's own, mounted read-only: planting a
+        # hook or an fsmonitor fails (and they must never run outside the box anyway).
         hook = pathlib.Path(root, ".git/hooks/post-checkout")
-        hook.write_text("#!/bin/sh\\ntouch {tmp_path}/hook-ran\\n")
-        hook.chmod(0o755)
+        attempt("git-hook", lambda: hook.write_text("#!/bin/sh\\ntouch {tmp_path}/hook-ran\\n"))
         subprocess.run(["git", "config", "core.fsmonitor", "touch {tmp_path}/fsmonitor-ran"])
         # The real ledger, the real .git, the secrets and the package.
         attempt("ledger", lambda: sqlite3.connect(root + "/.plangate/ledger.sqlite3",
@@ -274,10 +273,12 @@ def test_hostile_agent_cannot_reach_repository_ledger_keys_or_package(
     assert set(git_after) >= set(before[1]) - {"ORIG_HEAD"}
 
 
-def test_workspace_git_tampering_does_not_change_what_is_recorded(git_repo: Path, run_cli) -> None:
+def test_workspace_git_is_read_only_and_what_is_recorded_is_the_disk(
+    git_repo: Path, run_cli
+) -> None:
     _approved(git_repo, run_cli)
-    # The agent commits a deletion in its own repository, then restores nothing on disk but
-    # rewrites history: PlanGate reads the files on disk, never the workspace's .git.
+    # The agent tries to commit a deletion and hide a change from git in its own repository:
+    # the workspace's .git is read-only, and PlanGate reads the files on disk anyway.
     result = run_cli(
         git_repo,
         "exec",
@@ -287,11 +288,9 @@ def test_workspace_git_tampering_does_not_change_what_is_recorded(git_repo: Path
         "/bin/sh",
         "-c",
         """
-        set -e
-        git -c user.name=a -c user.email=a@b rm -q src/keep.py
-        git -c user.name=a -c user.email=a@b commit -qm gone
-        git -c user.name=a -c user.email=a@b checkout -q HEAD~1 -- src/keep.py
-        git update-index --skip-worktree src/keep.py
+        git -c user.name=a -c user.email=a@b rm -q src/keep.py && exit 9
+        git -c user.name=a -c user.email=a@b commit -qm gone --allow-empty && exit 9
+        git update-index --skip-worktree src/keep.py && exit 9
         echo 'KEEP = 3' > src/keep.py
         echo 'print(1)' > src/greet.py
     """,

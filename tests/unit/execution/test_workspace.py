@@ -113,3 +113,24 @@ def test_expand_home_and_run_ids() -> None:
     one, two = new_run_id("TASK-0001", "2026-01-02T03:04:05Z"), new_run_id("TASK-0001", "x")
     assert one.startswith("TASK-0001-20260102T030405Z-")
     assert one != two
+
+
+def test_the_box_directory_is_writable_at_its_fixed_path_with_run_json_read_only() -> None:
+    box = "/home/u/repo/.plangate/runs/r/box"
+    policy = exec_policy(_facts(run_id="TASK-0001-20261203T093100Z-4bf50be3", box_dir=box))
+    assert Mount(box, "/run/plangate-box") in policy.writable
+    assert Mount(f"{box}/run.json", "/run/plangate-box/run.json") in policy.read_only
+    env = policy.env_map
+    assert env["PLANGATE_BOX"] == "TASK-0001-20261203T093100Z-4bf50be3"
+    assert env["PLANGATE_BOX_LEDGER"] == "/run/plangate-box/ledger.sqlite3"
+    assert check_policy(policy) == ()
+
+
+def test_without_remapping_the_box_directory_is_not_shown_but_the_run_is_named() -> None:
+    policy = exec_policy(
+        _facts(remaps=False, workspace="/tmp/ws", run_id="TASK-0001-20261203T093100Z-4bf50be3",
+               box_dir="/tmp/box")
+    )
+    assert all(m.target != "/run/plangate-box" for m in policy.writable)
+    assert "PLANGATE_BOX_LEDGER" not in policy.env_map
+    assert policy.env_map["PLANGATE_BOX"] == "TASK-0001-20261203T093100Z-4bf50be3"

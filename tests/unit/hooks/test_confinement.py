@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -10,7 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from plangate.hooks.confinement import SANDBOX_DENY_REQUIRED, exec_box, sandbox_problem
+from plangate.hooks.confinement import (
+    BOX_DIR,
+    SANDBOX_DENY_REQUIRED,
+    box_ledger_path,
+    exec_box,
+    read_box_facts,
+    run_id_matches,
+    sandbox_problem,
+)
 
 GOOD = {
     "sandbox": {
@@ -77,42 +86,87 @@ def test_paths_may_be_spelled_relative_absolute_or_as_directories() -> None:
     assert _problem(layer) == ""
 
 
-def test_exec_box_needs_the_marker_and_observed_read_only_mounts(tmp_path: Path) -> None:
+RUN_ID = "TASK-0001-20261203T093100Z-4bf50be3"
+BOX_ENV = {"PLANGATE_TASK": "TASK-0001", "PLANGATE_BOX": RUN_ID}
+
+
+def _facts_json(**changes: str) -> str:
+    body = {
+        "run_id": RUN_ID,
+        "task_id": "TASK-0001",
+        "approved": "a" * 40,
+        "plan_hash": "sha256:" + "0" * 64,
+        "backend": "bubblewrap",
+        **changes,
+    }
+    return json.dumps(body)
+
+
+def test_exec_box_needs_the_variables_and_observed_mounts(tmp_path: Path) -> None:
     (tmp_path / ".plangate").mkdir()
     (tmp_path / ".git").mkdir()
-    env = {"PLANGATE_TASK": "TASK-0001", "PLANGATE_BOX": "bwrap"}
-    assert exec_box(str(tmp_path), env) == ""  # writable mounts: no box, whatever the variables say
-    assert exec_box(str(tmp_path), {"PLANGATE_BOX": "bwrap"}) == ""
+    assert exec_box(str(tmp_path), BOX_ENV) == ""  # writable mounts: no box, whatever the variables say
+    assert exec_box(str(tmp_path), {"PLANGATE_BOX": RUN_ID}) == ""
+
+
+def test_run_ids_and_box_facts_are_read_strictly() -> None:
+    assert run_id_matches(RUN_ID, "TASK-0001")
+    assert not run_id_matches(RUN_ID, "TASK-0002")
+    assert not run_id_matches("bwrap", "TASK-0001")
+    assert not run_id_matches(RUN_ID + "0", "TASK-0001")
+    assert read_box_facts(_facts_json().encode()) is not None
+    assert read_box_facts(_facts_json(extra="x").encode()) is None
+    assert read_box_facts(_facts_json(backend="").encode()) is None
+    assert read_box_facts(b"[]") is None
+    assert read_box_facts(b"\xff") is None
+
+
+def test_box_ledger_path_must_be_a_file_in_the_box_directory() -> None:
+    assert box_ledger_path({"PLANGATE_BOX_LEDGER": f"{BOX_DIR}/ledger.sqlite3"})
+    for bad in ("/tmp/ledger.sqlite3", f"{BOX_DIR}/", f"{BOX_DIR}/..", f"{BOX_DIR}/a/b", ""):
+        assert box_ledger_path({"PLANGATE_BOX_LEDGER": bad}) is None, bad
+
+
+def _observe_in_bwrap(
+    tmp_path: Path, *, ro: tuple[str, ...], box_dir: bool | str, facts_ro: bool, facts: str
+) -> str:
+    (tmp_path / ".plangate").mkdir(exist_ok=True)
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    box = tmp_path / "box"
+    box.mkdir(exist_ok=True)
+    (box / "run.json").write_text(facts)
+    code = (
+        "import sys; from plangate.hooks.confinement import exec_box; "
+        f"print(exec_box({str(tmp_path)!r}, {BOX_ENV!r}))"
+    )
+    # /run is a fresh tmpfs: the box directory's mount point is never made on the host.
+    argv = ["bwrap", "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run"]
+    for rel in ro:
+        argv += ["--ro-bind", str(tmp_path / rel), str(tmp_path / rel)]
+    if box_dir == "plain":  # a directory made in the box's /run, not a mount of its own
+        argv += ["--dir", BOX_DIR]
+    elif box_dir:
+        argv += ["--bind", str(box), BOX_DIR]
+    if box_dir and facts_ro:
+        argv += ["--ro-bind", str(box / "run.json"), f"{BOX_DIR}/run.json"]
+    argv += [sys.executable, "-c", code]
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[3] / "src"))
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
+    if proc.returncode != 0 and "namespace" in proc.stderr:
+        pytest.skip("user namespaces are not available")
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
-def test_exec_box_is_seen_inside_a_real_read_only_mount(tmp_path: Path) -> None:
-    (tmp_path / ".plangate").mkdir()
-    (tmp_path / ".git").mkdir()
-    code = (
-        "import sys; from plangate.hooks.confinement import exec_box; "
-        f"print(exec_box({str(tmp_path)!r}, {{'PLANGATE_TASK': 'TASK-0001', 'PLANGATE_BOX': 'bwrap'}}))"
-    )
-    argv = [
-        "bwrap",
-        "--bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--ro-bind",
-        str(tmp_path / ".plangate"),
-        str(tmp_path / ".plangate"),
-        "--ro-bind",
-        str(tmp_path / ".git"),
-        str(tmp_path / ".git"),
-        sys.executable,
-        "-c",
-        code,
-    ]
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False, env=dict(os.environ))
-    if proc.returncode != 0 and "namespace" in proc.stderr:
-        pytest.skip("user namespaces are not available")
-    assert proc.stdout.strip() == "exec:bwrap", proc.stderr
+def test_exec_box_is_seen_only_when_every_mount_is_observed(tmp_path: Path) -> None:
+    both = (".plangate", ".git")
+    good = {"ro": both, "box_dir": True, "facts_ro": True, "facts": _facts_json()}
+    assert _observe_in_bwrap(tmp_path, **good) == "exec:bubblewrap"
+    assert _observe_in_bwrap(tmp_path, **{**good, "ro": (".plangate",)}) == ""
+    assert _observe_in_bwrap(tmp_path, **{**good, "ro": (".git",)}) == ""
+    assert _observe_in_bwrap(tmp_path, **{**good, "box_dir": False}) == ""
+    assert _observe_in_bwrap(tmp_path, **{**good, "box_dir": "plain"}) == ""
+    assert _observe_in_bwrap(tmp_path, **{**good, "facts_ro": False}) == ""
+    other = _facts_json(run_id="TASK-0001-20261203T093100Z-00000000")
+    assert _observe_in_bwrap(tmp_path, **{**good, "facts": other}) == ""

@@ -407,6 +407,16 @@ def test_each_unreadable_action_has_its_text(code: str, start: str) -> None:
     assert reason.hint
 
 
+def test_a_commit_inside_the_box_is_denied_and_elsewhere_judged_by_its_targets() -> None:
+    in_box = WITH_TASK._replace(box_run="TASK-0001-20261203T093100Z-4bf50be3",
+                                confinement="exec:bubblewrap")
+    commit = Action(ActionKind.SHELL, (Target("src/app.py", "src/app.py"),), commits=True)
+    assert codes(in_box, commit) == ("HOOK_BOX_COMMIT",)
+    assert decide(WITH_TASK, commit).verdict == ALLOW
+    assert decide(in_box, commit._replace(commits=False)).verdict == ALLOW
+    assert decide(in_box, commit._replace(kind=ActionKind.EFFECT)).verdict == ALLOW
+
+
 def test_confinement_allows_unreadable_and_code_running_commands_only() -> None:
     confined = NO_TASK._replace(confinement="exec:bwrap")
     unreadable = Action(ActionKind.SHELL, (), ("npm",))

@@ -1,0 +1,127 @@
+"""A ledger file PlanGate did not keep (a box's), read as untrusted input: real SQLite files."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from plangate.fsutil import open_verified_dir
+from plangate.ledger.foreign import (
+    INTACT,
+    MALFORMED,
+    MISSING,
+    OVERSIZED,
+    TAMPERED,
+    read_foreign_sqlite,
+)
+from plangate.ledger.sqlite import SQLiteLedger, create_file
+
+MAX = 4 * 1024 * 1024
+
+
+def _ledger(directory: Path, entries: int = 3, name: str = "ledger.sqlite3") -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    with open_verified_dir(directory) as handle:
+        create_file(handle, name)
+    with SQLiteLedger(directory / name) as ledger:
+        for n in range(entries):
+            ledger.append("hook_decision", "TASK-0001", {"verdict": "ALLOW", "n": n})
+    return directory / name
+
+
+def _read(directory: Path, **bounds: int):
+    return read_foreign_sqlite(
+        directory, "ledger.sqlite3", max_bytes=bounds.get("max_bytes", MAX),
+        max_entries=bounds.get("max_entries", 100),
+    )
+
+
+def test_an_intact_ledger_gives_its_entries_and_digest(tmp_path: Path) -> None:
+    _ledger(tmp_path)
+    read = _read(tmp_path)
+    assert read.status == INTACT, read.detail
+    assert [e.payload["n"] for e in read.entries] == [0, 1, 2]
+    assert read.digest.startswith("sha256:")
+    assert read.size > 0
+
+
+def test_entries_still_in_the_write_ahead_log_are_read_and_the_original_is_untouched(
+    tmp_path: Path,
+) -> None:
+    box = tmp_path / "box"
+    path = _ledger(box, entries=0)
+    reader = sqlite3.connect(path)  # another open connection: closing the writer won't checkpoint
+    reader.execute("SELECT count(*) FROM ledger_entries").fetchall()
+    with SQLiteLedger(path) as ledger:
+        ledger.append("hook_decision", "TASK-0001", {"verdict": "DENY"})
+    assert Path(f"{path}-wal").stat().st_size > 0
+    before = {p.name: p.read_bytes() for p in box.iterdir()}
+    read = _read(box)
+    after = {p.name: p.read_bytes() for p in box.iterdir()}
+    reader.close()
+    assert before == after  # only a private copy was opened
+    assert read.status == INTACT, read.detail
+    assert [e.payload["verdict"] for e in read.entries] == ["DENY"]
+
+
+def test_missing_oversized_and_too_many_entries(tmp_path: Path) -> None:
+    assert _read(tmp_path).status == MISSING
+    _ledger(tmp_path, entries=5)
+    assert _read(tmp_path, max_bytes=1024).status == OVERSIZED
+    too_many = _read(tmp_path, max_entries=4)
+    assert too_many.status == OVERSIZED
+    assert too_many.entries == ()
+
+
+def test_garbage_an_empty_file_a_link_and_a_directory_are_malformed(tmp_path: Path) -> None:
+    real = _ledger(tmp_path / "real")
+    real_bytes = real.read_bytes()
+    cases = {
+        "garbage": lambda p: p.write_bytes(b"not a ledger" * 100),
+        "empty": lambda p: p.write_bytes(b""),
+        "link": lambda p: p.symlink_to(real),
+        "directory": lambda p: p.mkdir(),
+    }
+    for name, make in cases.items():
+        directory = tmp_path / name
+        directory.mkdir()
+        make(directory / "ledger.sqlite3")
+        read = _read(directory)
+        assert read.status == MALFORMED, (name, read)
+        assert read.entries == ()
+    link_wal = tmp_path / "walink"
+    _ledger(link_wal)
+    os.symlink(real, link_wal / "ledger.sqlite3-wal")
+    assert _read(link_wal).status == MALFORMED
+    assert real.read_bytes() == real_bytes
+
+
+def test_another_schema_is_malformed_even_with_a_valid_chain(tmp_path: Path) -> None:
+    path = _ledger(tmp_path)
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE VIEW extra AS SELECT 1")
+    conn.commit()
+    conn.close()
+    read = _read(tmp_path)
+    assert read.status == MALFORMED
+    assert "schema" in read.detail
+
+
+def test_an_edited_entry_breaks_the_chain_and_is_tampered(tmp_path: Path) -> None:
+    path = _ledger(tmp_path)
+    conn = sqlite3.connect(path)
+    triggers = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
+    for name, _sql in triggers:
+        conn.execute(f"DROP TRIGGER {name}")
+    conn.execute(
+        "UPDATE ledger_entries SET payload = ? WHERE seq = 2",
+        ('{"n":1,"verdict":"DENY"}',),
+    )
+    for _name, sql in triggers:
+        conn.execute(sql)
+    conn.commit()
+    conn.close()
+    read = _read(tmp_path)
+    assert read.status == TAMPERED, read
+    assert read.entries == ()

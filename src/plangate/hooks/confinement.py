@@ -190,10 +190,31 @@ def exec_box(root: str, env: Mapping[str, str]) -> str:
     return "" if facts is None else f"exec:{facts.backend}"
 
 
-def _normal(entry: str, root: str) -> str:
-    text = entry[1:] if entry.startswith("//") else entry  # '//path' is the absolute '/path'
-    prefix = root.rstrip("/") + "/"
-    if text.startswith(prefix):
+def _normal(entry: str, root: str, *, home: str = "", relative_ok: bool = True) -> str:
+    """The repository-relative path a ``denyWrite`` entry names, or ``""`` when it does
+    not certainly name one.
+
+    Claude Code reads ``//path`` as the absolute ``/path`` and ``~/path`` under the home
+    directory. A single leading ``/`` meant "relative to the settings file" in some
+    versions and "absolute" in others, so it is ambiguous and names nothing here. A
+    relative entry resolves against the settings file's own base: the repository for
+    its project files, ``~/.claude`` for the user file; only ``relative_ok`` layers (the
+    project's) may count one as a repository path.
+    """
+    if entry.startswith("//"):
+        text = entry[1:]
+    elif entry.startswith("~/"):
+        if not home:
+            return ""
+        text = home.rstrip("/") + entry[1:]
+    elif entry.startswith("/") or entry.startswith("~") or not relative_ok:
+        return ""
+    else:
+        text = entry
+    if text.startswith("/"):
+        prefix = root.rstrip("/") + "/"
+        if not text.startswith(prefix):
+            return ""
         text = text[len(prefix) :]
     while text.startswith("./"):
         text = text[2:]
@@ -209,18 +230,25 @@ def sandbox_problem(
     root: str,
     protected: Sequence[str],
     bypass: bool,
+    home: str = "",
+    project_layers: Sequence[bool] | None = None,
 ) -> str:
     """Why Claude Code's sandbox is not established for this call (``""`` when it is).
 
     ``layers`` are the parsed settings files, lowest precedence first; ``None``
-    for a file that exists but cannot be read.
+    for a file that exists but cannot be read. ``project_layers`` says, per layer,
+    whether it is one of the repository's own settings files (the only ones whose
+    relative ``denyWrite`` entries name repository paths); all of them by default.
     """
     if bypass:
         return "the tool call asks to run outside the sandbox (dangerouslyDisableSandbox)"
     effective: dict[str, Any] = {}
     excluded: list[Any] = []
     denied: set[str] = set()
-    for layer in layers:
+    flags = [True] * len(layers) if project_layers is None else list(project_layers)
+    if len(flags) != len(layers):
+        return "the settings layers and their kinds do not match"
+    for layer, in_project in zip(layers, flags, strict=True):
         if layer is None:
             return "a Claude Code settings file cannot be read"
         sandbox = layer.get("sandbox")
@@ -241,7 +269,8 @@ def sandbox_problem(
         deny = filesystem.get("denyWrite", [])
         if not isinstance(deny, list) or not all(isinstance(d, str) for d in deny):
             return "sandbox.filesystem.denyWrite is not a list of paths"
-        denied.update(_normal(d, root) for d in deny)
+        denied.update(_normal(d, root, home=home, relative_ok=in_project) for d in deny)
+    denied.discard("")
     for key, wanted in SANDBOX_REQUIRED.items():
         if effective.get(key) is not wanted:
             return f"sandbox.{key} is not {str(wanted).lower()}"
@@ -280,11 +309,16 @@ def claude_sandbox(
         os.path.join(root, ".claude", "settings.local.json"),
         *MANAGED_SETTINGS,
     ]
+    project_files = set(paths[1:3])
     layers: list[Mapping[str, Any] | None] = []
+    kinds: list[bool] = []
     for path in paths:
         read = _read_settings(path)
         if read is False:
             continue
         layers.append(read if isinstance(read, Mapping) else None)
-    problem = sandbox_problem(layers, root=root, protected=protected, bypass=bypass)
+        kinds.append(path in project_files)
+    problem = sandbox_problem(
+        layers, root=root, protected=protected, bypass=bypass, home=home, project_layers=kinds
+    )
     return ("", problem) if problem else ("claude-sandbox", "")

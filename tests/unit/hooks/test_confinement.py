@@ -75,7 +75,7 @@ def test_unreadable_layer_bypass_and_unprotected_surface_establish_nothing() -> 
 def test_paths_may_be_spelled_relative_absolute_or_as_directories() -> None:
     deny = [
         "./.plangate/",
-        "/r/.git",
+        "//r/.git",
         ".claude/**",
         ".codex",
         ".cursor",
@@ -84,6 +84,47 @@ def test_paths_may_be_spelled_relative_absolute_or_as_directories() -> None:
     ]
     layer = {"sandbox": {**GOOD["sandbox"], "filesystem": {"denyWrite": deny}}}
     assert _problem(layer) == ""
+
+
+def _without_git(extra: str) -> dict:
+    deny = [p for p in SANDBOX_DENY_REQUIRED if p != ".git"] + ["CLAUDE.md", extra]
+    return {"sandbox": {**GOOD["sandbox"], "filesystem": {"denyWrite": deny}}}
+
+
+@pytest.mark.parametrize("entry", ["/r/.git", "/.git", "~/.git", "~other/r/.git", "//elsewhere/.git"])
+def test_an_entry_that_does_not_certainly_name_the_repository_path_counts_for_nothing(
+    entry: str,
+) -> None:
+    # A single leading '/' was "relative to the settings file" in some versions and
+    # absolute in others; '~/' is the home directory; another root is another path.
+    assert ".git" in sandbox_problem(
+        [_without_git(entry)], root="/r", protected=["CLAUDE.md"], bypass=False, home="/h"
+    )
+
+
+def test_a_home_relative_entry_counts_when_the_repository_is_under_home() -> None:
+    assert sandbox_problem(
+        [_without_git("~/r/.git")], root="/h/r", protected=["CLAUDE.md"], bypass=False, home="/h"
+    ) == ""
+
+
+def test_a_relative_entry_in_the_user_layer_is_not_a_repository_path() -> None:
+    # Claude Code resolves a relative entry of ~/.claude/settings.json against ~/.claude.
+    required = {p for p in SANDBOX_DENY_REQUIRED if p != ".git"}
+    project = {"sandbox": {"filesystem": {"denyWrite": [*sorted(required), "CLAUDE.md"]}}}
+    layers = [{"sandbox": {"filesystem": {"denyWrite": [".git"]}}},
+              {"sandbox": {**GOOD["sandbox"], **project["sandbox"]}}]
+    as_user = sandbox_problem(layers, root="/r", protected=["CLAUDE.md"], bypass=False,
+                              project_layers=[False, True])
+    as_project = sandbox_problem(layers, root="/r", protected=["CLAUDE.md"], bypass=False,
+                                 project_layers=[True, True])
+    assert ".git" in as_user
+    assert as_project == ""
+
+
+def test_layer_kinds_must_match_the_layers() -> None:
+    assert sandbox_problem([GOOD], root="/r", protected=["CLAUDE.md"], bypass=False,
+                           project_layers=[True, False]) != ""
 
 
 RUN_ID = "TASK-0001-20261203T093100Z-4bf50be3"

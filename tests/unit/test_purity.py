@@ -71,7 +71,7 @@ IO_MODULES = frozenset({
     "execution/runlog.py", "execution/service.py", "execution/session.py",
     "execution/workspace.py",
     "hooks/__main__.py", "hooks/confinement.py", "hooks/doctor.py", "hooks/entry.py",
-    "hooks/githead.py", "hooks/hookd.py", "hooks/hookd_client.py", "hooks/hookd_launch.py",
+    "hooks/githead.py", "hooks/hookd.py", "hooks/hookd_cache.py", "hooks/hookd_client.py", "hooks/hookd_launch.py",
     "hooks/hosts/claude.py", "hooks/hosts/codex.py",
     "hooks/hosts/cursor.py", "hooks/hosts/git.py", "hooks/hosts/protocol.py",
     "hooks/hosts/tool_policy.py", "hooks/doctor_settings.py", "hooks/setup.py",

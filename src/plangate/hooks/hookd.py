@@ -9,7 +9,9 @@ client's environment and working directory, so the surfaces, plan, record,
 HEAD and ledger are read afresh and the decision is appended to the ledger
 (durably, inside :func:`plangate.hooks.service.evaluate`) before the answer is
 sent. What stays warm is only what is a pure function of its input: imported
-modules, the parser, compiled patterns (``lru_cache`` keyed by the pattern).
+modules, the parser, compiled patterns (``lru_cache`` keyed by the pattern),
+and the trust root read at a commit and a branch's commit, keyed by the bytes
+they come from (:mod:`plangate.hooks.hookd_cache`).
 
 The socket lives in :func:`~plangate.hooks.hookd_client.socket_dir` (mode 0700,
 owned by the user, outside every repository), named by the digest of the
@@ -409,10 +411,17 @@ class Helper:
                 "package_digest": self.digest,
                 "started": int(self.started),
                 "requests": self.requests,
+                "cache_hits": _cache_hits(),
                 "idle_seconds": self.idle,
             },
             sort_keys=True,
         )
+
+
+def _cache_hits() -> int:
+    from plangate.hooks import hookd_cache
+
+    return hookd_cache.ROOTS.hits + hookd_cache.REFS.hits
 
 
 def _sha256_hex(data: bytes) -> str:
@@ -428,6 +437,9 @@ def run(location: Location, *, idle: float, ready: Any = None) -> str:
     listens; standard output and error are then pointed at ``/dev/null``.
     """
     warm_up()
+    from plangate.hooks import hookd_cache
+
+    hookd_cache.install()
     helper = Helper(location, idle)
 
     def _on_signal(signum: int, _frame: object) -> None:
@@ -510,6 +522,7 @@ def describe(location: Location) -> dict[str, Any]:
         "installed_package_digest": installed,
         "same_package": status is not None and status.get("package_digest") == installed,
         "requests": status.get("requests") if status else None,
+        "cache_hits": status.get("cache_hits") if status else None,
     }
 
 

@@ -314,16 +314,18 @@ def ask_helper(
         return None
     if not hasattr(os, "getuid"):
         return None
-    root = find_root(cwd)
     directory = socket_dir(env)
-    if root is None or directory is None:
+    if directory is None:
         return None
-    name = socket_name(root)
     uid = os.getuid()
-    dir_fd = trusted_dir_fd(directory, uid=uid)
+    dir_fd = trusted_dir_fd(directory, uid=uid)  # no helper directory: the cheapest "no"
     if dir_fd is None:
         return None
     try:
+        root = find_root(cwd)
+        if root is None:
+            return None
+        name = socket_name(root)
         if not socket_trusted(dir_fd, name, uid=uid):
             return None
         package = package_digest() if digest is None else digest

@@ -387,3 +387,74 @@ def test_peer_credentials_are_the_users(repo: Path, env: dict[str, str]):
         assert peer_uid(sock) == os.getuid()
         sock.close()
         os.close(fd)
+
+
+def test_the_trust_root_memo_follows_the_trust_branch(
+    repo: Path, env: dict[str, str], tmp_path: Path
+):
+    """The helper remembers the trust root by the bytes of the branch's ref: moving the
+    trust branch to a commit that requires signatures turns the next answer into a deny."""
+    from support.keys import allowed_signers, make_key, trust_toml
+    from support.repo import commit_all, git
+
+    git(repo, "checkout", "-q", "-b", "work")  # HEAD stays; main is the trust branch
+    with running_helper(repo, env):
+        first = run_client(repo, "claude", allow_payload(repo), env)
+        again = run_client(repo, "claude", allow_payload(repo), env)
+        assert (first.returncode, again.returncode) == (0, 0)
+        from support.hookd import helper_state
+
+        assert helper_state(repo, env)["cache_hits"] >= 2  # branch and trust root remembered
+        other = tmp_path / "main-worktree"
+        git(repo, "worktree", "add", "-q", str(other), "main")
+        key = make_key(tmp_path / "keys", "alice@example.com")
+        (other / ".plangate").mkdir(exist_ok=True)
+        (other / ".plangate" / "trust.toml").write_bytes(
+            trust_toml(["alice@example.com"], ["alice@example.com"], require=True))
+        (other / ".plangate" / "allowed_signers").write_bytes(allowed_signers(key))
+        commit_all(other, "trust root requiring signatures")
+        before = requests_served(repo, env)
+        after = run_client(repo, "claude", allow_payload(repo), env)
+        assert requests_served(repo, env) == before + 1
+    expected = in_process(repo, "claude", allow_payload(repo), env)
+    assert expected.returncode == 2
+    same(after, expected)
+
+
+def test_install_hookd_writes_the_client_into_the_local_file_only(
+    repo: Path, env: dict[str, str], run_cli
+):
+    import json
+
+    from plangate.hooks.install import apply
+
+    apply(repo, ["claude"], install=True, local_python=True, helper=True)
+    committed = (repo / ".claude" / "settings.json").read_text()
+    local = json.loads((repo / ".claude" / "settings.local.json").read_text())
+    assert "hookd_launch" not in committed and sys.executable not in committed
+    command = local["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert " -S -I " in command and "hookd_launch.py" in command
+    with running_helper(repo, env):
+        before = requests_served(repo, env)
+        through = subprocess.run(["/bin/sh", "-c", command], cwd=repo, input=deny_payload(repo),
+                                 env=env, capture_output=True, check=False, timeout=60)
+        assert requests_served(repo, env) == before + 1
+    same(through, in_process(repo, "claude", deny_payload(repo), env))
+    refused = run_cli(repo, "hooks", "install", "--claude", "--hookd")
+    assert refused.code == 2 and "HOOKS_HOOKD_NEEDS_LOCAL_PYTHON" in refused.err
+
+
+def test_doctor_reports_the_helper(repo: Path, env: dict[str, str]):
+    import json
+
+    def doctor() -> dict:
+        proc = subprocess.run([sys.executable, "-P", "-m", "plangate", "doctor", "--json"],
+                              cwd=repo, env=env, capture_output=True, text=True, check=False,
+                              timeout=300)
+        return json.loads(proc.stdout)["facts"]["hookd"]
+
+    assert doctor()["running"] is False
+    with running_helper(repo, env):
+        state = doctor()
+    assert state["running"] is True and state["same_package"] is True
+    assert state["socket_owner"] == os.getuid() and state["socket_mode"] == "0600"

@@ -1,5 +1,6 @@
-"""What the hook helper may remember between decisions: answers keyed by the bytes they
-were computed from, never by a name that can move.
+"""What the hook helper remembers between decisions, each keyed by the bytes it came from.
+
+Never by a name that can move.
 
 A decision with an active task verifies its record against the trust root at
 the tip of the trust branch; in-process that costs two git processes per

@@ -82,6 +82,7 @@ def measure(
     """Interleaved calls of the floor and the client; medians, p95 and ratios."""
     floor = [client_python, "-c", "import json,sys; json.load(sys.stdin)"]
     client = [client_python, "-S", "-I", str(LAUNCH), "claude"]
+    bare = [client_python, "-S", "-I", "-c", "pass"]
     for _ in range(5):
         hook_bench._time(floor, payload, env, repo)
         hook_bench._time(client, payload, env, repo)
@@ -89,18 +90,24 @@ def measure(
     sub_wall: list[float] = []
     base_cpu: list[float] = []
     sub_cpu: list[float] = []
-    helper_before = _cpu_of(helper_pid)
+    helper_cpu = 0.0
     for _ in range(calls):
         wall, cpu, _rc = hook_bench._time(floor, payload, env, repo)
         base_wall.append(wall)
         base_cpu.append(cpu)
+        helper_before = _cpu_of(helper_pid)
         wall, cpu, code = hook_bench._time(client, payload, env, repo)
+        helper_cpu += _cpu_of(helper_pid) - helper_before
         if code != expect:
             raise SystemExit(f"client exited {code}, expected {expect}: "
                              f"{hook_bench._LAST_STDERR[0]}")
         sub_wall.append(wall)
         sub_cpu.append(cpu)
-    helper_cpu = (_cpu_of(helper_pid) - helper_before) / calls
+    helper_cpu /= calls
+    # What the client cannot go below: its own interpreter start-up (-S -I), and the
+    # helper's answer itself (decision + durable ledger append), asked from this process.
+    startup = [hook_bench._time(bare, b"", env, repo)[0] for _ in range(max(calls // 3, 5))]
+    round_trip = _round_trips(payload, env, repo, max(calls // 3, 5))
     row = {
         "floor_p50_ms": statistics.median(base_wall) * 1000,
         "floor_p95_ms": hook_bench._p95(base_wall) * 1000,
@@ -109,12 +116,32 @@ def measure(
         "floor_cpu_p50_ms": statistics.median(base_cpu) * 1000,
         "client_cpu_p50_ms": statistics.median(sub_cpu) * 1000,
         "helper_cpu_mean_ms": helper_cpu * 1000,
+        "startup_p50_ms": statistics.median(startup) * 1000,
+        "round_trip_p50_ms": statistics.median(round_trip) * 1000,
     }
     row["ratio_p50"] = row["helper_p50_ms"] / row["floor_p50_ms"]
     row["ratio_p95"] = row["helper_p95_ms"] / row["floor_p95_ms"]
     row["ratio_cpu_total"] = (row["client_cpu_p50_ms"] + row["helper_cpu_mean_ms"]) / row[
         "floor_cpu_p50_ms"]
     return row
+
+
+def _round_trips(payload: bytes, env: dict[str, str], repo: Path, count: int) -> list[float]:
+    """Seconds per answer of the running helper, asked from this process (no start-up)."""
+    import time
+
+    sys.path.insert(0, str(REPO_ROOT / "src"))
+    from plangate.hooks.hookd_client import ask_helper, package_digest
+
+    digest = package_digest()
+    out: list[float] = []
+    for _ in range(count):
+        start = time.perf_counter()
+        answer = ask_helper("claude", payload, env, str(repo), digest=digest)
+        out.append(time.perf_counter() - start)
+        if answer is None:
+            raise SystemExit("the helper did not answer the in-process client")
+    return out
 
 
 def run(calls: int, *, clean: bool = True) -> dict[str, Any]:
@@ -184,7 +211,9 @@ def main() -> int:
                   f"= {row['ratio_p95']:.2f}x (goal <= {P95_GOAL})  "
                   f"{'met' if met else 'NOT met'}; CPU client {row['client_cpu_p50_ms']:.1f} "
                   f"+ helper {row['helper_cpu_mean_ms']:.1f} ms vs floor "
-                  f"{row['floor_cpu_p50_ms']:.1f} ms")
+                  f"{row['floor_cpu_p50_ms']:.1f} ms; python -S -I start-up alone "
+                  f"{row['startup_p50_ms']:.1f} ms, helper round trip "
+                  f"{row['round_trip_p50_ms']:.1f} ms")
     return 0
 
 

@@ -55,6 +55,7 @@ from plangate.hooks.hookd_client import (
     exchange,
     find_root,
     frame,
+    inside,
     package_digest,
     peer_uid,
     socket_address,
@@ -130,6 +131,8 @@ def locate(cwd: str, env: Mapping[str, str]) -> Location:
             "neither XDG_RUNTIME_DIR, XDG_CACHE_HOME nor HOME names an absolute directory",
             "set XDG_RUNTIME_DIR (or HOME) for the user running the helper",
         )
+    if inside(directory, root):
+        raise _unsafe(directory, f"lies inside the repository {root}")
     return Location(root, directory, socket_name(root))
 
 

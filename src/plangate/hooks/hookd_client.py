@@ -15,7 +15,8 @@ The helper's answer is used only when every check passes, in order:
    ``PLANGATE_HOOKD`` is not ``off``;
 2. the socket directory (:func:`socket_dir`), opened with ``O_NOFOLLOW``, is a
    directory owned by this user with no group or other permission bits, and
-   its parent is owned by this user or root and writable by nobody else;
+   its parent is owned by this user or root and writable by nobody else; it
+   does not lie inside the repository;
 3. the socket, looked up with ``lstat`` relative to that handle, is a socket
    (not a link) owned by this user with no group or other permission bits;
 4. after connecting, ``SO_PEERCRED`` names this user (Linux only: elsewhere
@@ -80,6 +81,13 @@ def find_root(cwd: str) -> str | None:
         if parent == current:
             return None
         current = parent
+
+
+def inside(directory: str, root: str) -> bool:
+    """True when ``directory`` (links resolved) is ``root`` or lies under it: a socket
+    directory inside the repository, which the agent may write, is never used."""
+    real = os.path.realpath(directory)
+    return real == root or real.startswith(root.rstrip("/") + "/")
 
 
 def _sha256_hex(data: bytes) -> str:
@@ -323,7 +331,7 @@ def ask_helper(
         return None
     try:
         root = find_root(cwd)
-        if root is None:
+        if root is None or inside(directory, root):
             return None
         name = socket_name(root)
         if not socket_trusted(dir_fd, name, uid=uid):

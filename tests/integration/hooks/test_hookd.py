@@ -458,3 +458,44 @@ def test_doctor_reports_the_helper(repo: Path, env: dict[str, str]):
         state = doctor()
     assert state["running"] is True and state["same_package"] is True
     assert state["socket_owner"] == os.getuid() and state["socket_mode"] == "0600"
+
+
+def test_a_socket_directory_inside_the_repository_is_never_used(
+    repo: Path, env: dict[str, str]
+):
+    import threading
+
+    from plangate.hooks.hookd_client import ask_helper, socket_address, socket_name
+
+    inner = runtime_env(env, repo / "run")
+    refused = subprocess.run([sys.executable, "-P", "-m", "plangate", "hookd", "run"],
+                             cwd=repo, env=inner, capture_output=True, text=True, check=False,
+                             timeout=60)
+    assert refused.returncode != 0 and "inside the repository" in refused.stderr
+    directory = repo / "run" / "plangate"
+    directory.mkdir(mode=0o700)
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    listener = socket.socket(socket.AF_UNIX)
+    name = socket_name(os.path.realpath(repo))
+    listener.bind(socket_address(fd, str(directory), name))
+    os.chmod(name, 0o600, dir_fd=fd)
+    listener.listen(1)
+    listener.settimeout(5)
+    connected: list[bool] = []
+
+    def accept() -> None:
+        try:
+            conn, _ = listener.accept()
+            connected.append(True)
+            conn.close()
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=accept)
+    thread.start()
+    answer = ask_helper("claude", deny_payload(repo), {**inner, "PLANGATE_HOOKD_TIMEOUT": "0.5"},
+                        str(repo))
+    listener.close()
+    thread.join()
+    os.close(fd)
+    assert answer is None and connected == []

@@ -15,7 +15,9 @@ DESCRIPTION = (
     "~/.cache/plangate/hookd). Every decision is still computed from the current files and "
     "recorded in the ledger before the answer; a hook that cannot use the helper decides "
     "in-process, with the same answer. The git hooks and 'ci check' never use it. It stops "
-    "by itself when idle, when .git or the installed package changes."
+    "by itself when idle, when .git or the installed package changes. Hooks ask it when "
+    "installed with 'plangate hooks install --claude --local-python --hookd' (the fast "
+    "client) and through 'plangate-hook'. See docs/hookd.md."
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from plangate.cli.context import Context
 from plangate.cli.output import print_result
@@ -23,9 +24,11 @@ def run(argv: list[str], ctx: Context) -> int:
         "blocks; say which sandbox backend works here and why the others do not.")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv[1:])
-    result = run_doctor(Git(ctx.cwd).toplevel())
+    root = Git(ctx.cwd).toplevel()
+    result = run_doctor(root)
     sandboxes = probe_all()
-    result = result._replace(facts={**result.facts,
+    helper = _hookd_state(str(root), ctx)
+    result = result._replace(facts={**result.facts, "hookd": helper,
                                     "sandbox": [s.to_json() for s in sandboxes]})
     if not args.json:
         for probe in result.facts.get("probes", []):
@@ -43,4 +46,29 @@ def run(argv: list[str], ctx: Context) -> int:
         for status in sandboxes:
             state = "works" if status.available else "unavailable"
             ctx.out(f"sandbox {status.name:14} {state}: {status.detail}")
+        ctx.out(_hookd_line(helper))
     return print_result(ctx, result, as_json=args.json, title="plangate doctor")
+
+
+def _hookd_state(root: str, ctx: Context) -> dict[str, Any]:
+    """The hook helper of this repository as a hook would see it (never a failure)."""
+    from plangate.errors import PlanGateError
+    from plangate.hooks.hookd import describe, locate
+
+    try:
+        return describe(locate(root, ctx.env))
+    except PlanGateError as exc:
+        return {"running": False, "problem": f"{exc.code}: {exc.message}"}
+
+
+def _hookd_line(state: dict[str, Any]) -> str:
+    if "problem" in state:
+        return f"hookd   not usable: {state['problem']}"
+    owner = "-" if state["socket_owner"] is None else state["socket_owner"]
+    where = (f"socket {state['socket']} (owner {owner}, mode {state['socket_mode'] or '-'}, "
+             f"{'trusted' if state['socket_trusted'] else 'not trusted'})")
+    if not state["running"]:
+        return f"hookd   not running (hooks decide in-process); {where}"
+    same = "same as installed" if state["same_package"] else "NOT the installed package"
+    return (f"hookd   running, pid {state['pid']}, package {state['package_digest']} "
+            f"({same}); {where}")

@@ -26,6 +26,10 @@ def _parser(prog: str) -> argparse.ArgumentParser:
                         help="with --claude: also write this machine's interpreter entries into "
                         ".claude/settings.local.json (git-ignored), for hosts that do not see "
                         "plangate on PATH")
+    parser.add_argument("--hookd", action="store_true",
+                        help="with --local-python: the local entries run the hook helper's "
+                        "small client (python -S -I), which asks 'plangate hookd' first and "
+                        "decides in-process when no usable helper runs")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
@@ -46,8 +50,12 @@ def run(argv: list[str], ctx: Context) -> int:
         raise UsageError("HOOKS_LOCAL_PYTHON_NEEDS_CLAUDE",
                          "--local-python writes Claude Code's local settings file",
                          "pass --claude (or --all) with --local-python")
+    if args.hookd and not args.local_python:
+        raise UsageError("HOOKS_HOOKD_NEEDS_LOCAL_PYTHON",
+                         "--hookd changes the machine-local entries only",
+                         "pass --claude --local-python --hookd")
     changes = apply(root, hosts, install=args.action == "install", python=args.python,
-                    env=ctx.env, local_python=args.local_python)
+                    env=ctx.env, local_python=args.local_python, helper=args.hookd)
     if args.json:
         print_json(ctx, {
             "verdict": "ACCEPTED", "reasons": [], "action": args.action,
@@ -64,6 +72,9 @@ def run(argv: list[str], ctx: Context) -> int:
         if args.local_python:
             ctx.out("claude: .claude/settings.local.json names this machine's interpreter; "
                     "keep it out of git (plangate setup adds it to .gitignore)")
+        if args.hookd:
+            ctx.out("claude: the local entries ask the hook helper first; start it with "
+                    "'plangate hookd start' (it stops by itself when idle)")
         if "codex" in hosts:
             ctx.out("codex: hooks are on by default ([features] hooks); trust them once in "
                     "Codex (/hooks): an untrusted or modified hook never runs")

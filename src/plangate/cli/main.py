@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("plangate.cli.eval_cmd", "pre-register plans, register candidates, gate and run them"),
     "hook": ("plangate.cli.hook_cmd", "agent hook entry points (claude, codex, cursor, git)"),
     "hooks": ("plangate.cli.hooks_cmd", "install or uninstall the hooks in a repository"),
+    "hookd": ("plangate.cli.hookd_cmd", "warm hook helper of a repository: start, stop, status"),
     "setup": ("plangate.cli.setup_cmd", "switch PlanGate on: surfaces, trust root, ignores, hooks"),
     "override": ("plangate.cli.override_cmd", "human-only, time-boxed, path-scoped override"),
     "task": ("plangate.cli.task_cmd", "start, stop or show the active task of every host's hooks"),

@@ -46,7 +46,15 @@ def run_host(host: str, data: bytes, cwd: Path, env: Mapping[str, str]) -> HookO
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m plangate.hooks <host>``: read stdin, run, print, exit."""
+    """``python -m plangate.hooks <host>`` / ``plangate-hook <host>``: the running hook
+    helper's answer when it passes every check (:mod:`plangate.hooks.hookd_client`),
+    else :func:`run_in_process`."""
+    return run_in_process(argv, use_helper=True)
+
+
+def run_in_process(argv: list[str] | None = None, *, use_helper: bool = False) -> int:
+    """Read stdin, decide in this process, print, exit (the helper only with ``use_helper``,
+    and only for the agent hosts)."""
     args = sys.argv[1:] if argv is None else argv
     host = args[0] if len(args) == 1 else ""
     data = b""
@@ -67,7 +75,25 @@ def main(argv: list[str] | None = None) -> int:
                 )
             )
         cwd = Path("/")
+    if use_helper:
+        from plangate.hooks.hookd_client import AGENT_HOSTS, ask_helper
+
+        if host in AGENT_HOSTS:
+            answer = ask_helper(host, data, os.environ, str(cwd))
+            if answer is not None:
+                return _emit_bytes(*answer)
     return _emit(run_host(host, data, cwd, dict(os.environ)))
+
+
+def _emit_bytes(out: bytes, err: bytes, code: int) -> int:
+    """Print an answer the helper encoded for this process's own streams."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sys.stdout.buffer.write(out)
+    sys.stderr.buffer.write(err)
+    sys.stdout.buffer.flush()
+    sys.stderr.buffer.flush()
+    return code
 
 
 def _emit(output: HookOutput) -> int:

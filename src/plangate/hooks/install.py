@@ -143,9 +143,18 @@ def portable_command(host: str) -> str:
     return f"{run} # {MARKER}"
 
 
-def hook_command(host: str, python: str | None = None) -> str:
-    """The marked command line for ``host`` with this machine's interpreter (local files)."""
+def hook_command(host: str, python: str | None = None, *, helper: bool = False) -> str:
+    """The marked command line for ``host`` with this machine's interpreter (local files).
+
+    ``helper``: the small client that asks the running hook helper first
+    (``plangate hookd``; ``-S -I``: no site packages, no environment-controlled
+    path, no working directory on ``sys.path``), named by its path in this very
+    installation, and deciding in-process whenever the helper cannot be used.
+    """
     interpreter = shlex.quote(python or sys.executable)
+    if helper:
+        launch = shlex.quote(str(Path(__file__).resolve().parent / "hookd_launch.py"))
+        return f"{interpreter} -S -I {launch} {host} || exit 2 # {MARKER}"
     # -P: the working directory (the repository, which the agent writes) is not put
     # on sys.path, so a repository-local 'plangate' package cannot stand in for the gate.
     return f"{interpreter} -P -m plangate.hooks {host} || exit 2 # {MARKER}"
@@ -242,6 +251,7 @@ def _grouped_config(
     *,
     install: bool,
     python: str | None,
+    helper: bool = False,
 ) -> dict[str, Any]:
     hooks = _hooks_map(config, path)
     for event, matcher in events:
@@ -249,7 +259,7 @@ def _grouped_config(
         if install:
             entry = {
                 "type": "command",
-                "command": _entry_command(host, python),
+                "command": _entry_command(host, python, helper=helper),
                 "timeout": HOOK_TIMEOUT_SECONDS,
             }
             group: dict[str, Any] = {"hooks": [entry]}
@@ -295,14 +305,17 @@ def _cursor_config(
     return config
 
 
-def _entry_command(host: str, python: str | None) -> str:
-    """Committed files get the portable line; the local file this machine's interpreter."""
+def _entry_command(host: str, python: str | None, *, helper: bool = False) -> str:
+    """Committed files get the portable line; the local file this machine's interpreter
+    (and, with ``helper``, the helper's client: a machine path, so never committed)."""
     if host == "claude-local":
-        return hook_command("claude", python)
+        return hook_command("claude", python, helper=helper)
     return portable_command(host)
 
 
-def _apply_json(root: Path, host: str, *, install: bool, python: str | None) -> Change:
+def _apply_json(
+    root: Path, host: str, *, install: bool, python: str | None, helper: bool = False
+) -> Change:
     """Install or remove ``host``'s hooks in its config file inside the repository.
 
     The config directory (``.claude/``...) is opened from the repository root with
@@ -313,18 +326,29 @@ def _apply_json(root: Path, host: str, *, install: bool, python: str | None) -> 
 
     rel = CONFIG_FILES[host]
     with open_verified_dir(root, rel.parent.as_posix(), create=install) as directory:
-        return _apply_json_in(directory, rel.name, root / rel, host, install=install, python=python)
+        return _apply_json_in(
+            directory, rel.name, root / rel, host, install=install, python=python, helper=helper
+        )
 
 
 def _apply_json_in(
-    directory: VerifiedDir, name: str, path: Path, host: str, *, install: bool, python: str | None
+    directory: VerifiedDir,
+    name: str,
+    path: Path,
+    host: str,
+    *,
+    install: bool,
+    python: str | None,
+    helper: bool = False,
 ) -> Change:
     loaded = _load_json(directory, name, path)
     existed = loaded is not None
     config = loaded if loaded is not None else {}
     before = json.dumps(config, sort_keys=True)
     if host in ("claude", "claude-local"):
-        config = _grouped_config(config, path, host, CLAUDE_EVENTS, install=install, python=python)
+        config = _grouped_config(
+            config, path, host, CLAUDE_EVENTS, install=install, python=python, helper=helper
+        )
     elif host == "codex":
         config = _grouped_config(config, path, host, CODEX_EVENTS, install=install, python=python)
     else:
@@ -485,13 +509,15 @@ def apply(
     python: str | None = None,
     env: Mapping[str, str] | None = None,
     local_python: bool = False,
+    helper: bool = False,
 ) -> list[Change]:
     """Install (or uninstall) PlanGate's hooks for ``hosts`` in the repository at ``root``.
 
     Installing also creates the ledger (when missing) and records the installation:
     the hooks themselves refuse to start a new ledger. ``local_python`` adds this
     machine's interpreter entries to ``.claude/settings.local.json`` (with
-    ``claude``); uninstalling ``claude`` removes PlanGate's entries from both files.
+    ``claude``), ``helper`` makes them the hook helper's client; uninstalling
+    ``claude`` removes PlanGate's entries from both files.
     """
     if install and "git" in hosts:
         check_git_hooks(root)  # a refusal leaves no ledger entry and no file behind
@@ -507,7 +533,9 @@ def apply(
         elif host == "claude-local" and not install and not (root / CONFIG_FILES[host]).exists():
             continue
         else:
-            changes.append(_apply_json(root, host, install=install, python=python))
+            changes.append(
+                _apply_json(root, host, install=install, python=python, helper=helper)
+            )
     return changes
 
 

@@ -511,3 +511,41 @@ def test_golden(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         assert actual["exit"] == 2 or "systemMessage" in actual["stdout"]
     if "deny" in case.name and case.host == "cursor":
         assert json.loads(actual["stdout"])["permission"] == "deny"
+
+
+IN_PROCESS_ONLY = {"decision_raises"}
+"""Setups that patch this test process: a helper process cannot see them."""
+
+
+@pytest.mark.parametrize(
+    "case",
+    [c for c in CASES if c.setup is None or c.setup.__name__ not in IN_PROCESS_ONLY],
+    ids=lambda c: c.name,
+)
+def test_golden_through_helper(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same payloads through a real helper (``plangate hookd``) and the small client
+    (``python -S -I hookd_launch.py HOST``): byte for byte the in-process answers, and
+    every one of them really answered by the helper."""
+    from support.hookd import requests_served, run_client, running_helper, runtime_env
+
+    repo = _build_repo(tmp_path, case.approved)
+    root = os.path.realpath(repo)
+    env = runtime_env(hook_env(case.task, **case.extra_env), tmp_path / "run")
+    with running_helper(repo, env) as _helper:
+        if case.setup is not None:
+            case.setup(repo, monkeypatch)
+        stdin = (
+            _fill(case.payload, root)
+            if isinstance(case.payload, str)
+            else json.dumps(_fill(case.payload, root))
+        )
+        before = requests_served(repo, env)
+        result = run_client(repo, case.host, stdin.encode(), env)
+        assert requests_served(repo, env) == before + 1, "the helper did not answer"
+    actual = {
+        "exit": result.returncode,
+        "stdout": _normalise(result.stdout.decode(), root),
+        "stderr": _normalise(result.stderr.decode(), root),
+    }
+    expected = json.loads((EXPECTED / f"{case.name}.json").read_text())
+    assert actual == expected

@@ -27,7 +27,6 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from plangate.canonical import (
-    DIGEST_RE,
     MAX_DEPTH,
     StrictJSONError,
     canonical_bytes,
@@ -479,29 +478,33 @@ class _PayloadCheck:
     payload text; anything else (False) sends the row through the full checks,
     which then name the reason. One parse with the C scanner replaces the
     parse and the Python walk of the full checks: on the way, every object's
-    keys are checked for forbidden names, for order and for duplicates, and
-    floats, ``NaN``/``Infinity``, ``-0`` and integers outside the safe range
-    stop it. The text is then canonical (RFC 8785) when it is exactly what
-    the C encoder writes for the parsed value (the encoder equals RFC 8785
-    for a plain value, :func:`plangate.canonical.is_plain_json`, which holds:
-    no float, only safe integers, no character at or above U+D800 anywhere in
-    the text, so none in a key or string, and no deeper nesting than the text
-    has brackets). Without any backslash in the text, that comparison is
-    decided without serialising: every string is then written as is (no
-    escape), so the text is canonical exactly when its keys are sorted and
-    unique (checked during the parse) and nothing but the tokens themselves
-    lies outside its strings (no whitespace).
+    keys are checked for forbidden names and for order, and floats,
+    ``NaN``/``Infinity``, ``-0`` and integers outside the safe range stop it.
+    The value is then plain (:func:`plangate.canonical.is_plain_json`: no
+    float, only safe integers, no character at or above U+D800 anywhere in
+    the text, so none in a key or string, no deeper nesting than the text has
+    objects and ``[``), so its RFC 8785 text is what the C encoder writes.
+    The text is canonical when it is exactly that:
+
+    - without any backslash in the text, decided without serialising: no
+      string holds an escape, so each is written as is; the quotes alternate
+      opening and closing strings, so whitespace outside them is seen, and
+      each key is the one ``":`` that follows it (a ``":`` can also open a
+      string value): as many ``":`` as distinct keys per object means no key
+      is repeated; the keys were found in order;
+    - otherwise by comparing the text with the encoder's output.
 
     Keys found not forbidden are remembered (up to :data:`_KEY_CACHE_MAX`), so
     a key seen before is checked by one set comparison per object.
     """
 
-    __slots__ = ("_encode", "_safe_keys", "_scan")
+    __slots__ = ("_encode", "_safe_keys", "_scan", "_sizes")
 
     def __init__(self) -> None:
         self._safe_keys: set[str] = set()
+        self._sizes: list[int] = []
         decoder = json.JSONDecoder(
-            object_pairs_hook=self._object,
+            object_hook=self._object,
             parse_float=_refuse_number,
             parse_int=_canonical_int,
             parse_constant=_refuse_number,
@@ -509,11 +512,11 @@ class _PayloadCheck:
         self._scan = decoder.scan_once  # type: ignore[attr-defined]  # set by __init__
         self._encode = _plain_encoder()
 
-    def _object(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj = dict(pairs)
+    def _object(self, obj: dict[str, Any]) -> dict[str, Any]:
+        self._sizes.append(len(obj))
         keys = list(obj)
-        if len(keys) != len(pairs) or keys != sorted(keys):
-            raise _NotPlain  # a duplicate key, or keys out of order
+        if keys != sorted(keys):
+            raise _NotPlain
         safe = self._safe_keys
         if obj.keys() <= safe:
             return obj
@@ -527,24 +530,30 @@ class _PayloadCheck:
 
     def accepts(self, text: object) -> bool:
         """True when ``text`` is a canonical, plain JSON object without a forbidden key."""
-        if type(text) is not str or not text:
+        if type(text) is not str or (not text.isascii() and max(text) >= "\ud800"):
             return False
-        if not text.isascii() and max(text) >= "\ud800":
-            return False
-        if "\\" not in text:
-            # No escape: the quotes alternate opening and closing strings, and
-            # every bracket lies between them.
-            between = "".join(text.split('"')[::2])
-            plain_strings = between.isprintable() and " " not in between
-        else:
-            between, plain_strings = text, False
-        if between.count("{") + between.count("[") > MAX_DEPTH:
-            return False
+        sizes = self._sizes
+        sizes.clear()
         try:
             value, end = self._scan(text, 0)
-            if end != len(text) or type(value) is not dict:
-                return False
-            return plain_strings or bool(self._encode(value) == text)
+        except Exception:  # noqa: BLE001 - any doubt: the full checks decide and explain
+            return False
+        if (
+            end != len(text)
+            or type(value) is not dict
+            or len(sizes) + text.count("[") > MAX_DEPTH
+        ):
+            return False
+        if "\\" not in text:
+            if " " in text or "\n" in text or "\r" in text or "\t" in text:
+                between = "".join(text.split('"')[::2])
+                bare = between.isprintable() and " " not in between
+            else:
+                bare = True
+            if bare and text.count('":') == sum(sizes):
+                return True
+        try:
+            return bool(self._encode(value) == text)
         except Exception:  # noqa: BLE001 - any doubt: the full checks decide and explain
             return False
 
@@ -630,7 +639,6 @@ def verify_values(
     prev_hash = GENESIS_PREV_HASH
     last_at = ""
     sha256 = hashlib.sha256
-    digest_match = DIGEST_RE.fullmatch
     for values in rows:
         expected = count + 1
         seq, kind, subject, payload_text, at, row_prev, entry_hash = values
@@ -644,27 +652,16 @@ def verify_values(
             and subject.isprintable()
             and subject == subject.strip()
             and (at == last_at or _valid_at(at))
-            and type(entry_hash) is str
-            and digest_match(entry_hash) is not None
             and payload_ok(payload_text)
+            # A recorded hash equal to "sha256:" + a hex digest is a well-formed digest.
             and entry_hash
             == "sha256:"
             + sha256(
                 (
-                    '{"at":"'
-                    + at
-                    + '","kind":"'
-                    + kind
-                    + '","payload":'
-                    + payload_text
-                    + ',"prev_hash":"'
-                    + row_prev
-                    + '","seq":'
-                    + str(seq)
-                    + ',"subject":'
-                    + _json_string(subject)
-                    + ',"v":1}'
-                ).encode("utf-8")
+                    f'{{"at":"{at}","kind":"{kind}","payload":{payload_text},'
+                    f'"prev_hash":"{row_prev}","seq":{seq},"subject":{_json_string(subject)},'
+                    '"v":1}'
+                ).encode()
             ).hexdigest()
         ):
             from plangate.ledger.rows import StoredRow

@@ -50,6 +50,20 @@ for row in conn.execute(
 """
 """The ledger verify floor: read every row and hash the same bytes, streaming."""
 
+VERIFY_BASELINE_PG = """
+import hashlib, sys
+import psycopg
+h = hashlib.sha256()
+with psycopg.connect(sys.argv[1]) as conn, conn.cursor(name="rows") as cur:
+    cur.itersize = 2000
+    cur.execute(
+        "SELECT seq, kind, subject, payload, at, prev_hash, entry_hash"
+        " FROM plangate_ledger_entries ORDER BY seq")
+    for row in cur:
+        h.update(repr(row).encode())
+"""
+"""The same floor on PostgreSQL: the rows streamed through a server-side cursor."""
+
 
 def run_scripts(wanted: Sequence[str]) -> int:
     """Run each benchmark script; return 1 if any of them failed to run."""
@@ -421,6 +435,35 @@ def bench_ledger(report: Report, python: str, env: dict[str, str], full: bool) -
             )
     report.curve("ledger verify CPU vs entries", sizes[0], cpu[0], cpu[1], "ms")
     report.curve("ledger verify peak memory vs entries", sizes[0], rss[0], rss[1], "MiB", flat=True)
+    pg_url = os.environ.get("PLANGATE_TEST_PG_URL")
+    if not pg_url:
+        print("  ledger verify on PostgreSQL: PLANGATE_TEST_PG_URL not set, not measured")
+        return
+    cpu, rss = [], []
+    for count in sizes:
+        with tempfile.TemporaryDirectory(prefix="plangate-bench-") as tmp, ledger_bench.fresh_pg(
+            pg_url
+        ) as url:
+            repo = Path(tmp)
+            git(repo, "init", "-q", "-b", "main")
+            ledger_bench.load_pg(url, ledger_bench.chain_rows(count))
+            pg_env = dict(env, PLANGATE_LEDGER_URL=url)
+            argv = [python, "-m", "plangate", "ledger", "verify"]
+            base = [python, "-c", VERIFY_BASELINE_PG, url]
+            result = compare("ledger verify (pg)", argv, base, cwd=repo, runs=3, env=pg_env)
+            cpu.append(result["subject_cpu_ms"])
+            peak, _code = max_rss_mib(argv, repo, pg_env)
+            rss.append(peak)
+            report.goal(
+                f"ledger verify on PostgreSQL, {count:,} entries (CPU)",
+                result["ratio_cpu"],
+                2.5,
+                f"stream the rows and SHA-256 the same bytes ({result['baseline_cpu_ms']:.0f} ms)",
+            )
+    report.curve("ledger verify (pg) CPU vs entries", sizes[0], cpu[0], cpu[1], "ms")
+    report.curve(
+        "ledger verify (pg) peak memory vs entries", sizes[0], rss[0], rss[1], "MiB", flat=True
+    )
 
 
 # -- in-process curves: patterns and plan size ---------------------------------------------

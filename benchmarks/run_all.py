@@ -103,6 +103,31 @@ def max_rss_mib(
     return usage.ru_maxrss / 1024, proc.returncode
 
 
+_VERIFY_PEAK = (
+    "import sys\n"
+    "from plangate.cli.main import main\n"
+    "code = main(['ledger', 'verify'])\n"
+    "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')]\n"
+    "sys.stderr.write('VMHWM ' + (hwm[0].split()[1] if hwm else '0') + '\\n')\n"
+    "sys.exit(code)\n"
+)
+
+
+def verify_peak_mib(python: str, repo: Path, env: dict[str, str]) -> float:
+    """Peak resident memory (MiB) of one ``ledger verify``, read inside the process.
+
+    Not the child's ``ru_maxrss``: the benchmark's own pages (the rows it just
+    built) can count in a child's maximum before ``exec`` replaces them.
+    """
+    proc = subprocess.run(
+        [python, "-c", _VERIFY_PEAK], cwd=repo, env=env, capture_output=True, check=False
+    )
+    lines = [x for x in proc.stderr.decode().splitlines() if x.startswith("VMHWM ")]
+    if proc.returncode != 0 or not lines:
+        raise SystemExit(f"ledger verify failed in {repo}: {proc.stderr.decode()[-500:]}")
+    return int(lines[-1].split()[1]) / 1024
+
+
 def exit_code(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> int:
     return subprocess.run(list(argv), cwd=cwd, env=env, capture_output=True, check=False).returncode
 
@@ -425,7 +450,7 @@ def bench_ledger(report: Report, python: str, env: dict[str, str], full: bool) -
             base = [python, "-c", VERIFY_BASELINE, str(repo / ".plangate" / "ledger.sqlite3")]
             result = compare("ledger verify", argv, base, cwd=repo, runs=3, env=env)
             cpu.append(result["subject_cpu_ms"])
-            peak, _code = max_rss_mib(argv, repo, env)
+            peak = verify_peak_mib(python, repo, env)
             rss.append(peak)
             report.goal(
                 f"ledger verify, {count:,} entries (CPU)",
@@ -452,7 +477,7 @@ def bench_ledger(report: Report, python: str, env: dict[str, str], full: bool) -
             base = [python, "-c", VERIFY_BASELINE_PG, url]
             result = compare("ledger verify (pg)", argv, base, cwd=repo, runs=3, env=pg_env)
             cpu.append(result["subject_cpu_ms"])
-            peak, _code = max_rss_mib(argv, repo, pg_env)
+            peak = verify_peak_mib(python, repo, pg_env)
             rss.append(peak)
             report.goal(
                 f"ledger verify on PostgreSQL, {count:,} entries (CPU)",

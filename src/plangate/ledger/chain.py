@@ -468,7 +468,7 @@ def _refuse_number(_text: str) -> Any:
 
 
 _KEY_CACHE_MAX = 4096
-"""How many distinct accepted keys one verification remembers (memory stays flat)."""
+"""How many accepted key tuples one verification remembers (memory stays flat)."""
 
 
 class _PayloadCheck:
@@ -494,14 +494,15 @@ class _PayloadCheck:
       is repeated; the keys were found in order;
     - otherwise by comparing the text with the encoder's output.
 
-    Keys found not forbidden are remembered (up to :data:`_KEY_CACHE_MAX`), so
-    a key seen before is checked by one set comparison per object.
+    The key tuples of objects found in order and without a forbidden key are
+    remembered (up to :data:`_KEY_CACHE_MAX` of them), so an object with the
+    keys of one seen before is checked by one set lookup.
     """
 
-    __slots__ = ("_encode", "_safe_keys", "_scan", "_sizes")
+    __slots__ = ("_encode", "_scan", "_shapes", "_sizes")
 
     def __init__(self) -> None:
-        self._safe_keys: set[str] = set()
+        self._shapes: set[tuple[str, ...]] = set()
         self._sizes: list[int] = []
         decoder = json.JSONDecoder(
             object_hook=self._object,
@@ -514,18 +515,17 @@ class _PayloadCheck:
 
     def _object(self, obj: dict[str, Any]) -> dict[str, Any]:
         self._sizes.append(len(obj))
-        keys = list(obj)
-        if keys != sorted(keys):
-            raise _NotPlain
-        safe = self._safe_keys
-        if obj.keys() <= safe:
+        keys = tuple(obj)
+        shapes = self._shapes
+        if keys in shapes:  # these keys, in this order, were found allowed before
             return obj
+        if list(keys) != sorted(keys):
+            raise _NotPlain
         for key in keys:
-            if key not in safe:
-                if is_refused(key, SECRETS_ONLY):
-                    raise _NotPlain
-                if len(safe) < _KEY_CACHE_MAX:
-                    safe.add(key)
+            if is_refused(key, SECRETS_ONLY):
+                raise _NotPlain
+        if len(shapes) < _KEY_CACHE_MAX:
+            shapes.add(keys)
         return obj
 
     def accepts(self, text: object) -> bool:

@@ -12,11 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from plangate.authority.approval import ApprovalAuthority, TaskFiles, gather
-from plangate.authority.root import TrustRoot
-
 if TYPE_CHECKING:
+    from plangate.authority.approval import ApprovalAuthority
     from plangate.authority.continuation import ContinuationFacts
+    from plangate.authority.root import TrustRoot
     from plangate.authority.verify import Verified
     from plangate.verdict import Reason
 
@@ -26,7 +25,9 @@ LOCAL_TRUST: Final = "local"
 
 def trust_root_for(repo_root: Path, trust: TrustRoot | str | None) -> TrustRoot | None:
     """The trust root in force: ``trust`` itself, or the local trust branch's."""
-    if trust is None or isinstance(trust, TrustRoot):
+    # Not an isinstance test on TrustRoot: importing the trust root's modules
+    # (signers, sshsig, base64, datetime) is only needed once there is a root.
+    if not isinstance(trust, str):
         return trust
     from plangate.authority.source import local_root
     from plangate.git import Git
@@ -50,6 +51,7 @@ def approval_authority(
     root = trust_root_for(repo_root, trust)
     if root is None or not root.require_signatures:
         return None
+    from plangate.authority.approval import TaskFiles, gather
     from plangate.authority.verify import ssh_keygen_crypto
     from plangate.clock import utc_now
     from plangate.git import Git, GitError

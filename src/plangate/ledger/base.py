@@ -152,15 +152,14 @@ class Ledger(abc.ABC):
         ``INTACT`` (exit 0) or ``TAMPERED`` with ``first_bad_seq``; memory does not
         grow with the number of entries.
         """
-        from plangate.ledger.chain import verify_rows
-        from plangate.ledger.rows import StoredRow
+        from plangate.ledger.chain import verify_values
 
         def read() -> Result:
             problem = self._integrity_problem()
             if problem is not None:
                 return integrity_result(problem)
             with self._snapshot() as (head, rows):
-                return verify_rows((StoredRow(*row) for row in rows), head, anchor=anchor)
+                return verify_values(rows, head, anchor=anchor)
 
         result = self._reading(read)
         facts = dict(result.facts)

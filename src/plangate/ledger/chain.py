@@ -20,12 +20,14 @@ chain it claims to be.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from plangate.canonical import (
+    MAX_DEPTH,
     StrictJSONError,
     canonical_bytes,
     canonical_text,
@@ -457,6 +459,137 @@ class _Walk:
         self.kinds: dict[str, int] = {}
 
 
+class _NotPlain(Exception):
+    """Raised inside :class:`_PayloadCheck`'s decoder: the payload takes the full checks."""
+
+
+def _refuse_number(_text: str) -> Any:
+    raise _NotPlain
+
+
+_KEY_CACHE_MAX = 4096
+"""How many accepted key tuples one verification remembers (memory stays flat)."""
+
+
+class _PayloadCheck:
+    """The payload rules of :func:`_decode_fields`, decided in C for the common payload.
+
+    :meth:`accepts` is True only when :func:`_decode_fields` would accept the
+    payload text; anything else (False) sends the row through the full checks,
+    which then name the reason. One parse with the C scanner replaces the
+    parse and the Python walk of the full checks: on the way, every object's
+    keys are checked for forbidden names and for order, and floats,
+    ``NaN``/``Infinity``, ``-0`` and integers outside the safe range stop it.
+    The value is then plain (:func:`plangate.canonical.is_plain_json`: no
+    float, only safe integers, no character at or above U+D800 anywhere in
+    the text, so none in a key or string, no deeper nesting than the text has
+    objects and ``[``), so its RFC 8785 text is what the C encoder writes.
+    The text is canonical when it is exactly that:
+
+    - without any backslash in the text, decided without serialising: no
+      string holds an escape, so each is written as is; the quotes alternate
+      opening and closing strings, so whitespace outside them is seen, and
+      each key is the one ``":`` that follows it (a ``":`` can also open a
+      string value): as many ``":`` as distinct keys per object means no key
+      is repeated; the keys were found in order;
+    - otherwise by comparing the text with the encoder's output.
+
+    The key tuples of objects found in order and without a forbidden key are
+    remembered (up to :data:`_KEY_CACHE_MAX` of them), so an object with the
+    keys of one seen before is checked by one set lookup.
+    """
+
+    __slots__ = ("_encode", "_scan", "_shapes", "_sizes")
+
+    def __init__(self) -> None:
+        self._shapes: set[tuple[str, ...]] = set()
+        self._sizes: list[int] = []
+        decoder = json.JSONDecoder(
+            object_hook=self._object,
+            parse_float=_refuse_number,
+            parse_int=_canonical_int,
+            parse_constant=_refuse_number,
+        )
+        self._scan = decoder.scan_once  # type: ignore[attr-defined]  # set by __init__
+        self._encode = _plain_encoder()
+
+    def _object(self, obj: dict[str, Any]) -> dict[str, Any]:
+        self._sizes.append(len(obj))
+        keys = tuple(obj)
+        shapes = self._shapes
+        if keys in shapes:  # these keys, in this order, were found allowed before
+            return obj
+        if list(keys) != sorted(keys):
+            raise _NotPlain
+        for key in keys:
+            if is_refused(key, SECRETS_ONLY):
+                raise _NotPlain
+        if len(shapes) < _KEY_CACHE_MAX:
+            shapes.add(keys)
+        return obj
+
+    def accepts(self, text: object) -> bool:
+        """True when ``text`` is a canonical, plain JSON object without a forbidden key."""
+        if type(text) is not str or (not text.isascii() and max(text) >= "\ud800"):
+            return False
+        sizes = self._sizes
+        sizes.clear()
+        try:
+            value, end = self._scan(text, 0)
+        except Exception:  # noqa: BLE001 - any doubt: the full checks decide and explain
+            return False
+        if (
+            end != len(text)
+            or type(value) is not dict
+            or len(sizes) + text.count("[") > MAX_DEPTH
+        ):
+            return False
+        if "\\" not in text:
+            if " " in text or "\n" in text or "\r" in text or "\t" in text:
+                between = "".join(text.split('"')[::2])
+                bare = between.isprintable() and " " not in between
+            else:
+                bare = True
+            if bare and text.count('":') == sum(sizes):
+                return True
+        try:
+            return bool(self._encode(value) == text)
+        except Exception:  # noqa: BLE001 - any doubt: the full checks decide and explain
+            return False
+
+
+def _canonical_int(text: str) -> int:
+    """An integer token in its canonical form and within the safe range, else stop."""
+    value = int(text)
+    if -_SAFE_INT <= value <= _SAFE_INT and str(value) == text:
+        return value
+    raise _NotPlain
+
+
+def _plain_encoder() -> Any:
+    """``json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))`` as
+    one reusable C encoder (``json.dumps`` builds a new encoder object per call)."""
+    from json import encoder as json_encoder
+
+    def refuse(value: object) -> Any:
+        raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
+
+    make = getattr(json_encoder, "c_make_encoder", None)  # not in the type stubs
+    if make is None:  # pragma: no cover - CPython always has the C accelerator
+        return json.JSONEncoder(
+            ensure_ascii=False, sort_keys=True, separators=(",", ":"), check_circular=False
+        ).encode
+    chunks = make(
+        None, refuse, json_encoder.encode_basestring, None, ":", ",", True, False, True
+    )
+    join = "".join
+
+    def encode(value: Any) -> str:
+        return join(chunks(value, 0))
+
+    return encode
+
+
 def verify_rows(
     rows: Iterable[StoredRow], head: Head | None, *, anchor: str | None = None
 ) -> Result:
@@ -468,17 +601,82 @@ def verify_rows(
     must still contain it. Returns ``INTACT`` (exit 0) or ``TAMPERED`` (exit 1)
     with facts ``entries``, ``head_hash``, ``first_bad_seq`` and ``kinds``.
     """
+    return verify_values(
+        (
+            (
+                row.seq,
+                row.kind,
+                row.subject,
+                row.payload_text,
+                row.at,
+                row.prev_hash,
+                row.entry_hash,
+            )
+            for row in rows
+        ),
+        head,
+        anchor=anchor,
+    )
+
+
+def verify_values(
+    rows: Iterable[tuple[Any, ...]], head: Head | None, *, anchor: str | None = None
+) -> Result:
+    """:func:`verify_rows` over the seven column values of each row as a backend returned
+    them (``seq, kind, subject, payload, at, prev_hash, entry_hash``), streamed.
+
+    Every row gets every check of :func:`_check_row`. A row that passes them all
+    in the quick form below (exact types, kinds and times already seen, the
+    payload through :class:`_PayloadCheck`, the hash of the RFC 8785 text) is
+    accepted; any other row goes through :func:`_check_row` itself, which
+    accepts it or names the first rule it breaks, so results and messages are
+    those of the full checks.
+    """
     walk = _Walk()
-    for row in rows:
-        expected_seq = walk.count + 1
-        reason = _check_row(row, expected_seq, walk.prev_hash)
-        if reason is not None:
-            return _tampered(walk, expected_seq, reason)
-        walk.count = expected_seq
-        walk.prev_hash = row.entry_hash
-        walk.kinds[row.kind] = walk.kinds.get(row.kind, 0) + 1
-        if anchor is not None and row.entry_hash == anchor:
+    payload_ok = _PayloadCheck().accepts
+    kinds = walk.kinds
+    count = 0
+    prev_hash = GENESIS_PREV_HASH
+    last_at = ""
+    sha256 = hashlib.sha256
+    for values in rows:
+        expected = count + 1
+        seq, kind, subject, payload_text, at, row_prev, entry_hash = values
+        if not (
+            type(seq) is int
+            and seq == expected
+            and row_prev == prev_hash
+            and (kind in kinds or (type(kind) is str and KIND_RE.fullmatch(kind) is not None))
+            and type(subject) is str
+            and 0 < len(subject) <= MAX_SUBJECT_CHARS
+            and subject.isprintable()
+            and subject == subject.strip()
+            and (at == last_at or _valid_at(at))
+            and payload_ok(payload_text)
+            # A recorded hash equal to "sha256:" + a hex digest is a well-formed digest.
+            and entry_hash
+            == "sha256:"
+            + sha256(
+                (
+                    f'{{"at":"{at}","kind":"{kind}","payload":{payload_text},'
+                    f'"prev_hash":"{row_prev}","seq":{seq},"subject":{_json_string(subject)},'
+                    '"v":1}'
+                ).encode()
+            ).hexdigest()
+        ):
+            from plangate.ledger.rows import StoredRow
+
+            walk.count, walk.prev_hash = count, prev_hash
+            reason = _check_row(StoredRow(*values), expected, prev_hash)
+            if reason is not None:
+                return _tampered(walk, expected, reason)
+        count = expected
+        prev_hash = entry_hash
+        last_at = at
+        kinds[kind] = kinds.get(kind, 0) + 1
+        if anchor is not None and entry_hash == anchor:
             walk.anchor_seen = True
+    walk.count, walk.prev_hash = count, prev_hash
     if head is not None and (head.seq != walk.count or head.entry_hash != walk.prev_hash):
         return _tampered(
             walk,

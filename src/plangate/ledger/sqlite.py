@@ -476,7 +476,7 @@ def _batched(
             raise error(exc) from None
         if not batch:
             return
-        yield from (tuple(row) for row in batch)
+        yield from batch  # tuples: the connection has no row factory
 
 
 # -- creation ------------------------------------------------------------------

@@ -1,25 +1,61 @@
-"""Run every ``benchmarks/*_bench.py`` with the interpreter binary itself, one after another.
+"""Every speed goal with its figure, its baseline, the load and met / not met; growth curves.
 
-Usage: python3 benchmarks/run_all.py [NAME ...]   (only the benchmarks whose file name
-contains one of the NAMEs; each runs with its own default settings)
-Exit code: 0 when every benchmark script ran (a missed goal is reported, not failed).
+Usage:
+  python3 benchmarks/run_all.py [--full] [--json]
+      the goals table and the growth curves (a few minutes on 2 shared cores; --full uses
+      the sizes the goals name: 10,000 tasks, 100,000 ledger entries, more runs)
+  python3 benchmarks/run_all.py --scripts [NAME ...]
+      run every ``benchmarks/*_bench.py`` (or those whose file name contains a NAME), one
+      after another, each with its own default settings
+
+Every figure is a ratio against a baseline measured in the same run (interleaved runs,
+medians of process CPU time: user + system of the measured process and its children),
+never an absolute time. A growth curve measures the same thing at n and 10n: linear cost
+gives a ratio of about 10 (fixed start-up costs make it lower), quadratic about 100; a
+"flat" curve (the hook against the ledger's length) should stay near 1.
+Exit code: 0 when everything ran (a missed goal is reported, not failed).
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import statistics
 import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-from _bench_common import real_python
+from _bench_common import REPO_ROOT, bench_env, compare, git, load_average, real_python
+
+sys.path.insert(0, str(REPO_ROOT / "src"))
+
+LINEAR_MAX = 15.0  # t(10n) / t(n) above this is reported as not linear
+FLAT_MAX = 1.3  # t(10n) / t(n) above this is reported as not flat
+
+VERIFY_BASELINE = """
+import hashlib, sqlite3, sys
+conn = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
+h = hashlib.sha256()
+for row in conn.execute(
+        "SELECT seq, kind, subject, payload, at, prev_hash, entry_hash FROM ledger_entries"
+        " ORDER BY seq"):
+    h.update(repr(row).encode())
+"""
+"""The ledger verify floor: read every row and hash the same bytes, streaming."""
 
 
-def main() -> int:
+def run_scripts(wanted: Sequence[str]) -> int:
     """Run each benchmark script; return 1 if any of them failed to run."""
     here = Path(__file__).resolve().parent
     python = real_python()
     failed = []
-    wanted = sys.argv[1:]
     for script in sorted(here.glob("*_bench.py")):
         if wanted and not any(name in script.name for name in wanted):
             continue
@@ -30,6 +66,470 @@ def main() -> int:
     if failed:
         print(f"benchmarks that failed to run: {', '.join(failed)}")
         return 1
+    return 0
+
+
+def max_rss_mib(
+    argv: Sequence[str], cwd: Path, env: dict[str, str], stdin: bytes = b""
+) -> tuple[float, int]:
+    """Peak resident memory (MiB) and exit code of one run of ``argv`` alone."""
+    proc = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(stdin)
+    proc.stdin.close()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return usage.ru_maxrss / 1024, proc.returncode
+
+
+def exit_code(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> int:
+    return subprocess.run(list(argv), cwd=cwd, env=env, capture_output=True, check=False).returncode
+
+
+class Report:
+    """The goals and the growth curves of one run."""
+
+    def __init__(self) -> None:
+        self.goals: list[dict[str, Any]] = []
+        self.curves: list[dict[str, Any]] = []
+        self.load_before = os.getloadavg()
+
+    def goal(
+        self,
+        name: str,
+        figure: float | None,
+        limit: float,
+        baseline: str,
+        *,
+        unit: str = "x",
+        note: str = "",
+    ) -> None:
+        load = _load()
+        met = figure is not None and figure <= limit
+        self.goals.append(
+            {
+                "goal": name,
+                "figure": figure,
+                "limit": limit,
+                "unit": unit,
+                "baseline": baseline,
+                "load": load,
+                "met": met,
+                "note": note,
+            }
+        )
+        shown = "-" if figure is None else f"{figure:.2f}{unit}"
+        print(
+            f"  goal {name}: {shown} (<= {limit}{unit}) vs {baseline} "
+            f"[{load}] {'met' if met else 'NOT MET'}{' - ' + note if note else ''}",
+            flush=True,
+        )
+
+    def curve(
+        self, name: str, n: int, t_n: float, t_10n: float, unit: str, *, flat: bool = False
+    ) -> None:
+        ratio = t_10n / max(t_n, 1e-9)
+        limit = FLAT_MAX if flat else LINEAR_MAX
+        ok = ratio <= limit
+        self.curves.append(
+            {
+                "curve": name,
+                "n": n,
+                "t_n": t_n,
+                "t_10n": t_10n,
+                "unit": unit,
+                "ratio": ratio,
+                "shape": "flat" if flat else "linear",
+                "met": ok,
+                "load": _load(),
+            }
+        )
+        print(
+            f"  curve {name}: n={n:,} {t_n:.2f} {unit}, 10n={10 * n:,} {t_10n:.2f} {unit}, "
+            f"ratio {ratio:.2f} ({'flat' if flat else 'linear'}: "
+            f"{'met' if ok else 'NOT MET'}) [{_load()}]",
+            flush=True,
+        )
+
+
+def _load() -> str:
+    return f"load {os.getloadavg()[0]:.2f}"
+
+
+# -- hook ----------------------------------------------------------------------------------
+
+
+def extend_ledger(repo: Path, count: int) -> None:
+    """Append ``count`` correctly chained hook-decision entries after the ledger's head."""
+    from plangate.canonical import canonical_text
+    from plangate.ledger.chain import compute_entry_hash
+
+    path = repo / ".plangate" / "ledger.sqlite3"
+    conn = sqlite3.connect(path, isolation_level=None)
+    seq, prev = conn.execute("SELECT seq, entry_hash FROM ledger_head").fetchone()
+    payload = {"verdict": "ALLOW", "tool": "Write", "paths": ["src/app.py"], "reasons": []}
+    text = canonical_text(payload)
+    at = "2026-12-02T10:00:00Z"
+    rows = []
+    for seq_next in range(seq + 1, seq + count + 1):
+        entry_hash = compute_entry_hash(
+            seq=seq_next,
+            kind="hook_decision",
+            subject="bench",
+            payload=payload,
+            at=at,
+            prev_hash=prev,
+        )
+        rows.append((seq_next, "hook_decision", "bench", text, at, prev, entry_hash))
+        prev = entry_hash
+    conn.execute("BEGIN IMMEDIATE")
+    conn.executemany("INSERT INTO ledger_entries VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    conn.execute("UPDATE ledger_head SET seq = ?, entry_hash = ?", (rows[-1][0], prev))
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def bench_hook(report: Report, python: str, env: dict[str, str], full: bool) -> None:
+    import hook_bench
+
+    calls = 60 if full else 25
+    baseline = [python, "-c", "import json,sys; json.load(sys.stdin)"]
+    hook = [python, "-m", "plangate.hooks", "claude"]
+    with tempfile.TemporaryDirectory(prefix="plangate-bench-") as tmp:
+        repo = hook_bench.build_repo(Path(tmp))
+        write = hook_bench._payload(
+            repo, "Write", {"file_path": str(repo / "src/app.py"), "content": "x"}
+        )
+        task_env = dict(env, PLANGATE_TASK="TASK-0001")
+        rows = _interleave(hook, baseline, write, task_env, repo, calls=calls, expect=0)
+        report.goal(
+            "hook without a helper, allowed Write, p50",
+            rows["p50"],
+            1.3,
+            f"bare JSON-reading interpreter ({rows['base_p50_ms']:.1f} ms)",
+        )
+        report.goal(
+            "hook without a helper, allowed Write, CPU p50",
+            rows["cpu_p50"],
+            1.3,
+            "bare JSON-reading interpreter",
+        )
+        report.goal(
+            "hook through a helper, p50",
+            None,
+            0.5,
+            "bare interpreter",
+            note="helper not built (design in docs/performance.md)",
+        )
+        report.goal(
+            "hook through a helper, p95", None, 0.8, "bare interpreter", note="helper not built"
+        )
+        # The hook's time against the ledger's length: no PLANGATE_TASK, so the hook
+        # looks the active task and the open run up in the ledger.
+        protected = hook_bench._payload(repo, "Write", {"file_path": "CLAUDE.md"})
+        sizes = (1_000, 10_000, 100_000) if full else (1_000, 10_000)
+        figures = []
+        have = 0
+        for size in sizes:
+            extend_ledger(repo, size - have)
+            have = size
+            rows = _interleave(hook, baseline, protected, env, repo, calls=calls, expect=2)
+            figures.append(rows["cpu_p50_ms"])
+            report.goal(
+                f"hook, no task, {size:,} ledger entries, CPU p50",
+                rows["cpu_p50"],
+                1.3,
+                f"bare interpreter ({rows['base_p50_ms']:.1f} ms)",
+            )
+        report.curve(
+            "hook CPU vs ledger entries (p50)",
+            sizes[-2],
+            figures[-2],
+            figures[-1],
+            "ms",
+            flat=True,
+        )
+
+
+def _interleave(
+    subject: list[str],
+    baseline: list[str],
+    stdin: bytes,
+    env: dict[str, str],
+    cwd: Path,
+    *,
+    calls: int,
+    expect: int,
+) -> dict[str, float]:
+    import hook_bench
+
+    for _ in range(3):
+        hook_bench._time(baseline, stdin, env, cwd)
+        hook_bench._time(subject, stdin, env, cwd)
+    sub, base, sub_cpu, base_cpu = [], [], [], []
+    for _ in range(calls):
+        wall, cpu, _code = hook_bench._time(baseline, stdin, env, cwd)
+        base.append(wall)
+        base_cpu.append(cpu)
+        wall, cpu, code = hook_bench._time(subject, stdin, env, cwd)
+        if code != expect:
+            raise SystemExit(f"hook exited {code}, expected {expect}: {hook_bench._LAST_STDERR[0]}")
+        sub.append(wall)
+        sub_cpu.append(cpu)
+    p50, b50 = statistics.median(sub), statistics.median(base)
+    return {
+        "p50": p50 / b50,
+        "cpu_p50": statistics.median(sub_cpu) / max(statistics.median(base_cpu), 1e-9),
+        "cpu_p50_ms": statistics.median(sub_cpu) * 1000,
+        "p95": hook_bench._p95(sub) / hook_bench._p95(base),
+        "p50_ms": p50 * 1000,
+        "base_p50_ms": b50 * 1000,
+    }
+
+
+# -- c3 verify and status ------------------------------------------------------------------
+
+
+def bench_c3_status(report: Report, python: str, env: dict[str, str], full: bool) -> None:
+    import c3_verify_bench
+    import status_bench
+
+    with tempfile.TemporaryDirectory(prefix="plangate-bench-") as tmp:
+        repo = c3_verify_bench.build_fixture(Path(tmp))
+        result = compare(
+            "c3 verify",
+            [python, "-m", "plangate", "c3", "verify", "TASK-0001"],
+            [python, "-c", "import json, hashlib"],
+            cwd=repo,
+            runs=30 if full else 12,
+            env=env,
+        )
+        report.goal(
+            "c3 verify (CPU)",
+            result["ratio_cpu"],
+            1.25,
+            f"python -c 'import json, hashlib' ({result['baseline_cpu_ms']:.1f} ms)",
+        )
+    sha256sum = shutil.which("sha256sum")
+    if sha256sum is None:
+        print("  status: sha256sum not installed, not measured")
+        return
+    sizes = (1_000, 10_000) if full else (100, 1_000)
+    cpu = []
+    for count in sizes:
+        with tempfile.TemporaryDirectory(prefix="plangate-bench-") as tmp:
+            repo, files = status_bench.build_fixture(Path(tmp), count)
+            argv = [python, "-m", "plangate", "status"]
+            result = compare(
+                "status", argv, [sha256sum, *files], cwd=repo, runs=5 if full else 4, env=env
+            )
+            cpu.append(result["subject_cpu_ms"])
+            if count >= 1_000:
+                report.goal(
+                    f"status, {count:,} tasks (CPU)",
+                    result["ratio_cpu"],
+                    2.5,
+                    f"sha256sum over the same files ({result['baseline_cpu_ms']:.0f} ms)",
+                )
+                rss, _code = max_rss_mib(argv, repo, env)
+                report.goal(
+                    f"status, {count:,} tasks, peak memory", rss, 50.0, "fixed limit", unit=" MiB"
+                )
+    report.curve("status CPU vs tasks", sizes[0], cpu[0], cpu[1], "ms")
+
+
+# -- ci check ------------------------------------------------------------------------------
+
+
+def ci_repo(root: Path, count: int) -> tuple[Path, str, str]:
+    """A repository whose head commit adds ``count`` files (no task: every path is judged)."""
+    repo = root / f"ci-{count}"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "README.md").write_text("bench\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD")
+    for index in range(count):
+        folder = repo / "lib" / f"pkg{index % 100}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"m{index}.py").write_text(f"x = {index}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "change")
+    return repo, base, git(repo, "rev-parse", "HEAD")
+
+
+def bench_ci(report: Report, python: str, env: dict[str, str], full: bool) -> None:
+    sizes = (1_000, 10_000)
+    cpu = []
+    with tempfile.TemporaryDirectory(prefix="plangate-bench-") as tmp:
+        for count in sizes:
+            repo, base, head = ci_repo(Path(tmp), count)
+            argv = [python, "-m", "plangate", "ci", "check", "--base", base, "--head", head]
+            code = exit_code(argv, repo, env)
+            result = compare(
+                "ci check",
+                argv,
+                ["git", "diff", "--name-only", base, head],
+                cwd=repo,
+                runs=5 if full else 3,
+                env=env,
+                expect_subject=code,
+            )
+            cpu.append(result["subject_cpu_ms"])
+            if count == 10_000:
+                report.goal(
+                    "ci check, 10,000 changed files (CPU)",
+                    result["ratio_cpu"],
+                    3.0,
+                    f"git diff --name-only ({result['baseline_cpu_ms']:.0f} ms)",
+                )
+    report.curve("ci check CPU vs changed files", sizes[0], cpu[0], cpu[1], "ms")
+
+
+# -- ledger verify -------------------------------------------------------------------------
+
+
+def bench_ledger(report: Report, python: str, env: dict[str, str], full: bool) -> None:
+    import ledger_bench
+
+    sizes = (10_000, 100_000) if full else (2_000, 20_000)
+    cpu, rss = [], []
+    for count in sizes:
+        with tempfile.TemporaryDirectory(prefix="plangate-bench-") as tmp:
+            repo = Path(tmp)
+            git(repo, "init", "-q", "-b", "main")
+            ledger_bench.load_sqlite(repo, ledger_bench.chain_rows(count))
+            argv = [python, "-m", "plangate", "ledger", "verify"]
+            base = [python, "-c", VERIFY_BASELINE, str(repo / ".plangate" / "ledger.sqlite3")]
+            result = compare("ledger verify", argv, base, cwd=repo, runs=3, env=env)
+            cpu.append(result["subject_cpu_ms"])
+            peak, _code = max_rss_mib(argv, repo, env)
+            rss.append(peak)
+            report.goal(
+                f"ledger verify, {count:,} entries (CPU)",
+                result["ratio_cpu"],
+                2.5,
+                f"read the rows and SHA-256 the same bytes ({result['baseline_cpu_ms']:.0f} ms)",
+            )
+    report.curve("ledger verify CPU vs entries", sizes[0], cpu[0], cpu[1], "ms")
+    report.curve("ledger verify peak memory vs entries", sizes[0], rss[0], rss[1], "MiB", flat=True)
+
+
+# -- in-process curves: patterns and plan size ---------------------------------------------
+
+
+def _best(fn: Callable[[], object], repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        fn()
+        best = min(best, time.process_time() - start)
+    return best * 1000
+
+
+def bench_in_process(report: Report) -> None:
+    from plangate.paths import match_any
+    from plangate.plan.scope import derive_scope
+
+    paths = [f"lib/pkg{i % 100}/m{i}.py" for i in range(2_000)]
+
+    def patterns(count: int) -> list[str]:
+        return [f"src/mod{i}/**/*.py" for i in range(count)]
+
+    def match(count: int) -> Callable[[], object]:
+        pats = patterns(count)
+        return lambda: [match_any(pats, p, casefold=True) for p in paths]
+
+    report.curve(
+        "matching 2,000 paths vs patterns (CPU)", 5, _best(match(5)), _best(match(50)), "ms"
+    )
+
+    def plan(count: int) -> bytes:
+        lines = "".join(f"- `src/pkg{i}/mod{i}.py`\n" for i in range(count))
+        return (
+            b"# Plan\n\n## Goal\n\nBench.\n\n## Files / Components to Touch\n\n"
+            + lines.encode()
+            + b"\n## Testing Strategy\n\nVerification Automation: `true`\n"
+        )
+
+    small, large = plan(200), plan(2_000)
+    report.curve(
+        "plan scope vs plan size (paths, CPU)",
+        200,
+        _best(lambda: derive_scope(small)),
+        _best(lambda: derive_scope(large)),
+        "ms",
+    )
+
+
+# -- output --------------------------------------------------------------------------------
+
+
+def print_summary(report: Report, python: str) -> None:
+    print()
+    one, five, fifteen = report.load_before
+    print(
+        f"interpreter {python}; load average at the start {one:.2f} {five:.2f} {fifteen:.2f}, "
+        f"at the end: {load_average()}"
+    )
+    print(f"{'goal':52} {'figure':>10} {'limit':>9}  {'result':8} baseline")
+    for row in report.goals:
+        shown = "-" if row["figure"] is None else f"{row['figure']:.2f}{row['unit']}"
+        print(
+            f"{row['goal']:52} {shown:>10} {row['limit']:>8}{row['unit'].strip() or 'x'}  "
+            f"{'met' if row['met'] else 'NOT MET':8} {row['baseline']} [{row['load']}]"
+        )
+    print(f"{'growth curve':52} {'n':>8} {'t(n)':>10} {'t(10n)':>10} {'ratio':>6}  result")
+    for row in report.curves:
+        print(
+            f"{row['curve']:52} {row['n']:>8,} {row['t_n']:>8.2f}{row['unit']:>2} "
+            f"{row['t_10n']:>8.2f}{row['unit']:>2} {row['ratio']:>6.2f}  "
+            f"{row['shape']} {'met' if row['met'] else 'NOT MET'}"
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--full", action="store_true", help="the sizes the goals name (slow)")
+    parser.add_argument("--json", action="store_true", help="also print the report as JSON")
+    parser.add_argument(
+        "--only", nargs="*", default=None, choices=["hook", "c3", "ci", "ledger", "inprocess"]
+    )
+    parser.add_argument(
+        "--scripts",
+        nargs="*",
+        default=None,
+        metavar="NAME",
+        help="run the benchmark scripts instead",
+    )
+    args = parser.parse_args()
+    if args.scripts is not None:
+        return run_scripts(args.scripts)
+    python = real_python()
+    env = {k: v for k, v in bench_env().items() if not k.startswith(("CLAUDE", "CODEX", "CURSOR"))}
+    report = Report()
+    steps: dict[str, Callable[[], None]] = {
+        "inprocess": lambda: bench_in_process(report),
+        "hook": lambda: bench_hook(report, python, env, args.full),
+        "c3": lambda: bench_c3_status(report, python, env, args.full),
+        "ci": lambda: bench_ci(report, python, env, args.full),
+        "ledger": lambda: bench_ledger(report, python, env, args.full),
+    }
+    for name, step in steps.items():
+        if args.only is None or name in args.only:
+            print(f"==> {name}", flush=True)
+            step()
+    print_summary(report, python)
+    if args.json:
+        print(json.dumps({"goals": report.goals, "curves": report.curves}, indent=2))
     return 0
 
 

@@ -101,11 +101,14 @@ def subprocess_capture(
     input_data: bytes | None,
     timeout: float,
     output_limit: int,
+    stderr_to_terminal: bool = False,
 ) -> Captured:
     """Run ``argv`` with :mod:`subprocess` (the general path), output bounded.
 
     Both pipes are drained by reader threads into bounded sinks, so a child that
     prints without end is killed at ``output_limit`` instead of filling memory.
+    ``stderr_to_terminal`` leaves standard error to the caller's (a prompt the
+    user must see, such as a hardware key's touch request); ``stderr`` is then empty.
     """
     import contextlib
     import subprocess
@@ -117,7 +120,7 @@ def subprocess_capture(
         env=env,
         stdin=subprocess.PIPE if input_data is not None else None,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=None if stderr_to_terminal else subprocess.PIPE,
     )
     sinks = (_BoundedSink(output_limit, drop_excess=False),
              _BoundedSink(STDERR_KEPT, drop_excess=True))
@@ -132,14 +135,16 @@ def subprocess_capture(
             proc.kill()
 
     readers = [threading.Thread(target=drain, args=(stream, sink), daemon=True)
-               for stream, sink in ((proc.stdout, sinks[0]), (proc.stderr, sinks[1]))]
+               for stream, sink in ((proc.stdout, sinks[0]), (proc.stderr, sinks[1]))
+               if stream is not None]
     for reader in readers:
         reader.start()
     try:
         if proc.stdin is not None:
             with contextlib.suppress(BrokenPipeError):  # the child stopped reading
                 proc.stdin.write(input_data or b"")
-            proc.stdin.close()
+            with contextlib.suppress(BrokenPipeError):  # closing flushes what is left
+                proc.stdin.close()
         returncode = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()

@@ -136,7 +136,7 @@ def validate_pattern(text: object) -> str:
 # linear. A trailing '**' is "one more segment, then any number".
 
 _ANY_ONE = "\x00any-one"  # internal marker: exactly one (non-empty) segment
-_ANY_MANY = "**"           # zero or more whole segments
+_ANY_MANY = "**"  # zero or more whole segments
 
 MatchCounter = list[int]
 """A one-element list the matcher adds its segment comparisons to (tests count work)."""
@@ -148,6 +148,9 @@ class _Compiled(NamedTuple):
     # segments (computed once per pattern).
     closures: tuple[frozenset[int], ...]
     has_doublestar: bool
+    # The first segment when it is literal (no '*', '?', '**'): a path whose first
+    # segment differs cannot match (exact comparison only).
+    first_literal: str | None
 
 
 @lru_cache(maxsize=4096)
@@ -164,7 +167,9 @@ def _compile(pattern: str) -> _Compiled:
             position += 1
             reach.add(position)
         closures.append(frozenset(reach))
-    return _Compiled(parts, tuple(closures), _ANY_MANY in parts)
+    first = parts[0]
+    literal = None if "*" in first or "?" in first or first == _ANY_ONE else first
+    return _Compiled(parts, tuple(closures), _ANY_MANY in parts, literal)
 
 
 def _chars_equal(a: str, b: str, casefold: bool) -> bool:
@@ -191,8 +196,10 @@ def _segment_match(pattern: str, segment: str, casefold: bool) -> bool:
     star = -1
     mark = 0
     while s < len(segment):
-        if p < len(pattern) and (pattern[p] == "?" or (
-                pattern[p] != "*" and _chars_equal(pattern[p], segment[s], casefold))):
+        if p < len(pattern) and (
+            pattern[p] == "?"
+            or (pattern[p] != "*" and _chars_equal(pattern[p], segment[s], casefold))
+        ):
             p += 1
             s += 1
         elif p < len(pattern) and pattern[p] == "*":
@@ -209,9 +216,15 @@ def _segment_match(pattern: str, segment: str, casefold: bool) -> bool:
     return p == len(pattern)
 
 
-def _nfa_match(compiled: _Compiled, path: str, casefold: bool,
-               counter: MatchCounter | None) -> bool:
-    segments = path.split("/")
+def _nfa_match(
+    compiled: _Compiled, path: str, casefold: bool, counter: MatchCounter | None
+) -> bool:
+    return _nfa_match_segments(compiled, path.split("/"), casefold, counter)
+
+
+def _nfa_match_segments(
+    compiled: _Compiled, segments: list[str], casefold: bool, counter: MatchCounter | None
+) -> bool:
     parts = compiled.parts
     if not compiled.has_doublestar:
         # No '**': one pattern segment per path segment, in order.
@@ -219,8 +232,10 @@ def _nfa_match(compiled: _Compiled, path: str, casefold: bool,
             return False
         if counter is not None:
             counter[0] += len(segments)
-        return all(_segment_match(part, segment, casefold)
-                   for part, segment in zip(parts, segments, strict=True))
+        return all(
+            _segment_match(part, segment, casefold)
+            for part, segment in zip(parts, segments, strict=True)
+        )
     closures = compiled.closures
     end = len(parts)
     states: frozenset[int] | set[int] = closures[0]
@@ -242,8 +257,9 @@ def _nfa_match(compiled: _Compiled, path: str, casefold: bool,
     return end in states
 
 
-def glob_match(pattern: str, path: str, *, casefold: bool = False,
-               counter: MatchCounter | None = None) -> bool:
+def glob_match(
+    pattern: str, path: str, *, casefold: bool = False, counter: MatchCounter | None = None
+) -> bool:
     """True when canonical ``path`` matches ``pattern``; raises on bad input.
 
     ``casefold=True`` matches regardless of case; protected-surface checks use
@@ -258,8 +274,14 @@ def glob_match(pattern: str, path: str, *, casefold: bool = False,
     canonical_path(path)
     if casefold and pattern.isascii() and path.isascii():
         # ASCII folds one way only: compare lower-cased text exactly (faster).
-        return _nfa_match(_compile(pattern.lower()), path.lower(), False, counter)
+        return _nfa_match(_compile_lower(pattern), path.lower(), False, counter)
     return _nfa_match(_compile(pattern), path, casefold, counter)
+
+
+@lru_cache(maxsize=4096)
+def _compile_lower(pattern: str) -> _Compiled:
+    # The lower-cased form of an ASCII pattern, compiled once per process.
+    return _compile(pattern.lower())
 
 
 @lru_cache(maxsize=4096)
@@ -268,10 +290,43 @@ def _validated_pattern(pattern: str) -> str:
     return validate_pattern(pattern)
 
 
-def match_any(patterns: Iterable[str], path: str, *, casefold: bool = False) -> str | None:
-    """First pattern of ``patterns`` that matches ``path``, or None."""
+def match_any(
+    patterns: Iterable[str],
+    path: str,
+    *,
+    casefold: bool = False,
+    counter: MatchCounter | None = None,
+) -> str | None:
+    """First pattern of ``patterns`` that matches ``path``, or None; raises on bad input.
+
+    The path is validated once for all the patterns (each pattern once per
+    process), so matching n paths against m patterns validates n paths, not
+    n x m pairs. No pattern, no validation: the answer is None. ``counter`` is
+    :func:`glob_match`'s.
+    """
+    segments: list[str] | None = None
+    ascii_fold = False
     for pattern in patterns:
-        if glob_match(pattern, path, casefold=casefold):
+        if not isinstance(pattern, str):
+            validate_pattern(pattern)  # raises: not a string
+        _validated_pattern(pattern)
+        if segments is None:
+            canonical_path(path)
+            ascii_fold = casefold and path.isascii()
+            segments = (path.lower() if ascii_fold else path).split("/")
+        if ascii_fold and pattern.isascii():
+            # ASCII folds one way only: compare lower-cased text exactly (faster).
+            compiled = _compile_lower(pattern)
+        elif casefold:
+            if _nfa_match(_compile(pattern), path, True, counter):
+                return pattern
+            continue
+        else:
+            compiled = _compile(pattern)
+        if compiled.first_literal is not None and compiled.first_literal != segments[0]:
+            continue  # exact comparison: the first segment already differs
+        hit = _nfa_match_segments(compiled, segments, False, counter)
+        if hit:
             return pattern
     return None
 

@@ -41,7 +41,7 @@ from typing import Any, NamedTuple, Protocol
 from plangate.canonical import sha256_digest
 from plangate.fsutil import FileState, read_regular_file
 from plangate.layout import MAX_SURFACES_BYTES, SURFACES_RELPATH
-from plangate.paths import PathRejected, canonical_path, glob_match, validate_pattern
+from plangate.paths import PathRejected, canonical_path, glob_match, match_any, validate_pattern
 from plangate.verdict import Reason
 
 REPO_SURFACES_RELPATH = SURFACES_RELPATH
@@ -159,11 +159,13 @@ class ResolvedSurfaces(NamedTuple):
         allow. Callers that must give an answer for every path use
         :meth:`protecting`.
         """
-        canonical_path(path)
-        for entry in self.entries:
-            if glob_match(entry.pattern, path, casefold=True):
-                return entry
-        return None
+        if not self.entries:
+            canonical_path(path)
+            return None
+        hit = match_any([e.pattern for e in self.entries], path, casefold=True)
+        if hit is None:
+            return None
+        return next(e for e in self.entries if e.pattern == hit)
 
     def protecting(self, path: str) -> ProtectedPattern | None:
         """The entry protecting ``path``, or None; a path that cannot be matched is protected.

@@ -60,7 +60,12 @@ def paths(draw: st.DrawFn, root: str) -> str:
 def block(draw: st.DrawFn, root: str) -> tuple[str, list[str]]:
     """A list or a table naming paths under ``root``: (text, the paths as written)."""
     named = draw(st.lists(paths(root), min_size=1, max_size=4))
-    kind = draw(st.sampled_from(["list", "bare", "table", "nested"]))
+    kind = draw(st.sampled_from(["list", "bare", "table", "nested", "braces"]))
+    if kind == "braces":  # one entry spelling several paths: `dir/{a,b}.ext`
+        stems = draw(st.lists(WORD, min_size=1, max_size=3, unique=True))
+        ext = draw(EXT)
+        spelled = [f"{root}/b/{stem}.{ext}" for stem in stems]
+        return f"- `{root}/b/{{{','.join(stems)}}}.{ext}`{draw(ANNOTATIONS)}\n", spelled
     noise = draw(st.lists(NON_PATHS, max_size=2))
     if kind == "table":
         rows = [f"| `{p}` | change {' '.join(f'`{n}`' for n in noise)} |" for p in named]

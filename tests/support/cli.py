@@ -24,16 +24,28 @@ class CliResult:
 RunCli = Callable[..., CliResult]
 
 
+class Terminal(io.BytesIO):
+    """Standard input that says it is an interactive terminal (a human at the keyboard)."""
+
+    def isatty(self) -> bool:
+        """Always a terminal."""
+        return True
+
+
 def run_cli_in(
-    cwd: Path, *argv: str, stdin: bytes = b"", env: dict[str, str] | None = None
+    cwd: Path, *argv: str, stdin: bytes = b"", env: dict[str, str] | None = None,
+    tty: bool = False,
 ) -> CliResult:
-    """Run ``plangate`` in-process: ``run_cli_in(repo, "c3", "verify", "TASK-0001")``."""
+    """Run ``plangate`` in-process: ``run_cli_in(repo, "c3", "verify", "TASK-0001")``.
+
+    ``tty`` makes stdin an interactive terminal (what human-only options require).
+    """
     out, err = io.StringIO(), io.StringIO()
     ctx = Context(
         cwd=Path(cwd),
         stdout=out,
         stderr=err,
-        stdin=io.BytesIO(stdin),
+        stdin=Terminal(stdin) if tty else io.BytesIO(stdin),
         env=dict(os.environ if env is None else env),
     )
     code = main(list(argv), ctx)

@@ -7,6 +7,13 @@ from typing import Any
 COMMIT = "a" * 40
 
 ASK = {"side": "candidate", "fixture_id": "kb", "role": "known_bad", "trial": 2}
+"""The trial as the evaluator knows it (what the grader is told and echoes)."""
+
+TRIAL_ID = "0f3a9c2e7b1d4a5c8e6f0b2d4c6a8e1f"
+"""The opaque id a runner is given for that trial (all it knows and echoes)."""
+
+RESULT_ASK = {"trial_id": TRIAL_ID, **ASK}
+"""What :func:`plangate.evaluation.run.protocol.parse_result` is called with."""
 
 
 def record(
@@ -43,8 +50,8 @@ def record(
 
 def result_doc(**overrides: Any) -> dict[str, Any]:
     doc: dict[str, Any] = {
-        "protocol": "plangate-trial/1",
-        **ASK,
+        "protocol": "plangate-trial/2",
+        "trial_id": TRIAL_ID,
         "outcome": "BLOCKED",
         "stop_reasons": ["VERIFIER_UNAVAILABLE"],
         "metrics": {"duration_ms": 12, "cost": 0.5},

@@ -96,3 +96,38 @@ def ledger_decisions(repo: Path) -> list[dict[str, Any]]:
 
     with open_ledger(repo, {}, create=False) as ledger:
         return [dict(e.payload) for e in ledger.entries(kind="hook_decision")]
+
+
+def developer_bin(directory: Path, *, light: bool = True) -> Path:
+    """A developer's own PlanGate on PATH: ``directory`` holding ``plangate-hook`` (light)
+    or ``plangate``, each a script that runs this checkout with this interpreter."""
+    import stat
+    import sys
+
+    import plangate
+
+    directory.mkdir(parents=True, exist_ok=True)
+    src = str(Path(plangate.__file__).resolve().parents[1])
+    if light:
+        name, run = "plangate-hook", "-m plangate.hooks"
+    else:
+        name, run = "plangate", "-c 'import sys; from plangate.cli.main import entrypoint; entrypoint()'"
+    script = directory / name
+    script.write_text(
+        f"#!/bin/sh\nPYTHONPATH={src} exec {sys.executable} -P {run} \"$@\"\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return directory
+
+
+def run_configured(command: str, cwd: Path, stdin: bytes, path: str, **env: str):
+    """Run a configured hook command line as the host does (``/bin/sh -c``) with ``PATH``."""
+    import subprocess
+
+    base = {k: v for k, v in os.environ.items() if k not in ("PLANGATE_TASK", "PYTHONPATH")}
+    base["PATH"] = path
+    base.update(env)
+    return subprocess.run(
+        ["/bin/sh", "-c", command], cwd=cwd, input=stdin, capture_output=True, env=base,
+        check=False,
+    )

@@ -47,7 +47,7 @@ from plangate.approval import contract as c
 from plangate.approval.acceptor import normalise_evidence_ref
 from plangate.canonical import StrictJSONError, is_digest, strict_loads_object
 from plangate.errors import InputRejected
-from plangate.paths import PathRejected, canonical_path, glob_match, validate_pattern
+from plangate.paths import PathRejected, canonical_path, match_any, validate_pattern
 from plangate.plan.package import ARTIFACT_SET, plan_package_hash
 from plangate.plan.scope import TaskScope
 from plangate.surfaces import ResolvedSurfaces
@@ -489,7 +489,7 @@ class _Case:
         and changed files the plan denies (:meth:`plangate.plan.scope.TaskScope.allows`)."""
         scope = TaskScope(self.inp.allowed_paths, None, self.inp.denied_paths)
         return [p for p in self.inp.changed_files
-                if not any(glob_match(a, p) for a in self.inp.allowed_paths)
+                if match_any(self.inp.allowed_paths, p) is None
                 or scope.denies(p) is not None]
 
     @cached_property

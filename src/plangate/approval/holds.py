@@ -4,9 +4,8 @@ The record binds one commit (``source_sha``). Where that commit must stand in
 relation to the commit being judged depends on who asks, and each caller names
 its policy at the call site so a reader sees all three side by side:
 
-- :data:`EQUAL` (exec): HEAD is the approved commit itself. The agent starts
-  from exactly what was approved.
-- :data:`DESCENDANT_IN_SCOPE` (the hooks while an agent works): HEAD is the
+- :data:`EQUAL`: HEAD is the approved commit itself.
+- :data:`DESCENDANT_IN_SCOPE` (exec, task sessions and the hooks): HEAD is the
   approved commit, or descends from it through commits that changed only paths
   inside the task's scope or its own task directory.
 - :data:`ANCESTOR` (``ci check``): the approved commit is an ancestor of the

@@ -11,6 +11,13 @@ one (``source_sha`` must name exactly one commit, not compared with HEAD). Each
 task directory is read once (one snapshot); the records' ``source_sha`` values
 are resolved with a single git process for all tasks, HEAD from the ``.git``
 files.
+
+Authority: the trust root is read once, from the tip of the local trust
+branch. Without one that requires signatures, the report says so plainly
+(approvals are unauthenticated). With one, every task's signatures are
+checked as ``plangate c3 verify`` checks them, and each row names the verified
+approver and reviewers; a root that cannot be read rejects every row with its
+reason first, as verify does.
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
     from plangate.approval.acceptor import ParsedRecord
+    from plangate.authority.approval import ApprovalAuthority
+    from plangate.authority.root import TrustRoot
 
 
 def list_task_ids(root: Path) -> list[str]:
@@ -102,20 +111,29 @@ def task_row(
     *,
     parsed: ParsedRecord | None = None,
     head: str | None = None,
+    authority: ApprovalAuthority | None = None,
 ) -> dict[str, Any]:
     """The status row of one snapshot (pure, given the git resolution ``source``).
 
     ``parsed`` may pass the record's parse (see
     :func:`plangate.approval.acceptor.verify_snapshot`); ``head`` is HEAD's full
-    id (the verdict is then the one exec would get), or None (the static one).
+    id (the verdict is then the one exec would get), or None (the static one);
+    ``authority`` the task's authority facts when the trust root requires signatures.
     """
     from plangate.approval.acceptor import verify_snapshot
+    from plangate.authority.wording import signers_of
     from plangate.plan.package import compute_package
 
     package = compute_package(snapshot)
     result = verify_snapshot(
-        snapshot, expected_sha=head, source=source, package=package, parsed=parsed
+        snapshot,
+        expected_sha=head,
+        source=source,
+        package=package,
+        parsed=parsed,
+        authority=authority,
     )
+    signers = signers_of(result.facts.get("authority"))
     presence = package.presence
     present = len(ARTIFACTS) - len(presence)
     decision = result.facts.get("decision")
@@ -142,6 +160,8 @@ def task_row(
         "first_reason": result.reasons[0].code if result.reasons else "",
         "package_reason": package_first[0].code if package_first else "",
         "at": "exec" if head is not None else "static",
+        "approved_by": signers.approver if signers else None,
+        "reviewed_by": list(signers.reviewers) if signers else None,
     }
 
 
@@ -162,6 +182,8 @@ def _error_row(task_id: str, exc: PlanGateError) -> dict[str, Any]:
         "first_reason": exc.code,
         "package_reason": "",
         "at": "static",
+        "approved_by": None,
+        "reviewed_by": None,
     }
 
 
@@ -179,8 +201,118 @@ def _head(root: Path) -> str | None:
         return None
 
 
+class TrustState(NamedTuple):
+    """The trust root in force for the report: one requiring signatures, or why none is used."""
+
+    root: TrustRoot | None
+    problem: Reason | None
+    branch: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The report's ``authority`` object."""
+        from plangate.authority.wording import UNAUTHENTICATED, UNAUTHENTICATED_HINT
+
+        if self.problem is not None:
+            return {"state": "unreadable", "reason": self.problem.to_json()}
+        if self.root is None:
+            return {
+                "state": "unauthenticated",
+                "message": UNAUTHENTICATED,
+                "hint": UNAUTHENTICATED_HINT,
+            }
+        return {
+            "state": "signatures_required",
+            "trust_branch": self.branch,
+            "trust_root": self.root.commit,
+            "digest": self.root.digest,
+        }
+
+
+def read_trust_state(root: Path) -> TrustState:
+    """The local trust branch's root when it requires signatures (one read for every task)."""
+    from plangate.authority.source import local_root
+    from plangate.git import Git
+
+    try:
+        local = local_root(Git(root), root)
+    except PlanGateError as exc:
+        return TrustState(None, Reason(exc.code, exc.message, exc.hint), "")
+    required = local.root if local.root is not None and local.root.require_signatures else None
+    return TrustState(required, None, local.branch)
+
+
+def _refused(row: dict[str, Any], problem: Reason) -> dict[str, Any]:
+    """A row judged without its trust root: rejected, the root's problem first."""
+    return {
+        **row,
+        "verdict": "REJECTED",
+        "exit_code": 1,
+        "reasons": [problem.to_json(), *row["reasons"]],
+        "first_reason": problem.code,
+    }
+
+
+def _row(
+    root: Path,
+    snap: TaskSnapshot,
+    source: Any,
+    parsed: ParsedRecord | None,
+    *,
+    head: str | None,
+    trust: TrustState,
+) -> dict[str, Any]:
+    """One task's row under the trust state: authority checked when signatures are required."""
+    from plangate.authority.consumer import approval_authority
+
+    if trust.problem is not None:  # fail closed, as verify does
+        return _refused(task_row(snap, source, parsed=parsed, head=head), trust.problem)
+    authority = None
+    if trust.root is not None:
+        try:
+            authority = approval_authority(
+                root,
+                root / WORKING_DIR / snap.task_id,
+                snap.record.data if snap.record.ok else None,
+                parsed.value if parsed is not None else None,
+                head=head,
+                trust=trust.root,
+            )
+        except PlanGateError as exc:  # ssh-keygen missing or too old: fail closed
+            problem = Reason(exc.code, exc.message, exc.hint)
+            return _refused(task_row(snap, source, parsed=parsed, head=head), problem)
+    row = task_row(snap, source, parsed=parsed, head=head, authority=authority)
+    return _as_exec(root, snap, head, row, trust)
+
+
+def _as_exec(
+    root: Path, snap: TaskSnapshot, head: str | None, row: dict[str, Any], trust: TrustState
+) -> dict[str, Any]:
+    """The row with exec's own verdict: when the record binds another commit than HEAD,
+    exec (and the hooks) still accept a HEAD that descends from it through in-scope commits."""
+    if head is None or row.get("first_reason") != "C3_SOURCE_SHA_MISMATCH":
+        return row
+    from plangate.approval.holds import DESCENDANT_IN_SCOPE, holds_for_head
+    from plangate.plan.scope import derive_scope
+
+    outcome = holds_for_head(
+        root,
+        snap,
+        head,
+        policy=DESCENDANT_IN_SCOPE,
+        scope=derive_scope(snap.artifact("plan.md")),
+        trust=trust.root,
+    )
+    return {
+        **row,
+        "verdict": outcome.verdict,
+        "exit_code": int(outcome.exit_code),
+        "reasons": [r.to_json() for r in outcome.reasons],
+        "first_reason": outcome.reasons[0].code if outcome.reasons else "",
+    }
+
+
 def _collect_rows(
-    root: Path, task_ids: list[str], named: bool
+    root: Path, task_ids: list[str], named: bool, trust: TrustState
 ) -> tuple[list[dict[str, Any]], list[Reason]]:
     """The rows of ``task_ids`` in order, and a TASK_NOT_FOUND reason per missing named task."""
     missing: list[Reason] = []
@@ -191,8 +323,11 @@ def _collect_rows(
         task_dir = working / task_id
         if named and not (task_dir.exists() or task_dir.is_symlink()):
             missing.append(
-                Reason("TASK_NOT_FOUND", f"docs/working/{task_id} does not exist",
-                       f"create it with 'plangate init {task_id}'")
+                Reason(
+                    "TASK_NOT_FOUND",
+                    f"docs/working/{task_id} does not exist",
+                    f"create it with 'plangate init {task_id}'",
+                )
             )
             continue
         try:
@@ -203,18 +338,20 @@ def _collect_rows(
     sources = _resolve_sources(root, snapshots, parsed)
     head = _head(root) if snapshots else None
     for snap in snapshots:
-        rows_by_task[snap.task_id] = task_row(
-            snap, sources.get(snap.task_id), parsed=parsed.get(snap.task_id), head=head
+        rows_by_task[snap.task_id] = _row(
+            root, snap, sources.get(snap.task_id), parsed.get(snap.task_id), head=head, trust=trust
         )
     return [rows_by_task[t] for t in task_ids if t in rows_by_task], missing
 
 
 class StatusReport(NamedTuple):
-    """The rows in order, a ``TASK_NOT_FOUND`` reason per missing named task, verdict counts."""
+    """The rows in order, a ``TASK_NOT_FOUND`` reason per missing named task, verdict counts,
+    and the trust root the rows were judged under."""
 
     rows: list[dict[str, Any]]
     missing: list[Reason]
     summary: dict[str, int]
+    trust: TrustState
 
 
 def status_report(root: Path, named: list[str]) -> StatusReport:
@@ -222,14 +359,15 @@ def status_report(root: Path, named: list[str]) -> StatusReport:
     task_ids = list(dict.fromkeys(named)) if named else list_task_ids(root)
     # Thousands of small containers that form no reference cycles: the cyclic
     # collector would only rescan them, again and again, as they pile up.
+    trust = read_trust_state(root)
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        rows, missing = _collect_rows(root, task_ids, bool(named))
+        rows, missing = _collect_rows(root, task_ids, bool(named), trust)
     finally:
         if gc_was_enabled:
             gc.enable()
     summary: dict[str, int] = {}
     for row in rows:
         summary[row["verdict"]] = summary.get(row["verdict"], 0) + 1
-    return StatusReport(rows, missing, summary)
+    return StatusReport(rows, missing, summary, trust)

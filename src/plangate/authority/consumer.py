@@ -10,10 +10,15 @@ checked as before and reported as unauthenticated.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from plangate.authority.approval import ApprovalAuthority, TaskFiles, gather
 from plangate.authority.root import TrustRoot
+
+if TYPE_CHECKING:
+    from plangate.authority.continuation import ContinuationFacts
+    from plangate.authority.verify import Verified
+    from plangate.verdict import Reason
 
 LOCAL_TRUST: Final = "local"
 """Read the trust root at the tip of the local trust branch."""
@@ -57,3 +62,78 @@ def approval_authority(
             head = None
     files = TaskFiles(repo_root, task_dir, record_bytes, record)
     return gather(git, files, root, head, now=utc_now(), crypto=ssh_keygen_crypto)
+
+
+def read_continuation(task_dir: Path, root: TrustRoot) -> ContinuationFacts | None:
+    """The task's continuation statement and its signature's check (None: there is none).
+
+    The signature is checked under ``root`` (the pull request's base) for the
+    ``approver`` role, namespace ``plangate-continue``.
+    """
+    from plangate.authority.continuation import (
+        MAX_CONTINUATION_BYTES,
+        RELPATH,
+        SIG_RELPATH,
+        ContinuationFacts,
+        parse_continuation,
+    )
+    from plangate.authority.root import NAMESPACE_CONTINUE
+    from plangate.authority.verify import SignatureCase, check_signature, ssh_keygen_crypto
+    from plangate.clock import utc_now
+    from plangate.fsutil import FileState, read_regular_file
+
+    read = read_regular_file(task_dir / RELPATH, MAX_CONTINUATION_BYTES)
+    if read.state is FileState.MISSING:
+        return None
+    if not read.ok or read.data is None:
+        return ContinuationFacts(None, read.detail or read.state.value, None)
+    parsed = parse_continuation(read.data)
+    if isinstance(parsed, str):
+        return ContinuationFacts(None, parsed, None)
+    sig = read_regular_file(task_dir / SIG_RELPATH, 16 * 1024)
+    signature = sig.data if sig.ok else None
+    check = check_signature(
+        SignatureCase(
+            "CONTINUATION",
+            SIG_RELPATH,
+            signature,
+            "" if sig.ok else (sig.detail or sig.state.value),
+            read.data,
+            NAMESPACE_CONTINUE,
+            "approver",
+            root,
+            utc_now(),
+            ssh_keygen_crypto,
+        )
+    )
+    return ContinuationFacts(parsed, "", check)
+
+
+def check_detached(
+    root: TrustRoot,
+    data: bytes,
+    signature: bytes | None,
+    *,
+    namespace: str,
+    prefix: str,
+    label: str,
+    role: str | None = None,
+) -> Verified | Reason:
+    """A detached signature of ``data`` checked under ``root`` with the signature rules, now."""
+    from plangate.authority.verify import SignatureCase, check_signature, ssh_keygen_crypto
+    from plangate.clock import utc_now
+
+    return check_signature(
+        SignatureCase(
+            prefix,
+            label,
+            signature,
+            "",
+            data,
+            namespace,
+            role,
+            root,
+            utc_now(),
+            ssh_keygen_crypto,
+        )
+    )

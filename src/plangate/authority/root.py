@@ -25,7 +25,15 @@ REVOKED_RELPATH = ".plangate/revoked_signers"
 NAMESPACE_C3 = "plangate-c3"
 NAMESPACE_REVIEW = "plangate-review"
 NAMESPACE_LEDGER = "plangate-ledger"
-NAMESPACES = (NAMESPACE_C3, NAMESPACE_REVIEW, NAMESPACE_LEDGER)
+NAMESPACE_CONTINUE = "plangate-continue"
+NAMESPACE_EVAL_REVIEW = "plangate-eval-review"
+NAMESPACES = (
+    NAMESPACE_C3,
+    NAMESPACE_REVIEW,
+    NAMESPACE_LEDGER,
+    NAMESPACE_CONTINUE,
+    NAMESPACE_EVAL_REVIEW,
+)
 """One signature namespace per kind of signed document."""
 
 

@@ -11,6 +11,7 @@ the private key.
 from __future__ import annotations
 
 import base64
+import os
 from pathlib import Path
 
 from plangate.authority.approval import RECORD_SIG_RELPATH, SIG_SUFFIX
@@ -119,4 +120,65 @@ def sign_review(
     rel = f"{WORKING_DIR}/{task_id}/{statement_relpath(review)}"
     atomic_write_in(repo_root, rel, data)
     atomic_write_in(repo_root, rel + SIG_SUFFIX, signature)
+    return rel
+
+
+def sign_continuation(repo_root: Path, task_id: str, base_rev: str, key: Path) -> str:
+    """Write and sign ``approvals/continuation.json`` for continuing ``task_id`` on this branch.
+
+    Binds the task, its current plan, the approval's ``source_sha`` and the merge
+    base of ``base_rev`` and HEAD (where the pull request starts). Returns its path.
+    """
+    from plangate.authority.continuation import (
+        RELPATH,
+        SIG_RELPATH,
+        Continuation,
+        continuation_bytes,
+    )
+    from plangate.authority.root import NAMESPACE_CONTINUE
+    from plangate.authority.sshkeygen import sign
+    from plangate.canonical import StrictJSONError, sha256_digest, strict_loads_object
+    from plangate.git import Git
+    from plangate.layout import MAX_ARTIFACT_BYTES
+
+    task_dir_for(repo_root, task_id)  # the task id is checked
+    record_dir, record_name = RECORD_RELPATH.rsplit("/", 1)
+    with open_verified_dir(repo_root, f"{WORKING_DIR}/{task_id}") as task:
+        plan = read_at(task, "plan.md", MAX_ARTIFACT_BYTES)
+        record_missing = not os.path.lexists(f"{repo_root}/{WORKING_DIR}/{task_id}/{record_dir}")
+    if record_missing:
+        raise InputRejected(
+            "C3_RECORD_MISSING",
+            f"{task_id} has no {record_dir}/ directory: it was never approved",
+            "only an approved task can be continued",
+        )
+    with open_verified_dir(repo_root, f"{WORKING_DIR}/{task_id}/{record_dir}") as approvals:
+        record = read_at(approvals, record_name, MAX_RECORD_BYTES)
+    if not record.ok or record.data is None or not plan.ok or plan.data is None:
+        raise InputRejected(
+            "C3_RECORD_MISSING",
+            f"{task_id} has no approval record or plan to continue",
+            "only an approved task can be continued",
+        )
+    try:
+        source = strict_loads_object(record.data, "approval record").get("source_sha")
+    except StrictJSONError as exc:
+        raise InputRejected(exc.code, exc.message, "issue the record again") from None
+    if not isinstance(source, str):
+        raise InputRejected(
+            "C3_RECORD_MISSING", f"{task_id}'s record names no source_sha", "issue it again"
+        )
+    git = Git(repo_root)
+    statement = Continuation(
+        task_id,
+        sha256_digest(plan.data),
+        git.resolve_commit(source),
+        git.merge_base(git.resolve_commit(base_rev), git.head()),
+        principal_of_key(repo_root, key),
+    )
+    data = continuation_bytes(statement)
+    signature = sign(key, NAMESPACE_CONTINUE, data)
+    rel = f"{WORKING_DIR}/{task_id}/{RELPATH}"
+    atomic_write_in(repo_root, rel, data)
+    atomic_write_in(repo_root, f"{WORKING_DIR}/{task_id}/{SIG_RELPATH}", signature)
     return rel

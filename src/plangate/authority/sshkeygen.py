@@ -15,18 +15,18 @@ or ``AUTH_SSH_KEYGEN_MISSING``.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
-import subprocess
 import tempfile
-import threading
 from pathlib import Path
-from typing import IO
+from typing import TYPE_CHECKING
 
 from plangate.errors import EnvironmentFailure, InputRejected
 from plangate.fsutil import atomic_write
+
+if TYPE_CHECKING:
+    from plangate._spawn import Captured
 
 MIN_VERSION = (8, 8)
 SIGN_TIMEOUT_SECONDS = 300
@@ -34,76 +34,54 @@ SIGN_TIMEOUT_SECONDS = 300
 
 VERIFY_TIMEOUT_SECONDS = 30
 OUTPUT_LIMIT = 64 * 1024
-"""Most bytes read from either stream of one ssh-keygen call."""
+"""Most bytes of standard output one ssh-keygen call may print (more is refused)."""
 
 _VERSION_RE = re.compile(rb"OpenSSH_(\d+)\.(\d+)")
 _INSTALL_HINT = "install OpenSSH 8.8 or newer (Debian/Ubuntu: apt-get install openssh-client)"
 
 
-class ProcessOutput:
-    """Exit code and the bounded standard output and error of one call."""
-
-    __slots__ = ("returncode", "stderr", "stdout")
-
-    def __init__(self, returncode: int, stdout: bytes, stderr: bytes) -> None:
-        self.returncode = returncode
-        self.stdout = stdout
-        self.stderr = stderr
-
-
-def _drain(stream: IO[bytes], sink: list[bytes]) -> None:
-    size = 0
-    while chunk := stream.read(65536):
-        if size < OUTPUT_LIMIT:
-            sink.append(chunk[: OUTPUT_LIMIT - size])
-        size += len(chunk)
-
-
 def run(
     argv: list[str], data: bytes | None, timeout: float, *, interactive: bool = False
-) -> ProcessOutput:
-    """Run ``argv`` (ssh-keygen) with ``data`` on stdin, bounded and timed."""
+) -> Captured:
+    """Run ``argv`` (ssh-keygen, ssh) with ``data`` on stdin, bounded and timed.
+
+    Through the one process door (:func:`plangate._spawn.subprocess_capture`):
+    an argument list, a deadline, at most :data:`OUTPUT_LIMIT` bytes of output.
+    ``interactive`` leaves standard error on the terminal, where ssh-keygen asks
+    for a hardware key's touch.
+    """
+    from plangate._spawn import SpawnOutputTooLarge, SpawnTimeout, subprocess_capture
+
     try:
-        proc = subprocess.Popen(
+        return subprocess_capture(
             argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=None if interactive else subprocess.PIPE,
-            env=dict(os.environ),
+            Path(os.curdir),
+            dict(os.environ),
+            input_data=data or b"",
+            timeout=timeout,
+            output_limit=OUTPUT_LIMIT,
+            stderr_to_terminal=interactive,
         )
     except FileNotFoundError:
         raise EnvironmentFailure(
             "AUTH_SSH_KEYGEN_MISSING", f"{argv[0]} is not installed", _INSTALL_HINT
         ) from None
-    except OSError as exc:
-        raise EnvironmentFailure(
-            "AUTH_SSH_KEYGEN_FAILED", f"cannot run {argv[0]}: {exc}", _INSTALL_HINT
-        ) from None
-    out: list[bytes] = []
-    err: list[bytes] = []
-    readers = [threading.Thread(target=_drain, args=(proc.stdout, out), daemon=True)]
-    if proc.stderr is not None:
-        readers.append(threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True))
-    for reader in readers:
-        reader.start()
-    try:
-        if proc.stdin is not None:
-            with contextlib.suppress(BrokenPipeError):
-                proc.stdin.write(data or b"")
-            proc.stdin.close()
-        code = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    except SpawnTimeout:
         raise EnvironmentFailure(
             "AUTH_SSH_KEYGEN_TIMEOUT",
             f"ssh-keygen did not finish within {timeout:.0f}s",
             "touch the hardware key or enter the passphrase sooner",
         ) from None
-    finally:
-        for reader in readers:
-            reader.join(timeout)
-    return ProcessOutput(code, b"".join(out), b"".join(err))
+    except SpawnOutputTooLarge:
+        raise EnvironmentFailure(
+            "AUTH_SSH_KEYGEN_FAILED",
+            f"{argv[0]} printed more than {OUTPUT_LIMIT} bytes",
+            _INSTALL_HINT,
+        ) from None
+    except OSError as exc:
+        raise EnvironmentFailure(
+            "AUTH_SSH_KEYGEN_FAILED", f"cannot run {argv[0]}: {exc}", _INSTALL_HINT
+        ) from None
 
 
 def ssh_keygen_path() -> str:

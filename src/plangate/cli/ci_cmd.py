@@ -29,7 +29,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 
 def run(argv: list[str], ctx: Context) -> int:
     """Entry point of ``plangate ci``."""
-    from plangate.delivery.ci_report import workflow_annotations
+    from plangate.delivery.ci_report import authority_lines, workflow_annotations
     from plangate.delivery.service import check_pull_request, publish_ci_result
 
     args = _parser(f"plangate {argv[0]}").parse_args(argv[1:])
@@ -38,4 +38,8 @@ def run(argv: list[str], ctx: Context) -> int:
     if args.annotations:
         for line in workflow_annotations(result):
             ctx.err(line)
-    return print_result(ctx, result, as_json=args.json, title="plangate ci check")
+    code = print_result(ctx, result, as_json=args.json, title="plangate ci check")
+    if not args.json:
+        for line in authority_lines(result):
+            ctx.out(line)
+    return code

@@ -17,8 +17,10 @@ def run(argv: list[str], ctx: Context) -> int:
     parser = argparse.ArgumentParser(
         prog=f"plangate {argv[0]}",
         description="Feed canary payloads through each installed hook command and report "
-        "which ones really deny; say which sandbox backend works here and why the others "
-        "do not.")
+        "which ones really deny and which allowed write really passes; check the ledger, "
+        "machine paths in committed hook files, host settings that turn hooks off (Claude "
+        "Code managed settings, Codex trust and switches) and whether a timed-out hook "
+        "blocks; say which sandbox backend works here and why the others do not.")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv[1:])
     result = run_doctor(Git(ctx.cwd).toplevel())
@@ -27,11 +29,17 @@ def run(argv: list[str], ctx: Context) -> int:
                                     "sandbox": [s.to_json() for s in sandboxes]})
     if not args.json:
         for probe in result.facts.get("probes", []):
-            mark = "denied" if probe["denied"] else "NOT DENIED"
+            if probe.get("expect") == "allow":
+                mark = "allowed" if not probe["denied"] else "NOT ALLOWED"
+            else:
+                mark = "denied" if probe["denied"] else "NOT DENIED"
             ctx.out(f"{probe['host']:7} {probe['event']:22} {probe['canary']:14} {mark} "
                     f"({probe['detail']})")
         for skipped in result.facts.get("skipped", []):
             ctx.out(f"{skipped['host']:7} {skipped['event']:22} skipped ({skipped['reason']})")
+        for finding in result.facts.get("findings", []):
+            level = "FAIL" if finding["fails"] else "warn"
+            ctx.out(f"{level:7} {finding['check']:22} {finding['code']}: {finding['message']}")
         for status in sandboxes:
             state = "works" if status.available else "unavailable"
             ctx.out(f"sandbox {status.name:14} {state}: {status.detail}")

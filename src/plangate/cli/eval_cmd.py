@@ -7,6 +7,7 @@ boundary and are delegated to :mod:`plangate.cli.eval_run_cmd`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,15 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     creg = cand_sub.add_parser("register", help="register a candidate (YAML/JSON)")
     creg.add_argument("file", metavar="FILE")
     creg.add_argument("--json", action="store_true", help="print one JSON object")
-    gate = sub.add_parser("gate", help="policy gate: may the candidate enter paired evaluation?")
+    from plangate.evaluation.gate.rules import GATE_ORDER
+
+    gate = sub.add_parser(
+        "gate",
+        help="policy gate: may the candidate enter paired evaluation?",
+        description="The policy gate applies its rules in this order (docs/evaluation.md): "
+        + ", ".join(GATE_ORDER)
+        + ". Exit 0 AUTO_APPROVED, 3 HUMAN_REQUIRED, 1 DENIED, 4 INCONCLUSIVE.",
+    )
     gate.add_argument("candidate", metavar="CANDIDATE", help="candidate digest or candidate_id")
     gate.add_argument("--json", action="store_true", help="print one JSON object")
     sub.add_parser("run", help="paired evaluation (see 'plangate eval run --help')", add_help=False)
@@ -170,7 +179,9 @@ def run(argv: list[str], ctx: Context) -> int:
         from plangate.cli import eval_run_cmd
 
         return eval_run_cmd.run(argv, ctx)
-    args = _parser(f"plangate {argv[0]}").parse_args(argv[1:])
+    # argparse prints usage errors and --help itself: route them to this context.
+    with contextlib.redirect_stderr(ctx.stderr), contextlib.redirect_stdout(ctx.stdout):
+        args = _parser(f"plangate {argv[0]}").parse_args(argv[1:])
     if args.group == "plan" and args.action == "register":
         return _plan_register(ctx, args)
     if args.group == "plan" and args.action == "show":

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 from plangate.cli.context import Context
@@ -47,15 +48,20 @@ def run(argv: list[str], ctx: Context) -> int:
 
 
 def _run(argv: list[str], ctx: Context) -> int:
+    from plangate.evaluation.run.decision import DECISION_ORDER
+
     parser = argparse.ArgumentParser(
         prog=f"plangate {argv[0]} run",
         description="Paired evaluation of a registered candidate against its baseline; "
-        "prints the Promotion Decision (PASS / FAIL / INCONCLUSIVE). Exit 0 / 1 / 4.",
+        "prints the Promotion Decision (PASS / FAIL / INCONCLUSIVE). Exit 0 / 1 / 4. "
+        "Rules in order (docs/evaluation-run.md): " + ", ".join(DECISION_ORDER) + ".",
     )
     parser.add_argument("candidate", help="candidate digest or candidate_id")
     parser.add_argument("--jobs", type=_jobs, default=1, help="trials run at once (default 1)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args(argv[2:])
+    # argparse prints usage errors and --help itself: route them to this context.
+    with contextlib.redirect_stderr(ctx.stderr), contextlib.redirect_stdout(ctx.stdout):
+        args = parser.parse_args(argv[2:])
     from plangate.evaluation.run.service import run_evaluation
 
     outcome = run_evaluation(
@@ -108,14 +114,20 @@ def _review(argv: list[str], ctx: Context) -> int:
         "Independence Level (I0..I4).",
     )
     sub = parser.add_subparsers(dest="action", required=True)
-    add = sub.add_parser("add", help="attach a review record (JSON, plangate-review/1)")
+    add = sub.add_parser(
+        "add",
+        help="attach a review record (JSON, plangate-review/1); FILE.sig beside it, an SSH "
+        "signature in namespace plangate-eval-review, makes the reviewer a verified principal",
+    )
     add.add_argument("candidate")
     add.add_argument("file")
     add.add_argument("--json", action="store_true")
     level = sub.add_parser("level", help="the computed level against the required one")
     level.add_argument("candidate")
     level.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv[2:])
+    # argparse prints usage errors and --help itself: route them to this context.
+    with contextlib.redirect_stderr(ctx.stderr), contextlib.redirect_stdout(ctx.stdout):
+        args = parser.parse_args(argv[2:])
     from plangate.evaluation.registry import service as registry
 
     if args.action == "add":
@@ -125,7 +137,7 @@ def _review(argv: list[str], ctx: Context) -> int:
             print_json(ctx, result.to_json())
         else:
             ctx.out(f"review recorded: {result.facts['review_digest']}")
-            ctx.out(f"candidate level now: {result.facts['level']}")
+            ctx.out(f"candidate level now: {result.facts['level']} ({result.facts['authority']})")
             for reason in result.reasons:
                 ctx.out(f"  - {reason.code}: {reason.message}")
         return 0
@@ -133,7 +145,8 @@ def _review(argv: list[str], ctx: Context) -> int:
     if args.json:
         print_json(ctx, result.to_json())
     else:
-        ctx.out(f"independence: {result.facts['level']} (required {result.facts['required']})")
+        ctx.out(f"independence: {result.facts['level']} (required {result.facts['required']}; "
+                f"{result.facts.get('authority', 'unauthenticated')})")
         for record in result.facts.get("records", []):
             ctx.out(f"  record {record['index']}: {record['level']} - {record['why']}")
         for reason in result.reasons:

@@ -1,9 +1,14 @@
-"""``plangate exec TASK [--json] -- COMMAND [ARGS]``: exec preflight, then run.
+"""``plangate exec TASK [--json] [--no-network] [--no-isolation] -- COMMAND [ARGS]``.
 
-Parses the arguments, calls :func:`plangate.execution.service.execute` and
-prints the outcome; the rules are in :mod:`plangate.execution.preflight`.
+Parses the arguments, picks the runner
+(:func:`plangate.execution.isolated.choose_runner`: a box on a workspace by
+default), calls :func:`plangate.execution.service.execute` and prints the
+outcome; the rules are in :mod:`plangate.execution.preflight`,
+:mod:`plangate.execution.apply` and docs/isolation.md.
 
-Exit code: the preflight's (1 or 3) when it fails, else the command's own
+Exit code: the preflight's (1 or 3) when it fails; 1 when no sandbox works
+(``SANDBOX_UNAVAILABLE``) or the isolated result was refused, 3 when it needs
+a human (a protected surface); else the command's own
 (127 when it cannot be found, 126 when it cannot be executed, 128+N when it
 died of signal N). If ``exec_ended`` cannot be recorded, a command that
 succeeded exits 1 instead (the run is not fully accounted for).
@@ -26,21 +31,35 @@ from plangate.verdict import Reason
 
 EXIT_HELP = (
     "exit codes: the command's own exit code when the preflight passed; 1 preflight rejected "
-    "(no HEAD, lock held, record not accepted, ledger or run log not writable); 3 a human "
-    "must decide (HUMAN_ESCALATED, legacy CONDITIONAL); 2 usage error (missing '--' or command)"
+    "(no HEAD, lock held, record not accepted, ledger or run log not writable, no sandbox "
+    "backend, the result out of scope or touching a plan package); 3 a human must decide "
+    "(HUMAN_ESCALATED, legacy CONDITIONAL, a protected surface changed by the run, "
+    "--no-isolation without a terminal or under agent markers); 2 usage error (missing '--' "
+    "or command)"
 )
 
 
 def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser = argparse.ArgumentParser(
         prog="plangate exec",
-        usage="plangate exec TASK [--json] -- COMMAND [ARGS...]",
+        usage="plangate exec TASK [--json] [--no-network] [--no-isolation] -- COMMAND [ARGS...]",
         description="Verify the task's approval against HEAD under a lock, record the run "
-        "in the ledger and run.ndjson, run COMMAND, then re-verify and record drift.",
+        "in the ledger and run.ndjson, run COMMAND in a sandbox on a workspace made from the "
+        "approved commit, then judge the diff with ci check's rules: in scope, it is committed "
+        "on branch plangate/runs/<run id> (and the current branch is fast-forwarded when it "
+        "is still at the approved commit, clean, and COMMAND succeeded); otherwise nothing "
+        "reaches the repository and the patch is kept. Re-verify and record drift.",
         epilog=EXIT_HELP,
     )
     parser.add_argument("task", help="task id, e.g. TASK-0001")
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    parser.add_argument("--no-network", dest="network", action="store_const", const=False,
+                        default=None, help="no network inside the box (default: on, or the "
+                        "'network' setting of .plangate/isolation.toml)")
+    parser.add_argument("--no-isolation", action="store_true",
+                        help="run in the working tree without a sandbox: a human opt-out, "
+                        "refused without a terminal or under agent markers, recorded in the "
+                        "ledger and run.ndjson")
     if "--" not in argv:
         if any(a in ("-h", "--help") for a in argv):
             parser.parse_args(argv)
@@ -79,11 +98,27 @@ class _Printer:
 
 def run(argv: list[str], ctx: Context) -> int:
     """Entry point of ``plangate exec``."""
+    from plangate.errors import PlanGateError
+    from plangate.execution.isolated import choose_runner
+    from plangate.verdict import Result
+
     args, command = _parse(argv[1:])
-    outcome = execute(ctx.cwd, args.task, command, ctx.env, _Printer(ctx, as_json=args.json))
+    printer = _Printer(ctx, as_json=args.json)
+    try:
+        runner = choose_runner(ctx.cwd, args.task, ctx.env, ctx.stdin,
+                               isolate=not args.no_isolation, network=args.network,
+                               note=printer.note)
+    except PlanGateError as exc:
+        if isinstance(exc, UsageError):
+            raise
+        verdict = "HUMAN_REQUIRED" if exc.exit_code == 3 else "REJECTED"
+        refusal = Refusal(Result(verdict, (Reason(exc.code, exc.message, exc.hint),),
+                                 {"task_id": args.task, "started": False}))
+        return _report_refusal(ctx, refusal, as_json=args.json)
+    outcome = execute(ctx.cwd, args.task, command, ctx.env, printer, runner=runner)
     if isinstance(outcome, Refusal):
         return _report_refusal(ctx, outcome, as_json=args.json)
-    return _report_completion(ctx, outcome, as_json=args.json)
+    return _report_completion(ctx, outcome, as_json=args.json, isolation=runner.report)
 
 
 def _reason_json(reasons: tuple[Reason, ...]) -> list[dict[str, Any]]:
@@ -107,7 +142,9 @@ def _report_refusal(ctx: Context, refusal: Refusal, *, as_json: bool) -> int:
     return code
 
 
-def _report_completion(ctx: Context, done: Completion, *, as_json: bool) -> int:
+def _report_completion(
+    ctx: Context, done: Completion, *, as_json: bool, isolation: dict[str, Any],
+) -> int:
     before, after = done.run.verification, done.after
     exit_code = done.command.exit_code
     if done.command.error:
@@ -128,6 +165,7 @@ def _report_completion(ctx: Context, done: Completion, *, as_json: bool) -> int:
             "post_verdict": after.verdict,
             "post_reasons": _reason_json(after.reasons),
             "recorded": done.recorded,
+            "isolation": isolation,
         })
     else:
         ctx.err(f"plangate exec: command exited {exit_code}; post-run verdict {after.verdict}"

@@ -20,7 +20,12 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     for host in HOSTS:
         parser.add_argument(f"--{host}", action="store_true", help=f"the {host} hooks")
     parser.add_argument("--all", action="store_true", help="every host")
-    parser.add_argument("--python", help="interpreter for the hook commands (default: this one)")
+    parser.add_argument("--python", help="interpreter for the git hooks and --local-python "
+                        "(default: this one)")
+    parser.add_argument("--local-python", action="store_true",
+                        help="with --claude: also write this machine's interpreter entries into "
+                        ".claude/settings.local.json (git-ignored), for hosts that do not see "
+                        "plangate on PATH")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
@@ -37,8 +42,12 @@ def run(argv: list[str], ctx: Context) -> int:
         raise UsageError("HOOKS_NO_HOST", "name at least one host",
                          "pass --claude, --codex, --cursor, --git or --all")
     root = Git(ctx.cwd).toplevel()
+    if args.local_python and "claude" not in hosts:
+        raise UsageError("HOOKS_LOCAL_PYTHON_NEEDS_CLAUDE",
+                         "--local-python writes Claude Code's local settings file",
+                         "pass --claude (or --all) with --local-python")
     changes = apply(root, hosts, install=args.action == "install", python=args.python,
-                    env=ctx.env)
+                    env=ctx.env, local_python=args.local_python)
     if args.json:
         print_json(ctx, {
             "verdict": "ACCEPTED", "reasons": [], "action": args.action,
@@ -48,8 +57,14 @@ def run(argv: list[str], ctx: Context) -> int:
     for change in changes:
         ctx.out(f"{change.host}: {change.action} {change.path}")
     if args.action == "install":
-        ctx.out("next: run 'plangate doctor' to prove the hooks deny")
+        ctx.out("next: run 'plangate doctor' to prove the hooks allow in scope and deny")
+        if any(h in hosts for h in ("claude", "codex", "cursor")):
+            ctx.out("committed hook files call 'plangate-hook' or 'plangate' found on PATH: "
+                    "every developer installs PlanGate (docs/getting-started.md)")
+        if args.local_python:
+            ctx.out("claude: .claude/settings.local.json names this machine's interpreter; "
+                    "keep it out of git (plangate setup adds it to .gitignore)")
         if "codex" in hosts:
-            ctx.out("codex: enable hooks in .codex/config.toml ([features] codex_hooks = true) "
-                    "and trust them in Codex (/hooks)")
+            ctx.out("codex: hooks are on by default ([features] hooks); trust them once in "
+                    "Codex (/hooks): an untrusted or modified hook never runs")
     return 0

@@ -7,6 +7,10 @@
     plangate ledger verify --jsonl FILE [--anchor HASH] [--json]
     plangate ledger export --jsonl FILE [--force]
     plangate ledger init [--force] [--json]                  create it; --force starts over
+    plangate ledger checkpoint --sign KEY                    sign {seq, head, time}
+
+``verify`` also checks the chain against the newest signed checkpoint the
+repository keeps (``.plangate/ledger-checkpoint.json``): see docs/ledger.md.
 """
 
 from __future__ import annotations
@@ -67,6 +71,16 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     )
     init.add_argument("--json", action="store_true", help="print one JSON object")
 
+    checkpoint = sub.add_parser(
+        "checkpoint",
+        help="sign the verified ledger's {seq, head, time} into .plangate/ledger-checkpoint.json",
+        description="Verify the ledger, then write .plangate/ledger-checkpoint.json and its SSH "
+        "signature (namespace plangate-ledger) by KEY, a key the trust root lists. Commit both: "
+        "'ledger verify' then refuses a ledger that is shorter than the newest checkpoint "
+        "(truncated, deleted, rolled back, re-initialised) or that rewrote the entry it names.",
+    )
+    checkpoint.add_argument("--sign", required=True, metavar="KEY", help="your key (or its .pub)")
+
     export = sub.add_parser("export", help="write a verified JSONL copy of the ledger")
     export.add_argument("--jsonl", metavar="FILE", required=True, help="file to write")
     export.add_argument("--force", action="store_true", help="replace an existing file")
@@ -90,6 +104,16 @@ def run(argv: list[str], ctx: Context) -> int:
         return _verify(ctx, args.anchor, as_json=args.json)
     if args.action == "init":
         return _init(ctx, force=args.force, as_json=args.json)
+    if args.action == "checkpoint":
+        from plangate.ledger.checkpoint_store import write_checkpoint
+
+        path, written = write_checkpoint(_repo_root(ctx), ctx.env, ctx.cwd / args.sign)
+        ctx.out(
+            f"wrote {path} and its signature: seq {written.seq}, head {written.head}, "
+            f"signed by {written.principal}"
+        )
+        ctx.out("commit both files; 'ledger verify' checks the ledger against the newest one")
+        return 0
     return _export(ctx, Path(args.jsonl), force=args.force)
 
 
@@ -171,6 +195,14 @@ def _print_verify(ctx: Context, result: Result, *, as_json: bool, title: str) ->
     code = print_result(ctx, result, as_json=as_json, title=title)
     if not as_json:
         facts = result.facts
+        checkpoint = facts.get("checkpoint")
+        if isinstance(checkpoint, dict):
+            ctx.out(
+                f"  checkpoint: seq {checkpoint.get('seq')} signed by "
+                f"{checkpoint.get('principal')} at {checkpoint.get('time')}"
+            )
+        for place in facts.get("checkpoints_unread") or ():
+            ctx.out(f"  checkpoints not read: {place}")
         if result.accepted:
             ctx.out(f"  {facts.get('entries')} entries, head {facts.get('head_hash')}")
         elif facts.get("first_bad_seq") is None:
@@ -185,9 +217,11 @@ def _print_verify(ctx: Context, result: Result, *, as_json: bool, title: str) ->
 
 def _verify(ctx: Context, anchor: str | None, *, as_json: bool) -> int:
     from plangate.ledger import open_ledger
+    from plangate.ledger.checkpoint_store import verify_against_checkpoints
 
-    with open_ledger(_repo_root(ctx), ctx.env, create=False) as ledger:
-        result = ledger.verify(anchor=anchor)
+    root = _repo_root(ctx)
+    with open_ledger(root, ctx.env, create=False) as ledger:
+        result = verify_against_checkpoints(ledger, root, anchor)
         location = ledger.location
     return _print_verify(ctx, result, as_json=as_json, title=f"ledger {location}")
 

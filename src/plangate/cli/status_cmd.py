@@ -3,9 +3,11 @@
 For every task directory under ``docs/working/`` (or only the named tasks) it
 shows the presence gate, both evidence markers, the record kind, its decision,
 the verdict the task would get at exec (the acceptor as ``plangate c3 verify
---expected-sha HEAD`` runs it) and the first reason for that verdict. It is a
-report: exit 0, except 1 when a named task does not exist. Verdicts are read
-from the row, not the exit code.
+--expected-sha HEAD`` runs it) and the first reason for that verdict, and a last
+line about authority: approvals are unauthenticated when no trust root requires
+signatures, else the verified approver and reviewers are columns of the table.
+It is a report: exit 0, except 1 when a named task does not exist. Verdicts are
+read from the row, not the exit code.
 
 Parse, call :func:`plangate.approval.status.status_report`, print.
 """
@@ -21,6 +23,8 @@ from plangate.snapshot import check_task_id, find_repo_root
 if TYPE_CHECKING:
     import argparse
 
+    from plangate.approval.status import TrustState
+
 _COLUMNS: tuple[tuple[str, str], ...] = (
     ("task", "TASK"),
     ("package", "PACKAGE"),
@@ -30,7 +34,13 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
     ("decision", "DECISION"),
     ("verdict", "AT EXEC"),
     ("first_reason", "FIRST REASON"),
+    ("package_reason", "PACKAGE REASON"),
 )
+_SIGNED_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("approved_by", "APPROVED BY"),
+    ("reviewed_by", "REVIEWED BY"),
+)
+"""Shown when the trust root requires signatures: the verified principals."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -40,8 +50,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="plangate status",
         description="Show every task's Plan Package, evidence markers, record, the verdict "
         "it would get at exec (the record must bind HEAD) and the first reason for that "
-        "verdict; JSON rows also carry the first package or marker problem "
-        "(package_reason).",
+        "verdict; PACKAGE REASON (package_reason in JSON) is the first package or marker "
+        "problem, shown beside it. Say whether approvals are authenticated (a trust root "
+        "requiring signatures) and, when they are, name the verified approver and reviewers.",
         epilog="exit codes: 0 the report was produced (read the verdicts in it); 1 a named "
         "task does not exist; 2 bad task id",
     )
@@ -72,14 +83,39 @@ def _fast_args(args: list[str]) -> tuple[list[str], bool] | None:
     return args, bool(as_json)
 
 
-def format_table(rows: list[dict[str, Any]]) -> list[str]:
-    """Rows as aligned text lines with a header."""
-    cells = [[title for _key, title in _COLUMNS]]
+def _cell(value: object) -> str:
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value) or "-"
+    return str(value or "-")
+
+
+def format_table(rows: list[dict[str, Any]], *, signed: bool = False) -> list[str]:
+    """Rows as aligned text lines with a header (and the signers' columns when ``signed``)."""
+    columns = _COLUMNS + _SIGNED_COLUMNS if signed else _COLUMNS
+    cells = [[title for _key, title in columns]]
     for row in rows:
-        cells.append([str(row.get(key) or "-") for key, _title in _COLUMNS])
-    widths = [max(len(line[i]) for line in cells) for i in range(len(_COLUMNS))]
-    return ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
-            for line in cells]
+        cells.append([_cell(row.get(key)) for key, _title in columns])
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    return [
+        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in cells
+    ]
+
+
+def _authority_line(trust: TrustState) -> str:
+    """One plain line: unauthenticated, signatures required (by which root), or unreadable."""
+    from plangate.authority.wording import UNAUTHENTICATED
+
+    if trust.problem is not None:
+        return (
+            f"authority: the trust root cannot be read ({trust.problem.code}): "
+            "every approval is refused"
+        )
+    if trust.root is None:
+        return f"authority: {UNAUTHENTICATED} (see 'plangate trust init')"
+    return (
+        f"authority: signatures required by the trust root on {trust.branch} "
+        f"({trust.root.commit[:12]}); APPROVED BY / REVIEWED BY name verified keys"
+    )
 
 
 def run(argv: list[str], ctx: Context) -> int:
@@ -94,7 +130,7 @@ def run(argv: list[str], ctx: Context) -> int:
 
     root = find_repo_root(ctx.cwd)
     named = [check_task_id(t) for t in tasks]
-    rows, missing, summary = status_report(root, named)
+    rows, missing, summary, trust = status_report(root, named)
     code = 1 if missing else 0
     if as_json:
         print_json(
@@ -105,17 +141,20 @@ def run(argv: list[str], ctx: Context) -> int:
                 "tasks": rows,
                 "summary": summary,
                 "count": len(rows),
+                "authority": trust.to_json(),
             },
         )
         return code
     if not rows and not missing:
         ctx.out("no tasks under docs/working/ (create one with 'plangate init TASK-0001')")
+        ctx.out(_authority_line(trust))
         return code
     # One write for the whole table (the same text as one line per call).
-    ctx.out("\n".join(format_table(rows)))
+    ctx.out("\n".join(format_table(rows, signed=trust.root is not None)))
     if rows:
         parts = ", ".join(f"{count} {verdict}" for verdict, count in sorted(summary.items()))
         ctx.out(f"{len(rows)} task(s): {parts}")
+    ctx.out(_authority_line(trust))
     for reason in missing:
         ctx.err(f"plangate status: {reason.code}: {reason.message}")
         ctx.err(f"  hint: {reason.hint}")

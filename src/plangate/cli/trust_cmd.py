@@ -8,6 +8,11 @@
                        [--valid-after YYYYMMDDZ] [--valid-before YYYYMMDDZ]
     plangate trust require on|off
     plangate trust show [--json]
+    plangate trust continue TASK --base REF --sign KEY
+
+``continue`` writes a continuation statement signed by an approver: it lets a
+pull request starting at the merge base of REF and HEAD use TASK, whose
+approval is already on the base (see docs/authority.md).
 
 ``init``, ``add`` and ``require`` write the working tree's
 ``.plangate/trust.toml`` and ``.plangate/allowed_signers``; they are human
@@ -57,6 +62,17 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     require.add_argument("state", choices=("on", "off"))
     show = sub.add_parser("show", help="the trust root in force (the trust branch's tip)")
     show.add_argument("--json", action="store_true")
+    cont = sub.add_parser(
+        "continue",
+        help="sign that a pull request may use a task already approved on its base",
+        description="Write approvals/continuation.json and its signature (namespace "
+        "plangate-continue): the task, its plan, its approval's source_sha and the merge base "
+        "of --base and HEAD, signed by an approver. ci check then lets this pull request use "
+        "the task although its approval is already on the base.",
+    )
+    cont.add_argument("task", metavar="TASK")
+    cont.add_argument("--base", required=True, help="the pull request's base branch or commit")
+    cont.add_argument("--sign", required=True, metavar="KEY", help="the approver's key")
     return parser
 
 
@@ -69,6 +85,13 @@ def run(argv: list[str], ctx: Context) -> int:
     top = git.toplevel()
     if args.action == "show":
         return _show(ctx, git, top, as_json=args.json)
+    if args.action == "continue":
+        from plangate.authority.signing import sign_continuation
+        from plangate.snapshot import check_task_id
+
+        path = sign_continuation(top, check_task_id(args.task), args.base, Path(ctx.cwd, args.sign))
+        ctx.out(f"wrote {path} and its signature: commit both on this branch")
+        return 0
     service.require_human(ctx.env, ctx.stdin)
     if args.action == "init":
         service.init(top, trust_branch=args.trust_branch, force=args.force)

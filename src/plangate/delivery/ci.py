@@ -37,6 +37,20 @@ without IO, as the ordered table :data:`RULES`:
    or a copy of it: ``HO_BOUNDARY_UNDEFINED``) still protects its patterns, but it
    never lets a pull request pass: a human must define the repository's surfaces.
 
+Adopting PlanGate is one pull request: ``adopts_plangate`` (after ``in_scope``) holds
+when the base commit has no ``.plangate/protected-surfaces.toml``, the pull request
+adds it, touches no task and changes only :data:`ADOPTION_PATHS` (surfaces, tool
+policy, trust root, ignore files, hook configuration, CI workflows). Such a pull
+request is ``CI_ADOPTS_PLANGATE`` (a human reviews the trust root and surfaces) in
+place of the ``in_scope``, ``protected_surfaces``, ``surfaces_defined`` and
+``trust_root_unchanged`` rows, which judge a repository that already has them.
+
+Where the base's trust root requires signatures, three more rows judge authority:
+``trust_root_readable``, ``approvals_fresh`` (a touched task whose approval is
+already on the base is refused, ``CI_APPROVAL_NOT_FRESH``, unless an approver
+signed its continuation for this pull request's merge base:
+:mod:`plangate.authority.continuation`) and ``trust_root_unchanged``.
+
 Every row is evaluated and every failing row is listed, in table order. The
 verdict is the strictest failing row's: ``REJECTED`` (exit 1) for rows 1-5,
 else ``HUMAN_REQUIRED`` (exit 3) for rows 6-7, else ``ACCEPTED`` (exit 0).
@@ -50,15 +64,39 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from plangate.authority.wording import signers_of
+from plangate.paths import match_any
 from plangate.plan.scope import TaskScope, derive_scope
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
+    from plangate.authority.continuation import ContinuationFacts
     from plangate.authority.root import TrustRoot
 
 TASK_PATH_RE = re.compile(r"docs/working/(TASK-[0-9]{4})/.+")
 """A changed path inside a task directory; the group is the task id."""
+
+ADOPTION_REQUIRED = ".plangate/protected-surfaces.toml"
+"""The file whose arrival adopts PlanGate: the repository's own protected surfaces."""
+
+ADOPTION_PATHS: tuple[str, ...] = (
+    ".plangate/protected-surfaces.toml",
+    ".plangate/tools.toml",
+    ".plangate/trust.toml",
+    ".plangate/allowed_signers",
+    ".plangate/revoked_signers",
+    ".plangate/.gitignore",
+    ".gitignore",
+    ".claude/settings.json",
+    ".codex/hooks.json",
+    ".codex/config.toml",
+    ".cursor/hooks.json",
+    ".pre-commit-config.yaml",
+    ".github/workflows/**",
+)
+"""What a pull request adopting PlanGate may change: the surfaces, the tool policy, the
+trust root, ignore files, hook configuration and CI workflows (``**`` any depth)."""
 
 ALWAYS_COVERED = ".plangate/.gitignore"
 """PlanGate's own ignore file: it can only ignore files inside ``.plangate/``."""
@@ -109,6 +147,9 @@ class PullRequestFacts(NamedTuple):
     trust_problem: Reason | None = None
     trust_changed: tuple[str, ...] = ()
     stale_approvals: tuple[tuple[str, str], ...] = ()
+    base_adopted: bool = True
+    """The base commit already holds ``.plangate/protected-surfaces.toml``."""
+    continuations: tuple[tuple[str, ContinuationFacts], ...] = ()
 
 
 def touched_tasks(changed: tuple[str, ...]) -> list[str]:
@@ -120,6 +161,9 @@ SIGNED_FILES = ("approvals/c3.json.sig", "approvals/review-c1.json",
                 "approvals/review-c1.json.sig", "approvals/review-c2.json",
                 "approvals/review-c2.json.sig")
 """A task's signature and statement files, covered once its authority verified."""
+
+CONTINUATION_FILES = ("approvals/continuation.json", "approvals/continuation.json.sig")
+"""A task's continuation statement: judged by ``approvals_fresh``, never a scope change."""
 
 
 @dataclass(frozen=True)
@@ -160,6 +204,10 @@ def _judge_task(task: TaskFacts) -> _TaskJudgement:
                     "declare the allowed paths in plan.md"),),
             facts,
         )
+    signers = signers_of(outcome.facts.get("authority"))
+    if signers is not None:  # the verified principals, under the base's trust root
+        facts["approved_by"] = signers.approver
+        facts["reviewed_by"] = list(signers.reviewers)
     facts["allowed_paths"] = list(scope.patterns)
     if scope.denied:
         facts["denied_paths"] = list(scope.denied)
@@ -167,6 +215,7 @@ def _judge_task(task: TaskFacts) -> _TaskJudgement:
                *(f"docs/working/{task_id}/{name}" for name in task.artifacts))
     if isinstance(outcome.facts.get("authority"), dict):  # verified signatures and statements
         covered += tuple(f"docs/working/{task_id}/{rel}" for rel in SIGNED_FILES)
+        covered += tuple(f"docs/working/{task_id}/{rel}" for rel in CONTINUATION_FILES)
     return _TaskJudgement((), facts, scope.patterns, covered, scope)
 
 
@@ -182,12 +231,34 @@ class Case:
         return {t.task_id: _judge_task(t) for t in self.facts.tasks}
 
     @cached_property
+    def continued(self) -> dict[str, list[Reason]]:
+        """Per task with a continuation statement: why it does not hold (empty: it holds)."""
+        from plangate.authority.continuation import Expected, continuation_reasons
+
+        out: dict[str, list[Reason]] = {}
+        stale = dict(self.facts.stale_approvals)
+        tasks = {t.task_id: t for t in self.facts.tasks}
+        for task_id, facts in self.facts.continuations:
+            task = tasks.get(task_id)
+            outcome_facts = task.outcome.facts if task and task.outcome else {}
+            plan_hash = outcome_facts.get("current_plan_hash")
+            expected = Expected(task_id, plan_hash if isinstance(plan_hash, str) else None,
+                                stale.get(task_id, ""), self.facts.merge_base)
+            out[task_id] = continuation_reasons(facts, expected)
+        return out
+
+    @cached_property
     def covered(self) -> set[str]:
         """Files that a verified task's own verification covers, and PlanGate's ignore file."""
         out = {ALWAYS_COVERED}
         for judgement in self.tasks.values():
             out.update(judgement.covered)
         return out
+
+    @cached_property
+    def adopting(self) -> bool:
+        """The pull request adopts PlanGate (:func:`adopts_plangate`)."""
+        return adopts_plangate(self.facts)
 
     @cached_property
     def outside(self) -> list[str]:
@@ -210,6 +281,35 @@ class Case:
             return []
         return [p for p in self.facts.changed
                 if p not in self.covered and surfaces.protecting(p) is not None]
+
+
+def adopts_plangate(facts: PullRequestFacts) -> bool:
+    """True when the pull request adopts PlanGate: the base has no protected-surfaces file,
+    the pull request adds it, touches no task, and changes only :data:`ADOPTION_PATHS`."""
+    return (
+        not facts.base_adopted
+        and ADOPTION_REQUIRED in facts.changed
+        and not facts.unmatchable
+        and all(
+            TASK_PATH_RE.fullmatch(p) is None and match_any(ADOPTION_PATHS, p) is not None
+            for p in facts.changed
+        )
+    )
+
+
+def _adopts(case: Case) -> tuple[Reason, ...]:
+    if not case.adopting:
+        return ()
+    changed = case.facts.changed
+    return (Reason(
+        "CI_ADOPTS_PLANGATE",
+        "adopts PlanGate: a human reviews the trust root and surfaces: "
+        + ", ".join(changed[:_LISTED]) + (f" (+{len(changed) - _LISTED} more)"
+                                          if len(changed) > _LISTED else ""),
+        "review the protected surfaces, the trust root and the hook configuration, then merge "
+        "by hand; every later pull request is judged against them",
+        changed,
+    ),)
 
 
 def _head_checked_out(case: Case) -> tuple[Reason, ...]:
@@ -259,7 +359,7 @@ def _tasks_verified(case: Case) -> tuple[Reason, ...]:
 
 def _in_scope(case: Case) -> tuple[Reason, ...]:
     outside = case.outside
-    if not outside:
+    if not outside or case.adopting:
         return ()
     named = ", ".join(outside[:_LISTED])
     if not case.facts.tasks:
@@ -277,7 +377,7 @@ def _in_scope(case: Case) -> tuple[Reason, ...]:
 
 def _protected_surfaces(case: Case) -> tuple[Reason, ...]:
     protected = case.protected
-    if not protected:
+    if not protected or case.adopting:
         return ()
     return (Reason("CI_PROTECTED_SURFACE",
                    f"{len(protected)} protected surface(s) changed: "
@@ -288,7 +388,7 @@ def _protected_surfaces(case: Case) -> tuple[Reason, ...]:
 
 def _surfaces_defined(case: Case) -> tuple[Reason, ...]:
     surfaces = case.facts.surfaces
-    if surfaces is None or surfaces.problem is None or not surfaces.entries:
+    if surfaces is None or surfaces.problem is None or not surfaces.entries or case.adopting:
         return ()
     return (surfaces.problem,)
 
@@ -303,17 +403,26 @@ def _trust_root_readable(case: Case) -> tuple[Reason, ...]:
 
 
 def _approvals_fresh(case: Case) -> tuple[Reason, ...]:
-    return tuple(Reason(
-        "CI_APPROVAL_NOT_FRESH",
-        f"{task_id}: its approval names {source[:12]}, already on the base before this pull "
-        "request: an approved, merged task cannot lend its scope to new changes",
-        "plan a new task for this change (or approve it again on this branch)",
-    ) for task_id, source in case.facts.stale_approvals)
+    reasons: list[Reason] = []
+    for task_id, source in case.facts.stale_approvals:
+        held = case.continued.get(task_id)
+        if held is not None and not held:
+            continue  # an approver signed its continuation for this starting point
+        reasons.append(Reason(
+            "CI_APPROVAL_NOT_FRESH",
+            f"{task_id}: its approval names {source[:12]}, already on the base before this pull "
+            "request: an approved, merged task cannot lend its scope to new changes"
+            + (" (its continuation statement does not hold)" if held else ""),
+            "plan a new task for this change, approve it again on this branch, or have an "
+            "approver sign its continuation: plangate trust continue TASK --base REF --sign KEY",
+        ))
+        reasons.extend(held or ())
+    return tuple(reasons)
 
 
 def _trust_root_unchanged(case: Case) -> tuple[Reason, ...]:
     facts = case.facts
-    if not facts.trust_changed:
+    if not facts.trust_changed or case.adopting:
         return ()
     signed = (facts.trust is not None and facts.trust.require_signatures and facts.tasks
               and all(not j.reasons for j in case.tasks.values()))
@@ -342,6 +451,7 @@ RULES: tuple[Rule, ...] = (
     Rule("approvals_fresh", REJECTED, _approvals_fresh),
     Rule("paths_matchable", REJECTED, _paths_matchable),
     Rule("in_scope", REJECTED, _in_scope),
+    Rule("adopts_plangate", HUMAN_REQUIRED, _adopts),
     Rule("protected_surfaces", HUMAN_REQUIRED, _protected_surfaces),
     Rule("surfaces_defined", HUMAN_REQUIRED, _surfaces_defined),
     Rule("trust_root_unchanged", HUMAN_REQUIRED, _trust_root_unchanged),
@@ -367,11 +477,24 @@ def _facts_json(case: Case) -> dict[str, Any]:
             else "unauthenticated: the base commit has no trust root requiring signatures"
         ),
     }
+    continued = {task_id: _continued_by(case, task_id)
+                 for task_id, held in case.continued.items() if not held}
+    if continued:  # tasks an approver's signed continuation lets this pull request use
+        out["continued"] = continued
     if facts.surfaces is not None:
         out["surfaces_provenance"] = facts.surfaces.provenance
         out["outside_scope"] = case.outside
         out["protected_paths"] = case.protected
     return out
+
+
+def _continued_by(case: Case, task_id: str) -> str | None:
+    from plangate.authority.verify import Verified
+
+    for tid, facts in case.facts.continuations:
+        if tid == task_id and isinstance(facts.signature, Verified):
+            return facts.signature.principal
+    return None
 
 
 def decide(facts: PullRequestFacts) -> Result:

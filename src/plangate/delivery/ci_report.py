@@ -6,7 +6,10 @@ Three forms of one :class:`~plangate.verdict.Result`:
   (``::error file=PATH,title=CODE::message``), one per offending path, so a
   reviewer sees each reason on the file it is about;
 - :func:`summary_markdown`: a short Markdown job summary (verdict, what it means, reasons);
-- :func:`sarif`: a SARIF 2.1.0 log for code-scanning tools, one result per offending path.
+- :func:`sarif`: a SARIF 2.1.0 log for code-scanning tools, one result per offending path;
+- :func:`authority_lines`: who approved, in plain words: approvals are
+  unauthenticated when the base has no trust root requiring signatures, else
+  each task's verified approver and reviewers.
 
 Every text that reaches a workflow command is escaped the way GitHub documents for
 workflow commands (``%``, CR and LF in the message; also ``:`` and ``,`` in property
@@ -75,9 +78,37 @@ def workflow_annotations(result: Result) -> list[str]:
 def _cell(text: str) -> str:
     """A Markdown table cell: no pipes, no line breaks, no HTML."""
     return (
-        text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
-        .replace("\r", " ").replace("\n", " ")
+        text.replace("\\", "\\\\")
+        .replace("|", "\\|")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("\r", " ")
+        .replace("\n", " ")
     )
+
+
+def authority_lines(result: Result) -> list[str]:
+    """Plain lines about authority: unauthenticated, or who signed each task's approval."""
+    from plangate.authority.wording import UNAUTHENTICATED
+
+    authority = result.facts.get("authority")
+    if not isinstance(authority, dict):
+        return [
+            f"authority: {UNAUTHENTICATED} on the base commit: anyone who can run "
+            "plangate can approve"
+        ]
+    root = str(authority.get("trust_root", ""))[:12]
+    lines = [f"authority: signatures required by the base commit's trust root ({root})"]
+    tasks = result.facts.get("tasks")
+    for task_id, facts in sorted(tasks.items()) if isinstance(tasks, dict) else []:
+        approver = facts.get("approved_by") if isinstance(facts, dict) else None
+        reviewers = facts.get("reviewed_by") if isinstance(facts, dict) else None
+        if not isinstance(approver, str) or not isinstance(reviewers, list):
+            lines.append(f"  {task_id}: no verified approval")
+            continue
+        names = ", ".join(str(r) for r in reviewers) or "nobody verified"
+        lines.append(f"  {task_id}: approved by {approver}; reviewed by {names}")
+    return lines
 
 
 def summary_markdown(result: Result) -> str:
@@ -88,12 +119,15 @@ def summary_markdown(result: Result) -> str:
         "",
         _MEANING.get(verdict, "unknown verdict: treated as a failure"),
         "",
+        *(_cell(line.strip()) + "  " for line in authority_lines(result)),
+        "",
     ]
     if result.reasons:
         lines += ["| code | reason | hint |", "|---|---|---|"]
         for reason in result.reasons[:_TABLE_ROWS]:
-            lines.append(f"| `{_cell(reason.code)}` | {_cell(reason.message)} | "
-                         f"{_cell(reason.hint)} |")
+            lines.append(
+                f"| `{_cell(reason.code)}` | {_cell(reason.message)} | {_cell(reason.hint)} |"
+            )
         if len(result.reasons) > _TABLE_ROWS:
             lines.append(f"| … | {len(result.reasons) - _TABLE_ROWS} more in the JSON output | |")
         lines.append("")
@@ -106,34 +140,51 @@ def sarif(result: Result, *, version: str) -> dict[str, Any]:
     rules: dict[str, dict[str, Any]] = {}
     results: list[dict[str, Any]] = []
     for reason in result.reasons:
-        rules.setdefault(reason.code, {
-            "id": reason.code,
-            "shortDescription": {"text": reason.code},
-            "help": {"text": reason.hint or reason.message},
-        })
+        rules.setdefault(
+            reason.code,
+            {
+                "id": reason.code,
+                "shortDescription": {"text": reason.code},
+                "help": {"text": reason.hint or reason.message},
+            },
+        )
         message = {"text": reason.message + (f" (hint: {reason.hint})" if reason.hint else "")}
         paths = _offending(reason)
         if not paths:
             results.append({"ruleId": reason.code, "level": level, "message": message})
             continue
         for path in paths:
-            results.append({
-                "ruleId": reason.code,
-                "level": level,
-                "message": message,
-                "locations": [{"physicalLocation": {"artifactLocation": {
-                    "uri": _uri_reference(path), "uriBaseId": "%SRCROOT%"}}}],
-            })
+            results.append(
+                {
+                    "ruleId": reason.code,
+                    "level": level,
+                    "message": message,
+                    "locations": [
+                        {
+                            "physicalLocation": {
+                                "artifactLocation": {
+                                    "uri": _uri_reference(path),
+                                    "uriBaseId": "%SRCROOT%",
+                                }
+                            }
+                        }
+                    ],
+                }
+            )
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "plangate",
-                "version": version,
-                "rules": list(rules.values()),
-            }},
-            "results": results,
-            "properties": {"verdict": result.verdict},
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "plangate",
+                        "version": version,
+                        "rules": list(rules.values()),
+                    }
+                },
+                "results": results,
+                "properties": {"verdict": result.verdict},
+            }
+        ],
     }

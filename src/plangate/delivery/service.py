@@ -64,6 +64,7 @@ from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import ExitCode, Reason, Result
 
 if TYPE_CHECKING:
+    from plangate.authority.continuation import ContinuationFacts
     from plangate.authority.root import TrustRoot
 
 LEDGER_KIND = "delivery_transition"
@@ -534,6 +535,8 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
     ``docs/working/`` is reported instead of read.
     """
     from plangate.approval.holds import ANCESTOR, holds_for_head
+    from plangate.authority.consumer import read_continuation
+    from plangate.authority.source import TRUST_FILES
     from plangate.errors import InputRejected
     from plangate.paths import canonical_path
     from plangate.snapshot import read_task_snapshot
@@ -567,6 +570,7 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
     trust, trust_problem = _base_trust_root(git, base)
     tasks: list[TaskFacts] = []
     stale: list[tuple[str, str]] = []
+    continuations: list[tuple[str, ContinuationFacts]] = []
     for task_id in touched_tasks(tuple(changed)):
         try:
             snapshot = read_task_snapshot(task_dir_for(root, task_id))
@@ -580,12 +584,17 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
         if (trust is not None and trust.require_signatures and isinstance(source, str)
                 and git.is_ancestor(source, since)):
             stale.append((task_id, source))
-    from plangate.authority.source import TRUST_FILES
+            continued = read_continuation(task_dir_for(root, task_id), trust)
+            if continued is not None:
+                continuations.append((task_id, continued))
+    from plangate.delivery.ci import ADOPTION_REQUIRED
 
+    base_adopted = any(e.path == ADOPTION_REQUIRED for e in git.ls_tree(base, [ADOPTION_REQUIRED]))
     return PullRequestFacts(base, head, checked_out, tuple(changed), surfaces, tuple(tasks),
                             since, tuple(unmatchable), trust=trust, trust_problem=trust_problem,
                             trust_changed=tuple(p for p in changed if p in TRUST_FILES),
-                            stale_approvals=tuple(stale))
+                            stale_approvals=tuple(stale), base_adopted=base_adopted,
+                            continuations=tuple(continuations))
 
 
 def _base_trust_root(git: Git, base: str) -> tuple[TrustRoot | None, Reason | None]:

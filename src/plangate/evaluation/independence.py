@@ -31,6 +31,24 @@ combination rule: a human record (I2 or better) together with a separate
 machine-backed record at I3 gives I4 ("Human + machine independent evidence").
 Records bound to another commit than the candidate's are ignored (stale).
 
+Signed records. A review record may carry a verified signer (its SSHSIG
+signature checked against the trust root in force, namespace
+``plangate-eval-review``): the reviewer is then the verified principal, not
+what the record claims.
+
+- The reviewer counts as a human only when the trust root marks its principal
+  human, and its human identity is the principal; a signed record that claims a
+  human identity for a principal not marked human is read as a model review
+  (without a model: **I0**).
+- One key counts once: a second record signed by the same key is not counted
+  (a reviewer cannot multiply itself), so the human + machine combination
+  needs two distinct keys when both records are signed.
+- A record whose signature does not verify is not counted (its reason is
+  reported).
+
+Unsigned records keep the rules above, and the result says the level is
+unauthenticated (``facts["authority"]``): who reviewed is then only a claim.
+
 The minimum level per surface class is protected policy:
 :data:`MINIMUM_LEVEL_BY_CLASS`. Unknown classes and empty class sets require
 I4 (fail closed).
@@ -119,14 +137,29 @@ class EvidenceRef:
 
 
 @dataclass(frozen=True)
+class Signer:
+    """The verified signer of a review record, as the trust root names it."""
+
+    principal: str
+    key_fingerprint: str
+    human: bool
+
+
+@dataclass(frozen=True)
 class ReviewRecord:
-    """A parsed review record (the exact bytes stay with the caller)."""
+    """A parsed review record (the exact bytes stay with the caller).
+
+    ``signer`` is its verified signer; ``signature_problem`` says why a
+    signature it carries does not verify (such a record never counts).
+    """
 
     candidate_id: str
     reviewed_commit: str
     author: Party
     reviewer: Party
     evidence: tuple[EvidenceRef, ...]
+    signer: Signer | None = None
+    signature_problem: Reason | None = None
 
 
 _PARTY_KEYS = frozenset({"model", "context_id", "run_id", "role", "human_identity"})
@@ -226,11 +259,30 @@ def _same(a: str | None, b: str | None) -> bool:
     return left == right or not left or not right
 
 
+def _as_signed(reviewer: Party, signer: Signer) -> Party | None:
+    """The reviewer as its verified signer makes it (None: no identity left to judge)."""
+    from dataclasses import replace
+
+    if signer.human:
+        return replace(reviewer, human_identity=signer.principal)
+    if reviewer.model is None:
+        return None
+    return replace(reviewer, human_identity=None)
+
+
 def record_level(
     record: ReviewRecord, verified_refs: frozenset[str]
 ) -> tuple[IndependenceLevel, str]:
     """Level of one review record and a one-line explanation (rules in the module doc)."""
     author, reviewer = record.author, record.reviewer
+    if record.signer is not None:
+        signed = _as_signed(reviewer, record.signer)
+        if signed is None:
+            return IndependenceLevel.I0, (
+                f"signed by {record.signer.principal}, whom the trust root does not mark human, "
+                "and names no model"
+            )
+        reviewer = signed
     if _same(reviewer.context_id, author.context_id):
         return IndependenceLevel.I0, "same context as the author"
     if identity_skeleton(reviewer.role) in SELF_REVIEW_ROLES or _same(reviewer.role, author.role):
@@ -272,15 +324,39 @@ def compute_level(
     per_record: list[dict[str, Any]] = []
     counted: list[tuple[IndependenceLevel, ReviewRecord]] = []
     reasons: list[Reason] = []
+    keys_seen: dict[str, int] = {}
     for index, record in enumerate(records):
         entry: dict[str, Any] = {"index": index}
         if record.candidate_id != candidate_id:
             entry.update(level=None, counted=False, why="record is for another candidate")
         elif record.reviewed_commit != candidate_commit:
             entry.update(level=None, counted=False, why="record reviews another commit (stale)")
+        elif record.signature_problem is not None:
+            entry.update(
+                level=None,
+                counted=False,
+                signed_by=None,
+                why=f"signature does not verify ({record.signature_problem.code})",
+            )
+            reasons.append(record.signature_problem)
+        elif record.signer is not None and record.signer.key_fingerprint in keys_seen:
+            entry.update(
+                level=None,
+                counted=False,
+                signed_by=record.signer.principal,
+                why=f"signed by the same key as record {keys_seen[record.signer.key_fingerprint]}:"
+                " one key counts once",
+            )
         else:
             level, why = record_level(record, verified)
-            entry.update(level=level.value, counted=level != IndependenceLevel.I0, why=why)
+            entry.update(
+                level=level.value,
+                counted=level != IndependenceLevel.I0,
+                why=why,
+                signed_by=record.signer.principal if record.signer else None,
+            )
+            if record.signer is not None:
+                keys_seen[record.signer.key_fingerprint] = index
             if level != IndependenceLevel.I0:
                 counted.append((level, record))
             else:
@@ -295,10 +371,8 @@ def compute_level(
     for level, _record in counted:
         if rank(level) > rank(best):
             best = level
-    has_human = any(r.reviewer.human_identity is not None for _l, r in counted)
-    has_machine_i3 = any(
-        level == IndependenceLevel.I3 and r.reviewer.human_identity is None for level, r in counted
-    )
+    has_human = any(_is_human(r) for _l, r in counted)
+    has_machine_i3 = any(level == IndependenceLevel.I3 and not _is_human(r) for level, r in counted)
     combined = False
     if has_human and has_machine_i3 and rank(best) < rank(IndependenceLevel.I4):
         best, combined = IndependenceLevel.I4, True
@@ -307,8 +381,25 @@ def compute_level(
         "records": per_record,
         "counted_records": len(counted),
         "human_plus_machine_combined": combined,
+        "authority": _authority(counted),
     }
     return Result(best.value, tuple(reasons), facts)
+
+
+def _is_human(record: ReviewRecord) -> bool:
+    """A human review: the trust root says so for a signed record, the record for an unsigned."""
+    if record.signer is not None:
+        return record.signer.human
+    return record.reviewer.human_identity is not None
+
+
+def _authority(counted: Sequence[tuple[IndependenceLevel, ReviewRecord]]) -> str:
+    signed = sum(1 for _l, r in counted if r.signer is not None)
+    if counted and signed == len(counted):
+        return "verified principals"
+    if signed:
+        return "partly unauthenticated: some counted records are unsigned claims"
+    return "unauthenticated: no counted record is signed; who reviewed is a claim"
 
 
 def required_level(surface_classes: Iterable[str]) -> tuple[IndependenceLevel, tuple[str, ...]]:

@@ -10,9 +10,10 @@ The rules before a run, in order:
    (``EXEC_NO_HEAD``, ``EXEC_REPO_ROOT_MISMATCH``), HEAD has a commit
    (``EXEC_NO_HEAD``) and is on a branch (``EXEC_HEAD_DETACHED``);
 2. an exclusive lock on the task is held for the whole run (``LOCK_HELD``);
-3. the approval holds for HEAD under the ``EQUAL`` policy: the record's
-   commit is HEAD itself (anything but ``ACCEPTED`` refuses: exit 1, or 3 when a
-   human must decide);
+3. the approval holds for HEAD under the ``DESCENDANT_IN_SCOPE`` policy, the
+   hooks' own: the record's commit is HEAD, or HEAD descends from it through
+   commits that changed only in-scope paths (anything but ``ACCEPTED`` refuses:
+   exit 1, or 3 when a human must decide);
 4. ``exec_started`` reaches the ledger (``EXEC_LEDGER_UNAVAILABLE``) and the
    task's ``run.ndjson`` (``EXEC_RUNLOG_UNWRITABLE``).
 

@@ -19,7 +19,7 @@ command's own output and plangate's notes keep their order.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -47,6 +47,13 @@ class ExecObserver(Protocol):
 
     def starting(self, run: PreparedRun) -> None:
         """Called once, just before the command starts."""
+
+
+Runner = Callable[..., CommandResult]
+"""How a prepared run's command runs: ``runner(run, cwd=..., env=...)``.
+
+:func:`plangate.execution.command.run_verified` runs it in the caller's tree;
+:class:`plangate.execution.isolated.IsolatedRunner` in a box on a workspace."""
 
 
 class Refusal(NamedTuple):
@@ -82,6 +89,8 @@ def execute(
     command: Sequence[str],
     env: Mapping[str, str],
     observer: ExecObserver,
+    *,
+    runner: Runner = run_verified,
 ) -> Refusal | Completion:
     """Verify ``task_id`` against HEAD under its lock, record, run ``command``, record the end.
 
@@ -92,7 +101,7 @@ def execute(
     task_id = check_task_id(task_id)
     root = find_repo_root(cwd)
     try:
-        return _locked_run(root, cwd, task_id, command, env, observer=observer)
+        return _locked_run(root, cwd, task_id, command, env, observer=observer, runner=runner)
     except PlanGateError as exc:
         reason = Reason(exc.code, exc.message, exc.hint)
         return Refusal(Result(REJECTED, (reason,), {"task_id": task_id, "started": False}))
@@ -122,8 +131,10 @@ def resolve_head(root: Path) -> str:
 
 
 def verify_for_head(root: Path, task_id: str, head: str) -> Result:
-    """Does the task's approval hold for ``head``? Exec's policy: HEAD is the approved commit."""
-    from plangate.approval.holds import EQUAL, holds_for_head
+    """Does the task's approval hold for ``head``? The hooks' policy: HEAD is the approved
+    commit or descends from it through in-scope commits (a second agent session after the
+    first commit needs no new approval)."""
+    from plangate.approval.holds import DESCENDANT_IN_SCOPE, holds_for_head
     from plangate.snapshot import read_task_snapshot
 
     task_dir = task_dir_for(root, task_id)
@@ -132,7 +143,10 @@ def verify_for_head(root: Path, task_id: str, head: str) -> Result:
     except PlanGateError as exc:
         return Result(REJECTED, (Reason(exc.code, exc.message, exc.hint),), {"task_id": task_id})
     # The result carries the digests the run binds (the snapshot and the record's bytes).
-    return holds_for_head(root, snapshot, head, policy=EQUAL)
+    from plangate.plan.scope import derive_scope
+
+    scope = derive_scope(snapshot.artifact("plan.md"))
+    return holds_for_head(root, snapshot, head, policy=DESCENDANT_IN_SCOPE, scope=scope)
 
 
 def _ledger_append(
@@ -179,6 +193,7 @@ def _locked_run(
     env: Mapping[str, str],
     *,
     observer: ExecObserver,
+    runner: Runner,
 ) -> Refusal | Completion:
     from plangate.fsutil import lock_at, open_verified_dir
 
@@ -197,7 +212,7 @@ def _locked_run(
         run = preflight.prepare(task_id, head, command, before)
         _record_start(root, env, run, observer)
         observer.starting(run)
-        outcome = run_verified(run, cwd=cwd, env=env)
+        outcome = runner(run, cwd=cwd, env=env)
         return _record_end(root, env, run, outcome, observer)
 
 

@@ -87,6 +87,7 @@ EFFECT_EXEMPT: tuple[str, ...] = (
     ".plangate/*.lock",
     ".plangate/locks/**",
     ".plangate/cache/**",
+    ".plangate/session/**",
     ".plangate/.gitignore",
     "docs/working/*/run.ndjson",
 )
@@ -142,7 +143,12 @@ UNCLASSIFIABLE_TEXT: dict[str, tuple[str, str]] = {
     ),
     "HOOK_TOOL_UNKNOWN": (
         "the tool is not one PlanGate can judge, so its writes are unknown",
-        "use the host's own file tools; a human runs other tools outside the agent",
+        "use the host's own file tools; a human declares read-only MCP tools in "
+        ".plangate/tools.toml or runs other tools outside the agent",
+    ),
+    "HOOK_TOOL_POLICY_INVALID": (
+        "the repository's tool policy cannot be read, so no MCP tool is declared read-only",
+        "a human fixes .plangate/tools.toml ([mcp] read_only = [names or globs])",
     ),
     "HOOK_PATCH_UNREADABLE": (
         "the patch names no file PlanGate can read, so its writes are unknown",

@@ -1,4 +1,4 @@
-"""``plangate doctor``: prove that the installed hooks really deny.
+"""``plangate doctor``: prove that the installed hooks really deny, and really allow.
 
 A configuration file that mentions a hook proves nothing (a wrong path, a
 missing interpreter, a host that rejects the file, exit 1 instead of 2...).
@@ -10,7 +10,20 @@ terms. Canaries:
 - ``guarded-write``: a write to ``.plangate/doctor-canary`` (guarded by
   construction, so it must be denied in every repository state);
 - ``shell-write``: the shell command ``echo canary > .plangate/doctor-canary``;
-- ``malformed``: a payload that is not JSON (a crash path must deny too).
+- ``malformed``: a payload that is not JSON (a crash path must deny too);
+- ``allowed-write``: a write the current state allows (a path inside the active
+  task's scope, or with no active task a planning file of an unused task): it
+  must be **allowed**, or the hooks would block every call (PlanGate missing on
+  ``PATH``, a broken ledger).
+
+Besides the canaries, doctor checks what makes hooks silently do nothing
+(:func:`setting_findings`): the ledger is present and verifies; committed hook
+files name no machine path; Claude Code's managed or user settings do not turn
+project hooks off (``disableAllHooks``, ``allowManagedHooksOnly``); Codex has
+hooks on and a trust record for each PlanGate hook (an untrusted or modified
+hook never runs); and whether each host fails closed when a hook times out
+(Cursor ``failClosed``, Claude Code ``onFailure: "block"``). A *warning* does
+not fail doctor; a *failure* does.
 
 Git hooks are run in a throwaway repository with the canary file staged
 (pre-commit) or as a push of a commit that adds it (pre-push).
@@ -39,18 +52,103 @@ TIMEOUT_SECONDS = 60
 
 @dataclass(frozen=True)
 class Probe:
-    """One canary run of one command."""
+    """One canary run of one command (``expect``: what must happen, deny or allow)."""
 
     host: str
     event: str
     canary: str
     denied: bool
     detail: str
+    expect: str = "deny"
+
+    @property
+    def ok(self) -> bool:
+        """The canary got the answer it must get."""
+        return self.denied == (self.expect == "deny")
 
     def to_json(self) -> dict[str, Any]:
         """JSON form."""
         return {"host": self.host, "event": self.event, "canary": self.canary,
-                "denied": self.denied, "detail": self.detail}
+                "denied": self.denied, "detail": self.detail, "expect": self.expect,
+                "ok": self.ok}
+
+
+ALLOW_CANARY = "allowed-write"
+
+
+def allow_target(root: str) -> str:
+    """A path the hooks must allow now: inside the open task session's scope (its first
+    literal pattern), else a planning file of a task id no directory uses."""
+    from plangate.snapshot import TASK_ID_RE
+
+    session_path = _session_allowed_path(root)
+    if session_path:
+        return session_path
+    working = Path(root, "docs", "working")
+    used = {p.name for p in working.iterdir()} if working.is_dir() else set()
+    for number in range(9999, 0, -1):
+        task = f"TASK-{number:04d}"
+        if task not in used and TASK_ID_RE.fullmatch(task):
+            return f"docs/working/{task}/plan.md"
+    return "docs/working/TASK-9999/plan.md"
+
+
+def _session_allowed_path(root: str) -> str:
+    from plangate.clock import utc_now
+    from plangate.errors import PlanGateError
+    from plangate.execution.session import active_session
+    from plangate.ledger import LedgerError, open_ledger
+
+    try:
+        with open_ledger(Path(root), dict(os.environ), create=False) as ledger:
+            session = active_session(ledger, utc_now())
+    except (LedgerError, PlanGateError, OSError):
+        return ""
+    if session is None:
+        return ""
+    from plangate.hooks.service import task_facts
+
+    facts = task_facts(root, session.task_id, "doctor")
+    for pattern in facts.allowed_paths or ():
+        if not any(c in pattern for c in "*?[{"):
+            return pattern
+    return ""
+
+
+def _allow_payload(host: str, root: str, target: str) -> bytes:
+    full = f"{root.rstrip('/')}/{target}"
+    if host == "claude":
+        return json.dumps({"session_id": "plangate-doctor", "cwd": root,
+                           "hook_event_name": "PreToolUse", "tool_name": "Write",
+                           "tool_input": {"file_path": full, "content": "canary"}}).encode()
+    if host == "codex":
+        patch = f"*** Begin Patch\n*** Update File: {full}\n+canary\n*** End Patch\n"
+        return json.dumps({"session_id": "plangate-doctor", "cwd": root,
+                           "hook_event_name": "PreToolUse", "tool_name": "apply_patch",
+                           "tool_input": {"command": patch}}).encode()
+    return json.dumps({"conversation_id": "plangate-doctor", "generation_id": "doctor",
+                       "workspace_roots": [root], "hook_event_name": "preToolUse",
+                       "tool_name": "Write", "tool_input": {"file_path": full}}).encode()
+
+
+def judge_allow(host: str, proc: subprocess.CompletedProcess[bytes]) -> tuple[bool, str]:
+    """Did the host get an allow? ``(denied, detail)``."""
+    out = proc.stdout.decode("utf-8", "replace").strip()
+    err = proc.stderr.decode("utf-8", "replace").strip()
+    first_err = err.splitlines()[0][:200] if err else ""
+    if host == "cursor":
+        try:
+            body = json.loads(out) if out else {}
+        except ValueError:
+            return True, f"exit {proc.returncode} with non-JSON output {first_err}".strip()
+        if isinstance(body, dict) and body.get("permission") == "allow":
+            return False, "permission allow"
+        return True, f"not allowed: {str(body.get('agent_message', first_err))[:200]}"
+    if proc.returncode == 2:
+        return True, f"exit 2: {first_err}"
+    if '"permissionDecision":"deny"' in out.replace(" ", ""):
+        return True, f"exit {proc.returncode} with permissionDecision deny"
+    return False, f"exit {proc.returncode} (allowed)"
 
 
 def _payloads(host: str, root: str) -> list[tuple[str, bytes]]:
@@ -101,8 +199,12 @@ def judge(host: str, proc: subprocess.CompletedProcess[bytes]) -> tuple[bool, st
     A block that does not carry PlanGate's reason (the interpreter is missing,
     the package cannot be imported) is not a pass: it locks every tool call.
     """
+    from plangate.hooks.install import NOT_FOUND_CODE
+
     out = proc.stdout.decode("utf-8", "replace").strip()
     err = proc.stderr.decode("utf-8", "replace").strip()
+    if NOT_FOUND_CODE in out or NOT_FOUND_CODE in err:
+        return False, f"PlanGate is not on PATH for this host ({NOT_FOUND_CODE}): every call blocks"
     ours = "PlanGate denied" in out or "PlanGate denied" in err
     first_err = err.splitlines()[0][:160] if err else ""
     if host in ("claude", "codex"):
@@ -181,14 +283,25 @@ def _quote(text: str) -> str:
     return shlex.quote(text)
 
 
-def run_doctor(root: Path) -> Result:
-    """Probe every installed PlanGate hook command of the repository at ``root``."""
+def run_doctor(root: Path, *, home: str | None = None,
+               managed_settings: tuple[str, ...] | None = None) -> Result:
+    """Probe every installed PlanGate hook command of the repository at ``root``, then
+    check the settings that would make hooks do nothing (:func:`setting_findings`)."""
     from plangate.hooks.install import installed_commands
 
     real_root = os.path.realpath(root)
+    allowed = allow_target(real_root)
+    installed = installed_commands(root)
+    local = any(h == "claude-local" and _is_plangate(c) for h, _e, c in installed)
     probes: list[Probe] = []
     skipped: list[dict[str, str]] = []
-    for host, event, command in installed_commands(root):
+    for listed, event, command in installed:
+        host = "claude" if listed == "claude-local" else listed
+        if listed == "claude" and local and _is_plangate(command):
+            # The committed entry leaves the decision to this developer's local entries.
+            skipped.append({"host": host, "event": event,
+                            "reason": "defers to .claude/settings.local.json"})
+            continue
         if host == "git":
             content = Path(command).read_text("utf-8", "replace")
             if not _is_plangate(content):
@@ -216,18 +329,43 @@ def run_doctor(root: Path) -> Result:
                 continue
             denied, detail = judge(host, proc)
             probes.append(Probe(host, event, canary, denied, detail))
+        if host in ("claude", "codex", "cursor") and event in ("PreToolUse", "preToolUse"):
+            try:
+                proc = _run_shell(command, real_root, _allow_payload(host, real_root, allowed))
+            except subprocess.TimeoutExpired:
+                probes.append(Probe(host, event, ALLOW_CANARY, True, "timed out", "allow"))
+                continue
+            denied, detail = judge_allow(host, proc)
+            probes.append(Probe(host, event, ALLOW_CANARY, denied, f"{allowed}: {detail}",
+                                "allow"))
+    from plangate.hooks.doctor_settings import setting_findings
+
+    findings = setting_findings(root, home=home, managed_settings=managed_settings)
     facts = {"probes": [p.to_json() for p in probes], "skipped": skipped,
-             "hosts": sorted({p.host for p in probes})}
+             "hosts": sorted({p.host for p in probes}),
+             "findings": [f.to_json() for f in findings],
+             "warnings": [f"{f.code}: {f.message}" for f in findings if not f.fails]}
     if not probes:
         return Result("FAIL", (Reason("DOCTOR_NOTHING_INSTALLED",
                                       "no PlanGate hook is installed in this repository",
                                       "run 'plangate hooks install --claude' (or --codex, "
                                       "--cursor, --git)"),), facts)
-    failing = [p for p in probes if not p.denied]
-    if failing:
-        return Result("FAIL", tuple(
-            Reason("DOCTOR_CANARY_ALLOWED",
-                   f"{p.host} {p.event}: the {p.canary} canary was not denied ({p.detail})",
-                   "reinstall with 'plangate hooks install' and check the interpreter path")
-            for p in failing), facts)
+    reasons: list[Reason] = []
+    for p in probes:
+        if p.ok:
+            continue
+        if p.expect == "deny":
+            reasons.append(Reason(
+                "DOCTOR_CANARY_ALLOWED",
+                f"{p.host} {p.event}: the {p.canary} canary was not denied ({p.detail})",
+                "reinstall with 'plangate hooks install' and check that PlanGate is on PATH"))
+        else:
+            reasons.append(Reason(
+                "DOCTOR_CANARY_DENIED",
+                f"{p.host} {p.event}: a write the hooks must allow was denied ({p.detail})",
+                "fix what the detail names (PlanGate on PATH, the ledger); otherwise every "
+                "agent call is blocked"))
+    reasons += [Reason(f.code, f.message, f.hint) for f in findings if f.fails]
+    if reasons:
+        return Result("FAIL", tuple(reasons), facts)
     return Result("PASS", (), facts)

@@ -70,7 +70,8 @@ def agent_markers_present(env: Mapping[str, str]) -> list[str]:
     # far more easily than it can remove it from its own environment.
     # CI switches are commonly exported empty on human machines; those need a value.
     found = [
-        name for name in AGENT_MARKERS
+        name
+        for name in AGENT_MARKERS
         if (env.get(name) if name in ("CI", "GITHUB_ACTIONS") else name in env)
     ]
     found += sorted(k for k in env if k.startswith(AGENT_MARKER_PREFIXES))
@@ -92,18 +93,27 @@ def validate_request(
     """Check a grant request; raise :class:`UsageError` naming the problem."""
     checked = tuple(validate_pattern(p) for p in patterns)
     if not checked:
-        raise UsageError("OVERRIDE_NO_PATHS", "an override needs at least one path pattern",
-                         "pass --paths GLOB...")
+        raise UsageError(
+            "OVERRIDE_NO_PATHS",
+            "an override needs at least one path pattern",
+            "pass --paths GLOB...",
+        )
     if any(p in ("**", "*") for p in checked):
-        raise UsageError("OVERRIDE_TOO_BROAD", "an override may not cover the whole repository",
-                         "name the directories or files the agent may write")
+        raise UsageError(
+            "OVERRIDE_TOO_BROAD",
+            "an override may not cover the whole repository",
+            "name the directories or files the agent may write",
+        )
     if not 1 <= minutes <= MAX_MINUTES:
-        raise UsageError("OVERRIDE_BAD_DURATION",
-                         f"--minutes must be between 1 and {MAX_MINUTES}",
-                         "grant a short window; grant again if needed")
+        raise UsageError(
+            "OVERRIDE_BAD_DURATION",
+            f"--minutes must be between 1 and {MAX_MINUTES}",
+            "grant a short window; grant again if needed",
+        )
     if not reason.strip():
-        raise UsageError("OVERRIDE_NO_REASON", "an override needs a reason",
-                         "say why the gate must be bypassed")
+        raise UsageError(
+            "OVERRIDE_NO_REASON", "an override needs a reason", "say why the gate must be bypassed"
+        )
     return GrantRequest(checked, minutes, reason.strip(), one_shot)
 
 
@@ -211,9 +221,7 @@ def grant_states(entries: Iterable[tuple[str, str, Mapping[str, Any]]]) -> list[
 
 def active_grants(states: Iterable[GrantState], now: datetime) -> tuple[OverrideGrant, ...]:
     """The grants that may lift a denial at ``now``, as decision facts."""
-    return tuple(
-        OverrideGrant(s.grant_id, s.patterns, s.one_shot) for s in states if s.active(now)
-    )
+    return tuple(OverrideGrant(s.grant_id, s.patterns, s.one_shot) for s in states if s.active(now))
 
 
 def override_entries(ledger: Ledger) -> list[tuple[str, str, Mapping[str, Any]]]:
@@ -234,14 +242,22 @@ def verified_override_entries(
     the head from the table itself, verified as a chain segment: a revocation
     or use that a damaged index lost is still seen, and a segment that does not
     verify is a refusal (``LEDGER_TAMPERED``). An index that loses a grant only
-    makes the hooks stricter. The cost depends on the entries written since the
-    oldest live grant, not on the ledger's length.
+    makes the hooks stricter. Grants older than the longest grant
+    (:data:`MAX_MINUTES`) are not read. The cost depends on the entries written
+    since the oldest live grant, not on the ledger's length.
     """
-    live = [
-        grant.seq
-        for grant in ledger.newest(KIND_GRANTED)
-        if (expiry := parse_utc(grant.payload.get("expires_at"))) is not None and now < expiry
-    ]
+    from datetime import timedelta
+
+    # No grant lasts longer than MAX_MINUTES: older grants are not read at all
+    # (a grant claiming a longer life was not written by 'override grant').
+    oldest = format_utc(now - timedelta(minutes=MAX_MINUTES))
+    live: list[int] = []
+    for grant in ledger.newest(KIND_GRANTED):
+        if grant.at < oldest:
+            break
+        expiry = parse_utc(grant.payload.get("expires_at"))
+        if expiry is not None and now < expiry:
+            live.append(grant.seq)
     if not live:
         return []
     return [

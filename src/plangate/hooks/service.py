@@ -7,9 +7,12 @@ Where the active task comes from (docs/agents.md, "The active task"):
 2. Otherwise the ledger: the most recent ``exec_started`` entry, at most a day
    old, that has no later ``exec_ended`` for the same run (``payload.run_id``
    when present, else the same subject), decided on verified entries
-   (:mod:`plangate.execution.openrun`). The task id is ``payload.task_id`` (or
-   the subject).
-3. Otherwise there is no active task: only planning files may be written.
+   (:mod:`plangate.execution.openrun`), while its exec process is alive (it
+   holds the task's lock). The task id is ``payload.task_id`` (or the subject).
+3. Otherwise the task session a human started (``plangate task start``), until
+   it is stopped or expires; effect checks then skip files its baseline holds
+   unchanged (:mod:`plangate.execution.session`).
+4. Otherwise there is no active task: only planning files may be written.
 
 Every decision is appended to the ledger as kind ``hook_decision``. A ledger
 that cannot be opened or written turns the decision into a deny
@@ -210,8 +213,16 @@ def gather_facts(
         else:
             task = task_facts(root, env_task, "env")
     else:
+        from plangate.execution.session import active_session, exec_run_alive
+
         ledger_task = exec_task_from_ledger(ledger, now)
-        if ledger_task is not None:
+        if ledger_task is not None and not exec_run_alive(root, ledger_task):
+            ledger_task = None  # its exec process is gone: a killed run lends no task
+        if ledger_task is None:
+            session = active_session(ledger, now or utc_now())
+            if session is not None and TASK_ID_RE.fullmatch(session.task_id) is not None:
+                task = task_facts(root, session.task_id, "session")
+        elif ledger_task is not None:
             if TASK_ID_RE.fullmatch(ledger_task) is None:
                 task_problem = Reason(
                     "HOOK_TASK_INVALID",
@@ -570,6 +581,22 @@ def _confinement(request: HookRequest, root: str, env: Mapping[str, str], facts:
     return ""
 
 
+def _without_baseline(
+    action: Action, root: str, ledger: Ledger, moment: datetime | None
+) -> Action:
+    """The effect action without the files a task session's baseline holds unchanged."""
+    from plangate.execution.session import active_session, unchanged_since_baseline
+
+    session = active_session(ledger, moment or utc_now())
+    if session is None:
+        return action
+    paths = [t.path for t in action.targets if t.path is not None]
+    same = unchanged_since_baseline(root, session, paths)
+    if not same:
+        return action
+    return action._replace(targets=tuple(t for t in action.targets if t.path not in same))
+
+
 def _decide_request(
     request: HookRequest,
     root: str,
@@ -581,6 +608,10 @@ def _decide_request(
     if action.kind is ActionKind.READ:
         return decide(Facts(surfaces=None), action)
     facts = gather_facts(root, env, ledger, moment)
+    if action.kind is ActionKind.EFFECT and facts.task is not None and (
+        facts.task.source == "session" and request.canonical_targets is None
+    ):
+        action = _without_baseline(action, root, ledger, moment)
     if action.kind is ActionKind.SHELL and (action.runs_code or action.unclassifiable):
         facts = facts._replace(confinement=_confinement(request, root, env, facts))
     result = decide(facts, action)

@@ -10,8 +10,8 @@ With the network off it also has its own network namespace (loopback only).
 
 Mounts, in this order (a later mount covers an earlier one):
 
-1. every visible mount read-only, then a fresh ``/proc``, a minimal ``/dev``
-   and a private ``/tmp``;
+1. a fresh ``/proc``, a minimal ``/dev`` and a private ``/tmp``, then every
+   visible mount read-only (a visible directory under ``/tmp`` stays visible);
 2. every writable mount;
 3. every read-only path inside a writable mount, bound again read-only;
 4. every hidden path: an empty read-only directory (``--tmpfs`` then
@@ -57,9 +57,9 @@ def bwrap_argv(bwrap: str, policy: SandboxPolicy, command: Sequence[str]) -> lis
     argv = [bwrap, *NAMESPACE_ARGS]
     if not policy.network:
         argv.append("--unshare-net")
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]  # noqa: S108 -- the box's own
     for mount in policy.visible:
         argv += ["--ro-bind", mount.source, mount.target]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]  # noqa: S108 -- the box's own
     for mount in policy.writable:
         argv += ["--bind", mount.source, mount.target]
     for mount in policy.read_only:

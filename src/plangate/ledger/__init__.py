@@ -139,7 +139,10 @@ def repository_evidence(location: LedgerLocation) -> tuple[str, ...]:
     if not location.repo_root:
         return ()
     sqlite_path = Path(location.target) if location.backend == "sqlite" else None
-    return evidence_of_a_ledger(gather_traces(Path(location.repo_root), sqlite_path))
+    traces = gather_traces(
+        Path(location.repo_root), sqlite_path, default_location=location.source == "default"
+    )
+    return evidence_of_a_ledger(traces)
 
 
 def open_location(
@@ -177,14 +180,17 @@ def _open_sqlite(
             )
     if file_state(path) == FileState.ABSENT:
         refusal = _absent_refusal(location, "does not exist", must_exist=must_exist)
-        if refusal is not None:
+        # Another process may have created it meanwhile (and with it a trace, its
+        # ignore file): a ledger that is there now is opened, not refused.
+        if refusal is not None and file_state(path) == FileState.ABSENT:
             raise refusal
-        if not create:
+        if refusal is None and not create:
             return EmptyLedger("sqlite", str(path))
-        with _ledger_dir(location, create=True) as directory:
-            create_file(directory, path.name)
-            if location.source == "default":
-                _ignore_default_ledger(directory)
+        if refusal is None:
+            with _ledger_dir(location, create=True) as directory:
+                create_file(directory, path.name)
+                if location.source == "default":
+                    _ignore_default_ledger(directory)
     return SQLiteLedger(path, read_only=not create, clock=clock)
 
 
@@ -199,6 +205,8 @@ def _open_postgres(
         refusal = (
             _absent_refusal(location, "has no tables", must_exist=must_exist) if absent else None
         )
+        if refusal is not None and ledger.schema_state() != "absent":
+            refusal, absent = None, False  # created meanwhile by another process: open it
     except BaseException:
         ledger.close()
         raise

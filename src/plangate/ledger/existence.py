@@ -21,9 +21,9 @@ entry in the ledger):
    url``): a configured shared ledger is created once, by ``plangate ledger
    init``, never by whichever command happens to run first;
 5. ``ledger_ignore_file``: ``.plangate/.gitignore`` as PlanGate writes it when
-   it creates the default SQLite ledger;
+   it creates the default SQLite ledger (a trace of that ledger only);
 6. ``sqlite_sidecar``: the SQLite ledger's own ``-wal``, ``-shm`` or
-   ``-journal`` file without the database beside it.
+   ``-journal`` file without the database beside it (a trace of that file only).
 
 Nothing else counts (in particular not the ``PLANGATE_LEDGER_URL`` variable: it
 is the caller's choice, not the repository's record). Legacy records (with

@@ -2,8 +2,12 @@
 
 - Tables ``plangate_ledger_entries`` and ``plangate_ledger_head`` in the
   connection's ``search_path`` (put ``?options=-csearch_path%3Dmyschema`` in the
-  URL to use another schema). They are created when missing, under a
-  transaction-scoped advisory lock so two first users do not race.
+  URL to use another schema). They are created only where a new ledger may be
+  (see plangate.ledger.existence), under a transaction-scoped advisory lock so
+  two first users do not race; opening never creates or alters anything except
+  putting dropped append-only triggers back for a writer.
+- Every session sets ``lock_timeout`` and ``statement_timeout`` below a hook's
+  deadline (plangate.deadlines); a timeout is its own reason code.
 - An append is one transaction that locks the head row (``SELECT ... FOR
   UPDATE``) before reading it: concurrent appenders queue on that row lock, so
   sequence numbers never repeat and the chain never forks. A client killed
@@ -347,7 +351,9 @@ class PostgresLedger(Ledger):
         if before_seq is not None:
             sql += " AND seq < %s"
             params.append(before_seq)
-        sql += " ORDER BY seq DESC LIMIT %s"
+        # The order of the (kind, seq) index itself, so the planner walks that index
+        # backwards instead of scanning the primary key for a rare kind.
+        sql += " ORDER BY kind DESC, seq DESC LIMIT %s"
         params.append(limit)
         try:
             rows = self._connection().execute(sql, params).fetchall()

@@ -385,7 +385,9 @@ class SQLiteLedger(Ledger):
         if before_seq is not None:
             sql += " AND seq < ?"
             params.append(before_seq)
-        sql += " ORDER BY seq DESC LIMIT ?"
+        # The order of the (kind, seq) index itself, so the planner walks that index
+        # backwards instead of scanning the table for a rare kind.
+        sql += " ORDER BY kind DESC, seq DESC LIMIT ?"
         params.append(limit)
         try:
             rows = self._connection().execute(sql, params).fetchall()

@@ -72,8 +72,14 @@ def _ignore_file(root: Path) -> bool:
     return bool(read.ok and read.data is not None and read.data.startswith(IGNORE_FILE_HEADER))
 
 
-def gather_traces(repo_root: Path, sqlite_path: Path | None = None) -> Traces:
-    """The traces in ``repo_root`` (and beside ``sqlite_path``, the SQLite ledger's file)."""
+def gather_traces(
+    repo_root: Path, sqlite_path: Path | None = None, *, default_location: bool = False
+) -> Traces:
+    """The traces in ``repo_root`` (and beside ``sqlite_path``, the SQLite ledger's file).
+
+    The ledger's ignore file speaks only for the default SQLite ledger
+    (``default_location``), the journal files only for ``sqlite_path``.
+    """
     issued: list[str] = []
     runs: list[str] = []
     deliveries: list[str] = []
@@ -96,6 +102,8 @@ def gather_traces(repo_root: Path, sqlite_path: Path | None = None) -> Traces:
         run_logs=tuple(runs),
         delivery_logs=tuple(deliveries),
         ledger_config=LEDGER_CONFIG_RELPATH if _config_names_a_ledger(repo_root) else None,
-        ledger_ignore_file=f"{PLANGATE_DIR}/.gitignore" if _ignore_file(repo_root) else None,
+        ledger_ignore_file=f"{PLANGATE_DIR}/.gitignore"
+        if default_location and _ignore_file(repo_root)
+        else None,
         sqlite_sidecars=tuple(sidecars),
     )

@@ -27,11 +27,14 @@ number of times with string operations and non-backtracking expressions.
 
 from __future__ import annotations
 
+import html
 import re
 from bisect import bisect_right
+from functools import cache
 from typing import NamedTuple
 
 from plangate.paths import PathRejected, canonical_path, validate_pattern
+from plangate.text import identity_skeleton
 
 FILES_HEADING = "Files / Components to Touch"
 MAX_BRACE_EXPANSION = 64
@@ -66,6 +69,14 @@ DENY_PHRASES: tuple[str, ...] = (
     "never change",
     "leave unchanged",
     "keep unchanged",
+    "leave as is",
+    "keep as is",
+    "leave alone",
+    "do not update",
+    "don't update",
+    "must not be",
+    "unmodified",
+    "excluded from",
     "触らない",
     "触れない",
     "編集不要",
@@ -79,6 +90,9 @@ DENY_PHRASES: tuple[str, ...] = (
     "対象外",
     "スコープ外",
     "禁止",
+    "不可",
+    "変更なし",
+    "読み取り専用",
 )
 """Phrases (matched case-insensitively) that mark paths as not to be touched."""
 
@@ -330,10 +344,49 @@ def section_spans(lines: list[str], outside: list[bool], name: str) -> list[tupl
 # -- classification of one candidate -----------------------------------------------------
 
 
+_EMPHASIS = str.maketrans("", "", "*_~`")
+_QUOTES_DASHES = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u02bc": "'",
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2212": "-",
+    }
+)
+
+
+def _deny_fold(text: str) -> str:
+    """``text`` as a reader sees it: HTML entities decoded, emphasis marks (``*``, ``_``,
+    ``~``, backticks) dropped, invisible characters dropped, NFKC, case-folded, accents and
+    look-alike letters folded, typographic quotes and dashes plain, runs of space one."""
+    # a path written as a code span is a name, not a statement ("`src/forbidden.py`")
+    plain = _CODE_SPAN_RE.sub(
+        lambda m: " " if span_skip_reason(m.group(1)) is None else m.group(0), text
+    )
+    plain = html.unescape(plain) if "&" in plain else plain
+    plain = plain.translate(_EMPHASIS)
+    return " ".join(identity_skeleton(plain).translate(_QUOTES_DASHES).split())
+
+
+@cache
+def _folded_phrases() -> tuple[str, ...]:
+    return tuple(_deny_fold(p) for p in DENY_PHRASES)
+
+
 def contains_deny_phrase(text: str) -> bool:
-    """True when ``text`` says its paths are not to be touched."""
-    folded = text.casefold()
-    return any(phrase in folded for phrase in DENY_PHRASES)
+    """True when ``text`` says its paths are not to be touched.
+
+    Compared as a reader sees both (:func:`_deny_fold`): a zero-width character,
+    a full-width or look-alike letter, a typographic apostrophe or a double
+    space never hides a "do not touch" (over-matching only narrows the scope).
+    """
+    folded = _deny_fold(text)
+    return any(phrase in folded for phrase in _folded_phrases())
 
 
 def _has_known_extension(name: str) -> bool:
@@ -509,13 +562,24 @@ def _is_delimiter_row(cells: list[str]) -> bool:
     return bool(cells) and all(c != "" and c.strip(":-") == "" and "-" in c for c in cells)
 
 
+_SETEXT_RE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
+_AFTER_UNDERLINE = (
+    "after a heading underlined with '===' or '---': a reader sees a new section there, so "
+    "only its 'not to touch' entries count"
+)
+
+
 class _Collector:
     def __init__(self) -> None:
         self.taken: list[Taken] = []
         self.skipped: list[Skipped] = []
         self.problems: list[PathProblem] = []
+        self.deny_only = False  # after an underlined heading: only denied entries count
 
     def take(self, text: str, line: int, denied: bool, form: str) -> None:
+        if self.deny_only and not denied:
+            self.skipped.append(Skipped(text, line, _AFTER_UNDERLINE))
+            return
         try:
             patterns = _to_patterns(text)
         except PathRejected as exc:
@@ -653,6 +717,45 @@ def _path_column(body: list[tuple[int, list[str]]], width: int) -> int | None:
 # -- the section ---------------------------------------------------------------------------
 
 
+def _blank_html_comments(
+    lines: list[str], start: int, end: int, outside: list[bool], skipped: list[Skipped]
+) -> list[str]:
+    """``lines`` with the text of HTML comments (``<!-- ... -->``) between ``start`` and
+    ``end`` blanked: a reader of the rendered plan never sees it, so nothing in it is in
+    scope. Code spans hidden there are reported. One pass, linear in the section."""
+    out = list(lines)
+    inside = False
+    for i in range(start, end):
+        if not outside[i]:
+            continue
+        line = lines[i]
+        kept: list[str] = []
+        hidden: list[str] = []
+        position = 0
+        while position < len(line):
+            if inside:
+                close = line.find("-->", position)
+                stop = len(line) if close < 0 else close + 3
+                hidden.append(line[position:stop])
+                kept.append(" " * (stop - position))
+                position = stop
+                inside = close < 0
+            else:
+                opening = line.find("<!--", position)
+                stop = len(line) if opening < 0 else opening
+                kept.append(line[position:stop])
+                position = stop
+                if opening >= 0:
+                    inside = True
+                    kept.append(" " * 4)
+                    hidden.append("<!--")
+                    position += 4
+        out[i] = "".join(kept)
+        for match in _CODE_SPAN_RE.finditer(" ".join(hidden)):
+            skipped.append(Skipped(match.group(1), i + 1, "inside an HTML comment: not shown"))
+    return out
+
+
 def read_files_section(text: str) -> FilesSection:
     """Everything :func:`plangate.plan.scope.derive_scope` reads from ``text`` (pure)."""
     lines = text.splitlines()
@@ -665,6 +768,7 @@ def read_files_section(text: str) -> FilesSection:
     head = heading(lines[start])
     annotation = heading_annotation(head[1], FILES_HEADING) if head else ""
     collector = _Collector()
+    lines = _blank_html_comments(lines, start + 1, end, outside, collector.skipped)
     subsections: list[tuple[int, str, bool]] = []
     # level of the deny sub-section we are in; an annotation of the Files heading
     # itself that says "not to touch" makes the whole section deny
@@ -674,6 +778,7 @@ def read_files_section(text: str) -> FilesSection:
     unit: list[tuple[int, str]] = []
     unit_kind = ""  # "item", "para"
     unit_denied = False
+    unit_start = 0
     table: list[tuple[int, list[str]]] = []
 
     def flush() -> None:
@@ -711,6 +816,19 @@ def read_files_section(text: str) -> FilesSection:
             subsections.append((number, title, deny_level is not None))
             continue
         stripped = line.strip()
+        if unit_kind == "para" and unit and _SETEXT_RE.match(line):
+            # The paragraph above is a heading underlined with '===' or '---' (level 1
+            # or 2): a reader sees the section end here. Its text is a heading, not a
+            # list of paths; what follows can still deny, never allow.
+            title = " ".join(t for _, t in unit)
+            if contains_deny_phrase(title):
+                deny_level = 1  # a heading that says not to touch: all that follows denies
+            unit, unit_kind = [], ""
+            items.clear()
+            label_deny = False
+            collector.deny_only = True
+            subsections.append((unit_start, title, deny_level is not None))
+            continue
         if stripped == "":
             flush()
             continue
@@ -741,6 +859,7 @@ def read_files_section(text: str) -> FilesSection:
             items.clear()
             label_deny = False
         unit, unit_kind = [(number, stripped)], kind
+        unit_start = number
         unit_denied = deny_level is not None or label_deny or bool(items and items[-1][1])
     flush()
     return FilesSection(

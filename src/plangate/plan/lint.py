@@ -31,6 +31,7 @@ from plangate.plan.files_section import (
     read_files_section,
 )
 from plangate.plan.scope import TaskScope
+from plangate.verdict import Reason
 
 _CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
 _FILES_WORDS = ("files", "file", "ファイル", "変更対象", "対象ファイル", "touch")
@@ -224,6 +225,25 @@ def _verification_edit(problem: str, subsection: list[tuple[int, str]]) -> str:
     if "lines" in problem and "ambiguous" in problem:
         return "keep exactly one 'Verification Automation:' line"
     return "add a line 'Verification Automation: `cmd && cmd`' under '## Testing Strategy'"
+
+
+def unreadable_task(task_id: str, reason: Reason) -> PlanLint:
+    """The report of a task whose directory cannot be read (the snapshot's reason)."""
+    scope = TaskScope(None, Reason(reason.code, reason.message, reason.hint))
+    empty: tuple[Any, ...] = ()
+    return PlanLint(
+        task_id,
+        LINT_SCOPE_UNDERIVABLE,
+        empty,
+        None,
+        scope,
+        empty,
+        empty,
+        "",
+        empty,
+        f"{reason.code}: {reason.message}",
+        (reason.hint or "make the task a plain directory",),
+    )
 
 
 def lint_plan(task_id: str, plan: bytes | None) -> PlanLint:

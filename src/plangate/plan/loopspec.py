@@ -155,11 +155,11 @@ def _first_problem(section: FilesSection) -> LoopSpecError | None:
 def extract_path_candidates(plan_text: str) -> list[str]:
     """Allowed paths of the Files section as written, in order, duplicates removed."""
     section = read_files_section(plan_text)
-    out: list[str] = []
+    out: dict[str, None] = {}  # an ordered set: linear in the number of paths
     for taken in section.taken:
-        if not taken.denied and taken.text not in out:
-            out.append(taken.text)
-    return out
+        if not taken.denied:
+            out[taken.text] = None
+    return list(out)
 
 
 def check_allowed_path(text: str) -> str:

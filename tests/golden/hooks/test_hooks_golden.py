@@ -112,6 +112,22 @@ def no_scope(repo: Path, _mp: pytest.MonkeyPatch) -> None:
     plan.write_text(plan.read_text().replace("- `src/app.py`\n- `tests/test_app.py`\n", "- app\n"))
 
 
+def tool_policy(text: str) -> Callable[[Path, pytest.MonkeyPatch], None]:
+    def write(repo: Path, _mp: pytest.MonkeyPatch) -> None:
+        (repo / ".plangate").mkdir(exist_ok=True)
+        (repo / ".plangate" / "tools.toml").write_text(text)
+
+    return write
+
+
+READ_ONLY_MCP = tool_policy('[mcp]\nread_only = ["mcp__docs__*", "lookup_?"]\n')
+
+
+def cursor_via_claude(event: str, **fields: Any) -> dict[str, Any]:
+    """A payload Cursor sends when it runs the hooks of .claude/settings.json."""
+    return {**cursor(event, **fields), "cursor_version": "2.0.77"}
+
+
 CASES: list[Case] = [
     # Claude Code
     Case("claude_allow_in_scope", "claude", pre("Write", file_path="{root}/src/app.py")),
@@ -333,6 +349,99 @@ CASES: list[Case] = [
         setup=decision_raises,
     ),
     Case("cursor_deny_unknown_event", "cursor", cursor("beforeTeleport")),
+    # Tool vocabularies: each host's tools by kind (read-only, writer, agent-spawning).
+    Case("claude_allow_task_create", "claude", pre("TaskCreate", subject="x", description="y")),
+    Case("claude_allow_task_update", "claude", pre("TaskUpdate", taskId="1", status="completed")),
+    Case("claude_allow_tool_search", "claude", pre("ToolSearch", query="select:Read")),
+    Case("claude_allow_lsp", "claude", pre("LSP", operation="hover", filePath="src/app.py")),
+    Case("claude_allow_cron_create", "claude", pre("CronCreate", cron="*/5 * * * *", prompt="x")),
+    Case("claude_allow_enter_plan_mode", "claude", pre("EnterPlanMode")),
+    Case("claude_allow_agent_spawn", "claude", pre("Agent", prompt="look", subagent_type="x")),
+    Case("claude_deny_enter_worktree", "claude", pre("EnterWorktree", name="wt")),
+    Case(
+        "claude_deny_notebook_outside_scope",
+        "claude",
+        pre("NotebookEdit", notebook_path="lib/n.ipynb", new_source="x"),
+    ),
+    Case("claude_allow_plangate_verify", "claude", pre("Bash", command="plangate c3 verify TASK-0001")),
+    Case("claude_allow_plangate_status", "claude", pre("Bash", command="plangate status --json")),
+    Case(
+        "claude_deny_plangate_issue",
+        "claude",
+        pre("Bash", command="plangate c3 issue TASK-0001 --target-sha HEAD"),
+    ),
+    Case(
+        "claude_allow_mcp_declared",
+        "claude",
+        pre("mcp__docs__search", query="x"),
+        setup=READ_ONLY_MCP,
+    ),
+    Case(
+        "claude_deny_mcp_undeclared",
+        "claude",
+        pre("mcp__github__create_pr", title="x"),
+        setup=READ_ONLY_MCP,
+    ),
+    Case(
+        "claude_deny_tool_policy_invalid",
+        "claude",
+        pre("mcp__docs__search", query="x"),
+        setup=tool_policy('[mcp]\nread_only = ["mcp__docs__*"]\nwrite = ["*"]\n'),
+    ),
+    Case("codex_allow_spawn_agent", "codex", pre("spawn_agent", message="look")),
+    Case("codex_deny_mcp_undeclared", "codex", pre("mcp__fs__write", path="a")),
+    Case(
+        "codex_allow_mcp_declared",
+        "codex",
+        pre("mcp__docs__fetch", url="x"),
+        setup=READ_ONLY_MCP,
+    ),
+    Case(
+        "cursor_allow_task",
+        "cursor",
+        cursor("preToolUse", tool_name="Task", tool_input={"prompt": "look"}),
+    ),
+    Case(
+        "cursor_allow_mcp_declared",
+        "cursor",
+        cursor("beforeMCPExecution", tool_name="lookup_1", tool_input="{}"),
+        setup=READ_ONLY_MCP,
+    ),
+    Case(
+        "cursor_deny_mcp_prefix_not_glob",
+        "cursor",
+        cursor("beforeMCPExecution", tool_name="lookup_12", tool_input="{}"),
+        setup=READ_ONLY_MCP,
+    ),
+    # Cursor running the Claude Code hook (.claude/settings.json).
+    Case(
+        "claude_cursor_shell_in_scope",
+        "claude",
+        cursor_via_claude("beforeShellExecution", command="touch src/app.py", cwd="{root}"),
+    ),
+    Case(
+        "claude_cursor_shell_protected",
+        "claude",
+        cursor_via_claude("beforeShellExecution", command="echo x >> AGENTS.md", cwd="{root}"),
+    ),
+    Case(
+        "claude_cursor_pre_tool_shell",
+        "claude",
+        {
+            **cursor_via_claude("PreToolUse"),
+            "tool_name": "Shell",
+            "tool_input": {"command": "touch src/app.py"},
+        },
+    ),
+    Case(
+        "claude_cursor_pre_tool_delete_outside_scope",
+        "claude",
+        {
+            **cursor_via_claude("PreToolUse"),
+            "tool_name": "Delete",
+            "tool_input": {"path": "{root}/README.md"},
+        },
+    ),
     Case("cursor_deny_malformed_json", "cursor", "[1, 2"),
 ]
 
@@ -396,7 +505,9 @@ def test_golden(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     assert actual == expected
     # Fail closed by construction: no host ever sees exit 1, and a deny is never silent.
     assert actual["exit"] in (0, 2)
-    if "allow" not in case.name and case.host in ("claude", "codex"):
+    if "allow" not in case.name and case.host in ("claude", "codex") and (
+        "in_scope" not in case.name and case.name != "claude_cursor_pre_tool_shell"
+    ):
         assert actual["exit"] == 2 or "systemMessage" in actual["stdout"]
     if "deny" in case.name and case.host == "cursor":
         assert json.loads(actual["stdout"])["permission"] == "deny"

@@ -293,3 +293,37 @@ def test_a_task_directory_moved_while_the_record_is_written_gets_it_back(
     assert "PATH_MOVED_DURING_WRITE" in res.out + res.err
     assert not (moved / "approvals" / "c3.json").exists()
     assert tree_files(outside) == []
+
+
+def test_approvals_swapped_for_a_file_during_the_wait(git_repo: Path, tmp_path: Path) -> None:
+    make_task(git_repo)
+    (task_dir(git_repo) / "approvals").mkdir()
+
+    def swap() -> None:
+        approvals = task_dir(git_repo) / "approvals"
+        approvals.rmdir()
+        approvals.write_text("a file now")
+
+    code, out, err = _during_wait(git_repo, _issue_argv(git_repo, tmp_path), swap)
+    assert code == 1, err + out
+    assert "PATH_COMPONENT_NOT_DIRECTORY" in err + out
+    assert (task_dir(git_repo) / "approvals").read_text() == "a file now"
+
+
+def test_a_record_swapped_for_a_link_during_a_forced_issue(git_repo: Path, tmp_path: Path) -> None:
+    make_task(git_repo)
+    (task_dir(git_repo) / "approvals").mkdir()
+    _record(git_repo).write_text("old record")
+    victim = tmp_path / "victim.json"
+    victim.write_text("keep")
+
+    def swap() -> None:
+        _record(git_repo).unlink()
+        _record(git_repo).symlink_to(victim)
+
+    argv = [*_issue_argv(git_repo, tmp_path), "--force"]
+    code, out, err = _during_wait(git_repo, argv, swap)
+    assert code == 1, err + out
+    assert "FILE_IS_SYMLINK" in err + out
+    assert victim.read_text() == "keep"
+    assert _record(git_repo).is_symlink()

@@ -35,7 +35,8 @@ def test_an_unsearchable_task_directory_reads_as_unreadable_files(git_repo: Path
     for proc in (status, verify, package):
         assert "FILESYSTEM_UNAVAILABLE" not in proc.stderr, proc.stderr
         assert "Traceback" not in proc.stderr
-    assert "ARTIFACT_UNREADABLE" in status.stdout
+    assert "unreadable" in status.stdout
+    assert "REJECTED" in status.stdout
     assert verify.returncode == 1
     assert "C3_RECORD_UNREADABLE" in verify.stdout + verify.stderr
     assert package.returncode == 1

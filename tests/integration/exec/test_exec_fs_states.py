@@ -26,6 +26,13 @@ from support.swap import (
 TASK = "TASK-0001"
 
 
+def _marker() -> Path:
+    """Where the command proves it ran: an agent directory, writable inside exec's box."""
+    agent_dir = Path(os.environ["HOME"]) / ".claude"
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    return agent_dir / "ran"
+
+
 def _command(marker: Path) -> list[str]:
     return [sys.executable, "-c", f"open({str(marker)!r}, 'w').write('ran')"]
 
@@ -42,7 +49,7 @@ def test_a_linked_plangate_directory_refuses_the_run(
         shutil.rmtree(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.symlink_to(outside)
-    marker = tmp_path / "ran"
+    marker = _marker()
     res = run_cli(git_repo, "exec", TASK, "--", *_command(marker))
     assert res.code == 1, res.err
     assert "PATH_COMPONENT_LINK" in res.err
@@ -57,7 +64,7 @@ def test_a_hard_linked_run_log_is_never_appended_to(
     other = tmp_path / "someone-elses.ndjson"
     other.write_text("theirs\n")
     os.link(other, task_dir(git_repo) / "run.ndjson")
-    marker = tmp_path / "ran"
+    marker = _marker()
     res = run_cli(git_repo, "exec", TASK, "--", *_command(marker))
     assert res.code == 1, res.err
     assert "EXEC_RUNLOG_UNWRITABLE" in res.err
@@ -79,7 +86,7 @@ def test_the_harness_lets_an_undisturbed_run_through(
     git_repo: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
     approve_task(git_repo, run_cli)
-    marker = tmp_path / "ran"
+    marker = _marker()
     code, _out, err = _during_wait(git_repo, marker, lambda: None)
     assert code == 0, err
     assert marker.exists()
@@ -91,7 +98,7 @@ def test_a_task_directory_swapped_during_the_wait_is_never_written_through(
 ) -> None:
     approve_task(git_repo, run_cli)
     outside = tmp_path / "outside"
-    marker = tmp_path / "ran"
+    marker = _marker()
 
     def swap() -> None:
         tdir = task_dir(git_repo)
@@ -111,7 +118,7 @@ def test_an_approval_changed_during_the_wait_does_not_start(
     git_repo: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
     approve_task(git_repo, run_cli)
-    marker = tmp_path / "ran"
+    marker = _marker()
 
     def swap() -> None:
         with (task_dir(git_repo) / "todo.md").open("a") as handle:
@@ -128,7 +135,7 @@ def test_a_read_only_task_directory_refuses_the_run(
     git_repo: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
     approve_task(git_repo, run_cli)
-    marker = tmp_path / "ran"
+    marker = _marker()
     tdir = task_dir(git_repo)
     tdir.chmod(0o555)
     try:
@@ -146,7 +153,7 @@ def test_a_read_only_plangate_directory_refuses_the_run(
     git_repo: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
     approve_task(git_repo, run_cli)
-    marker = tmp_path / "ran"
+    marker = _marker()
     plangate = git_repo / ".plangate"
     shutil.rmtree(plangate / "locks", ignore_errors=True)
     plangate.chmod(0o555)
@@ -158,3 +165,21 @@ def test_a_read_only_plangate_directory_refuses_the_run(
     assert "Traceback" not in proc.stderr and "INTERNAL_ERROR" not in proc.stderr
     assert "PATH_UNAVAILABLE" in proc.stderr
     assert not marker.exists()
+
+
+def test_a_run_log_swapped_for_a_link_during_the_wait_is_not_written_through(
+    git_repo: Path, tmp_path: Path, run_cli: RunCli
+) -> None:
+    approve_task(git_repo, run_cli)
+    victim = tmp_path / "victim.ndjson"
+    victim.write_text("")
+    marker = tmp_path / "ran"
+
+    def swap() -> None:
+        (task_dir(git_repo) / "run.ndjson").symlink_to(victim)
+
+    code, out, err = _during_wait(git_repo, marker, swap)
+    assert code == 1, err + out
+    assert "FILE_IS_SYMLINK" in err
+    assert not marker.exists()
+    assert victim.read_text() == ""

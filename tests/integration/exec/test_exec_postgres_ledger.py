@@ -38,11 +38,11 @@ def test_exec_records_in_postgres(
     approve_task(git_repo, run_cli)
     marker = tmp_path / "ran"
     command = [sys.executable, "-c", f"open({str(marker)!r}, 'w').write('x')"]
-    result = run_cli(git_repo, "exec", "TASK-0001", "--", *command)
+    result = run_cli(git_repo, "exec", "TASK-0001", "--no-isolation", "--", *command, tty=True)
     assert result.code == 0, result.err
     assert marker.exists()
     with open_ledger(git_repo, {"PLANGATE_LEDGER_URL": exec_pg_url}) as ledger:
         kinds = [e.kind for e in ledger.entries(subject="TASK-0001")]
-        assert kinds[-2:] == ["exec_started", "exec_ended"]
+        assert kinds[-3:] == ["exec_started", "exec_unisolated", "exec_ended"]
         assert ledger.verify().accepted
     assert not (git_repo / ".plangate" / "ledger.sqlite3").exists()

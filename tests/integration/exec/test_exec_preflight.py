@@ -50,10 +50,11 @@ def test_accepted_run_records_and_returns_the_command_code(
 ) -> None:
     head = approve_task(git_repo, run_cli)
     marker = tmp_path / "ran"
-    result = run_cli(git_repo, "exec", "TASK-0001", "--", *_touch_command(marker, 7))
+    result = run_cli(git_repo, "exec", "TASK-0001", "--no-isolation", "--", *_touch_command(marker, 7), tty=True)
     assert result.code == 7, result.err
     assert marker.read_text() == "TASK-0001"  # ran, with PLANGATE_TASK set
-    started, ended = _run_log(git_repo)
+    started, opted_out, ended = _run_log(git_repo)
+    assert opted_out["event"] == "exec_unisolated"  # the human opt-out is in the run's evidence
     verify = json.loads(
         run_cli(git_repo, "c3", "verify", "TASK-0001", "--expected-sha", head, "--json").out
     )
@@ -67,7 +68,7 @@ def test_accepted_run_records_and_returns_the_command_code(
     assert ended["exit_code"] == 7
     assert ended["drift"] == []
     assert ended["post_verdict"] == "ACCEPTED"
-    assert _ledger_kinds(git_repo)[-2:] == ["exec_started", "exec_ended"]
+    assert _ledger_kinds(git_repo)[-3:] == ["exec_started", "exec_unisolated", "exec_ended"]
     with open_ledger(git_repo, {}, create=False) as ledger:
         entry = ledger.entries(kind="exec_started")[-1]
     assert entry.subject == "TASK-0001"
@@ -78,7 +79,7 @@ def test_accepted_run_records_and_returns_the_command_code(
 
 def test_success_exit_zero(git_repo: Path, tmp_path: Path, run_cli) -> None:
     approve_task(git_repo, run_cli)
-    result = run_cli(git_repo, "exec", "TASK-0001", "--", *_touch_command(tmp_path / "ok"))
+    result = run_cli(git_repo, "exec", "TASK-0001", "--no-isolation", "--", *_touch_command(tmp_path / "ok"), tty=True)
     assert result.code == 0
     assert (tmp_path / "ok").exists()
 
@@ -118,7 +119,52 @@ def test_head_moved_blocks(git_repo: Path, tmp_path: Path, run_cli) -> None:
     git(git_repo, "commit", "-q", "-m", "moves HEAD")
     marker = tmp_path / "ran"
     result = run_cli(git_repo, "exec", "TASK-0001", "--", *_touch_command(marker))
-    _assert_not_started(git_repo, marker, result, 1, "C3_SOURCE_SHA_MISMATCH")
+    _assert_not_started(git_repo, marker, result, 1, "HOOK_COMMITTED_OUTSIDE_SCOPE")
+
+
+def test_head_moved_by_in_scope_commits_still_runs(
+    git_repo: Path, tmp_path: Path, run_cli
+) -> None:
+    """Exec and the hooks share one rule: a second agent session after the first in-scope
+    commit needs no new approval."""
+    approve_task(git_repo, run_cli)
+    (git_repo / "src").mkdir(exist_ok=True)
+    (git_repo / "src" / "greet.py").write_text("def greet():\n    return 'hi'\n")
+    git(git_repo, "add", "src/greet.py")
+    git(git_repo, "commit", "-q", "-m", "first session's work")
+    marker = tmp_path / "ran"
+    result = run_cli(git_repo, "exec", "TASK-0001", "--no-isolation", "--",
+                     *_touch_command(marker), tty=True)
+    assert result.code == 0, result.err
+    assert marker.exists()
+
+
+def _status_row(repo: Path, run_cli) -> dict[str, Any]:
+    body = json.loads(run_cli(repo, "status", "TASK-0001", "--json").out)
+    rows = body["tasks"] if "tasks" in body else body["rows"]
+    return rows[0]
+
+
+def test_status_gives_the_verdict_exec_gives(git_repo: Path, tmp_path: Path, run_cli) -> None:
+    approve_task(git_repo, run_cli)
+    (git_repo / "src").mkdir(exist_ok=True)
+    (git_repo / "src" / "greet.py").write_text("x = 1\n")
+    git(git_repo, "add", "src/greet.py")
+    git(git_repo, "commit", "-q", "-m", "in scope")
+    row = _status_row(git_repo, run_cli)
+    assert (row["verdict"], row["at"]) == ("ACCEPTED", "exec")
+    marker = tmp_path / "ran"
+    started = run_cli(git_repo, "exec", "TASK-0001", "--no-isolation", "--",
+                      *_touch_command(marker), tty=True)
+    assert started.code == 0, started.err
+    (git_repo / "elsewhere.txt").write_text("x\n")
+    git(git_repo, "add", "elsewhere.txt")
+    git(git_repo, "commit", "-q", "-m", "outside")
+    row = _status_row(git_repo, run_cli)
+    assert row["verdict"] == "REJECTED"
+    assert row["first_reason"] == "HOOK_COMMITTED_OUTSIDE_SCOPE"
+    refused = run_cli(git_repo, "exec", "TASK-0001", "--", *_touch_command(tmp_path / "no"))
+    assert refused.code == 1 and "HOOK_COMMITTED_OUTSIDE_SCOPE" in refused.err
 
 
 def test_human_escalated_exits_3(git_repo: Path, tmp_path: Path, run_cli) -> None:
@@ -243,7 +289,7 @@ def test_drift_during_the_run_is_recorded(git_repo: Path, run_cli) -> None:
     approve_task(git_repo, run_cli)
     todo = task_dir(git_repo) / "todo.md"
     command = [PY, "-c", f"open({str(todo)!r}, 'a').write('changed by the agent')"]
-    result = run_cli(git_repo, "exec", "TASK-0001", "--json", "--", *command)
+    result = run_cli(git_repo, "exec", "TASK-0001", "--no-isolation", "--json", "--", *command, tty=True)
     assert result.code == 0  # the command's own code
     doc = json.loads(result.out)
     assert doc["verdict"] == "ACCEPTED"
@@ -262,7 +308,7 @@ def test_drift_during_the_run_is_recorded(git_repo: Path, run_cli) -> None:
 def test_commit_during_the_run_is_reported(git_repo: Path, run_cli) -> None:
     head = approve_task(git_repo, run_cli)
     command = ["git", "commit", "-q", "--allow-empty", "-m", "agent commit"]
-    result = run_cli(git_repo, "exec", "TASK-0001", "--", *command)
+    result = run_cli(git_repo, "exec", "TASK-0001", "--no-isolation", "--", *command, tty=True)
     assert result.code == 0, result.err
     ended = _run_log(git_repo)[-1]
     assert ended["head"] == head
@@ -351,14 +397,15 @@ def test_abbreviated_source_sha_naming_head_is_compared_in_full(
         record["reviewers"][model]["source_sha"] = head[:10]
     path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
     marker = tmp_path / "ran"
-    result = run_cli(git_repo, "exec", "TASK-0001", "--", *_touch_command(marker))
+    result = run_cli(git_repo, "exec", "TASK-0001", "--no-isolation", "--", *_touch_command(marker), tty=True)
     assert result.code == 0, result.err
     assert _run_log(git_repo)[0]["source_sha_full"] == head
+    (git_repo / "elsewhere.txt").write_text("outside the scope\n")
     commit_all(git_repo, "moves HEAD")
     marker.unlink()
     (task_dir(git_repo) / "run.ndjson").unlink()
     result = run_cli(git_repo, "exec", "TASK-0001", "--", *_touch_command(marker))
-    _assert_not_started(git_repo, marker, result, 1, "C3_SOURCE_SHA_MISMATCH")
+    _assert_not_started(git_repo, marker, result, 1, "HOOK_COMMITTED_OUTSIDE_SCOPE")
 
 
 def _legacy_record(status: str, plan_hash: str, **extra: str) -> str:
@@ -385,7 +432,7 @@ def test_legacy_approved_record_runs(git_repo: Path, tmp_path: Path, run_cli) ->
         _legacy_record("APPROVED", sha256_digest(PLAN_MD.encode()))
     )
     marker = tmp_path / "ran"
-    result = run_cli(git_repo, "exec", "TASK-0001", "--", *_touch_command(marker))
+    result = run_cli(git_repo, "exec", "TASK-0001", "--no-isolation", "--", *_touch_command(marker), tty=True)
     assert result.code == 0, result.err
     assert marker.exists()
     assert _run_log(git_repo)[0]["kind"] == "legacy"
@@ -438,7 +485,7 @@ def test_unrecorded_end_turns_success_into_failure(git_repo: Path, run_cli) -> N
     db = git_repo / ".plangate" / "ledger.sqlite3"
     # The "agent" destroys the ledger during the run: exec_ended cannot be written.
     command = [PY, "-c", f"import os; os.remove({str(db)!r}); os.mkdir({str(db)!r})"]
-    result = run_cli(git_repo, "exec", "TASK-0001", "--json", "--", *command)
+    result = run_cli(git_repo, "exec", "TASK-0001", "--no-isolation", "--json", "--", *command, tty=True)
     assert result.code == 1, result.err
     doc = json.loads(result.out)
     assert doc["command_exit_code"] == 0
@@ -482,7 +529,7 @@ def test_exec_at_the_root_still_runs(git_repo: Path, tmp_path: Path, run_cli: An
     taskkit.make_task(git_repo)
     taskkit.approve_task(git_repo)
     marker = tmp_path / "ran"
-    assert run_cli(git_repo, "exec", TASK, "--", *_marker_command(marker)).code == 0
+    assert run_cli(git_repo, "exec", TASK, "--no-isolation", "--", *_marker_command(marker), tty=True).code == 0
     assert marker.exists()
 
 

@@ -339,15 +339,25 @@ def test_exception_inside_the_decision_denies(repo: Path, monkeypatch: pytest.Mo
 
 
 def test_task_recorded_by_exec_in_the_ledger_is_active(repo: Path) -> None:
+    import fcntl
+
     from plangate.ledger import open_ledger
 
     with open_ledger(repo, {}) as ledger:
         ledger.append("exec_started", "TASK-0001", {"task_id": "TASK-0001", "head": "x"})
-    assert _write(repo, "src/app.py", task=None).code == 0
-    assert _codes(_write(repo, "src/other.py", task=None).err) == ["HOOK_OUTSIDE_SCOPE"]
-    with open_ledger(repo, {}) as ledger:
-        ledger.append("exec_ended", "TASK-0001", {"exit_code": 0})
-    assert _codes(_write(repo, "src/app.py", task=None).err) == ["HOOK_NO_ACTIVE_TASK"]
+    # The run is live while its exec process holds the task's lock.
+    lock = repo / ".plangate" / "locks" / "TASK-0001.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        assert _write(repo, "src/app.py", task=None).code == 0
+        assert _codes(_write(repo, "src/other.py", task=None).err) == ["HOOK_OUTSIDE_SCOPE"]
+        with open_ledger(repo, {}) as ledger:
+            ledger.append("exec_ended", "TASK-0001", {"exit_code": 0})
+        assert _codes(_write(repo, "src/app.py", task=None).err) == ["HOOK_NO_ACTIVE_TASK"]
+    finally:
+        os.close(fd)
 
 
 def test_post_tool_use_blocks_changes_outside_scope(repo: Path) -> None:

@@ -11,7 +11,7 @@ from support.cli import RunCli
 from support.ledger import Backend, backend_fixture  # noqa: F401 -- the fixture
 
 
-def _seed(backend: Backend) -> list[str]:
+def _fill_ledger(backend: Backend) -> list[str]:
     with backend.open() as ledger:
         return [
             ledger.append("c3_issue", "TASK-0001", {"decision": "AUTO_APPROVED"}).entry_hash,
@@ -21,7 +21,7 @@ def _seed(backend: Backend) -> list[str]:
 
 
 def test_log_lists_entries_and_filters(backend: Backend, run_cli: RunCli) -> None:
-    _seed(backend)
+    _fill_ledger(backend)
     res = run_cli(backend.repo, "ledger", "log", env=backend.env)
     assert res.code == 0, res.err
     assert "c3_issue_refused" in res.out
@@ -42,7 +42,7 @@ def test_log_lists_entries_and_filters(backend: Backend, run_cli: RunCli) -> Non
 def test_verify_exit_0_when_intact_and_1_with_the_first_bad_seq(
     backend: Backend, run_cli: RunCli
 ) -> None:
-    _seed(backend)
+    _fill_ledger(backend)
     res = run_cli(backend.repo, "ledger", "verify", "--json", env=backend.env)
     assert res.code == 0, res.err
     doc = json.loads(res.out)
@@ -65,7 +65,7 @@ def test_verify_exit_0_when_intact_and_1_with_the_first_bad_seq(
 def test_export_then_verify_the_file_and_detect_edits(
     backend: Backend, run_cli: RunCli, tmp_path: Path
 ) -> None:
-    hashes = _seed(backend)
+    hashes = _fill_ledger(backend)
     out = tmp_path / "archive.jsonl"
     res = run_cli(backend.repo, "ledger", "export", "--jsonl", str(out), env=backend.env)
     assert res.code == 0, res.err
@@ -95,7 +95,7 @@ def test_export_then_verify_the_file_and_detect_edits(
 def test_export_refuses_a_tampered_ledger(
     backend: Backend, run_cli: RunCli, tmp_path: Path
 ) -> None:
-    _seed(backend)
+    _fill_ledger(backend)
     rows = backend.raw_rows()
     backend.rewrite([rows[0], rows[2]])
     out = tmp_path / "archive.jsonl"
@@ -106,7 +106,7 @@ def test_export_refuses_a_tampered_ledger(
 
 
 def test_verify_with_anchor(backend: Backend, run_cli: RunCli) -> None:
-    hashes = _seed(backend)
+    hashes = _fill_ledger(backend)
     res = run_cli(backend.repo, "ledger", "verify", "--anchor", hashes[1], env=backend.env)
     assert res.code == 0, res.out
     res = run_cli(

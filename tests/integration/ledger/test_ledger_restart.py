@@ -79,7 +79,7 @@ def _lose(backend: Backend) -> None:
         conn.execute("DROP TABLE plangate_ledger_entries, plangate_ledger_head")
 
 
-def _seed(backend: Backend) -> tuple[int, str]:
+def _fill_ledger(backend: Backend) -> tuple[int, str]:
     with backend.open() as ledger:
         ledger.append("c3_issue", "TASK-0001", {"decision": "AUTO_APPROVED"})
         entry = ledger.append("exec_started", "TASK-0001", {"run_id": "r1", "task_id": "TASK-0001"})
@@ -90,7 +90,9 @@ def _seed(backend: Backend) -> tuple[int, str]:
 def test_a_lost_ledger_is_refused_by_writers_and_readers_when_a_trace_says_it_existed(
     backend: Backend, trace: str
 ) -> None:
-    _seed(backend)
+    if trace == "ignore_file" and backend.name != "sqlite":
+        pytest.skip("the ignore file is a trace of the default SQLite ledger only")
+    _fill_ledger(backend)
     TRACES[trace](backend.repo)
     _lose(backend)
     for create in (True, False):
@@ -110,6 +112,18 @@ def test_a_configured_ledger_is_never_created_implicitly(tmp_path: Path) -> None
     assert info.value.code == "LEDGER_MISSING"
     assert "config.toml" in info.value.message
     assert not (repo / ".plangate" / "x.db").exists()
+
+
+def test_the_ignore_file_speaks_only_for_the_default_ledger(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _ignore_file(repo)
+    elsewhere = tmp_path / "elsewhere.sqlite3"
+    with open_ledger(repo, {"PLANGATE_LEDGER_URL": f"sqlite:///{elsewhere}"}) as ledger:
+        assert ledger.head().seq == 0  # a new ledger at a configured place: created
+    with pytest.raises(LedgerError) as info:
+        open_ledger(repo, {})  # the default ledger: the ignore file says it existed
+    assert info.value.code == "LEDGER_MISSING"
 
 
 def test_sqlite_journal_files_alone_say_the_ledger_existed(tmp_path: Path) -> None:
@@ -205,7 +219,7 @@ def test_hooks_never_create_a_ledger(backend: Backend) -> None:
     assert "HOOK_LEDGER_MISSING" in result.err
     assert _ledger_absent(backend)
     # Once a ledger existed and was lost, the same holds.
-    _seed(backend)
+    _fill_ledger(backend)
     _lose(backend)
     result = run_hook(backend.repo, "claude", payload, hook_env(None, **backend.env))
     assert "HOOK_LEDGER_MISSING" in result.err
@@ -213,7 +227,7 @@ def test_hooks_never_create_a_ledger(backend: Backend) -> None:
 
 
 def test_init_force_starts_over_and_records_the_restart(backend: Backend, run_cli: RunCli) -> None:
-    seq, head_hash = _seed(backend)
+    seq, head_hash = _fill_ledger(backend)
     _run_log(backend.repo)
     res = run_cli(backend.repo, "ledger", "init", env=backend.env)
     assert res.code == 0
@@ -244,7 +258,7 @@ def test_init_force_starts_over_and_records_the_restart(backend: Backend, run_cl
 def test_init_force_after_a_loss_records_an_unknown_previous_head(
     backend: Backend, run_cli: RunCli
 ) -> None:
-    _seed(backend)
+    _fill_ledger(backend)
     _run_log(backend.repo)
     _lose(backend)
     res = run_cli(backend.repo, "ledger", "init", env=backend.env)
@@ -271,3 +285,40 @@ def test_exec_refuses_when_the_ledger_was_deleted(git_repo: Path, run_cli: RunCl
     assert res.code == 1
     assert "LEDGER_MISSING" in res.out + res.err
     assert not ledger_file.exists()
+
+
+def test_a_symlinked_plangate_directory_is_never_followed(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / ".plangate").symlink_to(outside, target_is_directory=True)
+    for create in (True, False):
+        with pytest.raises(LedgerError) as info:
+            open_ledger(repo, {}, create=create)
+        assert info.value.code == "LEDGER_UNAVAILABLE"
+    assert list(outside.iterdir()) == []  # nothing written through the link
+
+
+def test_a_symlinked_ignore_file_is_never_written_through(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".plangate").mkdir(parents=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    (repo / ".plangate" / ".gitignore").symlink_to(victim)
+    with open_ledger(repo, {}) as ledger:
+        ledger.append("c3_issue", "TASK-0001", {"n": 1})
+    assert victim.read_text() == "keep me\n"
+    assert (repo / ".plangate" / ".gitignore").is_symlink()
+
+
+def test_no_temporary_file_is_left_after_creation(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    with open_ledger(repo, {}) as ledger:
+        ledger.append("c3_issue", "TASK-0001", {"n": 1})
+    names = sorted(p.name for p in (repo / ".plangate").iterdir())
+    assert names in (
+        [".gitignore", "ledger.sqlite3"],
+        [".gitignore", "ledger.sqlite3", "ledger.sqlite3-shm", "ledger.sqlite3-wal"],
+    )

@@ -165,3 +165,17 @@ def test_loopspec_check_json_is_one_object_when_the_loopspec_cannot_be_derived(
     assert doc["reasons"][0]["message"].startswith("loop.verification.deterministic")
     plain = run_cli(git_repo, "loopspec", "TASK-0001", "--maker", "m", "--checker", "c", "--check")
     assert plain.code == 1 and "LOOPSPEC_UNDERIVABLE" in plain.err and plain.out == ""
+
+
+def test_lint_all_reports_a_symlinked_task_directory(run_cli: RunCli, git_repo: Path) -> None:
+    make_task(git_repo)
+    (git_repo / "docs" / "working" / "TASK-0002").symlink_to(task_dir(git_repo))
+    res = run_cli(git_repo, "plan", "lint", "--all", "--json")
+    doc = json.loads(res.out)
+    assert res.code == 1 and [t["task_id"] for t in doc["tasks"]] == ["TASK-0001", "TASK-0002"]
+    linked = doc["tasks"][1]
+    assert linked["verdict"] == "SCOPE_UNDERIVABLE"
+    assert (
+        linked["scope_problem"].startswith("TASK_DIR_INVALID")
+        or "symbolic" in (linked["scope_problem"])
+    )

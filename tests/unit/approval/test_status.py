@@ -55,11 +55,14 @@ def test_human_table_is_aligned(git_repo: Path, run_cli) -> None:
         "EXEC",
         "FIRST",
         "REASON",
+        "PACKAGE",
+        "REASON",
     ]
     column = lines[0].index("AT EXEC")
     assert lines[1][column:].startswith("ACCEPTED")
     assert lines[2][column:].startswith("REJECTED")
-    assert lines[-1] == "2 task(s): 1 ACCEPTED, 1 REJECTED"
+    assert lines[-2] == "2 task(s): 1 ACCEPTED, 1 REJECTED"
+    assert lines[-1].startswith("authority: approvals are unauthenticated")
 
 
 def test_format_table_pads_columns() -> None:
@@ -166,7 +169,10 @@ def test_status_in_a_plain_directory_fails_closed(tmp_path: Path, run_cli) -> No
     code, doc = _status(repo, run_cli)
     assert code == 0
     assert doc["tasks"][0]["verdict"] == "REJECTED"
-    assert "C3_SOURCE_SHA_UNRESOLVED" in [r["code"] for r in doc["tasks"][0]["reasons"]]
+    codes = [r["code"] for r in doc["tasks"][0]["reasons"]]
+    # No trust root can be read outside a repository: that comes first, then the record's own.
+    assert codes[0] == "NOT_A_GIT_REPOSITORY" and "C3_SOURCE_SHA_UNRESOLVED" in codes
+    assert doc["authority"]["state"] == "unreadable"
 
 
 def test_first_reason_is_the_verdicts_own_and_package_problems_stand_beside_it(

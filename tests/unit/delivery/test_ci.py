@@ -39,6 +39,7 @@ EXPECTED_ORDER = (
     "approvals_fresh",
     "paths_matchable",
     "in_scope",
+    "adopts_plangate",
     "protected_surfaces",
     "surfaces_defined",
     "trust_root_unchanged",
@@ -72,7 +73,7 @@ def codes(result: Result) -> list[str]:
 
 def test_the_table_order():
     assert tuple(rule.name for rule in RULES) == EXPECTED_ORDER
-    assert [rule.verdict for rule in RULES] == ["REJECTED"] * 7 + ["HUMAN_REQUIRED"] * 3
+    assert [rule.verdict for rule in RULES] == ["REJECTED"] * 7 + ["HUMAN_REQUIRED"] * 4
 
 
 def test_the_documented_table_is_the_tables_order():
@@ -147,7 +148,59 @@ ROW_CASES = {
         "HUMAN_REQUIRED",
         ["CI_TRUST_ROOT_CHANGED"],
     ),
+    "adopts_plangate": (
+        PullRequestFacts(BASE, HEAD, HEAD, (".claude/settings.json", ".gitignore",
+                                            ".plangate/protected-surfaces.toml",
+                                            ".plangate/trust.toml"),
+                         SURFACES._replace(provenance="bundled_template", problem=Reason(
+                             "HO_BOUNDARY_UNDEFINED", "template")),
+                         (), "m" * 40, trust_changed=(".plangate/trust.toml",),
+                         base_adopted=False),
+        "HUMAN_REQUIRED", ["CI_ADOPTS_PLANGATE"],
+    ),
 }
+
+
+def adoption(*changed: str, base_adopted: bool = False) -> PullRequestFacts:
+    return PullRequestFacts(BASE, HEAD, HEAD, tuple(changed), SURFACES, (), "m" * 40,
+                            base_adopted=base_adopted)
+
+
+def test_adoption_message_speaks_to_the_reviewer():
+    result = decide(adoption(".plangate/protected-surfaces.toml"))
+    assert result.reasons[0].message.startswith(
+        "adopts PlanGate: a human reviews the trust root and surfaces")
+    assert result.reasons[0].evidence == (".plangate/protected-surfaces.toml",)
+
+
+@pytest.mark.parametrize(
+    ("built", "expected"),
+    [
+        # Code arriving with the adoption is not adoption: it needs a task.
+        (adoption(".plangate/protected-surfaces.toml", "src/app.py"), "CI_NO_TASK"),
+        # A task directory arriving with it is not adoption either.
+        (adoption(".plangate/protected-surfaces.toml", "docs/working/TASK-0001/plan.md"),
+         "CI_NO_TASK"),
+        # Adoption adds the surfaces file; hook configuration alone is not adoption.
+        (adoption(".claude/settings.json", ".gitignore"), "CI_NO_TASK"),
+        # A base that already has its surfaces judges changes to them as protected.
+        (adoption(".plangate/protected-surfaces.toml", base_adopted=True), "CI_NO_TASK"),
+        # An adoption-looking path with a different case is not an adoption path.
+        (adoption(".plangate/protected-surfaces.toml", ".GITIGNORE"), "CI_NO_TASK"),
+    ],
+)
+def test_what_is_not_an_adoption(built, expected):
+    result = decide(built)
+    assert "CI_ADOPTS_PLANGATE" not in codes(result)
+    assert any(code.startswith(expected) for code in codes(result)), codes(result)
+
+
+def test_an_unmatchable_path_is_never_an_adoption():
+    built = adoption(".plangate/protected-surfaces.toml")._replace(
+        unmatchable=(("a\tb", "PATH_HAS_CONTROL"),))
+    result = decide(built)
+    assert result.verdict == "REJECTED"
+    assert "CI_ADOPTS_PLANGATE" not in codes(result)
 
 
 @pytest.mark.parametrize("name", EXPECTED_ORDER)
@@ -495,3 +548,47 @@ def test_a_requiring_trust_root_is_named_in_the_facts():
     assert result.facts["authority"] == {"trust_root": "t" * 40, "digest": "sha256:" + "7" * 64}
     result = decide(facts("src/app.py")._replace(trust=trust_root(False)))
     assert result.facts["authority"].startswith("unauthenticated")
+
+def _validations(monkeypatch, n_files: int, n_patterns: int) -> tuple[int, int]:
+    """(path validations, pattern validations) of one decision over n files x m patterns."""
+    import plangate.paths as paths_module
+
+    counts = {"canonical_path": 0, "validate_pattern": 0}
+    for name in counts:
+        real = getattr(paths_module, name)
+
+        def counting(*args, _real=real, _name=name, **kwargs):
+            counts[_name] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(paths_module, name, counting)
+    paths_module._validated_pattern.cache_clear()
+    allowed = "".join(f"- `lib{i}/**`\n" for i in range(n_patterns))
+    plan = b"# Plan\n\n## Files / Components to Touch\n- `src/**`\n" + allowed.encode()
+    task = TaskFacts("TASK-0001", None, Result("ACCEPTED", (), {}), plan, ARTIFACTS)
+    surfaces = ResolvedSurfaces(
+        "downstream",
+        "x",
+        None,
+        tuple(ProtectedPattern(f"guard{i}/**", "rules", "guarded") for i in range(n_patterns)),
+    )
+    counts["canonical_path"] = counts["validate_pattern"] = 0
+    result = decide(
+        facts(*(f"src/m{i}.py" for i in range(n_files)), tasks=(task,), surfaces=surfaces)
+    )
+    assert result.verdict == "ACCEPTED"
+    return counts["canonical_path"], counts["validate_pattern"]
+
+
+def test_a_check_validates_each_path_and_pattern_once_not_per_pair(monkeypatch):
+    paths, patterns = _validations(monkeypatch, 200, 20)
+    more_patterns = _validations(monkeypatch, 200, 40)
+    more_files = _validations(monkeypatch, 400, 20)
+    # paths: a constant number of times each, whatever the number of patterns
+    assert more_patterns[0] == paths
+    assert paths <= 3 * (200 + len(TASK_FILES))
+    assert more_files[0] <= 2 * paths
+    # patterns: each once per process for matching (plus once when the plan is read),
+    # never once per changed file
+    assert patterns <= 2 * (2 * 20 + 1)
+    assert more_files[1] <= patterns

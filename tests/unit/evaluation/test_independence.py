@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -11,12 +12,13 @@ from hypothesis import strategies as st
 
 from plangate.evaluation.independence import (
     ReviewRecordError,
+    Signer,
     check_independence,
     compute_level,
     parse_review_record,
     required_level,
 )
-from plangate.verdict import IndependenceLevel
+from plangate.verdict import IndependenceLevel, Reason
 from support.evaldocs import COMMIT, record
 
 EVIDENCE = "sha256:" + "e" * 64
@@ -283,3 +285,99 @@ def test_a_look_alike_spelling_of_the_authors_own_name_is_self_review() -> None:
     author = {"model": None, "human_identity": "alice"}
     reviewer = {"model": None, "human_identity": "\u0430lice"}  # Cyrillic a
     assert level_of(record(author=author, reviewer=reviewer, evidence=SEALED)) == "I0"
+
+
+# --- signed records: the level reads verified principals -----------------------------
+
+ALICE_HUMAN = Signer("alice@example.com", "SHA256:alice", human=True)
+BOT = Signer("review-bot@example.com", "SHA256:bot", human=False)
+
+
+def _signed(doc: dict[str, Any], signer: Signer | None = None, problem: Reason | None = None):
+    return replace(parse_review_record(doc), signer=signer, signature_problem=problem)
+
+
+def _compute(*records):
+    return compute_level(
+        list(records),
+        candidate_id="candidate:x:v1",
+        candidate_commit=COMMIT,
+        verified_refs=[EVIDENCE],
+    )
+
+
+MODEL_B = {"model": "model-b", "role": "qa"}
+HUMAN_CLAIM = {"model": None, "human_identity": "Alice", "role": "qa"}
+
+
+def test_unsigned_records_keep_their_level_and_say_unauthenticated() -> None:
+    result = _compute(_signed(record(reviewer=HUMAN_CLAIM, evidence=SEALED)))
+    assert result.verdict == "I4"
+    assert result.facts["authority"].startswith("unauthenticated")
+    assert result.facts["records"][0]["signed_by"] is None
+
+
+def test_a_human_principal_marked_in_the_trust_root_reviews_as_a_human() -> None:
+    result = _compute(
+        _signed(
+            record(
+                reviewer={**MODEL_B, "model": None, "human_identity": "whoever"}, evidence=SEALED
+            ),
+            ALICE_HUMAN,
+        )
+    )
+    assert result.verdict == "I4"
+    assert result.facts["authority"] == "verified principals"
+    assert result.facts["records"][0]["signed_by"] == "alice@example.com"
+
+
+def test_a_signed_claim_of_humanity_by_a_principal_not_marked_human_is_a_model_review() -> None:
+    doc = record(reviewer={**MODEL_B, "human_identity": "Alice"}, evidence=SEALED)
+    assert _compute(_signed(doc)).verdict == "I4"  # unsigned: the claim is believed
+    assert _compute(_signed(doc, BOT)).verdict == "I3"  # signed: the trust root decides
+
+
+def test_a_signed_claim_of_humanity_without_a_model_is_i0() -> None:
+    result = _compute(_signed(record(reviewer=HUMAN_CLAIM, evidence=SEALED), BOT))
+    assert result.verdict == "I0"
+    assert "does not mark human" in result.facts["records"][0]["why"]
+
+
+def test_the_human_is_compared_by_principal_with_the_author() -> None:
+    doc = record(
+        author={"human_identity": "alice@example.com"},
+        reviewer={**MODEL_B, "model": None, "human_identity": "someone else"},
+    )
+    assert _compute(_signed(doc, ALICE_HUMAN)).verdict == "I0"
+
+
+def test_one_key_counts_once_so_it_cannot_combine_with_itself() -> None:
+    human = record(reviewer={**MODEL_B, "model": None, "human_identity": "x"})  # I2
+    machine = record(
+        reviewer={**MODEL_B, "context_id": "ctx-9", "run_id": "run-9"}, evidence=SEALED
+    )  # I3
+    both_unsigned = _compute(_signed(human), _signed(machine))
+    assert both_unsigned.verdict == "I4"  # human + machine
+    same_key = _compute(
+        _signed(human, ALICE_HUMAN), _signed(machine, replace(BOT, key_fingerprint="SHA256:alice"))
+    )
+    assert same_key.verdict == "I2"
+    assert same_key.facts["records"][1]["counted"] is False
+    assert "one key counts once" in same_key.facts["records"][1]["why"]
+    distinct = _compute(_signed(human, ALICE_HUMAN), _signed(machine, BOT))
+    assert distinct.verdict == "I4" and distinct.facts["human_plus_machine_combined"]
+
+
+def test_a_record_whose_signature_does_not_verify_never_counts() -> None:
+    bad = Reason("REVIEW_SIGNER_UNKNOWN", "eval review entry 3: signed by an unlisted key")
+    result = _compute(_signed(record(reviewer=HUMAN_CLAIM, evidence=SEALED), problem=bad))
+    assert result.verdict == "I0"
+    assert "REVIEW_SIGNER_UNKNOWN" in result.codes
+    assert result.facts["records"][0]["counted"] is False
+
+
+def test_a_mix_of_signed_and_unsigned_records_is_partly_unauthenticated() -> None:
+    human = record(reviewer={**MODEL_B, "model": None, "human_identity": "x"})
+    machine = record(reviewer={**MODEL_B, "context_id": "ctx-9", "run_id": "run-9"})
+    result = _compute(_signed(human, ALICE_HUMAN), _signed(machine))
+    assert result.facts["authority"].startswith("partly unauthenticated")

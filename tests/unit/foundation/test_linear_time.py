@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 import time
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plangate.paths import glob_match
+from plangate.paths import PathRejected, glob_match, match_any
 from plangate.plan.loopspec import _heading, extract_section
 
 # -- the glob matcher ----------------------------------------------------------------
@@ -32,22 +33,29 @@ def _reference_regex(pattern: str, casefold: bool) -> re.Pattern[str]:
         if segment == "*":
             parts.append("[^/]+")
         else:
-            parts.append("".join("[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch)
-                                 for ch in segment))
+            parts.append(
+                "".join(
+                    "[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch)
+                    for ch in segment
+                )
+            )
         if not last:
             parts.append("/")
     return re.compile("".join(parts), re.IGNORECASE if casefold else 0)
 
 
-_SEGMENT_PATTERNS = st.sampled_from(["*", "**", "a", "b", "a*", "*b", "?", "a?b", "*a*", "ab",
-                                     "B", "ß", "SS", "x*y*z"])
-_SEGMENTS = st.sampled_from(["a", "b", "ab", "aab", "ba", "B", "A", "ß", "ss", "SS", "xyz",
-                             "xaybz", "c"])
+_SEGMENT_PATTERNS = st.sampled_from(
+    ["*", "**", "a", "b", "a*", "*b", "?", "a?b", "*a*", "ab", "B", "ß", "SS", "x*y*z"]
+)
+_SEGMENTS = st.sampled_from(
+    ["a", "b", "ab", "aab", "ba", "B", "A", "ß", "ss", "SS", "xyz", "xaybz", "c"]
+)
 
 
 @settings(max_examples=600, deadline=None)
-@given(st.lists(_SEGMENT_PATTERNS, min_size=1, max_size=5), st.lists(_SEGMENTS, min_size=1,
-                                                                      max_size=6))
+@given(
+    st.lists(_SEGMENT_PATTERNS, min_size=1, max_size=5), st.lists(_SEGMENTS, min_size=1, max_size=6)
+)
 def test_glob_matcher_agrees_with_the_reference_semantics(pattern_parts, path_parts) -> None:
     pattern = "/".join(pattern_parts)
     path = "/".join(path_parts)
@@ -56,8 +64,9 @@ def test_glob_matcher_agrees_with_the_reference_semantics(pattern_parts, path_pa
 
 
 @settings(max_examples=600, deadline=None)
-@given(st.lists(_SEGMENT_PATTERNS, min_size=1, max_size=5), st.lists(_SEGMENTS, min_size=1,
-                                                                      max_size=6))
+@given(
+    st.lists(_SEGMENT_PATTERNS, min_size=1, max_size=5), st.lists(_SEGMENTS, min_size=1, max_size=6)
+)
 def test_case_insensitive_matching_never_matches_less_than_the_reference(
     pattern_parts, path_parts
 ) -> None:
@@ -138,6 +147,90 @@ def test_a_long_adversarial_heading_line_costs_what_a_normal_line_costs() -> Non
     assert len(adversarial) == len(normal)
     assert extract_section(adversarial, "Files / Components to Touch") == "- `src/a.py`"
     ratio = _best_of(lambda: extract_section(adversarial, "x"), 7) / max(
-        _best_of(lambda: extract_section(normal, "x"), 7), 1e-6)
+        _best_of(lambda: extract_section(normal, "x"), 7), 1e-6
+    )
     # about 1 when linear; the quadratic parser was thousands of times slower
     assert ratio < 10
+
+
+# -- matching many paths against many patterns -----------------------------------------
+
+
+def _count_calls(monkeypatch, name: str) -> list[int]:
+    """Count the calls of ``plangate.paths.<name>`` (the real function still runs)."""
+    import plangate.paths as paths_module
+
+    real = getattr(paths_module, name)
+    calls = [0]
+
+    def counting(*args, **kwargs):
+        calls[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(paths_module, name, counting)
+    return calls
+
+
+def test_match_any_validates_the_path_once_whatever_the_number_of_patterns(monkeypatch) -> None:
+    calls = _count_calls(monkeypatch, "canonical_path")
+    for count in (1, 50, 100):
+        patterns = [f"src/mod{i}/**" for i in range(count)]
+        for casefold in (False, True):
+            calls[0] = 0
+            assert match_any(patterns, "lib/x.py", casefold=casefold) is None
+            assert calls[0] == 1
+
+
+def test_match_any_validates_each_pattern_once_per_process(monkeypatch) -> None:
+    calls = _count_calls(monkeypatch, "validate_pattern")
+    patterns = [f"linear-once-{i}/**" for i in range(20)]
+    for path in (f"lib/{i}.py" for i in range(200)):
+        assert match_any(patterns, path) is None
+        assert match_any(patterns, path, casefold=True) is None
+    assert calls[0] == len(patterns)
+
+
+def test_match_any_still_rejects_a_bad_path_and_a_bad_pattern() -> None:
+    with pytest.raises(PathRejected) as bad_path:
+        match_any(["src/**"], "src/../x")
+    assert bad_path.value.code == "PATH_DOTDOT"
+    with pytest.raises(PathRejected) as bad_pattern:
+        match_any(["src/**x"], "src/a")
+    assert bad_pattern.value.code == "PATTERN_BAD_DOUBLESTAR"
+    with pytest.raises(PathRejected):
+        match_any(["ok/**", "src/**x"], "src/a")
+    assert match_any([], "src/../x") is None  # no pattern: nothing matches
+
+
+def test_match_any_agrees_with_glob_match_on_every_pair() -> None:
+    patterns = ["src/**", "*.MD", "docs/*/x?.py", "ß/**", "Straße/*", "**/SS"]
+    paths = ["src/a.py", "README.md", "docs/a/x1.py", "SS/x", "strasse/y", "a/b/ss", "q"]
+    for casefold in (False, True):
+        for path in paths:
+            expected = next((p for p in patterns if glob_match(p, path, casefold=casefold)), None)
+            assert match_any(patterns, path, casefold=casefold) == expected
+
+
+def test_matching_work_doubles_at_most_when_paths_or_patterns_double() -> None:
+    def work(n_paths: int, n_patterns: int) -> int:
+        counter = [0]
+        patterns = [f"src/mod{i}/**/*.py" for i in range(n_patterns)]
+        for i in range(n_paths):
+            match_any(patterns, f"src/pkg{i % 7}/f{i}.py", casefold=bool(i % 2), counter=counter)
+        return counter[0]
+
+    base = work(100, 10)
+    assert base > 0
+    assert work(200, 10) <= 2 * base
+    assert work(100, 20) <= 2 * base
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(st.lists(_SEGMENT_PATTERNS, min_size=1, max_size=4).map("/".join), max_size=5),
+    st.lists(_SEGMENTS, min_size=1, max_size=5).map("/".join),
+    st.booleans(),
+)
+def test_match_any_is_the_first_pattern_glob_match_accepts(patterns, path, casefold) -> None:
+    expected = next((p for p in patterns if glob_match(p, path, casefold=casefold)), None)
+    assert match_any(patterns, path, casefold=casefold) == expected

@@ -55,3 +55,17 @@ def test_installed_commands_name_an_importable_entry_point() -> None:
         module = words[words.index("-m") + 1]
         assert module == "plangate.hooks"
         assert importlib.util.find_spec(module + ".__main__") is not None
+
+
+def test_the_marketplace_file_lists_the_shipped_plugin() -> None:
+    """The repository root is a Claude Code plugin marketplace: its one entry is the
+    shipped plugin, at a relative source that holds the plugin's manifest."""
+    marketplace = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
+    assert marketplace["owner"]["name"]
+    [entry] = marketplace["plugins"]
+    assert entry["source"].startswith("./")
+    source = (ROOT / entry["source"]).resolve()
+    assert source == PLUGIN.resolve()
+    manifest = json.loads((source / ".claude-plugin" / "plugin.json").read_text())
+    assert entry["name"] == manifest["name"] == "plangate"
+    assert entry["version"] == manifest["version"]

@@ -197,6 +197,23 @@ def test_a_files_heading_annotated_not_to_touch_allows_nothing() -> None:
     assert not derive_scope(plan("- `src/a.py`\n", f"## {FILES} (read-only)").encode()).defined
 
 
+@pytest.mark.parametrize(
+    "title",
+    [
+        "DO  NOT TOUCH",
+        "do no\u200bt touch",
+        "Don\u2019t edit",
+        "\uff24\uff4f not touch",
+        "do n\u043et touch",
+        "read\u2010only",
+        "\u30b9\u30b3\u30fc\u30d5\u309a\u5916",
+    ],
+)
+def test_a_deny_heading_is_read_as_a_reader_sees_it(title: str) -> None:
+    found = section(f"- `src/a.py`\n\n### {title}\n\n- `src/b.py`\n")
+    assert found.denied == ("src/b.py",) and found.allowed == ("src/a.py",)
+
+
 def test_a_denied_path_wins_over_an_allowed_pattern_in_every_case_spelling() -> None:
     body = "- `src/**`\n\n### Forbidden\n\n- `src/secret/`\n- `src/keys.py`\n"
     scope = derive_scope(plan(body).encode())
@@ -401,6 +418,8 @@ ADVERSARIAL = {
     "dotted path": lambda n: "- `" + "./" * n + "a//" * n + "b.md`\n",
     # a deep list: every item nested under the one before
     "deep list": lambda n: "".join(" " * (i % 64) + "- `a/b.md` x\n" for i in range(n)),
+    # HTML comments opened and closed many times on a line, and one left open
+    "comments": lambda n: "- `a/b.md` <!-- `x/y.md` --> " * n + "<!--\n" + "- `c.md`\n" * n,
     # many sub-sections, half of them denying
     "headings": lambda n: "### Forbidden\n- `a/b.md`\n### New\n- `c/d.md`\n" * n,
 }
@@ -413,3 +432,62 @@ def test_reading_the_section_is_linear_in_the_plan(shape: str) -> None:
     small = _work(plan(ADVERSARIAL[shape](100)))
     large = _work(plan(ADVERSARIAL[shape](800)))
     assert large <= 10 * small, f"{shape}: x8 input cost x{large / small:.1f}"
+
+
+def test_an_underlined_heading_ends_what_the_section_allows() -> None:
+    # A reader sees 'Notes' as a level-2 heading: paths after it are not in the section,
+    # and the heading's own text is no list of paths; a deny after it still denies.
+    body = (
+        "- `src/**`\n\nNotes `x/y.md`\n-----\n\n- `evil/**`\n\n"
+        "### Do not touch\n\n- `src/keys.py`\n"
+    )
+    found = section(body)
+    assert found.allowed == ("src/**",)
+    assert found.denied == ("src/keys.py",)
+    assert [s.text for s in found.skipped] == ["evil/**"]
+
+
+def test_an_underlined_heading_that_says_not_to_touch_denies_what_follows() -> None:
+    found = section("- `src/**`\n\nDo not touch\n============\n\n- `src/keys.py`\n")
+    assert found.allowed == ("src/**",) and found.denied == ("src/keys.py",)
+
+
+def test_a_rule_after_a_blank_line_or_a_list_item_is_no_heading() -> None:
+    found = section("- `src/a.py`\n---\n\ntext\n\n---\n\n- `src/b.py`\n")
+    assert found.allowed == ("src/a.py", "src/b.py")
+
+
+def test_paths_inside_html_comments_are_never_in_scope() -> None:
+    body = "- `src/a.py` <!-- `evil/**` -->\n<!--\n- `evil2/**`\n-->\n- `src/b.py`\n"
+    found = section(body)
+    assert found.allowed == ("src/a.py", "src/b.py")
+    assert {(s.text, s.why) for s in found.skipped} == {
+        ("evil/**", "inside an HTML comment: not shown"),
+        ("evil2/**", "inside an HTML comment: not shown"),
+    }
+
+
+def test_an_unclosed_html_comment_hides_the_rest_of_the_section() -> None:
+    found = section("- `src/a.py`\n<!-- draft\n- `evil/**`\n")
+    assert found.allowed == ("src/a.py",)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "do **not** touch",
+        "do&nbsp;not touch",
+        "Leave as is",
+        "\u7de8\u96c6\u4e0d\u53ef",
+        "must not be edited",
+        "_read-only_",
+    ],
+)
+def test_deny_statements_in_emphasis_entities_and_other_words(said: str) -> None:
+    found = section(f"- `src/a.py`\n- `src/b.py` ({said})\n")
+    assert found.allowed == ("src/a.py",) and found.denied == ("src/b.py",)
+
+
+def test_a_path_name_is_not_a_statement() -> None:
+    found = section("- `src/forbidden_words.py`\n- `docs/read-only-mode.md`\n")
+    assert found.allowed == ("src/forbidden_words.py", "docs/read-only-mode.md")

@@ -11,6 +11,7 @@ from plangate.plan.loopspec import (
     LoopSpecError,
     derive_loopspec,
     extract_allowed_paths,
+    extract_path_candidates,
     extract_section,
     extract_verification_commands,
     loopspec_hash,
@@ -96,8 +97,9 @@ GOLDEN_YAML = """loop:
 GOLDEN_HASH = "sha256:c95f7ba6b0a8cca6a32776bb3af1376bf77542743081016c171446389ff7e76d"
 
 
-def derive(plan: str = PLAN, maker: str = "implementation_agent",
-           checker: str = "qa_reviewer") -> dict:
+def derive(
+    plan: str = PLAN, maker: str = "implementation_agent", checker: str = "qa_reviewer"
+) -> dict:
     return derive_loopspec(plan.encode(), "TASK-9999", maker, checker)
 
 
@@ -113,7 +115,11 @@ def test_mapping_table_fixed_and_derived_fields() -> None:
         "external_sources": [],
     }
     assert loop["scope"]["allowed_paths"] == [
-        "src/app/greet.py", "tests/test_greet.py", "README.md", "docs/**"]
+        "src/app/greet.py",
+        "tests/test_greet.py",
+        "README.md",
+        "docs/**",
+    ]
     assert loop["actors"] == {"maker": "implementation_agent", "checker": "qa_reviewer"}
     assert loop["verification"]["deterministic"] == [
         {"cmd": "python -m pytest -q", "expect_exit": 0},
@@ -125,8 +131,10 @@ def test_mapping_table_fixed_and_derived_fields() -> None:
         "round_limit_ref": "execution-runbook.md §2-(7)",
     }
     assert loop["memory"] == {"write": ["decision_record"], "ref": "execution-runbook.md §2-(4)"}
-    assert loop["escalation"] == {"touches_ho": "unconditional",
-                                  "budget_ref": "arbiter-policy.md §7"}
+    assert loop["escalation"] == {
+        "touches_ho": "unconditional",
+        "budget_ref": "arbiter-policy.md §7",
+    }
 
 
 def test_golden_normalised_yaml_and_hash() -> None:
@@ -194,8 +202,10 @@ def test_files_section_without_paths_fails() -> None:
         derive(plan)
 
 
-@pytest.mark.parametrize("bad", ["./src/a.py", "src/../a.py", "/abs/a.py", "src//a.py",
-                                 "src/./a.py", "src\\a.py", "a/**x"])
+@pytest.mark.parametrize(
+    "bad",
+    ["./src/a.py", "src/../a.py", "/abs/a.py", "src//a.py", "src/./a.py", "src\\a.py", "a/**x"],
+)
 def test_non_canonical_allowed_path_fails_naming_it(bad: str) -> None:
     plan = PLAN.replace("`tests/test_greet.py`", f"`{bad}`")
     with pytest.raises(LoopSpecError) as err:
@@ -246,8 +256,9 @@ def test_split_on_double_ampersand_only() -> None:
     assert extract_verification_commands(section) == ["a || b", "c; d | e"]
 
 
-@pytest.mark.parametrize(("maker", "checker"), [("same", "same"), ("Same", "same "),
-                                                ("agent", "AGENT")])
+@pytest.mark.parametrize(
+    ("maker", "checker"), [("same", "same"), ("Same", "same "), ("agent", "AGENT")]
+)
 def test_maker_equal_to_checker_fails(maker: str, checker: str) -> None:
     with pytest.raises(LoopSpecError) as err:
         derive(maker=maker, checker=checker)
@@ -255,8 +266,9 @@ def test_maker_equal_to_checker_fails(maker: str, checker: str) -> None:
     assert "I-2" in err.value.message
 
 
-@pytest.mark.parametrize(("maker", "checker", "field"), [("", "qa", "actors.maker"),
-                                                         ("impl", "  ", "actors.checker")])
+@pytest.mark.parametrize(
+    ("maker", "checker", "field"), [("", "qa", "actors.maker"), ("impl", "  ", "actors.checker")]
+)
 def test_missing_actor_fails_naming_it(maker: str, checker: str, field: str) -> None:
     with pytest.raises(LoopSpecError, match=field.replace(".", r"\.")):
         derive(maker=maker, checker=checker)
@@ -283,3 +295,12 @@ def test_extract_section_stops_at_level1_and_level2_but_keeps_level3() -> None:
 def test_unicode_goal_is_emitted_unescaped() -> None:
     spec = derive(PLAN.replace("It says hello.", "挨拶する。"))
     assert "挨拶する。" in normalised_yaml(spec).decode("utf-8")
+
+
+def test_path_candidates_keep_the_first_spelling_of_each_path_in_order() -> None:
+    paths = [f"src/m{i % 300}.py" for i in range(900)]  # each path three times
+    plan = PLAN.replace("- `src/app/greet.py` (new)", "\n".join(f"- `{p}`" for p in paths))
+    out = extract_path_candidates(plan)
+    assert out[:300] == [f"src/m{i}.py" for i in range(300)]
+    assert len(out) == len(set(out))
+    assert set(out) >= set(paths)

@@ -20,6 +20,7 @@ from plangate.errors import PlanGateError
 STEP_MODULES: tuple[str, ...] = (
     "plangate.cli.demo.plan_first",
     "plangate.cli.demo.arbiter",
+    "plangate.cli.demo.authority",
     "plangate.cli.demo.ledger",
     "plangate.cli.demo.delivery",
     "plangate.cli.demo.harness",
@@ -73,6 +74,16 @@ class Demo:
             raise DemoFailure(
                 "DEMO_UNEXPECTED_RESULT",
                 f"step {self.step_no}: expected exit {expected}, got {code}",
+                "this is a bug in plangate or its demo",
+            )
+
+    def expect_reason(self, output: str, code: str) -> None:
+        """Fail the demo unless ``output`` names the reason ``code``."""
+        if code not in output:
+            self.show(f"    -> {code} not reported [UNEXPECTED]")
+            raise DemoFailure(
+                "DEMO_UNEXPECTED_RESULT",
+                f"step {self.step_no}: expected {code}",
                 "this is a bug in plangate or its demo",
             )
 

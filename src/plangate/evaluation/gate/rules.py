@@ -35,7 +35,13 @@ from plangate.evaluation.harness.definition import (
 )
 from plangate.evaluation.independence import required_level
 from plangate.evaluation.registry.candidate import check_allowed_paths
-from plangate.paths import PathRejected, glob_match, is_canonical_path, patterns_overlap
+from plangate.paths import (
+    PathRejected,
+    glob_match,
+    is_canonical_path,
+    match_any,
+    patterns_overlap,
+)
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import PolicyVerdict, Reason, Result
 
@@ -205,7 +211,7 @@ def _components_touching(
     hits: set[tuple[str, str]] = set()
     for definition in definitions:
         for comp in definition.components:
-            if any(glob_match(p, path, casefold=True) for p in comp.paths) or (
+            if match_any(comp.paths, path, casefold=True) is not None or (
                 below is not None and any(patterns_overlap(p, below) for p in comp.paths)
             ):
                 hits.add((comp.id, comp.type))
@@ -351,7 +357,7 @@ class GateCase:
         allowed = self.allowed
         if allowed is None:
             return []
-        return [p for p in self.canonical_diff if not any(glob_match(a, p) for a in allowed)]
+        return [p for p in self.canonical_diff if match_any(allowed, p) is None]
 
     # -- components ----------------------------------------------------------------
     @property
@@ -474,7 +480,7 @@ def _components_weakened(
         gone = sorted(
             p
             for p in removed
-            if is_canonical_path(p) and any(glob_match(pat, p) for pat in comp.paths)
+            if is_canonical_path(p) and match_any(comp.paths, p) is not None
         )
         if gone:
             out.append(f"{comp.id}: files deleted {gone[:5]}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from plangate.canonical import StrictJSONError, strict_loads_object
 from plangate.errors import InputRejected
@@ -30,7 +30,10 @@ from plangate.evaluation.registry.store import (
 )
 from plangate.fsutil import read_regular_file
 from plangate.git import Git
-from plangate.verdict import IndependenceLevel, PromotionDecision, Result
+from plangate.verdict import IndependenceLevel, PromotionDecision, Reason, Result
+
+if TYPE_CHECKING:
+    from plangate.authority.root import TrustRoot
 
 MAX_REVIEW_BYTES = 64 * 1024
 
@@ -84,12 +87,60 @@ def read_review_file(path: Path) -> tuple[bytes, ReviewRecord, dict[str, Any]]:
     return read.data, record, doc
 
 
+def trust_for_reviews(root: Path) -> TrustRoot | None:
+    """The trust root signed review records are verified under: the trust branch's tip."""
+    from plangate.authority.consumer import trust_root_for
+
+    return trust_root_for(root, "local")
+
+
+def read_review_signature(
+    path: Path, raw: bytes, trust: TrustRoot | None
+) -> tuple[bytes, bytes] | None:
+    """``FILE.sig`` beside the review file, checked now when a trust root exists.
+
+    None when there is no signature file. A signature that does not verify
+    under the trust root is refused with its reason (nothing is recorded).
+    """
+    from plangate.authority.consumer import check_detached
+    from plangate.authority.root import NAMESPACE_EVAL_REVIEW
+    from plangate.fsutil import FileState
+
+    sig_path = path.with_name(path.name + ".sig")
+    read = read_regular_file(sig_path, 16 * 1024)
+    if read.state is FileState.MISSING:
+        return None
+    if not read.ok or read.data is None:
+        raise InputRejected(
+            "REVIEW_SIGNATURE_MALFORMED", f"{sig_path} {read.detail}", "give a regular file"
+        )
+    if trust is not None:
+        check = check_detached(
+            trust,
+            raw,
+            read.data,
+            namespace=NAMESPACE_EVAL_REVIEW,
+            prefix="REVIEW",
+            label=str(sig_path),
+        )
+        if isinstance(check, Reason):
+            raise InputRejected(check.code, check.message, check.hint)
+    return raw, read.data
+
+
 def add_review(repo_root: Path, env: Mapping[str, str], candidate_ref: str, path: Path) -> Result:
-    """Attach a review record to a registered candidate (ledger kind ``eval_review_added``)."""
+    """Attach a review record to a registered candidate (ledger kind ``eval_review_added``).
+
+    A signature beside the file (``FILE.sig``, namespace ``plangate-eval-review``)
+    is checked under the trust root and kept with the record: the level then
+    reads the verified principal instead of the record's claims.
+    """
     from plangate.ledger import open_ledger
 
-    _raw, record, doc = read_review_file(path)
+    raw, record, doc = read_review_file(path)
     root = Git(repo_root).toplevel()
+    trust = trust_for_reviews(root)
+    signed = read_review_signature(path, raw, trust)
     with open_ledger(root, env) as ledger:
         cdigest, candidate = lookup_candidate(ledger, candidate_ref)
         if record.candidate_id != candidate["candidate_id"]:
@@ -105,14 +156,15 @@ def add_review(repo_root: Path, env: Mapping[str, str], candidate_ref: str, path
                 f"{str(candidate['candidate_commit'])[:12]}",
                 "a review binds to the exact commit it reviewed; review the candidate commit",
             )
-        rdigest, seq = append_review(ledger, cdigest, doc)
-        level = independence_of(ledger, cdigest, candidate, None)
+        rdigest, seq = append_review(ledger, cdigest, doc, signed)
+        level = independence_of(ledger, cdigest, candidate, None, trust)
     facts = {
         "candidate_digest": cdigest,
         "review_digest": rdigest,
         "ledger_seq": seq,
         "level": level.verdict,
         "records": level.facts.get("records", []),
+        "authority": level.facts.get("authority"),
     }
     return Result("ACCEPTED", level.reasons, facts)
 
@@ -134,7 +186,7 @@ def review_level(repo_root: Path, env: Mapping[str, str], candidate_ref: str) ->
     root = Git(repo_root).toplevel()
     with open_ledger(root, env) as ledger:
         cdigest, candidate = lookup_candidate(ledger, candidate_ref)
-        level = independence_of(ledger, cdigest, candidate, None)
+        level = independence_of(ledger, cdigest, candidate, None, trust_for_reviews(root))
     gate = gate_candidate(root, env, cdigest, record=False)
     required = required_level_of(gate)
     shortfall = check_independence(level.verdict, required)

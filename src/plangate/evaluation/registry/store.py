@@ -39,6 +39,7 @@ from plangate.layout import MAX_FIXTURE_BYTES
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
+    from plangate.authority.root import TrustRoot
     from plangate.git import Git
     from plangate.ledger import Ledger
 
@@ -297,19 +298,86 @@ def lookup_candidate(
     return registered.digest, registered.candidate
 
 
-def append_review(ledger: Ledger, cdigest: str, doc: Mapping[str, Any]) -> tuple[str, int]:
-    """Record a review document for a candidate; returns (review digest, ledger seq)."""
+def append_review(
+    ledger: Ledger,
+    cdigest: str,
+    doc: Mapping[str, Any],
+    signed: tuple[bytes, bytes] | None = None,
+) -> tuple[str, int]:
+    """Record a review document for a candidate; returns (review digest, ledger seq).
+
+    ``signed`` is (the file's exact bytes, its detached signature): both are kept
+    so the signature can be checked again, under the trust root of the day.
+    """
+    import base64
+
     rdigest = digest(dict(doc))
-    entry = ledger.append(
-        LEDGER_KIND_REVIEW,
-        cdigest,
-        {"review_digest": rdigest, "review": dict(doc), "candidate_digest": cdigest},
-    )
+    payload: dict[str, Any] = {
+        "review_digest": rdigest,
+        "review": dict(doc),
+        "candidate_digest": cdigest,
+    }
+    if signed is not None:
+        payload["signed"] = {
+            "bytes": base64.b64encode(signed[0]).decode("ascii"),
+            "signature": signed[1].decode("ascii", "replace"),
+        }
+    entry = ledger.append(LEDGER_KIND_REVIEW, cdigest, payload)
     return rdigest, entry.seq
 
 
-def review_records(ledger: Ledger, cdigest: str) -> tuple[list[ReviewRecord], list[Reason]]:
-    """The candidate's review records that re-digest and parse; the others as reasons."""
+def _kept_signature(signed: object, doc: object) -> tuple[bytes, bytes] | str:
+    """(signed bytes, signature) kept in a ledger review entry, or what is wrong with them."""
+    import base64
+    import binascii
+
+    from plangate.canonical import StrictJSONError, strict_loads
+
+    if not isinstance(signed, Mapping):
+        return "'signed' is not an object"
+    try:
+        data = base64.b64decode(str(signed.get("bytes")), validate=True)
+        signature = str(signed.get("signature")).encode("ascii")
+        same = strict_loads(data) == doc
+    except (ValueError, binascii.Error, StrictJSONError, UnicodeError) as exc:
+        return str(exc)
+    return (data, signature) if same else "the signed bytes are another record"
+
+
+def _signed_record(
+    record: ReviewRecord, doc: object, signed: object, trust: TrustRoot, seq: int
+) -> ReviewRecord:
+    """``record`` with its verified signer, or with why its signature does not hold."""
+    from dataclasses import replace
+
+    from plangate.authority.consumer import check_detached
+    from plangate.authority.root import NAMESPACE_EVAL_REVIEW
+    from plangate.authority.verify import Verified
+    from plangate.evaluation.independence import Signer
+
+    label = f"eval review entry {seq}"
+    kept = _kept_signature(signed, doc)
+    if isinstance(kept, str):
+        problem = Reason("REVIEW_SIGNATURE_MALFORMED", f"{label}: {kept}", "sign the record again")
+        return replace(record, signature_problem=problem)
+    data, signature = kept
+    check = check_detached(
+        trust, data, signature, namespace=NAMESPACE_EVAL_REVIEW, prefix="REVIEW", label=label
+    )
+    if isinstance(check, Verified):
+        return replace(record, signer=Signer(check.principal, check.key_fingerprint, check.human))
+    return replace(record, signature_problem=check)
+
+
+def review_records(
+    ledger: Ledger, cdigest: str, trust: TrustRoot | None = None
+) -> tuple[list[ReviewRecord], list[Reason]]:
+    """The candidate's review records that re-digest and parse; the others as reasons.
+
+    Under a trust root (``trust``), a record kept with a signature carries its
+    verified signer (or why the signature does not hold); without one, every
+    record is an unsigned claim.
+    """
     records: list[ReviewRecord] = []
     problems: list[Reason] = []
     for entry in ledger.entries(kind=LEDGER_KIND_REVIEW, subject=cdigest):
@@ -332,6 +400,9 @@ def review_records(ledger: Ledger, cdigest: str) -> tuple[list[ReviewRecord], li
                 )
             )
             continue
+        signed = entry.payload.get("signed")
+        if signed is not None and trust is not None:
+            record = _signed_record(record, doc, signed, trust, entry.seq)
         records.append(record)
     return records, problems
 
@@ -360,13 +431,21 @@ def plan_or_problem(ledger: Ledger, pdigest: str) -> tuple[RegisteredPlan | None
 
 
 def independence_of(
-    ledger: Ledger, cdigest: str, candidate: Mapping[str, Any], plan: Mapping[str, Any] | None
+    ledger: Ledger,
+    cdigest: str,
+    candidate: Mapping[str, Any],
+    plan: Mapping[str, Any] | None,
+    trust: TrustRoot | None = None,
 ) -> Result:
-    """The candidate's computed Independence Level from its recorded reviews."""
+    """The candidate's computed Independence Level from its recorded reviews.
+
+    ``trust`` is the trust root signed reviews are verified under (None: every
+    review counts as an unsigned claim, and the result says so).
+    """
     if plan is None:
         registered, _problem = plan_or_problem(ledger, str(candidate["evaluation_plan_digest"]))
         plan = registered.plan if registered is not None else None
-    records, problems = review_records(ledger, cdigest)
+    records, problems = review_records(ledger, cdigest, trust)
     level = compute_level(
         records,
         candidate_id=str(candidate["candidate_id"]),

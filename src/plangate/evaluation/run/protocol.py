@@ -1,15 +1,18 @@
-"""The trial runner protocol ``plangate-trial/1`` (docs/evaluation-run.md).
+"""The trial runner protocol ``plangate-trial/2`` (docs/evaluation-run.md).
 
 For every fixture, trial and side the evaluator starts the runner named by the
-registered plan, *from the baseline worktree*, with a fixed argument list::
+registered plan, *from the baseline tree*, with a fixed argument list::
 
-    <runner command...> --side baseline|candidate --harness-dir DIR
-        --fixture FILE --fixture-id ID --role ROLE --trial N --out DIR
+    <runner command...> --trial-id ID --harness-dir DIR --fixture FILE --out DIR
 
 under a timeout, and reads ``OUT/result.json``, parsed strictly by
-:func:`parse_result` (unknown keys refused). A crash, a timeout, a missing or
-malformed result, or a result that does not echo the trial it was asked for is
-a *failed trial*: it is recorded, and it never counts as a completed trial.
+:func:`parse_result` (unknown keys refused). The trial id is opaque (random,
+fresh for every trial): the runner, and the candidate code it runs, never
+learn the fixture's id, its role, the side or a mutant's identity; the result
+echoes the trial id and the evaluator attributes it. A crash, a timeout, a
+missing or malformed result, or a result that does not echo the trial id it
+was given is a *failed trial*: it is recorded, and it never counts as a
+completed trial. The grader (the baseline's judge) is told everything.
 
 This module is pure (documents in, models out); :mod:`plangate.evaluation.run.trials`
 runs the processes. Just before the runner starts it re-reads the sealed
@@ -28,7 +31,7 @@ from typing import Any
 from plangate.canonical import StrictJSONError, sha256_digest, strict_loads_object
 from plangate.forbidden_keys import SECRETS_ONLY, is_refused
 
-PROTOCOL = "plangate-trial/1"
+PROTOCOL = "plangate-trial/2"
 """Protocol version echoed by every result document."""
 
 RESULT_FILE = "result.json"
@@ -81,10 +84,7 @@ _PLACEHOLDER_RE = re.compile(r"\{[a-z_]+\}")
 _RESULT_KEYS = frozenset(
     {
         "protocol",
-        "side",
-        "fixture_id",
-        "role",
-        "trial",
+        "trial_id",
         "outcome",
         "stop_reasons",
         "metrics",
@@ -188,13 +188,17 @@ def _component_map(value: Any, where: str) -> dict[str, Any]:
     return value
 
 
-def parse_result(data: bytes, *, side: str, fixture_id: str, role: str, trial: int) -> TrialReport:
-    """Parse ``result.json`` bytes strictly and check they answer the trial that was asked.
+def parse_result(
+    data: bytes, *, trial_id: str, side: str, fixture_id: str, role: str, trial: int,
+) -> TrialReport:
+    """Parse ``result.json`` bytes strictly and check they answer the trial id that was given.
 
-    Raises :class:`ResultRejectedError` (``TRIAL_RESULT_INVALID``,
+    The report is attributed to ``side``, ``fixture_id``, ``role`` and ``trial``
+    by the evaluator (the runner never knew them). Raises
+    :class:`ResultRejectedError` (``TRIAL_RESULT_INVALID``,
     ``TRIAL_RESULT_UNKNOWN_KEY``, ``TRIAL_RESULT_MISMATCH``...) on any defect.
     """
-    echo = {"side": side, "fixture_id": fixture_id, "role": role, "trial": trial}
+    echo: dict[str, object] = {"trial_id": trial_id}
     doc = _parse_envelope(
         data, what="trial result", prefix="TRIAL_RESULT",
         protocol_code="TRIAL_PROTOCOL_UNSUPPORTED", keys=_RESULT_KEYS, protocol=PROTOCOL,
@@ -316,8 +320,9 @@ def substitute(argv: tuple[str, ...], values: Mapping[str, str]) -> list[str]:
     """Replace ``{name}`` placeholders in ``argv``; an unknown placeholder is refused.
 
     Placeholders are optional: the protocol flags are always appended, so a
-    runner may ignore them. Known names: ``harness``, ``fixture``, ``fixture_id``,
-    ``role``, ``side``, ``trial``, ``out`` and, for the grader, ``result``.
+    command may ignore them. Known names: for the runner ``harness``,
+    ``fixture``, ``out`` and ``trial_id``; for the grader also ``fixture_id``,
+    ``role``, ``side``, ``trial`` and ``result``.
     """
     out: list[str] = []
     for arg in argv:
@@ -361,31 +366,27 @@ class TrialSpec:
         """Stable identifier of the trial: side/fixture/trial."""
         return f"{self.side}/{self.fixture_id}/{self.trial}"
 
-    def runner_argv(self, fixture_file: str, out_dir: str) -> list[str]:
-        """The full argument list of ``plangate-trial/1`` for this trial."""
+    def runner_argv(self, fixture_file: str, out_dir: str, trial_id: str) -> list[str]:
+        """The full argument list of ``plangate-trial/2`` for this trial.
+
+        Only the opaque ``trial_id``, the harness directory, the fixture copy and
+        the output directory: a placeholder naming anything else (``{role}``,
+        ``{fixture_id}``, ``{side}``, ``{trial}``) is refused.
+        """
         values = {
             "harness": self.harness_dir,
             "fixture": fixture_file,
-            "fixture_id": self.fixture_id,
-            "role": self.role,
-            "side": self.side,
-            "trial": str(self.trial),
             "out": out_dir,
+            "trial_id": trial_id,
         }
         return [
             *substitute(self.runner.argv, values),
-            "--side",
-            self.side,
+            "--trial-id",
+            trial_id,
             "--harness-dir",
             self.harness_dir,
             "--fixture",
             fixture_file,
-            "--fixture-id",
-            self.fixture_id,
-            "--role",
-            self.role,
-            "--trial",
-            str(self.trial),
             "--out",
             out_dir,
         ]

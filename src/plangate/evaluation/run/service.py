@@ -28,11 +28,11 @@ without a decision: the next attempt records INCONCLUSIVE
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
+import secrets
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -66,6 +66,7 @@ from plangate.evaluation.run.trials import (
     Executor,
     LocalPoolExecutor,
     ProgressLine,
+    TrialBox,
     resolve_argv,
 )
 from plangate.fsutil import exclusive_lock
@@ -79,7 +80,6 @@ EXPERIMENT_SCHEMA = "plangate-experiment/1"
 DECISION_SCHEMA = "plangate-promotion-decision/1"
 TEST_STRATEGY_PREFIXES = ("test-strategy:", "test_strategy:")
 """Component ids naming a test strategy (no component type exists for it yet)."""
-FINAL_DECISIONS = ("INCONCLUSIVE", "FAIL")
 
 
 @dataclass(frozen=True)
@@ -287,7 +287,8 @@ def build_trials(
                         harness_dir=str(harness),
                         fixture_source=str(baseline_dir / str(fixture["path"])),
                         fixture_digest=str(fixture.get("digest")),
-                        work_dir=str(work_root / f"t{len(specs):05d}"),
+                        # An opaque directory name: its path reaches the runner (--out).
+                        work_dir=str(work_root / f"t{secrets.token_hex(8)}"),
                     )
                 )
     return specs
@@ -318,6 +319,7 @@ def run_evaluation(
         earlier = ledger.entries(kind=LEDGER_KIND_GATE, subject=cdigest)
     previous = dict(earlier[-1].payload) if earlier else None
     lock = evaluation_lock_path(root, str(candidate["evaluation_plan_digest"]))
+    box, box_problem = _trial_box() if executor is None else (None, None)
     with exclusive_lock(lock):
         gate = gate_candidate(root, env, cdigest, record=True)
         subject = _Subject(cdigest, candidate, commit_tree(git, str(candidate["candidate_commit"])))
@@ -327,9 +329,19 @@ def run_evaluation(
                 ledger,
                 subject,
                 gate,
-                executor=executor or LocalPoolExecutor(jobs, ProgressLine(progress)),
+                executor=executor or LocalPoolExecutor(jobs, ProgressLine(progress), box),
                 rejudged=gate_changes(previous, gate),
+                sandbox_problem=box_problem,
             )
+
+
+def _trial_box() -> tuple[TrialBox | None, Reason | None]:
+    """The sandbox trials run in, or why there is none (an evaluation without one is
+    INCONCLUSIVE, ``SANDBOX_UNAVAILABLE``: candidate code never runs unconfined)."""
+    try:
+        return TrialBox.here(), None
+    except PlanGateError as exc:
+        return None, Reason(exc.code, exc.message, exc.hint)
 
 
 def evaluation_lock_path(root: Path, plan_digest: str) -> Path:
@@ -396,7 +408,11 @@ def _gather(git: Git, ledger: Ledger, subject: _Subject, gate: Result) -> _Gathe
         setup.extend([problem] if problem else [])
         candidate_manifest, problem = _manifest_or_problem(git, subject.commit, definition)
         setup.extend([problem] if problem else [])
-    independence = independence_of(ledger, subject.cdigest, candidate, plan)
+    from plangate.evaluation.registry.service import trust_for_reviews
+
+    independence = independence_of(
+        ledger, subject.cdigest, candidate, plan, trust_for_reviews(git.toplevel())
+    )
     baseline_tree = commit_tree(git, str(plan["baseline_commit"])) if plan is not None else None
     targets = tuple(str(t) for t in candidate.get("target_components", []))
     inp = EvaluationInput(
@@ -448,6 +464,7 @@ def _evaluate_locked(
     *,
     executor: Executor,
     rejudged: Mapping[str, Any],
+    sandbox_problem: Reason | None = None,
 ) -> EvaluationRun:
     gathered = _gather(git, ledger, subject, gate)
     inp = gathered.inp
@@ -465,9 +482,11 @@ def _evaluate_locked(
                 "candidate_tree": subject.tree,
             },
         ).seq
-        setup: list[Reason] = []
+        setup: list[Reason] = [sandbox_problem] if sandbox_problem is not None else []
         tamper: list[Reason] = []
-        trials = _run_trials(git, inp.plan, subject.commit, executor, setup=setup, tamper=tamper)
+        trials = [] if setup else _run_trials(
+            git, inp.plan, subject.commit, executor, setup=setup, tamper=tamper
+        )
         inp = dataclasses.replace(inp, trials=trials, setup_problems=setup, tamper_problems=tamper)
         result = decide(inp)
     return _record(
@@ -519,6 +538,7 @@ def _record(
             "observed": inp.independence_observed,
             "required": inp.independence_required,
             "records": gathered.independence.facts.get("records", []),
+            "authority": str(gathered.independence.facts.get("authority", "unauthenticated")),
         },
         "result": result.verdict,
         "reason_codes": list(result.codes),
@@ -589,24 +609,24 @@ def _run_trials(
     setup: list[Reason],
     tamper: list[Reason],
 ) -> list[TrialOutcome]:
-    """Materialise both sides in throwaway worktrees, run every trial, always clean up.
+    """Extract both sides as plain trees (no ``.git``), run every trial, always clean up.
 
-    After the trials both worktrees must still equal their commits: harness code
-    under test runs with the evaluator's rights, so a modified baseline worktree
-    is tampering (``BASELINE_WORKTREE_MODIFIED``) and a candidate that changed its
-    own tree made its trials unrepeatable (``CANDIDATE_WORKTREE_MODIFIED``).
+    Each tree is checked file by file against its commit's git tree before the
+    trials (an extraction that differs is ``EVAL_WORKTREE_UNAVAILABLE``) and
+    after them: a modified baseline tree is tampering
+    (``BASELINE_WORKTREE_MODIFIED``) and a candidate that changed its own tree made
+    its trials unrepeatable (``CANDIDATE_WORKTREE_MODIFIED``). Nothing in a tree
+    (an index, ``.gitignore``, ``skip-worktree``, a hook) can hide a change from
+    the hashes.
     """
     temp = Path(tempfile.mkdtemp(prefix="plangate-eval-"))
     baseline_dir, candidate_dir = temp / "baseline", temp / "candidate"
-    added: list[Path] = []
+    root = git.toplevel()
+    commits = {baseline_dir: str(plan["baseline_commit"]), candidate_dir: candidate_commit}
     try:
-        for path, commit in (
-            (baseline_dir, str(plan["baseline_commit"])),
-            (candidate_dir, candidate_commit),
-        ):
+        for path, commit in commits.items():
             try:
-                git.add_worktree(path, commit)
-                added.append(path)
+                _extract_checked(root, commit, path)
             except PlanGateError as exc:
                 setup.append(
                     Reason(
@@ -622,45 +642,38 @@ def _run_trials(
         work = temp / "trials"
         work.mkdir()
         outcomes = executor.run(build_trials(plan, baseline_dir, candidate_dir, work))
-        _check_worktree(baseline_dir, "BASELINE_WORKTREE_MODIFIED", tamper, ignored=True)
-        _check_worktree(candidate_dir, "CANDIDATE_WORKTREE_MODIFIED", setup)
+        _check_tree(root, commits[baseline_dir], baseline_dir, "BASELINE_WORKTREE_MODIFIED",
+                    tamper)
+        _check_tree(root, commits[candidate_dir], candidate_dir, "CANDIDATE_WORKTREE_MODIFIED",
+                    setup)
         return outcomes
     finally:
-        for path in added:
-            # The directory goes below either way; `git worktree prune` cleans the rest.
-            with contextlib.suppress(PlanGateError):
-                git.remove_worktree(path)
         shutil.rmtree(temp, ignore_errors=True)
 
 
-def _check_worktree(path: Path, code: str, sink: list[Reason], *, ignored: bool = False) -> None:
-    """Report a worktree that no longer equals its commit.
+def _extract_checked(root: Path, commit: str, path: Path) -> None:
+    from plangate.isolation.trees import extract_commit
 
-    With ``ignored=True`` (the baseline: the judges' side) files the tree's
-    ``.gitignore`` hides count too: a planted ``__pycache__/*.pyc`` for a module the
-    grader imports would otherwise be loaded by Python and never reported.
-    """
+    extract_commit(root, commit, path)
+    if _tree_changes(root, commit, path):
+        raise PlanGateError(
+            "EVAL_WORKTREE_UNAVAILABLE", "the extracted tree differs from its commit"
+        )
+
+
+def _tree_changes(root: Path, commit: str, path: Path) -> list[str]:
+    from plangate.isolation.trees import tree_differences
+
     try:
-        changed = Git(path).worktree_changes()
-        if ignored:
-            proc = Git(path).run(
-                [
-                    "status",
-                    "--porcelain=v1",
-                    "-z",
-                    "--untracked-files=all",
-                    "--ignored=traditional",
-                    "--no-renames",
-                ]
-            )
-            changed = sorted(
-                set(changed)
-                | {
-                    r[3:].decode("utf-8", "surrogateescape")
-                    for r in proc.stdout.split(b"\x00")
-                    if r.startswith(b"!! ")
-                }
-            )
+        return tree_differences(root, commit, path)
+    except OSError as exc:
+        return [f"(unreadable: {exc.strerror or exc})"]
+
+
+def _check_tree(root: Path, commit: str, path: Path, code: str, sink: list[Reason]) -> None:
+    """Report an extracted tree that no longer equals its commit (hashed file by file)."""
+    try:
+        changed = _tree_changes(root, commit, path)
     except PlanGateError as exc:
         sink.append(Reason(code, f"cannot tell whether {path.name} changed: {exc.message}"))
         return
@@ -668,15 +681,7 @@ def _check_worktree(path: Path, code: str, sink: list[Reason], *, ignored: bool 
         sink.append(
             Reason(
                 code,
-                f"the {path.name} worktree changed during the trials: {', '.join(changed[:5])}",
-                "harness code under test wrote into a worktree; a human must look at it",
+                f"the {path.name} tree changed during the trials: {', '.join(changed[:5])}",
+                "harness code under test wrote into a tree; a human must look at it",
             )
         )
-
-
-def trials_summary(trials: Sequence[TrialOutcome]) -> dict[str, int]:
-    """Counts by status (for progress and benchmarks)."""
-    out: dict[str, int] = {}
-    for trial in trials:
-        out[trial.status.value] = out.get(trial.status.value, 0) + 1
-    return out

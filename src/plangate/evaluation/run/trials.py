@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, NamedTuple, Protocol, TextIO
 
 from plangate.canonical import sha256_digest
 from plangate.evaluation.run.protocol import (
@@ -41,7 +41,41 @@ from plangate.evaluation.run.protocol import (
     parse_result,
 )
 from plangate.fsutil import read_regular_file
+from plangate.isolation.backend import Backend
+from plangate.isolation.policy import Limits, Mount
 from plangate.layout import MAX_FIXTURE_BYTES
+
+BOX_OUTPUT_BYTES = 1024 * 1024
+"""A boxed runner's or grader's stdout and stderr together; past it the trial crashed."""
+
+BOX_FILE_SIZE_BYTES = 64 * 1024 * 1024
+"""The largest file a boxed runner or grader may write."""
+
+BOX_PROCESSES = 256
+"""How many more processes a boxed runner or grader may start."""
+
+
+class TrialBox(NamedTuple):
+    """The sandbox trials run in: a working backend and the system directories it shows.
+
+    Each runner and each grader gets a fresh box with the network off: the
+    baseline tree and the side's harness tree read-only, the fixture copy
+    read-only, and only its own output directory writable (the grader sees the
+    runner's output read-only). Nothing else of the machine is there: no
+    repository, no ledger, no home directory.
+    """
+
+    backend: Backend
+    system: tuple[Mount, ...]
+
+    @classmethod
+    def here(cls) -> TrialBox:
+        """The box of this machine; raises ``SANDBOX_UNAVAILABLE`` when no backend works."""
+        from plangate.isolation.backend import select_backend
+        from plangate.isolation.views import system_view
+
+        backend = select_backend()
+        return cls(backend, system_view(remaps=backend.remaps))
 
 ProgressCallback = Callable[[int, int, TrialOutcome], None]
 """Called after each finished trial with (done, total, outcome)."""
@@ -56,36 +90,61 @@ class Executor(Protocol):
 
 
 class ProgressLine:
-    """A single self-overwriting progress line (only when ``total`` is large enough)."""
+    """Progress of the trials (only when ``total`` is large enough).
+
+    On a terminal, one line that overwrites itself (``\r``); anywhere else (a log
+    file, a pipe, CI) plain lines, one per tenth of the trials and one at the end, so
+    a log never fills with carriage returns. A stream that goes away (a closed pipe)
+    ends the progress output, never the run.
+    """
 
     def __init__(self, stream: TextIO | None, *, min_total: int = 8) -> None:
         self.stream = stream
         self.min_total = min_total
         self.started = time.monotonic()
         self.failed = 0
+        isatty = getattr(stream, "isatty", None)
+        try:
+            self.terminal = bool(callable(isatty) and isatty())
+        except (OSError, ValueError):
+            self.terminal = False
+        self._tenth = -1
 
     def __call__(self, done: int, total: int, outcome: TrialOutcome) -> None:
-        """Print ``trials done/total, failed, rate`` (on the same line)."""
-        if self.stream is None or total < self.min_total:
-            return
+        """Print ``trials done/total, failed, rate``."""
         if not outcome.completed:
             self.failed += 1
+        if self.stream is None or total < self.min_total:
+            return
         elapsed = max(time.monotonic() - self.started, 1e-9)
-        end = "\n" if done == total else ""
-        self.stream.write(
-            f"\rtrials {done}/{total}  failed {self.failed}  {done / elapsed:.1f}/s{end}"
-        )
-        self.stream.flush()
+        text = f"trials {done}/{total}  failed {self.failed}  {done / elapsed:.1f}/s"
+        if self.terminal:
+            line = "\r" + text + ("\n" if done == total else "")
+        else:
+            tenth = done * 10 // total
+            if tenth == self._tenth and done != total:
+                return
+            self._tenth = tenth
+            line = text + "\n"
+        try:
+            self.stream.write(line)
+            self.stream.flush()
+        except (OSError, ValueError):
+            self.stream = None  # the reader went away: stop reporting, keep running
 
 
 class LocalPoolExecutor:
     """A local process pool of ``jobs`` workers (``jobs == 1`` runs in-process)."""
 
-    def __init__(self, jobs: int = 1, progress: ProgressCallback | None = None) -> None:
+    def __init__(
+        self, jobs: int = 1, progress: ProgressCallback | None = None,
+        box: TrialBox | None = None,
+    ) -> None:
         if jobs < 1:
             raise ValueError("jobs must be at least 1")
         self.jobs = jobs
         self.progress = progress
+        self.box = box
 
     def run(self, trials: Sequence[TrialSpec]) -> list[TrialOutcome]:
         """Run ``trials``; each trial is its own subprocess, the pool only schedules them."""
@@ -94,7 +153,7 @@ class LocalPoolExecutor:
         done = 0
         if self.jobs == 1 or total <= 1:
             for index, spec in enumerate(trials):
-                results[index] = _safe_execute(spec)
+                results[index] = _safe_execute(spec, self.box)
                 done += 1
                 self._report(done, total, results[index])
         else:
@@ -102,7 +161,9 @@ class LocalPoolExecutor:
             # worker only waits on it. A thread pool avoids pickling and fork
             # hazards while still running `jobs` runners at once.
             with concurrent.futures.ThreadPoolExecutor(max_workers=self.jobs) as pool:
-                futures = {pool.submit(_safe_execute, spec): i for i, spec in enumerate(trials)}
+                futures = {
+                    pool.submit(_safe_execute, spec, self.box): i for i, spec in enumerate(trials)
+                }
                 for future in concurrent.futures.as_completed(futures):
                     index = futures[future]
                     results[index] = future.result()
@@ -115,10 +176,10 @@ class LocalPoolExecutor:
             self.progress(done, total, outcome)
 
 
-def _safe_execute(spec: TrialSpec) -> TrialOutcome:
+def _safe_execute(spec: TrialSpec, box: TrialBox | None = None) -> TrialOutcome:
     """Run one trial; an unexpected exception is a recorded failed trial, never a pass."""
     try:
-        return execute_trial(spec)
+        return execute_trial(spec, box)
     except Exception as exc:  # noqa: BLE001 -- a trial failure is data, not a crash
         return TrialOutcome(
             key=spec.key,
@@ -188,8 +249,66 @@ class _Run:
     exit_code: int | None = None
 
 
-def _run_command(argv: list[str], cwd: str, timeout: float, what: str) -> _Run:
-    """Start one protocol command in its own process group, under ``timeout``."""
+def new_trial_id() -> str:
+    """An opaque, random trial id: nothing about the trial can be read from it."""
+    import secrets
+
+    return secrets.token_hex(16)
+
+
+class _Mounts(NamedTuple):
+    visible: tuple[str, ...]
+    writable: tuple[str, ...]
+
+
+def _boxed(
+    box: TrialBox, argv: list[str], cwd: str, timeout: float, *, what: str, mounts: _Mounts,
+) -> _Run:
+    """Run one protocol command in a fresh box (see :class:`TrialBox`)."""
+    from plangate.errors import PlanGateError
+    from plangate.isolation.policy import SandboxPolicy
+    from plangate.isolation.runner import run_in_box
+    from plangate.isolation.views import narrowest
+
+    env = trial_environment()
+    env.update({"HOME": "/tmp", "TMPDIR": "/tmp"})  # noqa: S108 -- the box's private /tmp
+    policy = SandboxPolicy(
+        visible=(*box.system, *(Mount.same(p) for p in narrowest(mounts.visible))),
+        writable=tuple(Mount.same(p) for p in mounts.writable),
+        read_only=(),
+        hidden=(),
+        network=False,
+        limits=Limits(wall_seconds=timeout, output_bytes=BOX_OUTPUT_BYTES,
+                      file_size_bytes=BOX_FILE_SIZE_BYTES, processes=BOX_PROCESSES),
+        env=tuple(sorted(env.items())),
+        cwd=cwd,
+    )
+    try:
+        done = run_in_box(box.backend, policy, argv, capture=True)
+    except PlanGateError as exc:
+        return _Run(TrialStatus.CRASHED, exc.code, exc.message)
+    if done.error:
+        return _Run(TrialStatus.CRASHED, f"TRIAL_{what}_UNAVAILABLE", done.error,
+                    done.exit_code)
+    if done.timed_out:
+        return _Run(TrialStatus.TIMEOUT, f"TRIAL_{what}_TIMEOUT", f"exceeded {timeout:g}s")
+    if done.output_exceeded:
+        return _Run(TrialStatus.CRASHED, f"TRIAL_{what}_OUTPUT_FLOOD",
+                    f"wrote more than {BOX_OUTPUT_BYTES} bytes of output", done.exit_code)
+    if done.exit_code != 0:
+        tail = done.stderr.decode("utf-8", "replace").strip()[-300:]
+        return _Run(TrialStatus.CRASHED, f"TRIAL_{what}_CRASHED",
+                    f"exited {done.exit_code}: {tail}", done.exit_code)
+    return _Run(TrialStatus.COMPLETED, exit_code=0)
+
+
+def _run_command(
+    argv: list[str], cwd: str, timeout: float, what: str,
+    *, box: TrialBox | None = None, mounts: _Mounts | None = None,
+) -> _Run:
+    """Start one protocol command in its own process group, under ``timeout`` (boxed if given)."""
+    if box is not None and mounts is not None:
+        return _boxed(box, argv, cwd, timeout, what=what, mounts=mounts)
     try:
         proc = subprocess.Popen(
             argv,
@@ -229,11 +348,12 @@ def _check_pinned(spec: TrialSpec) -> tuple[str, str] | None:
     return None
 
 
-def execute_trial(spec: TrialSpec) -> TrialOutcome:
+def execute_trial(spec: TrialSpec, box: TrialBox | None = None) -> TrialOutcome:
     """Run one trial: re-check the pins, run the runner, then the grader; parse both strictly.
 
     Never raises for a trial-level problem: every failure becomes a recorded
-    :class:`TrialOutcome` with a status other than ``completed``.
+    :class:`TrialOutcome` with a status other than ``completed``. With ``box``
+    the runner and the grader each run in a fresh box (:class:`TrialBox`).
     """
     work = Path(spec.work_dir)
     out_dir, grade_dir = work / "out", work / "grade"
@@ -277,14 +397,17 @@ def execute_trial(spec: TrialSpec) -> TrialOutcome:
     fixture_copy = work / "fixture"
     fixture_copy.write_bytes(read.data)
     fixture_copy.chmod(0o444)
+    trial_id = new_trial_id()
     try:
-        argv = spec.runner_argv(str(fixture_copy), str(out_dir))
+        argv = spec.runner_argv(str(fixture_copy), str(out_dir), trial_id)
         grader_argv = spec.grader_argv(
             str(fixture_copy), str(out_dir / RESULT_FILE), str(grade_dir)
         )
     except ResultRejectedError as exc:
         return _outcome(spec, TrialStatus.NOT_STARTED, error_code=exc.code, detail=exc.message)
-    ran = _run_command(argv, spec.runner.cwd, spec.runner.timeout_seconds, "RUNNER")
+    trees = (spec.runner.cwd, spec.harness_dir, spec.grader.cwd)
+    ran = _run_command(argv, spec.runner.cwd, spec.runner.timeout_seconds, "RUNNER", box=box,
+                       mounts=_Mounts((*trees, str(fixture_copy)), (str(out_dir),)))
     if ran.status is not TrialStatus.COMPLETED:
         return _outcome(
             spec,
@@ -308,6 +431,7 @@ def execute_trial(spec: TrialSpec) -> TrialOutcome:
     try:
         report = parse_result(
             result_read.data,
+            trial_id=trial_id,
             side=spec.side,
             fixture_id=spec.fixture_id,
             role=spec.role,
@@ -345,7 +469,9 @@ def execute_trial(spec: TrialSpec) -> TrialOutcome:
         )
     # The grader (the baseline's stable meta-verifier) judges the trial; the
     # runner's own claims are never the judgement.
-    graded = _run_command(grader_argv, spec.grader.cwd, spec.grader.timeout_seconds, "GRADER")
+    graded = _run_command(grader_argv, spec.grader.cwd, spec.grader.timeout_seconds, "GRADER",
+                          box=box, mounts=_Mounts((*trees, str(fixture_copy), str(out_dir)),
+                                                  (str(grade_dir),)))
     judgement: str = "unavailable"
     code, detail = "", ""
     if graded.status is not TrialStatus.COMPLETED:

@@ -3,11 +3,13 @@
 Input: ``session_id``, ``cwd``, ``hook_event_name`` and, for tool events,
 ``tool_name`` and ``tool_input``. Handled events:
 
-- ``PreToolUse``: ``Write``/``Edit``/``MultiEdit`` (``file_path``),
-  ``NotebookEdit`` (``notebook_path``), ``Bash`` (``command``, through the
-  conservative classifier), known read-only tools; any other tool (including
-  ``mcp__*`` tools) is denied as unknown: install the hook without a matcher
-  and the decision happens here.
+- ``PreToolUse``: each tool by its kind in Claude Code's vocabulary
+  (:data:`plangate.hooks.hosts.tools.CLAUDE_TOOLS`): writers by their path
+  argument, shells (``Bash``, ``Monitor``) through the conservative classifier,
+  readers, session-state tools and agent spawns allowed, worktree tools denied;
+  an MCP tool only when ``.plangate/tools.toml`` declares it read-only; any other
+  tool is denied as unknown: install the hook without a matcher and the decision
+  happens here.
 - ``PostToolUse``, ``Stop``, ``SubagentStop``: effect-based. The working tree's
   changes are compared with what may be written; a change outside scope blocks.
 
@@ -24,6 +26,12 @@ it as a non-blocking error and runs the tool.
 of a Stop hook) reports instead of blocking again, to avoid an endless loop;
 the decision is still a deny in the ledger, and the git hooks and CI still stop
 the change.
+
+Cursor can run the hooks of ``.claude/settings.json`` too. A payload Cursor sent
+(``cursor_version``, or ``conversation_id`` and ``workspace_roots`` without a
+``session_id``) is answered as Cursor expects: a Cursor event name goes to the
+Cursor adapter (its JSON answer, and exit 2 on a deny), a Claude Code event name
+is read with Cursor's tool names as well (``Shell``, ``StrReplace``, ``Delete``).
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from typing import Any
 
 from plangate.hooks.hosts.protocol import (
     HookOutput,
+    command_text,
     dumps,
     fail_closed,
     file_tool_path,
@@ -42,43 +51,19 @@ from plangate.hooks.hosts.protocol import (
     tool_call,
     unknown_tool_request,
 )
+from plangate.hooks.hosts.tools import (
+    CLAUDE_TOOLS,
+    CURSOR_TOOLS,
+    WORKTREE_TARGET,
+    Tool,
+    ToolKind,
+    is_mcp_tool,
+)
 from plangate.verdict import Result
 
 PRE = "PreToolUse"
 POST = "PostToolUse"
 STOP_EVENTS = ("Stop", "SubagentStop")
-
-FILE_TOOLS: dict[str, str] = {
-    "Write": "file_path",
-    "Edit": "file_path",
-    "MultiEdit": "file_path",
-    "NotebookEdit": "notebook_path",
-}
-SHELL_TOOLS = frozenset({"Bash"})
-READ_TOOLS = frozenset(
-    {
-        "Read",
-        "Glob",
-        "Grep",
-        "LS",
-        "WebFetch",
-        "WebSearch",
-        "TodoWrite",
-        "Task",
-        "Agent",
-        "BashOutput",
-        "KillShell",
-        "KillBash",
-        "ExitPlanMode",
-        "NotebookRead",
-        "AskUserQuestion",
-        "SlashCommand",
-        "Skill",
-        "ListMcpResourcesTool",
-        "ReadMcpResourceTool",
-        "TaskOutput",
-    }
-)
 
 
 def deny_output(result: Result, event: str, label: str = "") -> HookOutput:
@@ -99,21 +84,53 @@ def deny_output(result: Result, event: str, label: str = "") -> HookOutput:
 
 def tool_request(host: str, payload: Mapping[str, Any], cwd: str, event: str) -> Any:
     """A :class:`HookRequest` for a PreToolUse payload (Claude Code tool names)."""
+    return table_request(host, payload, cwd, event, CLAUDE_TOOLS)
+
+
+def cursor_tool_request(host: str, payload: Mapping[str, Any], cwd: str, event: str) -> Any:
+    """As :func:`tool_request`, for a Cursor payload sent to the Claude Code hook: Cursor's
+    tool names (``Shell``, ``StrReplace``, ``Delete``...) are read with Cursor's table."""
+    call = tool_call(payload)
+    if isinstance(call, Result):
+        return call
+    tool = call[0]
+    table = CLAUDE_TOOLS if tool in CLAUDE_TOOLS else CURSOR_TOOLS
+    return table_request(host, payload, cwd, event, table)
+
+
+def table_request(
+    host: str, payload: Mapping[str, Any], cwd: str, event: str, table: Mapping[str, Tool]
+) -> Any:
+    """The request of one tool call, by the tool's kind in ``table``."""
     from plangate.hooks.service import HookRequest
 
     call = tool_call(payload)
     if isinstance(call, Result):
         return call
     tool, tool_input = call
-    if tool in FILE_TOOLS:
-        path = file_tool_path(tool, tool_input, FILE_TOOLS[tool])
-        if isinstance(path, Result):
-            return path
-        return HookRequest(host, event, cwd, tool, file_targets=(path,))
-    if tool in SHELL_TOOLS:
-        command = tool_input.get("command")
-        if not isinstance(command, str):
-            return payload_error("Bash has no command text")
+    spec = table.get(tool)
+    if spec is None:
+        if is_mcp_tool(tool):
+            from plangate.hooks.hosts.tool_policy import mcp_request
+
+            return mcp_request(host, event, cwd, tool)
+        return unknown_tool_request(host, event, cwd, tool)
+    if spec.kind is ToolKind.WRITER:
+        targets: list[str] = []
+        for key in spec.keys:
+            if key not in tool_input and len(spec.keys) > 1:
+                continue
+            path = file_tool_path(tool, tool_input, key)
+            if isinstance(path, Result):
+                return path
+            targets.append(path)
+        if not targets:
+            return payload_error(f"{tool} names no file path")
+        return HookRequest(host, event, cwd, tool, file_targets=tuple(targets))
+    if spec.kind is ToolKind.SHELL:
+        command = command_text(tool_input.get("command"))
+        if command is None:
+            return payload_error(f"{tool} has no command text")
         bypass = tool_input.get("dangerouslyDisableSandbox", False) is not False
         return HookRequest(
             host,
@@ -124,9 +141,30 @@ def tool_request(host: str, payload: Mapping[str, Any], cwd: str, event: str) ->
             host_sandbox=host == "claude",
             sandbox_bypass=bypass,
         )
-    if tool in READ_TOOLS:
-        return HookRequest(host, event, cwd, tool, read_only=True)
-    return unknown_tool_request(host, event, cwd, tool)
+    if spec.kind is ToolKind.WORKTREE:
+        from plangate.hooks.service import find_worktree_root
+
+        root = find_worktree_root(cwd) or cwd
+        return HookRequest(
+            host, event, cwd, tool, file_targets=(f"{root.rstrip('/')}/{WORKTREE_TARGET}",)
+        )
+    if spec.kind is ToolKind.PATCH:
+        from plangate.hooks.hosts.codex import tool_request as codex_request
+
+        return codex_request(host, payload, cwd, event)
+    # READ and AGENT: the call writes nothing itself (an agent's own calls are hooked).
+    return HookRequest(host, event, cwd, tool, read_only=True)
+
+
+def is_cursor_payload(payload: Mapping[str, Any]) -> bool:
+    """True for a payload Cursor sent (it loads ``.claude/settings.json`` hooks too)."""
+    if "cursor_version" in payload:
+        return True
+    return (
+        "conversation_id" in payload
+        and "workspace_roots" in payload
+        and ("session_id" not in payload)
+    )
 
 
 def handle(data: bytes, env: Mapping[str, str]) -> HookOutput:
@@ -150,11 +188,25 @@ def handle_claude_protocol(
         payload = parse_payload(data)
         if isinstance(payload, Result):
             return deny(payload)
+        maker = make_request
+        cursor_sent = host == "claude" and is_cursor_payload(payload)
+        if cursor_sent:
+            from plangate.hooks.hosts.cursor import EVENTS as CURSOR_EVENTS
+            from plangate.hooks.hosts.cursor import handle_parsed
+
+            if payload.get("hook_event_name") in CURSOR_EVENTS:
+                # Cursor running the Claude Code hook with its own event: Cursor's
+                # answer, and exit 2 on a deny (Cursor reads exit 2 as a deny too).
+                return handle_parsed(payload, env, deny_exit=2)
+            maker = cursor_tool_request
         event = payload.get("hook_event_name")
         if event not in (PRE, POST, *STOP_EVENTS):
             return deny(payload_error(f"unknown hook event {event!r}", "HOOK_EVENT_UNKNOWN"))
         event_seen["event"] = str(event)
         cwd = payload.get("cwd")
+        roots = payload.get("workspace_roots")
+        if cursor_sent and not cwd and isinstance(roots, list) and roots:
+            cwd = roots[0]
         if not isinstance(cwd, str) or not cwd:
             return deny(payload_error("cwd is missing"))
         return dispatch(
@@ -164,7 +216,7 @@ def handle_claude_protocol(
             str(event),
             env=env,
             deny=deny,
-            make_request=make_request,
+            make_request=maker,
             event_seen=event_seen,
         )
 

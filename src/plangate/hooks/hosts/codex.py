@@ -16,7 +16,9 @@ Every header path is a target (a move writes both its old and new path). A
 patch with no recognisable header is unclassifiable and denied. Shell tools
 (``Bash``, ``shell``, ``exec_command``, ``local_shell``) carry a command
 string or an argv list; a shell command that pipes a patch into
-``apply_patch`` is read as that patch.
+``apply_patch`` is read as that patch. ``spawn_agent`` starts an agent whose own
+calls reach the same hooks; an MCP tool is allowed only when ``.plangate/tools.toml``
+declares it read-only (:data:`plangate.hooks.hosts.tools.CODEX_TOOLS`).
 
 Deny form: as Claude Code (exit 2, reason on stderr, ``permissionDecision:
 "deny"`` JSON on stdout). Allow: exit 0 and no output; Codex rejects a bare
@@ -39,12 +41,9 @@ from plangate.hooks.hosts.protocol import (
     unknown_tool_request,
     unreadable_patch_request,
 )
+from plangate.hooks.hosts.tools import CODEX_TOOLS, ToolKind, is_mcp_tool
 from plangate.verdict import Result
 
-PATCH_TOOLS = frozenset({"apply_patch", "ApplyPatch"})
-SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command", "local_shell", "unified_exec"})
-READ_TOOLS = frozenset({"update_plan", "view_image", "web_search", "read_file", "list_dir"})
-FILE_TOOLS = {"Write": "file_path", "Edit": "file_path"}
 COMMAND_KEYS = ("command", "cmd")
 """Fields a Codex shell tool carries its command in (``exec_command`` uses ``cmd``);
 a payload with more than one is denied as ambiguous."""
@@ -168,12 +167,14 @@ def tool_request(host: str, payload: Mapping[str, Any], cwd: str, event: str) ->
     if workdir is not None and (not isinstance(workdir, str) or workdir == ""):
         return payload_error("workdir is not a non-empty text")
     work_cwd = under(cwd, workdir) if isinstance(workdir, str) else cwd
-    if tool in PATCH_TOOLS:
+    spec = CODEX_TOOLS.get(tool)
+    kind = spec.kind if spec is not None else None
+    if kind is ToolKind.PATCH:
         patch = tool_input.get("command", tool_input.get("patch", tool_input.get("input")))
         if not isinstance(patch, str):
             return payload_error("apply_patch carries no patch text in tool_input.command")
         return _patch_request(host, event, cwd, tool, patch, work_cwd=work_cwd)
-    if tool in SHELL_TOOLS:
+    if kind is ToolKind.SHELL:
         present = [key for key in COMMAND_KEYS if key in tool_input]
         if len(present) > 1:
             return payload_error(
@@ -183,13 +184,17 @@ def tool_request(host: str, payload: Mapping[str, Any], cwd: str, event: str) ->
             )
         value = tool_input.get(present[0]) if present else None
         return _shell_request(host, event, work_cwd, tool, value)
-    if tool in FILE_TOOLS:
-        path = file_tool_path(tool, tool_input, FILE_TOOLS[tool])
+    if spec is not None and kind is ToolKind.WRITER:
+        path = file_tool_path(tool, tool_input, spec.keys[0])
         if isinstance(path, Result):
             return path
         return HookRequest(host, event, cwd, tool, file_targets=(path,))
-    if tool in READ_TOOLS:
+    if kind in (ToolKind.READ, ToolKind.AGENT):
         return HookRequest(host, event, cwd, tool, read_only=True)
+    if is_mcp_tool(tool):
+        from plangate.hooks.hosts.tool_policy import mcp_request
+
+        return mcp_request(host, event, cwd, tool)
     return unknown_tool_request(host, event, cwd, tool)
 
 

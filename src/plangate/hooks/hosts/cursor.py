@@ -6,8 +6,10 @@ Input: ``hook_event_name``, ``conversation_id``, ``generation_id``,
 - ``beforeShellExecution`` (``command``, ``cwd``): the conservative shell classifier;
 - ``preToolUse`` (``tool_name``, ``tool_input``): file tools by their path key
   (``file_path``, ``path``, ``target_file``), shell tools by ``command``, known
-  read-only tools; anything else is denied as unknown;
-- ``beforeMCPExecution``: denied (an MCP tool's writes cannot be judged);
+  read-only tools, ``Task`` (a subagent, whose own calls reach the same hooks);
+  anything else is denied as unknown (:data:`plangate.hooks.hosts.tools.CURSOR_TOOLS`);
+- ``beforeMCPExecution``: denied unless ``.plangate/tools.toml`` declares the tool
+  read-only (an MCP tool's writes cannot be judged);
 - ``beforeReadFile``: allowed (reads change nothing);
 - ``afterFileEdit`` and ``stop``: effect-based checks of the working tree.
 
@@ -39,6 +41,7 @@ from plangate.hooks.hosts.protocol import (
     unknown_tool_request,
     unreadable_patch_request,
 )
+from plangate.hooks.hosts.tools import CURSOR_PATH_KEYS, CURSOR_TOOLS, ToolKind, is_mcp_tool
 from plangate.verdict import Result
 
 BEFORE_SHELL = "beforeShellExecution"
@@ -49,26 +52,17 @@ AFTER_EDIT = "afterFileEdit"
 STOP = "stop"
 EVENTS = (BEFORE_SHELL, PRE_TOOL, BEFORE_MCP, BEFORE_READ, AFTER_EDIT, STOP)
 
-FILE_TOOLS = frozenset(
-    {"Write", "Edit", "MultiEdit", "StrReplace", "search_replace", "edit_file", "Delete",
-     "delete_file", "apply_patch", "write", "edit"}
-)
-SHELL_TOOLS = frozenset({"Shell", "run_terminal_cmd", "Bash", "terminal"})
-READ_TOOLS = frozenset(
-    {"Read", "read_file", "Grep", "grep_search", "Glob", "glob_file_search", "codebase_search",
-     "list_dir", "LS", "file_search", "web_search", "todo_write", "TodoWrite", "read_lints"}
-)
-PATH_KEYS = ("file_path", "path", "target_file", "filePath")
+PATH_KEYS = CURSOR_PATH_KEYS
 DIRECTORY_KEYS = ("cwd", "working_directory", "workdir", "workingDirectory")
 """Keys a shell tool may carry its directory in; the command is judged there."""
 MAX_STOP_FOLLOWUPS = 2
 
 
-def deny_output(result: Result, label: str = "") -> HookOutput:
-    """Cursor's deny form."""
+def deny_output(result: Result, label: str = "", exit_code: int = 0) -> HookOutput:
+    """Cursor's deny form (``exit_code`` 2 when answering through the Claude Code hook)."""
     text = reason_text(result, label)
     body = {"permission": "deny", "user_message": text, "agent_message": text, "continue": False}
-    return HookOutput(dumps(body), "", 0)
+    return HookOutput(dumps(body), text + "\n" if exit_code else "", exit_code)
 
 
 def _cwd(payload: Mapping[str, Any]) -> str | None:
@@ -127,12 +121,18 @@ def _tool_request(payload: Mapping[str, Any], cwd: str) -> Any:
     if isinstance(call, Result):
         return call
     tool, tool_input = call
-    if tool in FILE_TOOLS:
+    spec = CURSOR_TOOLS.get(tool)
+    kind = spec.kind if spec is not None else None
+    if kind in (ToolKind.WRITER, ToolKind.PATCH):
         return _file_request(tool, tool_input, cwd)
-    if tool in SHELL_TOOLS:
+    if kind is ToolKind.SHELL:
         return _shell_tool_request(tool, tool_input, cwd)
-    if tool in READ_TOOLS:
+    if kind in (ToolKind.READ, ToolKind.AGENT):
         return HookRequest("cursor", HookEvent.PRE, cwd, tool, read_only=True)
+    if is_mcp_tool(tool):
+        from plangate.hooks.hosts.tool_policy import mcp_request
+
+        return mcp_request("cursor", HookEvent.PRE, cwd, tool)
     return unknown_tool_request("cursor", HookEvent.PRE, cwd, tool)
 
 
@@ -143,10 +143,12 @@ def _event_request(event: str, payload: Mapping[str, Any], cwd: str) -> Any:
     if event == BEFORE_READ:
         return HookRequest("cursor", HookEvent.PRE, cwd, "read", read_only=True)
     if event == BEFORE_MCP:
-        tool = str(payload.get("tool_name", "mcp"))
-        return HookRequest("cursor", HookEvent.PRE, cwd, tool, unclassifiable=(
-            f"MCP tool {tool!r}: its writes cannot be judged",),
-            unclassifiable_code="HOOK_TOOL_UNKNOWN")
+        from plangate.hooks.hosts.tool_policy import mcp_request
+
+        tool = payload.get("tool_name")
+        if not isinstance(tool, str) or not tool:
+            return payload_error("beforeMCPExecution has no tool_name")
+        return mcp_request("cursor", HookEvent.PRE, cwd, tool)
     if event == BEFORE_SHELL:
         command = command_text(payload.get("command"))
         if command is None:
@@ -155,11 +157,16 @@ def _event_request(event: str, payload: Mapping[str, Any], cwd: str) -> Any:
     if event == PRE_TOOL:
         return _tool_request(payload, cwd)
     return HookRequest(
-        "cursor", HookEvent.POST if event == AFTER_EDIT else HookEvent.STOP, cwd, str(event),
+        "cursor",
+        HookEvent.POST if event == AFTER_EDIT else HookEvent.STOP,
+        cwd,
+        str(event),
     )
 
 
-def _answer(event: str, payload: Mapping[str, Any], result: Result, label: str) -> HookOutput:
+def _answer(
+    event: str, payload: Mapping[str, Any], result: Result, label: str, deny_exit: int = 0
+) -> HookOutput:
     """Cursor's answer to ``event`` for the decision ``result`` (see the module docstring)."""
     if event == AFTER_EDIT:
         if result.accepted:
@@ -170,29 +177,42 @@ def _answer(event: str, payload: Mapping[str, Any], result: Result, label: str) 
             return HookOutput(dumps({}), "", 0)
         loops = payload.get("loop_count")
         text = reason_text(result, label)
-        if isinstance(loops, int) and not isinstance(loops, bool) and (
-            loops >= MAX_STOP_FOLLOWUPS
-        ):
+        if isinstance(loops, int) and not isinstance(loops, bool) and (loops >= MAX_STOP_FOLLOWUPS):
             return HookOutput(dumps({}), text + "\n", 0)
         return HookOutput(dumps({"followup_message": text}), "", 0)
     if result.accepted:
         return HookOutput(dumps({"permission": "allow"}), "", 0)
-    return deny_output(result, label)
+    return deny_output(result, label, deny_exit)
 
 
 def handle(data: bytes, env: Mapping[str, str]) -> HookOutput:
     """Run the Cursor hook on raw stdin bytes; never raises."""
+
+    def deny(result: Result) -> HookOutput:
+        return deny_output(result)
+
+    def run() -> HookOutput:
+        payload = parse_payload(data)
+        if isinstance(payload, Result):
+            return deny(payload)
+        return handle_parsed(payload, env)
+
+    return fail_closed(run, deny)
+
+
+def handle_parsed(
+    payload: Mapping[str, Any], env: Mapping[str, str], *, deny_exit: int = 0
+) -> HookOutput:
+    """Answer one parsed Cursor payload; never raises. ``deny_exit`` is the exit code of a
+    deny (2 when Cursor runs the Claude Code hook, which it reads as a deny as well)."""
     seen = {"label": ""}
 
     def deny(result: Result) -> HookOutput:
-        return deny_output(result, seen["label"])
+        return deny_output(result, seen["label"], deny_exit)
 
     def run() -> HookOutput:
         from plangate.hooks.service import evaluate
 
-        payload = parse_payload(data)
-        if isinstance(payload, Result):
-            return deny(payload)
         event = payload.get("hook_event_name")
         if event not in EVENTS:
             return deny(payload_error(f"unknown hook event {event!r}", "HOOK_EVENT_UNKNOWN"))
@@ -203,6 +223,6 @@ def handle(data: bytes, env: Mapping[str, str]) -> HookOutput:
         if isinstance(request, Result):
             return deny(request)
         seen["label"] = request.label
-        return _answer(str(event), payload, evaluate(request, env), request.label)
+        return _answer(str(event), payload, evaluate(request, env), request.label, deny_exit)
 
     return fail_closed(run, deny)

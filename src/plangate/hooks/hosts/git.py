@@ -10,9 +10,14 @@ decision as the agent hooks over the paths that change:
   for ``commit -a``, ``commit <paths>``, ``--only`` and ``--include`` (relative
   names are relative to the working tree root, where git runs its hooks);
 - ``pre-push``: for every pushed ref, the paths changed between the remote's
-  commit and the pushed commit. A new branch is compared with the nearest
-  commit already on a remote (``git rev-list --boundary <sha> --not
-  --remotes``); with no remote commit at all, with the empty tree.
+  commit and the pushed commit. A new branch is compared with every commit where
+  it meets a remote (``git rev-list --boundary <sha> --not --remotes``; the union
+  over all of them); with no remote commit at all, with the empty tree. Under the
+  pre-commit framework, which reads git's stdin itself, the range is
+  ``PRE_COMMIT_FROM_REF..PRE_COMMIT_TO_REF`` (one range per run, the one the
+  framework presents); with neither set but ``PRE_COMMIT_LOCAL_BRANCH``,
+  ``PRE_COMMIT_REMOTE_BRANCH`` or ``PRE_COMMIT_REMOTE_NAME`` set, the local branch
+  is judged as a new branch.
 
 git's own protocol: exit 0 lets the commit or push happen, any other exit
 code stops it; the reason goes to stderr. Every failure stops it (exit 1).
@@ -26,15 +31,30 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from plangate.hooks.hosts.protocol import HookOutput, fail_closed, reason_text
 from plangate.verdict import Result
 
+if TYPE_CHECKING:
+    from plangate.git import Git
+
 ZERO_SHA_CHARS = frozenset("0")
 
 
+HUMAN_NOTE = """
+PlanGate stopped this {what}: the {paths} are judged like an agent's writes.
+  - see why:                 plangate status; plangate task show
+  - work on an approved task: plangate task start TASK-XXXX, then {what} again
+  - after your own review you may {what} with --no-verify; CI still checks the pull request
+"""
+"""What a person reads under the reasons: git's hooks run for humans as well as agents."""
+
+
 def _deny(result: Result, label: str) -> HookOutput:
-    return HookOutput("", reason_text(result, label) + "\n", 1)
+    what, paths = ("push", "pushed paths") if "push" in label else ("commit", "staged paths")
+    note = HUMAN_NOTE.format(what=what, paths=paths)
+    return HookOutput("", reason_text(result, label) + "\n" + note, 1)
 
 
 def _output(result: Result, label: str) -> HookOutput:
@@ -73,6 +93,59 @@ def _is_zero(sha: str) -> bool:
     return bool(sha) and set(sha) <= ZERO_SHA_CHARS
 
 
+def _new_branch_paths(git: Git, local: str) -> set[str]:
+    """Paths a new branch brings: changed against every commit where it meets a remote
+    (``git rev-list --boundary <sha> --not --remotes``), or against the empty tree."""
+    proc = git.run(["rev-list", "--boundary", local, "--not", "--remotes"])
+    boundaries = [line[1:] for line in proc.stdout.decode().splitlines() if line.startswith("-")]
+    paths: set[str] = set()
+    for boundary in boundaries or [git.empty_tree()]:
+        paths.update(git.changed_paths(boundary, local))
+    return paths
+
+
+def _range_paths(git: Git, local_sha: str, remote_sha: str) -> set[str]:
+    """Paths changed from the remote's commit to ``local_sha`` (a new branch: see above)."""
+    local = git.resolve_commit(local_sha)
+    if remote_sha and not _is_zero(remote_sha) and git.commit_exists(remote_sha):
+        return set(git.changed_paths(git.resolve_commit(remote_sha), local))
+    return _new_branch_paths(git, local)
+
+
+FRAMEWORK_RANGE = ("PRE_COMMIT_FROM_REF", "PRE_COMMIT_TO_REF")
+FRAMEWORK_PUSH = ("PRE_COMMIT_LOCAL_BRANCH", "PRE_COMMIT_REMOTE_BRANCH", "PRE_COMMIT_REMOTE_NAME")
+"""What the pre-commit framework sets for a ``pre-push`` hook instead of git's stdin."""
+
+
+def framework_paths(cwd: Path, env: Mapping[str, str]) -> list[str] | None:
+    """Paths of the range the pre-commit framework presents, or None when it is not running.
+
+    The framework reads git's stdin itself and hands its hooks one range:
+    ``PRE_COMMIT_FROM_REF..PRE_COMMIT_TO_REF``. With no range (a branch whose commits
+    reach no remote, pushed with ``--all-files``), the local branch (or HEAD) is judged
+    as a new branch.
+    """
+    from plangate.errors import InputRejected
+    from plangate.git import Git
+
+    to_ref = env.get("PRE_COMMIT_TO_REF", "")
+    from_ref = env.get("PRE_COMMIT_FROM_REF", "")
+    pushing = any(env.get(name) for name in FRAMEWORK_PUSH)
+    if not to_ref and not from_ref and not pushing:
+        return None
+    git = Git(cwd)
+    if from_ref and not to_ref:
+        raise InputRejected(
+            "HOOK_PUSH_INPUT_INVALID",
+            "PRE_COMMIT_FROM_REF is set without PRE_COMMIT_TO_REF",
+            "run the hook from the pre-commit framework's pre-push stage",
+        )
+    if to_ref:
+        return sorted(_range_paths(git, to_ref, from_ref))
+    local = env.get("PRE_COMMIT_LOCAL_BRANCH") or "HEAD"
+    return sorted(_new_branch_paths(git, git.resolve_commit(local)))
+
+
 def pushed_paths(cwd: Path, stdin: bytes) -> list[str]:
     """Paths changed by the refs git is about to push (pre-push stdin lines)."""
     from plangate.errors import InputRejected
@@ -93,16 +166,7 @@ def pushed_paths(cwd: Path, stdin: bytes) -> list[str]:
         _local_ref, local_sha, _remote_ref, remote_sha = parts
         if _is_zero(local_sha):
             continue  # deleting a remote ref changes no file
-        local = git.resolve_commit(local_sha)
-        if not _is_zero(remote_sha) and git.commit_exists(remote_sha):
-            base = git.resolve_commit(remote_sha)
-        else:
-            proc = git.run(["rev-list", "--boundary", local, "--not", "--remotes"])
-            boundary = [
-                line[1:] for line in proc.stdout.decode().splitlines() if line.startswith("-")
-            ]
-            base = boundary[0] if boundary else git.empty_tree()
-        paths.update(git.changed_paths(base, local))
+        paths.update(_range_paths(git, local_sha, remote_sha))
     return sorted(paths)
 
 
@@ -113,7 +177,9 @@ def pre_push(cwd: Path, stdin: bytes, env: Mapping[str, str]) -> HookOutput:
     def run() -> HookOutput:
         from plangate.hooks.service import HookEvent, HookRequest, evaluate
 
-        paths = pushed_paths(cwd, stdin)
+        paths = pushed_paths(cwd, stdin) if stdin.strip() else None
+        if paths is None:
+            paths = framework_paths(cwd, env) or []
         if not paths:
             return HookOutput("", "", 0)
         request = HookRequest(

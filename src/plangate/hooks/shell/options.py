@@ -82,21 +82,93 @@ def literal_problem(word: Word) -> str | None:
     return None
 
 
+class _Cursor:
+    """The words being parsed and the index of the next one (option values consume words)."""
+
+    def __init__(self, words: tuple[Word, ...] | list[Word]) -> None:
+        self.items = list(words)
+        self.index = 0
+
+    def value_for(self, option: str) -> tuple[str | None, str | None]:
+        """The next word as ``option``'s value: ``(value, None)`` or ``(None, problem)``."""
+        if self.index >= len(self.items):
+            return None, f"{option} needs a value"
+        nxt = self.items[self.index]
+        problem = literal_problem(nxt)
+        if problem is not None or nxt.glob:
+            return None, problem or f"the value of {option} is a glob"
+        self.index += 1
+        return nxt.text or "", None
+
+
+def _long_option(
+    table: Spec, text: str, cursor: _Cursor, options: list[tuple[str, str | None]]
+) -> str | None:
+    """One ``--name[=value]`` option (names only in full: an abbreviation is unknown)."""
+    name, eq, value = text[2:].partition("=")
+    if name in table.long_flags:
+        if eq:
+            return f"--{name} takes no value"
+        options.append(("--" + name, None))
+    elif name in table.long_args:
+        if not eq:
+            taken, problem = cursor.value_for("--" + name)
+            if taken is None:
+                return problem
+            value = taken
+        options.append(("--" + name, value))
+    elif name in table.long_optional:
+        options.append(("--" + name, value if eq else None))
+    else:
+        return f"unknown option --{name}"
+    return None
+
+
+def _short_cluster(
+    table: Spec, letters: str, cursor: _Cursor, options: list[tuple[str, str | None]]
+) -> str | None:
+    """One ``-abc`` cluster, letter by letter, as getopt reads it."""
+    if table.numeric and letters.isdigit():
+        options.append(("-NUM", letters))
+        return None
+    position = 0
+    while position < len(letters):
+        letter = letters[position]
+        rest = letters[position + 1 :]
+        if letter in table.flags:
+            options.append(("-" + letter, None))
+            position += 1
+            continue
+        if letter in table.optional:
+            options.append(("-" + letter, rest or None))
+            return None
+        if letter in table.args:
+            if rest:
+                options.append(("-" + letter, rest))
+                return None
+            taken, problem = cursor.value_for("-" + letter)
+            if taken is None:
+                return problem
+            options.append(("-" + letter, taken))
+            return None
+        return f"unknown option -{letter}"
+    return None
+
+
 def parse_options(table: Spec, words: tuple[Word, ...] | list[Word]) -> Parsed | str:
     """Parse ``words`` (the arguments, without the program name) by ``table``."""
     options: list[tuple[str, str | None]] = []
     operands: list[str] = []
     globs: set[int] = set()
-    index = 0
     done = False
-    items = list(words)
-    while index < len(items):
-        word = items[index]
+    cursor = _Cursor(words)
+    while cursor.index < len(cursor.items):
+        word = cursor.items[cursor.index]
         problem = literal_problem(word)
         if problem is not None:
             return problem
         text = word.text or ""
-        index += 1
+        cursor.index += 1
         if done or text == "-" or not text.startswith("-"):
             if word.glob:
                 if text[:1] in ("-", "*", "?", "[", ""):
@@ -112,54 +184,9 @@ def parse_options(table: Spec, words: tuple[Word, ...] | list[Word]) -> Parsed |
             done = True
             continue
         if text.startswith("--"):
-            name, eq, value = text[2:].partition("=")
-            if name in table.long_flags:
-                if eq:
-                    return f"--{name} takes no value"
-                options.append(("--" + name, None))
-            elif name in table.long_args:
-                if not eq:
-                    if index >= len(items):
-                        return f"--{name} needs a value"
-                    nxt = items[index]
-                    problem = literal_problem(nxt)
-                    if problem is not None or nxt.glob:
-                        return problem or f"the value of --{name} is a glob"
-                    value = nxt.text or ""
-                    index += 1
-                options.append(("--" + name, value))
-            elif name in table.long_optional:
-                options.append(("--" + name, value if eq else None))
-            else:
-                return f"unknown option --{name}"
-            continue
-        letters = text[1:]
-        if table.numeric and letters.isdigit():
-            options.append(("-NUM", letters))
-            continue
-        position = 0
-        while position < len(letters):
-            letter = letters[position]
-            rest = letters[position + 1 :]
-            if letter in table.flags:
-                options.append(("-" + letter, None))
-                position += 1
-                continue
-            if letter in table.optional:
-                options.append(("-" + letter, rest or None))
-                break
-            if letter in table.args:
-                if rest:
-                    options.append(("-" + letter, rest))
-                    break
-                if index >= len(items):
-                    return f"-{letter} needs a value"
-                nxt = items[index]
-                problem = literal_problem(nxt)
-                if problem is not None or nxt.glob:
-                    return problem or f"the value of -{letter} is a glob"
-                options.append(("-" + letter, nxt.text or ""))
-                index += 1
-                break
-            return f"unknown option -{letter}"
+            problem = _long_option(table, text, cursor, options)
+        else:
+            problem = _short_cluster(table, text[1:], cursor, options)
+        if problem is not None:
+            return problem
     return Parsed(tuple(options), tuple(operands), frozenset(globs))

@@ -354,7 +354,6 @@ RUNS_CODE = frozenset(
         "awk",
         "gawk",
         "mawk",
-        "plangate",
     }
 )
 """Programs that run code from the repository (or code the agent writes): never read-only."""
@@ -918,6 +917,55 @@ def _runs_text(name: str, _args: tuple[Word, ...], state: State, _w: Walker) -> 
     state.unclassified(f"{name} runs text that cannot be read statically")
 
 
+PLANGATE_READ_ONLY: dict[tuple[str, ...], tuple[frozenset[str], frozenset[str]]] = {
+    ("status",): (frozenset({"--json"}), frozenset()),
+    ("c3", "verify"): (frozenset({"--json"}), frozenset({"--expected-sha"})),
+    ("ledger", "verify"): (frozenset({"--json"}), frozenset()),
+    ("ledger", "log"): (frozenset({"--json"}), frozenset({"--kind", "--subject"})),
+    ("plan", "lint"): (frozenset({"--json", "--all"}), frozenset()),
+    ("surfaces",): (frozenset({"--json", "--template"}), frozenset()),
+    ("trust", "show"): (frozenset({"--json"}), frozenset()),
+    ("task", "show"): (frozenset({"--json"}), frozenset()),
+}
+"""``plangate`` subcommands that only read, with their flags and their options taking a
+value. Any other subcommand, option or word is PlanGate changing state: it runs as
+project code (allowed only inside an isolated run or a host sandbox)."""
+_PLANGATE_ALONE = frozenset({"--help", "-h", "--version"})
+
+
+def _plangate_read_only(args: tuple[Word, ...]) -> bool:
+    """True when ``plangate ARGS`` is a read-only subcommand with only its known options."""
+    words = [w.text for w in args]
+    if any(w is None for w in words) or any(w.glob for w in args):
+        return False
+    texts = [w for w in words if w is not None]
+    if len(texts) == 1 and texts[0] in _PLANGATE_ALONE:
+        return True
+    for command, (flags, valued) in PLANGATE_READ_ONLY.items():
+        if tuple(texts[: len(command)]) != command:
+            continue
+        rest = texts[len(command) :]
+        index = 0
+        while index < len(rest):
+            word = rest[index]
+            name = word.split("=", 1)[0]
+            if word in flags or word in ("--help", "-h"):
+                index += 1
+            elif name in valued:
+                index += 1 if "=" in word else 2
+            elif word.startswith("-"):
+                return False
+            else:
+                index += 1  # an operand: a task id or a path, only read
+        return index == len(rest)
+    return False
+
+
+def _plangate(name: str, args: tuple[Word, ...], state: State, _w: Walker) -> None:
+    if not _plangate_read_only(args):
+        state.runs(f"{name} changes PlanGate's state (only its read-only subcommands are readers)")
+
+
 SPECIAL: dict[str, Rule] = {
     "echo": _echo,
     "printf": _printf,
@@ -932,6 +980,7 @@ SPECIAL: dict[str, Rule] = {
     "nohup": _wrapper(_NOHUP),
     "uniq": _uniq,
     "dd": _dd,
+    "plangate": _plangate,
     **dict.fromkeys(SHELLS, _shell),
     **dict.fromkeys(
         (

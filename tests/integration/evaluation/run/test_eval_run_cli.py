@@ -210,17 +210,18 @@ def test_same_commit_under_a_new_candidate_id_cannot_dodge_inconclusive(
     assert [r["code"] for r in body["reasons"]] == ["EVALUATION_ALREADY_INCONCLUSIVE"]
 
 
-def test_candidate_tampering_with_a_sealed_fixture_fails_for_a_human(
+def test_candidate_tampering_with_a_sealed_fixture_is_stopped_by_the_box(
     run_cli: RunCli, harness: HarnessRepo
 ) -> None:
+    # Trials run in boxes: the baseline tree is read-only, the write fails, the
+    # candidate's trials crash, and the evaluation is INCONCLUSIVE (never PASS).
     digest = reviewed(run_cli, harness, "tamper", {VERIFIER: TAMPERING_VERIFIER})
     code, body, _err = run_cli_jobs1(run_cli, harness.repo, digest)
-    assert code == 1
-    assert body["verdict"] == "FAIL"
+    assert code == 4
+    assert body["verdict"] == "INCONCLUSIVE"
     codes = [r["code"] for r in body["reasons"]]
-    assert "SEALED_FIXTURE_MUTATION" in codes
-    assert "BASELINE_WORKTREE_MODIFIED" in codes
-    assert body["decision"]["policy_verdict"] == "HUMAN_REQUIRED"
+    assert "TRIALS_INCOMPLETE" in codes
+    assert "BASELINE_WORKTREE_MODIFIED" not in codes
 
 
 # Writes into the baseline worktree's prompt (not a pinned file) and into its own tree.
@@ -246,24 +247,27 @@ import pathlib as _p
 )
 
 
-def test_baseline_worktree_modified_by_candidate_code_fails_for_a_human(
+def test_candidate_code_cannot_modify_the_baseline_tree(
     run_cli: RunCli, harness: HarnessRepo
 ) -> None:
     digest = reviewed(run_cli, harness, "scribble", {VERIFIER: SCRIBBLING_VERIFIER})
     code, body, _err = run_json(run_cli, harness.repo, digest)
-    assert code == 1
-    assert body["reasons"][0]["code"] == "BASELINE_WORKTREE_MODIFIED"
-    assert "harness/prompts/builder.md" in body["reasons"][0]["message"]
-    assert body["decision"]["policy_verdict"] == "HUMAN_REQUIRED"
+    assert code == 4
+    codes = [r["code"] for r in body["reasons"]]
+    assert "TRIALS_INCOMPLETE" in codes
+    assert "BASELINE_WORKTREE_MODIFIED" not in codes
 
 
 def test_candidate_editing_its_own_tree_is_inconclusive(
     run_cli: RunCli, harness: HarnessRepo
 ) -> None:
+    # Its own tree is read-only in its box: the edit fails and its trials crash.
     digest = reviewed(run_cli, harness, "selfedit", {VERIFIER: SELF_EDITING_VERIFIER})
     code, body, _err = run_json(run_cli, harness.repo, digest)
     assert code == 4
-    assert [r["code"] for r in body["reasons"]] == ["CANDIDATE_WORKTREE_MODIFIED"]
+    codes = [r["code"] for r in body["reasons"]]
+    assert "TRIALS_INCOMPLETE" in codes
+    assert "CANDIDATE_WORKTREE_MODIFIED" not in codes
 
 
 def run_cli_jobs1(run_cli: RunCli, repo: Path, candidate: str) -> tuple[int, dict[str, Any], str]:
@@ -375,12 +379,9 @@ def test_a_plan_registered_after_its_candidate_commit_is_refused(
     assert [d["decision"] for d in decisions(harness.repo, late)] == ["INCONCLUSIVE"]
 
 
-# The candidate's verifier kills the process that runs the trials (the runner's parent).
-KILLING_VERIFIER = (
-    GOOD_VERIFIER
-    + "\nimport os as _os, signal as _signal\n"
-    + ("_os.kill(_os.getppid(), _signal.SIGKILL)\n")
-)
+# The candidate's verifier takes its time: long enough for the evaluator to be killed while
+# its trials run (a crash, a power cut, or a candidate that found a way to kill it).
+SLOW_VERIFIER = GOOD_VERIFIER + "\nimport time as _time\n_time.sleep(20)\n"
 
 
 def _plangate(repo: Path, tmp: Path, *args: str) -> tuple[int, dict[str, Any]]:
@@ -407,14 +408,48 @@ def _plangate(repo: Path, tmp: Path, *args: str) -> tuple[int, dict[str, Any]]:
     return proc.returncode, json.loads(out) if out.strip() else {}
 
 
+def _killed_during_trials(repo: Path, tmp: Path, digest: str) -> None:
+    """Start ``eval run`` in its own process group and SIGKILL it once its trials started."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import plangate
+
+    source = str(Path(plangate.__file__).resolve().parents[1])
+    pythonpath = os.pathsep.join(p for p in (source, os.environ.get("PYTHONPATH", "")) if p)
+    env = dict(os.environ, TMPDIR=str(tmp), PYTHONPATH=pythonpath)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "plangate", "eval", "run", digest, "--json"],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            with open_ledger(repo, {}) as ledger:
+                if ledger.entries(kind="eval_run_started", subject=digest):
+                    break
+            time.sleep(0.2)
+        time.sleep(1.0)  # the trials are running
+        assert proc.poll() is None, "the evaluation ended before it could be killed"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+
+
 def test_an_evaluation_killed_during_its_trials_is_inconclusive_next_time(
     run_cli: RunCli, harness: HarnessRepo, tmp_path: Path
 ) -> None:
-    digest = reviewed(run_cli, harness, "killer", {VERIFIER: KILLING_VERIFIER})
+    digest = reviewed(run_cli, harness, "slow", {VERIFIER: SLOW_VERIFIER})
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    code, _body = _plangate(harness.repo, scratch, "eval", "run", digest, "--json")
-    assert code == -9  # SIGKILL: no decision could be written
+    _killed_during_trials(harness.repo, scratch, digest)
     with open_ledger(harness.repo, {}) as ledger:
         started = ledger.entries(kind="eval_run_started", subject=digest)
     assert len(started) == 1
@@ -428,6 +463,28 @@ def test_an_evaluation_killed_during_its_trials_is_inconclusive_next_time(
     assert decision["started_seq"] is None  # this attempt ran no trial
     code, body = _plangate(harness.repo, scratch, "eval", "run", digest, "--json")
     assert [r["code"] for r in body["reasons"]] == ["EVALUATION_ALREADY_INCONCLUSIVE"]
+
+
+KILLING_VERIFIER = (
+    GOOD_VERIFIER
+    + "\nimport os as _os, signal as _signal\n"
+    + ("_os.kill(_os.getppid(), _signal.SIGKILL)\n")
+)
+
+
+def test_candidate_code_cannot_kill_the_evaluator_from_its_box(
+    run_cli: RunCli, harness: HarnessRepo, tmp_path: Path
+) -> None:
+    # Its parent inside the box is the box's own first process, not the evaluator.
+    digest = reviewed(run_cli, harness, "killer", {VERIFIER: KILLING_VERIFIER})
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    code, body = _plangate(harness.repo, scratch, "eval", "run", digest, "--json")
+    # The kill reaches nothing: the evaluator lives and decides on the verifier's merits
+    # (the good verifier plus a kill attempt that does nothing).
+    assert code == 0, body
+    [decision] = decisions(harness.repo, digest)
+    assert decision["decision"] == body["verdict"] == "PASS"
 
 
 def test_a_finished_run_closes_its_start(run_cli: RunCli, harness: HarnessRepo) -> None:

@@ -17,9 +17,8 @@ from support.evalrun import GOOD_VERIFIER, build_harness_repo
 RUNNER = """
 import argparse, json, pathlib, sys, time
 p = argparse.ArgumentParser()
-for n in ("--side", "--harness-dir", "--fixture", "--fixture-id", "--role", "--out"):
+for n in ("--trial-id", "--harness-dir", "--fixture", "--out"):
     p.add_argument(n, required=True)
-p.add_argument("--trial", type=int, required=True)
 a = p.parse_args()
 mode = pathlib.Path(a.harness_dir, "mode").read_text().strip()
 if mode == "crash":
@@ -28,8 +27,8 @@ if mode == "sleep":
     time.sleep(30)
 if mode == "tamper":
     pathlib.Path(a.harness_dir, "..", "fixture.json").write_text("changed")
-doc = {"protocol": "plangate-trial/1", "side": a.side, "fixture_id": a.fixture_id,
-       "role": a.role, "trial": a.trial, "outcome": "MERGE_READY", "stop_reasons": [],
+doc = {"protocol": "plangate-trial/2", "trial_id": a.trial_id,
+       "outcome": "MERGE_READY", "stop_reasons": [],
        "metrics": {}, "activation": {}, "detections": {}}
 if mode == "malformed":
     doc["surprise"] = True
@@ -254,17 +253,16 @@ pathlib.Path(__file__).write_text(ORIGINAL)
 SWAPPING_RUNNER = """
 import argparse, json, pathlib
 p = argparse.ArgumentParser()
-for n in ("--side", "--harness-dir", "--fixture", "--fixture-id", "--role", "--out"):
+for n in ("--trial-id", "--harness-dir", "--fixture", "--out"):
     p.add_argument(n, required=True)
-p.add_argument("--trial", type=int, required=True)
 a = p.parse_args()
 grader = pathlib.Path(__file__).with_name("grader.py")
 original = grader.read_text()
 forged = pathlib.Path(a.harness_dir, "forged.py").read_text()
 grader.write_text("ORIGINAL = " + repr(original) + "\\n" + forged)
 pathlib.Path(a.out, "result.json").write_text(json.dumps({
-    "protocol": "plangate-trial/1", "side": a.side, "fixture_id": a.fixture_id,
-    "role": a.role, "trial": a.trial, "outcome": "MERGE_READY", "stop_reasons": [],
+    "protocol": "plangate-trial/2", "trial_id": a.trial_id,
+    "outcome": "MERGE_READY", "stop_reasons": [],
     "metrics": {}, "activation": {}, "detections": {}}))
 """
 
@@ -351,13 +349,13 @@ def test_fixture_copy_rewritten_during_the_runner_is_caught_before_grading(
     assert outcome.error_code == "SEALED_FIXTURE_MUTATION"
 
 
-def test_ignored_file_planted_in_the_baseline_worktree_is_tampering(
+def test_ignored_file_planted_in_the_baseline_worktree_is_refused_by_the_box(
     run_cli: RunCli, tmp_path: Path
 ) -> None:
     # The baseline's .gitignore hides `__pycache__/`, and `git status` does not list ignored
     # files: a forged bytecode cache for a module the baseline's grader imports would be
-    # used by Python and go unnoticed. Every file that appears in the baseline worktree
-    # during the trials is tampering, ignored or not.
+    # used by Python. In a box the baseline tree is read-only: the plant fails, the trials
+    # crash, and nothing appears in the baseline tree.
     harness = build_harness_repo(tmp_path)
     digest, commit = harness.candidate("plant", {VERIFIER: PLANTING_VERIFIER})
     review = harness.review("candidate:plant:v1", commit)
@@ -366,8 +364,8 @@ def test_ignored_file_planted_in_the_baseline_worktree_is_tampering(
     result = run_cli(harness.repo, "eval", "run", digest, "--json")
     body = json.loads(result.out)
 
-    assert result.code == 1, body["reasons"]
-    assert body["verdict"] == "FAIL"
-    assert body["reasons"][0]["code"] == "BASELINE_WORKTREE_MODIFIED"
-    assert "eval/__pycache__/helpers.cpython-311.pyc" in body["reasons"][0]["message"]
-    assert body["decision"]["policy_verdict"] == "HUMAN_REQUIRED"
+    assert result.code == 4, body["reasons"]
+    assert body["verdict"] == "INCONCLUSIVE"
+    codes = [r["code"] for r in body["reasons"]]
+    assert "TRIALS_INCOMPLETE" in codes
+    assert "BASELINE_WORKTREE_MODIFIED" not in codes

@@ -54,3 +54,32 @@ def test_a_chain_longer_than_the_hop_bound_is_undecidable() -> None:
     assert physical_target("l0", chain) is None
     bounded = {f"l{i}": f"l{i + 1}" for i in range(MAX_LINK_HOPS + 1)}
     assert physical_target("l0", bounded) == f"l{MAX_LINK_HOPS + 1}"
+
+
+def test_the_hop_bound_is_forty_links() -> None:
+    # 40 links followed after the first one still resolve; the 41st is a loop.
+    forty = {f"l{i}": f"l{i + 1}" for i in range(41)}
+    assert physical_target("l0", forty) == "l41"
+    assert physical_target("l0", {**forty, "l41": "l42"}) is None
+
+
+@pytest.mark.parametrize(
+    ("links", "link"),
+    [
+        ({}, "missing"),
+        ({"a": "/etc"}, "a"),
+        ({"a": ""}, "a"),
+        ({"a": "x\\y"}, "a"),
+        ({"d/a": ".."}, "x"),
+    ],
+)
+def test_an_unknown_link_or_an_unusable_first_target_is_undecidable(
+    links: dict[str, str], link: str
+) -> None:
+    assert physical_target(link, links) is None
+
+
+def test_the_parent_of_the_root_is_outside_the_repository() -> None:
+    assert lexical_target("a", "..") is None
+    assert lexical_target("d/a", "../..") is None
+    assert lexical_target("d/a", "..") == ""

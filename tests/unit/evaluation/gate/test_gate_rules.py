@@ -474,3 +474,11 @@ def test_the_documented_gate_order_is_the_table() -> None:
     documented = re.findall(r"^\| (\d) \| `([a-z_]+)` \|", section, flags=re.MULTILINE)
     assert [name for _step, name in documented] == list(GATE_ORDER)
     assert [step for step, _name in documented] == [row.step for row in GATE_ROWS]
+
+
+def test_gate_help_lists_the_rule_order(run_cli: Any, tmp_path: Any) -> None:
+    from plangate.evaluation.gate.rules import GATE_ORDER
+
+    result = run_cli(tmp_path, "eval", "gate", "--help")
+    assert result.code == 0
+    assert ", ".join(GATE_ORDER) in " ".join(result.out.split())

@@ -678,3 +678,11 @@ def test_a_baseline_that_failed_as_a_candidate_under_another_plan_is_refused() -
             assert "baseline" in result.reasons[0].message
         else:
             assert result.verdict == "PASS", result.codes
+
+
+def test_run_help_lists_the_rule_order(run_cli: Any, tmp_path: Any) -> None:
+    from plangate.evaluation.run.decision import DECISION_ORDER
+
+    result = run_cli(tmp_path, "eval", "run", "--help")
+    assert result.code == 0
+    assert ", ".join(DECISION_ORDER) in " ".join(result.out.split())

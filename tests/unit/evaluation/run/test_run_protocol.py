@@ -1,4 +1,4 @@
-"""``plangate-trial/1`` result documents and ``plangate-grade/1`` grades are parsed strictly."""
+"""``plangate-trial/2`` result documents and ``plangate-grade/1`` grades are parsed strictly."""
 
 from __future__ import annotations
 
@@ -20,11 +20,11 @@ from plangate.evaluation.run.protocol import (
     parse_result,
     substitute,
 )
-from support.evaldocs import ASK, grade_doc, result_doc
+from support.evaldocs import ASK, RESULT_ASK, TRIAL_ID, grade_doc, result_doc
 
 
 def parse(doc: Any) -> Any:
-    return parse_result(json.dumps(doc).encode(), **ASK)
+    return parse_result(json.dumps(doc).encode(), **RESULT_ASK)
 
 
 def test_a_valid_result_parses() -> None:
@@ -33,18 +33,23 @@ def test_a_valid_result_parses() -> None:
     assert report.metrics == {"duration_ms": 12.0, "cost": 0.5}
     assert report.activation["verifier:completion-evidence"].level == "influenced_decision"
     assert report.to_json()["detections"] == {"verifier:completion-evidence": "detected"}
+    # The evaluator attributes the report; the runner never knew the trial's identity.
+    assert (report.side, report.fixture_id, report.role, report.trial) == (
+        "candidate", "kb", "known_bad", 2)
 
 
 @pytest.mark.parametrize(
     ("change", "code"),
     [
         ({"extra": 1}, "TRIAL_RESULT_UNKNOWN_KEY"),
-        ({"protocol": "plangate-trial/2"}, "TRIAL_PROTOCOL_UNSUPPORTED"),
-        ({"side": "baseline"}, "TRIAL_RESULT_MISMATCH"),
-        ({"fixture_id": "other"}, "TRIAL_RESULT_MISMATCH"),
-        ({"trial": "2"}, "TRIAL_RESULT_MISMATCH"),
-        ({"trial": 3}, "TRIAL_RESULT_MISMATCH"),
-        ({"role": "negative_control"}, "TRIAL_RESULT_MISMATCH"),
+        ({"protocol": "plangate-trial/1"}, "TRIAL_PROTOCOL_UNSUPPORTED"),
+        ({"trial_id": TRIAL_ID.upper()}, "TRIAL_RESULT_MISMATCH"),
+        ({"trial_id": "other"}, "TRIAL_RESULT_MISMATCH"),
+        ({"trial_id": 2}, "TRIAL_RESULT_MISMATCH"),
+        ({"side": "candidate"}, "TRIAL_RESULT_UNKNOWN_KEY"),
+        ({"fixture_id": "kb"}, "TRIAL_RESULT_UNKNOWN_KEY"),
+        ({"role": "known_bad"}, "TRIAL_RESULT_UNKNOWN_KEY"),
+        ({"trial": 2}, "TRIAL_RESULT_UNKNOWN_KEY"),
         ({"outcome": "PASS"}, "TRIAL_RESULT_INVALID"),
         ({"outcome": "MERGE_READY"}, "TRIAL_RESULT_INVALID"),  # with a stop reason
         ({"stop_reasons": []}, "TRIAL_RESULT_INVALID"),  # BLOCKED without one
@@ -70,7 +75,7 @@ def test_defective_results_are_refused(change: dict[str, Any], code: str) -> Non
     assert info.value.code == code
 
 
-@pytest.mark.parametrize("key", ["outcome", "metrics", "activation", "detections", "trial"])
+@pytest.mark.parametrize("key", ["outcome", "metrics", "activation", "detections", "trial_id"])
 def test_missing_keys_are_refused(key: str) -> None:
     doc = result_doc()
     del doc[key]
@@ -84,7 +89,7 @@ def test_missing_keys_are_refused(key: str) -> None:
 )
 def test_non_documents_are_refused(raw: bytes) -> None:
     with pytest.raises(ResultRejectedError) as info:
-        parse_result(raw, **ASK)
+        parse_result(raw, **RESULT_ASK)
     assert info.value.code == "TRIAL_RESULT_INVALID"
 
 
@@ -116,7 +121,7 @@ def test_activation_ranks_are_ordered_and_unknown_is_zero() -> None:
 
 
 def test_argument_list_appends_the_protocol_flags(tmp_path: Path) -> None:
-    command = CommandSpec(("python3", "eval/runner.py", "{fixture_id}"), str(tmp_path), 5.0, ())
+    command = CommandSpec(("python3", "eval/runner.py", "{trial_id}"), str(tmp_path), 5.0, ())
     spec = TrialSpec(
         side="baseline",
         fixture_id="kb",
@@ -129,26 +134,34 @@ def test_argument_list_appends_the_protocol_flags(tmp_path: Path) -> None:
         fixture_digest="sha256:x",
         work_dir=str(tmp_path),
     )
-    argv = spec.runner_argv("/w/fixture", "/w/out")
+    argv = spec.runner_argv("/w/fixture", "/w/out", "opaque")
     assert argv == [
         "python3",
         "eval/runner.py",
-        "kb",
-        "--side",
-        "baseline",
+        "opaque",
+        "--trial-id",
+        "opaque",
         "--harness-dir",
         "/h",
         "--fixture",
         "/w/fixture",
-        "--fixture-id",
-        "kb",
-        "--role",
-        "known_bad",
-        "--trial",
-        "1",
         "--out",
         "/w/out",
     ]
+    for secret in ("kb", "known_bad", "baseline"):
+        assert secret not in argv
+
+
+@pytest.mark.parametrize("placeholder", ["{role}", "{fixture_id}", "{side}", "{trial}"])
+def test_the_runner_cannot_ask_for_what_is_measured(tmp_path: Path, placeholder: str) -> None:
+    command = CommandSpec(("python3", "runner.py", placeholder), str(tmp_path), 5.0, ())
+    spec = TrialSpec("candidate", "mutant-2", "known_mutant", 1, command, command, "/h", "/f",
+                     "sha256:x", str(tmp_path))
+    with pytest.raises(ResultRejectedError) as info:
+        spec.runner_argv("/w/fixture", "/w/out", "opaque")
+    assert info.value.code == "TRIAL_COMMAND_INVALID"
+    # The grader, the baseline's judge, may be told.
+    assert "mutant-2" in spec.grader_argv("/w/fixture", "/w/r", "/w/g")
     assert spec.grader_argv("/w/fixture", "/w/out/result.json", "/w/grade")[-2:] == [
         "--out",
         "/w/grade",
@@ -189,7 +202,7 @@ def test_any_field_value_parses_or_is_refused_with_a_code(key: str, value: Any) 
 @given(raw=st.binary(max_size=64))
 def test_arbitrary_bytes_never_crash(raw: bytes) -> None:
     with pytest.raises(ResultRejectedError):
-        parse_result(raw, **ASK)
+        parse_result(raw, **RESULT_ASK)
 
 
 # -- attacks: claims that must not decide --------------------------------------
@@ -197,11 +210,8 @@ def test_arbitrary_bytes_never_crash(raw: bytes) -> None:
 
 def test_a_metric_too_large_for_a_float_is_refused_not_raised() -> None:
     doc = {
-        "protocol": "plangate-trial/1",
-        "side": "candidate",
-        "fixture_id": "kb",
-        "role": "known_bad",
-        "trial": 1,
+        "protocol": "plangate-trial/2",
+        "trial_id": "t",
         "outcome": "MERGE_READY",
         "stop_reasons": [],
         "metrics": {"m": "X"},
@@ -210,7 +220,8 @@ def test_a_metric_too_large_for_a_float_is_refused_not_raised() -> None:
     }
     raw = json.dumps(doc).replace('"X"', "1" + "0" * 400).encode()
     with pytest.raises(ResultRejectedError) as info:
-        parse_result(raw, side="candidate", fixture_id="kb", role="known_bad", trial=1)
+        parse_result(raw, trial_id="t", side="candidate", fixture_id="kb", role="known_bad",
+                     trial=1)
     assert info.value.code == "TRIAL_RESULT_INVALID"
 
 

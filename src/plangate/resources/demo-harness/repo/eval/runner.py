@@ -1,7 +1,8 @@
-"""Demo trial runner (plangate-trial/1; the protocol is documented in docs/evaluation-run.md).
+"""Demo trial runner (plangate-trial/2; the protocol is documented in docs/evaluation-run.md).
 
 Runs the side's harness verifiers over one fixture and writes OUT/result.json.
 It always runs from the baseline commit; only --harness-dir differs by side.
+It is told an opaque trial id, never the fixture's id or role.
 """
 
 import argparse
@@ -17,9 +18,8 @@ VERIFIERS = {
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    for name in ("--side", "--harness-dir", "--fixture", "--fixture-id", "--role", "--out"):
+    for name in ("--trial-id", "--harness-dir", "--fixture", "--out"):
         parser.add_argument(name, required=True)
-    parser.add_argument("--trial", type=int, required=True)
     args = parser.parse_args()
     fixture = json.loads(pathlib.Path(args.fixture).read_text(encoding="utf-8"))
     harness = pathlib.Path(args.harness_dir)
@@ -33,7 +33,7 @@ def main() -> None:
             activation[component] = {"level": "registered", "evidence_refs": []}
             continue
         status = module["check"](fixture)
-        ref = f"verification:{component}:{args.fixture_id}:{args.trial}"
+        ref = f"verification:{component}:{args.trial_id}"
         level = "produced_evidence"
         if status != "pass" and outcome == "MERGE_READY":
             outcome = "BLOCKED"
@@ -42,11 +42,8 @@ def main() -> None:
         activation[component] = {"level": level, "evidence_refs": [ref]}
         detections[component] = "detected" if status != "pass" else "not_detected"
     result = {
-        "protocol": "plangate-trial/1",
-        "side": args.side,
-        "fixture_id": args.fixture_id,
-        "role": args.role,
-        "trial": args.trial,
+        "protocol": "plangate-trial/2",
+        "trial_id": args.trial_id,
         "outcome": outcome,
         "stop_reasons": stop_reasons,
         "metrics": {"stopped": 1.0 if outcome != "MERGE_READY" else 0.0},

@@ -1,0 +1,385 @@
+"""Run a verified command in a box on a workspace, then judge and apply what it made.
+
+:class:`IsolatedRunner` is the runner ``plangate exec`` uses by default (see
+:data:`plangate.execution.service.Runner`). For one prepared run it:
+
+1. reads the isolation settings committed at the approved commit
+   (``.plangate/isolation.toml``), makes the workspace from that commit
+   (:mod:`plangate.execution.workspace`) and builds the box's policy;
+2. runs the command in the box (stdio stays the caller's; SIGINT, SIGTERM and
+   SIGHUP are forwarded and end the box);
+3. outside the box, records the workspace's final state as a commit, judges the
+   diff from the approved commit (:func:`plangate.execution.apply.judge`) and
+   either applies it (:func:`plangate.execution.apply.apply_result`) or keeps
+   the patch and the reasons in the run's directory;
+4. writes one ``exec_result`` ledger entry, before ``exec_ended``.
+
+The exit code is the command's own when the result was applied (or nothing
+changed); 1 when the result was refused or could not be recorded or applied;
+3 when a human must decide (a protected surface changed).
+
+:class:`UnisolatedRunner` is the recorded human opt-out (``--no-isolation``):
+it writes ``exec_unisolated`` to the ledger and the run log, then runs the
+command in the caller's working tree as before.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from plangate.canonical import sha256_digest
+from plangate.clock import utc_now_text
+from plangate.errors import EnvironmentFailure, HumanRequired, PlanGateError
+from plangate.execution.preflight import CommandResult, PreparedRun
+from plangate.isolation.backend import Backend
+from plangate.verdict import ExitCode
+
+MAX_PATCH_BYTES = 256 * 1024 * 1024
+"""The largest patch kept for a refused result (bigger: only the reasons are kept)."""
+
+
+def _ledger_append(
+    root: Path, env: Mapping[str, str], kind: str, subject: str, payload: Mapping[str, Any]
+) -> None:
+    from plangate.ledger import open_ledger
+
+    with open_ledger(root, env) as ledger:
+        ledger.append(kind, subject, dict(payload))
+
+
+def _sqlite_ledger(root: Path, env: Mapping[str, str]) -> str | None:
+    from plangate.ledger.config import resolve_location
+
+    try:
+        location = resolve_location(root, env)
+    except PlanGateError:
+        return None
+    return location.target if location.backend == "sqlite" else None
+
+
+class IsolatedRunner:
+    """The default runner of ``plangate exec``: a box on a workspace, then apply."""
+
+    def __init__(self, root: Path, backend: Backend, *, network: bool | None, note: Any) -> None:
+        self.root = root
+        self.backend = backend
+        self.network = network
+        self.note = note
+        self.report: dict[str, Any] = {}
+
+    def __call__(self, run: PreparedRun, *, cwd: Path, env: Mapping[str, str]) -> CommandResult:
+        """Run ``run`` isolated; the report of the run is kept in :attr:`report`."""
+        self.report = {"backend": self.backend.name}
+        try:
+            return self._run(run, cwd, env)
+        except PlanGateError as exc:
+            self.report.update({"verdict": "REJECTED", "error": exc.code, "reasons": [exc.code]})
+            self._record(run, env)
+            code = int(exc.exit_code) if exc.exit_code != ExitCode.ACCEPTED else 1
+            return CommandResult(code, f"{exc.code}: {exc.message}")
+
+    def _record(self, run: PreparedRun, env: Mapping[str, str]) -> None:
+        payload = {"head": run.head, "command_digest": run.command_digest, **self.report}
+        try:
+            _ledger_append(self.root, env, "exec_result", run.task_id, payload)
+            self.report["recorded"] = True
+        except PlanGateError as exc:
+            self.report["recorded"] = False
+            self.note(f"{exc.code}: exec_result not written to the ledger")
+
+    def _run(self, run: PreparedRun, cwd: Path, env: Mapping[str, str]) -> CommandResult:
+        from plangate.execution.workspace import create_workspace, read_isolation_config
+        from plangate.isolation.runner import run_in_box
+
+        config = read_isolation_config(self.root, run.head)
+        network = config.network if self.network is None else self.network
+        ws = create_workspace(self.root, run.task_id, run.head, utc_now_text())
+        policy = self._policy(run, ws, cwd, env, config, network=network)
+        self.report.update({"run_id": ws.run_id, "network": network, "run_dir": str(ws.run_dir)})
+        self.note(
+            f"isolated run {ws.run_id}: {self.backend.name} box, network "
+            f"{'on' if network else 'off'}, workspace from {run.head[:12]}"
+        )
+        box = run_in_box(self.backend, policy, run.command)
+        self.report.update(
+            {"command_exit_code": box.exit_code, "forwarded_signal": box.forwarded_signal}
+        )
+        if box.error:
+            self.note(box.error)
+        return self._finish(run, ws, box.exit_code, env)
+
+    def _policy(
+        self,
+        run: PreparedRun,
+        ws: Any,
+        cwd: Path,
+        env: Mapping[str, str],
+        config: Any,
+        *,
+        network: bool,
+    ) -> Any:
+        from plangate.execution.workspace import (
+            DEFAULT_ENV_NAMES,
+            ExecBoxFacts,
+            exec_policy,
+            existing,
+            expand_home,
+            read_only_paths,
+            secret_paths,
+        )
+        from plangate.isolation.policy import path_within
+        from plangate.isolation.views import hidden, system_view
+
+        home = env.get("HOME", "") or str(Path.home())
+        root = str(self.root)
+        secrets = secret_paths(self.root, env, home, config, _sqlite_ledger(self.root, env))
+        if self.backend.remaps:  # the workspace covers the repository's own path
+            secrets = tuple(p for p in secrets if not path_within(p, root))
+        writable = existing(expand_home(p, home) for p in config.agent_dirs)
+        facts = ExecBoxFacts(
+            root=root,
+            cwd=str(cwd.resolve()) if path_within(str(cwd.resolve()), root) else root,
+            workspace=str(ws.tree),
+            home=home,
+            system=system_view(
+                tuple(expand_home(p, home) for p in config.visible), remaps=self.backend.remaps
+            ),
+            read_only=read_only_paths(self.root, run.head, run.task_id, ws),
+            writable_extra=writable,
+            hidden=tuple(hidden(p) for p in secrets),
+            network=network,
+            env=env,
+            env_names=(*DEFAULT_ENV_NAMES, *config.env),
+            task_id=run.task_id,
+            remaps=self.backend.remaps,
+        )
+        return exec_policy(facts)
+
+    def _finish(
+        self, run: PreparedRun, ws: Any, box_code: int, env: Mapping[str, str]
+    ) -> CommandResult:
+        from plangate.execution.apply import ACCEPTED, HUMAN_REQUIRED, apply_result, judge
+        from plangate.execution.workspace import discard_tree, record_state
+
+        result = record_state(ws, self.root, f"plangate exec {run.task_id} ({ws.run_id})")
+        discard_tree(ws)
+        self.report["result"] = result
+        if result == run.head:
+            self.report.update({"verdict": "NO_CHANGES", "reasons": []})
+            self.note("the run changed nothing; the repository is unchanged")
+            shutil.rmtree(ws.run_dir, ignore_errors=True)
+            self._record(run, env)
+            return CommandResult(box_code)
+        facts = self._result_facts(run, ws, result)
+        decision = judge(facts)
+        patch = self._keep_patch(ws, run.head, result)
+        self.report.update(
+            {
+                "verdict": decision.verdict,
+                "reasons": list(decision.codes),
+                "changed": list(facts.changed)[:200],
+                "changed_count": len(facts.changed),
+                **patch,
+            }
+        )
+        if decision.verdict != ACCEPTED:
+            self._keep_reasons(ws, decision)
+            self.note(
+                f"result {decision.verdict}: nothing reached the repository; the patch "
+                f"and the reasons are kept in {ws.run_dir}"
+            )
+            for reason in decision.reasons:
+                self.note(f"  - {reason.code}: {reason.message}")
+            self._record(run, env)
+            code = ExitCode.HUMAN if decision.verdict == HUMAN_REQUIRED else ExitCode.REJECTED
+            return CommandResult(int(code))
+        applied = apply_result(
+            self.root, ws.git_dir, result, run.head, ws.run_id, succeeded=box_code == 0
+        )
+        self.report.update(
+            {
+                "branch": applied.branch,
+                "fast_forwarded": applied.fast_forwarded,
+                "apply_note": applied.note,
+            }
+        )
+        shutil.rmtree(ws.git_dir, ignore_errors=True)  # its objects are in the repository now
+        where = (
+            f"{applied.note}"
+            if applied.fast_forwarded
+            else f"the current branch was not moved ({applied.note})"
+        )
+        self.note(
+            f"result ACCEPTED: {len(facts.changed)} path(s) committed as {result[:12]} "
+            f"on branch {applied.branch}; {where}"
+        )
+        self._record(run, env)
+        return CommandResult(box_code)
+
+    def _result_facts(self, run: PreparedRun, ws: Any, result: str) -> Any:
+        from plangate.errors import InputRejected
+        from plangate.execution.apply import ResultFacts
+        from plangate.git import Git, GitError
+        from plangate.layout import MAX_ARTIFACT_BYTES
+        from plangate.paths import canonical_path
+        from plangate.surfaces import surfaces_at_commit
+
+        git = ws.git()
+        changed: list[str] = []
+        unmatchable: list[tuple[str, str]] = []
+        for raw in git.changed_paths(run.head, result):
+            try:
+                changed.append(canonical_path(raw))
+            except InputRejected as exc:
+                unmatchable.append((raw, exc.code))
+        repo = Git(self.root)
+        try:
+            surfaces = surfaces_at_commit(repo, run.head)
+        except GitError as exc:
+            raise EnvironmentFailure("CI_SURFACES_UNREADABLE", exc.message, exc.hint) from None
+        plan: bytes | None
+        try:
+            plan = repo.read_blob(
+                run.head, f"docs/working/{run.task_id}/plan.md", MAX_ARTIFACT_BYTES
+            )
+        except GitError:
+            plan = None
+        if plan is not None and sha256_digest(plan) != run.bound.get("plan_hash"):
+            plan = None  # not the verified plan: the scope is undefined, nothing is allowed
+        return ResultFacts(
+            run.task_id,
+            run.head,
+            result,
+            tuple(changed),
+            tuple(unmatchable),
+            surfaces,
+            run.verification,
+            plan,
+        )
+
+    def _keep_patch(self, ws: Any, approved: str, result: str) -> dict[str, Any]:
+        from plangate.fsutil import atomic_write
+        from plangate.git import GitError
+
+        try:
+            proc = ws.git().run(
+                [
+                    "diff",
+                    "--binary",
+                    "--no-ext-diff",
+                    "--no-textconv",
+                    "--no-renames",
+                    approved,
+                    result,
+                ]
+            )
+        except GitError as exc:
+            return {"patch": None, "patch_error": exc.code}
+        data = proc.stdout
+        if len(data) > MAX_PATCH_BYTES:
+            return {"patch": None, "patch_error": "PATCH_TOO_LARGE"}
+        path = ws.run_dir / "result.patch"
+        atomic_write(path, data, mode=0o600)
+        return {"patch": str(path), "patch_digest": sha256_digest(data)}
+
+    def _keep_reasons(self, ws: Any, decision: Any) -> None:
+        from plangate.canonical import canonical_bytes
+        from plangate.fsutil import atomic_write
+
+        body = {"verdict": decision.verdict, "reasons": [r.to_json() for r in decision.reasons]}
+        atomic_write(ws.run_dir / "reasons.json", canonical_bytes(body) + b"\n", mode=0o600)
+
+
+def require_human_opt_out(env: Mapping[str, str], stdin: object) -> None:
+    """Refuse ``--no-isolation`` unless a human at a terminal, outside any agent, asks."""
+    from plangate.hooks.override import agent_markers_present
+
+    markers = agent_markers_present(env)
+    if markers:
+        raise HumanRequired(
+            "EXEC_OPT_OUT_AGENT_ENVIRONMENT",
+            "--no-isolation refused: agent or automation markers are set: " + ", ".join(markers),
+            "run it yourself in your own terminal, outside the agent session",
+        )
+    isatty = getattr(stdin, "isatty", None)
+    if not callable(isatty) or not isatty():
+        raise HumanRequired(
+            "EXEC_OPT_OUT_NOT_INTERACTIVE",
+            "--no-isolation refused: stdin is not an interactive terminal",
+            "run it yourself in your own terminal, outside the agent session",
+        )
+
+
+class UnisolatedRunner:
+    """The recorded human opt-out: record it, then run in the caller's working tree."""
+
+    def __init__(self, root: Path, note: Any) -> None:
+        self.root = root
+        self.note = note
+        self.report: dict[str, Any] = {"isolation": "opted_out"}
+
+    def __call__(self, run: PreparedRun, *, cwd: Path, env: Mapping[str, str]) -> CommandResult:
+        """Record the opt-out in the ledger and ``run.ndjson``; refuse to run if either fails."""
+        from plangate.execution.command import run_verified
+        from plangate.execution.runlog import append_run_log, open_task_dir
+
+        entry = {
+            "head": run.head,
+            "command_digest": run.command_digest,
+            "isolation": "opted_out",
+            "by": "human at a terminal (--no-isolation)",
+        }
+        try:
+            _ledger_append(self.root, env, "exec_unisolated", run.task_id, entry)
+            line = {"event": "exec_unisolated", "task_id": run.task_id, "at": utc_now_text()}
+            with open_task_dir(self.root, run.task_id) as task:
+                append_run_log(task, {**line, **entry})
+        except PlanGateError as exc:
+            return CommandResult(
+                1, f"{exc.code}: the opt-out could not be recorded; the command did not run"
+            )
+        self.note("WARNING: running without isolation (recorded human opt-out)")
+        return run_verified(run, cwd=cwd, env=env)
+
+
+def choose_runner(
+    cwd: Path,
+    task_id: str,
+    env: Mapping[str, str],
+    stdin: object,
+    *,
+    isolate: bool,
+    network: bool | None,
+    note: Any,
+) -> IsolatedRunner | UnisolatedRunner:
+    """The runner of one ``plangate exec``; raises (and best-effort records) a refusal.
+
+    Isolated by default: without a working sandbox backend this refuses
+    (``SANDBOX_UNAVAILABLE``) before anything runs. ``isolate=False`` is the
+    human opt-out and is refused under agent markers or without a terminal.
+    """
+    from plangate.isolation.backend import select_backend
+    from plangate.snapshot import check_task_id, find_repo_root
+
+    task_id = check_task_id(task_id)
+    root = find_repo_root(cwd)
+    try:
+        if not isolate:
+            require_human_opt_out(env, stdin)
+            return UnisolatedRunner(root, note)
+        return IsolatedRunner(root, select_backend(), network=network, note=note)
+    except PlanGateError as exc:
+        try:
+            _ledger_append(
+                root,
+                env,
+                "exec_refused",
+                task_id,
+                {"verdict": "REJECTED", "reasons": [exc.code], "started": False},
+            )
+        except PlanGateError as failure:
+            note(f"note: refusal not recorded in the ledger ({failure.code})")
+        raise

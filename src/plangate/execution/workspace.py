@@ -1,0 +1,439 @@
+"""The workspace of an isolated run: made from the approved commit, read back by PlanGate.
+
+Layout, under the repository's ``.plangate/runs/<run id>/`` (ignored by git):
+
+- ``workspace/``: the approved commit's tree, extracted (the only directory the
+  command may write), with a fresh repository of its own (``workspace/.git``,
+  one commit holding the approved tree) so that the agent's ``git diff``
+  works; nothing links it back to the user's repository;
+- ``state.git``: PlanGate's own bare repository, never shown in the box. It
+  borrows the user's objects read-only (``objects/info/alternates``), so the
+  approved commit is its parent without a copy, and holds what the run made.
+  Its ``info/attributes`` turns off every filter, end-of-line conversion and
+  ``ident`` expansion: files are extracted and recorded as raw bytes, and no
+  filter program named by the workspace's own ``.gitattributes`` ever runs.
+
+:func:`record_state` records the workspace as PlanGate sees it on disk
+(committed or not, whatever the workspace's own ``.git`` says: it is never
+read) as one commit on top of the approved commit. Every git call goes through
+:class:`plangate.git.Git`, with hooks, fsmonitor and replacement objects off.
+
+:func:`exec_policy` (pure) is what the box of ``plangate exec`` may see, write
+and reach: see docs/isolation.md.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import secrets
+import shutil
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+from plangate.errors import EnvironmentFailure
+from plangate.git import Git, GitError
+from plangate.isolation.policy import Hidden, Limits, Mount, SandboxPolicy, allowed_env
+from plangate.isolation.trees import RAW_ATTRIBUTES, scratch_repository
+from plangate.layout import PLANGATE_DIR, WORKING_DIR
+
+RUNS_DIR_RELPATH = ".plangate/runs"
+"""Where isolated runs keep their workspace, PlanGate's record of it and refused patches."""
+
+ISOLATION_CONFIG_RELPATH = ".plangate/isolation.toml"
+"""The repository's isolation settings, read at the approved commit."""
+
+MAX_ISOLATION_CONFIG_BYTES = 64 * 1024
+
+
+DEFAULT_AGENT_DIRS: tuple[str, ...] = (
+    "~/.claude",
+    "~/.claude.json",
+    "~/.codex",
+    "~/.cursor",
+    "~/.config/claude",
+)
+"""Agent configuration paths writable in the box when they exist (``agent_dirs`` replaces it)."""
+
+DEFAULT_SECRETS: tuple[str, ...] = (
+    "~/.ssh",
+    "~/.gnupg",
+    "~/.git-credentials",
+    "~/.netrc",
+    "~/.pgpass",
+    "~/.config/git/credentials",
+    "~/.config/gh",
+    "~/.aws",
+    "~/.docker/config.json",
+)
+"""Paths under the home directory that are never visible in the box."""
+
+DEFAULT_ENV_NAMES: tuple[str, ...] = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MODEL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "CODEX_HOME",
+    "CLAUDE_CONFIG_DIR",
+)
+"""Variables an agent needs to reach its model, passed into the box when set."""
+
+_CONFIG_KEYS = frozenset({"agent_dirs", "hidden", "visible", "env", "network"})
+
+IDENTITY_NAME = "PlanGate exec"
+IDENTITY_EMAIL = "plangate-exec@localhost"
+
+
+class IsolationConfig(NamedTuple):
+    """``.plangate/isolation.toml`` at the approved commit (defaults when absent)."""
+
+    agent_dirs: tuple[str, ...] = DEFAULT_AGENT_DIRS
+    hidden: tuple[str, ...] = ()
+    visible: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    network: bool = True
+
+
+def parse_isolation_config(data: bytes | None) -> IsolationConfig:
+    """The settings in ``data`` (None: the file does not exist); a bad file is refused."""
+    import tomllib
+
+    if data is None:
+        return IsolationConfig()
+
+    def bad(detail: str) -> EnvironmentFailure:
+        return EnvironmentFailure(
+            "ISOLATION_CONFIG_INVALID",
+            f"{ISOLATION_CONFIG_RELPATH}: {detail}",
+            "fix the file (see docs/isolation.md) and commit it",
+        )
+
+    try:
+        table = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise bad(f"not valid TOML: {exc}") from None
+    unknown = sorted(set(table) - _CONFIG_KEYS)
+    if unknown:
+        raise bad(f"unknown key(s) {', '.join(unknown)}")
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in ("agent_dirs", "hidden", "visible", "env"):
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise bad(f"{key} must be a list of non-empty strings")
+        lists[key] = tuple(value)
+    for key in ("agent_dirs", "hidden", "visible"):
+        for path in lists[key]:
+            if not (path.startswith(("/", "~/"))) or "\x00" in path or ".." in path.split("/"):
+                raise bad(f"{key}: {path!r} must be absolute or start with '~/', without '..'")
+    network = table.get("network", True)
+    if not isinstance(network, bool):
+        raise bad("network must be true or false")
+    return IsolationConfig(
+        agent_dirs=lists["agent_dirs"] if "agent_dirs" in table else DEFAULT_AGENT_DIRS,
+        hidden=lists["hidden"],
+        visible=lists["visible"],
+        env=lists["env"],
+        network=network,
+    )
+
+
+def read_isolation_config(root: Path, approved: str) -> IsolationConfig:
+    """The isolation settings committed at ``approved`` (what was approved, not the work tree)."""
+    git = Git(root)
+    entries = git.ls_tree(approved, [ISOLATION_CONFIG_RELPATH])
+    if not any(e.path == ISOLATION_CONFIG_RELPATH for e in entries):
+        return IsolationConfig()
+    try:
+        data = git.read_blob(approved, ISOLATION_CONFIG_RELPATH, MAX_ISOLATION_CONFIG_BYTES)
+    except GitError as exc:
+        raise EnvironmentFailure("ISOLATION_CONFIG_INVALID", exc.message, exc.hint) from None
+    return parse_isolation_config(data)
+
+
+class Workspace(NamedTuple):
+    """One isolated run's directories and the commit it starts from."""
+
+    run_id: str
+    run_dir: Path
+    tree: Path
+    git_dir: Path
+    approved: str
+
+    def git(self) -> Git:
+        """PlanGate's own repository of this run."""
+        return Git(self.git_dir)
+
+
+def new_run_id(task_id: str, at: str) -> str:
+    """``TASK-0001-20250101T120000Z-1a2b3c4d``: the task, the start time and a random part."""
+    stamp = "".join(c for c in at if c.isalnum())
+    return f"{task_id}-{stamp}-{secrets.token_hex(4)}"
+
+
+def _ignore_runs(runs: Path) -> None:
+    from plangate.fsutil import atomic_write
+
+    target = runs / ".gitignore"
+    if not target.exists() and not target.is_symlink():
+        atomic_write(
+            target, b"# written by plangate: isolated runs are not source\n*\n", overwrite=False
+        )
+
+
+def _wrap(exc: GitError, what: str) -> EnvironmentFailure:
+    return EnvironmentFailure(
+        "EXEC_WORKSPACE_FAILED",
+        f"{what}: {exc.code}: {exc.message}",
+        exc.hint or "check the repository, then retry",
+    )
+
+
+def _identity(root: Path) -> list[str]:
+    git = Git(root)
+    out = []
+    for key, fallback in (("user.name", IDENTITY_NAME), ("user.email", IDENTITY_EMAIL)):
+        proc = git.run(["config", "--get", key], ok_codes=(0, 1))
+        value = proc.stdout.decode("utf-8", "replace").strip() or fallback
+        out += ["-c", f"{key}={value}"]
+    return out
+
+
+def create_workspace(root: Path, task_id: str, approved: str, at: str) -> Workspace:
+    """Extract ``approved`` into a fresh workspace beside PlanGate's own repository of it."""
+    runs = root / RUNS_DIR_RELPATH
+    try:
+        runs.mkdir(parents=True, exist_ok=True)
+        _ignore_runs(runs)
+        run_id = new_run_id(task_id, at)
+        run_dir = runs / run_id
+        run_dir.mkdir(mode=0o700)
+        tree = run_dir / "workspace"
+        tree.mkdir()
+    except OSError as exc:
+        raise EnvironmentFailure(
+            "EXEC_WORKSPACE_FAILED",
+            f"cannot create the run directory: {exc.strerror or exc}",
+            f"make {RUNS_DIR_RELPATH} writable",
+        ) from None
+    ws = Workspace(run_id, run_dir, tree, run_dir / "state.git", approved)
+    try:
+        scratch_repository(root, ws.git_dir)
+        ws.git().run([f"--work-tree={tree}", "read-tree", "-u", "--reset", approved])
+        _init_agent_repository(tree, approved, _identity(root))
+    except GitError as exc:
+        raise _wrap(exc, "cannot extract the approved commit") from None
+    return ws
+
+
+def _init_agent_repository(tree: Path, approved: str, identity: list[str]) -> None:
+    """The workspace's own repository: one commit holding the approved tree."""
+    from plangate.fsutil import atomic_write
+
+    git = Git(tree)
+    git.run(["init", "-q"])
+    atomic_write(tree / ".git" / "info" / "attributes", RAW_ATTRIBUTES)
+    git.run(["add", "-A"])
+    git.run(
+        [
+            *identity,
+            "-c",
+            "commit.gpgsign=false",
+            "commit",
+            "-q",
+            "--no-verify",
+            "--allow-empty",
+            "-m",
+            f"approved commit {approved}",
+        ]
+    )
+
+
+def record_state(ws: Workspace, root: Path, message: str) -> str:
+    """The workspace as it is on disk, as one commit on top of the approved commit.
+
+    Returns the approved commit itself when nothing changed.
+    """
+    git = ws.git()
+    work = f"--work-tree={ws.tree}"
+    try:
+        git.run([work, "read-tree", "--reset", ws.approved])
+        git.run([work, "add", "-A", "--ignore-errors"], ok_codes=(0, 1))
+        tree = git.run(["write-tree"]).stdout.decode().strip()
+        approved_tree = git.run(["rev-parse", f"{ws.approved}^{{tree}}"]).stdout.decode().strip()
+        if tree == approved_tree:
+            return ws.approved
+        proc = git.run(
+            [
+                *_identity(root),
+                "-c",
+                "commit.gpgsign=false",
+                "commit-tree",
+                tree,
+                "-p",
+                ws.approved,
+                "-m",
+                message,
+            ]
+        )
+        commit = proc.stdout.decode().strip()
+        git.run(["update-ref", "refs/heads/result", commit])
+    except GitError as exc:
+        raise _wrap(exc, "cannot record the workspace") from None
+    return commit
+
+
+def discard_tree(ws: Workspace) -> None:
+    """Remove the extracted workspace (its state is recorded in ``state.git``)."""
+    shutil.rmtree(ws.tree, ignore_errors=True)
+
+
+# -- the box of plangate exec ------------------------------------------------------
+
+
+class ExecBoxFacts(NamedTuple):
+    """What :func:`exec_policy` builds a box from (gathered by the caller)."""
+
+    root: str
+    cwd: str
+    workspace: str
+    home: str
+    system: tuple[Mount, ...]
+    read_only: tuple[str, ...]
+    """Repository paths inside the workspace that stay read-only."""
+    writable_extra: tuple[str, ...]
+    """Existing agent configuration paths (host paths)."""
+    hidden: tuple[Hidden, ...]
+    network: bool
+    env: Mapping[str, str]
+    env_names: tuple[str, ...]
+    task_id: str
+    remaps: bool
+
+
+def exec_policy(facts: ExecBoxFacts) -> SandboxPolicy:
+    """The box of ``plangate exec`` (pure; see docs/isolation.md).
+
+    With a backend that remaps (bubblewrap) the workspace is shown at the
+    repository's own path, so the repository and its ``.git`` are simply not
+    there; otherwise (Seatbelt) the workspace keeps its own path and the
+    repository is hidden by rule.
+    """
+    target = facts.root if facts.remaps else facts.workspace
+    rel = posixpath.relpath(facts.cwd, facts.root) if facts.cwd != facts.root else "."
+    cwd = target if rel == "." else posixpath.join(target, rel)
+    hidden = list(facts.hidden)
+    if not facts.remaps:
+        hidden.append(Hidden(facts.root, "dir"))
+    visible = [*facts.system]
+    if facts.home and facts.home != "/":
+        visible.append(Mount.same(facts.home))
+    return SandboxPolicy(
+        visible=tuple(visible),
+        writable=(Mount(facts.workspace, target), *(Mount.same(p) for p in facts.writable_extra)),
+        read_only=tuple(
+            Mount(posixpath.join(facts.workspace, p), posixpath.join(target, p))
+            for p in facts.read_only
+        ),
+        hidden=tuple(hidden),
+        network=facts.network,
+        limits=Limits(),
+        env=allowed_env(facts.env, facts.env_names, {"PLANGATE_TASK": facts.task_id}),
+        cwd=cwd,
+    )
+
+
+def expand_home(path: str, home: str) -> str:
+    """``~/x`` under ``home``; an absolute path unchanged (normalised)."""
+    if path.startswith("~/"):
+        return posixpath.normpath(posixpath.join(home, path[2:]))
+    return posixpath.normpath(path)
+
+
+def read_only_paths(
+    root: Path,
+    approved: str,
+    task_id: str,
+    ws: Workspace,
+) -> tuple[str, ...]:
+    """Repository paths that stay read-only in the workspace.
+
+    The task's own directory, ``.plangate/`` and every file of the approved
+    commit a protected surface (as committed there) covers, when it exists in
+    the workspace.
+    """
+    from plangate.surfaces import surfaces_at_commit
+
+    git = Git(root)
+    wanted: list[str] = [f"{WORKING_DIR}/{task_id}", PLANGATE_DIR]
+    try:
+        surfaces = surfaces_at_commit(git, approved)
+        entries = git.ls_tree(approved)
+    except GitError as exc:
+        raise _wrap(exc, "cannot read the protected surfaces") from None
+    if surfaces.entries:
+        wanted += [e.path for e in entries if surfaces.protecting(e.path) is not None]
+    out = []
+    for path in dict.fromkeys(wanted):
+        local = ws.tree / path
+        if local.exists() and not local.is_symlink():
+            out.append(path)
+    return _outermost(out)
+
+
+def _outermost(paths: Iterable[str]) -> tuple[str, ...]:
+    kept: list[str] = []
+    for path in sorted(paths):
+        if not any(path == k or path.startswith(k + "/") for k in kept):
+            kept.append(path)
+    return tuple(kept)
+
+
+def secret_paths(
+    root: Path,
+    env: Mapping[str, str],
+    home: str,
+    config: IsolationConfig,
+    ledger_path: str | None,
+) -> tuple[str, ...]:
+    """Host paths never visible in the box (they are hidden whatever else is shown)."""
+    git = Git(root)
+    paths = [expand_home(p, home) for p in (*DEFAULT_SECRETS, *config.hidden)]
+    sock = env.get("SSH_AUTH_SOCK", "")
+    if sock.startswith("/"):
+        paths.append(posixpath.normpath(sock))
+    runtime = env.get("XDG_RUNTIME_DIR", "")
+    if runtime.startswith("/"):
+        paths += [posixpath.join(runtime, "gnupg"), posixpath.join(runtime, "keyring")]
+    try:
+        paths += [str(git.common_dir()), str(git.git_dir())]
+        listing = git.run(["worktree", "list", "--porcelain", "-z"]).stdout
+        paths += [
+            item[len(b"worktree ") :].decode("utf-8", "surrogateescape")
+            for item in listing.split(b"\x00")
+            if item.startswith(b"worktree ")
+        ]
+        key = git.run(["config", "--get", "user.signingkey"], ok_codes=(0, 1)).stdout
+    except GitError as exc:
+        raise _wrap(exc, "cannot list the repository's git directories") from None
+    signing = key.decode("utf-8", "replace").strip()
+    if signing:
+        expanded = expand_home(signing, home) if signing.startswith("~/") else signing
+        if expanded.startswith("/"):
+            paths += [expanded, expanded.removesuffix(".pub")]
+    if ledger_path:
+        paths.append(ledger_path)
+    root_text = str(root)
+    return tuple(
+        dict.fromkeys(
+            posixpath.normpath(p)
+            for p in paths
+            if p.startswith("/") and posixpath.normpath(p) != root_text
+        )
+    )
+
+
+def existing(paths: Iterable[str]) -> tuple[str, ...]:
+    """The paths that exist (a symbolic link counts when its target exists)."""
+    return tuple(p for p in paths if Path(p).exists())

@@ -1,0 +1,94 @@
+"""Trees for boxes: a commit extracted as plain files, and checked file by file against git.
+
+:func:`extract_commit` writes a commit's tree into an empty directory as raw
+bytes (no ``.git``, nothing linking back to the repository): a bare scratch
+repository borrows the repository's objects read-only (``alternates``), turns
+every filter, end-of-line conversion and ``ident`` expansion off
+(``info/attributes``) and checks the tree out into the directory; the scratch
+repository is removed afterwards.
+
+:func:`tree_differences` hashes every file of such a directory as git hashes a
+blob and compares it with the commit's tree: a changed, missing, added or
+retyped entry is a difference. Nothing in the directory (no ``.git``, no
+index, no ``.gitignore``) can hide one, unlike ``git status``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+from plangate.git import Git
+
+RAW_ATTRIBUTES = b"* -text -filter -ident -working-tree-encoding\n"
+"""``info/attributes`` of every scratch repository that writes a tree (raw bytes)."""
+
+_REGULAR = {"100644": False, "100755": True}
+
+
+def scratch_repository(repo_root: Path, where: Path) -> Git:
+    """A bare repository at ``where`` that borrows ``repo_root``'s objects read-only."""
+    from plangate.fsutil import atomic_write
+
+    objects = Git(repo_root).common_dir() / "objects"
+    Git(where.parent).run(["init", "-q", "--bare", str(where)])
+    atomic_write(where / "objects" / "info" / "alternates", (str(objects) + "\n").encode())
+    atomic_write(where / "info" / "attributes", RAW_ATTRIBUTES)
+    return Git(where)
+
+
+def extract_commit(repo_root: Path, commit: str, dest: Path) -> None:
+    """Write ``commit``'s tree into the empty directory ``dest`` (created when missing)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="plangate-extract-"))
+    try:
+        git = scratch_repository(repo_root, scratch / "repo.git")
+        git.run([f"--work-tree={dest}", "read-tree", "-u", "--reset", commit])
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _blob_id(data: bytes, algorithm: str) -> str:
+    header = b"blob " + str(len(data)).encode() + b"\x00"
+    return hashlib.new(algorithm, header + data).hexdigest()
+
+
+def tree_differences(repo_root: Path, commit: str, directory: Path) -> list[str]:
+    """Paths where ``directory`` differs from ``commit``'s tree, sorted (empty: identical)."""
+    git = Git(repo_root)
+    algorithm = git.run(["rev-parse", "--show-object-format"]).stdout.decode().strip() or "sha1"
+    expected = {e.path: e for e in git.ls_tree(commit)}
+    found: dict[str, str] = {}
+    for current, dirs, files in os.walk(directory):
+        base = Path(current)
+        for name in [*dirs, *files]:
+            path = base / name
+            rel = path.relative_to(directory).as_posix()
+            info = path.lstat()
+            if stat.S_ISDIR(info.st_mode):
+                if rel in expected and expected[rel].kind == "commit":
+                    found[rel] = "gitlink"
+                continue
+            found[rel] = "other"
+            if stat.S_ISLNK(info.st_mode):
+                target = os.fsencode(path.readlink())
+                found[rel] = f"120000 {_blob_id(target, algorithm)}"
+            elif stat.S_ISREG(info.st_mode):
+                mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
+                found[rel] = f"{mode} {_blob_id(path.read_bytes(), algorithm)}"
+        dirs[:] = [d for d in dirs if not (base / d).is_symlink()]
+    differences = []
+    for rel in sorted(set(expected) | set(found)):
+        entry = expected.get(rel)
+        want = (
+            ("gitlink" if entry.kind == "commit" else f"{entry.mode} {entry.object_id}")
+            if entry is not None
+            else None
+        )
+        if found.get(rel) != want:
+            differences.append(rel)
+    return differences

@@ -1,0 +1,127 @@
+"""The isolated run's judgement (pure): ci check's rules, then exec's own rows."""
+
+from __future__ import annotations
+
+import pytest
+
+from plangate.execution.apply import RULES, ResultFacts, branch_for, judge
+from plangate.surfaces import load_surfaces_bytes
+from plangate.verdict import Result
+
+PLAN = b"""# plan
+
+## Files / Components to Touch
+
+- `src/greet.py`
+- `src/lib/**`
+"""
+SURFACES = b"""version = 1
+
+[[surface]]
+pattern = "**/CLAUDE.md"
+class = "rules"
+reason = "agent rules"
+
+[[surface]]
+pattern = "src/lib/secret.py"
+class = "policy-spec"
+reason = "a protected file inside the scope"
+"""
+TEMPLATE = b"# PLANGATE-BUNDLED-TEMPLATE: x\n" + SURFACES
+
+
+def _facts(changed: tuple[str, ...], **changes: object) -> ResultFacts:
+    base = ResultFacts(
+        task_id="TASK-0001",
+        approved="a" * 40,
+        result="b" * 40,
+        changed=changed,
+        unmatchable=(),
+        surfaces=load_surfaces_bytes(SURFACES, "downstream", "x"),
+        verification=Result("ACCEPTED"),
+        plan=PLAN,
+    )
+    return base._replace(**changes)
+
+
+def test_in_scope_changes_are_accepted() -> None:
+    result = judge(_facts(("src/greet.py", "src/lib/a/b.py")))
+    assert result.verdict == "ACCEPTED", result.reasons
+    assert result.facts["exec_rules"] == []
+
+
+def test_out_of_scope_is_rejected_with_ci_codes() -> None:
+    result = judge(_facts(("src/greet.py", "Makefile")))
+    assert result.verdict == "REJECTED"
+    assert result.codes == ("CI_OUTSIDE_SCOPE",)
+    assert result.reasons[0].evidence == ("Makefile",)
+
+
+def test_protected_surface_inside_the_scope_needs_a_human() -> None:
+    result = judge(_facts(("src/lib/secret.py",)))
+    assert result.verdict == "HUMAN_REQUIRED"
+    assert result.codes == ("CI_PROTECTED_SURFACE",)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "docs/working/TASK-0001/plan.md",
+        "docs/working/TASK-0001/approvals/c3.json",
+        "docs/working/TASK-0002/plan.md",
+        ".plangate/protected-surfaces.toml",
+        ".plangate/.gitignore",
+    ],
+)
+def test_plan_packages_and_plangate_state_are_never_changed_by_a_run(path: str) -> None:
+    result = judge(_facts(("src/greet.py", path)))
+    assert result.verdict == "REJECTED"
+    assert "EXEC_PLAN_PACKAGE_CHANGED" in result.codes
+    assert result.facts["exec_rules"] == ["plan_package_untouched"]
+
+
+def test_unmatchable_paths_are_rejected_and_counted_for_plan_packages() -> None:
+    result = judge(_facts((), unmatchable=(("docs/working/TASK-0001/x\n", "PATH_CONTROL_CHAR"),)))
+    assert result.verdict == "REJECTED"
+    assert "CI_PATH_UNMATCHABLE" in result.codes
+    assert "EXEC_PLAN_PACKAGE_CHANGED" in result.codes
+
+
+def test_an_unverified_plan_allows_nothing() -> None:
+    result = judge(_facts(("src/greet.py",), plan=None))
+    assert result.verdict == "REJECTED"
+    assert "CI_SCOPE_UNDEFINED" in result.codes
+
+
+def test_a_verification_that_did_not_accept_allows_nothing() -> None:
+    result = judge(_facts(("src/greet.py",), verification=Result("REJECTED")))
+    assert result.verdict == "REJECTED"
+    assert "CI_TASK_NOT_VERIFIED" in result.codes
+
+
+def test_the_bundled_template_never_lets_a_result_through() -> None:
+    surfaces = load_surfaces_bytes(TEMPLATE, "downstream", "x")
+    result = judge(_facts(("src/greet.py",), surfaces=surfaces))
+    assert result.verdict == "HUMAN_REQUIRED"
+    assert "HO_BOUNDARY_UNDEFINED" in result.codes
+
+
+def test_rejection_is_stricter_than_a_human_decision() -> None:
+    result = judge(_facts(("src/lib/secret.py", "Makefile")))
+    assert result.verdict == "REJECTED"
+    assert set(result.codes) == {"CI_OUTSIDE_SCOPE", "CI_PROTECTED_SURFACE"}
+
+
+def test_rule_table_and_branch_name() -> None:
+    assert [rule.name for rule in RULES] == ["plan_package_untouched"]
+    assert branch_for("TASK-0001-x") == "plangate/runs/TASK-0001-x"
+
+
+def test_a_path_the_plan_says_not_to_touch_never_reaches_the_repository() -> None:
+    plan = PLAN + b"\n### Do not touch\n\n- `src/lib/vendor/`\n"
+    kept = judge(_facts(("src/lib/a.py",), plan=plan))
+    assert kept.verdict == "ACCEPTED", kept.reasons
+    refused = judge(_facts(("src/lib/a.py", "src/lib/vendor/x.py"), plan=plan))
+    assert refused.verdict == "REJECTED"
+    assert refused.codes == ("CI_OUTSIDE_SCOPE",)
+    assert refused.reasons[0].evidence == ("src/lib/vendor/x.py",)

@@ -1,0 +1,97 @@
+"""Each host's tool vocabulary: every documented tool has a kind, and the kinds mean what
+they say (a writer names its path keys, an unknown name is on no list)."""
+
+from __future__ import annotations
+
+import pytest
+
+from plangate.hooks.hosts.tools import (
+    CLAUDE_TOOLS,
+    CODEX_TOOLS,
+    CURSOR_TOOLS,
+    ToolKind,
+    is_mcp_tool,
+)
+
+CLAUDE_REFERENCE = [
+    "Agent",
+    "AskUserQuestion",
+    "Bash",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
+    "Edit",
+    "EnterPlanMode",
+    "EnterWorktree",
+    "ExitPlanMode",
+    "ExitWorktree",
+    "Glob",
+    "Grep",
+    "ListMcpResourcesTool",
+    "LSP",
+    "NotebookEdit",
+    "Read",
+    "ReadMcpResourceTool",
+    "Skill",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskOutput",
+    "TaskStop",
+    "TaskUpdate",
+    "TodoWrite",
+    "ToolSearch",
+    "WebFetch",
+    "WebSearch",
+    "Write",
+]
+"""Claude Code's tools reference, as listed on its documentation page."""
+
+
+@pytest.mark.parametrize("name", CLAUDE_REFERENCE)
+def test_every_claude_reference_tool_has_a_kind(name: str) -> None:
+    assert name in CLAUDE_TOOLS
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("TaskCreate", ToolKind.READ),
+        ("TaskUpdate", ToolKind.READ),
+        ("ToolSearch", ToolKind.READ),
+        ("LSP", ToolKind.READ),
+        ("CronCreate", ToolKind.READ),
+        ("EnterPlanMode", ToolKind.READ),
+        ("Agent", ToolKind.AGENT),
+        ("EnterWorktree", ToolKind.WORKTREE),
+        ("Write", ToolKind.WRITER),
+        ("NotebookEdit", ToolKind.WRITER),
+        ("Bash", ToolKind.SHELL),
+    ],
+)
+def test_claude_tool_kinds(name: str, kind: ToolKind) -> None:
+    assert CLAUDE_TOOLS[name].kind is kind
+
+
+def test_codex_spawn_agent_is_agent_spawning_and_patch_is_patch() -> None:
+    assert CODEX_TOOLS["spawn_agent"].kind is ToolKind.AGENT
+    assert CODEX_TOOLS["apply_patch"].kind is ToolKind.PATCH
+
+
+def test_cursor_task_is_agent_spawning_and_delete_is_a_writer() -> None:
+    assert CURSOR_TOOLS["Task"].kind is ToolKind.AGENT
+    assert CURSOR_TOOLS["Delete"].kind is ToolKind.WRITER
+
+
+@pytest.mark.parametrize("table", [CLAUDE_TOOLS, CODEX_TOOLS, CURSOR_TOOLS])
+def test_every_writer_names_its_path_keys_and_no_mcp_tool_is_listed(table: dict) -> None:
+    for name, tool in table.items():
+        assert not is_mcp_tool(name)
+        assert (tool.kind is ToolKind.WRITER) == bool(tool.keys), name
+
+
+@pytest.mark.parametrize(
+    "name", ["Config", "RemoteTrigger", "PowerShell", "mcp__x__y", "write_file"]
+)
+def test_unlisted_tools_are_on_no_list(name: str) -> None:
+    assert name not in CLAUDE_TOOLS and name not in CODEX_TOOLS and name not in CURSOR_TOOLS

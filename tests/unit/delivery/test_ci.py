@@ -650,3 +650,22 @@ def test_an_adoption_message_names_eight_paths():
     assert reason.evidence == paths
     reason = decide(adoption(*paths[:8])).reasons[0]
     assert reason.message.endswith(", ".join(paths[:8]))
+
+
+def test_a_base_is_taken_as_adopted_unless_the_facts_say_otherwise():
+    built = PullRequestFacts(
+        BASE, HEAD, HEAD, (".plangate/protected-surfaces.toml",), SURFACES, (), "m" * 40
+    )
+    assert built.base_adopted is True
+    assert "CI_ADOPTS_PLANGATE" not in codes(decide(built))
+
+
+def test_a_signed_tasks_continuation_files_are_covered_and_an_unsigned_tasks_are_not():
+    files = (
+        "docs/working/TASK-0001/approvals/continuation.json",
+        "docs/working/TASK-0001/approvals/continuation.json.sig",
+    )
+    assert decide(facts(*files, tasks=(SIGNED_TASK,))).verdict == "ACCEPTED"
+    for one in files:
+        result = decide(facts(one))
+        assert (result.verdict, result.reasons[0].evidence) == ("HUMAN_REQUIRED", (one,))

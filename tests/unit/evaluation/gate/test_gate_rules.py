@@ -5,110 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from plangate.evaluation.gate.rules import GateFacts, decide
-from plangate.evaluation.harness.definition import HarnessDefinition, parse_definition
+from plangate.evaluation.gate.rules import decide
+from plangate.evaluation.harness.definition import HarnessDefinition
 from plangate.surfaces import load_surfaces_bytes
 from plangate.verdict import Reason
-
-DEFINITION = """
-schema_version = "1"
-[[components]]
-id = "prompt:builder"
-type = "prompt"
-paths = ["harness/prompts/**"]
-[[components]]
-id = "verifier:tests"
-type = "verifier"
-paths = ["harness/verifiers/tests.py"]
-[[components]]
-id = "verifier:extra"
-type = "verifier"
-paths = ["harness/verifiers/extra.py"]
-[[components]]
-id = "gate:stop"
-type = "gate"
-paths = ["harness/gates/stop.py"]
-[[components]]
-id = "eval:meta"
-type = "eval"
-paths = ["meta/**"]
-[verifier_set]
-[[verifier_set.stages]]
-component = "verifier:tests"
-blocking = "block"
-[[verifier_set.stages]]
-component = "gate:stop"
-blocking = "block"
-on_unavailable = "block"
-applies_to = ["src/**", "lib/**"]
-"""
-
-SURFACES = b"""version = 1
-[[surface]]
-pattern = "eval/**"
-class = "evaluator"
-reason = "the evaluator"
-[[surface]]
-pattern = "CLAUDE.md"
-class = "human-owned"
-reason = "human-owned"
-"""
-
-PLAN: dict[str, Any] = {
-    "baseline_commit": "a" * 40,
-    "baseline_manifest_ref": "sha256:" + "b" * 64,
-    "harness_definition": ".plangate/harness.toml",
-    "fixtures": [
-        {
-            "id": "kb",
-            "role": "known_bad",
-            "path": "fixtures/kb.json",
-            "digest": "sha256:" + "c" * 64,
-        }
-    ],
-    "verifier_set": ["verifier:tests", "gate:stop"],
-    "runner": {
-        "argv": ["python3", "run.py"],
-        "files": [{"path": "run.py", "digest": "sha256:" + "d" * 64}],
-        "timeout_seconds": 5,
-    },
-    "grader": {
-        "argv": ["python3", "grade.py"],
-        "files": [{"path": "grade.py", "digest": "sha256:" + "e" * 64}],
-        "timeout_seconds": 5,
-    },
-}
-
-
-def definition(text: str = DEFINITION) -> HarnessDefinition:
-    return parse_definition(text.encode(), "test")
-
-
-def facts(diff: list[str], allowed: Any = None, **kw: Any) -> GateFacts:
-    candidate = {
-        "candidate_id": "c1",
-        "candidate_commit": "f" * 40,
-        "allowed_paths": ["harness/prompts/**"] if allowed is None else allowed,
-        "changes_evaluation_harness": kw.pop("changes_evaluation_harness", False),
-    }
-    base: dict[str, Any] = {
-        "candidate": candidate,
-        "candidate_digest": "sha256:" + "1" * 64,
-        "plan_digest": "sha256:" + "2" * 64,
-        "plan": kw.pop("plan", PLAN),
-        "baseline_manifest": {"verifier_set": ["verifier:tests", "gate:stop"]},
-        "baseline_definition": definition(),
-        "candidate_definition": kw.pop("candidate_definition", definition()),
-        "surfaces": load_surfaces_bytes(SURFACES, "downstream", "base:surfaces"),
-        "surfaces_source": "base:surfaces",
-        "observed_diff": tuple(diff),
-        "diff_method": "git-diff-no-renames-v1",
-    }
-    base.update(kw)
-    return GateFacts(**base)
+from support.gate_rules import DEFINITION, PLAN, definition, facts
 
 
 def test_clean_prompt_change_is_auto_approved() -> None:
@@ -340,23 +242,6 @@ def test_declared_harness_change_routes_to_i4_and_missing_declaration_is_not_fal
 
 def test_empty_diff_is_inconclusive() -> None:
     assert decide(facts([])).codes == ("NO_OBSERVED_HARNESS_DELTA",)
-
-
-segment = st.text(alphabet="abcXYZ.-_", min_size=1, max_size=5).filter(
-    lambda s: s not in (".", "..")
-)
-paths = st.lists(segment, min_size=1, max_size=4).map("/".join)
-
-
-@settings(max_examples=80, deadline=None)
-@given(st.lists(paths, min_size=1, max_size=6, unique=True))
-def test_property_verdict_is_never_more_lenient_than_its_parts(diff: list[str]) -> None:
-    """Adding a protected path to any diff makes it DENIED; approval needs an in-scope diff."""
-    base = decide(facts(diff))
-    tainted = decide(facts(sorted({*diff, "eval/grader.py"})))
-    assert tainted.verdict == "DENIED"
-    if base.verdict == "AUTO_APPROVED":
-        assert all(p.startswith("harness/prompts/") for p in diff)
 
 
 def test_undeclared_change_of_a_new_eval_component_needs_the_i4_route() -> None:

@@ -6,138 +6,23 @@ import dataclasses
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from plangate.evaluation.run.decision import EvaluationInput, decide, required_activation
-from plangate.evaluation.run.protocol import Activation, TrialOutcome, TrialReport, TrialStatus
+from plangate.evaluation.run.decision import decide, required_activation
+from plangate.evaluation.run.protocol import Activation, TrialOutcome, TrialStatus
 from plangate.verdict import Reason
-
-D = "sha256:" + "1" * 64
-D2 = "sha256:" + "2" * 64
-BASE_REF = "sha256:" + "b" * 64
-CAND_REF = "sha256:" + "c" * 64
-TARGET = "verifier:completion-evidence"
-TESTS = "verifier:deterministic-tests"
-
-FIXTURES = [
-    {"id": "kb", "role": "known_bad", "path": "eval/fixtures/kb.json", "digest": D},
-    {"id": "nc", "role": "negative_control", "path": "eval/fixtures/nc.json", "digest": D},
-    {"id": "pos", "role": "sealed_positive", "path": "eval/fixtures/pos.json", "digest": D},
-    {"id": "neg", "role": "sealed_negative", "path": "eval/fixtures/neg.json", "digest": D},
-    {"id": "m1", "role": "known_mutant", "path": "eval/fixtures/m1.json", "digest": D},
-    {"id": "m2", "role": "known_mutant", "path": "eval/fixtures/m2.json", "digest": D},
-    {"id": "reg", "role": "regression", "path": "eval/fixtures/reg.json", "digest": D},
-]
-
-# What a good verifier candidate does: (baseline judgement, candidate judgement).
-GOOD = {
-    "kb": ("passed", "stopped"),
-    "nc": ("passed", "passed"),
-    "pos": ("passed", "passed"),
-    "neg": ("stopped", "stopped"),
-    "m1": ("passed", "stopped"),
-    "m2": ("stopped", "stopped"),
-    "reg": ("passed", "passed"),
-}
-
-
-def plan(**overrides: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "baseline_manifest_ref": BASE_REF,
-        "fixtures": FIXTURES,
-        "verifier_set": [TESTS],
-        "trials": 2,
-        "metrics": ["known_bad_stop_rate", "negative_control_pass_rate"],
-        "threshold": [
-            {"metric": "known_bad_stop_rate", "op": ">=", "value": 1.0},
-            {"metric": "negative_control_pass_rate", "op": ">=", "value": 1.0},
-        ],
-        "critical_regression_conditions": ["known_bad_not_stopped"],
-        "required_activation": "fired",
-    }
-    base.update(overrides)
-    return base
-
-
-def trial(
-    side: str,
-    fixture: str,
-    number: int,
-    judgement: str,
-    *,
-    level: str = "influenced_decision",
-    detections: dict[str, str] | None = None,
-    status: TrialStatus = TrialStatus.COMPLETED,
-    error_code: str = "",
-    metrics: dict[str, float] | None = None,
-) -> TrialOutcome:
-    role = next(f["role"] for f in FIXTURES if f["id"] == fixture)
-    report = None
-    if status is TrialStatus.COMPLETED:
-        report = TrialReport(
-            side=side,
-            fixture_id=fixture,
-            role=role,
-            trial=number,
-            outcome="MERGE_READY" if judgement == "passed" else "BLOCKED",
-            stop_reasons=() if judgement == "passed" else ("VERIFIER_UNAVAILABLE",),
-            metrics=metrics or {},
-            activation={TARGET: Activation(level, ("ref",))},
-            detections=detections if detections is not None else {TESTS: "not_detected"},
-        )
-    return TrialOutcome(
-        key=f"{side}/{fixture}/{number}",
-        side=side,
-        fixture_id=fixture,
-        role=role,
-        trial=number,
-        status=status,
-        report=report,
-        judgement=judgement if status is TrialStatus.COMPLETED else None,
-        error_code=error_code,
-    )
-
-
-def trials(
-    table: dict[str, tuple[str, str]] | None = None, n: int = 2, **kw: Any
-) -> list[TrialOutcome]:
-    out = []
-    for fixture, (base, cand) in (table or GOOD).items():
-        for number in range(1, n + 1):
-            out.append(trial("baseline", fixture, number, base, **kw))
-            out.append(trial("candidate", fixture, number, cand, **kw))
-    return out
-
-
-def evaluation(**overrides: Any) -> EvaluationInput:
-    base = EvaluationInput(
-        candidate_id="candidate:x:v1",
-        candidate_plan_digest=D2,
-        plan=plan(),
-        plan_digest=D2,
-        baseline_manifest_ref=BASE_REF,
-        candidate_manifest_ref=CAND_REF,
-        target_components=(TARGET,),
-        component_types={TARGET: "verifier", TESTS: "verifier"},
-        changed_paths=("harness/verifiers/completion_evidence.py",),
-        policy_verdict="AUTO_APPROVED",
-        trials=trials(),
-        independence_observed="I3",
-        independence_required="I3",
-    )
-    return dataclasses.replace(base, **overrides)
-
-
-def with_judgement(fixture: str, side: str, judgement: str, number: int = 1) -> list[TrialOutcome]:
-    out = []
-    for t in trials():
-        if t.fixture_id == fixture and t.side == side and t.trial == number:
-            out.append(trial(side, fixture, number, judgement))
-        else:
-            out.append(t)
-    return out
-
+from support.run_decision import (
+    CAND_REF,
+    FIXTURES,
+    GOOD,
+    TARGET,
+    TESTS,
+    D,
+    evaluation,
+    plan,
+    trial,
+    trials,
+    with_judgement,
+)
 
 # -- PASS ----------------------------------------------------------------------
 
@@ -419,38 +304,6 @@ def test_missing_plan_is_inconclusive() -> None:
     result = decide(evaluation(plan=None, plan_digest=None))
     assert result.verdict == "INCONCLUSIVE"
     assert result.codes == ("EVALUATION_PLAN_UNAVAILABLE",)
-
-
-# -- invariants over arbitrary evidence ------------------------------------------
-
-JUDGEMENT = st.sampled_from(["passed", "stopped"])
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    table=st.fixed_dictionaries({k: st.tuples(JUDGEMENT, JUDGEMENT) for k in GOOD}),
-    gate=st.sampled_from(["AUTO_APPROVED", "DENIED", "HUMAN_REQUIRED", "INCONCLUSIVE"]),
-    prior=st.lists(st.sampled_from(["PASS", "FAIL", "INCONCLUSIVE"]), max_size=2),
-    level=st.sampled_from(["registered", "fired", "influenced_decision"]),
-)
-def test_no_promotion_and_pass_only_when_clean(
-    table: dict[str, tuple[str, str]], gate: str, prior: list[str], level: str
-) -> None:
-    result = decide(
-        evaluation(
-            trials=trials(table, level=level), policy_verdict=gate, prior_decisions=tuple(prior)
-        )
-    )
-    assert result.facts["production_promotion_executed"] is False
-    assert result.verdict in ("PASS", "FAIL", "INCONCLUSIVE")
-    if result.verdict == "PASS":
-        assert gate == "AUTO_APPROVED"
-        assert "INCONCLUSIVE" not in prior and "FAIL" not in prior
-        assert table["kb"] == ("passed", "stopped")
-        assert table["nc"] == ("passed", "passed")
-        assert level == "influenced_decision"
-    if "INCONCLUSIVE" in prior:
-        assert result.verdict == "INCONCLUSIVE"
 
 
 def test_identity_problem_from_the_service_is_reported_once() -> None:

@@ -1550,3 +1550,14 @@ def test_a_package_row_that_decides_names_its_check() -> None:
         "check": "plan_package_integrity",
         "code": "PLAN_PACKAGE_INTEGRITY",
     }
+
+
+def test_denied_paths_are_patterns_and_an_unsafe_one_is_named_with_its_index() -> None:
+    inp = parse_input(clean() | {"denied_paths": ["src/secret/**", "src/*.key"]})
+    assert inp.denied_paths == ("src/secret/**", "src/*.key")
+    doc = clean() | {"changed_files": ["src/secret/a.py"], "denied_paths": ["src/secret/**"]}
+    assert decided(doc) == ("HUMAN_ESCALATED", "1.5", "SCOPE_VIOLATION")
+    with pytest.raises(ArbiterInputError) as err:
+        parse_input(clean() | {"denied_paths": ["src/**", "a//b"]})
+    assert err.value.message.startswith("denied_paths[1]: PATH_EMPTY_SEGMENT: ")
+    assert parse_input(clean()).denied_paths == ()

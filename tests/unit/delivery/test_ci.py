@@ -149,27 +149,41 @@ ROW_CASES = {
         ["CI_TRUST_ROOT_CHANGED"],
     ),
     "adopts_plangate": (
-        PullRequestFacts(BASE, HEAD, HEAD, (".claude/settings.json", ".gitignore",
-                                            ".plangate/protected-surfaces.toml",
-                                            ".plangate/trust.toml"),
-                         SURFACES._replace(provenance="bundled_template", problem=Reason(
-                             "HO_BOUNDARY_UNDEFINED", "template")),
-                         (), "m" * 40, trust_changed=(".plangate/trust.toml",),
-                         base_adopted=False),
-        "HUMAN_REQUIRED", ["CI_ADOPTS_PLANGATE"],
+        PullRequestFacts(
+            BASE,
+            HEAD,
+            HEAD,
+            (
+                ".claude/settings.json",
+                ".gitignore",
+                ".plangate/protected-surfaces.toml",
+                ".plangate/trust.toml",
+            ),
+            SURFACES._replace(
+                provenance="bundled_template", problem=Reason("HO_BOUNDARY_UNDEFINED", "template")
+            ),
+            (),
+            "m" * 40,
+            trust_changed=(".plangate/trust.toml",),
+            base_adopted=False,
+        ),
+        "HUMAN_REQUIRED",
+        ["CI_ADOPTS_PLANGATE"],
     ),
 }
 
 
 def adoption(*changed: str, base_adopted: bool = False) -> PullRequestFacts:
-    return PullRequestFacts(BASE, HEAD, HEAD, tuple(changed), SURFACES, (), "m" * 40,
-                            base_adopted=base_adopted)
+    return PullRequestFacts(
+        BASE, HEAD, HEAD, tuple(changed), SURFACES, (), "m" * 40, base_adopted=base_adopted
+    )
 
 
 def test_adoption_message_speaks_to_the_reviewer():
     result = decide(adoption(".plangate/protected-surfaces.toml"))
     assert result.reasons[0].message.startswith(
-        "adopts PlanGate: a human reviews the trust root and surfaces")
+        "adopts PlanGate: a human reviews the trust root and surfaces"
+    )
     assert result.reasons[0].evidence == (".plangate/protected-surfaces.toml",)
 
 
@@ -179,8 +193,10 @@ def test_adoption_message_speaks_to_the_reviewer():
         # Code arriving with the adoption is not adoption: it needs a task.
         (adoption(".plangate/protected-surfaces.toml", "src/app.py"), "CI_NO_TASK"),
         # A task directory arriving with it is not adoption either.
-        (adoption(".plangate/protected-surfaces.toml", "docs/working/TASK-0001/plan.md"),
-         "CI_NO_TASK"),
+        (
+            adoption(".plangate/protected-surfaces.toml", "docs/working/TASK-0001/plan.md"),
+            "CI_NO_TASK",
+        ),
         # Adoption adds the surfaces file; hook configuration alone is not adoption.
         (adoption(".claude/settings.json", ".gitignore"), "CI_NO_TASK"),
         # A base that already has its surfaces judges changes to them as protected.
@@ -197,7 +213,8 @@ def test_what_is_not_an_adoption(built, expected):
 
 def test_an_unmatchable_path_is_never_an_adoption():
     built = adoption(".plangate/protected-surfaces.toml")._replace(
-        unmatchable=(("a\tb", "PATH_HAS_CONTROL"),))
+        unmatchable=(("a\tb", "PATH_HAS_CONTROL"),)
+    )
     result = decide(built)
     assert result.verdict == "REJECTED"
     assert "CI_ADOPTS_PLANGATE" not in codes(result)
@@ -549,6 +566,7 @@ def test_a_requiring_trust_root_is_named_in_the_facts():
     result = decide(facts("src/app.py")._replace(trust=trust_root(False)))
     assert result.facts["authority"].startswith("unauthenticated")
 
+
 def _validations(monkeypatch, n_files: int, n_patterns: int) -> tuple[int, int]:
     """(path validations, pattern validations) of one decision over n files x m patterns."""
     import plangate.paths as paths_module
@@ -592,3 +610,62 @@ def test_a_check_validates_each_path_and_pattern_once_not_per_pair(monkeypatch):
     # never once per changed file
     assert patterns <= 2 * (2 * 20 + 1)
     assert more_files[1] <= patterns
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".plangate/tools.toml",
+        ".plangate/trust.toml",
+        ".plangate/allowed_signers",
+        ".plangate/revoked_signers",
+        ".plangate/.gitignore",
+        ".gitignore",
+        ".claude/settings.json",
+        ".codex/hooks.json",
+        ".codex/config.toml",
+        ".cursor/hooks.json",
+        ".pre-commit-config.yaml",
+        ".github/workflows/ci.yml",
+        ".github/workflows/deep/x.yml",
+    ],
+)
+def test_each_adoption_path_may_arrive_with_the_surfaces(path):
+    result = decide(adoption(".plangate/protected-surfaces.toml", path))
+    assert (result.verdict, codes(result)) == ("HUMAN_REQUIRED", ["CI_ADOPTS_PLANGATE"])
+    assert result.reasons[0].evidence == (".plangate/protected-surfaces.toml", path)
+
+
+def test_an_adoption_message_names_eight_paths():
+    paths = (
+        ".plangate/protected-surfaces.toml",
+        *(f".github/workflows/w{i}.yml" for i in range(8)),
+    )
+    reason = decide(adoption(*paths)).reasons[0]
+    assert reason.message == (
+        "adopts PlanGate: a human reviews the trust root and surfaces: "
+        + ", ".join(paths[:8])
+        + " (+1 more)"
+    )
+    assert reason.evidence == paths
+    reason = decide(adoption(*paths[:8])).reasons[0]
+    assert reason.message.endswith(", ".join(paths[:8]))
+
+
+def test_a_base_is_taken_as_adopted_unless_the_facts_say_otherwise():
+    built = PullRequestFacts(
+        BASE, HEAD, HEAD, (".plangate/protected-surfaces.toml",), SURFACES, (), "m" * 40
+    )
+    assert built.base_adopted is True
+    assert "CI_ADOPTS_PLANGATE" not in codes(decide(built))
+
+
+def test_a_signed_tasks_continuation_files_are_covered_and_an_unsigned_tasks_are_not():
+    files = (
+        "docs/working/TASK-0001/approvals/continuation.json",
+        "docs/working/TASK-0001/approvals/continuation.json.sig",
+    )
+    assert decide(facts(*files, tasks=(SIGNED_TASK,))).verdict == "ACCEPTED"
+    for one in files:
+        result = decide(facts(one))
+        assert (result.verdict, result.reasons[0].evidence) == ("HUMAN_REQUIRED", (one,))

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from plangate.canonical import digest
 from plangate.delivery.log import parse_record_bytes, rows_bytes, seal_entries
 from plangate.delivery.machine import (
     ACTION_KINDS,
@@ -37,7 +38,7 @@ from plangate.delivery.machine import (
 )
 from plangate.delivery.pr_snapshot import SNAPSHOT_RULE, SnapshotInvalid, parse_snapshot
 from plangate.surfaces import ProtectedPattern, ResolvedSurfaces
-from plangate.verdict import Reason
+from plangate.verdict import ExitCode, Reason
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -1359,3 +1360,50 @@ def test_a_receipted_action_is_no_longer_requested():
     result = run(snap(dod_evaluated=False), (*first.new_entries, done))
     assert result.state == "MERGE_READY_CANDIDATE"
     assert result.actions == () and result.new_entries == ()
+
+
+# -- what an assessment exits with, and when a state is recorded again ---------------
+
+
+def test_an_assessment_exits_by_its_state():
+    assert run(snap()).exit_code == ExitCode.ACCEPTED
+    assert run(snap(dod_evaluated=False)).exit_code == ExitCode.INCONCLUSIVE
+    assert run(snap(escalation_flags=["secrets"])).exit_code == ExitCode.HUMAN
+    assert run(snap(changed_files=["elsewhere/x.py"])).exit_code == ExitCode.REJECTED
+
+
+def test_an_action_id_is_the_digest_of_its_payload_with_its_kind():
+    # Recorded intents and receipts carry this id: a different formula would re-request
+    # every action a delivery log already holds.
+    payload = {"pr_number": 7, "head_sha": HEAD}
+    assert action_id("dod_reevaluate", payload) == digest(
+        {"pr_number": 7, "head_sha": HEAD, "action_kind": "dod_reevaluate"}
+    )
+    (action,) = run(snap(dod_evaluated=False)).actions
+    assert action["action_id"] == action_id("dod_reevaluate", payload)
+
+
+def test_pending_checks_say_wait():
+    result = run(snap(checks=[{"name": "ci", "sha": HEAD, "conclusion": "pending"}]))
+    assert result.reasons[0].code == "DELIVERY_CHECKS_PENDING"
+    assert result.reasons[0].hint == "wait"
+
+
+@pytest.mark.parametrize(
+    "recorded",
+    [
+        {"state": "WAITING_FOR_REVIEW"},  # another state, the same (empty) reasons
+        {"pr_number": 6},  # another pull request at the same head
+        {"reasons": [{"code": "DELIVERY_CHECKS_PENDING", "message": "checks still running"}]},
+    ],
+)
+def test_a_state_that_differs_in_any_field_is_recorded(recorded):
+    ready = run(snap())
+    assert ready.state == "MERGE_READY"
+    last = {**state_body("MERGE_READY", parse_snapshot(snap()), ready.reasons), **recorded}
+    if "reasons" in recorded:
+        last["state"] = "MERGE_READY"
+    result = run(snap(), chain(last))
+    assert [e["kind"] for e in result.new_entries] == ["state", "merge_ready"]
+    same = run(snap(), chain(state_body("MERGE_READY", parse_snapshot(snap()), ready.reasons)))
+    assert [e["kind"] for e in same.new_entries] == ["merge_ready"]

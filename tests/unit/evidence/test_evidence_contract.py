@@ -292,3 +292,9 @@ def test_unavailable_paths_reach_every_depth() -> None:
     assert list(unavailable_paths("unavailable")) == ["<root>"]
     assert list(unavailable_paths(["unavailable"])) == ["[0]"]
     assert list(unavailable_paths({"x": "available"})) == []
+
+
+def test_the_format_problems_name_the_expected_form() -> None:
+    doc = good()
+    doc["task_id"], doc["started_at"] = "TASK-1", "yesterday"
+    assert structure_problems(doc) == ["task_id: TASK-0000", "started_at: YYYY-MM-DDTHH:MM:SSZ"]

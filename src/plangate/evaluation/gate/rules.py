@@ -218,12 +218,6 @@ def _components_touching(
     return hits
 
 
-def _text(items: Sequence[str], limit: int = 5) -> str:
-    """Items for a message: comma-separated, at most ``limit`` of them."""
-    shown = ", ".join(items[:limit])
-    return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
-
-
 @dataclass(frozen=True)
 class Finding:
     """What a row found: the verdict it asks for (None: informational) and its reasons."""

@@ -5,110 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from plangate.evaluation.gate.rules import GateFacts, decide
-from plangate.evaluation.harness.definition import HarnessDefinition, parse_definition
+from plangate.evaluation.gate.rules import decide
+from plangate.evaluation.harness.definition import HarnessDefinition
 from plangate.surfaces import load_surfaces_bytes
 from plangate.verdict import Reason
-
-DEFINITION = """
-schema_version = "1"
-[[components]]
-id = "prompt:builder"
-type = "prompt"
-paths = ["harness/prompts/**"]
-[[components]]
-id = "verifier:tests"
-type = "verifier"
-paths = ["harness/verifiers/tests.py"]
-[[components]]
-id = "verifier:extra"
-type = "verifier"
-paths = ["harness/verifiers/extra.py"]
-[[components]]
-id = "gate:stop"
-type = "gate"
-paths = ["harness/gates/stop.py"]
-[[components]]
-id = "eval:meta"
-type = "eval"
-paths = ["meta/**"]
-[verifier_set]
-[[verifier_set.stages]]
-component = "verifier:tests"
-blocking = "block"
-[[verifier_set.stages]]
-component = "gate:stop"
-blocking = "block"
-on_unavailable = "block"
-applies_to = ["src/**", "lib/**"]
-"""
-
-SURFACES = b"""version = 1
-[[surface]]
-pattern = "eval/**"
-class = "evaluator"
-reason = "the evaluator"
-[[surface]]
-pattern = "CLAUDE.md"
-class = "human-owned"
-reason = "human-owned"
-"""
-
-PLAN: dict[str, Any] = {
-    "baseline_commit": "a" * 40,
-    "baseline_manifest_ref": "sha256:" + "b" * 64,
-    "harness_definition": ".plangate/harness.toml",
-    "fixtures": [
-        {
-            "id": "kb",
-            "role": "known_bad",
-            "path": "fixtures/kb.json",
-            "digest": "sha256:" + "c" * 64,
-        }
-    ],
-    "verifier_set": ["verifier:tests", "gate:stop"],
-    "runner": {
-        "argv": ["python3", "run.py"],
-        "files": [{"path": "run.py", "digest": "sha256:" + "d" * 64}],
-        "timeout_seconds": 5,
-    },
-    "grader": {
-        "argv": ["python3", "grade.py"],
-        "files": [{"path": "grade.py", "digest": "sha256:" + "e" * 64}],
-        "timeout_seconds": 5,
-    },
-}
-
-
-def definition(text: str = DEFINITION) -> HarnessDefinition:
-    return parse_definition(text.encode(), "test")
-
-
-def facts(diff: list[str], allowed: Any = None, **kw: Any) -> GateFacts:
-    candidate = {
-        "candidate_id": "c1",
-        "candidate_commit": "f" * 40,
-        "allowed_paths": ["harness/prompts/**"] if allowed is None else allowed,
-        "changes_evaluation_harness": kw.pop("changes_evaluation_harness", False),
-    }
-    base: dict[str, Any] = {
-        "candidate": candidate,
-        "candidate_digest": "sha256:" + "1" * 64,
-        "plan_digest": "sha256:" + "2" * 64,
-        "plan": kw.pop("plan", PLAN),
-        "baseline_manifest": {"verifier_set": ["verifier:tests", "gate:stop"]},
-        "baseline_definition": definition(),
-        "candidate_definition": kw.pop("candidate_definition", definition()),
-        "surfaces": load_surfaces_bytes(SURFACES, "downstream", "base:surfaces"),
-        "surfaces_source": "base:surfaces",
-        "observed_diff": tuple(diff),
-        "diff_method": "git-diff-no-renames-v1",
-    }
-    base.update(kw)
-    return GateFacts(**base)
+from support.gate_rules import DEFINITION, PLAN, definition, facts
 
 
 def test_clean_prompt_change_is_auto_approved() -> None:
@@ -342,23 +244,6 @@ def test_empty_diff_is_inconclusive() -> None:
     assert decide(facts([])).codes == ("NO_OBSERVED_HARNESS_DELTA",)
 
 
-segment = st.text(alphabet="abcXYZ.-_", min_size=1, max_size=5).filter(
-    lambda s: s not in (".", "..")
-)
-paths = st.lists(segment, min_size=1, max_size=4).map("/".join)
-
-
-@settings(max_examples=80, deadline=None)
-@given(st.lists(paths, min_size=1, max_size=6, unique=True))
-def test_property_verdict_is_never_more_lenient_than_its_parts(diff: list[str]) -> None:
-    """Adding a protected path to any diff makes it DENIED; approval needs an in-scope diff."""
-    base = decide(facts(diff))
-    tainted = decide(facts(sorted({*diff, "eval/grader.py"})))
-    assert tainted.verdict == "DENIED"
-    if base.verdict == "AUTO_APPROVED":
-        assert all(p.startswith("harness/prompts/") for p in diff)
-
-
 def test_undeclared_change_of_a_new_eval_component_needs_the_i4_route() -> None:
     text = DEFINITION.replace(
         "[verifier_set]",
@@ -482,3 +367,442 @@ def test_gate_help_lists_the_rule_order(run_cli: Any, tmp_path: Any) -> None:
     result = run_cli(tmp_path, "eval", "gate", "--help")
     assert result.code == 0
     assert ", ".join(GATE_ORDER) in " ".join(result.out.split())
+
+
+# -- what the gate records -----------------------------------------------------------
+
+PLAN_SOURCE = "evaluation plan sha256:" + "2" * 64
+WITH_POLICY = DEFINITION.replace(
+    "[verifier_set]", '[policy_profile]\nfiles = ["policy/profile.toml"]\n[verifier_set]'
+)
+
+
+def _hit(
+    path: str, pattern: str, cls: str, family: str, reason: str, prov: str, source: str
+) -> dict[str, str]:
+    return {
+        "path": path,
+        "via": "path",
+        "pattern": pattern,
+        "class": cls,
+        "family": family,
+        "reason": reason,
+        "provenance": prov,
+        "source": source,
+    }
+
+
+def test_every_implicit_protected_path_is_recorded_with_its_class_and_origin() -> None:
+    policy = definition(WITH_POLICY)
+    diff = [
+        "fixtures/kb.json",
+        "run.py",
+        "grade.py",
+        ".plangate/protected-surfaces.toml",
+        "meta/x",
+        "policy/profile.toml",
+        "CLAUDE.md",
+    ]
+    result = decide(facts(diff, baseline_definition=policy, candidate_definition=policy))
+    assert result.verdict == "DENIED"
+    harness = ("harness_definition", "harness definition test")
+    assert result.facts["matched_surfaces"] == [
+        _hit(
+            "fixtures/kb.json",
+            "fixtures/kb.json",
+            "sealed-fixture",
+            "evaluation-harness",
+            "sealed fixture kb (known_bad)",
+            "evaluation_plan",
+            PLAN_SOURCE,
+        ),
+        _hit(
+            "run.py",
+            "run.py",
+            "evaluator",
+            "evaluation-harness",
+            "the plan's runner (baseline copy)",
+            "evaluation_plan",
+            PLAN_SOURCE,
+        ),
+        _hit(
+            "grade.py",
+            "grade.py",
+            "grader",
+            "evaluation-harness",
+            "the plan's grader (baseline copy)",
+            "evaluation_plan",
+            PLAN_SOURCE,
+        ),
+        _hit(
+            ".plangate/protected-surfaces.toml",
+            ".plangate/protected-surfaces.toml",
+            "surfaces-definition",
+            "evaluation-harness",
+            "the protected-surfaces definition",
+            *harness,
+        ),
+        _hit(
+            ".plangate/protected-surfaces.toml",
+            ".plangate/protected-surfaces.toml",
+            "human-owned",
+            "human-owned-boundary",
+            "policy profile file",
+            *harness,
+        ),
+        _hit(
+            "meta/x",
+            "meta/**",
+            "evaluator",
+            "evaluation-harness",
+            "eval component eval:meta",
+            *harness,
+        ),
+        _hit(
+            "policy/profile.toml",
+            "policy/profile.toml",
+            "human-owned",
+            "human-owned-boundary",
+            "policy profile file",
+            *harness,
+        ),
+        _hit(
+            "CLAUDE.md",
+            "CLAUDE.md",
+            "human-owned",
+            "human-owned-boundary",
+            "human-owned",
+            "downstream",
+            "base:surfaces",
+        ),
+    ]
+
+
+FAMILY_SURFACES = b"""version = 1
+[[surface]]
+pattern = "ev/**"
+class = "evaluator"
+reason = "r"
+[[surface]]
+pattern = "ho/**"
+class = "human-owned"
+reason = "r"
+[[surface]]
+pattern = "st/**"
+class = "settings"
+reason = "r"
+[[surface]]
+pattern = "ps/**"
+class = "policy-spec"
+reason = "r"
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "surface_class"),
+    [
+        ("ev/x", "evaluation_harness"),
+        ("ho/x", "human_owned"),
+        ("st/x", "human_owned"),
+        ("ps/x", "policy"),
+    ],
+)
+def test_a_protected_surface_counts_as_its_independence_class(
+    path: str, surface_class: str
+) -> None:
+    surfaces = load_surfaces_bytes(FAMILY_SURFACES, "downstream", "base:surfaces")
+    result = decide(facts([path], allowed=[f"{path}"], surfaces=surfaces))
+    assert result.verdict == "DENIED"
+    assert result.facts["surface_classes"] == [surface_class]
+
+
+def test_a_denial_after_a_human_decision_still_denies() -> None:
+    # Row 5 (a path that cannot be scoped) asks for a human, row 6 (a judging verifier
+    # changed) denies: the most severe verdict wins whatever the row order.
+    result = decide(
+        facts(["harness/prompts/a .md ", "harness/verifiers/tests.py"], allowed=["harness/**"])
+    )
+    assert result.codes == ("NON_CANONICAL_CHANGED_PATH", "PARTICIPATING_VERIFIER_CHANGED")
+    assert result.verdict == "DENIED"
+
+
+def test_a_nested_gitattributes_changes_every_component_below_it() -> None:
+    result = decide(facts(["harness/verifiers/.gitattributes"], allowed=["harness/verifiers/**"]))
+    assert result.verdict == "DENIED"
+    assert result.codes == (
+        "PARTICIPATING_VERIFIER_CHANGED",
+        "VERIFIER_CANDIDATE_PROCEDURE_REQUIRED",
+    )
+    assert result.facts["changed_components"] == ["verifier:extra", "verifier:tests"]
+
+
+def test_a_case_variant_of_a_verifier_file_changes_the_verifier() -> None:
+    result = decide(facts(["harness/verifiers/TESTS.py"], allowed=["harness/verifiers/**"]))
+    assert result.verdict == "DENIED"
+    assert result.codes == ("PARTICIPATING_VERIFIER_CHANGED",)
+
+
+def test_a_link_is_judged_by_its_lexical_target_too() -> None:
+    # Through the tree's link "eval" the file physically lies elsewhere, but on a checkout
+    # without that link it is the grader: both targets are judged.
+    link = {"harness/prompts/a": "../../eval/grader.py"}
+    result = decide(
+        facts(["harness/prompts/a"], symlink_targets=link, tree_symlinks={"eval": "elsewhere"})
+    )
+    assert result.verdict == "DENIED"
+    vias = {m["via"] for m in result.facts["matched_surfaces"]}
+    assert "symlink->eval/grader.py" in vias
+
+
+def test_a_link_to_a_case_variant_of_protected_authority_is_denied() -> None:
+    link = {"harness/prompts/a": "../../EVAL/grader.py"}
+    result = decide(facts(["harness/prompts/a"], symlink_targets=link))
+    assert result.verdict == "DENIED"
+    assert result.codes == ("PROTECTED_AUTHORITY_CHANGED",)
+
+
+def test_with_an_unreadable_candidate_definition_the_baseline_components_still_count() -> None:
+    result = decide(
+        facts(
+            ["harness/verifiers/tests.py"],
+            allowed=["harness/verifiers/**"],
+            candidate_definition=None,
+        )
+    )
+    assert result.verdict == "DENIED"
+    assert result.codes == (
+        "PARTICIPATING_VERIFIER_CHANGED",
+        "HARNESS_DEFINITION_UNREADABLE_AT_CANDIDATE",
+    )
+
+
+def test_a_verifier_that_changes_type_is_undecidable_and_participates() -> None:
+    changed = definition(
+        DEFINITION.replace(
+            'id = "verifier:extra"\ntype = "verifier"', 'id = "verifier:extra"\ntype = "prompt"'
+        )
+    )
+    result = decide(
+        facts(
+            [".plangate/harness.toml"],
+            allowed=[".plangate/harness.toml"],
+            candidate_definition=changed,
+        )
+    )
+    assert result.verdict == "DENIED"
+    assert "PARTICIPATING_VERIFIER_CHANGED" in result.codes
+    assert result.facts["participation"] == [
+        {
+            "component": "verifier:extra",
+            "type": "prompt/verifier",
+            "changed": True,
+            "in_plan_verifier_set": False,
+            "in_baseline_verifier_set": False,
+            "participating": True,
+            "basis": "undecidable: the component changes type",
+        }
+    ]
+
+
+def test_a_verifier_the_candidate_adds_goes_to_the_procedure() -> None:
+    added = definition(
+        DEFINITION.replace(
+            "[verifier_set]",
+            '[[components]]\nid = "verifier:new"\ntype = "verifier"\n'
+            'paths = ["harness/verifiers/new.py"]\n[verifier_set]',
+        )
+    )
+    result = decide(
+        facts(
+            [".plangate/harness.toml"],
+            allowed=[".plangate/harness.toml"],
+            candidate_definition=added,
+        )
+    )
+    assert result.verdict == "AUTO_APPROVED", result.codes
+    assert result.facts["changed_components"] == ["verifier:new"]
+    assert "VERIFIER_CANDIDATE_PROCEDURE_REQUIRED" in result.codes
+
+
+def test_a_plan_verifier_set_with_a_non_string_is_not_read_at_all() -> None:
+    broken = dict(PLAN, verifier_set=["verifier:extra", 3])
+    result = decide(
+        facts(["harness/verifiers/extra.py"], allowed=["harness/verifiers/**"], plan=broken)
+    )
+    assert result.codes == ("PARTICIPATING_VERIFIER_CHANGED",)
+    row = result.facts["participation"][0]
+    assert row["in_plan_verifier_set"] is False
+    assert row["basis"] == "undecidable: the plan's verifier set is unreadable"
+
+
+REGISTRY = (
+    '[registry]\nenabled = ["verifier:tests", "prompt:builder", "gate:stop", "verifier:extra"]\n'
+)
+EXTRA = '[[components]]\nid = "verifier:extra"\ntype = "verifier"\npaths = ["harness/verifiers/extra.py"]\n'
+
+
+def test_a_judge_switched_off_in_the_registry_is_weakened_and_nothing_else_is() -> None:
+    assert EXTRA in DEFINITION
+    baseline = definition(DEFINITION.replace("[verifier_set]", REGISTRY + "[verifier_set]"))
+    # The candidate keeps only the gate enabled and drops the extra verifier altogether.
+    candidate = definition(
+        DEFINITION.replace(EXTRA, "").replace(
+            "[verifier_set]", '[registry]\nenabled = ["gate:stop"]\n[verifier_set]'
+        )
+    )
+    result = decide(
+        facts(
+            [".plangate/harness.toml"],
+            allowed=[".plangate/harness.toml"],
+            baseline_definition=baseline,
+            candidate_definition=candidate,
+        )
+    )
+    assert "GATE_OR_VERIFIER_WEAKENED" in result.codes
+    assert result.facts["weakened"] == [
+        "verifier:extra: component removed",
+        "verifier:tests: removed from the registry (disabled)",
+    ]
+
+
+def test_a_deleted_file_outside_every_judge_is_no_weakening() -> None:
+    result = decide(facts(["harness/prompts/a.md"], removed_paths=frozenset({"docs/old.md"})))
+    assert result.verdict == "AUTO_APPROVED", result.codes
+    assert result.facts["weakened"] == []
+
+
+def test_a_binding_problem_is_reported_alone() -> None:
+    reason = Reason("CANDIDATE_COMMIT_UNKNOWN", "gone")
+    result = decide(facts(["x"], binding_problems=(reason,), surfaces=None))
+    assert result.codes == ("CANDIDATE_COMMIT_UNKNOWN",)
+
+
+@pytest.mark.parametrize("missing", ["plan", "baseline_manifest", "baseline_definition"])
+def test_any_missing_baseline_binding_is_inconclusive(missing: str) -> None:
+    result = decide(facts(["harness/prompts/a.md"], **{missing: None}))
+    assert result.verdict == "INCONCLUSIVE"
+    assert result.codes == ("BASELINE_MANIFEST_UNOBTAINABLE",)
+
+
+def test_an_unusable_surfaces_definition_keeps_its_own_hint() -> None:
+    broken = load_surfaces_bytes(b"version = 1\n", "downstream", "x")
+    assert broken.problem is not None and broken.problem.hint
+    result = decide(facts(["harness/prompts/a.md"], surfaces=broken))
+    assert result.reasons[0].hint == broken.problem.hint
+    silent = broken._replace(problem=broken.problem._replace(hint=""))
+    result = decide(facts(["harness/prompts/a.md"], surfaces=silent))
+    assert result.reasons[0].hint.startswith("fix the definition at the baseline commit")
+
+
+def test_a_gate_stopped_before_the_plan_was_read_records_no_diff_method() -> None:
+    from plangate.evaluation.gate.rules import GateFacts
+
+    unread = GateFacts(
+        {"candidate_id": "c1", "candidate_commit": "f" * 40, "changes_evaluation_harness": False},
+        "sha256:" + "1" * 64,
+        "sha256:" + "2" * 64,
+        (Reason("EVALUATION_PLAN_UNKNOWN", "no such plan"),),
+    )
+    result = decide(unread)
+    assert result.verdict == "INCONCLUSIVE"
+    assert result.facts == {
+        "candidate_digest": "sha256:" + "1" * 64,
+        "candidate_id": "c1",
+        "candidate_commit": "f" * 40,
+        "plan_digest": "sha256:" + "2" * 64,
+        "diff_method": "",
+        "baseline_commit": None,
+        "baseline_manifest_ref": None,
+        "declares_evaluation_harness_change": False,
+        "observed_diff": [],
+        "rows": [
+            {
+                "step": "1",
+                "rule": "bindings",
+                "outcome": "INCONCLUSIVE",
+                "codes": ["EVALUATION_PLAN_UNKNOWN"],
+            }
+        ],
+    }
+
+
+def test_a_declared_overlap_names_the_allowed_path_and_the_protected_pattern() -> None:
+    result = decide(
+        facts(["harness/prompts/a.md"], allowed=["fixtures/*.json", "harness/prompts/**"])
+    )
+    assert result.codes == ("DECLARED_SCOPE_INTERSECTS_PROTECTED_AUTHORITY",)
+    assert "('fixtures/*.json', 'fixtures/kb.json')" in result.reasons[0].message
+
+
+def test_an_unreadable_candidate_definition_without_a_known_cause_says_just_that() -> None:
+    result = decide(facts(["harness/prompts/a.md"], candidate_definition=None))
+    assert result.codes == ("HARNESS_DEFINITION_UNREADABLE_AT_CANDIDATE",)
+    assert result.reasons[0].message.endswith("its gates cannot be ruled out")
+
+
+def test_the_gate_records_what_it_judged() -> None:
+    diff = ["harness/prompts/a.md", "docs/x.md", "harness/verifiers/extra.py"]
+    result = decide(facts(diff, allowed=["harness/prompts/**", "harness/verifiers/extra.py"]))
+    assert result.verdict == "HUMAN_REQUIRED"
+    recorded = dict(result.facts)
+    provenance = recorded.pop("surfaces_provenance")
+    assert (provenance["provenance"], provenance["source"]) == ("downstream", "base:surfaces")
+    rows = recorded.pop("rows")
+    assert recorded == {
+        "candidate_digest": "sha256:" + "1" * 64,
+        "candidate_id": "c1",
+        "candidate_commit": "f" * 40,
+        "plan_digest": "sha256:" + "2" * 64,
+        "diff_method": "git-diff-no-renames-v1",
+        "baseline_commit": "a" * 40,
+        "baseline_manifest_ref": "sha256:" + "b" * 64,
+        "declares_evaluation_harness_change": False,
+        "observed_diff": diff,
+        "allowed_paths": ["harness/prompts/**", "harness/verifiers/extra.py"],
+        "outside_allowed_paths": ["docs/x.md"],
+        "declared_scope_hits": [],
+        "matched_surfaces": [],
+        "changed_components": ["prompt:builder", "verifier:extra"],
+        "participation": [
+            {
+                "component": "verifier:extra",
+                "type": "verifier",
+                "changed": True,
+                "in_plan_verifier_set": False,
+                "in_baseline_verifier_set": False,
+                "participating": False,
+                "basis": "not in the plan's verifier set",
+            }
+        ],
+        "requires_verifier_candidate_procedure": True,
+        "weakened": [],
+        "surface_classes": ["prompt", "verifier"],
+        "required_independence": "I3",
+        "independence_drivers": ["verifier"],
+        "route": None,
+    }
+    procedure = next(r for r in rows if r["rule"] == "verifier_candidate_procedure")
+    assert procedure["outcome"] == "note"
+
+
+def test_an_approval_leads_with_the_passed_reason() -> None:
+    result = decide(facts(["harness/verifiers/extra.py"], allowed=["harness/verifiers/extra.py"]))
+    assert result.codes == ("POLICY_GATE_PASSED", "VERIFIER_CANDIDATE_PROCEDURE_REQUIRED")
+
+
+def test_an_undeclared_harness_change_counts_as_the_evaluation_harness_class() -> None:
+    result = decide(facts(["harness/prompts/a.md"], changes_evaluation_harness=None))
+    assert "evaluation_harness" in result.facts["surface_classes"]
+    assert result.facts["route"] is None
+
+
+def test_unreadable_allowed_paths_are_recorded_as_given() -> None:
+    result = decide(facts(["harness/prompts/a.md"], allowed="harness/**"))
+    assert result.verdict == "DENIED"
+    assert result.facts["allowed_paths"] == "harness/**"
+
+
+def test_a_link_to_an_unprotected_top_level_file_is_safe() -> None:
+    link = {"harness/prompts/l": "../../x"}
+    result = decide(facts(["harness/prompts/l"], symlink_targets=link))
+    assert result.verdict == "AUTO_APPROVED", result.codes

@@ -6,138 +6,25 @@ import dataclasses
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from plangate.evaluation.run.decision import EvaluationInput, decide, required_activation
-from plangate.evaluation.run.protocol import Activation, TrialOutcome, TrialReport, TrialStatus
+from plangate.evaluation.run.protocol import Activation, TrialOutcome, TrialStatus
 from plangate.verdict import Reason
-
-D = "sha256:" + "1" * 64
-D2 = "sha256:" + "2" * 64
-BASE_REF = "sha256:" + "b" * 64
-CAND_REF = "sha256:" + "c" * 64
-TARGET = "verifier:completion-evidence"
-TESTS = "verifier:deterministic-tests"
-
-FIXTURES = [
-    {"id": "kb", "role": "known_bad", "path": "eval/fixtures/kb.json", "digest": D},
-    {"id": "nc", "role": "negative_control", "path": "eval/fixtures/nc.json", "digest": D},
-    {"id": "pos", "role": "sealed_positive", "path": "eval/fixtures/pos.json", "digest": D},
-    {"id": "neg", "role": "sealed_negative", "path": "eval/fixtures/neg.json", "digest": D},
-    {"id": "m1", "role": "known_mutant", "path": "eval/fixtures/m1.json", "digest": D},
-    {"id": "m2", "role": "known_mutant", "path": "eval/fixtures/m2.json", "digest": D},
-    {"id": "reg", "role": "regression", "path": "eval/fixtures/reg.json", "digest": D},
-]
-
-# What a good verifier candidate does: (baseline judgement, candidate judgement).
-GOOD = {
-    "kb": ("passed", "stopped"),
-    "nc": ("passed", "passed"),
-    "pos": ("passed", "passed"),
-    "neg": ("stopped", "stopped"),
-    "m1": ("passed", "stopped"),
-    "m2": ("stopped", "stopped"),
-    "reg": ("passed", "passed"),
-}
-
-
-def plan(**overrides: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "baseline_manifest_ref": BASE_REF,
-        "fixtures": FIXTURES,
-        "verifier_set": [TESTS],
-        "trials": 2,
-        "metrics": ["known_bad_stop_rate", "negative_control_pass_rate"],
-        "threshold": [
-            {"metric": "known_bad_stop_rate", "op": ">=", "value": 1.0},
-            {"metric": "negative_control_pass_rate", "op": ">=", "value": 1.0},
-        ],
-        "critical_regression_conditions": ["known_bad_not_stopped"],
-        "required_activation": "fired",
-    }
-    base.update(overrides)
-    return base
-
-
-def trial(
-    side: str,
-    fixture: str,
-    number: int,
-    judgement: str,
-    *,
-    level: str = "influenced_decision",
-    detections: dict[str, str] | None = None,
-    status: TrialStatus = TrialStatus.COMPLETED,
-    error_code: str = "",
-    metrics: dict[str, float] | None = None,
-) -> TrialOutcome:
-    role = next(f["role"] for f in FIXTURES if f["id"] == fixture)
-    report = None
-    if status is TrialStatus.COMPLETED:
-        report = TrialReport(
-            side=side,
-            fixture_id=fixture,
-            role=role,
-            trial=number,
-            outcome="MERGE_READY" if judgement == "passed" else "BLOCKED",
-            stop_reasons=() if judgement == "passed" else ("VERIFIER_UNAVAILABLE",),
-            metrics=metrics or {},
-            activation={TARGET: Activation(level, ("ref",))},
-            detections=detections if detections is not None else {TESTS: "not_detected"},
-        )
-    return TrialOutcome(
-        key=f"{side}/{fixture}/{number}",
-        side=side,
-        fixture_id=fixture,
-        role=role,
-        trial=number,
-        status=status,
-        report=report,
-        judgement=judgement if status is TrialStatus.COMPLETED else None,
-        error_code=error_code,
-    )
-
-
-def trials(
-    table: dict[str, tuple[str, str]] | None = None, n: int = 2, **kw: Any
-) -> list[TrialOutcome]:
-    out = []
-    for fixture, (base, cand) in (table or GOOD).items():
-        for number in range(1, n + 1):
-            out.append(trial("baseline", fixture, number, base, **kw))
-            out.append(trial("candidate", fixture, number, cand, **kw))
-    return out
-
-
-def evaluation(**overrides: Any) -> EvaluationInput:
-    base = EvaluationInput(
-        candidate_id="candidate:x:v1",
-        candidate_plan_digest=D2,
-        plan=plan(),
-        plan_digest=D2,
-        baseline_manifest_ref=BASE_REF,
-        candidate_manifest_ref=CAND_REF,
-        target_components=(TARGET,),
-        component_types={TARGET: "verifier", TESTS: "verifier"},
-        changed_paths=("harness/verifiers/completion_evidence.py",),
-        policy_verdict="AUTO_APPROVED",
-        trials=trials(),
-        independence_observed="I3",
-        independence_required="I3",
-    )
-    return dataclasses.replace(base, **overrides)
-
-
-def with_judgement(fixture: str, side: str, judgement: str, number: int = 1) -> list[TrialOutcome]:
-    out = []
-    for t in trials():
-        if t.fixture_id == fixture and t.side == side and t.trial == number:
-            out.append(trial(side, fixture, number, judgement))
-        else:
-            out.append(t)
-    return out
-
+from support.run_decision import (
+    BASE_REF,
+    CAND_REF,
+    D2,
+    FIXTURES,
+    GOOD,
+    TARGET,
+    TESTS,
+    D,
+    evaluation,
+    plan,
+    trial,
+    trials,
+    with_judgement,
+)
 
 # -- PASS ----------------------------------------------------------------------
 
@@ -421,38 +308,6 @@ def test_missing_plan_is_inconclusive() -> None:
     assert result.codes == ("EVALUATION_PLAN_UNAVAILABLE",)
 
 
-# -- invariants over arbitrary evidence ------------------------------------------
-
-JUDGEMENT = st.sampled_from(["passed", "stopped"])
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    table=st.fixed_dictionaries({k: st.tuples(JUDGEMENT, JUDGEMENT) for k in GOOD}),
-    gate=st.sampled_from(["AUTO_APPROVED", "DENIED", "HUMAN_REQUIRED", "INCONCLUSIVE"]),
-    prior=st.lists(st.sampled_from(["PASS", "FAIL", "INCONCLUSIVE"]), max_size=2),
-    level=st.sampled_from(["registered", "fired", "influenced_decision"]),
-)
-def test_no_promotion_and_pass_only_when_clean(
-    table: dict[str, tuple[str, str]], gate: str, prior: list[str], level: str
-) -> None:
-    result = decide(
-        evaluation(
-            trials=trials(table, level=level), policy_verdict=gate, prior_decisions=tuple(prior)
-        )
-    )
-    assert result.facts["production_promotion_executed"] is False
-    assert result.verdict in ("PASS", "FAIL", "INCONCLUSIVE")
-    if result.verdict == "PASS":
-        assert gate == "AUTO_APPROVED"
-        assert "INCONCLUSIVE" not in prior and "FAIL" not in prior
-        assert table["kb"] == ("passed", "stopped")
-        assert table["nc"] == ("passed", "passed")
-        assert level == "influenced_decision"
-    if "INCONCLUSIVE" in prior:
-        assert result.verdict == "INCONCLUSIVE"
-
-
 def test_identity_problem_from_the_service_is_reported_once() -> None:
     problem = Reason("MANIFEST_IDENTITY_UNOBTAINABLE", "no HarnessManifest for abc: why")
     result = decide(evaluation(candidate_manifest_ref=None, setup_problems=(problem,)))
@@ -686,3 +541,375 @@ def test_run_help_lists_the_rule_order(run_cli: Any, tmp_path: Any) -> None:
     result = run_cli(tmp_path, "eval", "run", "--help")
     assert result.code == 0
     assert ", ".join(DECISION_ORDER) in " ".join(result.out.split())
+
+
+# -- what the decision records -------------------------------------------------------
+
+
+def _without_activation() -> list[TrialOutcome]:
+    out = []
+    for t in trials():
+        assert t.report is not None
+        out.append(dataclasses.replace(t, report=dataclasses.replace(t.report, activation={})))
+    return out
+
+
+CRITICAL_CASES: list[tuple[str, EvaluationInput, list[str]]] = [
+    (
+        "negative control blocked",
+        evaluation(trials=with_judgement("nc", "candidate", "stopped")),
+        ["negative_control_blocked"],
+    ),
+    (
+        "sealed positive stopped",
+        evaluation(trials=with_judgement("pos", "candidate", "stopped")),
+        ["negative_control_blocked"],
+    ),
+    (
+        "baseline detection lost",
+        evaluation(trials=trials(dict(GOOD, m2=("stopped", "passed")))),
+        ["detection_below_baseline"],
+    ),
+    (
+        "sealed negative passed",
+        evaluation(trials=with_judgement("neg", "candidate", "passed")),
+        ["detection_below_baseline"],
+    ),
+    (
+        "test strategy misses a mutant",
+        evaluation(trials=trials(dict(GOOD, m1=("passed", "passed"))), test_strategy=True),
+        ["detection_below_baseline"],
+    ),
+    (
+        "candidate updates a sealed fixture",
+        evaluation(changed_paths=("eval/fixtures/kb.json",)),
+        ["sealed_fixture_changed"],
+    ),
+    (
+        "harness file missing",
+        evaluation(tamper_problems=(Reason("EVAL_HARNESS_FILE_MISSING", "grade.py is gone"),)),
+        ["sealed_fixture_changed"],
+    ),
+    (
+        "baseline worktree modified",
+        evaluation(tamper_problems=(Reason("BASELINE_WORKTREE_MODIFIED", "changed"),)),
+        ["sealed_fixture_changed"],
+    ),
+    (
+        "regression fixture changed outcome",
+        evaluation(trials=with_judgement("reg", "candidate", "stopped")),
+        ["regression_fixture_failed"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("inp", "critical"),
+    [case[1:] for case in CRITICAL_CASES],
+    ids=[case[0] for case in CRITICAL_CASES],
+)
+def test_every_critical_regression_is_named_in_the_facts(
+    inp: EvaluationInput, critical: list[str]
+) -> None:
+    result = decide(inp)
+    assert result.verdict == "FAIL", result.codes
+    assert result.facts["critical_regressions"] == critical
+
+
+def test_a_harness_file_a_trial_finds_missing_is_tampering() -> None:
+    outcomes = trials()
+    outcomes[3] = dataclasses.replace(
+        outcomes[3],
+        status=TrialStatus.FIXTURE_MISMATCH,
+        report=None,
+        judgement=None,
+        error_code="EVAL_HARNESS_FILE_MISSING",
+        detail="grade.py is gone",
+    )
+    result = decide(evaluation(trials=outcomes))
+    assert result.verdict == "FAIL"
+    assert result.codes[0] == "EVAL_HARNESS_FILE_MUTATION"
+    assert result.facts["policy_verdict"] == "HUMAN_REQUIRED"
+
+
+def test_a_gate_candidate_needs_influenced_decision() -> None:
+    gate = {TARGET: "gate", TESTS: "verifier"}
+    result = decide(evaluation(component_types=gate, trials=trials(level="fired")))
+    assert result.verdict == "INCONCLUSIVE"
+    assert result.codes == ("ACTIVATION_INSUFFICIENT",)
+    assert result.facts["activation"]["required_level"] == "influenced_decision"
+
+
+def test_the_plan_can_require_more_activation_than_the_floor() -> None:
+    prompt = {TARGET: "prompt", TESTS: "verifier"}
+    strict = plan(required_activation="influenced_decision")
+    result = decide(evaluation(plan=strict, component_types=prompt, trials=trials(level="fired")))
+    assert result.verdict == "INCONCLUSIVE"
+    assert result.codes == ("ACTIVATION_INSUFFICIENT",)
+    assert result.facts["activation"]["required_level"] == "influenced_decision"
+
+
+def test_a_component_no_known_bad_trial_reports_reached_none() -> None:
+    result = decide(evaluation(trials=_without_activation()))
+    assert result.codes == ("ACTIVATION_INSUFFICIENT",)
+    assert result.facts["activation"]["observed"] == {TARGET: "none"}
+    assert result.reasons[0].message.startswith(f"{TARGET} reached none on")
+    no_kb = [t for t in trials() if (t.side, t.fixture_id) != ("candidate", "kb")]
+    result = decide(evaluation(trials=no_kb))
+    assert result.facts["activation"]["observed"] == {TARGET: "none"}
+    assert "ACTIVATION_INSUFFICIENT" in result.codes
+
+
+def test_a_stopped_decision_records_no_policy_verdict() -> None:
+    for prior in ("FAIL", "INCONCLUSIVE"):
+        result = decide(evaluation(prior_decisions=(prior,)))
+        assert "policy_verdict" in result.facts
+        assert result.facts["policy_verdict"] is None
+
+
+def test_the_rules_fact_names_how_each_rule_ended() -> None:
+    def outcomes(inp: EvaluationInput) -> dict[str, str]:
+        return {r["rule"]: r["outcome"] for r in decide(inp).facts["rules"]}
+
+    assert outcomes(evaluation(prior_decisions=("INCONCLUSIVE",))) == {
+        "already_decided": "stop:INCONCLUSIVE"
+    }
+    assert outcomes(evaluation(prior_decisions=("FAIL",))) == {"already_decided": "stop:FAIL"}
+    tampered = outcomes(evaluation(tamper_problems=(Reason("BASELINE_WORKTREE_MODIFIED", "x"),)))
+    assert tampered["service_tampering"] == "tamper"
+    short = outcomes(evaluation(independence_observed="I2"))
+    assert short["independence"] == "missing"
+    assert set(short.values()) == {"pass", "missing"}
+
+
+@pytest.mark.parametrize(
+    ("op", "value", "holds"),
+    [
+        (">=", 3.0, True),
+        (">=", 3.5, False),
+        ("<=", 3.0, True),
+        ("<=", 2.5, False),
+        (">", 2.5, True),
+        (">", 3.0, False),
+        ("<", 3.5, True),
+        ("<", 3.0, False),
+        ("==", 3.0, True),
+        ("==", 3.5, False),
+        ("!=", 4.0, False),
+    ],
+)
+def test_each_threshold_operator(op: str, value: float, holds: bool) -> None:
+    p = plan(metrics=["latency"], threshold=[{"metric": "latency", "op": op, "value": value}])
+    result = decide(evaluation(plan=p, trials=trials(metrics={"latency": 3.0})))
+    if holds:
+        assert result.verdict == "PASS", result.codes
+    else:
+        assert result.codes == ("THRESHOLD_NOT_MET",)
+
+
+@pytest.mark.parametrize("trials_value", [None, 0])
+def test_a_plan_without_a_trial_count_never_completes(trials_value: Any) -> None:
+    p = plan()
+    if trials_value is None:
+        del p["trials"]
+    else:
+        p["trials"] = trials_value
+    result = decide(evaluation(plan=p, trials=trials(n=1)))
+    assert result.verdict == "INCONCLUSIVE"
+    assert "TRIALS_INCOMPLETE" in result.codes
+
+
+def test_a_trial_numbered_zero_does_not_count() -> None:
+    outcomes = [*trials(), trial("candidate", "kb", 0, "passed")]
+    result = decide(evaluation(trials=outcomes))
+    assert result.verdict == "PASS", result.codes
+
+
+def test_the_regression_pass_rate_counts_only_judged_fixtures() -> None:
+    assert decide(evaluation()).facts["metrics"]["regression_pass_rate"] == 1.0
+    changed = decide(evaluation(trials=with_judgement("reg", "candidate", "stopped")))
+    assert changed.facts["metrics"]["regression_pass_rate"] == 0.0
+    unjudged = [t for t in trials() if (t.side, t.fixture_id) != ("candidate", "reg")]
+    result = decide(evaluation(trials=unjudged))
+    assert result.facts["metrics"]["regression_pass_rate"] == 0.0
+    assert "REGRESSION_FIXTURE_FAILED" not in result.codes
+
+
+@pytest.mark.parametrize("present", [("plan",), ("digest",)])
+def test_a_plan_without_its_digest_or_a_digest_without_its_plan_is_unavailable(
+    present: tuple[str],
+) -> None:
+    inp = evaluation(plan=None) if present == ("digest",) else evaluation(plan_digest=None)
+    result = decide(inp)
+    assert result.verdict == "INCONCLUSIVE"
+    assert result.codes == ("EVALUATION_PLAN_UNAVAILABLE",)
+
+
+def test_a_gate_refusal_records_the_gate_verdict_and_its_reason_codes() -> None:
+    reasons = (Reason("PROTECTED_AUTHORITY_CHANGED", "eval/grader.py"),)
+    denied = decide(evaluation(policy_verdict="DENIED", gate_reasons=reasons))
+    assert denied.facts["policy_verdict"] == "DENIED"
+    assert denied.facts["gate_reason_codes"] == ["PROTECTED_AUTHORITY_CHANGED"]
+    unsure = decide(evaluation(policy_verdict="INCONCLUSIVE", gate_reasons=reasons))
+    assert unsure.facts["gate_reason_codes"] == ["PROTECTED_AUTHORITY_CHANGED"]
+    assert unsure.facts["policy_verdict"] is None
+
+
+def test_evidence_the_service_could_not_gather_is_inconclusive() -> None:
+    problem = Reason("EVAL_WORKTREE_UNAVAILABLE", "the baseline worktree could not be made")
+    result = decide(evaluation(setup_problems=(problem,)))
+    assert result.verdict == "INCONCLUSIVE"
+    assert result.codes == ("EVAL_WORKTREE_UNAVAILABLE",)
+
+
+@pytest.mark.parametrize("role", ["known_bad", "negative_control"])
+def test_a_plan_without_a_known_bad_or_a_negative_control_is_incomplete(role: str) -> None:
+    fixtures = [f for f in FIXTURES if f["role"] != role]
+    kept = {str(f["id"]) for f in fixtures}
+    table = {k: v for k, v in GOOD.items() if k in kept}
+    result = decide(evaluation(plan=plan(fixtures=fixtures), trials=trials(table)))
+    assert result.verdict == "INCONCLUSIVE"
+    assert "EVALUATION_PLAN_INCOMPLETE" in result.codes
+    incomplete = [r for r in result.reasons if r.code == "EVALUATION_PLAN_INCOMPLETE"]
+    assert [r.message for r in incomplete] == [
+        f"the plan has no {role} fixture, which this evaluation needs"
+    ]
+
+
+def test_a_sealed_fixture_change_names_the_fixture() -> None:
+    result = decide(evaluation(changed_paths=("eval/fixtures/nc.json",)))
+    assert result.codes[0] == "CANDIDATE_UPDATES_SEALED_FIXTURE"
+    assert "sealed fixture nc (eval/fixtures/nc.json)" in result.reasons[0].message
+
+
+def test_one_registered_trial_per_fixture_can_pass() -> None:
+    result = decide(evaluation(plan=plan(trials=1), trials=trials(n=1)))
+    assert result.verdict == "PASS", result.codes
+
+
+def test_incomplete_trials_name_the_short_slots_and_the_failed_trials() -> None:
+    missing = [t for t in trials() if t.key != "candidate/kb/2"]
+    result = decide(evaluation(trials=missing))
+    assert result.codes == ("TRIALS_INCOMPLETE",)
+    assert result.reasons[0].message == (
+        "fewer completed trials than registered: candidate/kb: 1/2"
+    )
+    outcomes = trials()
+    outcomes[0] = dataclasses.replace(
+        outcomes[0],
+        status=TrialStatus.CRASHED,
+        report=None,
+        judgement=None,
+        error_code="TRIAL_RUNNER_CRASHED",
+    )
+    outcomes[3] = dataclasses.replace(
+        outcomes[3], judgement="unavailable", error_code="EVAL_GRADER_UNAVAILABLE"
+    )
+    result = decide(evaluation(trials=outcomes))
+    incomplete = next(r for r in result.reasons if r.code == "TRIALS_INCOMPLETE")
+    assert incomplete.message.endswith(f"; failed: {outcomes[0].key} (TRIAL_RUNNER_CRASHED)"), (
+        incomplete.message
+    )
+
+
+def test_a_trial_the_grader_could_not_judge_reports_no_verifier() -> None:
+    outcomes = trials()
+    report = outcomes[1].report
+    assert report is not None
+    outcomes[1] = dataclasses.replace(
+        outcomes[1],
+        judgement="unavailable",
+        error_code="EVAL_GRADER_UNAVAILABLE",
+        report=dataclasses.replace(report, detections={}),
+    )
+    result = decide(evaluation(trials=outcomes))
+    assert "EVAL_GRADER_UNAVAILABLE" in result.codes
+    assert "EVAL_VERIFIER_UNAVAILABLE" not in result.codes
+
+
+def test_a_verifier_that_detected_something_ran() -> None:
+    result = decide(evaluation(trials=trials(detections={TESTS: "detected"})))
+    assert result.verdict == "PASS", result.codes
+
+
+def test_a_passing_decision_records_what_it_decided_from() -> None:
+    facts = decide(evaluation()).facts
+    assert {k: facts[k] for k in list(facts)[:6]} == {
+        "candidate_id": "candidate:x:v1",
+        "evaluation_plan_digest": D2,
+        "candidate_plan_digest": D2,
+        "baseline_manifest_ref": BASE_REF,
+        "candidate_manifest_ref": CAND_REF,
+        "independence": {"observed": "I3", "required": "I3"},
+    }
+    assert facts["metrics"] == {
+        "known_bad_stop_rate": 1.0,
+        "negative_control_pass_rate": 1.0,
+        "mutant_detection_rate": 1.0,
+        "baseline_mutant_detection_rate": 0.5,
+        "false_positive_rate": 0.0,
+        "false_negative_rate": 0.0,
+        "regression_pass_rate": 1.0,
+    }
+    assert [(row["id"], row["role"]) for row in facts["fixtures"]] == [
+        (f["id"], f["role"]) for f in FIXTURES
+    ]
+    assert facts["fixtures"][0] == {
+        "id": "kb",
+        "role": "known_bad",
+        "baseline": {"completed": 2, "failed": 0, "stopped": 0, "passed": 2},
+        "candidate": {"completed": 2, "failed": 0, "stopped": 2, "passed": 0},
+    }
+
+
+def test_false_positive_and_false_negative_rates_count_the_candidates_judgements() -> None:
+    positive = decide(evaluation(trials=with_judgement("pos", "candidate", "stopped")))
+    assert positive.facts["metrics"]["false_positive_rate"] == 0.5
+    negative = decide(evaluation(trials=with_judgement("neg", "candidate", "passed")))
+    assert negative.facts["metrics"]["false_negative_rate"] == 0.5
+
+
+def _with_metric(outcomes: list[TrialOutcome], side: str, value: float) -> list[TrialOutcome]:
+    out = []
+    for t in outcomes:
+        report = t.report
+        if t.side == side and report is not None:
+            report = dataclasses.replace(report, metrics={"latency": value})
+        out.append(dataclasses.replace(t, report=report))
+    return out
+
+
+def test_a_runner_metric_is_the_mean_of_completed_trials_with_its_delta_to_the_baseline() -> None:
+    outcomes = _with_metric(_with_metric(trials(), "baseline", 5.0), "candidate", 3.0)
+    metrics = decide(evaluation(trials=outcomes)).facts["metrics"]
+    assert metrics["latency"] == 3.0
+    assert metrics["latency_delta"] == -2.0
+    # A trial the grader could not judge does not count, whatever its runner reported.
+    ungraded = dataclasses.replace(
+        outcomes[1], judgement="unavailable", error_code="EVAL_GRADER_UNAVAILABLE"
+    )
+    assert ungraded.report is not None
+    ungraded = dataclasses.replace(
+        ungraded, report=dataclasses.replace(ungraded.report, metrics={"latency": 103.0})
+    )
+    outcomes[1] = ungraded
+    metrics = decide(evaluation(trials=outcomes)).facts["metrics"]
+    assert metrics["latency"] == 3.0
+
+
+def test_a_candidate_naming_no_target_component_is_inconclusive() -> None:
+    result = decide(evaluation(target_components=()))
+    assert result.verdict == "INCONCLUSIVE"
+    assert "ACTIVATION_INSUFFICIENT" in result.codes
+    assert any(
+        r.message == "the candidate names no target component to observe" for r in result.reasons
+    )
+
+
+def test_decide_before_trials_stops_on_a_recorded_inconclusive() -> None:
+    from plangate.evaluation.run.decision import decide_before_trials
+
+    stopped = decide_before_trials(evaluation(trials=(), prior_decisions=("INCONCLUSIVE",)))
+    assert stopped is not None
+    assert stopped.verdict == "INCONCLUSIVE"
+    assert stopped.codes == ("EVALUATION_ALREADY_INCONCLUSIVE",)

@@ -1,10 +1,12 @@
-"""The pure decision over literal facts: one test per rule, plus overrides and properties."""
+"""The pure decision over literal facts: one test per rule, the tables, messages and overrides.
+
+Deterministic on purpose: this file guards the module under mutation testing (its property
+tests live in ``tests/property/test_hook_decision_properties.py``).
+"""
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from plangate.hooks.decision import (
     ALLOW,
@@ -20,28 +22,8 @@ from plangate.hooks.decision import (
     is_approvals_path,
     planning_file_task,
 )
-from plangate.surfaces import ProtectedPattern, ResolvedSurfaces
 from plangate.verdict import Reason
-
-
-def protected(*patterns: str) -> ResolvedSurfaces:
-    """A resolved definition protecting ``patterns`` (class ``rules``)."""
-    entries = tuple(ProtectedPattern(p, "rules", "protected in this test") for p in patterns)
-    return ResolvedSurfaces("explicit", None, None, entries)
-
-
-SURFACES = protected("**/CLAUDE.md", ".github/workflows/**")
-TASK = TaskFacts("TASK-0001", "env", True, allowed_paths=("src/app.py", "tests/**"))
-NO_TASK = Facts(surfaces=SURFACES)
-WITH_TASK = Facts(surfaces=SURFACES, task=TASK, locked_tasks=frozenset({"TASK-0001"}))
-
-
-def write(*paths: str, kind: ActionKind = ActionKind.WRITE) -> Action:
-    return Action(kind, tuple(Target(p, p) for p in paths), label="Write")
-
-
-def codes(facts: Facts, action: Action) -> tuple[str, ...]:
-    return decide(facts, action).codes
+from support.hook_decision import NO_TASK, SURFACES, TASK, WITH_TASK, codes, protected, write
 
 
 def test_in_scope_write_allowed() -> None:
@@ -225,40 +207,6 @@ def test_path_helpers() -> None:
     assert not is_approvals_path("docs/working/TASK-0007/approvals.md")
     assert effect_exempt(".plangate/ledger.sqlite3-wal")
     assert not effect_exempt(".plangate/protected-surfaces.toml")
-
-
-SEGMENT = st.text(
-    alphabet="abcdefghijklmnopqrstuvwxyzABCDEF0123456789._-", min_size=1, max_size=8
-).filter(lambda s: s not in (".", ".."))
-PATH = st.lists(SEGMENT, min_size=1, max_size=4).map("/".join)
-
-
-@settings(max_examples=150, deadline=None)
-@given(PATH)
-def test_protected_paths_are_never_allowed(path: str) -> None:
-    protected = f"{path}/CLAUDE.md"
-    facts = WITH_TASK._replace(
-        task=TASK._replace(allowed_paths=("**",)), overrides=(OverrideGrant("g", ("**",)),)
-    )
-    assert decide(facts, write(protected)).verdict == DENY
-
-
-@settings(max_examples=150, deadline=None)
-@given(PATH)
-def test_without_task_nothing_outside_planning_files_is_allowed(path: str) -> None:
-    result = decide(NO_TASK, write(path))
-    if result.verdict == ALLOW:
-        assert planning_file_task(path) is not None
-
-
-@settings(max_examples=150, deadline=None)
-@given(PATH)
-def test_with_task_an_allow_is_always_inside_scope(path: str) -> None:
-    from plangate.paths import match_any
-
-    result = decide(WITH_TASK, write(path))
-    if result.verdict == ALLOW:
-        assert match_any(TASK.allowed_paths or (), path) is not None
 
 
 def test_evidence_is_listed_once_in_first_seen_order() -> None:

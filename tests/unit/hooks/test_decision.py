@@ -493,3 +493,88 @@ def test_a_shell_action_without_targets_is_allowed_but_a_write_is_not() -> None:
         "the write names no target path",
         "the tool input must carry the file path",
     )
+
+
+# -- the verdict words, the recorded facts and the defaults of the fact types ---------------
+
+
+def test_the_verdict_words_are_allow_and_deny() -> None:
+    allowed = decide(WITH_TASK, write("src/app.py"))
+    denied = decide(WITH_TASK, write("lib/x.py"))
+    assert (allowed.verdict, int(allowed.exit_code)) == ("ALLOW", 0)
+    assert (denied.verdict, int(denied.exit_code)) == ("DENY", 1)
+
+
+@pytest.mark.parametrize(
+    ("kind", "name"),
+    [
+        (ActionKind.READ, "read"),
+        (ActionKind.WRITE, "write"),
+        (ActionKind.SHELL, "shell"),
+        (ActionKind.EFFECT, "effect"),
+        (ActionKind.COMMIT, "commit"),
+        (ActionKind.PUSH, "push"),
+    ],
+)
+def test_each_action_kind_is_recorded_by_its_name(kind: ActionKind, name: str) -> None:
+    assert decide(WITH_TASK, Action(kind, (Target("src/app.py", "src/app.py"),))).facts == {
+        "action": name,
+        "label": "",
+        "task": "TASK-0001",
+        "targets": ["src/app.py"],
+    }
+
+
+def test_an_override_grant_is_reusable_unless_it_says_one_shot() -> None:
+    assert OverrideGrant("g", ("docs/**",)).one_shot is False
+    assert OverrideGrant("g", ("docs/**",), True).one_shot is True
+
+
+def test_messages_without_a_detail_have_no_parentheses() -> None:
+    unknown = WITH_TASK._replace(task=TASK._replace(allowed_paths=()))
+    assert decide(unknown, write("src/app.py")).reasons[0].message == (
+        "the allowed paths of TASK-0001 are unknown or empty: src/app.py"
+    )
+    (reason,) = decide(Facts(surfaces=None, task=TASK), write("src/app.py")).reasons
+    assert reason.message == "protected surfaces could not be resolved: src/app.py"
+
+
+def test_an_unreadable_tool_policy_has_its_text() -> None:
+    action = Action(
+        ActionKind.SHELL, (), ("tools.toml: bad",), unclassifiable_code="HOOK_TOOL_POLICY_INVALID"
+    )
+    (reason,) = decide(NO_TASK, action).reasons
+    assert reason == Reason(
+        "HOOK_TOOL_POLICY_INVALID",
+        "the repository's tool policy cannot be read, so no MCP tool is declared read-only: "
+        "tools.toml: bad",
+        "a human fixes .plangate/tools.toml ([mcp] read_only = [names or globs])",
+        ("tools.toml: bad",),
+    )
+
+
+def test_session_files_are_exempt_from_effect_checks_only() -> None:
+    path = ".plangate/session/claude-1.json"
+    assert effect_exempt(path)
+    assert decide(WITH_TASK, write(path, kind=ActionKind.EFFECT)).verdict == ALLOW
+    assert codes(OPEN_TASK, write(path, kind=ActionKind.COMMIT)) == ("HOOK_PLANGATE_STATE",)
+
+
+def test_a_directory_on_the_way_through_a_double_star_may_be_created() -> None:
+    facts = WITH_TASK._replace(task=TASK._replace(allowed_paths=("lib/**/x.py", "a*/*b/**/y.py")))
+    for path in ("lib", "lib/a", "lib/a/b", "lib/a/b/c", "a1", "a1/2b", "a1/2b/c/d"):
+        assert decide(facts, directory(path)).verdict == ALLOW, path
+    for path in ("other", "other/a/b", "a1/c", "q/r/s/t"):
+        assert codes(facts, directory(path)) == ("HOOK_OUTSIDE_SCOPE",), path
+
+
+def test_a_directory_named_like_a_planning_file_of_no_task_is_not_a_planning_directory() -> None:
+    # a planning file's name as a directory, or a task directory that is not TASK-0000
+    for path in ("docs/working/TASK-x/plan.md", "docs/working/TASK-0003/plan.md/sub"):
+        assert codes(NO_TASK, directory(path)) == ("HOOK_NO_ACTIVE_TASK",), path
+
+
+def test_a_read_is_allowed_whatever_it_reads() -> None:
+    for path in (".git/config", "CLAUDE.md", "docs/working/TASK-0002/approvals/c3.json", "x.py"):
+        result = decide(NO_TASK, Action(ActionKind.READ, (Target(path, path),)))
+        assert (result.verdict, result.reasons) == (ALLOW, ()), path

@@ -32,10 +32,11 @@ from plangate.approval.acceptor import (
 from plangate.approval.service import verify_task
 from plangate.canonical import sha256_digest
 from plangate.fsutil import FileRead, FileState
-from plangate.plan.package import plan_package_hash
+from plangate.plan.package import compute_package, plan_package_hash
 from plangate.snapshot import ARTIFACTS, TaskSnapshot
 from plangate.verdict import Reason
 from support.repo import git
+from support.signed import commit_trust_root, make_team, signed_task
 from support.taskkit import approve_task, load_record, make_task, save_record, sha, task_dir
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -576,6 +577,76 @@ def test_a_non_string_field_is_judged_by_no_later_rule() -> None:
     assert result.facts["source_sha"] is None and result.facts["decision"] is None
 
 
+# -- the parse rules' guards, the non-empty fields, the key shortcuts, a foreign package ------
+
+
+def test_a_record_read_that_is_not_ok_is_never_parsed() -> None:
+    good_bytes = json.dumps(good_record()).encode()
+    result = check(record_read=FileRead(FileState.MISSING, good_bytes))
+    assert (result.verdict, result.codes) == ("REJECTED", ("C3_RECORD_MISSING",))
+    result = check(record_read=FileRead(FileState.OK, None))
+    assert (result.verdict, result.codes) == ("REJECTED", ("C3_RECORD_UNREADABLE",))
+
+
+@pytest.mark.parametrize("key", ["c1_evidence_ref", "c2_evidence_ref", "policy_ref", "issued_by"])
+def test_each_evidence_and_authorship_field_must_be_a_non_empty_string(key: str) -> None:
+    assert reasons_of(good_record(**{key: "\u200b "})) == [("C3_FIELD_EMPTY", f"{key} is empty")]
+    assert reasons_of(good_record(**{key: 3})) == [
+        ("C3_FIELD_TYPE", f"{key} must be a string, got int")
+    ]
+
+
+def test_a_record_with_every_allowed_key_and_more_is_still_checked_for_extra_keys() -> None:
+    full = good_record(derived_loopspec_hash="sha256:" + "1" * 64)
+    assert check(full).verdict == "ACCEPTED"
+    assert reasons_of({**full, "zzz": "x"}) == [("C3_UNKNOWN_KEYS", "unknown top-level keys: zzz")]
+    assert reasons_of({**full, "_note": 1}) == [
+        ("C3_ANNOTATION_NOT_STRING", "annotation _note must be a string")
+    ]
+
+
+def test_a_non_string_task_id_is_reported_once() -> None:
+    result = check(good_record(task_id=7))
+    assert (result.verdict, result.codes) == ("REJECTED", ("C3_FIELD_TYPE",))
+
+
+def test_a_package_computed_for_another_task_is_not_used() -> None:
+    other_files = {**FILES, "plan.md": b"# Plan\n\nanother plan\n"}
+    other = TaskSnapshot(
+        "TASK-0002",
+        Path("docs/working/TASK-0002"),
+        {name: FileRead(FileState.OK, data) for name, data in other_files.items()},
+        FileRead(FileState.OK, b"{}"),
+    )
+    result = verify_snapshot(
+        snapshot_of(), expected_sha=None, source=FULL, package=compute_package(other)
+    )
+    assert (result.verdict, result.codes) == ("ACCEPTED", ())
+    assert result.facts["current_plan_hash"] == PLAN_HASH
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "task_id",
+        "artifact_hashes",
+        "reviewers",
+        "decision",
+        "phase",
+        "issued_at",
+        "c1_evidence_ref",
+    ],
+)
+def test_a_missing_key_is_reported_by_the_key_rule_only(key: str) -> None:
+    record = good_record()
+    del record[key]
+    assert check(record).codes == ("C3_MISSING_KEYS",)
+
+
+def test_the_documented_table_has_its_header() -> None:
+    assert rule_order_markdown()[:2] == ["| # | rule | reason code |", "|---|---|---|"]
+
+
 # -- the rules through the service, over a real repository -------------------------------
 # Kept after the in-memory tests: they are slower (a git repository each), and with
 # `pytest -x` a broken rule is then found by the fast tests first.
@@ -754,3 +825,12 @@ def test_an_accepted_record_exits_zero(approved: tuple[Path, str]) -> None:
     assert result.facts["source_sha_full"] == head
     assert result.facts["current_plan_hash"] == sha((task_dir(repo) / "plan.md").read_bytes())
     assert git(repo, "rev-parse", "HEAD") == head
+
+
+def test_a_record_signed_under_a_trust_root_is_accepted(git_repo: Path, tmp_path: Path) -> None:
+    team = make_team(tmp_path / "keys")
+    commit_trust_root(git_repo, team)
+    signed_task(git_repo, tmp_path, team)
+    result = verify_task(git_repo, TASK)
+    assert (result.verdict, result.codes) == ("ACCEPTED", ())
+    assert result.facts["authority"] != "unauthenticated"

@@ -307,7 +307,8 @@ def _target_reasons(
         out.append(
             (
                 "HOOK_SURFACES_UNAVAILABLE",
-                f"protected surfaces could not be resolved ({facts.surfaces_problem})",
+                "protected surfaces could not be resolved"
+                + (f" ({facts.surfaces_problem})" if facts.surfaces_problem else ""),
                 "add .plangate/protected-surfaces.toml ('plangate surfaces' shows the state)",
             )
         )

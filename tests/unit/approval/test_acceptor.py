@@ -32,10 +32,11 @@ from plangate.approval.acceptor import (
 from plangate.approval.service import verify_task
 from plangate.canonical import sha256_digest
 from plangate.fsutil import FileRead, FileState
-from plangate.plan.package import plan_package_hash
+from plangate.plan.package import compute_package, plan_package_hash
 from plangate.snapshot import ARTIFACTS, TaskSnapshot
 from plangate.verdict import Reason
 from support.repo import git
+from support.signed import commit_trust_root, make_team, signed_task
 from support.taskkit import approve_task, load_record, make_task, save_record, sha, task_dir
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -88,182 +89,6 @@ def _no_marker(repo: Path) -> None:
 
 def _stale_todo(record: dict[str, Any]) -> None:
     record["artifact_hashes"]["todo.md"] = OTHER
-
-
-EXPECTED_SHA = "expected"  # replaced by a full id that is not HEAD
-
-
-# (rule number in docs/approval.md, code the rule reports, how to break only that rule)
-def _require_signatures(repo: Path) -> None:
-    """Commit a trust root that requires signatures: the unsigned record then fails."""
-    from support.keys import allowed_signers, make_key, trust_toml
-    from support.repo import commit_all
-
-    names = ["a@example.com", "b@example.com", "c@example.com"]
-    keys = [make_key(repo.parent / "keys", n) for n in names]
-    (repo / ".plangate").mkdir(exist_ok=True)
-    (repo / ".plangate/trust.toml").write_bytes(trust_toml(names[:2], names[2:]))
-    (repo / ".plangate/allowed_signers").write_bytes(allowed_signers(*keys))
-    commit_all(repo, "trust root")
-
-
-RULES: list[tuple[int, str, Callable[[Path], None]]] = [
-    (1, "C3_RECORD_MISSING", lambda repo: _record_path(repo).unlink()),
-    (2, "C3_RECORD_MALFORMED", _raw(b"{")),
-    (3, "C3_RECORD_NOT_OBJECT", _raw(b"[]")),
-    (4, "C3_APPROVAL_KIND_UNKNOWN", _set("approval_kind", "c4")),
-    (5, "C3_STATUS_FORBIDDEN", _set("c3_status", "APPROVED")),
-    (6, "C3_UNKNOWN_KEYS", _set("zzz", "x")),
-    (7, "C3_MISSING_KEYS", _edit(lambda r: r.pop("policy_ref"))),
-    (8, "C3_FIELD_TYPE", _set("phase", 3)),
-    (9, "C3_TASK_ID_INVALID", _set("task_id", "TASK-1")),
-    (9, "C3_TASK_ID_MISMATCH", _set("task_id", "TASK-0002")),
-    (10, "C3_PHASE_INVALID", _set("phase", "C-3")),
-    (11, "C3_FIELD_EMPTY", _set("policy_ref", "\u200b ")),
-    (12, "C3_ISSUED_AT_INVALID", _set("issued_at", "2026-02-30T00:00:00Z")),
-    (13, "C3_ANNOTATION_NOT_STRING", _set("_note", 1)),
-    (14, "C3_LOOPSPEC_HASH_INVALID", _set("derived_loopspec_hash", "sha256:x")),
-    (15, "ARTIFACT_MISSING", lambda repo: (task_dir(repo) / "todo.md").unlink()),
-    (16, "EVIDENCE_C1_*", _no_marker),
-    (17, "C3_DECISION_NOT_APPROVED", _set("decision", "BLOCKED")),
-    (17, "C3_DECISION_INVALID", _set("decision", "APPROVED")),
-    (18, "C3_SOURCE_SHA_INVALID", _set("source_sha", "XYZ")),
-    (19, "C3_SOURCE_SHA_MISMATCH", lambda repo: None),
-    (20, "C3_PLAN_HASH_STALE", _set("plan_hash", OTHER)),
-    (21, "C3_ARTIFACT_HASHES_KEYS", _set("artifact_hashes", {})),
-    (21, "C3_ARTIFACT_STALE", _edit(_stale_todo)),
-    (22, "C3_PLAN_PACKAGE_HASH_MISMATCH", _set("plan_package_hash", OTHER)),
-    (23, "C3_REVIEWERS_KEYS", _set("reviewers", {})),
-    (24, "C3_REVIEWER_TRIO_MISMATCH", _reviewer("model_a", "plan_hash", OTHER)),
-    (24, "C3_REVIEWER_SNAPSHOT_EMPTY", _reviewer("model_a", "evidence_ref", " ")),
-    (25, "C3_REVIEWER_VERDICT_INVALID", _reviewer("model_a", "verdict", "maybe")),
-    (26, "C3_REVIEWER_EVIDENCE_NOT_INDEPENDENT", _edit(_same_evidence)),
-    (27, "C3_DECISION_VERDICT_INCONSISTENT", _edit(_reject_b)),
-    (28, "C3_SIGNATURE_*", _require_signatures),
-]
-
-
-def _verify(repo: Path, head: str, code: str) -> tuple[str, ...]:
-    expected = None
-    if code == "C3_SOURCE_SHA_MISMATCH":
-        expected = "f" * 40 if head != "f" * 40 else "e" * 40
-    return verify_task(repo, TASK, expected_sha=expected).codes
-
-
-def _matches(code: str, pattern: str) -> bool:
-    return code.startswith(pattern[:-1]) if pattern.endswith("*") else code == pattern
-
-
-def test_the_documented_list_is_generated_from_the_table() -> None:
-    docs = (ROOT / "docs" / "approval.md").read_text(encoding="utf-8").split("\n")
-    lines = rule_order_markdown()
-    start = docs.index(lines[0])
-    end = start
-    while end < len(docs) and docs[end].startswith("|"):
-        end += 1
-    assert docs[start:end] == lines, (
-        "docs/approval.md's rule list differs from the acceptor's table; paste "
-        "'\\n'.join(plangate.approval.acceptor.rule_order_markdown()) into it"
-    )
-
-
-def test_the_order_is_the_parse_rules_then_the_record_rules() -> None:
-    assert len(ACCEPTOR_RULE_ORDER) == len(PARSE_RULES) + len(RECORD_RULES) == 28
-    assert [r.number for r in ACCEPTOR_RULE_ORDER] == list(range(1, 29))
-    assert [r.codes for r in ACCEPTOR_RULE_ORDER] == [
-        *(r.codes for r in PARSE_RULES),
-        *(r.codes for r in RECORD_RULES),
-    ]
-
-
-def test_every_rule_of_the_table_has_a_breaking_record_here() -> None:
-    assert {number for number, _code, _break in RULES} == {r.number for r in ACCEPTOR_RULE_ORDER}
-
-
-@pytest.mark.parametrize(("number", "code", "breaker"), RULES, ids=[r[1] for r in RULES])
-def test_each_rule_reports_its_code_at_its_number(
-    approved: tuple[Path, str], number: int, code: str, breaker: Callable[[Path], None]
-) -> None:
-    repo, head = approved
-    assert code in ACCEPTOR_RULE_ORDER[number - 1].codes
-    breaker(repo)
-    found = _verify(repo, head, code)
-    assert any(_matches(f, code) for f in found), found
-    if number <= len(PARSE_RULES):
-        assert len(found) == 1  # a parse-level failure stops evaluation at once
-
-
-def test_every_failing_rule_is_reported_in_table_order(approved: tuple[Path, str]) -> None:
-    repo, _head = approved
-    record = load_record(repo)
-    record.update(
-        {
-            "c3_status": "APPROVED",
-            "zzz": 1,
-            "issued_at": 5,
-            "task_id": "TASK-1",
-            "phase": "C-3",
-            "policy_ref": " ",
-            "_note": 1,
-            "derived_loopspec_hash": "x",
-            "decision": "BLOCKED",
-            "plan_hash": OTHER,
-            "plan_package_hash": OTHER,
-        }
-    )
-    del record["c2_evidence_ref"]
-    record["artifact_hashes"]["todo.md"] = OTHER
-    record["reviewers"]["model_a"]["source_sha"] = "a" * 40
-    record["reviewers"]["model_b"]["verdict"] = "maybe"
-    record["reviewers"]["model_b"]["evidence_ref"] = record["reviewers"]["model_a"]["evidence_ref"]
-    save_record(repo, record)
-    result = verify_task(repo, TASK, expected_sha="f" * 40)
-    assert result.verdict == "REJECTED"
-    assert result.codes == (
-        "C3_STATUS_FORBIDDEN",
-        "C3_UNKNOWN_KEYS",
-        "C3_MISSING_KEYS",
-        "C3_FIELD_TYPE",
-        "C3_TASK_ID_INVALID",
-        "C3_PHASE_INVALID",
-        "C3_FIELD_EMPTY",
-        "C3_ANNOTATION_NOT_STRING",
-        "C3_LOOPSPEC_HASH_INVALID",
-        "C3_DECISION_NOT_APPROVED",
-        "C3_SOURCE_SHA_MISMATCH",
-        "C3_PLAN_HASH_STALE",
-        "C3_ARTIFACT_STALE",
-        "C3_PLAN_PACKAGE_HASH_MISMATCH",
-        # model_a: plan_hash, source_sha, plan_package_hash; model_b: plan_hash,
-        # plan_package_hash (the top-level values changed)
-        *["C3_REVIEWER_TRIO_MISMATCH"] * 5,
-        "C3_REVIEWER_VERDICT_INVALID",
-        "C3_REVIEWER_EVIDENCE_NOT_INDEPENDENT",
-    )
-    numbers = [
-        next(r.number for r in ACCEPTOR_RULE_ORDER if code in r.codes) for code in result.codes
-    ]
-    assert numbers == sorted(numbers)
-
-
-def test_a_record_whose_only_failure_is_escalation_needs_a_human(git_repo: Path) -> None:
-    make_task(git_repo)
-    approve_task(git_repo, decision="HUMAN_ESCALATED")
-    result = verify_task(git_repo, TASK)
-    assert (result.verdict, result.codes, int(result.exit_code)) == (
-        "HUMAN_ESCALATED",
-        ("C3_DECISION_NOT_APPROVED",),
-        3,
-    )
-
-
-def test_an_accepted_record_exits_zero(approved: tuple[Path, str]) -> None:
-    repo, head = approved
-    result = verify_task(repo, TASK, expected_sha=head)
-    assert (result.verdict, result.codes, int(result.exit_code)) == ("ACCEPTED", (), 0)
-    assert result.facts["source_sha_full"] == head
-    assert result.facts["current_plan_hash"] == sha((task_dir(repo) / "plan.md").read_bytes())
-    assert git(repo, "rev-parse", "HEAD") == head
 
 
 # -- the rules over a snapshot built in memory (no repository) -----------------------------
@@ -750,3 +575,262 @@ def test_a_non_string_field_is_judged_by_no_later_rule() -> None:
     result = check(good_record(source_sha=7, plan_hash=None, decision=1))
     assert [r.code for r in result.reasons][:3] == ["C3_FIELD_TYPE"] * 3
     assert result.facts["source_sha"] is None and result.facts["decision"] is None
+
+
+# -- the parse rules' guards, the non-empty fields, the key shortcuts, a foreign package ------
+
+
+def test_a_record_read_that_is_not_ok_is_never_parsed() -> None:
+    good_bytes = json.dumps(good_record()).encode()
+    result = check(record_read=FileRead(FileState.MISSING, good_bytes))
+    assert (result.verdict, result.codes) == ("REJECTED", ("C3_RECORD_MISSING",))
+    result = check(record_read=FileRead(FileState.OK, None))
+    assert (result.verdict, result.codes) == ("REJECTED", ("C3_RECORD_UNREADABLE",))
+
+
+@pytest.mark.parametrize("key", ["c1_evidence_ref", "c2_evidence_ref", "policy_ref", "issued_by"])
+def test_each_evidence_and_authorship_field_must_be_a_non_empty_string(key: str) -> None:
+    assert reasons_of(good_record(**{key: "\u200b "})) == [("C3_FIELD_EMPTY", f"{key} is empty")]
+    assert reasons_of(good_record(**{key: 3})) == [
+        ("C3_FIELD_TYPE", f"{key} must be a string, got int")
+    ]
+
+
+def test_a_record_with_every_allowed_key_and_more_is_still_checked_for_extra_keys() -> None:
+    full = good_record(derived_loopspec_hash="sha256:" + "1" * 64)
+    assert check(full).verdict == "ACCEPTED"
+    assert reasons_of({**full, "zzz": "x"}) == [("C3_UNKNOWN_KEYS", "unknown top-level keys: zzz")]
+    assert reasons_of({**full, "_note": 1}) == [
+        ("C3_ANNOTATION_NOT_STRING", "annotation _note must be a string")
+    ]
+
+
+def test_a_non_string_task_id_is_reported_once() -> None:
+    result = check(good_record(task_id=7))
+    assert (result.verdict, result.codes) == ("REJECTED", ("C3_FIELD_TYPE",))
+
+
+def test_a_package_computed_for_another_task_is_not_used() -> None:
+    other_files = {**FILES, "plan.md": b"# Plan\n\nanother plan\n"}
+    other = TaskSnapshot(
+        "TASK-0002",
+        Path("docs/working/TASK-0002"),
+        {name: FileRead(FileState.OK, data) for name, data in other_files.items()},
+        FileRead(FileState.OK, b"{}"),
+    )
+    result = verify_snapshot(
+        snapshot_of(), expected_sha=None, source=FULL, package=compute_package(other)
+    )
+    assert (result.verdict, result.codes) == ("ACCEPTED", ())
+    assert result.facts["current_plan_hash"] == PLAN_HASH
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "task_id",
+        "artifact_hashes",
+        "reviewers",
+        "decision",
+        "phase",
+        "issued_at",
+        "c1_evidence_ref",
+    ],
+)
+def test_a_missing_key_is_reported_by_the_key_rule_only(key: str) -> None:
+    record = good_record()
+    del record[key]
+    assert check(record).codes == ("C3_MISSING_KEYS",)
+
+
+def test_the_documented_table_has_its_header() -> None:
+    assert rule_order_markdown()[:2] == ["| # | rule | reason code |", "|---|---|---|"]
+
+
+# -- the rules through the service, over a real repository -------------------------------
+# Kept after the in-memory tests: they are slower (a git repository each), and with
+# `pytest -x` a broken rule is then found by the fast tests first.
+
+EXPECTED_SHA = "expected"  # replaced by a full id that is not HEAD
+
+
+# (rule number in docs/approval.md, code the rule reports, how to break only that rule)
+def _require_signatures(repo: Path) -> None:
+    """Commit a trust root that requires signatures: the unsigned record then fails."""
+    from support.keys import allowed_signers, make_key, trust_toml
+    from support.repo import commit_all
+
+    names = ["a@example.com", "b@example.com", "c@example.com"]
+    keys = [make_key(repo.parent / "keys", n) for n in names]
+    (repo / ".plangate").mkdir(exist_ok=True)
+    (repo / ".plangate/trust.toml").write_bytes(trust_toml(names[:2], names[2:]))
+    (repo / ".plangate/allowed_signers").write_bytes(allowed_signers(*keys))
+    commit_all(repo, "trust root")
+
+
+RULES: list[tuple[int, str, Callable[[Path], None]]] = [
+    (1, "C3_RECORD_MISSING", lambda repo: _record_path(repo).unlink()),
+    (2, "C3_RECORD_MALFORMED", _raw(b"{")),
+    (3, "C3_RECORD_NOT_OBJECT", _raw(b"[]")),
+    (4, "C3_APPROVAL_KIND_UNKNOWN", _set("approval_kind", "c4")),
+    (5, "C3_STATUS_FORBIDDEN", _set("c3_status", "APPROVED")),
+    (6, "C3_UNKNOWN_KEYS", _set("zzz", "x")),
+    (7, "C3_MISSING_KEYS", _edit(lambda r: r.pop("policy_ref"))),
+    (8, "C3_FIELD_TYPE", _set("phase", 3)),
+    (9, "C3_TASK_ID_INVALID", _set("task_id", "TASK-1")),
+    (9, "C3_TASK_ID_MISMATCH", _set("task_id", "TASK-0002")),
+    (10, "C3_PHASE_INVALID", _set("phase", "C-3")),
+    (11, "C3_FIELD_EMPTY", _set("policy_ref", "\u200b ")),
+    (12, "C3_ISSUED_AT_INVALID", _set("issued_at", "2026-02-30T00:00:00Z")),
+    (13, "C3_ANNOTATION_NOT_STRING", _set("_note", 1)),
+    (14, "C3_LOOPSPEC_HASH_INVALID", _set("derived_loopspec_hash", "sha256:x")),
+    (15, "ARTIFACT_MISSING", lambda repo: (task_dir(repo) / "todo.md").unlink()),
+    (16, "EVIDENCE_C1_*", _no_marker),
+    (17, "C3_DECISION_NOT_APPROVED", _set("decision", "BLOCKED")),
+    (17, "C3_DECISION_INVALID", _set("decision", "APPROVED")),
+    (18, "C3_SOURCE_SHA_INVALID", _set("source_sha", "XYZ")),
+    (19, "C3_SOURCE_SHA_MISMATCH", lambda repo: None),
+    (20, "C3_PLAN_HASH_STALE", _set("plan_hash", OTHER)),
+    (21, "C3_ARTIFACT_HASHES_KEYS", _set("artifact_hashes", {})),
+    (21, "C3_ARTIFACT_STALE", _edit(_stale_todo)),
+    (22, "C3_PLAN_PACKAGE_HASH_MISMATCH", _set("plan_package_hash", OTHER)),
+    (23, "C3_REVIEWERS_KEYS", _set("reviewers", {})),
+    (24, "C3_REVIEWER_TRIO_MISMATCH", _reviewer("model_a", "plan_hash", OTHER)),
+    (24, "C3_REVIEWER_SNAPSHOT_EMPTY", _reviewer("model_a", "evidence_ref", " ")),
+    (25, "C3_REVIEWER_VERDICT_INVALID", _reviewer("model_a", "verdict", "maybe")),
+    (26, "C3_REVIEWER_EVIDENCE_NOT_INDEPENDENT", _edit(_same_evidence)),
+    (27, "C3_DECISION_VERDICT_INCONSISTENT", _edit(_reject_b)),
+    (28, "C3_SIGNATURE_*", _require_signatures),
+]
+
+
+def _verify(repo: Path, head: str, code: str) -> tuple[str, ...]:
+    expected = None
+    if code == "C3_SOURCE_SHA_MISMATCH":
+        expected = "f" * 40 if head != "f" * 40 else "e" * 40
+    return verify_task(repo, TASK, expected_sha=expected).codes
+
+
+def _matches(code: str, pattern: str) -> bool:
+    return code.startswith(pattern[:-1]) if pattern.endswith("*") else code == pattern
+
+
+def test_the_documented_list_is_generated_from_the_table() -> None:
+    docs = (ROOT / "docs" / "approval.md").read_text(encoding="utf-8").split("\n")
+    lines = rule_order_markdown()
+    start = docs.index(lines[0])
+    end = start
+    while end < len(docs) and docs[end].startswith("|"):
+        end += 1
+    assert docs[start:end] == lines, (
+        "docs/approval.md's rule list differs from the acceptor's table; paste "
+        "'\\n'.join(plangate.approval.acceptor.rule_order_markdown()) into it"
+    )
+
+
+def test_the_order_is_the_parse_rules_then_the_record_rules() -> None:
+    assert len(ACCEPTOR_RULE_ORDER) == len(PARSE_RULES) + len(RECORD_RULES) == 28
+    assert [r.number for r in ACCEPTOR_RULE_ORDER] == list(range(1, 29))
+    assert [r.codes for r in ACCEPTOR_RULE_ORDER] == [
+        *(r.codes for r in PARSE_RULES),
+        *(r.codes for r in RECORD_RULES),
+    ]
+
+
+def test_every_rule_of_the_table_has_a_breaking_record_here() -> None:
+    assert {number for number, _code, _break in RULES} == {r.number for r in ACCEPTOR_RULE_ORDER}
+
+
+@pytest.mark.parametrize(("number", "code", "breaker"), RULES, ids=[r[1] for r in RULES])
+def test_each_rule_reports_its_code_at_its_number(
+    approved: tuple[Path, str], number: int, code: str, breaker: Callable[[Path], None]
+) -> None:
+    repo, head = approved
+    assert code in ACCEPTOR_RULE_ORDER[number - 1].codes
+    breaker(repo)
+    found = _verify(repo, head, code)
+    assert any(_matches(f, code) for f in found), found
+    if number <= len(PARSE_RULES):
+        assert len(found) == 1  # a parse-level failure stops evaluation at once
+
+
+def test_every_failing_rule_is_reported_in_table_order(approved: tuple[Path, str]) -> None:
+    repo, _head = approved
+    record = load_record(repo)
+    record.update(
+        {
+            "c3_status": "APPROVED",
+            "zzz": 1,
+            "issued_at": 5,
+            "task_id": "TASK-1",
+            "phase": "C-3",
+            "policy_ref": " ",
+            "_note": 1,
+            "derived_loopspec_hash": "x",
+            "decision": "BLOCKED",
+            "plan_hash": OTHER,
+            "plan_package_hash": OTHER,
+        }
+    )
+    del record["c2_evidence_ref"]
+    record["artifact_hashes"]["todo.md"] = OTHER
+    record["reviewers"]["model_a"]["source_sha"] = "a" * 40
+    record["reviewers"]["model_b"]["verdict"] = "maybe"
+    record["reviewers"]["model_b"]["evidence_ref"] = record["reviewers"]["model_a"]["evidence_ref"]
+    save_record(repo, record)
+    result = verify_task(repo, TASK, expected_sha="f" * 40)
+    assert result.verdict == "REJECTED"
+    assert result.codes == (
+        "C3_STATUS_FORBIDDEN",
+        "C3_UNKNOWN_KEYS",
+        "C3_MISSING_KEYS",
+        "C3_FIELD_TYPE",
+        "C3_TASK_ID_INVALID",
+        "C3_PHASE_INVALID",
+        "C3_FIELD_EMPTY",
+        "C3_ANNOTATION_NOT_STRING",
+        "C3_LOOPSPEC_HASH_INVALID",
+        "C3_DECISION_NOT_APPROVED",
+        "C3_SOURCE_SHA_MISMATCH",
+        "C3_PLAN_HASH_STALE",
+        "C3_ARTIFACT_STALE",
+        "C3_PLAN_PACKAGE_HASH_MISMATCH",
+        # model_a: plan_hash, source_sha, plan_package_hash; model_b: plan_hash,
+        # plan_package_hash (the top-level values changed)
+        *["C3_REVIEWER_TRIO_MISMATCH"] * 5,
+        "C3_REVIEWER_VERDICT_INVALID",
+        "C3_REVIEWER_EVIDENCE_NOT_INDEPENDENT",
+    )
+    numbers = [
+        next(r.number for r in ACCEPTOR_RULE_ORDER if code in r.codes) for code in result.codes
+    ]
+    assert numbers == sorted(numbers)
+
+
+def test_a_record_whose_only_failure_is_escalation_needs_a_human(git_repo: Path) -> None:
+    make_task(git_repo)
+    approve_task(git_repo, decision="HUMAN_ESCALATED")
+    result = verify_task(git_repo, TASK)
+    assert (result.verdict, result.codes, int(result.exit_code)) == (
+        "HUMAN_ESCALATED",
+        ("C3_DECISION_NOT_APPROVED",),
+        3,
+    )
+
+
+def test_an_accepted_record_exits_zero(approved: tuple[Path, str]) -> None:
+    repo, head = approved
+    result = verify_task(repo, TASK, expected_sha=head)
+    assert (result.verdict, result.codes, int(result.exit_code)) == ("ACCEPTED", (), 0)
+    assert result.facts["source_sha_full"] == head
+    assert result.facts["current_plan_hash"] == sha((task_dir(repo) / "plan.md").read_bytes())
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
+def test_a_record_signed_under_a_trust_root_is_accepted(git_repo: Path, tmp_path: Path) -> None:
+    team = make_team(tmp_path / "keys")
+    commit_trust_root(git_repo, team)
+    signed_task(git_repo, tmp_path, team)
+    result = verify_task(git_repo, TASK)
+    assert (result.verdict, result.codes) == ("ACCEPTED", ())
+    assert result.facts["authority"] != "unauthenticated"

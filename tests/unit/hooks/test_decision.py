@@ -1,10 +1,12 @@
-"""The pure decision over literal facts: one test per rule, plus overrides and properties."""
+"""The pure decision over literal facts: one test per rule, the tables, messages and overrides.
+
+Deterministic on purpose: this file guards the module under mutation testing (its property
+tests live in ``tests/property/test_hook_decision_properties.py``).
+"""
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from plangate.hooks.decision import (
     ALLOW,
@@ -20,28 +22,8 @@ from plangate.hooks.decision import (
     is_approvals_path,
     planning_file_task,
 )
-from plangate.surfaces import ProtectedPattern, ResolvedSurfaces
 from plangate.verdict import Reason
-
-
-def protected(*patterns: str) -> ResolvedSurfaces:
-    """A resolved definition protecting ``patterns`` (class ``rules``)."""
-    entries = tuple(ProtectedPattern(p, "rules", "protected in this test") for p in patterns)
-    return ResolvedSurfaces("explicit", None, None, entries)
-
-
-SURFACES = protected("**/CLAUDE.md", ".github/workflows/**")
-TASK = TaskFacts("TASK-0001", "env", True, allowed_paths=("src/app.py", "tests/**"))
-NO_TASK = Facts(surfaces=SURFACES)
-WITH_TASK = Facts(surfaces=SURFACES, task=TASK, locked_tasks=frozenset({"TASK-0001"}))
-
-
-def write(*paths: str, kind: ActionKind = ActionKind.WRITE) -> Action:
-    return Action(kind, tuple(Target(p, p) for p in paths), label="Write")
-
-
-def codes(facts: Facts, action: Action) -> tuple[str, ...]:
-    return decide(facts, action).codes
+from support.hook_decision import NO_TASK, SURFACES, TASK, WITH_TASK, codes, protected, write
 
 
 def test_in_scope_write_allowed() -> None:
@@ -225,40 +207,6 @@ def test_path_helpers() -> None:
     assert not is_approvals_path("docs/working/TASK-0007/approvals.md")
     assert effect_exempt(".plangate/ledger.sqlite3-wal")
     assert not effect_exempt(".plangate/protected-surfaces.toml")
-
-
-SEGMENT = st.text(
-    alphabet="abcdefghijklmnopqrstuvwxyzABCDEF0123456789._-", min_size=1, max_size=8
-).filter(lambda s: s not in (".", ".."))
-PATH = st.lists(SEGMENT, min_size=1, max_size=4).map("/".join)
-
-
-@settings(max_examples=150, deadline=None)
-@given(PATH)
-def test_protected_paths_are_never_allowed(path: str) -> None:
-    protected = f"{path}/CLAUDE.md"
-    facts = WITH_TASK._replace(
-        task=TASK._replace(allowed_paths=("**",)), overrides=(OverrideGrant("g", ("**",)),)
-    )
-    assert decide(facts, write(protected)).verdict == DENY
-
-
-@settings(max_examples=150, deadline=None)
-@given(PATH)
-def test_without_task_nothing_outside_planning_files_is_allowed(path: str) -> None:
-    result = decide(NO_TASK, write(path))
-    if result.verdict == ALLOW:
-        assert planning_file_task(path) is not None
-
-
-@settings(max_examples=150, deadline=None)
-@given(PATH)
-def test_with_task_an_allow_is_always_inside_scope(path: str) -> None:
-    from plangate.paths import match_any
-
-    result = decide(WITH_TASK, write(path))
-    if result.verdict == ALLOW:
-        assert match_any(TASK.allowed_paths or (), path) is not None
 
 
 def test_evidence_is_listed_once_in_first_seen_order() -> None:
@@ -555,3 +503,88 @@ def test_a_shell_action_without_targets_is_allowed_but_a_write_is_not() -> None:
         "the write names no target path",
         "the tool input must carry the file path",
     )
+
+
+# -- the verdict words, the recorded facts and the defaults of the fact types ---------------
+
+
+def test_the_verdict_words_are_allow_and_deny() -> None:
+    allowed = decide(WITH_TASK, write("src/app.py"))
+    denied = decide(WITH_TASK, write("lib/x.py"))
+    assert (allowed.verdict, int(allowed.exit_code)) == ("ALLOW", 0)
+    assert (denied.verdict, int(denied.exit_code)) == ("DENY", 1)
+
+
+@pytest.mark.parametrize(
+    ("kind", "name"),
+    [
+        (ActionKind.READ, "read"),
+        (ActionKind.WRITE, "write"),
+        (ActionKind.SHELL, "shell"),
+        (ActionKind.EFFECT, "effect"),
+        (ActionKind.COMMIT, "commit"),
+        (ActionKind.PUSH, "push"),
+    ],
+)
+def test_each_action_kind_is_recorded_by_its_name(kind: ActionKind, name: str) -> None:
+    assert decide(WITH_TASK, Action(kind, (Target("src/app.py", "src/app.py"),))).facts == {
+        "action": name,
+        "label": "",
+        "task": "TASK-0001",
+        "targets": ["src/app.py"],
+    }
+
+
+def test_an_override_grant_is_reusable_unless_it_says_one_shot() -> None:
+    assert OverrideGrant("g", ("docs/**",)).one_shot is False
+    assert OverrideGrant("g", ("docs/**",), True).one_shot is True
+
+
+def test_messages_without_a_detail_have_no_parentheses() -> None:
+    unknown = WITH_TASK._replace(task=TASK._replace(allowed_paths=()))
+    assert decide(unknown, write("src/app.py")).reasons[0].message == (
+        "the allowed paths of TASK-0001 are unknown or empty: src/app.py"
+    )
+    (reason,) = decide(Facts(surfaces=None, task=TASK), write("src/app.py")).reasons
+    assert reason.message == "protected surfaces could not be resolved: src/app.py"
+
+
+def test_an_unreadable_tool_policy_has_its_text() -> None:
+    action = Action(
+        ActionKind.SHELL, (), ("tools.toml: bad",), unclassifiable_code="HOOK_TOOL_POLICY_INVALID"
+    )
+    (reason,) = decide(NO_TASK, action).reasons
+    assert reason == Reason(
+        "HOOK_TOOL_POLICY_INVALID",
+        "the repository's tool policy cannot be read, so no MCP tool is declared read-only: "
+        "tools.toml: bad",
+        "a human fixes .plangate/tools.toml ([mcp] read_only = [names or globs])",
+        ("tools.toml: bad",),
+    )
+
+
+def test_session_files_are_exempt_from_effect_checks_only() -> None:
+    path = ".plangate/session/claude-1.json"
+    assert effect_exempt(path)
+    assert decide(WITH_TASK, write(path, kind=ActionKind.EFFECT)).verdict == ALLOW
+    assert codes(OPEN_TASK, write(path, kind=ActionKind.COMMIT)) == ("HOOK_PLANGATE_STATE",)
+
+
+def test_a_directory_on_the_way_through_a_double_star_may_be_created() -> None:
+    facts = WITH_TASK._replace(task=TASK._replace(allowed_paths=("lib/**/x.py", "a*/*b/**/y.py")))
+    for path in ("lib", "lib/a", "lib/a/b", "lib/a/b/c", "a1", "a1/2b", "a1/2b/c/d"):
+        assert decide(facts, directory(path)).verdict == ALLOW, path
+    for path in ("other", "other/a/b", "a1/c", "q/r/s/t"):
+        assert codes(facts, directory(path)) == ("HOOK_OUTSIDE_SCOPE",), path
+
+
+def test_a_directory_named_like_a_planning_file_of_no_task_is_not_a_planning_directory() -> None:
+    # a planning file's name as a directory, or a task directory that is not TASK-0000
+    for path in ("docs/working/TASK-x/plan.md", "docs/working/TASK-0003/plan.md/sub"):
+        assert codes(NO_TASK, directory(path)) == ("HOOK_NO_ACTIVE_TASK",), path
+
+
+def test_a_read_is_allowed_whatever_it_reads() -> None:
+    for path in (".git/config", "CLAUDE.md", "docs/working/TASK-0002/approvals/c3.json", "x.py"):
+        result = decide(NO_TASK, Action(ActionKind.READ, (Target(path, path),)))
+        assert (result.verdict, result.reasons) == (ALLOW, ()), path

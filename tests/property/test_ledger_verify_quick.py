@@ -179,7 +179,9 @@ items = st.tuples(
     st.sampled_from(["c3_issue", "hook_decision", "Bad-Kind"]),
     st.sampled_from(["TASK-0001", "t é", " edge", "x\ty", ""]),
     texts,
-    st.sampled_from([AT, "2026-12-02T10:00:01Z", "2026-02-30T10:00:00Z", "2026-12-02 10:00:00"]),
+    st.sampled_from(
+        [AT, "2026-12-02T10:00:01Z", "2026-02-30T10:00:00Z", "2026-12-02 10:00:00", ""]
+    ),
 )
 
 
@@ -204,3 +206,14 @@ def test_verify_values_equals_the_full_checks_row_by_row(
         assert got.verdict == expected.verdict
         assert got.reasons == expected.reasons
         assert got.facts == expected.facts
+
+
+@pytest.mark.parametrize("at", ["", "2026-12-02 10:00:00"])
+def test_a_chain_rehashed_over_a_malformed_time_is_tampered_from_its_first_row(at: str) -> None:
+    # The quick path skips the time check for a time equal to the previous row's:
+    # the first row has no previous time, whatever its own time is.
+    rows = chain([("hook_decision", "TASK-0001", '{"a":1}', at)] * 2)
+    result = verify_values(rows, Head(2, rows[-1][6]))
+    assert result.verdict != VERDICT_INTACT
+    assert result.facts["first_bad_seq"] == 1
+    assert result.reasons[0].code == "LEDGER_ENTRY_MALFORMED"

@@ -467,6 +467,9 @@ def _refuse_number(_text: str) -> Any:
     raise _NotPlain
 
 
+_NO_TIME = object()
+"""The previous row's time before the first row: equal to no column value."""
+
 _KEY_CACHE_MAX = 4096
 """How many accepted key tuples one verification remembers (memory stays flat)."""
 
@@ -637,7 +640,9 @@ def verify_values(
     kinds = walk.kinds
     count = 0
     prev_hash = GENESIS_PREV_HASH
-    last_at = ""
+    # A time equal to the previous row's was validated with it; the first row has
+    # no previous time (a sentinel no column value equals, not "" or None).
+    last_at: object = _NO_TIME
     sha256 = hashlib.sha256
     for values in rows:
         expected = count + 1
@@ -647,10 +652,7 @@ def verify_values(
             and seq == expected
             and row_prev == prev_hash
             and (kind in kinds or (type(kind) is str and KIND_RE.fullmatch(kind) is not None))
-            and type(subject) is str
-            and 0 < len(subject) <= MAX_SUBJECT_CHARS
-            and subject.isprintable()
-            and subject == subject.strip()
+            and _valid_subject(subject)
             and (at == last_at or _valid_at(at))
             and payload_ok(payload_text)
             # A recorded hash equal to "sha256:" + a hex digest is a well-formed digest.

@@ -29,7 +29,7 @@ a deleted ledger must not quietly restart as an empty chain. ``plangate hooks
 install`` creates it.
 """
 
-# ruff: noqa: PTH111, PTH112, PTH113, PTH114, PTH117, PTH118, PTH120, PTH208
+# ruff: noqa: PTH111, PTH112, PTH113, PTH114, PTH117, PTH118, PTH208
 # Plain string paths on purpose: realpath/relpath semantics and the
 # hook hot path; pathlib would add conversions without changing the meaning.
 from __future__ import annotations
@@ -105,17 +105,14 @@ def deny_result(code: str, message: str, hint: str = "", **facts: Any) -> Result
 
 
 def find_worktree_root(cwd: str) -> str | None:
-    """Real path of the nearest directory at or above ``cwd`` holding ``.git``."""
-    if not cwd or not os.path.isabs(cwd):
-        return None
-    current = os.path.realpath(cwd)
-    while True:
-        if os.path.lexists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
+    """Real path of the nearest directory at or above ``cwd`` holding ``.git``.
+
+    One rule with the helper's client, which finds the same repository before it
+    asks the helper (the client holds it: it may import nothing of plangate).
+    """
+    from plangate.hooks.hookd_client import find_root
+
+    return find_root(cwd)
 
 
 def current_head(root: str) -> str:

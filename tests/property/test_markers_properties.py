@@ -99,3 +99,41 @@ def test_plan_package_hash_shortcut_equals_the_canonical_digest(hashes: dict[str
 def test_any_prose_plus_a_hidden_marker_never_validates(hide: str, prose: str) -> None:
     text = f"{prose}\n{hide}C2-VERDICT: reject plan={PLAN}\nC2-VERDICT: approve plan={PLAN}\n"
     assert read_marker(C2, text.encode(), PLAN).state is not MarkerState.VALID
+
+
+GRAMMAR_ORACLE = {
+    kind.name: __import__("re").compile(
+        rf"{kind.name}-VERDICT: (\S+) plan=(sha256:[0-9a-f]{{64}})"
+    )
+    for kind in (C1, C2)
+}
+"""The marker grammar as a regular expression: the reference the hand-written reader
+must agree with on every line."""
+
+_GRAMMAR_PIECES = st.sampled_from(
+    [
+        "C1-VERDICT: ", "C2-VERDICT: ", "PASS", "approve", " plan=", "sha256:", "a" * 64,
+        "0123456789abcdef" * 4, "A" * 64, " ", "\t", "\u00a0", "\u3000", "\x1c", "\x00",
+        "\r", "x", "plan=", "g", "é", "\u2028",
+    ]
+)
+
+
+@given(st.lists(_GRAMMAR_PIECES, max_size=8).map("".join), st.sampled_from([C1, C2]))
+def test_full_grammar_agrees_with_the_regular_expression(line, kind) -> None:
+    from plangate.plan.markers import full_grammar
+
+    match = GRAMMAR_ORACLE[kind.name].fullmatch(line)
+    expected = None if match is None else (match.group(1), match.group(2))
+    assert full_grammar(line, kind) == expected
+
+
+@given(st.text(max_size=90), st.sampled_from([C1, C2]))
+def test_full_grammar_agrees_on_any_text(tail, kind) -> None:
+    from plangate.plan.markers import full_grammar
+
+    for line in (tail, f"{kind.name}-VERDICT: {tail}", f"{kind.name}-VERDICT: {tail} plan={PLAN}",
+                 f"{kind.name}-VERDICT: PASS plan=sha256:{tail}"):
+        match = GRAMMAR_ORACLE[kind.name].fullmatch(line)
+        expected = None if match is None else (match.group(1), match.group(2))
+        assert full_grammar(line, kind) == expected

@@ -17,10 +17,8 @@ from plangate.authority.signers import (
     parse_revoked,
 )
 from plangate.authority.trustfile import ROLES, TrustConfig, parse_trust
+from plangate.authority.trustpaths import SIGNERS_RELPATH
 from plangate.errors import InputRejected
-
-SIGNERS_RELPATH = ".plangate/allowed_signers"
-REVOKED_RELPATH = ".plangate/revoked_signers"
 
 NAMESPACE_C3 = "plangate-c3"
 NAMESPACE_REVIEW = "plangate-review"

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from plangate.authority.root import SIGNERS_RELPATH, build_root
+from plangate.authority.root import build_root
 from plangate.authority.signers import (
     AllowedSigners,
     SignerEntry,
@@ -26,13 +26,12 @@ from plangate.authority.signers import (
     parse_time,
 )
 from plangate.authority.trustfile import (
-    MAX_TRUST_BYTES,
     ROLES,
-    TRUST_RELPATH,
     TrustConfig,
     parse_trust,
     render_trust,
 )
+from plangate.authority.trustpaths import MAX_TRUST_BYTES, SIGNERS_RELPATH, TRUST_RELPATH
 from plangate.errors import HumanRequired, InputRejected
 from plangate.fsutil import FileState, atomic_write_in, read_regular_file
 

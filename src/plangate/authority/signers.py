@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from typing import NamedTuple
 
 from plangate.authority.sshsig import check_public_key
+from plangate.authority.trustpaths import MAX_SIGNERS_BYTES
 from plangate.errors import InputRejected
 
 KEY_TYPES = frozenset(
@@ -53,7 +54,6 @@ PRINCIPAL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+@-]{0,127}")
 NAMESPACE_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 _TIME_RE = re.compile(r"(\d{8})(\d{4}(?:\d{2})?)?Z")
 _OPTION_KEYS = ("namespaces", "valid-after", "valid-before")
-MAX_SIGNERS_BYTES = 256 * 1024
 
 
 class SignerEntry(NamedTuple):

@@ -15,21 +15,26 @@ trust files as the root: an agent can write those.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from plangate.authority.root import REVOKED_RELPATH, SIGNERS_RELPATH, TrustRoot, build_root
-from plangate.authority.signers import MAX_SIGNERS_BYTES
-from plangate.authority.trustfile import (
+from plangate.authority.trustpaths import (
     DEFAULT_TRUST_BRANCH,
+    MAX_SIGNERS_BYTES,
     MAX_TRUST_BYTES,
+    REVOKED_RELPATH,
+    SIGNERS_RELPATH,
+    TRUST_FILES,
     TRUST_RELPATH,
-    parse_trust,
 )
 from plangate.errors import InputRejected
 from plangate.fsutil import FileState, read_regular_file
 from plangate.git import Git, GitError
 
-TRUST_FILES = (TRUST_RELPATH, SIGNERS_RELPATH, REVOKED_RELPATH)
-"""The trust root's files: protected surfaces."""
+if TYPE_CHECKING:
+    from plangate.authority.root import TrustRoot
+
+# The parsers (and the signature code they load) are imported only when a trust
+# root is really there: most repositories have none, and every local command asks.
 
 
 def _blob(git: Git, commit: str, path: str, present: set[str], limit: int) -> bytes | None:
@@ -68,6 +73,8 @@ def root_at(git: Git, commit: str) -> TrustRoot | None:
             f"{missing} is missing at {commit[:12]}",
             "commit both .plangate/trust.toml and .plangate/allowed_signers",
         )
+    from plangate.authority.root import build_root
+
     return build_root(trust, signers, revoked, commit)
 
 
@@ -99,6 +106,8 @@ def local_root(git: Git, top: Path) -> LocalRoot:
             raise InputRejected(
                 "AUTH_TRUST_NOT_A_FILE", f"{TRUST_RELPATH} {read.detail}", "make it a regular file"
             )
+        from plangate.authority.trustfile import parse_trust
+
         branch = parse_trust(read.data).trust_branch
     try:
         tip = git.resolve_commit(f"refs/heads/{branch}")

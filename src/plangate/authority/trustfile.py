@@ -31,12 +31,10 @@ import re
 from typing import Any, NamedTuple
 
 from plangate.authority.signers import PRINCIPAL_RE
+from plangate.authority.trustpaths import DEFAULT_TRUST_BRANCH, MAX_TRUST_BYTES, TRUST_RELPATH
 from plangate.errors import InputRejected
 
-TRUST_RELPATH = ".plangate/trust.toml"
 ROLES = ("reviewer", "approver", "override")
-DEFAULT_TRUST_BRANCH = "main"
-MAX_TRUST_BYTES = 64 * 1024
 
 _BRANCH_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,127}")
 _TOP_KEYS = frozenset(

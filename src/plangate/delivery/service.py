@@ -536,7 +536,7 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
     """
     from plangate.approval.holds import ANCESTOR, holds_for_head
     from plangate.authority.consumer import read_continuation
-    from plangate.authority.source import TRUST_FILES
+    from plangate.authority.trustpaths import TRUST_FILES
     from plangate.errors import InputRejected
     from plangate.paths import canonical_path
     from plangate.snapshot import read_task_snapshot

@@ -129,8 +129,7 @@ def preview(
     root: Path, principals: list[Principal], *, require_signatures: bool = False
 ) -> Preview:
     """What setup would change in the repository at ``root`` (nothing is written)."""
-    from plangate.authority.root import SIGNERS_RELPATH
-    from plangate.authority.trustfile import TRUST_RELPATH
+    from plangate.authority.trustpaths import SIGNERS_RELPATH, TRUST_RELPATH
     from plangate.surfaces import load_surfaces_bytes, resolve_surfaces
 
     own = resolve_surfaces(root)
@@ -213,7 +212,7 @@ def apply_setup(
 
 def _trust(root: Path, plan: Preview) -> list[Step]:
     from plangate.authority import service
-    from plangate.authority.trustfile import TRUST_RELPATH
+    from plangate.authority.trustpaths import TRUST_RELPATH
 
     if not (plan.trust_init or plan.principals or plan.require_signatures):
         return []
@@ -257,8 +256,7 @@ def _gitignore(root: Path, lines: tuple[str, ...]) -> Step:
 
 def committed_files(root: Path) -> list[str]:
     """The adoption files present in the repository, in the order a reviewer reads them."""
-    from plangate.authority.root import REVOKED_RELPATH, SIGNERS_RELPATH
-    from plangate.authority.trustfile import TRUST_RELPATH
+    from plangate.authority.trustpaths import REVOKED_RELPATH, SIGNERS_RELPATH, TRUST_RELPATH
 
     candidates = (
         SURFACES_RELPATH,

@@ -147,7 +147,7 @@ def check_found(found: Found, trust: TrustRoot | None) -> Checkpoint | Reason:
 def _trust(root: Path) -> tuple[TrustRoot | None, str, Reason | None]:
     """The trust branch's root and name, or why it cannot be read (only then a problem)."""
     from plangate.authority.source import local_root
-    from plangate.authority.trustfile import DEFAULT_TRUST_BRANCH
+    from plangate.authority.trustpaths import DEFAULT_TRUST_BRANCH
     from plangate.errors import PlanGateError
     from plangate.git import Git
 

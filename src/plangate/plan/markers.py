@@ -86,11 +86,30 @@ class MarkerResult(NamedTuple):
         return out
 
 
-def _grammar(kind: MarkerKind) -> re.Pattern[str]:
-    return re.compile(rf"{kind.name}-VERDICT: (\S+) plan=(sha256:[0-9a-f]{{64}})")
+_HASH_PREFIX = "sha256:"
+_HASH_LENGTH = len(_HASH_PREFIX) + 64
+_LOWER_HEX = frozenset("0123456789abcdef")
 
 
-_GRAMMARS = {kind.name: _grammar(kind) for kind in KINDS}
+def full_grammar(line: str, kind: MarkerKind) -> tuple[str, str] | None:
+    """``(verdict, plan hash)`` when ``line`` is exactly
+    ``<NAME>-VERDICT: <verdict> plan=sha256:<64 lowercase hex>``, else None.
+
+    The verdict is one or more characters none of which is whitespace
+    (``str.isspace``). Written without a regular expression: compiling one costs
+    more at start-up than every marker of a task takes to read.
+    """
+    head = f"{kind.name}-VERDICT: "
+    if not line.startswith(head):
+        return None
+    verdict, separator, plan_hash = line[len(head) :].partition(" plan=")
+    if not separator or not verdict or any(ch.isspace() for ch in verdict):
+        return None
+    if len(plan_hash) != _HASH_LENGTH or not plan_hash.startswith(_HASH_PREFIX):
+        return None
+    if not _LOWER_HEX.issuperset(plan_hash[len(_HASH_PREFIX) :]):
+        return None
+    return verdict, plan_hash
 
 
 _FOLDED_PREFIXES = {kind.name: f"{kind.name}-verdict".casefold() for kind in KINDS}
@@ -105,8 +124,11 @@ _ASCII_LEADING_JUNK = "".join(chr(c) for c in range(0x21)) + "\x7f"
 
 # Separators str.splitlines() (and many viewers) treat as line breaks but the
 # marker reader, which splits on LF only, does not.
-_OTHER_LINE_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-_OTHER_LINE_BREAKS_SPLIT = re.compile(f"({_OTHER_LINE_BREAKS.pattern})")
+_OTHER_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def _has_other_line_break(text: str) -> bool:
+    return any(ch in text for ch in _OTHER_LINE_BREAKS)
 
 
 def _marker_head(line: str, width: int) -> str:
@@ -149,7 +171,7 @@ def _looks_like_marker(line: str, kind: MarkerKind) -> bool:
 
 def _hidden_marker_count(text: str, prefix: str) -> int:
     """Marker-like lines that only a CR/VT/FF/U+0085/U+2028/U+2029 break reveals."""
-    if _OTHER_LINE_BREAKS.search(text) is None:
+    if not _has_other_line_break(text):
         return 0
     width = len(prefix)
     hidden = 0
@@ -174,7 +196,7 @@ def replace_marker(data: bytes, kind: MarkerKind, line: str) -> bytes:
     for ln in text.split("\n"):
         if _looks_like_marker(ln.rstrip("\r"), kind):
             continue
-        hidden = _OTHER_LINE_BREAKS.search(ln) is not None
+        hidden = _has_other_line_break(ln)
         kept.append(_drop_hidden_markers(ln, kind) if hidden else ln)
     while kept and kept[-1].strip() == "":
         kept.pop()
@@ -186,7 +208,8 @@ def replace_marker(data: bytes, kind: MarkerKind, line: str) -> bytes:
 
 def _drop_hidden_markers(line: str, kind: MarkerKind) -> str:
     """``line`` without the marker-like pieces behind a non-LF line break."""
-    pieces = _OTHER_LINE_BREAKS_SPLIT.split(line)  # text, break, text, break, ..., text
+    # text, break, text, break, ..., text
+    pieces = re.split(f"([{_OTHER_LINE_BREAKS}])", line)
     out = [pieces[0]]
     for index in range(1, len(pieces), 2):
         if not _looks_like_marker(pieces[index + 1], kind):
@@ -220,14 +243,13 @@ def read_marker(
         )
     text = data.decode("utf-8", errors="replace")
     lines = text.split("\n")
-    grammar = _GRAMMARS[kind.name]
     prefix = _FOLDED_PREFIXES.get(kind.name) or f"{kind.name}-verdict".casefold()
     width = len(prefix)
     # _looks_like_marker, inlined: this runs for every line of two files per task.
     candidates = [ln for ln in lines if _marker_head(ln, width).startswith(prefix)]
     hidden = _hidden_marker_count(text, prefix)
     # A line in full grammar starts with the prefix, so it is always a candidate.
-    full = [m for m in (grammar.fullmatch(ln) for ln in candidates) if m is not None]
+    full = [m for m in (full_grammar(ln, kind) for ln in candidates) if m is not None]
     if not candidates:
         return MarkerResult(
             kind,
@@ -281,7 +303,7 @@ def read_marker(
                 f"write exactly '{kind.prefix} <verdict> plan=sha256:<64 lowercase hex>'",
             ),
         )
-    verdict, plan_hash = full[0].group(1), full[0].group(2)
+    verdict, plan_hash = full[0]
     if verdict != kind.accepted:
         return MarkerResult(
             kind,

@@ -98,3 +98,37 @@ def test_a_role_without_a_key(git_repo: Path, team: list[Key]) -> None:
     with pytest.raises(InputRejected) as info:
         root_at(Git(git_repo), sha)
     assert info.value.code == "AUTH_PRINCIPAL_WITHOUT_KEY"
+
+
+_PARSERS = ("plangate.authority.root", "plangate.authority.signers", "plangate.authority.trustfile")
+_LOADED = (
+    "import sys\n"
+    "from pathlib import Path\n"
+    "from plangate.authority.source import local_root\n"
+    "from plangate.git import Git\n"
+    "repo = Path(sys.argv[1])\n"
+    "local = local_root(Git(repo), repo)\n"
+    f"print(local.root is not None, sorted(m for m in {_PARSERS!r} if m in sys.modules))\n"
+)
+
+
+def _loaded_parsers(repo: Path) -> str:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", _LOADED, str(repo)], capture_output=True, text=True, check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3] / "src")},
+    )
+    return proc.stdout.strip()
+
+
+def test_without_a_trust_root_no_parser_is_loaded(git_repo: Path) -> None:
+    # Most repositories have no trust root: asking must not load the signature code.
+    assert _loaded_parsers(git_repo) == "False []"
+
+
+def test_a_committed_trust_root_is_parsed(git_repo: Path, team: list[Key]) -> None:
+    _write_root(git_repo, team)
+    commit_all(git_repo, "trust root")
+    assert _loaded_parsers(git_repo) == "True " + str(sorted(_PARSERS))

@@ -321,3 +321,32 @@ def test_replace_marker_drops_only_the_hidden_piece_of_a_line() -> None:
 def test_replace_marker_refuses_undecodable_evidence() -> None:
     with pytest.raises(UnicodeDecodeError):
         replace_marker(b"\xff" + FAIL_LINE.encode(), C1, PASS_LINE)
+
+
+FULL_GRAMMAR_CASES = [
+    ("C1-VERDICT: PASS plan=sha256:" + "a" * 64, ("PASS", "sha256:" + "a" * 64)),
+    ("C1-VERDICT: x\x00y plan=sha256:" + "0" * 64, ("x\x00y", "sha256:" + "0" * 64)),
+    ("C1-VERDICT:  PASS plan=sha256:" + "a" * 64, None),  # two spaces: empty verdict
+    ("C1-VERDICT: PA\u00a0SS plan=sha256:" + "a" * 64, None),  # a no-break space inside
+    ("C1-VERDICT: PA\x1cSS plan=sha256:" + "a" * 64, None),  # a separator control is space
+    ("C1-VERDICT: PASS plan=sha256:" + "A" * 64, None),  # upper-case hex
+    ("C1-VERDICT: PASS plan=sha256:" + "a" * 63, None),
+    ("C1-VERDICT: PASS plan=sha256:" + "a" * 65, None),
+    ("C1-VERDICT: PASS plan=sha256:" + "a" * 63 + "g", None),
+    ("C1-VERDICT: PASS plan=sha257:" + "a" * 64, None),
+    ("C1-VERDICT: PASS plan=" + "a" * 71, None),
+    ("C1-VERDICT: PASS plan=x plan=sha256:" + "a" * 64, None),
+    ("C1-VERDICT: PASS  plan=sha256:" + "a" * 64, None),
+    ("C1-VERDICT: PASS sha256:" + "a" * 64, None),
+    ("C1-VERDICT: PASS plan=sha256:" + "a" * 64 + " ", None),
+    ("C2-VERDICT: PASS plan=sha256:" + "a" * 64, None),  # the other kind's prefix
+    (" C1-VERDICT: PASS plan=sha256:" + "a" * 64, None),
+    ("C1-VERDICT:PASS plan=sha256:" + "a" * 64, None),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), FULL_GRAMMAR_CASES)
+def test_full_grammar_reads_exactly_the_marker_grammar(line: str, expected: object) -> None:
+    from plangate.plan.markers import full_grammar
+
+    assert full_grammar(line, C1) == expected

@@ -151,6 +151,9 @@ class _Compiled(NamedTuple):
     # The first segment when it is literal (no '*', '?', '**'): a path whose first
     # segment differs cannot match (exact comparison only).
     first_literal: str | None
+    # For '**' followed only by literal segments ('**/CLAUDE.md'): those segments. Such
+    # a pattern matches exactly the paths that end with them.
+    literal_suffix: tuple[str, ...] | None
 
 
 @lru_cache(maxsize=4096)
@@ -169,7 +172,12 @@ def _compile(pattern: str) -> _Compiled:
         closures.append(frozenset(reach))
     first = parts[0]
     literal = None if "*" in first or "?" in first or first == _ANY_ONE else first
-    return _Compiled(parts, tuple(closures), _ANY_MANY in parts, literal)
+    suffix = None
+    if first == _ANY_MANY and len(parts) > 1 and all(
+        "*" not in part and "?" not in part and part != _ANY_ONE for part in parts[1:]
+    ):
+        suffix = parts[1:]
+    return _Compiled(parts, tuple(closures), _ANY_MANY in parts, literal, suffix)
 
 
 def _chars_equal(a: str, b: str, casefold: bool) -> bool:
@@ -226,6 +234,12 @@ def _nfa_match_segments(
     compiled: _Compiled, segments: list[str], casefold: bool, counter: MatchCounter | None
 ) -> bool:
     parts = compiled.parts
+    suffix = compiled.literal_suffix
+    if suffix is not None and not casefold:
+        if counter is not None:
+            counter[0] += len(suffix)
+        width = len(suffix)
+        return len(segments) >= width and tuple(segments[len(segments) - width :]) == suffix
     if not compiled.has_doublestar:
         # No '**': one pattern segment per path segment, in order.
         if len(segments) != len(parts):
@@ -303,17 +317,101 @@ def match_any(
     process), so matching n paths against m patterns validates n paths, not
     n x m pairs. No pattern, no validation: the answer is None. ``counter`` is
     :func:`glob_match`'s.
+
+    A tuple or list of patterns is compiled once per process into an index by
+    first segment, so a path is compared only with the patterns that can match
+    it: those whose first segment is the path's own (when literal) or a
+    wildcard. The answer is the same as trying every pattern in order.
     """
-    segments: list[str] | None = None
-    ascii_fold = False
+    if (
+        counter is None
+        and isinstance(patterns, (tuple, list))
+        and len(patterns) > 1  # one pattern: nothing to index (and no cache churn)
+        and isinstance(path, str)
+    ):
+        try:
+            indexed, found = _match_indexed(tuple(patterns), path, casefold)
+        except TypeError:  # an unhashable pattern: refused below, in order
+            indexed, found = False, None
+        if indexed:
+            return found
+    return _match_each(patterns, path, casefold=casefold, counter=counter)
+
+
+class _PatternIndex(NamedTuple):
+    """A tuple of patterns compiled once for matching many paths against them."""
+
+    compiled: tuple[_Compiled, ...]
+    # Pattern positions to try, in order, for a path whose first segment is the key:
+    # the patterns whose first segment is that literal and every pattern whose first
+    # segment is not literal. Any other first segment tries only the latter.
+    by_first: dict[str, tuple[int, ...]]
+    any_first: tuple[int, ...]
+
+
+@lru_cache(maxsize=256)
+def _pattern_index(patterns: tuple[str, ...], lower: bool) -> _PatternIndex | None:
+    """The index of ``patterns``, lower-cased when ``lower``; None when ``lower`` and a
+    pattern is not ASCII (such a pattern folds per character). Every pattern is
+    validated first: an invalid one raises (and nothing is cached)."""
     for pattern in patterns:
-        if not isinstance(pattern, str):
-            validate_pattern(pattern)  # raises: not a string
         _validated_pattern(pattern)
-        if segments is None:
-            canonical_path(path)
-            ascii_fold = casefold and path.isascii()
-            segments = (path.lower() if ascii_fold else path).split("/")
+    compiled: list[_Compiled] = []
+    literal: dict[str, list[int]] = {}
+    any_first: list[int] = []
+    for position, pattern in enumerate(patterns):
+        if lower and not pattern.isascii():
+            return None
+        one = _compile_lower(pattern) if lower else _compile(pattern)
+        compiled.append(one)
+        if one.first_literal is None:
+            any_first.append(position)
+        else:
+            literal.setdefault(one.first_literal, []).append(position)
+    by_first = {key: tuple(sorted([*hits, *any_first])) for key, hits in literal.items()}
+    return _PatternIndex(tuple(compiled), by_first, tuple(any_first))
+
+
+def _match_indexed(
+    patterns: tuple[str, ...], path: str, casefold: bool
+) -> tuple[bool, str | None]:
+    """``(True, answer)`` through the index, or ``(False, None)`` when the patterns or the
+    path need per-character case folding (then every pattern is tried in order)."""
+    if casefold and not path.isascii():
+        return False, None
+    try:
+        index = _pattern_index(patterns, casefold)
+    except PathRejected:
+        _validate_all(patterns, path)  # raises, in the documented order
+        raise
+    if index is None:
+        return False, None
+    canonical_path(path)
+    if casefold:
+        path = path.lower()  # ASCII folds one way only: compare lower-cased text exactly
+    segments = path.split("/")
+    compiled = index.compiled
+    for position in index.by_first.get(segments[0], index.any_first):
+        if _nfa_match_segments(compiled[position], segments, False, None):
+            return True, patterns[position]
+    return True, None
+
+
+def _match_each(
+    patterns: Iterable[str],
+    path: str,
+    *,
+    casefold: bool,
+    counter: MatchCounter | None,
+) -> str | None:
+    """:func:`match_any` trying every pattern in order (any iterable, work counted)."""
+    items = list(patterns)
+    if not items:
+        return None
+    _validate_all(items, path)
+    ascii_fold = casefold and path.isascii()
+    segments = (path.lower() if ascii_fold else path).split("/")
+    for pattern in items:
         if ascii_fold and pattern.isascii():
             # ASCII folds one way only: compare lower-cased text exactly (faster).
             compiled = _compile_lower(pattern)
@@ -325,10 +423,21 @@ def match_any(
             compiled = _compile(pattern)
         if compiled.first_literal is not None and compiled.first_literal != segments[0]:
             continue  # exact comparison: the first segment already differs
-        hit = _nfa_match_segments(compiled, segments, False, counter)
-        if hit:
+        if _nfa_match_segments(compiled, segments, False, counter):
             return pattern
     return None
+
+
+def _validate_all(patterns: Sequence[object], path: str) -> None:
+    """Every pattern and the path, in this order: the first pattern, the path, the rest.
+    An invalid pattern is refused wherever it stands, even after one that matches."""
+    for position, pattern in enumerate(patterns):
+        if isinstance(pattern, str):
+            _validated_pattern(pattern)
+        else:
+            validate_pattern(pattern)  # raises: not a string
+        if position == 0:
+            canonical_path(path)
 
 
 def _segment_chars_overlap(a: str, b: str) -> bool:

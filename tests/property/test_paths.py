@@ -153,3 +153,42 @@ def test_patterns_built_to_share_a_path_overlap(path: str, data: st.DataObject) 
         c = _pattern_from(data, upper)
         if glob_match(c, path, casefold=True):
             assert patterns_overlap(a, c)
+
+
+ASCII_LETTERS = "abAB.-_"
+ascii_segment = st.text(alphabet=ASCII_LETTERS, min_size=1, max_size=3).filter(
+    lambda s: s not in (".", "..")
+)
+ascii_paths = st.lists(ascii_segment, min_size=1, max_size=4).map("/".join)
+ascii_patterns = st.lists(
+    st.one_of(ascii_segment, st.just("*"), st.just("**"), st.just("a?"), st.just("*b")),
+    min_size=1,
+    max_size=4,
+).map("/".join)
+
+
+def _first_in_order(pattern_list: list[str], path: str, casefold: bool) -> str | None:
+    """The reference answer: every pattern tried in order, through glob_match."""
+    for pattern in pattern_list:
+        if glob_match(pattern, path, casefold=casefold):
+            return pattern
+    return None
+
+
+@settings(max_examples=400)
+@given(
+    st.lists(st.one_of(ascii_patterns, patterns), min_size=1, max_size=12),
+    st.one_of(ascii_paths, paths),
+    st.booleans(),
+)
+def test_the_pattern_index_gives_the_first_match_in_order(
+    pattern_list: list[str], path: str, casefold: bool
+) -> None:
+    from plangate.paths import match_any
+
+    assume(all(_nfc(p) for p in pattern_list) and _nfc(path))
+    expected = _first_in_order(pattern_list, path, casefold)
+    assert match_any(pattern_list, path, casefold=casefold) == expected
+    assert match_any(tuple(pattern_list), path, casefold=casefold) == expected
+    assert match_any(iter(pattern_list), path, casefold=casefold) == expected
+    assert match_any(pattern_list, path, casefold=casefold, counter=[0]) == expected

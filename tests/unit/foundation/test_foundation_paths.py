@@ -376,3 +376,81 @@ def test_a_whole_segment_star_and_a_trailing_doublestar_match_any_segment(segmen
     assert glob_match("d/*/e", f"d/{segment}/e") is True
     assert glob_match("d/**", f"d/{segment}") is True
     assert glob_match("d/**", f"d/{segment}/{segment}") is True
+
+
+SUFFIX_CASES = [
+    ("**/CLAUDE.md", "CLAUDE.md", True),
+    ("**/CLAUDE.md", "a/b/CLAUDE.md", True),
+    ("**/CLAUDE.md", "a/CLAUDE.md/b", False),
+    ("**/CLAUDE.md", "a/XCLAUDE.md", False),
+    ("**/a/b", "b", False),
+    ("**/a/b", "a/b", True),
+    ("**/a/b", "x/a/b", True),
+    ("**/a/b", "a/x/b", False),
+    ("**/a/b", "x/b/b", False),
+]
+
+
+@pytest.mark.parametrize(("pattern", "path", "expected"), SUFFIX_CASES)
+def test_a_doublestar_then_literal_pattern_matches_the_paths_ending_so(
+    pattern: str, path: str, expected: bool
+) -> None:
+    assert glob_match(pattern, path) is expected
+    assert (match_any(["zzz/**", pattern], path) == pattern) is expected
+    # Case folding, ASCII and not: the suffix compares folded segments too.
+    assert glob_match(pattern.lower(), path.upper(), casefold=True) is expected
+    assert glob_match(pattern, path + "\u00e9", casefold=True) is False
+
+
+@pytest.mark.parametrize(
+    ("patterns", "path", "expected"),
+    [
+        # A wildcard-first pattern listed before a literal-first one wins, and after it loses.
+        (["*/a.py", "src/a.py"], "src/a.py", "*/a.py"),
+        (["src/a.py", "*/a.py"], "src/a.py", "src/a.py"),
+        (["src/b.py", "**", "src/a.py"], "src/a.py", "**"),
+        (["docs/**", "src/**"], "src/a.py", "src/**"),
+        (["docs/**", "tests/**"], "src/a.py", None),
+        (["docs/**", "?rc/**"], "src/a.py", "?rc/**"),
+        (["src", "src/**"], "src", "src"),
+    ],
+)
+def test_the_pattern_index_answers_the_first_pattern_in_order(
+    patterns: list[str], path: str, expected: str | None
+) -> None:
+    assert match_any(patterns, path) == expected
+    assert match_any(tuple(patterns), path) == expected
+    assert match_any(iter(patterns), path) == expected
+    assert match_any(patterns, path, counter=[0]) == expected
+
+
+def test_case_folding_through_the_index_and_beside_it() -> None:
+    assert match_any(["docs/**", "SRC/**"], "src/a.py", casefold=True) == "SRC/**"
+    assert match_any(["docs/**", "SRC/**"], "src/a.py") is None
+    # A non-ASCII pattern or path folds character by character (not through the index).
+    assert match_any(["docs/**", "\u00c9/**"], "\u00e9/a", casefold=True) == "\u00c9/**"
+    assert match_any(["docs/**", "STRASSE/**"], "stra\u00dfe/a", casefold=True) is None
+    assert match_any(["docs/**", "\u017f/**"], "s/a", casefold=True) == "\u017f/**"
+
+
+def test_an_invalid_pattern_is_refused_wherever_it_stands() -> None:
+    # Even after a pattern that matches: the answer never depends on the path.
+    for patterns in (["src/**", "../x"], ("src/**", "a//b"), iter(["src/**", "/abs"])):
+        with pytest.raises(PathRejected):
+            match_any(patterns, "src/a.py")
+    with pytest.raises(PathRejected) as caught:
+        match_any(["src/**", ["not", "a", "string"]], "src/a.py")  # type: ignore[list-item]
+    assert caught.value.code == "PATH_NOT_STRING"
+
+
+def test_the_first_pattern_then_the_path_then_the_rest_are_validated() -> None:
+    with pytest.raises(PathRejected) as caught:
+        match_any(["src/**", "../x"], "/abs")
+    assert caught.value.code == "PATH_ABSOLUTE"
+    with pytest.raises(PathRejected) as caught:
+        match_any(["../x", "src/**"], "/abs")
+    assert caught.value.code == "PATH_DOTDOT"
+    for casefold in (False, True):
+        with pytest.raises(PathRejected) as caught:
+            match_any(["src/**", "docs/**"], None, casefold=casefold)  # type: ignore[arg-type]
+        assert caught.value.code == "PATH_NOT_STRING"

@@ -27,7 +27,6 @@ number of times with string operations and non-backtracking expressions.
 
 from __future__ import annotations
 
-import html
 import re
 from bisect import bisect_right
 from functools import cache
@@ -368,7 +367,10 @@ def _deny_fold(text: str) -> str:
     plain = _CODE_SPAN_RE.sub(
         lambda m: " " if span_skip_reason(m.group(1)) is None else m.group(0), text
     )
-    plain = html.unescape(plain) if "&" in plain else plain
+    if "&" in plain:
+        import html  # lazy: its entity table costs milliseconds, and few lines hold a '&'
+
+        plain = html.unescape(plain)
     plain = plain.translate(_EMPHASIS)
     return " ".join(identity_skeleton(plain).translate(_QUOTES_DASHES).split())
 

@@ -236,6 +236,7 @@ class Helper:
         self.git = _git_identity(location.root)
         self.started = time.time()
         self.requests = 0
+        self.abandoned = 0
         self.last = time.monotonic()
         self.stopping = ""
         self.dir_fd = -1
@@ -367,6 +368,11 @@ class Helper:
         if refusal or env is None:
             conn.sendall(self._answer(b"refuse", payload_digest, 2, "", refusal or "environment"))
             return
+        if client_gone(conn):
+            # The client stopped waiting (its deadline passed while this request was
+            # queued) and decides in-process: deciding here too would record the call twice.
+            self.abandoned += 1
+            return
         from plangate.hooks.entry import run_host
 
         self.requests += 1
@@ -414,11 +420,26 @@ class Helper:
                 "package_digest": self.digest,
                 "started": int(self.started),
                 "requests": self.requests,
+                "abandoned": self.abandoned,
                 "cache_hits": _cache_hits(),
                 "idle_seconds": self.idle,
             },
             sort_keys=True,
         )
+
+
+def client_gone(conn: socket.socket) -> bool:
+    """True when the client has closed its end: it gave up waiting for this answer.
+
+    The client shuts down only its sending side after the request, so a hang-up
+    (both sides shut) means it closed the socket, which it does only when it stops
+    waiting and decides in-process.
+    """
+    import select
+
+    poller = select.poll()
+    poller.register(conn.fileno(), select.POLLHUP)
+    return any(events & (select.POLLHUP | select.POLLERR) for _fd, events in poller.poll(0))
 
 
 def _cache_hits() -> int:
@@ -525,6 +546,7 @@ def describe(location: Location) -> dict[str, Any]:
         "installed_package_digest": installed,
         "same_package": status is not None and status.get("package_digest") == installed,
         "requests": status.get("requests") if status else None,
+        "abandoned": status.get("abandoned") if status else None,
         "cache_hits": status.get("cache_hits") if status else None,
     }
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from support.hookd import (
+    helper_state,
     in_process,
     requests_served,
     run_client,
@@ -499,3 +500,57 @@ def test_a_socket_directory_inside_the_repository_is_never_used(
     thread.join()
     os.close(fd)
     assert answer is None and connected == []
+
+
+# -- a client that stopped waiting -------------------------------------------------------
+
+
+def _request(repo: Path, env: dict[str, str], payload: bytes) -> bytes:
+    from plangate.hooks.hookd_client import environment_field, frame, package_digest
+
+    return frame([b"claude", os.fsencode(str(repo)), package_digest().encode(),
+                  os.fsencode(str(repo)), environment_field(env), b"utf-8:strict",
+                  b"utf-8:backslashreplace", payload])
+
+
+def _connect(repo: Path, env: dict[str, str]) -> socket.socket:
+    where = location(repo, env)
+    fd = os.open(where.directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(f"/proc/self/fd/{fd}/{where.name}")  # the full path is too long
+    finally:
+        os.close(fd)
+    return sock
+
+
+@pytest.mark.parametrize("client_waits", [False, True])
+def test_a_request_whose_client_gave_up_is_neither_decided_nor_recorded(
+    repo: Path, env: dict[str, str], client_waits: bool
+):
+    with running_helper(repo, env):
+        count = len(ledger_decisions(repo))
+        before = requests_served(repo, env)
+        # A silent first connection keeps the helper (one request at a time) busy, so
+        # the second request waits in the queue, as behind a slow decision.
+        silent = _connect(repo, env)
+        time.sleep(0.2)
+        second = _connect(repo, env)
+        second.sendall(_request(repo, env, deny_payload(repo)))
+        second.shutdown(socket.SHUT_WR)
+        if not client_waits:
+            second.close()  # what the client does when its deadline passes
+        silent.close()
+        if client_waits:
+            second.settimeout(30)
+            answer = b"".join(iter(lambda: second.recv(1 << 16), b""))
+            second.close()
+            assert answer.startswith(b"PLANGATE-HOOKD/1\n")
+        deadline = time.monotonic() + 30
+        state = helper_state(repo, env)
+        while state["abandoned"] + state["requests"] == before and time.monotonic() < deadline:
+            time.sleep(0.05)
+            state = helper_state(repo, env)
+    served = 1 if client_waits else 0
+    assert (state["requests"] - before, state["abandoned"]) == (served, 1 - served)
+    assert len(ledger_decisions(repo)) == count + served

@@ -22,6 +22,8 @@ helper refuses it and every call decides in-process (correct, slower) until the 
 is run again; :func:`inspect` says so.
 """
 
+# ruff: noqa: PTH100, PTH101, PTH103, PTH113, PTH117, PTH118, PTH119, PTH120
+# Plain string paths, as hookd_client.py (whose checks this mirrors) uses them.
 from __future__ import annotations
 
 import hashlib
@@ -137,13 +139,15 @@ def _open_bin_dir(directory: str, root: str) -> int | Built:
     from plangate.hooks.hookd_client import inside, trusted_dir_fd
 
     cache = os.path.dirname(os.path.dirname(directory))
+    if inside(directory, root):  # before anything is created there
+        return _refuse(BIN_DIR_UNSAFE, f"{directory} lies inside the repository {root}")
     try:
         os.makedirs(cache, mode=0o700, exist_ok=True)
         with open_verified_dir(Path(cache), "plangate/bin", create=True, mode=0o700):
             pass
     except (OSError, PlanGateError) as exc:
         return _refuse(BIN_DIR_UNSAFE, f"{directory} cannot be created: {exc}")
-    if inside(directory, root):
+    if inside(directory, root):  # the links on the way resolved now that it exists
         return _refuse(BIN_DIR_UNSAFE, f"{directory} lies inside the repository {root}")
     fd = trusted_dir_fd(directory, uid=os.getuid())
     if fd is None:
@@ -216,13 +220,15 @@ def build(
         if _existing_ok(fd, name):
             return Built(os.path.join(directory, name), "HOOKD_NATIVE_REUSED",
                          "an identical build exists")
-        return _compile(fd, directory, name, compiler, source, baked, extra_flags)
+        return _compile(fd, directory=directory, name=name, compiler=compiler, source=source,
+                        baked=baked, extra_flags=extra_flags)
     finally:
         os.close(fd)
 
 
 def _compile(
     fd: int,
+    *,
     directory: str,
     name: str,
     compiler: str,

@@ -106,7 +106,7 @@ def test_sha256_equals_hashlib_on_many_inputs(tmp_path: Path):
     shutil.copy(SOURCE / "hookd_client.c", tmp_path / "hookd_client.c")
     subprocess.run([compiler, *CFLAGS, "-o", str(tmp_path / "h"), str(tmp_path / "harness.c")],
                    cwd=tmp_path, check=True, capture_output=True, timeout=120)
-    rng = random.Random(20261203)
+    rng = random.Random(20261203)  # noqa: S311 (test inputs)
     inputs = [b"", b"abc", b"a" * 1_000_000,
               b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"]
     inputs += [bytes(rng.getrandbits(8) for _ in range(n)) for n in range(0, 260)]
@@ -320,7 +320,7 @@ def test_a_socket_directory_whose_parent_others_can_write_is_not_used(
     with running_helper(repo, env) as helper:
         before = requests_served(repo, env)
         parent = os.path.dirname(os.path.dirname(helper.socket))
-        os.chmod(parent, 0o777)
+        os.chmod(parent, 0o777)  # noqa: S103 (the fault under test)
         result = run_native(native, repo, "claude", deny_payload(repo), env)
         os.chmod(parent, 0o700)
         assert requests_served(repo, env) == before
@@ -470,3 +470,181 @@ def test_under_address_and_undefined_sanitizers(
     same(result, in_process(repo, "claude", deny_payload(repo), env))
     result = run_native(binary, repo, "bogus", b"", run)
     assert b"Sanitizer" not in result.stderr and b"runtime error" not in result.stderr
+
+
+# -- installing ----------------------------------------------------------------------------
+
+
+def _install_env(env: dict[str, str], tmp_path: Path, **extra: str) -> dict[str, str]:
+    out = {k: v for k, v in env.items() if k != "CC"}
+    out["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    out.update(extra)
+    return out
+
+
+def _local_command(repo: Path) -> str:
+    import json
+
+    local = json.loads((repo / ".claude" / "settings.local.json").read_text())
+    return str(local["hooks"]["PreToolUse"][0]["hooks"][0]["command"])
+
+
+def _no_cc_path(tmp_path: Path) -> str:
+    """A PATH with git (install needs it) and no C compiler."""
+    bin_dir = tmp_path / "nocc"
+    bin_dir.mkdir()
+    git = shutil.which("git")
+    assert git is not None
+    (bin_dir / "git").symlink_to(git)
+    return str(bin_dir)
+
+
+def test_install_auto_builds_the_native_client_and_its_line_asks_the_helper(
+    repo: Path, env: dict[str, str], tmp_path: Path, run_cli
+):
+    run = _install_env(env, tmp_path)
+    done = run_cli(repo, "hooks", "install", "--claude", "--local-python", "--hookd", env=run)
+    assert done.code == 0, done.err
+    command = _local_command(repo)
+    binary = tmp_path / "cache" / "plangate" / "bin"
+    import shlex
+
+    words = shlex.split(command)
+    assert words[0].startswith(f"{binary}/hookd-client-") and words[1:] == [
+        "claude", "||", "exit", "2", "#", "plangate-managed"]
+    assert "native client" in done.out
+    assert (binary.stat().st_mode & 0o777) == 0o700
+    path = words[0]
+    assert (os.stat(path).st_mode & 0o777) == 0o500
+    assert "hookd-client" not in (repo / ".claude" / "settings.json").read_text()
+    with running_helper(repo, env):
+        before = requests_served(repo, env)
+        through = subprocess.run(["/bin/sh", "-c", command], cwd=repo, input=deny_payload(repo),
+                                 env=env, capture_output=True, check=False, timeout=60)
+        assert requests_served(repo, env) == before + 1
+    same(through, in_process(repo, "claude", deny_payload(repo), env))
+    # Installing again reuses the identical build; the state reports it current.
+    again = run_cli(repo, "hooks", "install", "--claude", "--local-python", "--hookd", "--json",
+                    env=run)
+    assert '"HOOKD_NATIVE_REUSED"' in again.out and _local_command(repo) == command
+    status = subprocess.run([sys.executable, "-P", "-m", "plangate", "hookd", "status", "--json"],
+                            cwd=repo, env=run, capture_output=True, text=True, check=False,
+                            timeout=60)
+    import json
+
+    clients = json.loads(status.stdout)["native_clients"]
+    assert clients == [{"path": path, "exists": True, "owner_ok": True, "mode": "0500",
+                        "baked_digest": clients[0]["baked_digest"], "stale": False}]
+
+
+def test_install_auto_without_a_compiler_writes_the_python_client(
+    repo: Path, env: dict[str, str], tmp_path: Path, run_cli
+):
+    run = _install_env(env, tmp_path, PATH=_no_cc_path(tmp_path), CC="gcc")
+    done = run_cli(repo, "hooks", "install", "--claude", "--local-python", "--hookd", env=run)
+    assert done.code == 0, done.err
+    assert " -S -I " in _local_command(repo) and "hookd_launch.py" in _local_command(repo)
+    assert "Python client" in done.out and "HOOKD_NATIVE_NO_COMPILER" in done.out
+
+
+def test_cc_naming_an_absolute_path_is_used(
+    repo: Path, env: dict[str, str], tmp_path: Path, run_cli
+):
+    compiler = shutil.which("cc")
+    assert compiler is not None
+    run = _install_env(env, tmp_path, PATH=_no_cc_path(tmp_path), CC=compiler)
+    done = run_cli(repo, "hooks", "install", "--claude", "--local-python", "--hookd",
+                   "--hookd-client", "native", env=run)
+    assert done.code == 0, done.err
+    assert "hookd-client-" in _local_command(repo)
+
+
+def test_install_native_without_a_compiler_refuses_and_writes_nothing(
+    repo: Path, env: dict[str, str], tmp_path: Path, run_cli
+):
+    run = _install_env(env, tmp_path, PATH=_no_cc_path(tmp_path))
+    done = run_cli(repo, "hooks", "install", "--claude", "--local-python", "--hookd",
+                   "--hookd-client", "native", env=run)
+    assert done.code != 0 and "HOOKD_NATIVE_NO_COMPILER" in done.err
+    assert not (repo / ".claude" / "settings.local.json").exists()
+
+
+def test_install_python_client_when_asked(
+    repo: Path, env: dict[str, str], tmp_path: Path, run_cli
+):
+    run = _install_env(env, tmp_path)
+    done = run_cli(repo, "hooks", "install", "--claude", "--local-python", "--hookd",
+                   "--hookd-client", "python", env=run)
+    assert done.code == 0 and "hookd_launch.py" in _local_command(repo)
+    assert not (tmp_path / "cache" / "plangate" / "bin").exists()
+    alone = run_cli(repo, "hooks", "install", "--claude", "--hookd-client", "native", env=run)
+    assert alone.code != 0 and "HOOKS_HOOKD_CLIENT_NEEDS_HOOKD" in alone.err
+
+
+@pytest.mark.parametrize("fault", ["group-bits", "link", "inside-repo", "other-owner"])
+def test_install_native_refuses_an_unsafe_bin_directory(
+    repo: Path, env: dict[str, str], tmp_path: Path, run_cli, fault: str
+):
+    run = _install_env(env, tmp_path)
+    cache = tmp_path / "cache"
+    (cache / "plangate").mkdir(parents=True, mode=0o700)
+    if fault == "group-bits":
+        (cache / "plangate" / "bin").mkdir(mode=0o700)
+        (cache / "plangate" / "bin").chmod(0o750)
+    elif fault == "link":
+        (tmp_path / "elsewhere").mkdir(mode=0o700)
+        (cache / "plangate" / "bin").symlink_to(tmp_path / "elsewhere")
+    elif fault == "inside-repo":
+        run["XDG_CACHE_HOME"] = str(repo / "cache")
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("giving a directory away needs root")
+        (cache / "plangate" / "bin").mkdir(mode=0o700)
+        os.chown(cache / "plangate" / "bin", 65534, -1)
+    done = run_cli(repo, "hooks", "install", "--claude", "--local-python", "--hookd",
+                   "--hookd-client", "native", env=run)
+    assert done.code != 0 and "HOOKD_NATIVE_BIN_DIR_UNSAFE" in done.err, done.err
+    assert not (repo / ".claude" / "settings.local.json").exists()
+    if fault == "link":
+        assert not list((tmp_path / "elsewhere").glob("*"))
+    if fault == "inside-repo":
+        assert not (repo / "cache").exists()
+
+
+def test_a_missing_binary_blocks(repo: Path, env: dict[str, str], tmp_path: Path):
+    from plangate.hooks.install import hook_command
+
+    command = hook_command("claude", helper=True, native=str(tmp_path / "hookd-client-gone"))
+    result = subprocess.run(["/bin/sh", "-c", command], cwd=repo, input=allow_payload(repo),
+                            env=env, capture_output=True, check=False, timeout=60)
+    assert result.returncode == 2
+
+
+def test_doctor_says_a_native_client_is_stale_and_how_to_rebuild(
+    repo: Path, env: dict[str, str], tmp_path: Path
+):
+    import json
+
+    from plangate.hooks.install import apply
+    from plangate.hooks.native_build import build
+
+    built = build(str(repo), {"XDG_CACHE_HOME": str(tmp_path / "cache"),
+                              "PATH": "/usr/bin:/bin"}, digest="sha256:" + "1" * 64)
+    assert built.path is not None
+    apply(repo, ["claude"], install=True, local_python=True, helper=True, native=built.path)
+    proc = subprocess.run([sys.executable, "-P", "-m", "plangate", "doctor", "--json"],
+                          cwd=repo, env=env, capture_output=True, text=True, check=False,
+                          timeout=300)
+    facts = json.loads(proc.stdout)["facts"]
+    assert facts["native_clients"][0]["stale"] is True
+    stale = [f for f in facts["findings"] if f["code"] == "HOOKD_NATIVE_STALE"]
+    assert stale and "--hookd" in stale[0]["hint"] and not stale[0]["fails"]
+    # The stale client still answers correctly (in-process), so the canaries pass.
+    assert all(p["denied"] == (p["expect"] == "deny") for p in facts["probes"])
+    os.chmod(built.path, 0o700)
+    os.unlink(built.path)
+    proc = subprocess.run([sys.executable, "-P", "-m", "plangate", "doctor", "--json"],
+                          cwd=repo, env=env, capture_output=True, text=True, check=False,
+                          timeout=300)
+    codes = [r["code"] for r in json.loads(proc.stdout)["reasons"]]
+    assert "HOOKD_NATIVE_MISSING" in codes

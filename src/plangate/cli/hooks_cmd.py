@@ -29,8 +29,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
                         "plangate on PATH")
     parser.add_argument("--hookd", action="store_true",
                         help="with --local-python: the local entries run the hook helper's "
-                        "small client (python -S -I), which asks 'plangate hookd' first and "
-                        "decides in-process when no usable helper runs")
+                        "small client (native when it builds, else python -S -I), which asks "
+                        "'plangate hookd' first and decides in-process when no usable helper "
+                        "runs")
     parser.add_argument("--hookd-client", choices=("auto", "native", "python"), default=None,
                         help="with --hookd: 'native' builds the C client with this machine's "
                         "compiler (cc, or $CC when it is an absolute path) and refuses when it "

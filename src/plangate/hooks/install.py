@@ -23,6 +23,11 @@ to them. The interpreter is ``sys.executable`` (not its real path: a virtual
 environment's ``python`` is a link whose real target does not see the
 environment's packages) unless ``--python`` names another.
 
+With ``--hookd`` the local entries run the hook helper's client: the native one
+(``'<binary>' claude || exit 2``, built by :mod:`plangate.hooks.native_build` into the
+user's cache directory) when a C compiler is found, else ``python -S -I
+.../hookd_launch.py claude`` (``--hookd-client`` chooses).
+
 Files written (atomically):
 
 - ``--claude``: ``.claude/settings.json`` ``hooks.PreToolUse`` (matcher ``*``),

@@ -128,6 +128,26 @@ def find_compiler(env: Mapping[str, str]) -> str | None:
     return os.path.abspath(found) if found else None
 
 
+PROVEN_PYTHONS = ((3, 11), (3, 14))
+"""Interpreters whose start-up locale and stream-encoding rules the client reproduces
+(the same from 3.11 to 3.14; the tests compare with the interpreter that runs them)."""
+
+
+def _interpreter_version(python: str) -> tuple[int, int] | None:
+    """``python``'s major and minor version (this interpreter's without starting one)."""
+    if python == sys.executable:
+        return sys.version_info[0], sys.version_info[1]
+    try:
+        done = subprocess.run([python, "-S", "-I", "-c",
+                               "import sys; print(*sys.version_info[:2])"],
+                              capture_output=True, timeout=30, check=False,
+                              stdin=subprocess.DEVNULL)
+        major, minor = done.stdout.split()
+        return int(major), int(minor)
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+
+
 def _refuse(code: str, detail: str) -> Built:
     return Built(None, code, detail)
 
@@ -201,6 +221,12 @@ def build(
     if compiler is None:
         return _refuse(NO_COMPILER, "no C compiler: $CC names no absolute executable path and "
                        "'cc' is not on PATH")
+    target = python or sys.executable
+    version = _interpreter_version(target)
+    if version is None or not PROVEN_PYTHONS[0] <= version <= PROVEN_PYTHONS[1]:
+        shown = "unknown" if version is None else f"{version[0]}.{version[1]}"
+        return _refuse(UNSUPPORTED, f"{target} is Python {shown}; the native client reproduces "
+                       "the stream encodings of Python 3.11 to 3.14 only")
     directory = bin_dir_path(env)
     if directory is None:
         return _refuse(BIN_DIR_UNSAFE, "neither XDG_CACHE_HOME nor HOME names an absolute "

@@ -172,6 +172,39 @@ def test_the_request_is_byte_for_byte_the_python_clients(
     assert native_request == python_request
 
 
+EXEC_WITH_ODD_ENVIRON = r"""
+import ctypes, os, sys
+odd = [b"PLANGATE_DUP=first", b"NO_EQUALS_SIGN", b"PLANGATE_DUP=second", b"=empty-name"]
+env = odd + [os.fsencode(k) + b"=" + os.fsencode(v) for k, v in os.environ.items()]
+args = [os.fsencode(a) for a in sys.argv[1:]]
+c_args = (ctypes.c_char_p * (len(args) + 1))(*args, None)
+c_env = (ctypes.c_char_p * (len(env) + 1))(*env, None)
+ctypes.CDLL(None, use_errno=True).execve(args[0], c_args, c_env)
+sys.exit(f"execve failed: {ctypes.get_errno()}")
+"""
+
+
+def test_an_environ_with_duplicates_and_odd_entries_is_sent_as_python_sends_it(
+    repo: Path, env: dict[str, str], native: str, tmp_path: Path
+):
+    """os.environ keeps the first entry of a name and skips entries without '='."""
+    record = tmp_path / "request"
+    fake = start_fake_helper(repo, env, "valid", str(record), count=2)
+    try:
+        for argv in ([sys.executable, "-S", "-I", LAUNCH, "claude"], [native, "claude"]):
+            done = subprocess.run([sys.executable, "-c", EXEC_WITH_ODD_ENVIRON, *argv], cwd=repo,
+                                  input=deny_payload(repo), env=env, capture_output=True,
+                                  check=False, timeout=60)
+            assert done.returncode == 0, done.stderr
+    finally:
+        fake.kill()
+        fake.wait()
+    python_request, native_request = _records(record)
+    assert b"PLANGATE_DUP=first\0" in python_request  # the case under test is there
+    assert b"PLANGATE_DUP=second" not in python_request
+    assert native_request == python_request
+
+
 @pytest.fixture(scope="session")
 def locales(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """en_US.UTF-8 and en_US.ISO-8859-1 compiled into a private LOCPATH."""
@@ -440,10 +473,12 @@ def test_a_stale_baked_digest_decides_in_process(
 def test_a_fallback_that_cannot_start_blocks(repo: Path, env: dict[str, str], tmp_path: Path):
     from plangate.hooks.native_build import build
 
+    gone = tmp_path / "python-gone"
+    gone.symlink_to(sys.executable)  # a real interpreter when built, removed afterwards
     built = build(str(tmp_path / "norepo"), {"XDG_CACHE_HOME": str(tmp_path / "cache"),
-                                             "PATH": "/usr/bin:/bin"},
-                  python=str(tmp_path / "no-such-python"))
+                                             "PATH": "/usr/bin:/bin"}, python=str(gone))
     assert built.path is not None
+    gone.unlink()
     result = run_native(built.path, repo, "claude", deny_payload(repo), env)
     assert result.returncode == 2 and result.stdout == b""
     assert result.stderr == (b"plangate: HOOK_HELPER_FALLBACK_FAILED: "
@@ -567,6 +602,17 @@ def test_install_native_without_a_compiler_refuses_and_writes_nothing(
                    "--hookd-client", "native", env=run)
     assert done.code != 0 and "HOOKD_NATIVE_NO_COMPILER" in done.err
     assert not (repo / ".claude" / "settings.local.json").exists()
+
+
+def test_an_interpreter_outside_the_proven_versions_is_refused(tmp_path: Path):
+    from plangate.hooks.native_build import UNSUPPORTED, build
+
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho 3 10\n")
+    fake.chmod(0o755)
+    built = build(str(tmp_path / "norepo"), {"XDG_CACHE_HOME": str(tmp_path / "cache"),
+                                             "PATH": "/usr/bin:/bin"}, python=str(fake))
+    assert (built.path, built.code) == (None, UNSUPPORTED)
 
 
 def test_install_python_client_when_asked(

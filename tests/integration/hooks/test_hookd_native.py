@@ -694,3 +694,45 @@ def test_doctor_says_a_native_client_is_stale_and_how_to_rebuild(
                           timeout=300)
     codes = [r["code"] for r in json.loads(proc.stdout)["reasons"]]
     assert "HOOKD_NATIVE_MISSING" in codes
+
+
+OTHER_UID_HELPER = r"""
+import hashlib, os, socket, sys
+from plangate.hooks.hookd import locate, open_directory
+from plangate.hooks.hookd_client import REQUEST_FIELDS, frame, package_digest, unframe
+
+where = locate(sys.argv[1], os.environ)
+fd = open_directory(where, create=True)
+good_package = package_digest().encode()
+os.umask(0o077)
+sock = socket.socket(socket.AF_UNIX)
+sock.bind(f"/proc/self/fd/{fd}/{where.name}")
+os.setgid(65534)
+os.setuid(65534)  # listen() as another user: SO_PEERCRED names it
+sock.listen(4)
+print("ready", flush=True)
+conn, _ = sock.accept()
+data = b""
+while chunk := conn.recv(65536):
+    data += chunk
+fields = unframe(data, REQUEST_FIELDS)
+if fields is not None:
+    digest = hashlib.sha256(fields[-1]).hexdigest().encode()
+    conn.sendall(frame([b"answer", good_package, digest, b"0", b"", b""]))
+conn.close()
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="listening as another user needs root")
+def test_a_listener_of_another_user_is_not_used(repo: Path, env: dict[str, str], native: str):
+    """The socket and its directory are the user's; only SO_PEERCRED tells."""
+    fake = subprocess.Popen([sys.executable, "-P", "-c", OTHER_UID_HELPER, str(repo)], env=env,
+                            cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert fake.stdout is not None
+    assert fake.stdout.readline() == b"ready\n", fake.stderr.read() if fake.stderr else b""
+    try:
+        result = run_native(native, repo, "claude", deny_payload(repo), env)
+    finally:
+        fake.kill()
+        fake.wait()
+    same(result, in_process(repo, "claude", deny_payload(repo), env))

@@ -9,9 +9,10 @@ program (:data:`plangate.hooks.hookd_client.FALLBACK`). They go into a generated
 as byte arrays, never pasted into C text or a shell.
 
 The compiler is ``$CC`` when it names an absolute path to an executable file, else ``cc``
-found on ``PATH``; it runs from an argument list, with a scrubbed environment (``PATH`` of
-the compiler's directory and the system's, ``LC_ALL=C``, ``TMPDIR`` the private build
-directory) and a deadline. The binary lands in ``$XDG_CACHE_HOME/plangate/bin/``
+found in an absolute ``PATH`` directory (never one inside the repository); it runs from
+an argument list, with a scrubbed environment (``PATH`` of the compiler's directory and
+the system's, ``LC_ALL=C``, ``TMPDIR`` the private build directory) and a deadline.
+The binary lands in ``$XDG_CACHE_HOME/plangate/bin/``
 (``~/.cache/plangate/bin/``): the directory is created 0700, reached with no link
 followed, owned by the user with no group or other bits, in a parent only the user (or
 root) can write, and outside the repository. The compiler writes into a private directory
@@ -22,7 +23,7 @@ helper refuses it and every call decides in-process (correct, slower) until the 
 is run again; :func:`inspect` says so.
 """
 
-# ruff: noqa: PTH100, PTH101, PTH103, PTH113, PTH117, PTH118, PTH119, PTH120
+# ruff: noqa: PTH101, PTH103, PTH113, PTH117, PTH118, PTH119, PTH120
 # Plain string paths, as hookd_client.py (whose checks this mirrors) uses them.
 from __future__ import annotations
 
@@ -119,13 +120,24 @@ def bin_dir_path(env: Mapping[str, str]) -> str | None:
     return os.path.join(cache, "plangate", "bin")
 
 
-def find_compiler(env: Mapping[str, str]) -> str | None:
-    """``$CC`` when it names an absolute path to an executable file, else ``cc`` on ``PATH``."""
+def find_compiler(env: Mapping[str, str], root: str | None = None) -> str | None:
+    """``$CC`` when it names an absolute path to an executable file, else ``cc`` in the
+    first absolute ``PATH`` directory holding one. Relative ``PATH`` entries and anything
+    inside the repository at ``root`` (which the agent may write) are passed over."""
+    from plangate.hooks.hookd_client import inside
+
+    def usable(path: str) -> bool:
+        return (os.path.isabs(path) and os.path.isfile(path) and os.access(path, os.X_OK)
+                and (root is None or not inside(path, root)))
+
     named = env.get("CC", "")
-    if os.path.isabs(named) and os.path.isfile(named) and os.access(named, os.X_OK):
+    if usable(named):
         return named
-    found = shutil.which("cc", path=env.get("PATH", os.defpath))
-    return os.path.abspath(found) if found else None
+    for directory in env.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(directory, "cc")
+        if usable(candidate):
+            return candidate
+    return None
 
 
 PROVEN_PYTHONS = ((3, 11), (3, 14))
@@ -217,10 +229,10 @@ def build(
 
     if not sys.platform.startswith("linux"):
         return _refuse(UNSUPPORTED, f"the native client is built on Linux only, not {sys.platform}")
-    compiler = find_compiler(env)
+    compiler = find_compiler(env, os.path.realpath(root))
     if compiler is None:
         return _refuse(NO_COMPILER, "no C compiler: $CC names no absolute executable path and "
-                       "'cc' is not on PATH")
+                       "no absolute PATH directory outside the repository holds 'cc'")
     target = python or sys.executable
     version = _interpreter_version(target)
     if version is None or not PROVEN_PYTHONS[0] <= version <= PROVEN_PYTHONS[1]:

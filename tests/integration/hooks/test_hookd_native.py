@@ -594,6 +594,22 @@ def test_cc_naming_an_absolute_path_is_used(
     assert "hookd-client-" in _local_command(repo)
 
 
+def test_a_compiler_inside_the_repository_or_on_a_relative_path_is_not_used(
+    repo: Path, env: dict[str, str], tmp_path: Path, run_cli
+):
+    fake = repo / "tools" / "cc"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\ntouch " + str(tmp_path / "ran") + "\nexit 1\n")
+    fake.chmod(0o755)
+    (repo / "cc").symlink_to(fake)
+    run = _install_env(env, tmp_path, PATH=f"{repo / 'tools'}:.:{_no_cc_path(tmp_path)}",
+                       CC=str(fake))
+    done = run_cli(repo, "hooks", "install", "--claude", "--local-python", "--hookd",
+                   "--hookd-client", "native", env=run)
+    assert done.code != 0 and "HOOKD_NATIVE_NO_COMPILER" in done.err
+    assert not (tmp_path / "ran").exists()
+
+
 def test_install_native_without_a_compiler_refuses_and_writes_nothing(
     repo: Path, env: dict[str, str], tmp_path: Path, run_cli
 ):

@@ -121,6 +121,48 @@ def test_sha256_equals_hashlib_on_many_inputs(tmp_path: Path):
     assert out[2] == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
 
 
+DEADLINE_HARNESS = r"""
+#define main client_main
+#include "hookd_client.c"
+#undef main
+int main(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        setenv("PLANGATE_HOOKD_TIMEOUT", argv[i], 1);
+        printf("%.17g\n", deadline_seconds());
+    }
+    return 0;
+}
+"""
+
+
+def test_the_deadline_is_read_as_python_reads_it_or_is_the_default(tmp_path: Path):
+    """Where strtod and float() agree the value is Python's; elsewhere the default 8 s,
+    which only changes how long a helper is waited for."""
+    from plangate.hooks.hookd_client import ANSWER_TIMEOUT, _deadline
+    from plangate.hooks.native_build import CFLAGS, find_compiler, header, manifest
+
+    compiler = find_compiler(os.environ)
+    assert compiler is not None
+    (tmp_path / "plangate_baked.h").write_bytes(header(manifest("/p", "/q", "sha256:x", "f")))
+    (tmp_path / "harness.c").write_text(DEADLINE_HARNESS)
+    shutil.copy(SOURCE / "hookd_client.c", tmp_path / "hookd_client.c")
+    subprocess.run([compiler, *CFLAGS, "-o", str(tmp_path / "h"), str(tmp_path / "harness.c")],
+                   cwd=tmp_path, check=True, capture_output=True, timeout=120)
+    plain = ["1", "0.5", ".5", "5.", "+2", "-1", "0", "1e1", "1E-1", "2.5e+0", "29.999",
+             "30.0001", "0.049", "1e999", "-1e999", "1e-999", "inf", "-Infinity", "NaN",
+             "00012", "0.1234567890123456789"]
+    odd = [" 1", "1 ", "1_0", "0x10", "0x1p3", "1e", "e1", ".", "", "+", "nan(1)", "1,5",
+           "\u0661", "infinit", "1e+", "--1", "1..2", "\t2"]
+    out = subprocess.run([str(tmp_path / "h"), *plain, *odd], capture_output=True, check=True,
+                         timeout=60).stdout.decode().split()
+    native = [float(v) for v in out]
+    for text, value in zip(plain, native[: len(plain)], strict=True):
+        assert value == _deadline({"PLANGATE_HOOKD_TIMEOUT": text}), text
+    for text, value in zip(odd, native[len(plain) :], strict=True):
+        assert value in (ANSWER_TIMEOUT, _deadline({"PLANGATE_HOOKD_TIMEOUT": text})), text
+    assert native[0] == 1.0 and native[1] == 0.5  # the check of the check
+
+
 # -- the helper answers ------------------------------------------------------------------
 
 

@@ -234,6 +234,12 @@ def build(
         return _refuse(NO_COMPILER, "no C compiler: $CC names no absolute executable path and "
                        "no absolute PATH directory outside the repository holds 'cc'")
     target = python or sys.executable
+    if not os.path.isabs(target):  # execv needs a path: the one PATH gives now
+        found = shutil.which(target, path=env.get("PATH", os.defpath))
+        if found is None or not os.path.isabs(found):
+            return _refuse(BUILD_FAILED, f"the interpreter {target!r} is not found on PATH "
+                           "as an absolute path")
+        target = found
     version = _interpreter_version(target)
     if version is None or not PROVEN_PYTHONS[0] <= version <= PROVEN_PYTHONS[1]:
         shown = "unknown" if version is None else f"{version[0]}.{version[1]}"
@@ -245,7 +251,7 @@ def build(
                        "directory")
     try:
         source = source_path().read_bytes()
-        baked = manifest(python or sys.executable, package_parent(),
+        baked = manifest(target, package_parent(),
                          digest or package_digest(), FALLBACK)
     except (OSError, ValueError) as exc:
         return _refuse(BUILD_FAILED, f"the source or a baked value is unusable: {exc}")

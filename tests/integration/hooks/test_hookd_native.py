@@ -794,3 +794,19 @@ def test_a_listener_of_another_user_is_not_used(repo: Path, env: dict[str, str],
         fake.kill()
         fake.wait()
     same(result, in_process(repo, "claude", deny_payload(repo), env))
+
+
+def test_an_interpreter_named_by_a_bare_name_is_baked_as_its_path(
+    repo: Path, env: dict[str, str], tmp_path: Path
+):
+    from plangate.hooks.native_build import build, read_baked
+
+    name = os.path.basename(sys.executable)
+    built = build(str(tmp_path / "norepo"), {
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "PATH": f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"}, python=name)
+    assert built.path is not None, built.detail
+    baked = read_baked(built.path)
+    assert baked is not None and baked["python"] == sys.executable
+    same(run_native(built.path, repo, "claude", deny_payload(repo), env),
+         in_process(repo, "claude", deny_payload(repo), env))

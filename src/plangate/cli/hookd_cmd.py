@@ -58,10 +58,10 @@ def _lines(ctx: Context, state: dict[str, Any]) -> None:
     trusted = "trusted" if state["socket_trusted"] else "not trusted"
     ctx.out(f"  socket   {state['socket']} (owner {owner}, mode {mode}, {trusted})")
     for client in state.get("native_clients", []):
-        ctx.out(f"  native   {_native_line(client)}")
+        ctx.out(f"  native   {native_line(client)}")
 
 
-def _native_line(client: dict[str, Any]) -> str:
+def native_line(client: dict[str, Any]) -> str:
     """One native client the local hook entries run: path, checks, staleness."""
     if not client["exists"]:
         return f"{client['path']} MISSING (every call blocks: run the install again)"

@@ -16,6 +16,11 @@ everything installed next to it), so the same figures are also taken with a
 clean interpreter: a plain ``python -m venv --without-pip`` of the same
 interpreter, for both the floor and the client.
 
+The native client (``plangate/hooks/native/hookd_client.c``, what the install writes when
+a C compiler is found) is measured the same way, against the same floor of each
+interpreter, built into a private cache directory with that interpreter baked in as its
+fallback.
+
 Scenarios, each a full decision recorded in the ledger: ``task-write`` (an
 active task, an in-scope Write: allowed), ``task-bash`` (``echo x >>
 src/app.py``: allowed), ``no-task-protected`` (a Write to CLAUDE.md: denied).
@@ -75,13 +80,28 @@ def clean_python(base: Path, python: str) -> str | None:
     return str(candidate) if proc.returncode == 0 and candidate.exists() else None
 
 
+def build_native(python: str, repo: Path, cache: Path) -> str:
+    """The native client built with the real compiler into ``cache`` (``python`` baked in
+    as its fallback interpreter); exits when it cannot be built."""
+    sys.path.insert(0, str(REPO_ROOT / "src"))
+    from plangate.hooks.native_build import build
+
+    built = build(str(repo), {"XDG_CACHE_HOME": str(cache), "PATH": os.environ.get("PATH", "")},
+                  python=python)
+    if built.path is None:
+        raise SystemExit(f"the native client cannot be built: {built.code}: {built.detail}")
+    return built.path
+
+
 def measure(
     client_python: str, repo: Path, helper_pid: int, payload: bytes, env: dict[str, str],
-    *, calls: int, expect: int,
+    *, calls: int, expect: int, native: str | None = None,
 ) -> dict[str, float]:
-    """Interleaved calls of the floor and the client; medians, p95 and ratios."""
+    """Interleaved calls of the floor and the client (``native``: that binary instead of
+    the Python client); medians, p95 and ratios."""
     floor = [client_python, "-c", "import json,sys; json.load(sys.stdin)"]
-    client = [client_python, "-S", "-I", str(LAUNCH), "claude"]
+    client = ([native, "claude"] if native is not None
+              else [client_python, "-S", "-I", str(LAUNCH), "claude"])
     bare = [client_python, "-S", "-I", "-c", "pass"]
     for _ in range(5):
         hook_bench._time(floor, payload, env, repo)
@@ -173,14 +193,16 @@ def run(calls: int, *, clean: bool = True) -> dict[str, Any]:
                     repo, "Write", {"file_path": "CLAUDE.md"}), None, 2),
             ]
             for label, client_python in interpreters.items():
-                rows: dict[str, Any] = {}
-                for name, payload, task, expect in scenarios:
-                    env = dict(base_env)
-                    if task:
-                        env["PLANGATE_TASK"] = task
-                    rows[name] = measure(client_python, repo, helper.pid, payload, env,
-                                         calls=calls, expect=expect)
-                report["interpreters"][label] = rows
+                native = build_native(client_python, repo, Path(tmp) / "cache")
+                for kind, binary in (("python client", None), ("native client", native)):
+                    rows: dict[str, Any] = {}
+                    for name, payload, task, expect in scenarios:
+                        env = dict(base_env)
+                        if task:
+                            env["PLANGATE_TASK"] = task
+                        rows[name] = measure(client_python, repo, helper.pid, payload, env,
+                                             calls=calls, expect=expect, native=binary)
+                    report["interpreters"][f"{label}, {kind}"] = rows
         finally:
             helper.terminate()
             helper.wait(30)

@@ -300,7 +300,8 @@ def bench_hookd(
     calls: int,
 ) -> None:
     """The hook through a real helper (wall time: the helper works in another process),
-    with this interpreter and with a clean ``python -m venv`` of it."""
+    with this interpreter and with a clean ``python -m venv`` of it, through the Python
+    client and through the native client (built here with the real compiler)."""
     import hookd_bench
 
     with tempfile.TemporaryDirectory(prefix="plangate-hookd-run-") as runtime:
@@ -312,10 +313,14 @@ def bench_hookd(
             venv = hookd_bench.clean_python(Path(runtime), python)
             if venv is not None:
                 interpreters.append((", clean venv", venv))
+            cases = []
             for label, client in interpreters:
+                native = hookd_bench.build_native(client, repo, Path(runtime) / "cache")
+                cases += [(label, client, None), (f"{label}, native client", client, native)]
+            for label, client, native in cases:
                 rows = hookd_bench.measure(
                     client, repo, helper.pid, payload, dict(task_env, XDG_RUNTIME_DIR=runtime),
-                    calls=calls * 2, expect=0,
+                    calls=calls * 2, expect=0, native=native,
                 )
                 figures = (f"{rows['helper_p50_ms']:.1f} / {rows['floor_p50_ms']:.1f} ms p50, "
                            f"{rows['helper_p95_ms']:.1f} / {rows['floor_p95_ms']:.1f} ms p95")

@@ -34,6 +34,13 @@ if [ "$(uname -s)" = "Linux" ] && [ ! -x /usr/bin/bwrap ]; then
   apt-get update -qq
   apt-get install -y -qq bubblewrap >/dev/null
 fi
+if [ "$(uname -s)" = "Linux" ] && ! command -v cc >/dev/null 2>&1; then
+  # The hook helper's native client is built and tested with a real C compiler.
+  echo "==> cc not found: installing gcc and libc6-dev from the distribution's packages"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq gcc libc6-dev >/dev/null
+fi
 if ! command -v ssh-keygen >/dev/null 2>&1; then
   echo "==> ssh-keygen not found: installing openssh-client (signature tests need it)"
   export DEBIAN_FRONTEND=noninteractive

@@ -47,6 +47,10 @@ def run(argv: list[str], ctx: Context) -> int:
             state = "works" if status.available else "unavailable"
             ctx.out(f"sandbox {status.name:14} {state}: {status.detail}")
         ctx.out(_hookd_line(helper))
+        from plangate.cli.hookd_cmd import native_line
+
+        for client in result.facts.get("native_clients", []):
+            ctx.out(f"native  {native_line(client)}")
     return print_result(ctx, result, as_json=args.json, title="plangate doctor")
 
 

@@ -57,6 +57,37 @@ def _lines(ctx: Context, state: dict[str, Any]) -> None:
     mode = state["socket_mode"] or "-"
     trusted = "trusted" if state["socket_trusted"] else "not trusted"
     ctx.out(f"  socket   {state['socket']} (owner {owner}, mode {mode}, {trusted})")
+    for client in state.get("native_clients", []):
+        ctx.out(f"  native   {native_line(client)}")
+
+
+def native_line(client: dict[str, Any]) -> str:
+    """One native client the local hook entries run: path, checks, staleness."""
+    if not client["exists"]:
+        return f"{client['path']} MISSING (every call blocks: run the install again)"
+    owner = "owner ok" if client["owner_ok"] else "NOT owned by you or writable by others"
+    if client["stale"] is None:
+        baked = "no readable baked values"
+    elif client["stale"]:
+        baked = ("STALE: built for another package digest, every call decides in-process; "
+                 "rebuild: plangate hooks install --claude --local-python --hookd")
+    else:
+        baked = "baked digest = installed package"
+    return f"{client['path']} (mode {client['mode']}, {owner}, {baked})"
+
+
+def _native_clients(root: str) -> list[dict[str, Any]]:
+    """The native clients named by this repository's local hook entries (never raises)."""
+    from pathlib import Path
+
+    from plangate.errors import PlanGateError
+    from plangate.hooks.doctor import native_clients
+    from plangate.hooks.install import installed_commands
+
+    try:
+        return native_clients(installed_commands(Path(root)))
+    except (PlanGateError, OSError):
+        return []
 
 
 def run(argv: list[str], ctx: Context) -> int:
@@ -91,6 +122,7 @@ def run(argv: list[str], ctx: Context) -> int:
             ctx.out("hookd: stopped" if stopped else "hookd: not running")
         return 0
     state = hookd.describe(location)
+    state["native_clients"] = _native_clients(location.root)
     if args.json:
         print_json(ctx, state)
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
@@ -28,10 +29,28 @@ def _parser(prog: str) -> argparse.ArgumentParser:
                         "plangate on PATH")
     parser.add_argument("--hookd", action="store_true",
                         help="with --local-python: the local entries run the hook helper's "
-                        "small client (python -S -I), which asks 'plangate hookd' first and "
-                        "decides in-process when no usable helper runs")
+                        "small client (native when it builds, else python -S -I), which asks "
+                        "'plangate hookd' first and decides in-process when no usable helper "
+                        "runs")
+    parser.add_argument("--hookd-client", choices=("auto", "native", "python"), default=None,
+                        help="with --hookd: 'native' builds the C client with this machine's "
+                        "compiler (cc, or $CC when it is an absolute path) and refuses when it "
+                        "cannot; 'python' writes the python -S -I client; 'auto' (default) the "
+                        "native one when it builds, else the Python one")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
+
+
+def _client(mode: str, root: str, ctx: Context, python: str | None) -> dict[str, Any]:
+    """Build the native client when asked (``--hookd-client``); what the local line runs."""
+    from plangate.hooks.native_build import choose
+
+    built = choose(mode, root, ctx.env, python=python)
+    if built is None:
+        return {"client": "python", "path": None, "code": "HOOKD_CLIENT_PYTHON_ASKED",
+                "detail": "--hookd-client python"}
+    return {"client": "native" if built.ok else "python", "path": built.path,
+            "code": built.code, "detail": built.detail}
 
 
 def run(argv: list[str], ctx: Context) -> int:
@@ -54,12 +73,21 @@ def run(argv: list[str], ctx: Context) -> int:
         raise UsageError("HOOKS_HOOKD_NEEDS_LOCAL_PYTHON",
                          "--hookd changes the machine-local entries only",
                          "pass --claude --local-python --hookd")
+    if args.hookd_client is not None and not args.hookd:
+        raise UsageError("HOOKS_HOOKD_CLIENT_NEEDS_HOOKD",
+                         "--hookd-client chooses the client --hookd writes",
+                         "pass --claude --local-python --hookd --hookd-client ...")
+    client: dict[str, Any] | None = None
+    if args.hookd and args.action == "install":
+        client = _client(args.hookd_client or "auto", str(root), ctx, args.python)
     changes = apply(root, hosts, install=args.action == "install", python=args.python,
-                    env=ctx.env, local_python=args.local_python, helper=args.hookd)
+                    env=ctx.env, local_python=args.local_python, helper=args.hookd,
+                    native=client["path"] if client else None)
     if args.json:
         print_json(ctx, {
             "verdict": "ACCEPTED", "reasons": [], "action": args.action,
             "changes": [{"host": c.host, "path": c.path, "action": c.action} for c in changes],
+            **({"hookd_client": client} if client else {}),
         })
         return 0
     for change in changes:
@@ -75,6 +103,12 @@ def run(argv: list[str], ctx: Context) -> int:
         if args.hookd:
             ctx.out("claude: the local entries ask the hook helper first; start it with "
                     "'plangate hookd start' (it stops by itself when idle)")
+        if client is not None and client["client"] == "native":
+            ctx.out(f"claude: native client {client['path']} ({client['detail']}); rebuild it "
+                    "after upgrading or editing PlanGate by running this install again")
+        elif client is not None:
+            ctx.out(f"claude: Python client (python -S -I): {client['code']}: "
+                    f"{client['detail']}")
         if "codex" in hosts:
             ctx.out("codex: hooks are on by default ([features] hooks); trust them once in "
                     "Codex (/hooks): an untrusted or modified hook never runs")

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from plangate.hooks.doctor_settings import Finding
 from plangate.verdict import Reason, Result
 
 CANARY_RELPATH = ".plangate/doctor-canary"
@@ -283,6 +284,51 @@ def _quote(text: str) -> str:
     return shlex.quote(text)
 
 
+REBUILD_HINT = ("run 'plangate hooks install --claude --local-python --hookd' again: it "
+                "rebuilds the native client for the installed package")
+
+
+def native_clients(installed: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """The native hook helper clients the local entries run
+    (:func:`plangate.hooks.native_build.inspect` of each, once)."""
+    from plangate.hooks.native_build import inspect, native_path_of
+
+    paths: list[str] = []
+    for listed, _event, command in installed:
+        path = native_path_of(command) if listed == "claude-local" else None
+        if path is not None and path not in paths:
+            paths.append(path)
+    return [inspect(path) for path in paths]
+
+
+def native_findings(clients: list[dict[str, Any]]) -> list[Finding]:
+    """A missing or writable native client fails doctor (every call blocks, or another
+    could replace it); a stale one (package reinstalled or edited since it was built)
+    only warns: every call then decides in-process, with the same answer, slower."""
+    out: list[Finding] = []
+    for client in clients:
+        path = client["path"]
+        if not client["exists"]:
+            out.append(Finding("hookd", "HOOKD_NATIVE_MISSING",
+                               f"the native client {path} the local hook entries run is missing: "
+                               "every agent call is blocked", REBUILD_HINT, True))
+        elif not client["owner_ok"]:
+            out.append(Finding("hookd", "HOOKD_NATIVE_UNSAFE",
+                               f"the native client {path} (mode {client['mode']}) is not a "
+                               "regular file owned by you and writable only by you",
+                               REBUILD_HINT, True))
+        elif client["stale"] is None:
+            out.append(Finding("hookd", "HOOKD_NATIVE_UNREADABLE",
+                               f"the native client {path} holds no readable baked values",
+                               REBUILD_HINT, False))
+        elif client["stale"]:
+            out.append(Finding("hookd", "HOOKD_NATIVE_STALE",
+                               f"the native client {path} was built for another package digest "
+                               f"({client['baked_digest']}): the helper refuses it, so every "
+                               "call decides in-process (correct, slower)", REBUILD_HINT, False))
+    return out
+
+
 def run_doctor(root: Path, *, home: str | None = None,
                managed_settings: tuple[str, ...] | None = None) -> Result:
     """Probe every installed PlanGate hook command of the repository at ``root``, then
@@ -341,7 +387,10 @@ def run_doctor(root: Path, *, home: str | None = None,
     from plangate.hooks.doctor_settings import setting_findings
 
     findings = setting_findings(root, home=home, managed_settings=managed_settings)
+    natives = native_clients(installed)
+    findings = [*findings, *native_findings(natives)]
     facts = {"probes": [p.to_json() for p in probes], "skipped": skipped,
+             "native_clients": natives,
              "hosts": sorted({p.host for p in probes}),
              "findings": [f.to_json() for f in findings],
              "warnings": [f"{f.code}: {f.message}" for f in findings if not f.fails]}

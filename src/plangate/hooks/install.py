@@ -23,6 +23,11 @@ to them. The interpreter is ``sys.executable`` (not its real path: a virtual
 environment's ``python`` is a link whose real target does not see the
 environment's packages) unless ``--python`` names another.
 
+With ``--hookd`` the local entries run the hook helper's client: the native one
+(``'<binary>' claude || exit 2``, built by :mod:`plangate.hooks.native_build` into the
+user's cache directory) when a C compiler is found, else ``python -S -I
+.../hookd_launch.py claude`` (``--hookd-client`` chooses).
+
 Files written (atomically):
 
 - ``--claude``: ``.claude/settings.json`` ``hooks.PreToolUse`` (matcher ``*``),
@@ -143,14 +148,21 @@ def portable_command(host: str) -> str:
     return f"{run} # {MARKER}"
 
 
-def hook_command(host: str, python: str | None = None, *, helper: bool = False) -> str:
+def hook_command(
+    host: str, python: str | None = None, *, helper: bool = False, native: str | None = None
+) -> str:
     """The marked command line for ``host`` with this machine's interpreter (local files).
 
     ``helper``: the small client that asks the running hook helper first
     (``plangate hookd``; ``-S -I``: no site packages, no environment-controlled
     path, no working directory on ``sys.path``), named by its path in this very
     installation, and deciding in-process whenever the helper cannot be used.
+    ``native`` (with ``helper``): the built native client's path instead
+    (:mod:`plangate.hooks.native_build`); ``|| exit 2`` keeps a missing binary
+    (exit 127) a block.
     """
+    if helper and native is not None:
+        return f"{shlex.quote(native)} {host} || exit 2 # {MARKER}"
     interpreter = shlex.quote(python or sys.executable)
     if helper:
         launch = shlex.quote(str(Path(__file__).resolve().parent / "hookd_launch.py"))
@@ -252,6 +264,7 @@ def _grouped_config(
     install: bool,
     python: str | None,
     helper: bool = False,
+    native: str | None = None,
 ) -> dict[str, Any]:
     hooks = _hooks_map(config, path)
     for event, matcher in events:
@@ -259,7 +272,7 @@ def _grouped_config(
         if install:
             entry = {
                 "type": "command",
-                "command": _entry_command(host, python, helper=helper),
+                "command": _entry_command(host, python, helper=helper, native=native),
                 "timeout": HOOK_TIMEOUT_SECONDS,
             }
             group: dict[str, Any] = {"hooks": [entry]}
@@ -305,16 +318,24 @@ def _cursor_config(
     return config
 
 
-def _entry_command(host: str, python: str | None, *, helper: bool = False) -> str:
+def _entry_command(
+    host: str, python: str | None, *, helper: bool = False, native: str | None = None
+) -> str:
     """Committed files get the portable line; the local file this machine's interpreter
     (and, with ``helper``, the helper's client: a machine path, so never committed)."""
     if host == "claude-local":
-        return hook_command("claude", python, helper=helper)
+        return hook_command("claude", python, helper=helper, native=native)
     return portable_command(host)
 
 
 def _apply_json(
-    root: Path, host: str, *, install: bool, python: str | None, helper: bool = False
+    root: Path,
+    host: str,
+    *,
+    install: bool,
+    python: str | None,
+    helper: bool = False,
+    native: str | None = None,
 ) -> Change:
     """Install or remove ``host``'s hooks in its config file inside the repository.
 
@@ -327,7 +348,8 @@ def _apply_json(
     rel = CONFIG_FILES[host]
     with open_verified_dir(root, rel.parent.as_posix(), create=install) as directory:
         return _apply_json_in(
-            directory, rel.name, root / rel, host, install=install, python=python, helper=helper
+            directory, rel.name, root / rel, host, install=install, python=python,
+            helper=helper, native=native,
         )
 
 
@@ -340,6 +362,7 @@ def _apply_json_in(
     install: bool,
     python: str | None,
     helper: bool = False,
+    native: str | None = None,
 ) -> Change:
     loaded = _load_json(directory, name, path)
     existed = loaded is not None
@@ -347,7 +370,8 @@ def _apply_json_in(
     before = json.dumps(config, sort_keys=True)
     if host in ("claude", "claude-local"):
         config = _grouped_config(
-            config, path, host, CLAUDE_EVENTS, install=install, python=python, helper=helper
+            config, path, host, CLAUDE_EVENTS, install=install, python=python, helper=helper,
+            native=native,
         )
     elif host == "codex":
         config = _grouped_config(config, path, host, CODEX_EVENTS, install=install, python=python)
@@ -510,13 +534,15 @@ def apply(
     env: Mapping[str, str] | None = None,
     local_python: bool = False,
     helper: bool = False,
+    native: str | None = None,
 ) -> list[Change]:
     """Install (or uninstall) PlanGate's hooks for ``hosts`` in the repository at ``root``.
 
     Installing also creates the ledger (when missing) and records the installation:
     the hooks themselves refuse to start a new ledger. ``local_python`` adds this
     machine's interpreter entries to ``.claude/settings.local.json`` (with
-    ``claude``), ``helper`` makes them the hook helper's client; uninstalling
+    ``claude``), ``helper`` makes them the hook helper's client (``native``: the built
+    native client at that path, :mod:`plangate.hooks.native_build`); uninstalling
     ``claude`` removes PlanGate's entries from both files.
     """
     if install and "git" in hosts:
@@ -534,7 +560,8 @@ def apply(
             continue
         else:
             changes.append(
-                _apply_json(root, host, install=install, python=python, helper=helper)
+                _apply_json(root, host, install=install, python=python, helper=helper,
+                            native=native)
             )
     return changes
 

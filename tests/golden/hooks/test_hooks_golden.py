@@ -549,3 +549,49 @@ def test_golden_through_helper(case: Case, tmp_path: Path, monkeypatch: pytest.M
     }
     expected = json.loads((EXPECTED / f"{case.name}.json").read_text())
     assert actual == expected
+
+
+@pytest.fixture(scope="session")
+def native_client(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The native client, built once with the real compiler."""
+    from support.native import native_binary_fixture
+
+    return native_binary_fixture(tmp_path_factory)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the native client is Linux only")
+@pytest.mark.parametrize(
+    "case",
+    [c for c in CASES if c.setup is None or c.setup.__name__ not in IN_PROCESS_ONLY],
+    ids=lambda c: c.name,
+)
+def test_golden_through_native_client(
+    case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, native_client: str
+) -> None:
+    """The same payloads through a real helper and the native client
+    (``hooks/native/hookd_client.c``): byte for byte the in-process answers, and every one
+    of them really answered by the helper."""
+    from support.hookd import requests_served, running_helper, runtime_env
+    from support.native import run_native
+
+    repo = _build_repo(tmp_path, case.approved)
+    root = os.path.realpath(repo)
+    env = runtime_env(hook_env(case.task, **case.extra_env), tmp_path / "run")
+    with running_helper(repo, env) as _helper:
+        if case.setup is not None:
+            case.setup(repo, monkeypatch)
+        stdin = (
+            _fill(case.payload, root)
+            if isinstance(case.payload, str)
+            else json.dumps(_fill(case.payload, root))
+        )
+        before = requests_served(repo, env)
+        result = run_native(native_client, repo, case.host, stdin.encode(), env)
+        assert requests_served(repo, env) == before + 1, "the helper did not answer"
+    actual = {
+        "exit": result.returncode,
+        "stdout": _normalise(result.stdout.decode(), root),
+        "stderr": _normalise(result.stderr.decode(), root),
+    }
+    expected = json.loads((EXPECTED / f"{case.name}.json").read_text())
+    assert actual == expected

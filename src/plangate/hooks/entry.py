@@ -60,7 +60,8 @@ def run_in_process(argv: list[str] | None = None, *, use_helper: bool = False) -
     data = b""
     if host not in ("git-pre-commit", ""):
         try:
-            data = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+            # A closed standard input (sys.stdin is None) reads as an empty payload.
+            data = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1) if sys.stdin else b""
         except (OSError, ValueError):
             data = b""
     try:
@@ -78,7 +79,7 @@ def run_in_process(argv: list[str] | None = None, *, use_helper: bool = False) -
     if use_helper:
         from plangate.hooks.hookd_client import AGENT_HOSTS, ask_helper
 
-        if host in AGENT_HOSTS:
+        if host in AGENT_HOSTS and sys.stdout is not None and sys.stderr is not None:
             answer = ask_helper(host, data, os.environ, str(cwd))
             if answer is not None:
                 return _emit_bytes(*answer)
@@ -97,8 +98,13 @@ def _emit_bytes(out: bytes, err: bytes, code: int) -> int:
 
 
 def _emit(output: HookOutput) -> int:
-    sys.stdout.write(output.stdout)
-    sys.stderr.write(output.stderr)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    return output.exit_code
+    """Print ``output``; exit 2 (a block) when a stream it needs is closed: an answer that
+    cannot be delivered (a deny in JSON on standard output) must never read as an allow."""
+    undeliverable = False
+    for text, stream in ((output.stdout, sys.stdout), (output.stderr, sys.stderr)):
+        if stream is None:
+            undeliverable |= bool(text)
+            continue
+        stream.write(text)
+        stream.flush()
+    return 2 if undeliverable else output.exit_code

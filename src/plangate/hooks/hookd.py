@@ -342,10 +342,16 @@ class Helper:
         """Read one request, check it, answer it (or close without a word)."""
         if peer_uid(conn) != os.getuid():
             return
-        conn.settimeout(REQUEST_TIMEOUT)
+        # One deadline for the whole request, not per read: a client that sends a byte
+        # now and then must not hold the helper (it serves one request at a time).
+        deadline = time.monotonic() + REQUEST_TIMEOUT
         chunks: list[bytes] = []
         total = 0
         while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            conn.settimeout(left)
             chunk = conn.recv(1 << 16)
             if not chunk:
                 break

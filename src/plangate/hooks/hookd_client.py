@@ -400,13 +400,24 @@ def _fallback(host: str, payload: bytes | None) -> int:
         while view:
             view = view[os.write(fd, view) :]
         os.lseek(fd, 0, os.SEEK_SET)
-        os.dup2(fd, 0)
-        os.close(fd)
-        sys.stdout.flush()
-        sys.stderr.flush()
+        if fd == 0:
+            # Standard input was closed, so the memory file took its number: keep it,
+            # open across the exec.
+            os.set_inheritable(0, True)
+        else:
+            os.dup2(fd, 0)
+            os.close(fd)
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
         os.execv(python, argv)
     except OSError as exc:
-        sys.stderr.write(f"plangate: HOOK_HELPER_FALLBACK_FAILED: {exc}\n")
+        # os.write, not sys.stderr: the stream may be closed (None); contextlib is too
+        # heavy to import here.
+        try:  # noqa: SIM105
+            os.write(2, f"plangate: HOOK_HELPER_FALLBACK_FAILED: {exc}\n".encode())
+        except OSError:
+            pass
     return 2
 
 
@@ -417,14 +428,18 @@ def main(argv: list[str] | None = None) -> int:
     payload: bytes | None = None
     if host in AGENT_HOSTS:
         try:
-            payload = sys.stdin.buffer.read(8 * 1024 * 1024 + 1)
+            # A closed standard input (sys.stdin is None) reads as an empty payload.
+            payload = sys.stdin.buffer.read(8 * 1024 * 1024 + 1) if sys.stdin else b""
         except (OSError, ValueError):
             payload = b""
         try:
             cwd = os.getcwd()
         except OSError:
             cwd = ""
-        answer = ask_helper(host, payload, os.environ, cwd)
+        # The answer needs both output streams; without one, the in-process hook decides.
+        answer = None
+        if sys.stdout is not None and sys.stderr is not None:
+            answer = ask_helper(host, payload, os.environ, cwd)
         if answer is not None:
             out, err, code = answer
             try:

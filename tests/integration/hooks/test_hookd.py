@@ -554,3 +554,73 @@ def test_a_request_whose_client_gave_up_is_neither_decided_nor_recorded(
     served = 1 if client_waits else 0
     assert (state["requests"] - before, state["abandoned"]) == (served, 1 - served)
     assert len(ledger_decisions(repo)) == count + served
+
+
+# -- closed standard streams, slow requests ----------------------------------------------
+
+
+@pytest.mark.parametrize("closed", ["<&-", ">&-", "2>&-"])
+@pytest.mark.parametrize("entry", ["client", "module"])
+def test_a_closed_standard_stream_blocks_without_a_traceback(
+    repo: Path, env: dict[str, str], closed: str, entry: str
+):
+    from support.hookd import LAUNCH
+
+    command = (
+        [sys.executable, "-S", "-I", LAUNCH, "claude"] if entry == "client"
+        else [sys.executable, "-P", "-m", "plangate.hooks", "claude"]
+    )
+    with running_helper(repo, env):
+        proc = subprocess.run(
+            ["sh", "-c", f'exec "$@" {closed}', "sh", *command],
+            cwd=repo, input=allow_payload(repo), env=env, capture_output=True, check=False,
+            timeout=60,
+        )
+    assert b"Traceback" not in proc.stdout + proc.stderr
+    # No stdin: an empty payload, denied. No stdout or no stderr: whatever the decision
+    # was, an answer that cannot be printed in full is a block.
+    if closed == "<&-":
+        assert proc.returncode == 2
+        assert b"HOOK_PAYLOAD_INVALID" in proc.stdout + proc.stderr
+    elif closed == ">&-":
+        assert proc.returncode in (0, 2)  # an allow prints nothing on stdout
+        assert proc.stdout == b""
+
+
+def test_closed_stdout_turns_a_deny_into_a_block_not_an_allow(repo: Path, env: dict[str, str]):
+    for command in ([sys.executable, "-P", "-m", "plangate.hooks", "claude"],):
+        proc = subprocess.run(
+            ["sh", "-c", 'exec "$@" >&-', "sh", *command],
+            cwd=repo, input=deny_payload(repo), env={**env, "PLANGATE_HOOKD": "off"},
+            capture_output=True, check=False, timeout=60,
+        )
+        assert proc.returncode == 2
+        assert b"Traceback" not in proc.stderr
+
+
+def test_a_request_trickling_in_is_dropped_after_the_request_deadline(
+    repo: Path, env: dict[str, str]
+):
+    from plangate.hooks.hookd import REQUEST_TIMEOUT
+
+    with running_helper(repo, env):
+        slow = _connect(repo, env)
+        request = _request(repo, env, deny_payload(repo))
+        sent = 0
+        dropped = False
+        # One byte every half second: each read gets data long before any per-read
+        # timeout, but the whole request takes longer than REQUEST_TIMEOUT allows.
+        for _ in range(int(REQUEST_TIMEOUT * 4)):
+            try:
+                slow.sendall(request[sent : sent + 1])
+            except OSError:
+                dropped = True
+                break
+            sent += 1
+            time.sleep(0.5)
+        slow.close()
+        assert dropped, "the helper kept reading a request past its deadline"
+        # The helper is free again: a normal client is answered by it.
+        before = requests_served(repo, env)
+        assert run_client(repo, "claude", deny_payload(repo), env).returncode == 2
+        assert requests_served(repo, env) == before + 1

@@ -606,17 +606,15 @@ def test_a_request_trickling_in_is_dropped_after_the_request_deadline(
     with running_helper(repo, env):
         slow = _connect(repo, env)
         request = _request(repo, env, deny_payload(repo))
-        sent = 0
         dropped = False
         # One byte every half second: each read gets data long before any per-read
         # timeout, but the whole request takes longer than REQUEST_TIMEOUT allows.
-        for _ in range(int(REQUEST_TIMEOUT * 4)):
+        for sent in range(int(REQUEST_TIMEOUT * 4)):
             try:
                 slow.sendall(request[sent : sent + 1])
             except OSError:
                 dropped = True
                 break
-            sent += 1
             time.sleep(0.5)
         slow.close()
         assert dropped, "the helper kept reading a request past its deadline"

@@ -19,7 +19,9 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
+
+from plangate.records import NamedTuple
 
 STDERR_KEPT = 64 * 1024
 """Bytes of a child's standard error kept for messages; the rest is read and dropped."""

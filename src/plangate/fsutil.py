@@ -24,9 +24,9 @@ import stat
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import NamedTuple
 
 from plangate.errors import EnvironmentFailure, InputRejected, PlanGateError
+from plangate.records import NamedTuple
 
 
 class FileState(StrEnum):

@@ -28,10 +28,11 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from plangate._spawn import SpawnOutputTooLarge, SpawnTimeout, capture
 from plangate.errors import EnvironmentFailure
+from plangate.records import NamedTuple
 
 if TYPE_CHECKING:
     import subprocess

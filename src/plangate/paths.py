@@ -24,9 +24,9 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import cache, lru_cache
-from typing import NamedTuple
 
 from plangate.errors import InputRejected
+from plangate.records import NamedTuple
 
 
 class PathRejected(InputRejected):

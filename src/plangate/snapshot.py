@@ -13,12 +13,13 @@ import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from plangate.canonical import digest, sha256_digest
 from plangate.errors import EnvironmentFailure, InputRejected, PlanGateError, UsageError
 from plangate.fsutil import FileRead, FileState, read_regular_file
 from plangate.layout import MAX_ARTIFACT_BYTES, MAX_RECORD_BYTES, RECORD_RELPATH, WORKING_DIR
+from plangate.records import NamedTuple
 
 ARTIFACTS: tuple[str, ...] = (
     "pbi-input.md",

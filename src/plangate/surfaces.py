@@ -36,12 +36,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from plangate.canonical import sha256_digest
 from plangate.fsutil import FileState, read_regular_file
 from plangate.layout import MAX_SURFACES_BYTES, SURFACES_RELPATH
 from plangate.paths import PathRejected, canonical_path, glob_match, match_any, validate_pattern
+from plangate.records import NamedTuple
 from plangate.verdict import Reason
 
 REPO_SURFACES_RELPATH = SURFACES_RELPATH

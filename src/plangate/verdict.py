@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import IntEnum, StrEnum
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
+
+from plangate.records import NamedTuple
 
 
 class ExitCode(IntEnum):

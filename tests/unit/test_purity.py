@@ -20,7 +20,7 @@ SRC = Path(plangate.__file__).parent
 
 RULE_MODULES = frozenset({
     "__init__.py", "__main__.py", "canonical.py", "errors.py", "forbidden_keys.py",
-    "layout.py", "paths.py", "text.py", "verdict.py", "deadlines.py",
+    "layout.py", "paths.py", "records.py", "text.py", "verdict.py", "deadlines.py",
     "approval/__init__.py", "approval/acceptor.py", "approval/arbiter.py",
     "approval/contract.py", "approval/legacy.py", "approval/loopspec_binding.py",
     "approval/record.py",

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from plangate.approval import contract as c
 from plangate.canonical import StrictJSONError, is_digest, strict_loads
@@ -39,6 +39,7 @@ from plangate.plan.package import (
     compute_package,
     plan_package_hash_of_digests,
 )
+from plangate.records import NamedTuple
 from plangate.snapshot import ARTIFACTS, TASK_ID_RE, TaskSnapshot
 from plangate.text import is_blank, visible_text
 from plangate.verdict import Reason, Result

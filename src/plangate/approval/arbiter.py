@@ -40,7 +40,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import Any
 
 from plangate import __version__
 from plangate.approval import contract as c
@@ -50,6 +50,7 @@ from plangate.errors import InputRejected
 from plangate.paths import PathRejected, canonical_path, match_any, validate_pattern
 from plangate.plan.package import ARTIFACT_SET, plan_package_hash
 from plangate.plan.scope import TaskScope
+from plangate.records import NamedTuple
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import ArbiterDecision, Reason, Result
 

@@ -20,7 +20,7 @@ the producer never writes what the acceptor would reject.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from plangate.approval import contract as c
 from plangate.canonical import StrictJSONError, is_digest, pretty_bytes, strict_loads_object
@@ -28,6 +28,7 @@ from plangate.clock import is_utc_timestamp
 from plangate.errors import InputRejected
 from plangate.plan.markers import C1, C2
 from plangate.plan.package import PackageState
+from plangate.records import NamedTuple
 from plangate.snapshot import TASK_ID_RE
 from plangate.verdict import Reason
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from plangate.approval import contract as c
 from plangate.approval.acceptor import (
@@ -38,6 +38,7 @@ from plangate.fsutil import FileRead, FileState, read_regular_file
 from plangate.git import Git, GitError
 from plangate.layout import RECORD_RELPATH
 from plangate.plan.package import compute_package
+from plangate.records import NamedTuple
 from plangate.snapshot import TaskSnapshot, read_task_snapshot, task_dir_for
 from plangate.verdict import Reason, Result
 

@@ -25,10 +25,11 @@ from __future__ import annotations
 import gc
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from plangate.errors import PlanGateError
 from plangate.layout import WORKING_DIR
+from plangate.records import NamedTuple
 from plangate.snapshot import ARTIFACTS, TASK_ID_RE, TaskSnapshot, read_task_snapshot
 from plangate.verdict import Reason, Result
 

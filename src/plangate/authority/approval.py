@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from plangate.authority.root import NAMESPACE_C3, NAMESPACE_REVIEW, TrustRoot
 from plangate.authority.statement import (
@@ -32,6 +32,7 @@ from plangate.authority.statement import (
 from plangate.authority.verify import CryptoCheck, SignatureCase, Verified, check_signature
 from plangate.canonical import sha256_digest
 from plangate.fsutil import read_regular_file
+from plangate.records import NamedTuple
 from plangate.verdict import Reason
 
 SIG_SUFFIX = ".sig"

@@ -25,10 +25,11 @@ signature's check and the pull request's facts, whether it holds.
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
 from plangate.authority.verify import Verified
 from plangate.canonical import StrictJSONError, canonical_bytes, is_digest, strict_loads
+from plangate.records import NamedTuple
 from plangate.verdict import Reason
 
 KIND = "plangate-continuation"

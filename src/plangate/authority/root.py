@@ -8,7 +8,6 @@ no role may sign, but its signature authorises nothing.
 from __future__ import annotations
 
 import hashlib
-from typing import NamedTuple
 
 from plangate.authority.signers import (
     AllowedSigners,
@@ -19,6 +18,7 @@ from plangate.authority.signers import (
 from plangate.authority.trustfile import ROLES, TrustConfig, parse_trust
 from plangate.authority.trustpaths import SIGNERS_RELPATH
 from plangate.errors import InputRejected
+from plangate.records import NamedTuple
 
 NAMESPACE_C3 = "plangate-c3"
 NAMESPACE_REVIEW = "plangate-review"

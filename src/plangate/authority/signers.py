@@ -29,11 +29,11 @@ import base64
 import binascii
 import re
 from datetime import UTC, datetime
-from typing import NamedTuple
 
 from plangate.authority.sshsig import check_public_key
 from plangate.authority.trustpaths import MAX_SIGNERS_BYTES
 from plangate.errors import InputRejected
+from plangate.records import NamedTuple
 
 KEY_TYPES = frozenset(
     {

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import NamedTuple
 
 from plangate.errors import InputRejected
+from plangate.records import NamedTuple
 
 BEGIN = b"-----BEGIN SSH SIGNATURE-----"
 END = b"-----END SSH SIGNATURE-----"

@@ -16,9 +16,10 @@ whose key signed it.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from plangate.canonical import StrictJSONError, canonical_bytes, is_digest, strict_loads
+from plangate.records import NamedTuple
 
 KIND = "plangate-review-statement"
 REVIEWS = {"c1": ("review-self.md", "PASS"), "c2": ("review-external.md", "approve")}

@@ -28,11 +28,12 @@ approver (otherwise nothing could ever be approved).
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
 from plangate.authority.signers import PRINCIPAL_RE
 from plangate.authority.trustpaths import DEFAULT_TRUST_BRANCH, MAX_TRUST_BYTES, TRUST_RELPATH
 from plangate.errors import InputRejected
+from plangate.records import NamedTuple
 
 ROLES = ("reviewer", "approver", "override")
 

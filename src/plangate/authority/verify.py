@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import NamedTuple
 
 from plangate.authority.root import TrustRoot
 from plangate.authority.signers import SignerEntry
 from plangate.authority.sshsig import SignatureBlob, parse_signature
 from plangate.errors import InputRejected
+from plangate.records import NamedTuple
 from plangate.verdict import Reason
 
 CryptoCheck = Callable[[SignerEntry, str, bytes, bytes], bool]

@@ -9,7 +9,8 @@ signatures, else a mapping naming the verified approver and reviewers
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import NamedTuple
+
+from plangate.records import NamedTuple
 
 UNAUTHENTICATED = "approvals are unauthenticated: no trust root requires signatures"
 """The plain sentence for a repository (or a pull request's base) without required signatures."""

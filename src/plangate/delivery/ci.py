@@ -62,11 +62,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from plangate.authority.wording import signers_of
 from plangate.paths import match_any
 from plangate.plan.scope import TaskScope, derive_scope
+from plangate.records import NamedTuple
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import Reason, Result
 

@@ -20,7 +20,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from plangate.canonical import digest
 from plangate.delivery.pr_snapshot import (
@@ -34,6 +34,7 @@ from plangate.delivery.pr_snapshot import (
 )
 from plangate.paths import PathRejected, is_canonical_path, validate_pattern
 from plangate.plan.scope import TaskScope
+from plangate.records import NamedTuple
 from plangate.surfaces import PROVENANCE_BUNDLED_TEMPLATE, ResolvedSurfaces
 from plangate.verdict import ExitCode, Reason, Result
 

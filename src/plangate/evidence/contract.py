@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 from plangate.canonical import is_digest
 from plangate.paths import is_canonical_path
+from plangate.records import NamedTuple
 
 UNAVAILABLE = "unavailable"
 SCHEMA_VERSION = "1.0"

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from plangate.delivery import ci
 from plangate.errors import EnvironmentFailure
 from plangate.git import Git, GitError
+from plangate.records import NamedTuple
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import Reason, Result
 

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from plangate.canonical import digest
 from plangate.errors import EnvironmentFailure
+from plangate.records import NamedTuple
 from plangate.verdict import ExitCode, Result
 
 BOUND_FACTS: tuple[str, ...] = (

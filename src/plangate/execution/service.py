@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from plangate.clock import utc_now_text
 from plangate.errors import EnvironmentFailure, PlanGateError
@@ -30,6 +30,7 @@ from plangate.execution.command import run_verified
 from plangate.execution.preflight import CommandResult, PreparedRun
 from plangate.execution.runlog import RUN_LOG_NAME, append_run_log, open_task_dir, unwritable
 from plangate.layout import LOCK_DIR_RELPATH
+from plangate.records import NamedTuple
 from plangate.snapshot import check_task_id, find_repo_root, task_dir_for
 from plangate.verdict import CheckVerdict, Reason, Result
 

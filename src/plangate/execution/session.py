@@ -37,9 +37,10 @@ import os
 from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from plangate.errors import InputRejected, UsageError
+from plangate.records import NamedTuple
 
 if TYPE_CHECKING:
     from plangate.hooks.decision import TaskFacts

@@ -29,13 +29,13 @@ import secrets
 import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import NamedTuple
 
 from plangate.errors import EnvironmentFailure
 from plangate.git import Git, GitError
 from plangate.isolation.policy import Hidden, Limits, Mount, SandboxPolicy, allowed_env
 from plangate.isolation.trees import RAW_ATTRIBUTES, scratch_repository
 from plangate.layout import PLANGATE_DIR, WORKING_DIR
+from plangate.records import NamedTuple
 
 RUNS_DIR_RELPATH = ".plangate/runs"
 """Where isolated runs keep their workspace, PlanGate's record of it and refused patches."""

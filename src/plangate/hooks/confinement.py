@@ -35,7 +35,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
+
+from plangate.records import NamedTuple
 
 BOX_ENV = "PLANGATE_BOX"
 """Set by ``plangate exec``'s isolated run for its command: the run id."""

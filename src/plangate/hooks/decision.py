@@ -43,10 +43,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from plangate.paths import match_any
 from plangate.plan.scope import TaskScope
+from plangate.records import NamedTuple
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:

@@ -32,7 +32,9 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
+
+from plangate.records import NamedTuple
 
 CLAUDE_MANAGED_SETTINGS = (
     "/etc/claude-code/managed-settings.json",

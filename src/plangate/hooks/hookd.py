@@ -42,7 +42,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from plangate.errors import EnvironmentFailure, InputRejected
 from plangate.hooks.hookd_client import (
@@ -65,6 +65,7 @@ from plangate.hooks.hookd_client import (
     trusted_dir_fd,
     unframe,
 )
+from plangate.records import NamedTuple
 
 IDLE_SECONDS = 300.0
 """A helper with no request for this long exits (``--idle-seconds`` changes it)."""

@@ -43,7 +43,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from plangate.errors import InputRejected
 from plangate.hooks.sandbox_settings import (
@@ -59,6 +59,7 @@ from plangate.hooks.sandbox_settings import (
     revert_claude,
     revert_codex,
 )
+from plangate.records import NamedTuple
 
 if TYPE_CHECKING:
     from plangate.fsutil import FileRead

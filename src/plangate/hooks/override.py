@@ -28,12 +28,13 @@ markers in its environment.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from plangate.clock import format_utc, parse_utc
 from plangate.errors import UsageError
 from plangate.hooks.decision import OverrideGrant
 from plangate.paths import validate_pattern
+from plangate.records import NamedTuple
 
 if TYPE_CHECKING:
     from datetime import datetime

@@ -38,7 +38,7 @@ import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from plangate.clock import utc_now
 from plangate.errors import PlanGateError
@@ -55,6 +55,7 @@ from plangate.hooks.decision import (
 from plangate.hooks.override import active_grants, grant_states, verified_override_entries
 from plangate.hooks.paths import TargetRejected, filesystem_is_case_insensitive, resolve_target
 from plangate.paths import PathRejected, canonical_path
+from plangate.records import NamedTuple
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:

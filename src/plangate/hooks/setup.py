@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
 
 from plangate.errors import InputRejected, UsageError
+from plangate.records import NamedTuple
 
 SURFACES_RELPATH = ".plangate/protected-surfaces.toml"
 GITIGNORE = ".gitignore"

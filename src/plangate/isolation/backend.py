@@ -25,9 +25,9 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import NamedTuple
 
 from plangate.errors import EnvironmentFailure
+from plangate.records import NamedTuple
 from plangate.verdict import Reason
 
 SANDBOX_UNAVAILABLE = "SANDBOX_UNAVAILABLE"

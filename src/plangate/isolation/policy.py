@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Mapping
-from typing import NamedTuple
 
+from plangate.records import NamedTuple
 from plangate.verdict import Reason
 
 POLICY_INVALID = "ISOLATION_POLICY_INVALID"

@@ -33,11 +33,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from plangate.errors import EnvironmentFailure
 from plangate.isolation.backend import BUBBLEWRAP, Backend
 from plangate.isolation.policy import POLICY_INVALID, Limits, SandboxPolicy, check_policy
+from plangate.records import NamedTuple
 
 GRACE_SECONDS = 5.0
 """How long a box may take to end after a forwarded signal before it is killed."""

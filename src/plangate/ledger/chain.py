@@ -24,7 +24,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from plangate.canonical import (
     MAX_DEPTH,
@@ -38,6 +38,7 @@ from plangate.canonical import (
 )
 from plangate.errors import EnvironmentFailure
 from plangate.forbidden_keys import SECRETS_ONLY, first_refused_key, is_refused
+from plangate.records import NamedTuple
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 from plangate.canonical import StrictJSONError, canonical_bytes, is_digest, strict_loads
+from plangate.records import NamedTuple
 from plangate.verdict import Reason
 
 KIND = "plangate-ledger-checkpoint"

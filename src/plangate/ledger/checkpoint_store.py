@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from plangate.errors import InputRejected
 from plangate.ledger.checkpoint import (
@@ -36,6 +36,7 @@ from plangate.ledger.checkpoint import (
     newest,
     parse_checkpoint,
 )
+from plangate.records import NamedTuple
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
 
 from plangate.fsutil import read_regular_file
 from plangate.ledger.chain import LedgerError
+from plangate.records import NamedTuple
 
 ENV_VAR = "PLANGATE_LEDGER_URL"
 CONFIG_RELPATH = Path(".plangate") / "config.toml"

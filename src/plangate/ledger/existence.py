@@ -35,7 +35,8 @@ The rule is pure: :class:`Traces` are gathered by :mod:`plangate.ledger.traces`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+
+from plangate.records import NamedTuple
 
 MAX_EXAMPLES = 3
 """How many paths of one kind of trace a message names."""

@@ -20,12 +20,12 @@ import contextlib
 import sqlite3
 import tempfile
 from pathlib import Path
-from typing import NamedTuple
 
 from plangate.canonical import sha256_digest
 from plangate.errors import PlanGateError
 from plangate.fsutil import FileState, atomic_write, read_regular_file
 from plangate.ledger.chain import LedgerEntry
+from plangate.records import NamedTuple
 
 MISSING = "MISSING"
 OVERSIZED = "OVERSIZED"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from plangate.ledger import (
     Ledger,
@@ -30,6 +30,7 @@ from plangate.ledger import (
     repository_evidence,
 )
 from plangate.ledger.chain import Head
+from plangate.records import NamedTuple
 
 if TYPE_CHECKING:
     from plangate.ledger.postgres import PostgresLedger

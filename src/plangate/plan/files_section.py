@@ -30,9 +30,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from functools import cache
-from typing import NamedTuple
 
 from plangate.paths import PathRejected, canonical_path, validate_pattern
+from plangate.records import NamedTuple
 from plangate.text import identity_skeleton
 
 FILES_HEADING = "Files / Components to Touch"

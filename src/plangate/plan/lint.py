@@ -20,7 +20,7 @@ never changes it.
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
 from plangate.errors import PlanGateError
 from plangate.plan.files_section import (
@@ -31,6 +31,7 @@ from plangate.plan.files_section import (
     read_files_section,
 )
 from plangate.plan.scope import TaskScope
+from plangate.records import NamedTuple
 from plangate.verdict import Reason
 
 _CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import NamedTuple
 
+from plangate.records import NamedTuple
 from plangate.text import INVISIBLE_CATEGORIES, INVISIBLE_FILLERS
 from plangate.verdict import Reason
 

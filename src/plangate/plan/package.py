@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Mapping
-from typing import NamedTuple
 
 from plangate.canonical import digest, is_digest, sha256_digest
 from plangate.fsutil import FileRead, FileState
 from plangate.plan.markers import C1, C2, MarkerResult, read_marker
+from plangate.records import NamedTuple
 from plangate.snapshot import ARTIFACTS, TaskSnapshot
 from plangate.verdict import Reason
 

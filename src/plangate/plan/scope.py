@@ -11,10 +11,9 @@ says not to touch is refused even when an allowed pattern covers it.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from plangate.errors import PlanGateError
 from plangate.paths import match_any
+from plangate.records import NamedTuple
 from plangate.verdict import Reason
 
 SCOPE_UNDEFINED = "SCOPE_UNDEFINED"

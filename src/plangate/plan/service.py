@@ -15,7 +15,7 @@ bytes to the pure cores (:mod:`plangate.plan.package`, :mod:`plangate.plan.marke
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from plangate.errors import InputRejected
 from plangate.fsutil import (
@@ -28,6 +28,7 @@ from plangate.fsutil import (
     open_verified_dir,
 )
 from plangate.layout import MAX_ARTIFACT_BYTES, WORKING_DIR
+from plangate.records import NamedTuple
 from plangate.snapshot import (
     ARTIFACTS,
     TaskSnapshot,

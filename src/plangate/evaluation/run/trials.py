@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 from plangate.canonical import sha256_digest
 from plangate.evaluation.run.protocol import (
@@ -44,6 +44,7 @@ from plangate.fsutil import read_regular_file
 from plangate.isolation.backend import Backend
 from plangate.isolation.policy import Limits, Mount
 from plangate.layout import MAX_FIXTURE_BYTES
+from plangate.records import NamedTuple
 
 BOX_OUTPUT_BYTES = 1024 * 1024
 """A boxed runner's or grader's stdout and stderr together; past it the trial crashed."""

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from plangate.errors import PlanGateError
+from plangate.records import NamedTuple
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:

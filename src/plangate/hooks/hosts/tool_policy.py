@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import os
 from fnmatch import fnmatchcase
-from typing import NamedTuple
+
+from plangate.records import NamedTuple
 
 POLICY_PATH = ".plangate/tools.toml"
 MAX_POLICY_BYTES = 64 * 1024

@@ -25,7 +25,8 @@ pages.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import NamedTuple
+
+from plangate.records import NamedTuple
 
 
 class ToolKind(StrEnum):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from plangate.hooks.shell.find import find_rule
 from plangate.hooks.shell.git import git_rule
 from plangate.hooks.shell.parse import Command, Redirect, Word, parse
@@ -16,6 +14,7 @@ from plangate.hooks.shell.programs import (
     reader_rule,
 )
 from plangate.hooks.shell.state import State, Write
+from plangate.records import NamedTuple
 
 MAX_DEPTH = 3
 """How deep ``sh -c '...'`` nesting is followed before giving up."""

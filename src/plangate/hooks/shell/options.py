@@ -16,9 +16,8 @@ character is literal and not ``-`` (it cannot expand to an option).
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from plangate.hooks.shell.parse import Word
+from plangate.records import NamedTuple
 
 
 class Spec(NamedTuple):

@@ -12,7 +12,8 @@ both as written (normalised) and as resolved.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+
+from plangate.records import NamedTuple
 
 
 class Placed(NamedTuple):

@@ -26,7 +26,9 @@ without recursion deeper than :data:`MAX_NESTING`.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
+
+from plangate.records import NamedTuple
 
 MAX_COMMAND_BYTES = 256 * 1024
 """Longest command text parsed; a longer one is unclassified."""

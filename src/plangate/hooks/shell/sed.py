@@ -10,7 +10,7 @@ is a problem: the script is unclassified.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from plangate.records import NamedTuple
 
 
 class SedScan(NamedTuple):

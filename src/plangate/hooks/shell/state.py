@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import posixpath
-from typing import NamedTuple
 
 from plangate.hooks.paths import is_device_sink
+from plangate.records import NamedTuple
 
 
 class Write(NamedTuple):

@@ -312,36 +312,52 @@ def _as_exec(
     }
 
 
+SNAPSHOT_BATCH = 512
+"""Tasks whose files are held in memory at once: a report over any number of tasks keeps
+at most this many snapshots (one git process resolves each batch's records)."""
+
+
 def _collect_rows(
     root: Path, task_ids: list[str], named: bool, trust: TrustState
 ) -> tuple[list[dict[str, Any]], list[Reason]]:
-    """The rows of ``task_ids`` in order, and a TASK_NOT_FOUND reason per missing named task."""
+    """The rows of ``task_ids`` in order, and a TASK_NOT_FOUND reason per missing named task.
+
+    Tasks are read in batches of :data:`SNAPSHOT_BATCH`: a row is small, a snapshot holds
+    every file of its task, so memory stays bounded whatever the number of tasks.
+    """
     missing: list[Reason] = []
-    snapshots: list[TaskSnapshot] = []
     rows_by_task: dict[str, dict[str, Any]] = {}
     working = root / WORKING_DIR
-    for task_id in task_ids:
-        task_dir = working / task_id
-        if named and not (task_dir.exists() or task_dir.is_symlink()):
-            missing.append(
-                Reason(
-                    "TASK_NOT_FOUND",
-                    f"docs/working/{task_id} does not exist",
-                    f"create it with 'plangate init {task_id}'",
+    head: str | None = None
+    head_read = False
+    for start in range(0, len(task_ids), SNAPSHOT_BATCH):
+        snapshots: list[TaskSnapshot] = []
+        for task_id in task_ids[start : start + SNAPSHOT_BATCH]:
+            task_dir = working / task_id
+            if named and not (task_dir.exists() or task_dir.is_symlink()):
+                missing.append(
+                    Reason(
+                        "TASK_NOT_FOUND",
+                        f"docs/working/{task_id} does not exist",
+                        f"create it with 'plangate init {task_id}'",
+                    )
                 )
-            )
+                continue
+            try:
+                snapshots.append(read_task_snapshot(task_dir))
+            except PlanGateError as exc:
+                rows_by_task[task_id] = _error_row(task_id, exc)
+        if not snapshots:
             continue
-        try:
-            snapshots.append(read_task_snapshot(task_dir))
-        except PlanGateError as exc:
-            rows_by_task[task_id] = _error_row(task_id, exc)
-    parsed = _parse_records(snapshots)
-    sources = _resolve_sources(root, snapshots, parsed)
-    head = _head(root) if snapshots else None
-    for snap in snapshots:
-        rows_by_task[snap.task_id] = _row(
-            root, snap, sources.get(snap.task_id), parsed.get(snap.task_id), head=head, trust=trust
-        )
+        parsed = _parse_records(snapshots)
+        sources = _resolve_sources(root, snapshots, parsed)
+        if not head_read:  # one HEAD for the whole report
+            head, head_read = _head(root), True
+        for snap in snapshots:
+            rows_by_task[snap.task_id] = _row(
+                root, snap, sources.get(snap.task_id), parsed.get(snap.task_id), head=head,
+                trust=trust,
+            )
     return [rows_by_task[t] for t in task_ids if t in rows_by_task], missing
 
 

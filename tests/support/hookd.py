@@ -120,3 +120,24 @@ def in_process(
         timeout=60,
     )
 
+
+
+def deny_payload(repo: Path) -> bytes:
+    """A Write the hooks deny (a protected surface): a fake helper's "allow" would show."""
+    from support.hooks import claude_payload
+
+    return claude_payload("PreToolUse", repo, "Write", {"file_path": "CLAUDE.md", "content": "x"})
+
+
+def allow_payload(repo: Path) -> bytes:
+    """A Write inside the approved task's scope."""
+    from support.hooks import claude_payload
+
+    return claude_payload(
+        "PreToolUse", repo, "Write", {"file_path": str(repo / "src/app.py"), "content": "x"}
+    )
+
+
+def same(a: subprocess.CompletedProcess[bytes], b: subprocess.CompletedProcess[bytes]) -> None:
+    """Two hook runs printed the same bytes and exited the same way."""
+    assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr)

@@ -517,38 +517,7 @@ IN_PROCESS_ONLY = {"decision_raises"}
 """Setups that patch this test process: a helper process cannot see them."""
 
 
-@pytest.mark.parametrize(
-    "case",
-    [c for c in CASES if c.setup is None or c.setup.__name__ not in IN_PROCESS_ONLY],
-    ids=lambda c: c.name,
-)
-def test_golden_through_helper(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same payloads through a real helper (``plangate hookd``) and the small client
-    (``python -S -I hookd_launch.py HOST``): byte for byte the in-process answers, and
-    every one of them really answered by the helper."""
-    from support.hookd import requests_served, run_client, running_helper, runtime_env
-
-    repo = _build_repo(tmp_path, case.approved)
-    root = os.path.realpath(repo)
-    env = runtime_env(hook_env(case.task, **case.extra_env), tmp_path / "run")
-    with running_helper(repo, env) as _helper:
-        if case.setup is not None:
-            case.setup(repo, monkeypatch)
-        stdin = (
-            _fill(case.payload, root)
-            if isinstance(case.payload, str)
-            else json.dumps(_fill(case.payload, root))
-        )
-        before = requests_served(repo, env)
-        result = run_client(repo, case.host, stdin.encode(), env)
-        assert requests_served(repo, env) == before + 1, "the helper did not answer"
-    actual = {
-        "exit": result.returncode,
-        "stdout": _normalise(result.stdout.decode(), root),
-        "stderr": _normalise(result.stderr.decode(), root),
-    }
-    expected = json.loads((EXPECTED / f"{case.name}.json").read_text())
-    assert actual == expected
+HELPER_CASES = [c for c in CASES if c.setup is None or c.setup.__name__ not in IN_PROCESS_ONLY]
 
 
 @pytest.fixture(scope="session")
@@ -559,21 +528,22 @@ def native_client(tmp_path_factory: pytest.TempPathFactory) -> str:
     return native_binary_fixture(tmp_path_factory)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the native client is Linux only")
-@pytest.mark.parametrize(
-    "case",
-    [c for c in CASES if c.setup is None or c.setup.__name__ not in IN_PROCESS_ONLY],
-    ids=lambda c: c.name,
-)
-def test_golden_through_native_client(
-    case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, native_client: str
+@pytest.mark.parametrize("client", ["python", "native"])
+@pytest.mark.parametrize("case", HELPER_CASES, ids=lambda c: c.name)
+def test_golden_through_helper(
+    case: Case, client: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
 ) -> None:
-    """The same payloads through a real helper and the native client
-    (``hooks/native/hookd_client.c``): byte for byte the in-process answers, and every one
+    """The same payloads through a real helper (``plangate hookd``) and each client: the
+    small Python one (``python -S -I hookd_launch.py HOST``) and the native one
+    (``hooks/native/hookd_client.c``). Byte for byte the in-process answers, and every one
     of them really answered by the helper."""
-    from support.hookd import requests_served, running_helper, runtime_env
+    from support.hookd import requests_served, run_client, running_helper, runtime_env
     from support.native import run_native
 
+    if client == "native" and not sys.platform.startswith("linux"):
+        pytest.skip("the native client is Linux only")
+    binary = request.getfixturevalue("native_client") if client == "native" else ""
     repo = _build_repo(tmp_path, case.approved)
     root = os.path.realpath(repo)
     env = runtime_env(hook_env(case.task, **case.extra_env), tmp_path / "run")
@@ -586,7 +556,10 @@ def test_golden_through_native_client(
             else json.dumps(_fill(case.payload, root))
         )
         before = requests_served(repo, env)
-        result = run_native(native_client, repo, case.host, stdin.encode(), env)
+        if client == "native":
+            result = run_native(binary, repo, case.host, stdin.encode(), env)
+        else:
+            result = run_client(repo, case.host, stdin.encode(), env)
         assert requests_served(repo, env) == before + 1, "the helper did not answer"
     actual = {
         "exit": result.returncode,

@@ -20,15 +20,19 @@ from pathlib import Path
 import pytest
 
 from support.hookd import (
+    allow_payload,
+    deny_payload,
     helper_state,
     in_process,
     requests_served,
     run_client,
     running_helper,
     runtime_env,
+    same,
     start_helper,
 )
 from support.hooks import approved_repo, claude_payload, hook_env, ledger_decisions
+from support.native import start_fake_helper
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="the helper needs SO_PEERCRED (Linux)"
@@ -43,20 +47,6 @@ def repo(git_repo: Path) -> Path:
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     return runtime_env(hook_env("TASK-0001"), tmp_path / "run")
-
-
-def deny_payload(repo: Path) -> bytes:
-    return claude_payload("PreToolUse", repo, "Write", {"file_path": "CLAUDE.md", "content": "x"})
-
-
-def allow_payload(repo: Path) -> bytes:
-    return claude_payload(
-        "PreToolUse", repo, "Write", {"file_path": str(repo / "src/app.py"), "content": "x"}
-    )
-
-
-def same(a: subprocess.CompletedProcess[bytes], b: subprocess.CompletedProcess[bytes]) -> None:
-    assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr)
 
 
 def location(repo: Path, env: dict[str, str]):  # type: ignore[no-untyped-def]
@@ -213,87 +203,26 @@ def test_a_socket_that_is_a_symlink_is_not_used(repo: Path, env: dict[str, str],
     same(result, in_process(repo, "claude", deny_payload(repo), env))
 
 
-FAKE = r"""
-import os, signal, socket, sys, time
-from plangate.hooks.hookd import locate, open_directory
-from plangate.hooks.hookd_client import (
-    ANSWER_FIELDS, REQUEST_FIELDS, frame, package_digest, socket_address, unframe)
-import hashlib
-
-mode, root = sys.argv[1], sys.argv[2]
-where = locate(root, os.environ)
-fd = open_directory(where, create=True)
-os.umask(0o077)
-sock = socket.socket(socket.AF_UNIX)
-sock.bind(socket_address(fd, where.directory, where.name))
-sock.listen(4)
-print("ready", flush=True)
-conn, _ = sock.accept()
-data = b""
-while chunk := conn.recv(65536):
-    data += chunk
-fields = unframe(data, REQUEST_FIELDS)
-payload = fields[-1]
-good_package = package_digest().encode()
-good_payload = hashlib.sha256(payload).hexdigest().encode()
-allow = [b"answer", good_package, good_payload, b"0", b"", b""]
-if mode == "valid":
-    conn.sendall(frame(allow))
-elif mode == "garbage":
-    conn.sendall(b"HTTP/1.1 200 OK\r\n\r\nallow")
-elif mode == "wrong-package":
-    conn.sendall(frame([b"answer", b"sha256:" + b"0" * 64, good_payload, b"0", b"", b""]))
-elif mode == "wrong-payload":
-    conn.sendall(frame([b"answer", good_package, b"0" * 64, b"0", b"", b""]))
-elif mode == "wrong-version":
-    conn.sendall(frame(allow).replace(b"HOOKD/1", b"HOOKD/2", 1))
-elif mode == "trailing":
-    conn.sendall(frame(allow) + b"x")
-elif mode == "bad-code":
-    conn.sendall(frame([b"answer", good_package, good_payload, b"-1", b"", b""]))
-elif mode == "hang":
-    time.sleep(60)
-elif mode == "killed-mid-answer":
-    whole = frame(allow)
-    conn.sendall(whole[: len(whole) - 3])
-    os.kill(os.getpid(), signal.SIGKILL)
-elif mode == "closed":
-    pass
-conn.close()
-os.unlink(where.name, dir_fd=fd)
-"""
-
-
-def start_fake(repo: Path, env: dict[str, str], mode: str) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(
-        [sys.executable, "-P", "-c", FAKE, mode, str(repo)], env=env, cwd=repo,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )
-    assert proc.stdout is not None
-    assert proc.stdout.readline() == b"ready\n", proc.stderr.read() if proc.stderr else b""
-    return proc
-
-
 def test_a_fake_helper_with_every_check_right_is_used(repo: Path, env: dict[str, str]):
     """The control: the fake helpers below differ from this one by one fault each."""
-    fake = start_fake(repo, env, "valid")
+    fake = start_fake_helper(repo, env, "valid")
     try:
         result = run_client(repo, "claude", deny_payload(repo), env)
     finally:
         fake.kill()
         fake.wait()
-    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"out\xff", b"err\n")
 
 
 @pytest.mark.parametrize(
     "mode",
-    ["garbage", "wrong-package", "wrong-payload", "wrong-version", "trailing", "bad-code",
-     "hang", "killed-mid-answer", "closed"],
+    ["garbage", "wrong-package", "wrong-payload", "wrong-version", "trailing", "short",
+     "bad-code", "big-code", "refuse", "hang", "killed-mid-answer", "closed"],
 )
 def test_a_helper_answering_wrongly_gives_the_in_process_answer(
     repo: Path, env: dict[str, str], mode: str
 ):
-    fake = start_fake(repo, env, mode)
+    fake = start_fake_helper(repo, env, mode)
     timed = {**env, "PLANGATE_HOOKD_TIMEOUT": "1"}
     try:
         started = time.monotonic()

@@ -24,13 +24,16 @@ import pytest
 
 from support.hookd import (
     LAUNCH,
+    allow_payload,
+    deny_payload,
     in_process,
     requests_served,
     run_client,
     running_helper,
     runtime_env,
+    same,
 )
-from support.hooks import approved_repo, claude_payload, hook_env
+from support.hooks import approved_repo, hook_env
 from support.native import build_native, native_binary_fixture, run_native, start_fake_helper
 
 pytestmark = pytest.mark.skipif(
@@ -54,20 +57,6 @@ def repo(git_repo: Path) -> Path:
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     return runtime_env(hook_env("TASK-0001"), tmp_path / "run")
-
-
-def deny_payload(repo: Path) -> bytes:
-    return claude_payload("PreToolUse", repo, "Write", {"file_path": "CLAUDE.md", "content": "x"})
-
-
-def allow_payload(repo: Path) -> bytes:
-    return claude_payload(
-        "PreToolUse", repo, "Write", {"file_path": str(repo / "src/app.py"), "content": "x"}
-    )
-
-
-def same(a: subprocess.CompletedProcess[bytes], b: subprocess.CompletedProcess[bytes]) -> None:
-    assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr)
 
 
 # -- SHA-256 -----------------------------------------------------------------------------

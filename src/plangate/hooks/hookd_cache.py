@@ -1,4 +1,4 @@
-"""What the hook helper remembers between decisions, each keyed by the bytes it came from.
+"""What the hook helper remembers between requests, each keyed by the bytes it came from.
 
 Never by a name that can move.
 

@@ -488,43 +488,49 @@ def test_a_request_whose_client_gave_up_is_neither_decided_nor_recorded(
 # -- closed standard streams, slow requests ----------------------------------------------
 
 
+def _cursor_deny(repo: Path) -> bytes:
+    """A Cursor deny: JSON on standard output with exit 0, so a lost stdout would allow."""
+    from support.hooks import cursor_payload
+
+    return cursor_payload("beforeShellExecution", repo, command="echo x >> AGENTS.md",
+                          cwd=str(repo))
+
+
+@pytest.mark.parametrize("decision", ["allow", "deny", "cursor-deny"])
 @pytest.mark.parametrize("closed", ["<&-", ">&-", "2>&-"])
 @pytest.mark.parametrize("entry", ["client", "module"])
 def test_a_closed_standard_stream_blocks_without_a_traceback(
-    repo: Path, env: dict[str, str], closed: str, entry: str
+    repo: Path, env: dict[str, str], closed: str, entry: str, decision: str
 ):
     from support.hookd import LAUNCH
 
+    host = "cursor" if decision == "cursor-deny" else "claude"
     command = (
-        [sys.executable, "-S", "-I", LAUNCH, "claude"] if entry == "client"
-        else [sys.executable, "-P", "-m", "plangate.hooks", "claude"]
+        [sys.executable, "-S", "-I", LAUNCH, host] if entry == "client"
+        else [sys.executable, "-P", "-m", "plangate.hooks", host]
     )
+    payload = {"allow": allow_payload, "deny": deny_payload, "cursor-deny": _cursor_deny}[
+        decision](repo)
+    normal = in_process(repo, host, payload, env)
+    assert normal.returncode == (2 if decision == "deny" else 0)
+    if decision == "cursor-deny":
+        assert b'"permission":"deny"' in normal.stdout
     with running_helper(repo, env):
         proc = subprocess.run(
             ["sh", "-c", f'exec "$@" {closed}', "sh", *command],
-            cwd=repo, input=allow_payload(repo), env=env, capture_output=True, check=False,
-            timeout=60,
+            cwd=repo, input=payload, env=env, capture_output=True, check=False, timeout=60,
         )
     assert b"Traceback" not in proc.stdout + proc.stderr
-    # No stdin: an empty payload, denied. No stdout or no stderr: whatever the decision
-    # was, an answer that cannot be printed in full is a block.
-    if closed == "<&-":
-        assert proc.returncode == 2
+    if closed == "<&-":  # no payload at all: invalid, denied
         assert b"HOOK_PAYLOAD_INVALID" in proc.stdout + proc.stderr
-    elif closed == ">&-":
-        assert proc.returncode in (0, 2)  # an allow prints nothing on stdout
-        assert proc.stdout == b""
-
-
-def test_closed_stdout_turns_a_deny_into_a_block_not_an_allow(repo: Path, env: dict[str, str]):
-    for command in ([sys.executable, "-P", "-m", "plangate.hooks", "claude"],):
-        proc = subprocess.run(
-            ["sh", "-c", 'exec "$@" >&-', "sh", *command],
-            cwd=repo, input=deny_payload(repo), env={**env, "PLANGATE_HOOKD": "off"},
-            capture_output=True, check=False, timeout=60,
-        )
-        assert proc.returncode == 2
-        assert b"Traceback" not in proc.stderr
+        assert proc.returncode == (0 if host == "cursor" else 2)  # Cursor: deny in JSON
+        if host == "cursor":
+            assert b'"permission":"deny"' in proc.stdout
+        return
+    # An answer that cannot be printed in full is a block; one that prints nothing on the
+    # closed stream keeps its exit code.
+    lost = normal.stdout if closed == ">&-" else normal.stderr
+    assert proc.returncode == (2 if lost else normal.returncode)
 
 
 def test_a_request_trickling_in_is_dropped_after_the_request_deadline(

@@ -187,7 +187,7 @@ def _parse_run(value: Any) -> Mapping[str, Any] | None:
 
 
 def parse_input(doc: Mapping[str, Any]) -> ArbiterInput:
-    """Validate an arbiter input document (the contract in docs/arbiter.md); raise on any violation."""
+    """Validate an arbiter input document (its contract: docs/arbiter.md); raise on a violation."""
     if not isinstance(doc, Mapping):
         raise _input_error("the input must be a JSON object")
     _check_keys(doc, INPUT_KEYS, "input")

@@ -1,4 +1,4 @@
-"""Read the repository's traces of recorded ledger entries (facts of :mod:`plangate.ledger.existence`).
+"""Read the repository's traces of ledger entries (facts of :mod:`plangate.ledger.existence`).
 
 Only read when a ledger is absent, so an ordinary command never pays for it.
 Reads are bounded and never follow a link at the last component; a directory

@@ -15,16 +15,16 @@ Strictness rules of :func:`strict_loads` (each rejection carries a reason code):
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from plangate.errors import InputRejected
 
-DIGEST_RE = re.compile(r"sha256:[0-9a-f]{64}")
-"""A digest string is exactly ``sha256:`` and 64 lowercase hex digits ."""
+if TYPE_CHECKING:
+    from hashlib import _Hash
+from plangate.shapes import is_sha256_digest
 
 _SURROGATE_ESCAPE_RE = re.compile(r"\\u[dD][89a-fA-F]")
 
@@ -365,14 +365,59 @@ def canonical_bytes(value: Any) -> bytes:
     return canonical_text(value).encode("utf-8")
 
 
+# Loading hashlib loads OpenSSL: about 4 ms in every new process, more than a hook
+# call spends hashing. The interpreter's own SHA-256 module loads in a tenth of that and
+# is slower per byte. So the first calls of a process, on small inputs, use the
+# interpreter's module; a process that hashes many documents (status, ledger verify) or
+# one large input switches to OpenSSL's for the rest of its life. Both compute the same
+# digest (a test compares them).
+_OPENSSL_AFTER_CALLS = 32
+_OPENSSL_FROM_BYTES = 64 * 1024
+
+
+class _Sha256Choice:
+    """Which SHA-256 implementation this process uses now (see the comment above)."""
+
+    calls = 0
+    builtin: Any = None
+    openssl: Any = None
+
+
+def _builtin_sha256() -> Any:
+    import importlib
+
+    for name in ("_sha2", "_sha256"):  # Python 3.12+, then 3.11
+        try:
+            return importlib.import_module(name).sha256
+        except (ImportError, AttributeError):
+            continue
+    return None
+
+
+def new_sha256(data: bytes = b"") -> _Hash:
+    """A SHA-256 object fed with ``data`` (the cheapest implementation for this process)."""
+    choice = _Sha256Choice
+    if choice.openssl is None:
+        choice.calls += 1
+        if choice.calls <= _OPENSSL_AFTER_CALLS and len(data) < _OPENSSL_FROM_BYTES:
+            if choice.builtin is None:
+                choice.builtin = _builtin_sha256() or False
+            if choice.builtin:
+                return choice.builtin(data)  # type: ignore[no-any-return]
+        import hashlib
+
+        choice.openssl = hashlib.sha256
+    return choice.openssl(data)  # type: ignore[no-any-return]
+
+
 def sha256_hex(data: bytes) -> str:
     """Lowercase hex SHA-256 of ``data``."""
-    return hashlib.sha256(data).hexdigest()
+    return new_sha256(data).hexdigest()
 
 
 def sha256_digest(data: bytes) -> str:
     """``sha256:<hex>`` of raw bytes (no newline or encoding normalisation)."""
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    return "sha256:" + new_sha256(data).hexdigest()
 
 
 def digest(value: Any) -> str:
@@ -382,7 +427,7 @@ def digest(value: Any) -> str:
 
 def is_digest(value: object) -> bool:
     """True only for an exact ``sha256:`` + 64 lowercase hex string."""
-    return isinstance(value, str) and DIGEST_RE.fullmatch(value) is not None
+    return isinstance(value, str) and is_sha256_digest(value)
 
 
 def pretty_bytes(value: Any) -> bytes:

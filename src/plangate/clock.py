@@ -11,18 +11,16 @@ return or take a ``datetime``; the text clock uses :mod:`time` alone.
 
 from __future__ import annotations
 
-import re
 import time
 from typing import TYPE_CHECKING
+
+from plangate.shapes import is_utc_timestamp_shape
 
 if TYPE_CHECKING:
     from datetime import datetime
 
 UTC_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 """The one timestamp format: UTC to the second."""
-
-UTC_TIMESTAMP_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
-"""The shape of :data:`UTC_FORMAT` (a calendar check follows in :func:`is_utc_timestamp`)."""
 
 _DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
@@ -66,7 +64,7 @@ def is_utc_timestamp(value: object) -> bool:
 
     Checked by hand rather than with :mod:`datetime` to keep the verify path light.
     """
-    if not isinstance(value, str) or UTC_TIMESTAMP_RE.fullmatch(value) is None:
+    if not isinstance(value, str) or not is_utc_timestamp_shape(value):
         return False
     year, month, day = int(value[0:4]), int(value[5:7]), int(value[8:10])
     hour, minute, second = int(value[11:13]), int(value[14:16]), int(value[17:19])

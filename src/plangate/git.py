@@ -26,19 +26,17 @@ Git must not be able to lie to PlanGate, whatever the repository holds:
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from plangate._spawn import SpawnOutputTooLarge, SpawnTimeout, capture
 from plangate.errors import EnvironmentFailure
 from plangate.records import NamedTuple
+from plangate.shapes import is_full_sha, is_short_sha
 
 if TYPE_CHECKING:
     import subprocess
 
-FULL_SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-SHORT_SHA_RE = re.compile(r"[0-9a-f]{7,64}")
 
 GIT_TIMEOUT_SECONDS = 60
 
@@ -224,7 +222,7 @@ class Git:
         commit = proc.stdout.decode().strip() or None
         branch_proc = self._call(["symbolic-ref", "--quiet", "HEAD"], ok_codes=(0, 1))
         ref = branch_proc.stdout.decode().strip() or None
-        if commit is not None and not FULL_SHA_RE.fullmatch(commit):
+        if commit is not None and not is_full_sha(commit):
             raise GitError("GIT_BAD_OUTPUT", f"unexpected HEAD value {commit!r}", "check git")
         branch = ref if ref is not None and ref.startswith("refs/heads/") else None
         return HeadState(commit=commit, branch=branch, ref=ref)
@@ -248,7 +246,7 @@ class Git:
         """
         if not isinstance(rev, str) or not rev or rev.startswith("-") or "\x00" in rev:
             raise GitError("GIT_BAD_REVISION", f"bad revision {rev!r}", "give a commit id or ref")
-        if SHORT_SHA_RE.fullmatch(rev) and not FULL_SHA_RE.fullmatch(rev):
+        if is_short_sha(rev) and not is_full_sha(rev):
             candidates = self._commits_with_prefix(rev)
             if not candidates:
                 raise GitError(
@@ -266,11 +264,11 @@ class Git:
             ok_codes=(0, 1),
         )
         out = proc.stdout.decode().strip()
-        if proc.returncode != 0 or not FULL_SHA_RE.fullmatch(out):
+        if proc.returncode != 0 or not is_full_sha(out):
             raise GitError(
                 "GIT_COMMIT_UNKNOWN", f"{rev} is not a commit here", "fetch it or fix it"
             )
-        if FULL_SHA_RE.fullmatch(rev) and out != rev:
+        if is_full_sha(rev) and out != rev:
             # A full object id must itself be a commit: ^{commit} would peel an
             # annotated tag's id to its commit, while an abbreviated tag id is
             # refused above (only commits are candidates). One rule for both.
@@ -283,7 +281,7 @@ class Git:
 
     def _commits_with_prefix(self, prefix: str) -> list[str]:
         proc = self._call(["rev-parse", f"--disambiguate={prefix}"], ok_codes=(0, 1))
-        objects = [line for line in proc.stdout.decode().split() if FULL_SHA_RE.fullmatch(line)]
+        objects = [line for line in proc.stdout.decode().split() if is_full_sha(line)]
         if not objects:
             return []
         batch = self._call(
@@ -311,7 +309,7 @@ class Git:
         # Only full ids are batched: git reads a full-length hex as an object id,
         # but an abbreviation as a ref name first when a branch or tag carries
         # that name. Abbreviations go through resolve_commit's object lookup.
-        batchable = [r for r in unique if isinstance(r, str) and FULL_SHA_RE.fullmatch(r)]
+        batchable = [r for r in unique if isinstance(r, str) and is_full_sha(r)]
         if batchable:
             proc = self._call(
                 ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
@@ -324,7 +322,7 @@ class Git:
                     if (
                         len(parts) == 2
                         and parts[1] == "commit"
-                        and FULL_SHA_RE.fullmatch(parts[0])
+                        and is_full_sha(parts[0])
                         and parts[0] == rev
                     ):
                         found[rev] = parts[0]
@@ -467,7 +465,7 @@ class Git:
         self.check_history_decidable()
         proc = self._call(["merge-base", "--all", one, two], ok_codes=(0, 1))
         bases = proc.stdout.decode("ascii", "replace").split()
-        if len(bases) == 1 and FULL_SHA_RE.fullmatch(bases[0]):
+        if len(bases) == 1 and is_full_sha(bases[0]):
             return bases[0]
         detail = "no common ancestor" if not bases else f"{len(bases)} best common ancestors"
         raise GitError(

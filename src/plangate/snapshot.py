@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,6 +19,7 @@ from plangate.errors import EnvironmentFailure, InputRejected, PlanGateError, Us
 from plangate.fsutil import FileRead, FileState, read_regular_file
 from plangate.layout import MAX_ARTIFACT_BYTES, MAX_RECORD_BYTES, RECORD_RELPATH, WORKING_DIR
 from plangate.records import NamedTuple
+from plangate.shapes import is_task_id
 
 ARTIFACTS: tuple[str, ...] = (
     "pbi-input.md",
@@ -34,12 +34,11 @@ ARTIFACTS: tuple[str, ...] = (
 if TYPE_CHECKING:
     from plangate.fsutil import VerifiedDir
 
-TASK_ID_RE = re.compile(r"TASK-[0-9]{4}")
 
 
 def check_task_id(task_id: object) -> str:
     """Return ``task_id`` when it is exactly ``TASK-`` and four digits, else raise."""
-    if not isinstance(task_id, str) or TASK_ID_RE.fullmatch(task_id) is None:
+    if not isinstance(task_id, str) or not is_task_id(task_id):
         raise UsageError(
             "TASK_ID_INVALID",
             f"task id {task_id!r} is not of the form TASK-0000",

@@ -20,7 +20,7 @@ SRC = Path(plangate.__file__).parent
 
 RULE_MODULES = frozenset({
     "__init__.py", "__main__.py", "canonical.py", "errors.py", "forbidden_keys.py",
-    "layout.py", "paths.py", "records.py", "text.py", "verdict.py", "deadlines.py",
+    "layout.py", "paths.py", "records.py", "shapes.py", "text.py", "verdict.py", "deadlines.py",
     "approval/__init__.py", "approval/acceptor.py", "approval/arbiter.py",
     "approval/contract.py", "approval/legacy.py", "approval/loopspec_binding.py",
     "approval/record.py",
@@ -102,12 +102,10 @@ IO_IMPORTS = (
 
 DATA_FROM_IO_MODULES = frozenset({
     "plangate.snapshot.ARTIFACTS",
-    "plangate.snapshot.TASK_ID_RE",
     "plangate.snapshot.TaskSnapshot",
     "plangate.snapshot.check_task_id",
     "plangate.fsutil.FileRead",
     "plangate.fsutil.FileState",
-    "plangate.git.FULL_SHA_RE",
     "plangate.git.TreeEntry",
     "plangate.ledger.rows.StoredRow",
     "plangate.ledger.credentials.redact_credentials",

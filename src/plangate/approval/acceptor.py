@@ -40,7 +40,8 @@ from plangate.plan.package import (
     plan_package_hash_of_digests,
 )
 from plangate.records import NamedTuple
-from plangate.snapshot import ARTIFACTS, TASK_ID_RE, TaskSnapshot
+from plangate.shapes import is_source_sha, is_task_id
+from plangate.snapshot import ARTIFACTS, TaskSnapshot
 from plangate.text import is_blank, visible_text
 from plangate.verdict import Reason, Result
 
@@ -106,7 +107,7 @@ def source_sha_of(parsed: ParsedRecord | None) -> str | None:
     if parsed is None:
         return None
     sha = parsed.value.get("source_sha")
-    if isinstance(sha, str) and c.SOURCE_SHA_RE.fullmatch(sha):
+    if isinstance(sha, str) and is_source_sha(sha):
         return sha
     return None
 
@@ -337,7 +338,7 @@ def _task_id_bound(ck: _Check) -> list[Reason]:
     task_id = ck.fields["task_id"]
     if task_id is None:
         return []
-    if TASK_ID_RE.fullmatch(task_id) is None:
+    if not is_task_id(task_id):
         return [_r("C3_TASK_ID_INVALID", f"task_id {task_id!r} is not TASK-0000", REISSUE)]
     if task_id != ck.snapshot.task_id:
         return [_r("C3_TASK_ID_MISMATCH",
@@ -418,7 +419,7 @@ def _source_sha_resolved(ck: _Check) -> list[Reason]:
     sha = ck.fields["source_sha"]
     if sha is None:
         return []
-    if not c.SOURCE_SHA_RE.fullmatch(sha):
+    if not is_source_sha(sha):
         return [_r("C3_SOURCE_SHA_INVALID", f"source_sha {sha!r} is not 7-40 lowercase hex",
                    REISSUE)]
     if ck.source is None:

@@ -51,6 +51,7 @@ from plangate.paths import PathRejected, canonical_path, match_any, validate_pat
 from plangate.plan.package import ARTIFACT_SET, plan_package_hash
 from plangate.plan.scope import TaskScope
 from plangate.records import NamedTuple
+from plangate.shapes import is_task_id
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import ArbiterDecision, Reason, Result
 
@@ -101,7 +102,6 @@ PLAN_PACKAGE_REQUIRED_KEYS: tuple[str, ...] = (
 PLAN_PACKAGE_OPTIONAL_KEYS: tuple[str, ...] = ("task_id", "artifact_hashes")
 
 TARGET_SHA_RE = re.compile(r"[0-9a-f]{7,64}")
-TASK_ID_RE = re.compile(r"TASK-[0-9]{4}")  # plangate.snapshot's, without importing IO code
 
 ESCALATED = ArbiterDecision.HUMAN_ESCALATED.value
 BLOCKED = ArbiterDecision.BLOCKED.value
@@ -296,7 +296,7 @@ def _task_id_problem(f: _BlockFacts) -> str | None:
     # The optional keys are judged too: present data that contradicts the block is
     # never ignored.
     task_id = f.block.get("task_id")
-    if "task_id" in f.block and not (isinstance(task_id, str) and TASK_ID_RE.fullmatch(task_id)):
+    if "task_id" in f.block and not (isinstance(task_id, str) and is_task_id(task_id)):
         return "task_id is not TASK- and four digits"
     return None
 

@@ -34,7 +34,8 @@ from plangate.approval.arbiter import (
 from plangate.clock import is_utc_timestamp, utc_now_text
 from plangate.errors import InputRejected, PlanGateError, UsageError
 from plangate.fsutil import read_regular_file
-from plangate.snapshot import TASK_ID_RE, find_repo_root
+from plangate.shapes import is_task_id
+from plangate.snapshot import find_repo_root
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ def _read_input(cwd: Path, name: str, stdin: BinaryIO) -> bytes:
 def _subject(document: Mapping[str, Any], fallback: str) -> str:
     run = document.get("run")
     if isinstance(run, dict) and isinstance(run.get("task_id"), str) \
-            and TASK_ID_RE.fullmatch(run["task_id"]):
+            and is_task_id(run["task_id"]):
         return str(run["task_id"])
     return fallback
 

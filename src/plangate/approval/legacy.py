@@ -18,7 +18,8 @@ from typing import Any
 from plangate.approval import contract as c
 from plangate.canonical import is_digest
 from plangate.plan.package import compute_package
-from plangate.snapshot import TASK_ID_RE, TaskSnapshot
+from plangate.shapes import is_task_id
+from plangate.snapshot import TaskSnapshot
 from plangate.text import is_blank
 from plangate.verdict import Reason, Result
 
@@ -58,7 +59,7 @@ def _task_id(record: dict[str, Any], snapshot: TaskSnapshot) -> list[Reason]:
     if "task_id" not in record:
         return []
     task_id = record["task_id"]
-    if not isinstance(task_id, str) or TASK_ID_RE.fullmatch(task_id) is None:
+    if not isinstance(task_id, str) or not is_task_id(task_id):
         return [Reason("LEGACY_TASK_ID_INVALID", f"task_id {task_id!r} is invalid", _HINT)]
     if task_id != snapshot.task_id:
         return [Reason("LEGACY_TASK_ID_MISMATCH",

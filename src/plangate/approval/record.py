@@ -29,7 +29,7 @@ from plangate.errors import InputRejected
 from plangate.plan.markers import C1, C2
 from plangate.plan.package import PackageState
 from plangate.records import NamedTuple
-from plangate.snapshot import TASK_ID_RE
+from plangate.shapes import is_source_sha, is_task_id
 from plangate.verdict import Reason
 
 
@@ -113,7 +113,7 @@ def _source_is_target(inputs: RecordInputs) -> list[Reason]:
 
 
 def _source_sha_form(inputs: RecordInputs) -> list[Reason]:
-    if c.SOURCE_SHA_RE.fullmatch(inputs.source_sha):
+    if is_source_sha(inputs.source_sha):
         return []
     return [Reason("C3_SOURCE_SHA_INVALID", f"source_sha {inputs.source_sha!r} is not 7-40 hex")]
 
@@ -179,7 +179,7 @@ INPUT_RULES: tuple[Callable[[RecordInputs], list[Reason]], ...] = (
 
 def _refuse_task_or_evidence(package: PackageState, task_dir_name: str) -> None:
     task_id = package.task_id
-    if TASK_ID_RE.fullmatch(task_id) is None or task_id != task_dir_name:
+    if not is_task_id(task_id) or task_id != task_dir_name:
         raise RecordRefused(
             [Reason("C3_TASK_ID_INVALID", f"task id {task_id!r} is invalid for this directory")],
             evidence=False,

@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from plangate.approval import contract as c
 from plangate.approval.acceptor import (
     ACCEPTED,
     HUMAN_ESCALATED,
@@ -39,6 +38,7 @@ from plangate.git import Git, GitError
 from plangate.layout import RECORD_RELPATH
 from plangate.plan.package import compute_package
 from plangate.records import NamedTuple
+from plangate.shapes import is_full_sha
 from plangate.snapshot import TaskSnapshot, read_task_snapshot, task_dir_for
 from plangate.verdict import Reason, Result
 
@@ -55,7 +55,7 @@ def check_expected_sha(expected_sha: str) -> str:
 
     An empty or abbreviated expected SHA is never a match.
     """
-    if not isinstance(expected_sha, str) or c.FULL_SHA_RE.fullmatch(expected_sha) is None:
+    if not isinstance(expected_sha, str) or not is_full_sha(expected_sha):
         raise UsageError(
             "C3_EXPECTED_SHA_INVALID",
             f"expected SHA {expected_sha!r} is not a full 40- or 64-hex commit id",
@@ -74,7 +74,7 @@ def resolve_expected_sha(repo_root: Path, rev: str) -> str:
     """
     from plangate.git import Git, GitError
 
-    if isinstance(rev, str) and c.FULL_SHA_RE.fullmatch(rev) is not None:
+    if isinstance(rev, str) and is_full_sha(rev):
         return rev
     try:
         full = Git(repo_root).resolve_commit(rev)

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 from plangate.errors import PlanGateError
 from plangate.layout import WORKING_DIR
 from plangate.records import NamedTuple
-from plangate.snapshot import ARTIFACTS, TASK_ID_RE, TaskSnapshot, read_task_snapshot
+from plangate.shapes import is_task_id
+from plangate.snapshot import ARTIFACTS, TaskSnapshot, read_task_snapshot
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def list_task_ids(root: Path) -> list[str]:
         from plangate.fsutil import path_unavailable
 
         raise path_unavailable(WORKING_DIR, exc) from None
-    return sorted(name for name in names if TASK_ID_RE.fullmatch(name))
+    return sorted(name for name in names if is_task_id(name))
 
 
 def _parse_records(snapshots: list[TaskSnapshot]) -> dict[str, ParsedRecord | None]:

@@ -48,6 +48,7 @@ from plangate.fsutil import (
 )
 from plangate.layout import MAX_DELIVERY_RECORD_BYTES as MAX_RECORD_BYTES
 from plangate.layout import WORKING_DIR
+from plangate.shapes import is_full_sha
 
 RECORD_RELPATH = "delivery/record.jsonl"
 """Where the delivery record lives inside a task directory."""
@@ -55,7 +56,6 @@ RECORD_RELPATH = "delivery/record.jsonl"
 LOCK_DIR = Path(".plangate") / "locks"
 """Lock files live with PlanGate's other runtime locks (ignored by git and the hooks)."""
 ISO_Z_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
-FULL_SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 KNOWN_KINDS = ("state", "intent", "receipt", "merge_ready")
 CHAIN_KEYS = ("prev", "at", "entry_id")
 
@@ -144,7 +144,7 @@ def _positive(value: object) -> bool:
 
 
 def _full_sha(value: object) -> bool:
-    return isinstance(value, str) and FULL_SHA_RE.fullmatch(value) is not None
+    return isinstance(value, str) and is_full_sha(value)
 
 
 def _state_shape(row: Mapping[str, Any]) -> list[str]:

@@ -24,14 +24,13 @@ The contract errs on the failing side:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from plangate.canonical import StrictJSONError, strict_loads_object
 from plangate.errors import UsageError
-from plangate.snapshot import TASK_ID_RE
+from plangate.shapes import is_full_sha, is_short_sha, is_task_id
 
 SNAPSHOT_RULE = "invalid_snapshot"
 """The first delivery rule: a snapshot that violates its contract is refused while it is
@@ -40,8 +39,6 @@ parsed (``DELIVERY_SNAPSHOT_INVALID``, exit 2), before the machine runs."""
 MAX_SNAPSHOT_BYTES = 4 * 1024 * 1024
 """Size bound of one snapshot file (4 MiB)."""
 
-FULL_SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-SHORT_SHA_RE = re.compile(r"[0-9a-f]{7,64}")
 
 MERGEABLE_VALUES = ("MERGEABLE", "CONFLICTING", "UNKNOWN")
 SEVERITIES = ("critical", "major", "minor", "info")
@@ -219,7 +216,7 @@ class _Collector:
     def full_sha(self, value: object, where: str, *, allow_empty: bool = False) -> str:
         if allow_empty and value == "":
             return ""
-        if isinstance(value, str) and FULL_SHA_RE.fullmatch(value):
+        if isinstance(value, str) and is_full_sha(value):
             return value
         self.add(f"{where}: must be a full lowercase commit id (40 or 64 hex), got {_short(value)}")
         return ""
@@ -260,7 +257,7 @@ def parse_snapshot(obj: dict[str, Any], *, raw: bytes = b"") -> PRSnapshot:
 
 def _task_id(obj: dict[str, Any], c: _Collector) -> dict[str, Any]:
     task_id = obj.get("task_id")
-    if "task_id" in obj and not (isinstance(task_id, str) and TASK_ID_RE.fullmatch(task_id)):
+    if "task_id" in obj and not (isinstance(task_id, str) and is_task_id(task_id)):
         c.add(f"task_id: must be TASK- and four digits, got {_short(task_id)}")
     return {"task_id": str(task_id)}
 
@@ -499,7 +496,7 @@ def _parse_disposition(value: object, where: str, c: _Collector) -> Disposition 
         repair = ""
     # A non-string (false, 0, [], {}) is refused, never stringified: str(False) is
     # "False", a truthy text that would have resolved the finding.
-    if not isinstance(repair, str) or (repair and not SHORT_SHA_RE.fullmatch(repair)):
+    if not isinstance(repair, str) or (repair and not is_short_sha(repair)):
         c.add(f"{where}.repair_commit: must be a commit id (7-64 lowercase hex), empty or null")
     evidence = value.get("evidence_ref", "")
     if evidence is None:

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from plangate.errors import InputRejected, UsageError
 from plangate.records import NamedTuple
+from plangate.shapes import is_task_id
 
 if TYPE_CHECKING:
     from plangate.hooks.decision import TaskFacts
@@ -241,9 +242,8 @@ def _refuse_agents(env: Mapping[str, str]) -> None:
 
 def _verified(root: Path, task_id: str) -> TaskFacts:
     from plangate.hooks.service import task_facts
-    from plangate.snapshot import TASK_ID_RE
 
-    if TASK_ID_RE.fullmatch(task_id) is None:
+    if not is_task_id(task_id):
         raise UsageError("TASK_ID_INVALID", f"{task_id!r} is not a task id", "name a TASK-0000")
     return task_facts(str(root), task_id, "session")
 

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from plangate.hooks.doctor_settings import Finding
+from plangate.shapes import is_task_id
 from plangate.verdict import Reason, Result
 
 CANARY_RELPATH = ".plangate/doctor-canary"
@@ -80,7 +81,6 @@ ALLOW_CANARY = "allowed-write"
 def allow_target(root: str) -> str:
     """A path the hooks must allow now: inside the open task session's scope (its first
     literal pattern), else a planning file of a task id no directory uses."""
-    from plangate.snapshot import TASK_ID_RE
 
     session_path = _session_allowed_path(root)
     if session_path:
@@ -89,7 +89,7 @@ def allow_target(root: str) -> str:
     used = {p.name for p in working.iterdir()} if working.is_dir() else set()
     for number in range(9999, 0, -1):
         task = f"TASK-{number:04d}"
-        if task not in used and TASK_ID_RE.fullmatch(task):
+        if task not in used and is_task_id(task):
             return f"docs/working/{task}/plan.md"
     return "docs/working/TASK-9999/plan.md"
 

@@ -14,9 +14,9 @@ authoritative. The helper never guesses.
 from __future__ import annotations
 
 import os
-import re
 
-_FULL_SHA_RE = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
+from plangate.shapes import is_full_sha
+
 _MAX_SMALL_FILE = 64 * 1024
 _MAX_PACKED_REFS = 32 * 1024 * 1024
 
@@ -76,7 +76,7 @@ def read_head(worktree_root: str) -> str | None:
         if value is None:
             return None
         value = value.strip()
-        if _FULL_SHA_RE.fullmatch(value):
+        if value.isascii() and is_full_sha(value.decode("ascii")):
             return value.decode("ascii")
         if not value.startswith(b"ref: "):
             return None

@@ -34,12 +34,12 @@ install`` creates it.
 # hook hot path; pathlib would add conversions without changing the meaning.
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from plangate.canonical import sha256_hex
 from plangate.clock import utc_now
 from plangate.errors import PlanGateError
 from plangate.hooks.decision import (
@@ -56,6 +56,7 @@ from plangate.hooks.override import active_grants, grant_states, verified_overri
 from plangate.hooks.paths import TargetRejected, filesystem_is_case_insensitive, resolve_target
 from plangate.paths import PathRejected, canonical_path
 from plangate.records import NamedTuple
+from plangate.shapes import is_task_id
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
@@ -138,7 +139,6 @@ def exec_task_from_ledger(ledger: Ledger, now: datetime | None = None) -> str | 
 
 def locked_tasks(root: str) -> frozenset[str]:
     """Tasks whose ``approvals/c3.json`` exists (in any form): their Plan Package is locked."""
-    from plangate.snapshot import TASK_ID_RE
 
     working = os.path.join(root, "docs", "working")
     out: set[str] = set()
@@ -147,7 +147,7 @@ def locked_tasks(root: str) -> frozenset[str]:
     except OSError:
         return frozenset()
     for name in names:
-        if TASK_ID_RE.fullmatch(name) and os.path.lexists(
+        if is_task_id(name) and os.path.lexists(
             os.path.join(working, name, "approvals", "c3.json")
         ):
             out.add(name)
@@ -240,7 +240,6 @@ def gather_facts(
 
     ``box``: exec's isolated run, observed (its task is the active task).
     """
-    from plangate.snapshot import TASK_ID_RE
 
     surfaces, surfaces_problem = load_surfaces(root)
     task: TaskFacts | None = None
@@ -249,7 +248,7 @@ def gather_facts(
     if box is not None:
         task = box_task_facts(root, box)
     elif env_task is not None and env_task != "":
-        if TASK_ID_RE.fullmatch(env_task) is None:
+        if not is_task_id(env_task):
             task_problem = Reason(
                 "HOOK_TASK_INVALID",
                 f"PLANGATE_TASK={env_task!r} is not a task id of the form TASK-0000",
@@ -265,10 +264,10 @@ def gather_facts(
             ledger_task = None  # its exec process is gone: a killed run lends no task
         if ledger_task is None:
             session = active_session(ledger, now or utc_now())
-            if session is not None and TASK_ID_RE.fullmatch(session.task_id) is not None:
+            if session is not None and is_task_id(session.task_id):
                 task = task_facts(root, session.task_id, "session")
         elif ledger_task is not None:
-            if TASK_ID_RE.fullmatch(ledger_task) is None:
+            if not is_task_id(ledger_task):
                 task_problem = Reason(
                     "HOOK_TASK_INVALID",
                     f"the ledger's open exec run names {ledger_task!r}, not a task id",
@@ -572,9 +571,9 @@ def _record(ledger: Ledger, request: HookRequest, result: Result, task: str | No
     }
     if request.shell_command is not None:
         # The command text may hold anything; the ledger keeps only its digest.
-        payload["command_sha256"] = hashlib.sha256(
+        payload["command_sha256"] = sha256_hex(
             request.shell_command.encode("utf-8", "surrogateescape")
-        ).hexdigest()
+        )
     used = result.facts.get("overrides_used")
     if used:
         payload["overrides_used"] = list(used)

@@ -184,10 +184,13 @@ _WORD_RE = re.compile(r"\S+")
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _LIST_RE = re.compile(r"^([ \t]*)(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+|$)")
 _BARE_CHARS_RE = re.compile(r"[A-Za-z0-9._\-/*?{},@+~]+")
-_SEPARATOR_RE = re.compile(
-    "[,\u3001\uff0c;\uff1b]|(?<![^ \t\u3000])[/+\uff0b\uff0f](?![^ \t\u3000])"
-)
-"""Entry separators: commas, ideographic commas, semicolons; '/' or '+' between spaces."""
+# Entry separators: commas, ideographic commas, semicolons anywhere; '/' and '+' (ASCII
+# or full-width) only with a space, a tab or an ideographic space (or the text's edge) on
+# both sides. Scanned by hand: the equivalent regular expression costs about 1 ms to
+# compile in every process (a character class beyond Latin-1).
+_SEPARATORS = frozenset(",\u3001\uff0c;\uff1b")
+_SPACED_SEPARATORS = frozenset("/+\uff0b\uff0f")
+_SEPARATOR_SPACES = frozenset(" \t\u3000")
 _OPEN = "(\uff08[\u3010"  # ASCII and full-width parentheses, brackets
 _CLOSE = ")\uff09]\u3011"
 _COLONS = (": ", ":\t", "\uff1a")  # a label ends with a colon (ASCII or full-width)
@@ -661,20 +664,28 @@ def _entry_spans(text: str) -> list[tuple[int, str]]:
 
     ``a/{b,c}`` stays one entry.
     """
-    masked: list[str] = []
+    out: list[tuple[int, str]] = []
     depth = 0
-    for ch in text:
+    position = 0
+    last = len(text) - 1
+    for index, ch in enumerate(text):
         if ch == "{":
             depth += 1
-        elif ch == "}" and depth:
-            depth -= 1
-        masked.append("\x01" if depth and ch == "," else ch)
-    flat = "".join(masked)
-    out: list[tuple[int, str]] = []
-    position = 0
-    for match in _SEPARATOR_RE.finditer(flat):
-        out.append((position, text[position : match.start()]))
-        position = match.end()
+        elif ch == "}":
+            if depth:
+                depth -= 1
+        elif ch in _SEPARATORS:
+            if ch == "," and depth:
+                continue  # a comma inside braces belongs to the pattern
+            out.append((position, text[position:index]))
+            position = index + 1
+        elif (
+            ch in _SPACED_SEPARATORS
+            and (index == 0 or text[index - 1] in _SEPARATOR_SPACES)
+            and (index == last or text[index + 1] in _SEPARATOR_SPACES)
+        ):
+            out.append((position, text[position:index]))
+            position = index + 1
     out.append((position, text[position:]))
     return out
 

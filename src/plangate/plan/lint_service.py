@@ -11,7 +11,8 @@ from pathlib import Path
 
 from plangate.errors import PlanGateError
 from plangate.plan.lint import PlanLint, lint_plan, unreadable_task
-from plangate.snapshot import TASK_ID_RE, read_task_snapshot, task_dir_for
+from plangate.shapes import is_task_id
+from plangate.snapshot import read_task_snapshot, task_dir_for
 from plangate.verdict import Reason
 
 
@@ -26,7 +27,7 @@ def task_ids(repo_root: Path) -> list[str]:
     base = repo_root / "docs" / "working"
     if not base.is_dir() or base.is_symlink():
         return []
-    return sorted(p.name for p in base.iterdir() if TASK_ID_RE.fullmatch(p.name))
+    return sorted(p.name for p in base.iterdir() if is_task_id(p.name))
 
 
 def lint_all(repo_root: Path) -> list[PlanLint]:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from plangate.canonical import DIGEST_RE, sha256_digest
+from plangate.canonical import sha256_digest
 from plangate.errors import InputRejected
 from plangate.paths import canonical_path, validate_pattern
 from plangate.plan.files_section import (
@@ -46,6 +46,7 @@ from plangate.plan.files_section import (
     section_spans,
     span_skip_reason,
 )
+from plangate.shapes import is_sha256_digest
 from plangate.snapshot import check_task_id
 
 GOAL_HEADING = "Goal"
@@ -348,4 +349,4 @@ def loopspec_hash(spec: dict[str, Any]) -> str:
 
 def is_loopspec_hash(value: object) -> bool:
     """True when ``value`` has the digest form ``sha256:<64 lowercase hex>``."""
-    return isinstance(value, str) and DIGEST_RE.fullmatch(value) is not None
+    return isinstance(value, str) and is_sha256_digest(value)

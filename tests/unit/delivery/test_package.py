@@ -39,7 +39,7 @@ IO_MODULES_IMPORTED = (
     "plangate.delivery.service",
 )
 """Modules that do IO (or reach the file system, git, the clock or the ledger)."""
-CONSTANTS_FROM_IO_MODULES = frozenset({"plangate.snapshot.TASK_ID_RE"})
+CONSTANTS_FROM_IO_MODULES: frozenset[str] = frozenset()
 """Plain constants a rule module may take from an IO module (no IO comes with them)."""
 
 

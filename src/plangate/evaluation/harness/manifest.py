@@ -17,8 +17,9 @@ from typing import Any
 from plangate.canonical import digest, is_digest, pretty_bytes, sha256_digest, strict_loads_object
 from plangate.errors import InputRejected
 from plangate.evaluation.harness.definition import COMPONENT_TYPES, HarnessDefinition
-from plangate.git import FULL_SHA_RE, TreeEntry
+from plangate.git import TreeEntry
 from plangate.paths import glob_match, is_canonical_path
+from plangate.shapes import is_full_sha
 
 SCHEMA_VERSION = "1"
 MAX_POLICY_FILE_BYTES = 1_000_000
@@ -109,7 +110,7 @@ def build_manifest_from_tree(
     ``tree`` is the recursive tree listing of ``commit``; ``policy_blobs`` maps
     each policy file path to ``(mode, bytes)`` read at that commit.
     """
-    if not FULL_SHA_RE.fullmatch(commit):
+    if not is_full_sha(commit):
         raise ManifestRejected(
             "HARNESS_COMMIT_NOT_FULL", f"{commit!r} is not a full commit id", "resolve it first"
         )
@@ -210,7 +211,7 @@ def validate_manifest(obj: Mapping[str, Any]) -> HarnessManifest:
         raise _bad(f"manifest keys differ from the contract: missing {missing}, unknown {unknown}")
     if obj["schema_version"] != SCHEMA_VERSION:
         raise _bad(f"schema_version must be {SCHEMA_VERSION!r}")
-    if not isinstance(obj["source_commit"], str) or not FULL_SHA_RE.fullmatch(obj["source_commit"]):
+    if not isinstance(obj["source_commit"], str) or not is_full_sha(obj["source_commit"]):
         raise _bad("source_commit must be a full lowercase commit id")
     for key in (
         "harness_id",

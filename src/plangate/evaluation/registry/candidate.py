@@ -15,8 +15,8 @@ from typing import Any
 from plangate.canonical import digest, is_digest
 from plangate.errors import InputRejected
 from plangate.evaluation.registry.plan import load_document
-from plangate.git import FULL_SHA_RE
 from plangate.paths import PathRejected, validate_pattern
+from plangate.shapes import is_full_sha
 
 SCHEMA_VERSION = "1"
 MAX_CANDIDATE_BYTES = 1_000_000
@@ -117,7 +117,7 @@ def validate_candidate_object(
         raise _bad("CANDIDATE_INVALID", "target_components must be a non-empty list of unique ids")
     allowed = check_allowed_paths(doc["allowed_paths"]) if check_scope else doc["allowed_paths"]
     commit = doc["candidate_commit"]
-    if not isinstance(commit, str) or not FULL_SHA_RE.fullmatch(commit):
+    if not isinstance(commit, str) or not is_full_sha(commit):
         raise _bad("CANDIDATE_INVALID", "candidate_commit must be a full lowercase commit id")
     if not is_digest(doc["evaluation_plan_digest"]):
         raise _bad("CANDIDATE_INVALID", "evaluation_plan_digest must be a sha256: digest")

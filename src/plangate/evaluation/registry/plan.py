@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from plangate.canonical import digest, is_digest, sha256_digest, strict_loads_object
 from plangate.errors import InputRejected
 from plangate.evaluation.harness.definition import DEFAULT_DEFINITION_PATH, JUDGE_TYPES
-from plangate.git import FULL_SHA_RE
 from plangate.paths import PathRejected, canonical_path
+from plangate.shapes import is_full_sha
 
 if TYPE_CHECKING:
     from plangate.evaluation.harness.manifest import HarnessManifest
@@ -318,7 +318,7 @@ def validate_plan_object(doc: Mapping[str, Any], *, registered: bool) -> dict[st
     if doc["schema_version"] != SCHEMA_VERSION:
         raise _bad('schema_version must be the string "1"')
     baseline_commit = doc["baseline_commit"]
-    if not isinstance(baseline_commit, str) or not FULL_SHA_RE.fullmatch(baseline_commit):
+    if not isinstance(baseline_commit, str) or not is_full_sha(baseline_commit):
         raise _bad("baseline_commit must be a full lowercase commit id (40 or 64 hex)")
     if not is_digest(doc["baseline_manifest_ref"]):
         raise _bad("baseline_manifest_ref must be a sha256: digest (the baseline harness_id)")

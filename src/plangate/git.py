@@ -479,16 +479,19 @@ class Git:
         args = ["ls-tree", "-r", "-z", "--full-tree", commit, "--"]
         if paths:
             args.extend(paths)
-        proc = self._call(args)
-        entries: list[TreeEntry] = []
-        for record in proc.stdout.split(b"\x00"):
-            if not record:
-                continue
-            meta, _, raw_path = record.partition(b"\t")
-            mode, kind, object_id = meta.decode().split()
-            path = raw_path.decode("utf-8", "surrogateescape")
-            entries.append(TreeEntry(mode, kind, object_id, path))
-        return entries
+        return _tree_entries(self._call(args).stdout)
+
+    def ls_tree_at_ref(self, ref: str, paths: list[str]) -> list[TreeEntry] | None:
+        """:meth:`ls_tree` of the commit the full ref name ``ref`` points to now (peeled
+        to a commit), limited to ``paths``; None when git cannot list it (no such ref, not
+        a commit, or any other failure: the caller then takes its slower, exact path)."""
+        if not ref.startswith("refs/") or "\x00" in ref or not paths:
+            raise GitError("GIT_BAD_REVISION", f"bad ref name {ref!r}", "give a full ref name")
+        proc = self._call(
+            ["ls-tree", "-r", "-z", "--full-tree", f"{ref}^{{commit}}", "--", *paths],
+            ok_codes=(0, 128),
+        )
+        return _tree_entries(proc.stdout) if proc.returncode == 0 else None
 
     def read_blob(self, commit: str, path: str, max_bytes: int) -> bytes:
         """Bytes of the regular file ``path`` at ``commit``.
@@ -536,3 +539,16 @@ class GitOutput:
 
 def _split_z_paths(raw: bytes) -> list[str]:
     return sorted({p.decode("utf-8", "surrogateescape") for p in raw.split(b"\x00") if p})
+
+
+def _tree_entries(output: bytes) -> list[TreeEntry]:
+    """The entries of ``ls-tree -r -z`` output."""
+    entries: list[TreeEntry] = []
+    for record in output.split(b"\x00"):
+        if not record:
+            continue
+        meta, _, raw_path = record.partition(b"\t")
+        mode, kind, object_id = meta.decode().split()
+        path = raw_path.decode("utf-8", "surrogateescape")
+        entries.append(TreeEntry(mode, kind, object_id, path))
+    return entries

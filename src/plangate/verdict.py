@@ -7,7 +7,7 @@ Verdict words are fixed: every command prints exactly these. Reason codes are st
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import IntEnum, StrEnum
+from enum import IntEnum
 from types import MappingProxyType
 from typing import Any
 
@@ -23,47 +23,6 @@ class ExitCode(IntEnum):
     HUMAN = 3
     INCONCLUSIVE = 4
     INTERNAL = 5
-
-
-class ArbiterDecision(StrEnum):
-    """C-3' arbiter decisions (the arbiter's decision table)."""
-
-    AUTO_APPROVED = "AUTO_APPROVED"
-    HUMAN_ESCALATED = "HUMAN_ESCALATED"
-    BLOCKED = "BLOCKED"
-
-
-class PolicyVerdict(StrEnum):
-    """Policy Verdict values of the evaluation trust boundary."""
-
-    AUTO_APPROVED = "AUTO_APPROVED"
-    HUMAN_REQUIRED = "HUMAN_REQUIRED"
-    DENIED = "DENIED"
-
-
-class PromotionDecision(StrEnum):
-    """Promotion Decision values of a paired evaluation."""
-
-    PASS = "PASS"  # noqa: S105 -- a verdict word, not a password
-    FAIL = "FAIL"
-    INCONCLUSIVE = "INCONCLUSIVE"
-
-
-class IndependenceLevel(StrEnum):
-    """Independence Levels I0..I4 (computed from who authored and who reviewed)."""
-
-    I0 = "I0"
-    I1 = "I1"
-    I2 = "I2"
-    I3 = "I3"
-    I4 = "I4"
-
-
-class CheckVerdict(StrEnum):
-    """Outcome of a check that either accepts or rejects (acceptor, verifiers, hooks)."""
-
-    ACCEPTED = "ACCEPTED"
-    REJECTED = "REJECTED"
 
 
 # The one mapping from verdict words to exit codes. Anything not listed is a

@@ -36,9 +36,9 @@ evaluated and recorded in ``checks``):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cached_property
 from typing import Any
 
@@ -51,9 +51,9 @@ from plangate.paths import PathRejected, canonical_path, match_any, validate_pat
 from plangate.plan.package import ARTIFACT_SET, plan_package_hash
 from plangate.plan.scope import TaskScope
 from plangate.records import NamedTuple
-from plangate.shapes import is_task_id
+from plangate.shapes import is_short_sha, is_task_id
 from plangate.surfaces import ResolvedSurfaces
-from plangate.verdict import ArbiterDecision, Reason, Result
+from plangate.verdict import Reason, Result
 
 POLICY_REF = "plangate-arbiter@v1"
 """Policy reference stamped on every decision (docs/arbiter.md: version history)."""
@@ -101,7 +101,14 @@ PLAN_PACKAGE_REQUIRED_KEYS: tuple[str, ...] = (
 )
 PLAN_PACKAGE_OPTIONAL_KEYS: tuple[str, ...] = ("task_id", "artifact_hashes")
 
-TARGET_SHA_RE = re.compile(r"[0-9a-f]{7,64}")
+
+class ArbiterDecision(StrEnum):
+    """C-3' arbiter decisions (the arbiter's decision table)."""
+
+    AUTO_APPROVED = "AUTO_APPROVED"
+    HUMAN_ESCALATED = "HUMAN_ESCALATED"
+    BLOCKED = "BLOCKED"
+
 
 ESCALATED = ArbiterDecision.HUMAN_ESCALATED.value
 BLOCKED = ArbiterDecision.BLOCKED.value
@@ -221,7 +228,7 @@ def parse_input(doc: Mapping[str, Any]) -> ArbiterInput:
     if category is not None and not isinstance(category, str):
         raise _input_error("verdicts.reject_category must be a string or null")
     target = doc["target_sha"]
-    if not isinstance(target, str) or TARGET_SHA_RE.fullmatch(target) is None:
+    if not isinstance(target, str) or not is_short_sha(target):
         raise _input_error(f"target_sha must be 7-64 lowercase hex, got {target!r}")
     production = doc.get("production")
     if production is not None and type(production) is not bool:

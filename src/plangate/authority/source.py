@@ -109,6 +109,13 @@ def local_root(git: Git, top: Path) -> LocalRoot:
         from plangate.authority.trustfile import parse_trust
 
         branch = parse_trust(read.data).trust_branch
+    else:
+        # The common case, no trust root on the default branch, in one git process: the
+        # trust files listed at the branch's tip. Any other answer (a file there, no such
+        # branch, a failure) takes the exact path below, which resolves the tip first.
+        listed = git.ls_tree_at_ref(f"refs/heads/{branch}", list(TRUST_FILES))
+        if listed == []:
+            return LocalRoot(None, branch, has_local)
     try:
         tip = git.resolve_commit(f"refs/heads/{branch}")
     except GitError as exc:

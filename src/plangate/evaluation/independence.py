@@ -61,8 +61,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from plangate.canonical import is_digest
+from plangate.evaluation.words import IndependenceLevel
 from plangate.text import identity_skeleton
-from plangate.verdict import IndependenceLevel, Reason, Result
+from plangate.verdict import Reason, Result
 
 REVIEW_SCHEMA = "plangate-review/1"
 """The ``schema`` value of a review record."""

@@ -32,12 +32,12 @@ from plangate.execution.runlog import RUN_LOG_NAME, append_run_log, open_task_di
 from plangate.layout import LOCK_DIR_RELPATH
 from plangate.records import NamedTuple
 from plangate.snapshot import check_task_id, find_repo_root, task_dir_for
-from plangate.verdict import CheckVerdict, Reason, Result
+from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
     from plangate.fsutil import VerifiedDir
 
-REJECTED = CheckVerdict.REJECTED.value
+REJECTED = "REJECTED"  # the verdict word of a check that refuses (exit 1)
 
 
 class ExecObserver(Protocol):

@@ -9,7 +9,7 @@ import pytest
 
 from plangate.authority.source import local_root, root_at
 from plangate.errors import InputRejected
-from plangate.git import Git
+from plangate.git import Git, GitError
 from support.keys import Key, allowed_signers, make_key, trust_toml
 from support.repo import commit_all, git
 
@@ -132,3 +132,53 @@ def test_a_committed_trust_root_is_parsed(git_repo: Path, team: list[Key]) -> No
     _write_root(git_repo, team)
     commit_all(git_repo, "trust root")
     assert _loaded_parsers(git_repo) == "True " + str(sorted(_PARSERS))
+
+
+# -- the one-process answer when the working tree holds no trust root ------------------
+
+
+def test_a_committed_root_counts_when_the_working_tree_lost_its_files(
+    git_repo: Path, team: list[Key]
+) -> None:
+    _write_root(git_repo, team)
+    commit_all(git_repo, "trust root")
+    git(git_repo, "checkout", "-q", "-b", "feature")
+    git(git_repo, "rm", "-q", "-r", ".plangate")
+    commit_all(git_repo, "a feature branch without the trust files")
+    assert not (git_repo / ".plangate/trust.toml").exists()
+    local = local_root(Git(git_repo), git_repo)
+    assert local.root is not None and len(local.root.signers.entries) == 3
+
+
+def test_a_lone_revocation_list_on_the_branch_is_still_refused(git_repo: Path) -> None:
+    (git_repo / ".plangate").mkdir()
+    (git_repo / ".plangate/revoked_signers").write_bytes(b"")
+    commit_all(git_repo, "revoked_signers alone")
+    git(git_repo, "rm", "-q", "--cached", ".plangate/revoked_signers")
+    (git_repo / ".plangate/revoked_signers").unlink()
+    with pytest.raises(InputRejected) as info:
+        local_root(Git(git_repo), git_repo)
+    assert info.value.code == "AUTH_TRUST_INCOMPLETE"
+
+
+def test_no_trust_branch_or_one_that_names_no_commit_means_no_root(git_repo: Path) -> None:
+    git(git_repo, "branch", "-m", "main", "master")
+    assert local_root(Git(git_repo), git_repo).root is None
+    tree = git(git_repo, "rev-parse", "HEAD^{tree}").strip()
+    # git refuses to point a branch at a tree; a hand-written ref file does it.
+    (git_repo / ".git/refs/heads/main").write_text(tree + "\n")
+    assert local_root(Git(git_repo), git_repo).root is None
+
+
+def test_listing_at_a_ref(git_repo: Path, team: list[Key]) -> None:
+    g = Git(git_repo)
+    assert g.ls_tree_at_ref("refs/heads/main", [".plangate/trust.toml"]) == []
+    assert g.ls_tree_at_ref("refs/heads/absent", [".plangate/trust.toml"]) is None
+    _write_root(git_repo, team)
+    commit_all(git_repo, "trust root")
+    listed = g.ls_tree_at_ref("refs/heads/main", [".plangate/trust.toml", "README.md"])
+    assert listed is not None
+    assert sorted(e.path for e in listed) == [".plangate/trust.toml", "README.md"]
+    for bad in ("main", "-refs/heads/main", "refs/heads/main\x00"):
+        with pytest.raises(GitError):
+            g.ls_tree_at_ref(bad, ["README.md"])

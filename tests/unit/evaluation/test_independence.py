@@ -18,7 +18,8 @@ from plangate.evaluation.independence import (
     parse_review_record,
     required_level,
 )
-from plangate.verdict import IndependenceLevel, Reason
+from plangate.evaluation.words import IndependenceLevel
+from plangate.verdict import Reason
 from support.evaldocs import COMMIT, record
 
 EVIDENCE = "sha256:" + "e" * 64

@@ -35,6 +35,7 @@ from plangate.evaluation.harness.definition import (
 )
 from plangate.evaluation.independence import required_level
 from plangate.evaluation.registry.candidate import check_allowed_paths
+from plangate.evaluation.words import PolicyVerdict
 from plangate.paths import (
     PathRejected,
     glob_match,
@@ -43,7 +44,7 @@ from plangate.paths import (
     patterns_overlap,
 )
 from plangate.surfaces import ResolvedSurfaces
-from plangate.verdict import PolicyVerdict, Reason, Result
+from plangate.verdict import Reason, Result
 
 INCONCLUSIVE = "INCONCLUSIVE"
 DENIED = PolicyVerdict.DENIED.value

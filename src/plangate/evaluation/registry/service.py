@@ -28,9 +28,10 @@ from plangate.evaluation.registry.store import (
     register_candidate,
     register_plan,
 )
+from plangate.evaluation.words import IndependenceLevel, PromotionDecision
 from plangate.fsutil import read_regular_file
 from plangate.git import Git
-from plangate.verdict import IndependenceLevel, PromotionDecision, Reason, Result
+from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
     from plangate.authority.root import TrustRoot

@@ -43,7 +43,8 @@ from plangate.evaluation.run.mutants import (
     measure_detection,
 )
 from plangate.evaluation.run.protocol import ACTIVATION_LEVELS, TrialOutcome, activation_rank
-from plangate.verdict import PromotionDecision, Reason, Result
+from plangate.evaluation.words import PromotionDecision
+from plangate.verdict import Reason, Result
 
 JUDGE_TYPES = frozenset({"verifier", "gate"})
 """Candidates touching these need ``influenced_decision`` activation and known mutants."""

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 GIT_TIMEOUT_SECONDS = 60
 
+_OBJECT_TYPES = frozenset(("commit", "tree", "blob", "tag"))
+
 GIT_OUTPUT_LIMIT = 512 * 1024 * 1024
 """Most bytes of standard output PlanGate reads from one git call; more is refused."""
 
@@ -311,21 +313,11 @@ class Git:
         # that name. Abbreviations go through resolve_commit's object lookup.
         batchable = [r for r in unique if isinstance(r, str) and is_full_sha(r)]
         if batchable:
-            proc = self._call(
-                ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
-                input_data=("\n".join(batchable) + "\n").encode(),
-            )
-            lines = proc.stdout.decode("utf-8", "replace").splitlines()
-            if len(lines) == len(batchable):
-                for rev, line in zip(batchable, lines, strict=True):
-                    parts = line.split()
-                    if (
-                        len(parts) == 2
-                        and parts[1] == "commit"
-                        and is_full_sha(parts[0])
-                        and parts[0] == rev
-                    ):
-                        found[rev] = parts[0]
+            answers = self.batch_check(batchable)
+            if answers is not None:
+                for rev, answer in zip(batchable, answers, strict=True):
+                    if answer == (rev, "commit"):
+                        found[rev] = rev
         out: dict[str, str | GitError] = {}
         for rev in unique:
             if rev in found:
@@ -335,6 +327,38 @@ class Git:
                 out[rev] = self.resolve_commit(rev)
             except GitError as exc:
                 out[rev] = exc
+        return out
+
+    def batch_check(self, names: list[str]) -> list[tuple[str, str] | None] | None:
+        """``cat-file --batch-check`` of object names in one git process.
+
+        For each name, ``(object id, type)``, or None when git answers that it names no
+        object (``missing``). The whole answer is None when git says anything else for
+        any name (``ambiguous``, a malformed line): callers then take their exact path,
+        one lookup at a time. A failing git process raises, as every call of this door.
+        """
+        for name in names:
+            if not name or "\n" in name or "\x00" in name or name.startswith("-"):
+                raise GitError("GIT_BAD_REVISION", f"bad object name {name!r}",
+                               "give a commit id or ref")
+        if not names:
+            return []
+        proc = self._call(
+            ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+            input_data=("\n".join(names) + "\n").encode("utf-8", "surrogateescape"),
+        )
+        lines = proc.stdout.decode("utf-8", "surrogateescape").split("\n")
+        if len(lines) != len(names) + 1 or lines[-1] != "":
+            return None
+        out: list[tuple[str, str] | None] = []
+        for name, line in zip(names, lines, strict=False):
+            if line == f"{name} missing":
+                out.append(None)
+                continue
+            object_id, _, kind = line.partition(" ")
+            if not is_full_sha(object_id) or kind not in _OBJECT_TYPES:
+                return None
+            out.append((object_id, kind))
         return out
 
     def commit_exists(self, rev: str) -> bool:

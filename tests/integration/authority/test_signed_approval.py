@@ -176,6 +176,43 @@ def test_an_unsigned_record_is_rejected(
     assert code == 1 and codes == ["C3_SIGNATURE_MISSING"]
 
 
+@pytest.mark.parametrize("where", ["deleted", "a directory"])
+def test_the_trust_branch_counts_when_the_working_tree_has_no_trust_file(
+    git_repo: Path, tmp_path: Path, team: dict[str, Key], where: str
+) -> None:
+    # Without a trust.toml in the working tree, verify answers "no trust root" from one
+    # git lookup of the trust files on the trust branch: files there must still count.
+    _signed_task(git_repo, tmp_path, team)
+    (task_dir(git_repo) / "approvals/c3.json.sig").unlink()
+    (git_repo / ".plangate/trust.toml").unlink()
+    if where == "a directory":
+        (git_repo / ".plangate/trust.toml").mkdir()
+    code, codes, _ = _verify(git_repo)
+    if where == "deleted":
+        assert code == 1 and codes == ["C3_SIGNATURE_MISSING"]
+    else:
+        assert code == 1 and codes == ["AUTH_TRUST_NOT_A_FILE"]
+
+
+def test_without_any_trust_file_a_tag_or_unknown_source_is_still_refused(
+    git_repo: Path,
+) -> None:
+    from support.taskkit import approve_task
+
+    make_task(git_repo)
+    approve_task(git_repo)
+    assert _verify(git_repo)[:2] == (0, [])
+    record = task_dir(git_repo) / "approvals/c3.json"
+    source = json.loads(record.read_bytes())["source_sha"]
+    git(git_repo, "tag", "-a", "-m", "a tag", "v1", source)
+    tag = git(git_repo, "rev-parse", "v1").strip()
+    for other, expected in ((tag, "C3_SOURCE_SHA_UNKNOWN"), ("f" * 40, "C3_SOURCE_SHA_UNKNOWN")):
+        record.write_bytes(record.read_bytes().replace(source.encode(), other.encode()))
+        code, codes, _ = _verify(git_repo)
+        assert code == 1 and expected in codes, (other, codes)
+        record.write_bytes(record.read_bytes().replace(other.encode(), source.encode()))
+
+
 def test_a_record_signed_by_an_unlisted_key(
     git_repo: Path, tmp_path: Path, team: dict[str, Key]
 ) -> None:

@@ -340,3 +340,35 @@ def test_resolve_commits_outside_a_repository(tmp_path: Path) -> None:
         Git(tmp_path).resolve_commits(["a" * 40])
     assert info.value.code == "NOT_A_GIT_REPOSITORY"
     assert Git(tmp_path).resolve_commits([]) == {}
+
+
+def test_batch_check_answers_each_name_in_one_process(git_repo: Path) -> None:
+    g = Git(git_repo)
+    head = g.head()
+    tree = git(git_repo, "rev-parse", "HEAD^{tree}").strip()
+    answers = g.batch_check(
+        [head, "refs/heads/main^{commit}", f"{head}:README.md", "refs/heads/main:nowhere",
+         "refs/heads/absent^{commit}:README.md", "f" * 40]
+    )
+    assert answers is not None
+    assert answers[0] == (head, "commit")
+    assert answers[1] == (head, "commit")
+    assert answers[2] is not None and answers[2][1] == "blob"
+    assert answers[3:] == [None, None, None]
+    assert g.batch_check([tree]) == [(tree, "tree")]
+    assert g.batch_check([]) == []
+
+
+@pytest.mark.parametrize("name", ["", "-x", "a\nb", "a\x00b"])
+def test_batch_check_refuses_names_that_would_break_its_protocol(
+    git_repo: Path, name: str
+) -> None:
+    with pytest.raises(GitError) as info:
+        Git(git_repo).batch_check(["HEAD", name])
+    assert info.value.code == "GIT_BAD_REVISION"
+
+
+def test_batch_check_outside_a_repository_raises(tmp_path: Path) -> None:
+    with pytest.raises(GitError) as info:
+        Git(tmp_path).batch_check(["HEAD"])
+    assert info.value.code == "NOT_A_GIT_REPOSITORY"

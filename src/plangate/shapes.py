@@ -56,20 +56,18 @@ def is_snake_kind(value: str) -> bool:
     )
 
 
+# Every ASCII digit becomes "0" and no other byte does: an ASCII timestamp has the shape
+# exactly when its translation is the template (one C-level pass over bytes, faster than a
+# compiled pattern; ledger verify checks the time of every entry).
+_DIGITS_TO_ZERO = bytes.maketrans(_DIGITS.encode("ascii"), b"0" * len(_DIGITS))
+_UTC_TEMPLATE = b"0000-00-00T00:00:00Z"
+
+
 def is_utc_timestamp_shape(value: str) -> bool:
     """``[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z`` (the shape only; the
     calendar check is :func:`plangate.clock.is_utc_timestamp`)."""
     return (
         len(value) == 20
-        and value[4] == "-"
-        and value[7] == "-"
-        and value[10] == "T"
-        and value[13] == ":"
-        and value[16] == ":"
-        and value[19] == "Z"
-        and all(
-            not part.strip(_DIGITS)
-            for part in (value[0:4], value[5:7], value[8:10], value[11:13], value[14:16],
-                         value[17:19])
-        )
+        and value.isascii()
+        and value.encode("ascii").translate(_DIGITS_TO_ZERO) == _UTC_TEMPLATE
     )

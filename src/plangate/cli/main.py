@@ -175,6 +175,9 @@ def _redacted(text: str) -> str:
 
 def entrypoint() -> None:
     """Console-script entry point."""
+    from plangate.startup import tune_collector
+
+    tune_collector()
     code = main()
     try:
         flush(sys.stdout)

@@ -2,6 +2,10 @@
 
 import sys
 
-from plangate.hooks.entry import main
+from plangate.startup import tune_collector
+
+tune_collector()
+
+from plangate.hooks.entry import main  # noqa: E402 -- after the collector's setting
 
 sys.exit(main())

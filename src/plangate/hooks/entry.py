@@ -49,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m plangate.hooks <host>`` / ``plangate-hook <host>``: the running hook
     helper's answer when it passes every check (:mod:`plangate.hooks.hookd_client`),
     else :func:`run_in_process`."""
+    from plangate.startup import tune_collector
+
+    tune_collector()
     return run_in_process(argv, use_helper=True)
 
 

@@ -452,7 +452,7 @@ def client_gone(conn: socket.socket) -> bool:
 def _cache_hits() -> int:
     from plangate.hooks import hookd_cache
 
-    return hookd_cache.ROOTS.hits + hookd_cache.REFS.hits
+    return hookd_cache.hits()
 
 
 def _sha256_hex(data: bytes) -> str:

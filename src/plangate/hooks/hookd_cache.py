@@ -3,9 +3,10 @@
 Never by a name that can move.
 
 A decision with an active task verifies its record against the trust root at
-the tip of the trust branch; in-process that costs two git processes per
-hook call (``rev-parse`` of the branch, ``ls-tree`` of the tip). The helper
-answers both from memory when, and only when, their inputs are the same bytes:
+the tip of the trust branch; in-process that costs one git process per hook
+call when the branch holds no trust file (``ls-tree`` at the branch), two when
+it does (``rev-parse`` of the branch, ``ls-tree`` of the tip). The helper
+answers them from memory when, and only when, their inputs are the same bytes:
 
 - **the trust root at a commit** (:func:`plangate.authority.source.root_at`)
   is keyed by the repository and the full commit id. A commit id is the digest
@@ -17,6 +18,8 @@ answers both from memory when, and only when, their inputs are the same bytes:
   ``packed-refs`` file and the repository's ``config`` (a reftable repository,
   a linked worktree or any file that cannot be read plainly is never cached).
   Moving the branch changes those bytes, so the next call asks git again.
+- **the trust files listed at a branch** (``Git.ls_tree_at_ref``) is keyed the
+  same way, with the paths asked for; a failed listing is not kept.
 
 Everything else a decision reads (surfaces, plan, record, HEAD, the ledger) is
 read afresh on every call, exactly as in-process.
@@ -27,14 +30,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import stat
 from collections.abc import Callable
 from typing import Any
 
+from plangate.shapes import is_full_sha
+
 MAX_ENTRIES = 256
 MAX_REF_FILE = 16 * 1024 * 1024
-_FULL_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def _read_plain(path: str) -> bytes | None:
@@ -93,12 +96,17 @@ class Memo:
         self.values: dict[Any, Any] = {}
         self.hits = 0
 
-    def get(self, key: Any, compute: Callable[[], Any]) -> Any:
-        """The remembered answer for ``key``, else ``compute()`` (remembered if it returns)."""
+    def get(
+        self, key: Any, compute: Callable[[], Any], keep: Callable[[Any], bool] | None = None
+    ) -> Any:
+        """The remembered answer for ``key``, else ``compute()`` (remembered if it returns,
+        and ``keep`` accepts it)."""
         if key in self.values:
             self.hits += 1
             return self.values[key]
         value = compute()
+        if keep is not None and not keep(value):
+            return value
         if len(self.values) >= MAX_ENTRIES:
             self.values.pop(next(iter(self.values)))
         self.values[key] = value
@@ -107,20 +115,28 @@ class Memo:
 
 ROOTS = Memo()
 REFS = Memo()
+LISTINGS = Memo()
+
+
+def hits() -> int:
+    """How many answers came from memory since the helper started."""
+    return ROOTS.hits + REFS.hits + LISTINGS.hits
 
 
 def install() -> None:
-    """Put the two memos in front of ``root_at`` and ``Git.resolve_commit`` (helper only)."""
+    """Put the memos in front of ``root_at``, ``Git.resolve_commit`` and
+    ``Git.ls_tree_at_ref`` (helper only)."""
     from plangate.authority import source
     from plangate.git import Git
 
     original_root_at = source.root_at
     original_resolve = Git.resolve_commit
+    original_listing = Git.ls_tree_at_ref
     if getattr(original_root_at, "_hookd_memo", False):
         return
 
     def root_at(git: Git, commit: str) -> Any:
-        if not _FULL_ID.fullmatch(commit):
+        if not is_full_sha(commit):
             return original_root_at(git, commit)
         key = (os.path.realpath(git.cwd), commit)
         return ROOTS.get(key, lambda: original_root_at(git, commit))
@@ -131,6 +147,22 @@ def install() -> None:
             return original_resolve(self, rev)
         return str(REFS.get((key, rev), lambda: original_resolve(self, rev)))
 
+    def ls_tree_at_ref(self: Git, ref: str, paths: list[str]) -> Any:
+        key = ref_key(os.path.realpath(self.cwd), ref)
+        if key is None:
+            return original_listing(self, ref, paths)
+        listed = LISTINGS.get(
+            (key, ref, tuple(paths)),
+            lambda: _frozen(original_listing(self, ref, paths)),
+            keep=lambda value: value is not None,
+        )
+        return None if listed is None else list(listed)
+
     root_at._hookd_memo = True  # type: ignore[attr-defined]
     source.root_at = root_at
     Git.resolve_commit = resolve_commit  # type: ignore[method-assign]
+    Git.ls_tree_at_ref = ls_tree_at_ref  # type: ignore[method-assign]
+
+
+def _frozen(listing: list[Any] | None) -> tuple[Any, ...] | None:
+    return None if listing is None else tuple(listing)

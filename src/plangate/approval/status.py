@@ -30,13 +30,21 @@ from typing import TYPE_CHECKING, Any
 from plangate.errors import PlanGateError
 from plangate.layout import WORKING_DIR
 from plangate.records import NamedTuple
-from plangate.snapshot import ARTIFACTS, TASK_ID_RE, TaskSnapshot, read_task_snapshot
+from plangate.snapshot import (
+    ARTIFACTS,
+    TASK_ID_RE,
+    TaskSnapshot,
+    open_working_dir,
+    read_task_snapshot,
+    read_task_snapshot_in,
+)
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
     from plangate.approval.acceptor import ParsedRecord
     from plangate.authority.approval import ApprovalAuthority
     from plangate.authority.root import TrustRoot
+    from plangate.fsutil import VerifiedDir
 
 
 def list_task_ids(root: Path) -> list[str]:
@@ -325,6 +333,18 @@ def _collect_rows(
     Tasks are read in batches of :data:`SNAPSHOT_BATCH`: a row is small, a snapshot holds
     every file of its task, so memory stays bounded whatever the number of tasks.
     """
+    handle = open_working_dir(root) if task_ids else None
+    try:
+        return _collect_rows_in(root, task_ids, named, trust, handle)
+    finally:
+        if handle is not None:
+            handle.close()
+
+
+def _collect_rows_in(
+    root: Path, task_ids: list[str], named: bool, trust: TrustState, handle: VerifiedDir | None
+) -> tuple[list[dict[str, Any]], list[Reason]]:
+    """:func:`_collect_rows` with ``docs/working`` open (``handle``), or None: read by path."""
     missing: list[Reason] = []
     rows_by_task: dict[str, dict[str, Any]] = {}
     working = root / WORKING_DIR
@@ -344,7 +364,11 @@ def _collect_rows(
                 )
                 continue
             try:
-                snapshots.append(read_task_snapshot(task_dir))
+                snapshots.append(
+                    read_task_snapshot(task_dir)
+                    if handle is None
+                    else read_task_snapshot_in(handle, task_dir)
+                )
             except PlanGateError as exc:
                 rows_by_task[task_id] = _error_row(task_id, exc)
         if not snapshots:

@@ -142,7 +142,9 @@ def strict_loads(data: bytes) -> Any:
     # escape, and nesting can never be deeper than the number of brackets. (A
     # lone backslash is looked for first: one memchr, where a two-character
     # search scans every byte of the usual escape-free record.)
-    if text.count("[") + text.count("{") > MAX_DEPTH or (
+    # Records hold no array: "[" is counted only when one is there (one memchr).
+    openers = text.count("{") + (text.count("[") if "[" in text else 0)
+    if openers > MAX_DEPTH or (
         "\\" in text and "\\u" in text and _SURROGATE_ESCAPE_RE.search(text) is not None
     ):
         _check_tree(value, 0)

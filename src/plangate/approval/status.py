@@ -22,6 +22,7 @@ reason first, as verify does.
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 from pathlib import Path
@@ -41,10 +42,14 @@ from plangate.snapshot import (
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from plangate.approval.acceptor import ParsedRecord
     from plangate.authority.approval import ApprovalAuthority
     from plangate.authority.root import TrustRoot
+    from plangate.authority.wording import Signers
     from plangate.fsutil import VerifiedDir
+    from plangate.plan.package import PackageState
 
 
 def list_task_ids(root: Path) -> list[str]:
@@ -114,6 +119,21 @@ def _record_kind(snapshot: TaskSnapshot, result: Result) -> str:
     return str(kind) if kind else "invalid"
 
 
+@functools.cache
+def _row_tools() -> tuple[
+    Callable[[TaskSnapshot], PackageState],
+    Callable[..., Result],
+    Callable[[object], Signers | None],
+]:
+    """What :func:`task_row` calls, imported once (an import statement per row costs more
+    than a third of the row's own work; the modules stay out of this module's import)."""
+    from plangate.approval.acceptor import verify_snapshot
+    from plangate.authority.wording import signers_of
+    from plangate.plan.package import compute_package
+
+    return compute_package, verify_snapshot, signers_of
+
+
 def task_row(
     snapshot: TaskSnapshot,
     source: Any,
@@ -129,10 +149,7 @@ def task_row(
     id (the verdict is then the one exec would get), or None (the static one);
     ``authority`` the task's authority facts when the trust root requires signatures.
     """
-    from plangate.approval.acceptor import verify_snapshot
-    from plangate.authority.wording import signers_of
-    from plangate.plan.package import compute_package
-
+    compute_package, verify_snapshot, signers_of = _row_tools()
     package = compute_package(snapshot)
     result = verify_snapshot(
         snapshot,
@@ -271,12 +288,12 @@ def _row(
     trust: TrustState,
 ) -> dict[str, Any]:
     """One task's row under the trust state: authority checked when signatures are required."""
-    from plangate.authority.consumer import approval_authority
-
     if trust.problem is not None:  # fail closed, as verify does
         return _refused(task_row(snap, source, parsed=parsed, head=head), trust.problem)
     authority = None
     if trust.root is not None:
+        from plangate.authority.consumer import approval_authority
+
         try:
             authority = approval_authority(
                 root,

@@ -99,7 +99,7 @@ def full_grammar(line: str, kind: MarkerKind) -> tuple[str, str] | None:
     (``str.isspace``). Written without a regular expression: compiling one costs
     more at start-up than every marker of a task takes to read.
     """
-    head = f"{kind.name}-VERDICT: "
+    head = _HEADS.get(kind.name) or f"{kind.name}-VERDICT: "
     if not line.startswith(head):
         return None
     verdict, separator, plan_hash = line[len(head) :].partition(" plan=")
@@ -118,6 +118,7 @@ def full_grammar(line: str, kind: MarkerKind) -> tuple[str, str] | None:
 
 
 _FOLDED_PREFIXES = {kind.name: f"{kind.name}-verdict".casefold() for kind in KINDS}
+_HEADS = {kind.name: f"{kind.name}-VERDICT: " for kind in KINDS}
 
 
 # Characters that hide nothing from a reader but would hide a marker from a
@@ -297,8 +298,6 @@ def read_marker(
     else:
         candidates = marker_candidates(text, prefix)
         hidden = _hidden_marker_count(text, prefix)
-    # A line in full grammar starts with the prefix, so it is always a candidate.
-    full = [m for m in (full_grammar(ln, kind) for ln in candidates) if m is not None]
     if not candidates:
         return MarkerResult(
             kind,
@@ -334,7 +333,10 @@ def read_marker(
             ),
         )
     line = candidates[0]
-    if len(full) != 1:
+    # A line in full grammar starts with the prefix, so it is always a candidate:
+    # with exactly one candidate, the grammar of that line decides.
+    grammar = full_grammar(line, kind)
+    if grammar is None:
         detail = "does not match the marker grammar"
         if line.endswith("\r"):
             detail = "ends with a carriage return (CRLF line ending); save the file with LF endings"
@@ -352,7 +354,7 @@ def read_marker(
                 f"write exactly '{kind.prefix} <verdict> plan=sha256:<64 lowercase hex>'",
             ),
         )
-    verdict, plan_hash = full[0]
+    verdict, plan_hash = grammar
     if verdict != kind.accepted:
         return MarkerResult(
             kind,

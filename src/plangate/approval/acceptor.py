@@ -736,6 +736,21 @@ def _filled(value: Any) -> bool:
     return not is_blank(value)
 
 
+_NORMALISED: dict[str, str] = {}
+_NORMALISED_MAX = 4096
+
+
+def _normalised(ref: str) -> str:
+    """:func:`normalise_evidence_ref`, remembered by the exact text (most tasks cite the same
+    few file names); at most :data:`_NORMALISED_MAX` texts are kept."""
+    out = _NORMALISED.get(ref)
+    if out is None:
+        out = normalise_evidence_ref(ref)
+        if len(_NORMALISED) < _NORMALISED_MAX:
+            _NORMALISED[ref] = out
+    return out
+
+
 def quick_accept(
     record: dict[str, Any],
     snapshot: TaskSnapshot,
@@ -812,8 +827,9 @@ def quick_accept(
         # (filled), the verdict is "approve": only the evidence ref is left.
         if not _filled(snap["evidence_ref"]):
             return None
-    refs = [normalise_evidence_ref(reviewers[model]["evidence_ref"]) for model in c.REVIEWERS]
-    if refs[0] == refs[1]:
+    if _normalised(reviewers["model_a"]["evidence_ref"]) == _normalised(
+        reviewers["model_b"]["evidence_ref"]
+    ):
         return None
     return Result(ACCEPTED, (), _facts_of(
         snapshot, package, fields, record, source_full=source.full_sha,

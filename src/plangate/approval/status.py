@@ -81,19 +81,28 @@ def _resolve_sources(
     root: Path,
     snapshots: list[TaskSnapshot],
     parsed: dict[str, ParsedRecord | None] | None = None,
+    known: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """SourceResolution per task id, with one git process for all records."""
+    """SourceResolution per task id, with one git process for all records.
+
+    ``known`` (kept by the caller for one report) holds the resolutions of full
+    commit ids that git named as themselves: they are reused, not asked again,
+    and the new ones are added.
+    """
     from plangate.approval.acceptor import SourceResolution, source_sha_of
     from plangate.git import Git, GitError
 
     if parsed is None:
         parsed = _parse_records(snapshots)
     wanted: dict[str, str] = {}
+    out: dict[str, Any] = {}
     for snap in snapshots:
         sha = source_sha_of(parsed.get(snap.task_id))
         if sha is not None:
-            wanted[snap.task_id] = sha
-    out: dict[str, Any] = {}
+            if known is not None and sha in known:
+                out[snap.task_id] = known[sha]
+            else:
+                wanted[snap.task_id] = sha
     if not wanted:
         return out
     try:
@@ -108,7 +117,10 @@ def _resolve_sources(
     from plangate.approval.service import source_resolution
 
     for task_id, sha in wanted.items():
-        out[task_id] = source_resolution(sha, resolved.get(sha))
+        resolution = source_resolution(sha, resolved.get(sha))
+        out[task_id] = resolution
+        if known is not None and resolution.full_sha == sha:  # a full id naming a commit
+            known[sha] = resolution
     return out
 
 
@@ -173,7 +185,7 @@ def task_row(
     return {
         "task": snapshot.task_id,
         "package": f"{present}/{len(ARTIFACTS)}",
-        "presence": [r.to_json() for r in presence],
+        "presence": [r.to_json() for r in presence] if presence else [],
         "plan_hash": package.plan_hash,
         "plan_package_hash": package.plan_package_hash,
         "c1": package.c1.state.value,
@@ -182,7 +194,7 @@ def task_row(
         "decision": decision if isinstance(decision, str) else None,
         "verdict": result.verdict,
         "exit_code": int(result.exit_code),
-        "reasons": [r.to_json() for r in result.reasons],
+        "reasons": [r.to_json() for r in result.reasons] if result.reasons else [],
         "first_reason": result.reasons[0].code if result.reasons else "",
         "package_reason": package_first[0].code if package_first else "",
         "at": "exec" if head is not None else "static",
@@ -367,6 +379,7 @@ def _collect_rows_in(
     working = root / WORKING_DIR
     head: str | None = None
     head_read = False
+    known: dict[str, Any] = {}  # full source ids git named as commits, for later batches
     for start in range(0, len(task_ids), SNAPSHOT_BATCH):
         snapshots: list[TaskSnapshot] = []
         for task_id in task_ids[start : start + SNAPSHOT_BATCH]:
@@ -391,7 +404,7 @@ def _collect_rows_in(
         if not snapshots:
             continue
         parsed = _parse_records(snapshots)
-        sources = _resolve_sources(root, snapshots, parsed)
+        sources = _resolve_sources(root, snapshots, parsed, known)
         if not head_read:  # one HEAD for the whole report
             head, head_read = _head(root), True
         for snap in snapshots:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from plangate.errors import InputRejected
@@ -124,7 +125,7 @@ def strict_loads(data: bytes) -> Any:
             "save the file as UTF-8",
         ) from None
     try:
-        value = _STRICT_DECODER.decode(text)
+        value = _decode(text)
     except StrictJSONError:
         raise
     except RecursionError:
@@ -139,9 +140,13 @@ def strict_loads(data: bytes) -> Any:
         ) from None
     # The tree walk is only needed when it could find something: decoded UTF-8
     # holds no surrogates, so a lone one can only come from a \uD8xx-\uDFxx
-    # escape, and nesting can never be deeper than the number of brackets.
-    if text.count("[") + text.count("{") > MAX_DEPTH or (
-        "\\u" in text and _SURROGATE_ESCAPE_RE.search(text) is not None
+    # escape, and nesting can never be deeper than the number of brackets. (A
+    # lone backslash is looked for first: one memchr, where a two-character
+    # search scans every byte of the usual escape-free record.)
+    # Records hold no array: "[" is counted only when one is there (one memchr).
+    openers = text.count("{") + (text.count("[") if "[" in text else 0)
+    if openers > MAX_DEPTH or (
+        "\\" in text and "\\u" in text and _SURROGATE_ESCAPE_RE.search(text) is not None
     ):
         _check_tree(value, 0)
     return value
@@ -154,6 +159,29 @@ _STRICT_DECODER = json.JSONDecoder(
     parse_constant=_reject_constant,
     parse_float=_parse_float,
 )
+
+
+_JSON_SPACE = " \t\n\r"
+# The decoder's scanner (set by JSONDecoder.__init__, not in the type stubs).
+_STRICT_SCAN: Callable[[str, int], tuple[Any, int]] = _STRICT_DECODER.scan_once  # type: ignore[attr-defined]
+
+
+def _decode(text: str) -> Any:
+    """``_STRICT_DECODER.decode(text)``, without its two whitespace regexes.
+
+    The same scanner call at the same index (after the leading JSON whitespace);
+    when the scanner finds no value or data follows the value, the decoder
+    itself runs to raise its own error. Every other error is the scanner's, as
+    in ``decode``.
+    """
+    start = len(text) - len(text.lstrip(_JSON_SPACE))
+    try:
+        value, end = _STRICT_SCAN(text, start)
+    except StopIteration:
+        return _STRICT_DECODER.decode(text)
+    if end != len(text) and text[end:].strip(_JSON_SPACE):
+        return _STRICT_DECODER.decode(text)
+    return value
 
 
 def strict_loads_object(data: bytes, what: str = "document") -> dict[str, Any]:

@@ -129,10 +129,13 @@ def _is_real_directory(path: Path | str) -> bool:
 _NOT_A_LINK_ERRNOS = frozenset((errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP))
 
 
-def _is_symlink(path: str) -> bool:
-    """``Path(path).is_symlink()`` without building a Path (same errors raised)."""
+def _is_symlink(path: str, *, dir_fd: int | None = None) -> bool:
+    """``Path(path).is_symlink()`` without building a Path (same errors raised).
+
+    With ``dir_fd``, ``path`` is relative to that open directory.
+    """
     try:
-        return stat.S_ISLNK(os.lstat(path).st_mode)
+        return stat.S_ISLNK(os.stat(path, dir_fd=dir_fd, follow_symlinks=False).st_mode)
     except OSError as exc:
         if exc.errno not in _NOT_A_LINK_ERRNOS:
             raise
@@ -226,10 +229,17 @@ def read_task_snapshot(task_dir: Path) -> TaskSnapshot:
                     f"task directory {task_dir} lies under a symbolic link ({ancestor})",
                     "make docs/ and docs/working/ real directories inside the repository",
                 )
-    base = path.rstrip("/") + "/"
-    artifacts = {name: read_regular_file(base + name, MAX_ARTIFACT_BYTES) for name in ARTIFACTS}
+    return _read_files(task_id, task_dir, path.rstrip("/") + "/", None)
+
+
+def _read_files(task_id: str, task_dir: Path, base: str, dir_fd: int | None) -> TaskSnapshot:
+    """The six artifacts and the record at ``base`` (a path prefix, ``""`` with ``dir_fd``)."""
+    artifacts = {
+        name: read_regular_file(base + name, MAX_ARTIFACT_BYTES, dir_fd=dir_fd)
+        for name in ARTIFACTS
+    }
     try:
-        approvals_is_link = _is_symlink(base + "approvals")
+        approvals_is_link = _is_symlink(base + "approvals", dir_fd=dir_fd)
     except OSError as exc:
         # The task directory cannot be searched: the record is unreadable (every
         # artifact read above says the same), never a traceback.
@@ -238,5 +248,43 @@ def read_task_snapshot(task_dir: Path) -> TaskSnapshot:
         if approvals_is_link:
             record = FileRead(FileState.SYMLINK, detail="approvals/ is a symbolic link")
         else:
-            record = read_regular_file(base + RECORD_RELPATH, MAX_RECORD_BYTES)
-    return TaskSnapshot(task_id=task_id, task_dir=task_dir, artifacts=artifacts, record=record)
+            record = read_regular_file(base + RECORD_RELPATH, MAX_RECORD_BYTES, dir_fd=dir_fd)
+    return TaskSnapshot(task_id, task_dir, artifacts, record)
+
+
+def open_working_dir(root: Path) -> VerifiedDir | None:
+    """``docs/working`` of ``root`` opened with no link followed, or None when it cannot be.
+
+    For :func:`read_task_snapshot_in`. None (missing, a link on the way,
+    unreadable) leaves every task to :func:`read_task_snapshot`, which says why.
+    """
+    from plangate.fsutil import open_verified_dir
+
+    try:
+        return open_verified_dir(root, WORKING_DIR)
+    except PlanGateError:
+        return None
+
+
+_TASK_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def read_task_snapshot_in(working: VerifiedDir, task_dir: Path) -> TaskSnapshot:
+    """:func:`read_task_snapshot` of ``task_dir``, a child of the verified ``working``.
+
+    ``working`` is ``docs/working`` opened by :func:`open_working_dir`, so no
+    link lies on the way to it (what :func:`read_task_snapshot` checks per
+    task with two ``lstat``); the task directory is opened below it without
+    following a link, and its files are read relative to that handle. The same
+    snapshot, or the same error: a task directory that cannot be opened so (a
+    link, missing, not a directory, not readable) is read by
+    :func:`read_task_snapshot`, which decides and says why.
+    """
+    try:
+        fd = os.open(task_dir.name, _TASK_DIR_FLAGS, dir_fd=working.fd)
+    except OSError:
+        return read_task_snapshot(task_dir)
+    try:
+        return _read_files(task_dir.name, task_dir, "", fd)
+    finally:
+        os.close(fd)

@@ -137,3 +137,52 @@ def test_full_grammar_agrees_on_any_text(tail, kind) -> None:
         match = GRAMMAR_ORACLE[kind.name].fullmatch(line)
         expected = None if match is None else (match.group(1), match.group(2))
         assert full_grammar(line, kind) == expected
+
+
+plain_lines = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [
+                marker_line(C1, "PASS", H),
+                marker_line(C2, "approve", H),
+                "c1-verdict: pass",
+                "  C1-VERDICT: PASS plan=" + H,
+                "C1-VERDICT",
+                "prose C1-VERDICT: in a sentence",
+                "c2-VERDICTc1-verdict",
+                "",
+                "   ",
+            ]
+        ),
+        st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=40),
+    ),
+    max_size=8,
+)
+any_lines = st.lists(
+    st.one_of(
+        st.sampled_from([marker_line(C1, "PASS", H), "\tC1-VERDICT: x", "C1-VERDICT\r", ""]),
+        st.text(st.characters(blacklist_categories=("Cs",)), max_size=40),
+    ),
+    max_size=6,
+)
+
+
+@given(lines=plain_lines)
+def test_the_plain_search_matches_the_general_one_on_plain_files(lines: list[str]) -> None:
+    from plangate.plan.markers import _plain_candidates, marker_candidates
+
+    text = "\n".join(lines)
+    for prefix in ("c1-verdict", "c2-verdict"):
+        assert _plain_candidates(text.encode(), text, prefix) == marker_candidates(text, prefix)
+
+
+@given(lines=any_lines)
+def test_the_plain_search_answers_only_for_plain_files_and_then_alike(lines: list[str]) -> None:
+    from plangate.plan.markers import _plain_candidates, marker_candidates
+
+    data = "\n".join(lines).encode()
+    text = data.decode("utf-8", errors="replace")
+    plain = _plain_candidates(data, text, "c1-verdict")
+    if plain is not None:
+        assert all(0x20 <= b < 0x7F or b == 0x0A for b in data)
+        assert plain == marker_candidates(text, "c1-verdict")

@@ -74,3 +74,36 @@ def test_lone_surrogate_escapes_rejected(code_point: int) -> None:
     with pytest.raises(StrictJSONError) as info:
         strict_loads(raw)
     assert info.value.code == "JSON_LONE_SURROGATE"
+
+
+def _outcome(decode, text: str) -> tuple[str, object]:  # type: ignore[no-untyped-def]
+    try:
+        return "value", decode(text)
+    except (ValueError, RecursionError, StrictJSONError) as exc:
+        return type(exc).__name__, str(exc)
+
+
+json_space = st.text(st.sampled_from(" \t\n\r\x0b\x0c\u00a0"), max_size=3)
+tails = st.sampled_from(["", " ", "\n", "x", "}", " 1", "{}", "\t\r\n", "\u3000"])
+
+
+@given(space=json_space, value=json_values, tail=tails, cut=st.integers(0, 6))
+def test_the_decoder_shortcut_answers_as_the_decoder(
+    space: str, value: object, tail: str, cut: int
+) -> None:
+    from plangate.canonical import _STRICT_DECODER, _decode
+
+    text = space + json.dumps(value) + tail
+    for candidate in (text, text[: len(text) - cut], "", space, space + tail):
+        assert _outcome(_decode, candidate) == _outcome(_STRICT_DECODER.decode, candidate)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", " ", "{", '{"a": 1} x', '{"a": 1}\n\n', '\n {"a": NaN}', '{"a": 1, "a": 2}', "[1e400]",
+     "\u00a0{}", "{}\u00a0", '"\\ud800"', "[" * 70 + "]" * 70],
+)
+def test_the_decoder_shortcut_on_literal_documents(text: str) -> None:
+    from plangate.canonical import _STRICT_DECODER, _decode
+
+    assert _outcome(_decode, text) == _outcome(_STRICT_DECODER.decode, text)

@@ -699,10 +699,141 @@ def verify_snapshot(
         from plangate.approval.legacy import verify_legacy  # lazy: legacy records are rare
 
         return verify_legacy(record, snapshot)
+    if package is None or package.task_id != snapshot.task_id:
+        package = compute_package(snapshot)
+    if authority is None and _QUICK_COVERS_TABLE:
+        quick = quick_accept(record, snapshot, package, expected_sha, source)
+        if quick is not None:
+            return quick
     return _verify_c3_prime(
         _Check(record, snapshot, expected_sha=expected_sha, source=source, given_package=package,
                authority=authority)
     )
+
+
+# --- the quick acceptance of the usual record ----------------------------------------
+
+_QUICK_COVERED: tuple[Callable[[_Check], list[Reason]], ...] = (
+    _no_c3_status, _no_unknown_keys, _required_keys, _string_fields, _task_id_bound, _phase,
+    _non_empty_fields, _issued_at, _annotations, _loopspec_hash, _presence, _evidence, _decision,
+    _source_sha_resolved, _source_sha_expected, _plan_hash_current, _artifact_hashes,
+    _package_hash, _reviewers_keys, _reviewer_snapshots, _reviewer_verdicts,
+    _independent_evidence, _decision_matches_verdicts, _authority,
+)
+"""The record rules :func:`quick_accept` answers for, in table order."""
+
+_QUICK_COVERS_TABLE = tuple(rule.check for rule in RECORD_RULES) == _QUICK_COVERED
+"""False as soon as the table gains, loses or reorders a rule: every record then takes it."""
+
+_APPROVE_BOTH = (("model_a", "approve"), ("model_b", "approve"))
+
+
+def _filled(value: Any) -> bool:
+    """A string that shows something (what rules 7 and 20 ask of a value)."""
+    if not isinstance(value, str):
+        return False
+    if value.isascii() and value.isprintable():  # visible_text() is the identity
+        return bool(value.strip())
+    return not is_blank(value)
+
+
+_NORMALISED: dict[str, str] = {}
+_NORMALISED_MAX = 4096
+
+
+def _normalised(ref: str) -> str:
+    """:func:`normalise_evidence_ref`, remembered by the exact text (most tasks cite the same
+    few file names); at most :data:`_NORMALISED_MAX` texts are kept."""
+    out = _NORMALISED.get(ref)
+    if out is None:
+        out = normalise_evidence_ref(ref)
+        if len(_NORMALISED) < _NORMALISED_MAX:
+            _NORMALISED[ref] = out
+    return out
+
+
+def quick_accept(
+    record: dict[str, Any],
+    snapshot: TaskSnapshot,
+    package: PackageState,
+    expected_sha: str | None,
+    source: SourceResolution | None,
+) -> Result | None:
+    """The ACCEPTED result of a c3-prime record that every record rule passes, else None.
+
+    The usual record, decided without the table's per-rule lists: each test
+    below is one rule's passing condition (or a stricter one), so an answer
+    here is the table's own answer (``_verify_c3_prime``) with the same facts.
+    None means "not shown here": the caller runs the full table, which decides
+    and names every reason. Only for an unsigned check (no authority) and the
+    package of this very snapshot; tests compare both on valid and invalid records.
+    """
+    keys = record.keys()
+    # Rules 1-3 and 9: only allowed keys (none starts with "_"), every required one.
+    if not (keys <= c.RECORD_ALLOWED_KEYS and keys >= c.RECORD_REQUIRED_SET):
+        return None
+    fields = {key: record[key] for key in _STRING_FIELDS}  # all required
+    for value in fields.values():  # rule 4
+        if not isinstance(value, str):
+            return None
+    task_id = fields["task_id"]
+    if task_id != snapshot.task_id or not is_task_id(task_id):  # rule 5
+        return None
+    if fields["phase"] != c.PHASE or fields["decision"] != "AUTO_APPROVED":  # rules 6, 13
+        return None
+    for key in _NON_EMPTY_FIELDS:  # rule 7 (all required)
+        if not _filled(record[key]):
+            return None
+    if not is_utc_timestamp(fields["issued_at"]):  # rule 8
+        return None
+    if "derived_loopspec_hash" in record and not is_digest(record["derived_loopspec_hash"]):
+        return None  # rule 10
+    if package.presence or package.evidence_reasons:  # rules 11, 12
+        return None
+    # Rules 14, 15: resolved to one full id, equal to the expected one when given.
+    if source is None or source.full_sha is None or not is_source_sha(fields["source_sha"]):
+        return None
+    if expected_sha is not None and source.full_sha != expected_sha:
+        return None
+    if fields["plan_hash"] != package.plan_hash:  # rule 16 (the plan is readable: no presence)
+        return None
+    # Rules 17, 18: the recorded map equals the current one, whose six values are
+    # digests of the files, and the recorded package hash is the current one,
+    # computed from that same map.
+    current = package.artifact_hashes
+    recorded = record["artifact_hashes"]
+    if not (
+        isinstance(recorded, dict)
+        and current.keys() == ARTIFACT_SET
+        and recorded == current
+        and package.plan_package_hash is not None
+        and fields["plan_package_hash"] == package.plan_package_hash
+    ):
+        return None
+    reviewers = record["reviewers"]  # rules 19-23
+    if not isinstance(reviewers, dict) or reviewers.keys() != c.REVIEWER_SET:
+        return None
+    for model in c.REVIEWERS:
+        snap = reviewers[model]
+        if not isinstance(snap, dict) or snap.keys() != c.SNAPSHOT_KEY_SET:
+            return None
+        if snap["verdict"] != "approve":
+            return None
+        for key in c.TRIO_KEYS:
+            if snap[key] != record[key]:
+                return None
+        # The trio equals top-level strings shown above to be digests or hex ids
+        # (filled), the verdict is "approve": only the evidence ref is left.
+        if not _filled(snap["evidence_ref"]):
+            return None
+    if _normalised(reviewers["model_a"]["evidence_ref"]) == _normalised(
+        reviewers["model_b"]["evidence_ref"]
+    ):
+        return None
+    return Result(ACCEPTED, (), _facts_of(
+        snapshot, package, fields, record, source_full=source.full_sha,
+        expected_sha=expected_sha, verdicts=dict(_APPROVE_BOTH), authority=None,
+    ))
 
 
 def _verify_c3_prime(ck: _Check) -> Result:
@@ -720,26 +851,33 @@ def _verify_c3_prime(ck: _Check) -> Result:
 
 
 def _facts(ck: _Check) -> dict[str, Any]:
-    package = ck.package
+    return _facts_of(ck.snapshot, ck.package, ck.fields, ck.record, source_full=ck.source_full,
+                     expected_sha=ck.expected_sha, verdicts=ck.verdicts, authority=ck.authority)
+
+
+def _facts_of(
+    snapshot: TaskSnapshot, package: PackageState, fields: Mapping[str, str | None],
+    record: dict[str, Any], *, source_full: str | None, expected_sha: str | None,
+    verdicts: dict[str, str], authority: ApprovalAuthority | None,
+) -> dict[str, Any]:
     facts: dict[str, Any] = {
         "kind": "c3-prime",
-        "task_dir": ck.snapshot.task_id,
-        "task_id": ck.fields["task_id"],
-        "decision": ck.fields["decision"],
-        "source_sha": ck.fields["source_sha"],
-        "plan_hash": ck.fields["plan_hash"],
-        "plan_package_hash": ck.fields["plan_package_hash"],
-        "record": ck.record,
+        "task_dir": snapshot.task_id,
+        "task_id": fields["task_id"],
+        "decision": fields["decision"],
+        "source_sha": fields["source_sha"],
+        "plan_hash": fields["plan_hash"],
+        "plan_package_hash": fields["plan_package_hash"],
+        "record": record,
         "artifact_hashes": dict(package.artifact_hashes),
         "current_plan_hash": package.plan_hash,
         "current_plan_package_hash": package.plan_package_hash,
     }
-    if ck.source_full is not None:
-        facts["source_sha_full"] = ck.source_full
-    facts["expected_sha"] = ck.expected_sha
-    facts["reviewer_verdicts"] = ck.verdicts
-    facts["authority"] = (ck.authority.summary() if ck.authority is not None
-                          else "unauthenticated")
+    if source_full is not None:
+        facts["source_sha_full"] = source_full
+    facts["expected_sha"] = expected_sha
+    facts["reviewer_verdicts"] = verdicts
+    facts["authority"] = authority.summary() if authority is not None else "unauthenticated"
     return facts
 
 

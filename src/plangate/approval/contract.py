@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 RECORD_REQUIRED_KEYS: tuple[str, ...] = (
     "task_id",
     "approval_kind",
@@ -40,8 +38,6 @@ TRIO_KEYS: tuple[str, ...] = ("plan_hash", "source_sha", "plan_package_hash")
 REVIEWER_SET = frozenset(REVIEWERS)
 SNAPSHOT_KEY_SET = frozenset(SNAPSHOT_KEYS)
 
-SOURCE_SHA_RE = re.compile(r"[0-9a-f]{7,40}")
-FULL_SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 LEGACY_PHASE = "C-3"
 LEGACY_STATUSES: tuple[str, ...] = ("APPROVED", "CONDITIONAL", "REJECTED")

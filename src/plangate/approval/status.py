@@ -22,6 +22,7 @@ reason first, as verify does.
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 from pathlib import Path
@@ -31,13 +32,24 @@ from plangate.errors import PlanGateError
 from plangate.layout import WORKING_DIR
 from plangate.records import NamedTuple
 from plangate.shapes import is_task_id
-from plangate.snapshot import ARTIFACTS, TaskSnapshot, read_task_snapshot
+from plangate.snapshot import (
+    ARTIFACTS,
+    TaskSnapshot,
+    open_working_dir,
+    read_task_snapshot,
+    read_task_snapshot_in,
+)
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from plangate.approval.acceptor import ParsedRecord
     from plangate.authority.approval import ApprovalAuthority
     from plangate.authority.root import TrustRoot
+    from plangate.authority.wording import Signers
+    from plangate.fsutil import VerifiedDir
+    from plangate.plan.package import PackageState
 
 
 def list_task_ids(root: Path) -> list[str]:
@@ -69,19 +81,28 @@ def _resolve_sources(
     root: Path,
     snapshots: list[TaskSnapshot],
     parsed: dict[str, ParsedRecord | None] | None = None,
+    known: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """SourceResolution per task id, with one git process for all records."""
+    """SourceResolution per task id, with one git process for all records.
+
+    ``known`` (kept by the caller for one report) holds the resolutions of full
+    commit ids that git named as themselves: they are reused, not asked again,
+    and the new ones are added.
+    """
     from plangate.approval.acceptor import SourceResolution, source_sha_of
     from plangate.git import Git, GitError
 
     if parsed is None:
         parsed = _parse_records(snapshots)
     wanted: dict[str, str] = {}
+    out: dict[str, Any] = {}
     for snap in snapshots:
         sha = source_sha_of(parsed.get(snap.task_id))
         if sha is not None:
-            wanted[snap.task_id] = sha
-    out: dict[str, Any] = {}
+            if known is not None and sha in known:
+                out[snap.task_id] = known[sha]
+            else:
+                wanted[snap.task_id] = sha
     if not wanted:
         return out
     try:
@@ -96,7 +117,10 @@ def _resolve_sources(
     from plangate.approval.service import source_resolution
 
     for task_id, sha in wanted.items():
-        out[task_id] = source_resolution(sha, resolved.get(sha))
+        resolution = source_resolution(sha, resolved.get(sha))
+        out[task_id] = resolution
+        if known is not None and resolution.full_sha == sha:  # a full id naming a commit
+            known[sha] = resolution
     return out
 
 
@@ -105,6 +129,21 @@ def _record_kind(snapshot: TaskSnapshot, result: Result) -> str:
         return "none" if snapshot.record.state.value == "missing" else snapshot.record.state.value
     kind = result.facts.get("kind")
     return str(kind) if kind else "invalid"
+
+
+@functools.cache
+def _row_tools() -> tuple[
+    Callable[[TaskSnapshot], PackageState],
+    Callable[..., Result],
+    Callable[[object], Signers | None],
+]:
+    """What :func:`task_row` calls, imported once (an import statement per row costs more
+    than a third of the row's own work; the modules stay out of this module's import)."""
+    from plangate.approval.acceptor import verify_snapshot
+    from plangate.authority.wording import signers_of
+    from plangate.plan.package import compute_package
+
+    return compute_package, verify_snapshot, signers_of
 
 
 def task_row(
@@ -122,10 +161,7 @@ def task_row(
     id (the verdict is then the one exec would get), or None (the static one);
     ``authority`` the task's authority facts when the trust root requires signatures.
     """
-    from plangate.approval.acceptor import verify_snapshot
-    from plangate.authority.wording import signers_of
-    from plangate.plan.package import compute_package
-
+    compute_package, verify_snapshot, signers_of = _row_tools()
     package = compute_package(snapshot)
     result = verify_snapshot(
         snapshot,
@@ -149,7 +185,7 @@ def task_row(
     return {
         "task": snapshot.task_id,
         "package": f"{present}/{len(ARTIFACTS)}",
-        "presence": [r.to_json() for r in presence],
+        "presence": [r.to_json() for r in presence] if presence else [],
         "plan_hash": package.plan_hash,
         "plan_package_hash": package.plan_package_hash,
         "c1": package.c1.state.value,
@@ -158,7 +194,7 @@ def task_row(
         "decision": decision if isinstance(decision, str) else None,
         "verdict": result.verdict,
         "exit_code": int(result.exit_code),
-        "reasons": [r.to_json() for r in result.reasons],
+        "reasons": [r.to_json() for r in result.reasons] if result.reasons else [],
         "first_reason": result.reasons[0].code if result.reasons else "",
         "package_reason": package_first[0].code if package_first else "",
         "at": "exec" if head is not None else "static",
@@ -264,12 +300,12 @@ def _row(
     trust: TrustState,
 ) -> dict[str, Any]:
     """One task's row under the trust state: authority checked when signatures are required."""
-    from plangate.authority.consumer import approval_authority
-
     if trust.problem is not None:  # fail closed, as verify does
         return _refused(task_row(snap, source, parsed=parsed, head=head), trust.problem)
     authority = None
     if trust.root is not None:
+        from plangate.authority.consumer import approval_authority
+
         try:
             authority = approval_authority(
                 root,
@@ -326,11 +362,24 @@ def _collect_rows(
     Tasks are read in batches of :data:`SNAPSHOT_BATCH`: a row is small, a snapshot holds
     every file of its task, so memory stays bounded whatever the number of tasks.
     """
+    handle = open_working_dir(root) if task_ids else None
+    try:
+        return _collect_rows_in(root, task_ids, named, trust, handle)
+    finally:
+        if handle is not None:
+            handle.close()
+
+
+def _collect_rows_in(
+    root: Path, task_ids: list[str], named: bool, trust: TrustState, handle: VerifiedDir | None
+) -> tuple[list[dict[str, Any]], list[Reason]]:
+    """:func:`_collect_rows` with ``docs/working`` open (``handle``), or None: read by path."""
     missing: list[Reason] = []
     rows_by_task: dict[str, dict[str, Any]] = {}
     working = root / WORKING_DIR
     head: str | None = None
     head_read = False
+    known: dict[str, Any] = {}  # full source ids git named as commits, for later batches
     for start in range(0, len(task_ids), SNAPSHOT_BATCH):
         snapshots: list[TaskSnapshot] = []
         for task_id in task_ids[start : start + SNAPSHOT_BATCH]:
@@ -345,13 +394,17 @@ def _collect_rows(
                 )
                 continue
             try:
-                snapshots.append(read_task_snapshot(task_dir))
+                snapshots.append(
+                    read_task_snapshot(task_dir)
+                    if handle is None
+                    else read_task_snapshot_in(handle, task_dir)
+                )
             except PlanGateError as exc:
                 rows_by_task[task_id] = _error_row(task_id, exc)
         if not snapshots:
             continue
         parsed = _parse_records(snapshots)
-        sources = _resolve_sources(root, snapshots, parsed)
+        sources = _resolve_sources(root, snapshots, parsed, known)
         if not head_read:  # one HEAD for the whole report
             head, head_read = _head(root), True
         for snap in snapshots:

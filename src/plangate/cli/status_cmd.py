@@ -92,13 +92,20 @@ def _cell(value: object) -> str:
 def format_table(rows: list[dict[str, Any]], *, signed: bool = False) -> list[str]:
     """Rows as aligned text lines with a header (and the signers' columns when ``signed``)."""
     columns = _COLUMNS + _SIGNED_COLUMNS if signed else _COLUMNS
-    cells = [[title for _key, title in columns]]
-    for row in rows:
-        cells.append([_cell(row.get(key)) for key, _title in columns])
-    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
-    return [
-        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in cells
+    # Column by column (one comprehension per column, not one call per cell).
+    texts = [
+        [
+            title,
+            *(
+                _cell(value) if type(value) is list else str(value or "-")
+                for value in (row.get(key) for row in rows)
+            ),
+        ]
+        for key, title in columns
     ]
+    pads = [f"{{:<{max(map(len, column))}}}" for column in texts]
+    line_format = "  ".join(pads)
+    return [line_format.format(*line).rstrip() for line in zip(*texts, strict=True)]
 
 
 def _authority_line(trust: TrustState) -> str:

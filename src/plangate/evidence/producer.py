@@ -58,6 +58,7 @@ from plangate.evidence.contract import (
 from plangate.evidence.privacy import find_forbidden_keys, output_problems, redact, redact_tree
 from plangate.paths import is_canonical_path
 from plangate.plan.package import plan_package_hash
+from plangate.shapes import is_source_sha
 from plangate.snapshot import ARTIFACTS
 from plangate.verdict import Reason, Result
 
@@ -279,7 +280,7 @@ def record_binding_problems(
     if decision not in c3.DECISIONS:
         add("EVIDENCE_BINDING_DECISION", f"decision {decision!r} is not one of {c3.DECISIONS}")
     source = record.get("source_sha")
-    if not (isinstance(source, str) and c3.SOURCE_SHA_RE.fullmatch(source)):
+    if not (isinstance(source, str) and is_source_sha(source)):
         add("EVIDENCE_BINDING_SOURCE_SHA", "source_sha is not 7-40 lowercase hex")
     plan = artifacts.get("plan.md")
     if plan is None or record.get("plan_hash") != sha256_digest(plan):

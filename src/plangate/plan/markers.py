@@ -88,7 +88,7 @@ class MarkerResult(NamedTuple):
 
 _HASH_PREFIX = "sha256:"
 _HASH_LENGTH = len(_HASH_PREFIX) + 64
-_LOWER_HEX = frozenset("0123456789abcdef")
+_LOWER_HEX = "0123456789abcdef"
 
 
 def full_grammar(line: str, kind: MarkerKind) -> tuple[str, str] | None:
@@ -99,20 +99,26 @@ def full_grammar(line: str, kind: MarkerKind) -> tuple[str, str] | None:
     (``str.isspace``). Written without a regular expression: compiling one costs
     more at start-up than every marker of a task takes to read.
     """
-    head = f"{kind.name}-VERDICT: "
+    head = _HEADS.get(kind.name) or f"{kind.name}-VERDICT: "
     if not line.startswith(head):
         return None
     verdict, separator, plan_hash = line[len(head) :].partition(" plan=")
-    if not separator or not verdict or any(ch.isspace() for ch in verdict):
+    if not separator or not verdict:
+        return None
+    # An ASCII letter or digit is never whitespace: only other verdicts are scanned.
+    if not (verdict.isascii() and verdict.isalnum()) and any(ch.isspace() for ch in verdict):
         return None
     if len(plan_hash) != _HASH_LENGTH or not plan_hash.startswith(_HASH_PREFIX):
         return None
-    if not _LOWER_HEX.issuperset(plan_hash[len(_HASH_PREFIX) :]):
+    # strip() removes every character of the set from both ends: nothing is left
+    # exactly when every character is lowercase hex.
+    if plan_hash[len(_HASH_PREFIX) :].strip(_LOWER_HEX):
         return None
     return verdict, plan_hash
 
 
 _FOLDED_PREFIXES = {kind.name: f"{kind.name}-verdict".casefold() for kind in KINDS}
+_HEADS = {kind.name: f"{kind.name}-VERDICT: " for kind in KINDS}
 
 
 # Characters that hide nothing from a reader but would hide a marker from a
@@ -182,6 +188,42 @@ def _hidden_marker_count(text: str, prefix: str) -> int:
     return hidden
 
 
+def marker_candidates(text: str, prefix: str) -> list[str]:
+    """The lines of ``text`` (split on LF) that look like a marker of folded ``prefix``."""
+    width = len(prefix)
+    # _looks_like_marker, inlined: this runs for every line of two files per task.
+    return [ln for ln in text.split("\n") if _marker_head(ln, width).startswith(prefix)]
+
+
+# Every byte a plain file may not hold for the quick candidate search: ASCII
+# controls other than LF (TAB, CR, VT, FF, NUL, DEL...) and every non-ASCII byte.
+_NOT_PLAIN = bytes((*range(0x0A), *range(0x0B, 0x20), *range(0x7F, 0x100)))
+
+
+def _plain_candidates(data: bytes, text: str, prefix: str) -> list[str] | None:
+    """:func:`marker_candidates` for a plain file (printable ASCII, spaces and LF), else None.
+
+    In such a file a line's marker head is the line without its leading
+    spaces, lower-cased, and no other line break can hide a marker. Every
+    candidate line then holds the prefix, so only the prefix's occurrences are
+    looked at (usually one) instead of every line. ``text`` is ``data`` decoded.
+    None (not plain) sends the caller to the general search; a property test
+    pins the two to each other.
+    """
+    if len(data.translate(None, _NOT_PLAIN)) != len(data):
+        return None
+    lowered = text.lower()
+    found: list[str] = []
+    at = lowered.find(prefix)
+    while at >= 0:
+        start = lowered.rfind("\n", 0, at) + 1
+        if not lowered[start:at].strip(" "):
+            end = text.find("\n", at)
+            found.append(text[start:] if end < 0 else text[start:end])
+        at = lowered.find(prefix, at + len(prefix))
+    return found
+
+
 def marker_line(kind: MarkerKind, verdict: str, plan_hash: str) -> str:
     """The exact marker line (without newline) for ``verdict`` bound to ``plan_hash``."""
     if verdict not in kind.vocabulary:
@@ -217,6 +259,13 @@ def _drop_hidden_markers(line: str, kind: MarkerKind) -> str:
     return "".join(out)
 
 
+def _redo_hint(kind: MarkerKind) -> str:
+    return f"run the {kind.name} review again and write the marker with 'plangate review mark'"
+
+
+_REDO = {kind.name: _redo_hint(kind) for kind in KINDS}
+
+
 def _reason(kind: MarkerKind, code: str, message: str, hint: str) -> Reason:
     return Reason(code=code, message=f"{kind.filename}: {message}", hint=hint)
 
@@ -229,7 +278,7 @@ def read_marker(
     ``current_plan_hash`` is the ``sha256:`` of the current plan.md, or None when
     plan.md itself is unreadable (then the marker cannot be bound: undecidable).
     """
-    redo = f"run the {kind.name} review again and write the marker with 'plangate review mark'"
+    redo = _REDO.get(kind.name) or _redo_hint(kind)
     if data is None:
         return MarkerResult(
             kind,
@@ -242,14 +291,13 @@ def read_marker(
             ),
         )
     text = data.decode("utf-8", errors="replace")
-    lines = text.split("\n")
     prefix = _FOLDED_PREFIXES.get(kind.name) or f"{kind.name}-verdict".casefold()
-    width = len(prefix)
-    # _looks_like_marker, inlined: this runs for every line of two files per task.
-    candidates = [ln for ln in lines if _marker_head(ln, width).startswith(prefix)]
-    hidden = _hidden_marker_count(text, prefix)
-    # A line in full grammar starts with the prefix, so it is always a candidate.
-    full = [m for m in (full_grammar(ln, kind) for ln in candidates) if m is not None]
+    plain = _plain_candidates(data, text, prefix)
+    if plain is not None:
+        candidates, hidden = plain, 0
+    else:
+        candidates = marker_candidates(text, prefix)
+        hidden = _hidden_marker_count(text, prefix)
     if not candidates:
         return MarkerResult(
             kind,
@@ -285,7 +333,10 @@ def read_marker(
             ),
         )
     line = candidates[0]
-    if len(full) != 1:
+    # A line in full grammar starts with the prefix, so it is always a candidate:
+    # with exactly one candidate, the grammar of that line decides.
+    grammar = full_grammar(line, kind)
+    if grammar is None:
         detail = "does not match the marker grammar"
         if line.endswith("\r"):
             detail = "ends with a carriage return (CRLF line ending); save the file with LF endings"
@@ -303,7 +354,7 @@ def read_marker(
                 f"write exactly '{kind.prefix} <verdict> plan=sha256:<64 lowercase hex>'",
             ),
         )
-    verdict, plan_hash = full[0]
+    verdict, plan_hash = grammar
     if verdict != kind.accepted:
         return MarkerResult(
             kind,
@@ -343,4 +394,4 @@ def read_marker(
                 f"plan.md changed after the review; {redo}",
             ),
         )
-    return MarkerResult(kind, MarkerState.VALID, verdict=verdict, plan_hash=plan_hash)
+    return MarkerResult(kind, MarkerState.VALID, verdict, plan_hash)

@@ -29,9 +29,9 @@ def _report(repo: Path, named: list[str], batch: int, monkeypatch: pytest.Monkey
     held: list[int] = []
     real = status._resolve_sources
 
-    def counting(root, snapshots, parsed=None):  # type: ignore[no-untyped-def]
+    def counting(root, snapshots, parsed=None, known=None):  # type: ignore[no-untyped-def]
         held.append(len(snapshots))
-        return real(root, snapshots, parsed)
+        return real(root, snapshots, parsed, known)
 
     monkeypatch.setattr(status, "SNAPSHOT_BATCH", batch)
     monkeypatch.setattr(status, "_resolve_sources", counting)
@@ -63,3 +63,33 @@ def test_named_and_missing_tasks_keep_their_order_across_batches(
     assert [reason.code for reason in report.missing] == ["TASK_NOT_FOUND"]
     assert "TASK-0404" in report.missing[0].message
     assert max(held) <= 2
+
+
+def test_a_full_source_id_is_asked_of_git_once_per_report(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from plangate.git import Git
+
+    asked: list[list[str]] = []
+    real = Git.resolve_commits
+
+    def counting(self: Git, revs: list[str]):  # type: ignore[no-untyped-def]
+        asked.append(list(revs))
+        return real(self, revs)
+
+    whole, _ = _report(repo, [], 10_000, monkeypatch)
+    monkeypatch.setattr(Git, "resolve_commits", counting)
+    report, _ = _report(repo, [], 1, monkeypatch)
+    assert report.rows == whole.rows
+    # Every approved task binds HEAD: the first batch with a record asks, the others reuse.
+    assert len(asked) == 1
+    # An abbreviated id is not remembered: each batch that holds one asks again.
+    for task_id in TASKS[::2]:
+        record_path = repo / "docs" / "working" / task_id / "approvals" / "c3.json"
+        record = record_path.read_text()
+        full = record.split('"source_sha": "')[1][:40]
+        record_path.write_text(record.replace(f'"source_sha": "{full}"', f'"source_sha": "{full[:12]}"'))
+    asked.clear()
+    short, _ = _report(repo, [], 1, monkeypatch)
+    assert len(asked) == len(TASKS[::2])
+    assert [row["verdict"] for row in short.rows] == [row["verdict"] for row in whole.rows]

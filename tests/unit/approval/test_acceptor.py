@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from plangate.approval import acceptor
 from plangate.approval.acceptor import (
     ACCEPTOR_RULE_ORDER,
     PARSE_RULES,
@@ -641,6 +642,139 @@ def test_a_missing_key_is_reported_by_the_key_rule_only(key: str) -> None:
     record = good_record()
     del record[key]
     assert check(record).codes == ("C3_MISSING_KEYS",)
+
+
+# -- the quick acceptance of the usual record, against the full table ------------------
+
+
+def _table(snapshot: TaskSnapshot, source: SourceResolution | None, expected: str | None):
+    """The full table's answer (what verify_snapshot answered before the quick path)."""
+    record = json.loads(snapshot.record.data or b"{}")
+    return acceptor._verify_c3_prime(
+        acceptor._Check(
+            record, snapshot, expected_sha=expected, source=source,
+            given_package=compute_package(snapshot),
+        )
+    )
+
+
+def _with_reviewer(model: str, **changes: Any) -> dict[str, Any]:
+    record = good_record()
+    record["reviewers"][model] = {**record["reviewers"][model], **changes}
+    return record
+
+
+def _everywhere(key: str, value: Any) -> dict[str, Any]:
+    """``key`` changed at the top level and in both snapshots (the trio stays equal)."""
+    record = good_record(**{key: value})
+    for snap in record["reviewers"].values():
+        snap[key] = value
+    return record
+
+
+def _without(key: str) -> dict[str, Any]:
+    record = good_record()
+    del record[key]
+    return record
+
+
+def _reviewer_without(model: str, key: str) -> dict[str, Any]:
+    record = good_record()
+    del record["reviewers"][model][key]
+    return record
+
+
+STALE_FILES = {**FILES, "review-self.md": b"C1-VERDICT: PASS plan=sha256:" + b"0" * 64 + b"\n"}
+QUICK_CASES: list[tuple[str, dict[str, Any], dict[str, bytes]]] = [
+    ("good", good_record(), FILES),
+    ("loopspec hash", good_record(derived_loopspec_hash=OTHER), FILES),
+    ("non-ASCII visible refs", good_record(c1_evidence_ref="r\u00e9view.md", issued_by="\u00e9"),
+     FILES),
+    ("annotation", good_record(_note="fine"), FILES),
+    ("bad loopspec hash", good_record(derived_loopspec_hash=OTHER.upper()), FILES),
+    *[(f"problem: {what}", good_record(**changes), FILES) for what, changes, _ in RECORD_PROBLEMS],
+    ("escalated", good_record(decision="HUMAN_ESCALATED"), FILES),
+    ("decision type", good_record(decision=1), FILES),
+    ("task id type", good_record(task_id=1), FILES),
+    ("issued_at calendar", good_record(issued_at="2026-02-30T09:00:00Z"), FILES),
+    ("policy zero-width", good_record(policy_ref="\u200b"), FILES),
+    ("issued_by int", good_record(issued_by=5), FILES),
+    ("c1 ref tab only", good_record(c1_evidence_ref="\t"), FILES),
+    ("package hash", good_record(plan_package_hash=OTHER), FILES),
+    ("package hash everywhere", _everywhere("plan_package_hash", OTHER), FILES),
+    ("plan hash everywhere", _everywhere("plan_hash", OTHER), FILES),
+    ("source everywhere", _everywhere("source_sha", "d" * 40), FILES),
+    ("short source everywhere", _everywhere("source_sha", "c" * 7), FILES),
+    ("bad source everywhere", _everywhere("source_sha", "C" * 40), FILES),
+    ("blank trio everywhere", _everywhere("plan_hash", " "), FILES),
+    ("package hash upper", good_record(plan_package_hash=PACKAGE.upper()), FILES),
+    ("hashes upper", good_record(artifact_hashes={**HASHES, "plan.md": PLAN_HASH.upper()}),
+     FILES),
+    ("hashes extra", good_record(artifact_hashes={**HASHES, "x.md": OTHER}), FILES),
+    ("hashes list", good_record(artifact_hashes=list(HASHES)), FILES),
+    ("reviewers list", good_record(reviewers=[]), FILES),
+    ("reviewers extra", good_record(reviewers={**good_record()["reviewers"], "model_c": {}}),
+     FILES),
+    ("snapshot list", _with_reviewer("model_a") | {"reviewers": {"model_a": [], "model_b": {}}},
+     FILES),
+    ("snapshot key missing", _reviewer_without("model_b", "source_sha"), FILES),
+    ("snapshot extra key", _with_reviewer("model_a", extra="x"), FILES),
+    ("verdict reject", _with_reviewer("model_b", verdict="reject"), FILES),
+    ("verdict case", _with_reviewer("model_a", verdict="Approve"), FILES),
+    ("verdict blank", _with_reviewer("model_a", verdict=" "), FILES),
+    ("ref blank", _with_reviewer("model_a", evidence_ref="\u200b"), FILES),
+    ("ref int", _with_reviewer("model_b", evidence_ref=3), FILES),
+    ("ref shared", _with_reviewer("model_b", evidence_ref="./REVIEWS/a.md"), FILES),
+    ("trio plan", _with_reviewer("model_a", plan_hash=OTHER), FILES),
+    ("trio source", _with_reviewer("model_b", source_sha="d" * 40), FILES),
+    ("trio package", _with_reviewer("model_b", plan_package_hash=OTHER), FILES),
+    ("no reviewers", _without("reviewers"), FILES),
+    ("no hashes", _without("artifact_hashes"), FILES),
+    ("no issued_at", _without("issued_at"), FILES),
+    ("missing artifact", good_record(), {k: v for k, v in FILES.items() if k != "todo.md"}),
+    ("empty artifact", good_record(), {**FILES, "todo.md": b""}),
+    ("stale marker", good_record(), STALE_FILES),
+    ("changed artifact", good_record(), {**FILES, "todo.md": b"changed\n"}),
+]
+SOURCES = [(FULL, None), (FULL, SRC), (FULL, "d" * 40), (None, None), (SourceResolution(None), SRC)]
+
+
+@pytest.mark.parametrize(("what", "record", "files"), QUICK_CASES, ids=[c[0] for c in QUICK_CASES])
+@pytest.mark.parametrize(("source", "expected"), SOURCES)
+def test_the_quick_acceptance_gives_the_tables_answer(
+    what: str,
+    record: dict[str, Any],
+    files: dict[str, bytes],
+    source: SourceResolution | None,
+    expected: str | None,
+) -> None:
+    snapshot = snapshot_of(record, files=files)
+    table = _table(snapshot, source, expected)
+    answer = verify_snapshot(snapshot, expected_sha=expected, source=source)
+    assert (answer.verdict, answer.reasons, answer.facts) == (
+        table.verdict, table.reasons, table.facts
+    )
+    quick = acceptor.quick_accept(record, snapshot, compute_package(snapshot), expected, source)
+    # The quick path answers only what the table accepts, and then exactly as it does.
+    assert quick is None or quick == table
+    if quick is not None:
+        assert table.verdict == "ACCEPTED"
+
+
+@pytest.mark.parametrize(
+    "what", ["good", "loopspec hash", "non-ASCII visible refs"]
+)
+def test_the_usual_record_is_accepted_by_the_quick_path(what: str) -> None:
+    record = next(r for name, r, _ in QUICK_CASES if name == what)
+    snapshot = snapshot_of(record)
+    quick = acceptor.quick_accept(record, snapshot, compute_package(snapshot), SRC, FULL)
+    assert quick is not None and quick == _table(snapshot, FULL, SRC)
+
+
+def test_the_quick_path_stands_only_for_the_table_it_was_written_for() -> None:
+    # A rule added, removed or moved switches it off: every record then takes the table.
+    assert acceptor._QUICK_COVERS_TABLE
+    assert tuple(rule.check for rule in RECORD_RULES) == acceptor._QUICK_COVERED
 
 
 def test_the_documented_table_has_its_header() -> None:

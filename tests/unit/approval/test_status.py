@@ -6,6 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from plangate.cli.status_cmd import format_table
 from plangate.git import scrubbed_env
 from support.plan_tasks import approve_task, task_dir, write_package
@@ -74,6 +76,33 @@ def test_format_table_pads_columns() -> None:
     assert header.index("PACKAGE") == first.index("6/6") == second.index("0/6")
     assert header.index("AT EXEC") == first.index("ACCEPTED") == second.index("REJECTED")
     assert header.index("C-1") == second.index("file_missing")
+
+
+def _one_cell_at_a_time(rows: list[dict], signed: bool) -> list[str]:
+    """The table as it was built before, a cell at a time (the reference)."""
+    from plangate.cli.status_cmd import _COLUMNS, _SIGNED_COLUMNS, _cell
+
+    columns = _COLUMNS + _SIGNED_COLUMNS if signed else _COLUMNS
+    cells = [[title for _key, title in columns]]
+    cells += [[_cell(row.get(key)) for key, _title in columns] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    return [
+        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in cells
+    ]
+
+
+@pytest.mark.parametrize("signed", [False, True])
+def test_format_table_is_the_cell_by_cell_table(signed: bool) -> None:
+    rows = [
+        {"task": "TASK-0001", "package": "6/6", "verdict": "ACCEPTED", "c1": "valid",
+         "approved_by": "alice", "reviewed_by": ["bob", "carol"], "decision": None},
+        {"task": "TASK-0002", "package": "-", "verdict": "REJECTED", "first_reason": "{0}{x}",
+         "reviewed_by": [], "approved_by": None, "package_reason": "", "record": 0},
+        {"task": "TASK-0003"},
+        {"task": "TASK-0004", "c2": "a much longer value than any title", "reviewed_by": None},
+    ]
+    for some in (rows, rows[:1], []):
+        assert format_table(some, signed=signed) == _one_cell_at_a_time(some, signed)
 
 
 def test_named_tasks_and_missing_one(git_repo: Path, run_cli) -> None:

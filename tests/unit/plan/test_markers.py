@@ -350,3 +350,55 @@ def test_full_grammar_reads_exactly_the_marker_grammar(line: str, expected: obje
     from plangate.plan.markers import full_grammar
 
     assert full_grammar(line, C1) == expected
+
+
+# -- the plain-file search against the general one ------------------------------------
+
+PLAIN_TEXTS = [
+    "",
+    "\n",
+    f"# review\n\nC1-VERDICT: PASS plan={H}\n",
+    f"C1-VERDICT: PASS plan={H}",
+    f"   C1-VERDICT: PASS plan={H}\n",
+    f"c1-verdict: pass plan={H}\n",
+    "C1-Verdict PASS\nnote C1-VERDICT: in prose\n",
+    f"x C1-VERDICT: PASS plan={H}\n  c1-VERDICTS\n",
+    "C1-VERDIC\nC1-VERDICT\n C1-VERDICT:\n",
+    f"C1-VERDICT: PASS plan={H}\nC1-VERDICT: FAIL plan={H}\n",
+    "C2-VERDICT: approve\nC1-VERDICT c1-verdict C1-verdict\n",
+    f"C1-VERDICT:  PASS plan={H} \n",
+    "  \n  \n   c1-verdict",
+    "c1-verdictc1-verdict\nc1-verdict",
+]
+NOT_PLAIN_TEXTS = [
+    f"\tC1-VERDICT: PASS plan={H}\n",
+    f"C1-VERDICT: PASS plan={H}\r\n",
+    f"note\rC1-VERDICT: FAIL plan={H}\nC1-VERDICT: PASS plan={H}\n",
+    f"\u200bC1-VERDICT: PASS plan={H}\n",
+    f"\uff23\uff11-VERDICT: PASS plan={H}\n",
+    f"C\x001-VERDICT: PASS plan={H}\n",
+    f"\x7fC1-VERDICT: PASS plan={H}\n",
+    f"caf\u00e9\nC1-VERDICT: PASS plan={H}\n",
+]
+
+
+@pytest.mark.parametrize("text", PLAIN_TEXTS)
+def test_the_plain_search_finds_the_general_searchs_lines(text: str) -> None:
+    from plangate.plan.markers import _hidden_marker_count, _plain_candidates, marker_candidates
+
+    data = text.encode()
+    for prefix in ("c1-verdict", "c2-verdict"):
+        assert _plain_candidates(data, text, prefix) == marker_candidates(text, prefix)
+        assert _hidden_marker_count(text, prefix) == 0  # what the plain path takes for granted
+
+
+@pytest.mark.parametrize("text", NOT_PLAIN_TEXTS)
+def test_a_file_that_is_not_plain_takes_the_general_search(text: str) -> None:
+    from plangate.plan.markers import _plain_candidates
+
+    data = text.encode()
+    assert _plain_candidates(data, data.decode("utf-8", errors="replace"), "c1-verdict") is None
+    # and the answer is the general one (one marker, or an ambiguity)
+    assert state(data) in {
+        MarkerState.VALID, MarkerState.DUPLICATE, MarkerState.MALFORMED, MarkerState.MISSING
+    }

@@ -19,7 +19,9 @@ answers them from memory when, and only when, their inputs are the same bytes:
   a linked worktree or any file that cannot be read plainly is never cached).
   Moving the branch changes those bytes, so the next call asks git again.
 - **the trust files listed at a branch** (``Git.ls_tree_at_ref``) is keyed the
-  same way, with the paths asked for; a failed listing is not kept.
+  same way, with the paths asked for. A listing git could not make (no such
+  branch) is kept too: it only sends the caller down its exact path, which has
+  its own memo.
 
 Everything else a decision reads (surfaces, plan, record, HEAD, the ledger) is
 read afresh on every call, exactly as in-process.
@@ -96,17 +98,12 @@ class Memo:
         self.values: dict[Any, Any] = {}
         self.hits = 0
 
-    def get(
-        self, key: Any, compute: Callable[[], Any], keep: Callable[[Any], bool] | None = None
-    ) -> Any:
-        """The remembered answer for ``key``, else ``compute()`` (remembered if it returns,
-        and ``keep`` accepts it)."""
+    def get(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """The remembered answer for ``key``, else ``compute()`` (remembered if it returns)."""
         if key in self.values:
             self.hits += 1
             return self.values[key]
         value = compute()
-        if keep is not None and not keep(value):
-            return value
         if len(self.values) >= MAX_ENTRIES:
             self.values.pop(next(iter(self.values)))
         self.values[key] = value
@@ -152,9 +149,7 @@ def install() -> None:
         if key is None:
             return original_listing(self, ref, paths)
         listed = LISTINGS.get(
-            (key, ref, tuple(paths)),
-            lambda: _frozen(original_listing(self, ref, paths)),
-            keep=lambda value: value is not None,
+            (key, ref, tuple(paths)), lambda: _frozen(original_listing(self, ref, paths))
         )
         return None if listed is None else list(listed)
 

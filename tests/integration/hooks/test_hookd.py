@@ -319,6 +319,21 @@ def test_peer_credentials_are_the_users(repo: Path, env: dict[str, str]):
         os.close(fd)
 
 
+def test_a_repository_without_the_trust_branch_is_answered_from_memory(
+    repo: Path, env: dict[str, str]
+):
+    """No ``main`` branch: the failed listing at it is remembered by the ref files' bytes,
+    so the helper does not ask git for it again on every request."""
+    from support.hookd import helper_state
+    from support.repo import git
+
+    git(repo, "branch", "-m", "main", "master")
+    with running_helper(repo, env):
+        for _ in range(3):
+            assert run_client(repo, "claude", allow_payload(repo), env).returncode == 0
+        assert helper_state(repo, env)["cache_hits"] >= 2
+
+
 def test_the_trust_root_memo_follows_the_trust_branch(
     repo: Path, env: dict[str, str], tmp_path: Path
 ):

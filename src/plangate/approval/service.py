@@ -141,33 +141,6 @@ def _resolve_sha(repo_root: Path, sha: str | None) -> SourceResolution:
     return source_resolution(sha, answer)
 
 
-def _resolve_source_and_trust(
-    repo_root: Path, sha: str | None, trust: TrustRoot | str | None
-) -> tuple[SourceResolution, TrustRoot | str | None]:
-    """The record's source commit and the trust root to judge by.
-
-    The common case takes one git process: a full ``source_sha`` that is itself a commit,
-    and no trust file on the local trust branch (and none in the working tree). Every
-    other answer takes the exact path, one lookup at a time, so the result is the same.
-    """
-    if sha is not None and is_full_sha(sha) and trust == "local":
-        from plangate.authority.source import absent_root_probe, probe_shows_no_root
-
-        probe = absent_root_probe(repo_root)
-        if probe is not None:
-            try:
-                answers = Git(repo_root).batch_check([sha, *probe])
-            except GitError:
-                answers = None  # the exact path below reports git's failure
-            if (
-                answers is not None
-                and answers[0] == (sha, "commit")
-                and probe_shows_no_root(answers[1:])
-            ):
-                return source_resolution(sha, sha), None
-    return _resolve_sha(repo_root, sha), trust
-
-
 def with_bound_digests(result: Result, snapshot: TaskSnapshot) -> Result:
     """``result`` with the digests a verification binds: the snapshot and the record bytes."""
     facts = dict(result.facts)
@@ -204,7 +177,7 @@ def verify_task(
             )
     # Parsed once: for the git resolution of source_sha and for the acceptor.
     parsed = parse_record(snapshot.record.data if snapshot.record.ok else None)
-    source, trust = _resolve_source_and_trust(repo_root, source_sha_of(parsed), trust)
+    source = _resolve_sha(repo_root, source_sha_of(parsed))
     authority = None
     if trust is not None:  # None: no trust root, so no authority facts to gather
         from plangate.authority.consumer import approval_authority

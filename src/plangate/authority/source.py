@@ -136,22 +136,3 @@ def local_root(git: Git, top: Path) -> LocalRoot:
             "make both agree, on the trust branch",
         )
     return LocalRoot(root, branch, has_local)
-
-
-def absent_root_probe(top: Path) -> list[str] | None:
-    """Object names whose ``cat-file --batch-check`` answers can settle, in a git process
-    a caller runs anyway, that the local trust branch holds no trust root.
-
-    None when the working tree holds a trust.toml (its ``trust_branch`` must be read
-    first) or anything else in its place: :func:`local_root` decides those.
-    """
-    if read_regular_file(top / TRUST_RELPATH, MAX_TRUST_BYTES).state is not FileState.MISSING:
-        return None
-    return [f"refs/heads/{DEFAULT_TRUST_BRANCH}^{{commit}}:{path}" for path in TRUST_FILES]
-
-
-def probe_shows_no_root(answers: list[tuple[str, str] | None]) -> bool:
-    """True when every name of :func:`absent_root_probe` names no object: the branch
-    holds none of the trust files, or there is no such branch (both mean no trust root,
-    as :func:`local_root` says). Any file there, even a directory, is for it to judge."""
-    return len(answers) == len(TRUST_FILES) and all(answer is None for answer in answers)

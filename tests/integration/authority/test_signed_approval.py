@@ -194,6 +194,27 @@ def test_the_trust_branch_counts_when_the_working_tree_has_no_trust_file(
         assert code == 1 and codes == ["AUTH_TRUST_NOT_A_FILE"]
 
 
+def test_an_unreadable_trust_branch_is_a_refusal_not_an_unsigned_accept(
+    git_repo: Path, team: dict[str, Key]
+) -> None:
+    from support.taskkit import approve_task
+
+    _trust_root(git_repo, team)
+    make_task(git_repo)
+    approve_task(git_repo)  # unsigned: the committed trust root requires signatures
+    code, codes, _ = _verify(git_repo)
+    assert code == 1 and "C3_SIGNATURE_MISSING" in codes
+    # The trust files leave the working tree, and the trust branch's .plangate tree object
+    # is deleted: git can no longer say which trust files the branch holds.
+    for name in ("trust.toml", "allowed_signers"):
+        (git_repo / ".plangate" / name).unlink()
+    tree = git(git_repo, "rev-parse", "main:.plangate").strip()
+    (git_repo / ".git/objects" / tree[:2] / tree[2:]).unlink()
+    code, codes, facts = _verify(git_repo)
+    assert code == 1 and codes == ["GIT_FAILED"], codes
+    assert facts.get("authority") != "unauthenticated"
+
+
 def test_without_any_trust_file_a_tag_or_unknown_source_is_still_refused(
     git_repo: Path,
 ) -> None:

@@ -37,14 +37,12 @@ from plangate.shapes import is_full_sha, is_short_sha
 if TYPE_CHECKING:
     import subprocess
 
-
 GIT_TIMEOUT_SECONDS = 60
-
-_OBJECT_TYPES = frozenset(("commit", "tree", "blob", "tag"))
 
 GIT_OUTPUT_LIMIT = 512 * 1024 * 1024
 """Most bytes of standard output PlanGate reads from one git call; more is refused."""
 
+_OBJECT_TYPES = frozenset(("commit", "tree", "blob", "tag"))
 
 
 class GitError(EnvironmentFailure):
@@ -286,16 +284,12 @@ class Git:
         objects = [line for line in proc.stdout.decode().split() if is_full_sha(line)]
         if not objects:
             return []
-        batch = self._call(
-            ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
-            input_data=("\n".join(objects) + "\n").encode(),
-        )
-        commits = []
-        for line in batch.stdout.decode().splitlines():
-            parts = line.split()
-            if len(parts) == 2 and parts[1] == "commit":
-                commits.append(parts[0])
-        return sorted(commits)
+        answers = self.batch_check(objects)
+        if answers is None:
+            # Candidates git cannot type cannot be counted: never pick one of them.
+            raise GitError("GIT_BAD_OUTPUT", f"cannot type the objects starting with {prefix}",
+                           "check the repository with 'git fsck'")
+        return sorted(a[0] for a in answers if a is not None and a[1] == "commit")
 
     def resolve_commits(self, revs: list[str]) -> dict[str, str | GitError]:
         """Resolve many hex commit ids with one git process (for reports over many tasks).

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from plangate.fsutil import VerifiedDir
 
 
-
 def check_task_id(task_id: object) -> str:
     """Return ``task_id`` when it is exactly ``TASK-`` and four digits, else raise."""
     if not isinstance(task_id, str) or not is_task_id(task_id):

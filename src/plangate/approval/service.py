@@ -178,24 +178,22 @@ def verify_task(
     # Parsed once: for the git resolution of source_sha and for the acceptor.
     parsed = parse_record(snapshot.record.data if snapshot.record.ok else None)
     source = _resolve_sha(repo_root, source_sha_of(parsed))
-    authority = None
-    if trust is not None:  # None: no trust root, so no authority facts to gather
-        from plangate.authority.consumer import approval_authority
+    from plangate.authority.consumer import approval_authority
 
-        try:
-            authority = approval_authority(
-                repo_root,
-                task_dir,
-                snapshot.record.data if snapshot.record.ok else None,
-                parsed.value if parsed is not None else None,
-                head=expected_sha,
-                trust=trust,
-            )
-        except PlanGateError as exc:  # a trust root that cannot be read: fail closed
-            return with_bound_digests(
-                Result(REJECTED, (Reason(exc.code, exc.message, exc.hint),), {"task_id": task_id}),
-                snapshot,
-            )
+    try:
+        authority = approval_authority(
+            repo_root,
+            task_dir,
+            snapshot.record.data if snapshot.record.ok else None,
+            parsed.value if parsed is not None else None,
+            head=expected_sha,
+            trust=trust,
+        )
+    except PlanGateError as exc:  # a trust root that cannot be read: fail closed
+        return with_bound_digests(
+            Result(REJECTED, (Reason(exc.code, exc.message, exc.hint),), {"task_id": task_id}),
+            snapshot,
+        )
     result = verify_snapshot(
         snapshot, expected_sha=expected_sha, source=source, parsed=parsed, authority=authority
     )

@@ -185,7 +185,7 @@ def task_row(
     return {
         "task": snapshot.task_id,
         "package": f"{present}/{len(ARTIFACTS)}",
-        "presence": [r.to_json() for r in presence] if presence else [],
+        "presence": [r.to_json() for r in presence],
         "plan_hash": package.plan_hash,
         "plan_package_hash": package.plan_package_hash,
         "c1": package.c1.state.value,
@@ -194,7 +194,7 @@ def task_row(
         "decision": decision if isinstance(decision, str) else None,
         "verdict": result.verdict,
         "exit_code": int(result.exit_code),
-        "reasons": [r.to_json() for r in result.reasons] if result.reasons else [],
+        "reasons": [r.to_json() for r in result.reasons],
         "first_reason": result.reasons[0].code if result.reasons else "",
         "package_reason": package_first[0].code if package_first else "",
         "at": "exec" if head is not None else "static",

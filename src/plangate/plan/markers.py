@@ -99,7 +99,7 @@ def full_grammar(line: str, kind: MarkerKind) -> tuple[str, str] | None:
     (``str.isspace``). Written without a regular expression: compiling one costs
     more at start-up than every marker of a task takes to read.
     """
-    head = _HEADS.get(kind.name) or f"{kind.name}-VERDICT: "
+    head = f"{kind.name}-VERDICT: "
     if not line.startswith(head):
         return None
     verdict, separator, plan_hash = line[len(head) :].partition(" plan=")
@@ -118,7 +118,6 @@ def full_grammar(line: str, kind: MarkerKind) -> tuple[str, str] | None:
 
 
 _FOLDED_PREFIXES = {kind.name: f"{kind.name}-verdict".casefold() for kind in KINDS}
-_HEADS = {kind.name: f"{kind.name}-VERDICT: " for kind in KINDS}
 
 
 # Characters that hide nothing from a reader but would hide a marker from a
@@ -259,13 +258,6 @@ def _drop_hidden_markers(line: str, kind: MarkerKind) -> str:
     return "".join(out)
 
 
-def _redo_hint(kind: MarkerKind) -> str:
-    return f"run the {kind.name} review again and write the marker with 'plangate review mark'"
-
-
-_REDO = {kind.name: _redo_hint(kind) for kind in KINDS}
-
-
 def _reason(kind: MarkerKind, code: str, message: str, hint: str) -> Reason:
     return Reason(code=code, message=f"{kind.filename}: {message}", hint=hint)
 
@@ -278,7 +270,7 @@ def read_marker(
     ``current_plan_hash`` is the ``sha256:`` of the current plan.md, or None when
     plan.md itself is unreadable (then the marker cannot be bound: undecidable).
     """
-    redo = _REDO.get(kind.name) or _redo_hint(kind)
+    redo = f"run the {kind.name} review again and write the marker with 'plangate review mark'"
     if data is None:
         return MarkerResult(
             kind,

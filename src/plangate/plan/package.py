@@ -159,14 +159,11 @@ def compute_package(snapshot: TaskSnapshot) -> PackageState:
             hashes[name] = sha256_digest(read.data)  # an empty file still has a hash
     # An empty plan.md is hashed above but has no plan hash (no data).
     plan_hash = hashes.get("plan.md") if snapshot.artifact("plan.md") else None
-    c1 = read_marker(C1, snapshot.artifact(_C1_FILE), plan_hash)
-    c2 = read_marker(C2, snapshot.artifact(_C2_FILE), plan_hash)
+    c1 = read_marker(C1, snapshot.artifact(C1.filename), plan_hash)
+    c2 = read_marker(C2, snapshot.artifact(C2.filename), plan_hash)
     if presence:
         return PackageState(snapshot.task_id, tuple(presence), {}, plan_hash, None, c1, c2)
     # Without presence reasons all six are hashed above: well-formed digests.
     package_hash = plan_package_hash_of_digests(hashes)
     return PackageState(snapshot.task_id, (), hashes, plan_hash, package_hash, c1, c2)
 
-
-_C1_FILE = C1.filename
-_C2_FILE = C2.filename

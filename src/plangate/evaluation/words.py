@@ -1,5 +1,5 @@
-"""The evaluation trust boundary's words: Policy Verdicts, Promotion Decisions and
-Independence Levels (the exit code of each verdict word is in :mod:`plangate.verdict`).
+"""The evaluation trust boundary's words: Policy Verdict, Promotion Decision and
+Independence Level values (the exit code of each verdict word is in :mod:`plangate.verdict`).
 
 They live here, not in :mod:`plangate.verdict`, so that a hook or a record check does not
 build enum classes it never uses (each costs about 0.2 ms at import).

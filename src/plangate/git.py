@@ -228,15 +228,23 @@ class Git:
         return HeadState(commit=commit, branch=branch, ref=ref)
 
     def head(self) -> str:
-        """Full object id of HEAD; an unborn HEAD raises ``GIT_HEAD_UNBORN``."""
-        state = self.head_state()
-        if state.commit is None:
+        """Full object id of HEAD; an unborn HEAD raises ``GIT_HEAD_UNBORN``.
+
+        One git process (:meth:`head_state` runs three): outside a repository
+        ``rev-parse`` itself fails with ``NOT_A_GIT_REPOSITORY``, and an unborn
+        HEAD is its quiet exit 1, as in :meth:`head_state`.
+        """
+        proc = self._call(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], ok_codes=(0, 1))
+        commit = proc.stdout.decode().strip() or None
+        if commit is not None and not is_full_sha(commit):
+            raise GitError("GIT_BAD_OUTPUT", f"unexpected HEAD value {commit!r}", "check git")
+        if commit is None:
             raise GitError(
                 "GIT_HEAD_UNBORN",
                 "HEAD has no commit yet (unborn branch)",
                 "commit something first; approvals bind to a commit",
             )
-        return state.commit
+        return commit
 
     def resolve_commit(self, rev: str) -> str:
         """Resolve ``rev`` to exactly one full commit id.

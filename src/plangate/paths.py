@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache, lru_cache
 
 from plangate.errors import InputRejected
@@ -154,6 +154,9 @@ class _Compiled(NamedTuple):
     # For '**' followed only by literal segments ('**/CLAUDE.md'): those segments. Such
     # a pattern matches exactly the paths that end with them.
     literal_suffix: tuple[str, ...] | None
+    # The literal segments of a pattern with '**' (no '*' or '?' in them): each consumes
+    # exactly one path segment equal to it, so a path lacking one cannot match.
+    required: frozenset[str]
 
 
 @lru_cache(maxsize=4096)
@@ -177,7 +180,11 @@ def _compile(pattern: str) -> _Compiled:
         "*" not in part and "?" not in part and part != _ANY_ONE for part in parts[1:]
     ):
         suffix = parts[1:]
-    return _Compiled(parts, tuple(closures), _ANY_MANY in parts, literal, suffix)
+    required = frozenset(
+        part for part in parts
+        if part not in (_ANY_MANY, _ANY_ONE) and "*" not in part and "?" not in part
+    )
+    return _Compiled(parts, tuple(closures), _ANY_MANY in parts, literal, suffix, required)
 
 
 def _chars_equal(a: str, b: str, casefold: bool) -> bool:
@@ -250,6 +257,9 @@ def _nfa_match_segments(
             _segment_match(part, segment, casefold)
             for part, segment in zip(parts, segments, strict=True)
         )
+    if not casefold and not compiled.required.issubset(segments):
+        # Exact comparison: a literal segment of the pattern is not in the path.
+        return False
     closures = compiled.closures
     end = len(parts)
     states: frozenset[int] | set[int] = closures[0]
@@ -386,6 +396,14 @@ def _match_indexed(
         raise
     if index is None:
         return False, None
+    return True, _first_indexed(index, patterns, path, casefold)
+
+
+def _first_indexed(
+    index: _PatternIndex, patterns: tuple[str, ...], path: str, casefold: bool
+) -> str | None:
+    """The first of ``patterns`` (compiled as ``index``) matching ``path``; raises when the
+    path is not canonical. With ``casefold`` the path is ASCII (the caller checked)."""
     canonical_path(path)
     if casefold:
         path = path.lower()  # ASCII folds one way only: compare lower-cased text exactly
@@ -393,8 +411,42 @@ def _match_indexed(
     compiled = index.compiled
     for position in index.by_first.get(segments[0], index.any_first):
         if _nfa_match_segments(compiled[position], segments, False, None):
-            return True, patterns[position]
-    return True, None
+            return patterns[position]
+    return None
+
+
+def first_match_of(
+    patterns: Iterable[str], *, casefold: bool = False
+) -> Callable[[str], str | None]:
+    """A function giving :func:`match_any` ``(patterns, path, casefold=casefold)`` for any
+    ``path``, the same answer and the same errors, with the pattern work done once.
+
+    For matching many paths against one set of patterns (a pull request's
+    changed files against the protected surfaces): no per-path copy, hash or
+    lookup of the pattern tuple. A path the index cannot take (not a string, or
+    not ASCII when case-folding) and patterns that do not validate go through
+    :func:`match_any` itself, which answers or raises in its documented order.
+    """
+    items = tuple(patterns)
+
+    def each(path: str) -> str | None:
+        return match_any(items, path, casefold=casefold)
+
+    if len(items) <= 1:
+        return each
+    try:
+        index = _pattern_index(items, casefold)
+    except (PathRejected, TypeError):
+        return each
+    if index is None:
+        return each
+
+    def indexed(path: str) -> str | None:
+        if type(path) is not str or (casefold and not path.isascii()):
+            return each(path)
+        return _first_indexed(index, items, path, casefold)
+
+    return indexed
 
 
 def _match_each(

@@ -33,14 +33,21 @@ This module is on the hook hot path: standard library and plangate core only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
 from plangate.canonical import sha256_digest
 from plangate.fsutil import FileState, read_regular_file
 from plangate.layout import MAX_SURFACES_BYTES, SURFACES_RELPATH
-from plangate.paths import PathRejected, canonical_path, glob_match, match_any, validate_pattern
+from plangate.paths import (
+    PathRejected,
+    canonical_path,
+    first_match_of,
+    glob_match,
+    match_any,
+    validate_pattern,
+)
 from plangate.records import NamedTuple
 from plangate.verdict import Reason
 
@@ -178,6 +185,25 @@ class ResolvedSurfaces(NamedTuple):
             return self.match(path)
         except PathRejected:
             return UNMATCHABLE_PATH
+
+    def protector(self) -> Callable[[str], ProtectedPattern | None]:
+        """:meth:`protecting` as a function, the pattern work done once: for judging
+        many paths (every changed file of a pull request) against one definition."""
+        if not self.entries:
+            return self.protecting
+        first = first_match_of([e.pattern for e in self.entries], casefold=True)
+        by_pattern: dict[str, ProtectedPattern] = {}
+        for entry in self.entries:
+            by_pattern.setdefault(entry.pattern, entry)  # the first entry, as match() gives
+
+        def protecting(path: str) -> ProtectedPattern | None:
+            try:
+                hit = first(path)
+            except PathRejected:
+                return UNMATCHABLE_PATH
+            return None if hit is None else by_pattern[hit]
+
+        return protecting
 
     def explain(self, path: str) -> tuple[ProtectedPattern, ...]:
         """Every entry that protects canonical ``path`` (case-folded), in file order."""
@@ -503,6 +529,14 @@ def surfaces_at_commit(
     own failure propagates as :class:`plangate.git.GitError`, and every caller
     treats a problem as unresolved.
     """
+    return surfaces_with_presence_at_commit(git, commit, template_fallback=template_fallback)[0]
+
+
+def surfaces_with_presence_at_commit(
+    git: CommittedBlobReader, commit: str, *, template_fallback: bool = True
+) -> tuple[ResolvedSurfaces, bool]:
+    """:func:`surfaces_at_commit`, and whether ``commit`` has an entry at the definition's
+    path (of any kind, usable or not), from the same single listing."""
     from plangate.git import GitError
 
     where = f"{REPO_SURFACES_RELPATH}@{commit[:12]}"
@@ -510,12 +544,12 @@ def surfaces_at_commit(
                if e.path == REPO_SURFACES_RELPATH]
     if not entries:
         if template_fallback:
-            return load_bundled_template()
+            return load_bundled_template(), False
         return ResolvedSurfaces(
             PROVENANCE_DOWNSTREAM, where, None, (),
             Reason("SURFACES_MISSING", f"{where} does not exist",
                    f"commit {REPO_SURFACES_RELPATH} at {commit[:12]}"),
-        )
+        ), False
     try:
         data = git.read_blob(commit, REPO_SURFACES_RELPATH, MAX_SURFACES_BYTES)
     except GitError as exc:
@@ -524,8 +558,8 @@ def surfaces_at_commit(
             Reason("SURFACES_UNREADABLE", f"{where} cannot be used: {exc.message}",
                    "commit the definition as a regular file of at most "
                    f"{MAX_SURFACES_BYTES} bytes"),
-        )
-    return load_surfaces_bytes(data, PROVENANCE_DOWNSTREAM, where)
+        ), True
+    return load_surfaces_bytes(data, PROVENANCE_DOWNSTREAM, where), True
 
 
 def resolve_surfaces(repo_root: Path, explicit: Path | None = None) -> ResolvedSurfaces:

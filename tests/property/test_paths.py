@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -192,3 +193,76 @@ def test_the_pattern_index_gives_the_first_match_in_order(
     assert match_any(tuple(pattern_list), path, casefold=casefold) == expected
     assert match_any(iter(pattern_list), path, casefold=casefold) == expected
     assert match_any(pattern_list, path, casefold=casefold, counter=[0]) == expected
+
+
+@settings(max_examples=400)
+@given(
+    st.lists(st.one_of(ascii_patterns, patterns), min_size=0, max_size=12),
+    st.lists(st.one_of(ascii_paths, paths, st.text(max_size=6)), max_size=6),
+    st.booleans(),
+)
+def test_a_prepared_matcher_answers_and_refuses_as_match_any(
+    pattern_list: list[str], path_list: list[str], casefold: bool
+) -> None:
+    from plangate.paths import first_match_of, match_any
+
+    first = first_match_of(pattern_list, casefold=casefold)
+    for path in path_list:
+        try:
+            expected: object = match_any(pattern_list, path, casefold=casefold)
+        except PathRejected as exc:
+            expected = exc.code
+        try:
+            got: object = first(path)
+        except PathRejected as exc:
+            got = exc.code
+        assert got == expected
+
+
+def _oracle(pattern: str, path: str, casefold: bool) -> bool:
+    """An independent reading of the glob semantics, for ASCII text: a regular expression
+    over ``path + "/"``, each pattern segment with its own slash ('**' zero or more whole
+    segments, a trailing '**' at least one, '*' and '?' inside one segment)."""
+    parts = pattern.split("/")
+    if parts[-1] == "**":
+        parts = [*parts[:-1], "*", "**"]
+    regex = ""
+    for part in parts:
+        if part == "**":
+            regex += "(?:[^/]+/)*"
+            continue
+        body = "".join(
+            "[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch) for ch in part
+        )
+        regex += f"(?:{body})/" if part != "*" else "[^/]+/"
+    flags = re.IGNORECASE if casefold else 0
+    return re.fullmatch(regex, path + "/", flags) is not None
+
+
+@settings(max_examples=1500)
+@given(ascii_patterns, ascii_paths, st.booleans())
+def test_glob_match_agrees_with_an_independent_reading(
+    pattern: str, path: str, casefold: bool
+) -> None:
+    # Covers every shortcut of the matcher (the literal suffix, the literal first
+    # segment, the required literal segments) against semantics written another way.
+    assert glob_match(pattern, path, casefold=casefold) == _oracle(pattern, path, casefold)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "expected"),
+    [
+        ("**/approvals/**", "docs/working/T/approvals/c3.json", True),
+        ("**/approvals/**", "approvals/x", True),
+        ("**/approvals/**", "docs/approvals", False),  # a trailing '**' needs a segment
+        ("**/approvals/**", "lib/pkg/m.py", False),
+        ("a/**/b/c", "a/x/b/c", True),
+        ("a/**/b/c", "a/c/b", False),
+        ("**/A/**", "x/a/y", False),
+    ],
+)
+def test_required_literal_segments_decide_only_when_absent(
+    pattern: str, path: str, expected: bool
+) -> None:
+    assert glob_match(pattern, path) is expected
+    assert _oracle(pattern, path, False) is expected

@@ -65,7 +65,7 @@ IO_MODULES = frozenset({
     "approval/service.py", "approval/status.py",
     "authority/approval.py", "authority/consumer.py", "authority/service.py",
     "authority/signing.py", "authority/source.py", "authority/sshkeygen.py",
-    "delivery/log.py", "delivery/service.py",
+    "delivery/ci_service.py", "delivery/log.py", "delivery/service.py",
     "evaluation/gate/service.py", "evaluation/harness/service.py",
     "evaluation/registry/service.py", "evaluation/registry/store.py", "evaluation/run/service.py", "evaluation/run/trials.py",
     "evidence/service.py",

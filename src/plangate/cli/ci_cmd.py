@@ -30,7 +30,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 def run(argv: list[str], ctx: Context) -> int:
     """Entry point of ``plangate ci``."""
     from plangate.delivery.ci_report import authority_lines, workflow_annotations
-    from plangate.delivery.service import check_pull_request, publish_ci_result
+    from plangate.delivery.ci_service import check_pull_request, publish_ci_result
 
     args = _parser(f"plangate {argv[0]}").parse_args(argv[1:])
     result = check_pull_request(ctx.cwd, args.base, args.head)

@@ -2,7 +2,7 @@
 
 Hooks can be bypassed (a host that does not fire them, ``--no-verify``, a
 machine without PlanGate). CI sees the result instead: the diff between the
-pull request's base and head. :func:`plangate.delivery.service.gather_pull_request`
+pull request's base and head. :func:`plangate.delivery.ci_service.gather_pull_request`
 collects the facts with git and the acceptor; :func:`decide` judges them here,
 without IO, as the ordered table :data:`RULES`:
 
@@ -60,7 +60,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -167,8 +166,7 @@ CONTINUATION_FILES = ("approvals/continuation.json", "approvals/continuation.jso
 """A task's continuation statement: judged by ``approvals_fresh``, never a scope change."""
 
 
-@dataclass(frozen=True)
-class _TaskJudgement:
+class _TaskJudgement(NamedTuple):
     reasons: tuple[Reason, ...]
     facts: dict[str, Any]
     allowed: tuple[str, ...] = ()
@@ -220,11 +218,16 @@ def _judge_task(task: TaskFacts) -> _TaskJudgement:
     return _TaskJudgement((), facts, scope.patterns, covered, scope)
 
 
-@dataclass(frozen=True)
 class Case:
-    """The gathered facts and what the rules derive from them (pure)."""
+    """The gathered facts and what the rules derive from them (pure).
 
-    facts: PullRequestFacts
+    A plain class, not a dataclass: every ``ci check`` process builds it, and
+    importing :mod:`dataclasses` costs more than the whole judgement of a small
+    pull request.
+    """
+
+    def __init__(self, facts: PullRequestFacts) -> None:
+        self.facts = facts
 
     @cached_property
     def tasks(self) -> dict[str, _TaskJudgement]:
@@ -280,8 +283,9 @@ class Case:
         surfaces = self.facts.surfaces
         if surfaces is None or not surfaces.entries:
             return []
+        protecting = surfaces.protector()
         return [p for p in self.facts.changed
-                if p not in self.covered and surfaces.protecting(p) is not None]
+                if p not in self.covered and protecting(p) is not None]
 
 
 def adopts_plangate(facts: PullRequestFacts) -> bool:

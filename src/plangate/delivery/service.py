@@ -1,5 +1,6 @@
-"""Delivery at the IO edge: verify the approval, measure ancestry, assess, record; and the
-facts ``ci check`` judges (:func:`gather_pull_request`, :func:`check_pull_request`).
+"""Delivery at the IO edge: verify the approval, measure ancestry, assess, record.
+
+(``ci check`` has its own edge, :mod:`plangate.delivery.ci_service`.)
 
 ``assess_task`` runs, under the task's delivery lock:
 
@@ -27,15 +28,12 @@ facts ``ci check`` judges (:func:`gather_pull_request`, :func:`check_pull_reques
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from plangate.canonical import is_digest, sha256_digest
-from plangate.delivery.ci import PullRequestFacts, TaskFacts, touched_tasks
-from plangate.delivery.ci import decide as decide_pull_request
 from plangate.delivery.log import (
     Anchor,
     DeliveryLog,
@@ -62,10 +60,6 @@ from plangate.layout import MAX_ARTIFACT_BYTES
 from plangate.snapshot import check_task_id, task_dir_for
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import ExitCode, Reason, Result
-
-if TYPE_CHECKING:
-    from plangate.authority.continuation import ContinuationFacts
-    from plangate.authority.root import TrustRoot
 
 LEDGER_KIND = "delivery_transition"
 """Ledger kind of every delivery record row (subject: the task id)."""
@@ -516,132 +510,3 @@ def _receipt_body(
     if isinstance(payload.get("finding_type"), str):
         body["finding_type"] = payload["finding_type"]
     return body
-
-
-def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestFacts:
-    """Everything ``ci check`` judges, read once with git and the acceptor.
-
-    The commits are resolved in the repository that holds ``cwd``. When the
-    working tree is not at the head nothing else is read. Otherwise: the changed
-    paths (a path that is not a canonical repository path is kept apart, as
-    ``unmatchable``), the protected surfaces committed at the base (a git
-    failure is ``CI_SURFACES_UNREADABLE``, exit 1), and for every touched task its
-    snapshot on the head checkout and the acceptor's verdict under the ancestor
-    policy (the approved commit must be an ancestor of the head).
-
-    The changed paths are those since the merge base of base and head (a
-    three-dot diff); no single merge base, grafts or a shallow history refuse
-    the check (exit 1). A working tree that differs from the head under
-    ``docs/working/`` is reported instead of read.
-    """
-    from plangate.approval.holds import ANCESTOR, holds_for_head
-    from plangate.authority.consumer import read_continuation
-    from plangate.authority.trustpaths import TRUST_FILES
-    from plangate.errors import InputRejected
-    from plangate.paths import canonical_path
-    from plangate.snapshot import read_task_snapshot
-    from plangate.surfaces import surfaces_at_commit
-
-    root = Git(cwd).toplevel()
-    git = Git(root)
-    base = git.resolve_commit(base_rev)
-    head = git.resolve_commit(head_rev)
-    checked_out = git.head()
-    if checked_out != head:
-        return PullRequestFacts(base, head, checked_out)
-    dirty = tuple(git.worktree_changes(("docs/working",), ignored=True))
-    if dirty:
-        return PullRequestFacts(base, head, checked_out, dirty=dirty)
-    try:
-        since = git.merge_base(base, head)
-    except GitError as exc:
-        raise InputRejected(exc.code, exc.message, exc.hint) from None
-    changed: list[str] = []
-    unmatchable: list[tuple[str, str]] = []
-    for raw in git.changed_paths(since, head):
-        try:
-            changed.append(canonical_path(raw))
-        except InputRejected as exc:
-            unmatchable.append((raw, exc.code))
-    try:
-        surfaces = surfaces_at_commit(git, base)
-    except GitError as exc:
-        raise InputRejected("CI_SURFACES_UNREADABLE", exc.message, exc.hint) from None
-    trust, trust_problem = _base_trust_root(git, base)
-    tasks: list[TaskFacts] = []
-    stale: list[tuple[str, str]] = []
-    continuations: list[tuple[str, ContinuationFacts]] = []
-    for task_id in touched_tasks(tuple(changed)):
-        try:
-            snapshot = read_task_snapshot(task_dir_for(root, task_id))
-        except InputRejected as exc:
-            tasks.append(TaskFacts(task_id, read_error=Reason(exc.code, exc.message, exc.hint)))
-            continue
-        outcome = holds_for_head(root, snapshot, head, policy=ANCESTOR, trust=trust)
-        tasks.append(TaskFacts(task_id, None, outcome, snapshot.artifact("plan.md"),
-                               tuple(snapshot.artifacts)))
-        source = outcome.facts.get("source_sha_full")
-        if (trust is not None and trust.require_signatures and isinstance(source, str)
-                and git.is_ancestor(source, since)):
-            stale.append((task_id, source))
-            continued = read_continuation(task_dir_for(root, task_id), trust)
-            if continued is not None:
-                continuations.append((task_id, continued))
-    from plangate.delivery.ci import ADOPTION_REQUIRED
-
-    base_adopted = any(e.path == ADOPTION_REQUIRED for e in git.ls_tree(base, [ADOPTION_REQUIRED]))
-    return PullRequestFacts(base, head, checked_out, tuple(changed), surfaces, tuple(tasks),
-                            since, tuple(unmatchable), trust=trust, trust_problem=trust_problem,
-                            trust_changed=tuple(p for p in changed if p in TRUST_FILES),
-                            stale_approvals=tuple(stale), base_adopted=base_adopted,
-                            continuations=tuple(continuations))
-
-
-def _base_trust_root(git: Git, base: str) -> tuple[TrustRoot | None, Reason | None]:
-    """The trust root committed at the pull request's base, or why it cannot be used."""
-    from plangate.authority.source import root_at
-
-    try:
-        return root_at(git, base), None
-    except PlanGateError as exc:
-        return None, Reason(exc.code, exc.message, exc.hint)
-
-
-def check_pull_request(cwd: Path, base_rev: str, head_rev: str) -> Result:
-    """``plangate ci check``: gather the pull request's facts, then judge them (pure)."""
-    return decide_pull_request(gather_pull_request(cwd, base_rev, head_rev))
-
-
-def publish_ci_result(
-    result: Result, *, sarif_path: Path | None, summary_path: Path | None
-) -> None:
-    """Write what a CI system reads besides the verdict: a SARIF log, a job summary.
-
-    The SARIF file is replaced atomically (never through a link); the summary is
-    appended (CI runners hand a file to append to), opened without following a
-    link. A file that cannot be written is ``CI_OUTPUT_UNWRITABLE`` (exit 1).
-    """
-    import json
-
-    from plangate import __version__
-    from plangate.delivery.ci_report import sarif, summary_markdown
-    from plangate.errors import EnvironmentFailure
-    from plangate.fsutil import atomic_write
-
-    try:
-        if sarif_path is not None:
-            data = json.dumps(sarif(result, version=__version__), indent=2) + "\n"
-            atomic_write(sarif_path, data.encode())
-        if summary_path is not None:
-            fd = os.open(summary_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
-                         | getattr(os, "O_CLOEXEC", 0), 0o644)
-            try:
-                os.write(fd, summary_markdown(result).encode())
-            finally:
-                os.close(fd)
-    except OSError as exc:
-        raise EnvironmentFailure(
-            "CI_OUTPUT_UNWRITABLE",
-            f"cannot write {exc.filename or 'a CI output file'}: {exc.strerror}",
-            "check the path given to --sarif or --summary",
-        ) from None

@@ -283,3 +283,28 @@ def test_ci_rejects_a_change_to_a_path_the_plan_says_not_to_touch(git_repo: Path
     assert [r["code"] for r in body["reasons"]] == ["CI_OUTSIDE_SCOPE"]
     assert body["reasons"][0]["evidence"] == ["src/keys.py"]
     assert body["facts"]["tasks"]["TASK-0001"]["denied_paths"] == ["src/keys.py"]
+
+
+def _adoption_codes(repo: Path, run_cli, base: str) -> list[str]:
+    code, body = _ci(repo, run_cli, base)
+    assert code in (1, 3), body
+    return [r["code"] for r in body["reasons"]]
+
+
+def test_ci_sees_an_adoption_only_when_the_base_has_no_definition(git_repo: Path, run_cli) -> None:
+    from plangate.surfaces import bundled_template_bytes
+
+    base = git(git_repo, "rev-parse", "HEAD")
+    define_surfaces(git_repo)
+    assert "CI_ADOPTS_PLANGATE" in _adoption_codes(git_repo, run_cli, base)
+    # The same change over a base that holds the file, even one no rule can use, is not
+    # an adoption.
+    git(git_repo, "checkout", "-q", "-b", "with-a-definition", base)
+    (git_repo / ".plangate").mkdir(exist_ok=True)
+    (git_repo / ".plangate" / "protected-surfaces.toml").write_text("version = 2\n")
+    broken = commit_all(git_repo, "an unusable definition")
+    (git_repo / ".plangate" / "protected-surfaces.toml").write_bytes(bundled_template_bytes())
+    commit_all(git_repo, "the definition")
+    codes = _adoption_codes(git_repo, run_cli, broken)
+    assert "CI_ADOPTS_PLANGATE" not in codes
+    assert "CI_SURFACES_UNAVAILABLE" in codes

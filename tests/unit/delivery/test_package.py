@@ -16,8 +16,9 @@ DOC_MODULES = ("__init__.py",)
 """The package docstring; imports nothing."""
 RULE_MODULES = ("ci.py", "ci_report.py", "machine.py", "pr_snapshot.py")
 """Pure: decisions and validation over facts handed to them."""
-IO_MODULES = ("log.py", "service.py")
-"""The IO edge: the record file and its lock; the acceptor, git, the ledger."""
+IO_MODULES = ("ci_service.py", "log.py", "service.py")
+"""The IO edge: the record file and its lock; the acceptor, git, the ledger; a pull
+request's facts for ``ci check``."""
 
 IO_MODULES_IMPORTED = (
     "subprocess",
@@ -37,6 +38,7 @@ IO_MODULES_IMPORTED = (
     "plangate.approval.holds",
     "plangate.delivery.log",
     "plangate.delivery.service",
+    "plangate.delivery.ci_service",
 )
 """Modules that do IO (or reach the file system, git, the clock or the ledger)."""
 CONSTANTS_FROM_IO_MODULES: frozenset[str] = frozenset()

@@ -72,6 +72,7 @@ def test_detached_head(git_repo: Path) -> None:
     assert state.detached
     assert state.branch is None
     assert state.commit == first
+    assert Git(git_repo).head() == first
 
 
 def test_not_a_git_repository(tmp_path: Path) -> None:

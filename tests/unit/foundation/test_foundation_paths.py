@@ -331,8 +331,12 @@ def test_the_work_counter_counts_segment_comparisons() -> None:
     assert _work("**", "a/b") == 2  # the one-segment state, then the '**' state
     assert _work("x/**", "x/y") == 2
     assert _work("A/**", "a/b", casefold=True) == _work("a/**", "a/b")
-    stop = _work("a/**/z", "b/c/d/e")
+    stop = _work("a/**/z", "b/a/z")
     assert stop == 1  # no state survives the first segment: the walk stops
+    # A literal segment of the pattern missing from the path: no walk at all.
+    assert _work("a/**/z", "b/c/d/e") == 0
+    assert _work("**/approvals/**", "lib/pkg/m.py") == 0
+    assert _work("**/approvals/**", "docs/approvals/x") > 0
 
 
 @pytest.mark.parametrize(

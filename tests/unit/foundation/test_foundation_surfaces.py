@@ -269,3 +269,34 @@ def test_resolution_explicit_directory(tmp_path: Path) -> None:
 def test_provenance_json_has_the_recorded_fields() -> None:
     block = load(GOOD).provenance_json()
     assert set(block) >= {"provenance", "path", "digest", "pattern_count"}
+
+
+PROTECTOR_PATHS = [
+    "CLAUDE.md", "sub/dir/claude.MD", "SRC/PlanGate/Approval/arbiter.py", "src/plangate/approval",
+    "src/other.py", "docs/Straße/CLAUDE.md", "ÉCOLE/claude.md", "./CLAUDE.md", "a/../CLAUDE.md",
+    "/CLAUDE.md", "a//b", "a\\b", "", "src/plangate/approval/x/y.py", "x/approvals/c3.json",
+]
+
+
+@pytest.mark.parametrize("definition", [GOOD, bundled_template_bytes(), b"version = 1\n"])
+def test_the_protector_answers_as_protecting_for_every_path(definition: bytes) -> None:
+    resolved = load(definition)
+    protecting = resolved.protector()
+    for path in PROTECTOR_PATHS:
+        assert protecting(path) == resolved.protecting(path), path
+
+
+def test_the_protector_names_the_first_matching_entry() -> None:
+    resolved = load(
+        "version = 1\n\n" + entry("**/CLAUDE.md", "rules", "first")
+        + entry("**/*.md", "hook", "second")
+    )
+    assert resolved.resolved, resolved.problem
+    protecting = resolved.protector()
+    first = protecting("a/claude.md")
+    assert first is not None and first.reason == "first"
+    second = protecting("a/notes.md")
+    assert second is not None and second.reason == "second"
+    assert protecting("src/app.py") is None
+    assert protecting("a/../CLAUDE.md") == resolved.protecting("a/../CLAUDE.md")
+    assert protecting("a/../CLAUDE.md") is not None  # unmatchable is protected

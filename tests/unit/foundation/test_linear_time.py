@@ -216,7 +216,7 @@ def test_matching_work_doubles_at_most_when_paths_or_patterns_double() -> None:
         counter = [0]
         patterns = [f"src/mod{i}/**/*.py" for i in range(n_patterns)]
         for i in range(n_paths):
-            match_any(patterns, f"src/pkg{i % 7}/f{i}.py", casefold=bool(i % 2), counter=counter)
+            match_any(patterns, f"src/mod{i % 7}/f{i}.py", casefold=bool(i % 2), counter=counter)
         return counter[0]
 
     base = work(100, 10)

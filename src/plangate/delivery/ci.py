@@ -237,6 +237,8 @@ class Case:
     @cached_property
     def continued(self) -> dict[str, list[Reason]]:
         """Per task with a continuation statement: why it does not hold (empty: it holds)."""
+        if not self.facts.continuations:
+            return {}  # the usual case; the statement's checks are not even imported
         from plangate.authority.continuation import Expected, continuation_reasons
 
         out: dict[str, list[Reason]] = {}

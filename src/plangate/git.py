@@ -84,6 +84,14 @@ class TreeEntry(NamedTuple):
     path: str
 
 
+class GitObject(NamedTuple):
+    """One object as ``git cat-file --batch`` hands it over: its id, type and exact bytes."""
+
+    object_id: str
+    kind: str
+    data: bytes
+
+
 class HeadState(NamedTuple):
     """Where HEAD points: a full commit id (or None when unborn) and the branch.
 
@@ -363,6 +371,31 @@ class Git:
             out.append((object_id, kind))
         return out
 
+    def read_objects(self, names: list[str]) -> list[GitObject | None] | None:
+        """``cat-file --batch`` of object names in one git process.
+
+        For each name, the object (id, type, exact bytes), or None when git answers
+        ``missing``. The whole answer is None when git says anything else for any name
+        (``ambiguous``, a malformed header, a body of the wrong length): callers then
+        take their exact path. A failing git process raises, as every call of this door.
+
+        ``missing`` only says that git did not hand over an object by that name: a
+        ``<rev>:<path>`` whose tree git cannot read is ``missing`` too. Absence of a path
+        is read from the entries of a tree actually received (:func:`tree_entries_of`),
+        never from ``missing``.
+        """
+        for name in names:
+            if not name or "\n" in name or "\x00" in name or name.startswith("-"):
+                raise GitError("GIT_BAD_REVISION", f"bad object name {name!r}",
+                               "give a commit id or ref")
+        if not names:
+            return []
+        proc = self._call(
+            ["cat-file", "--batch"],
+            input_data=("\n".join(names) + "\n").encode("utf-8", "surrogateescape"),
+        )
+        return _batch_objects(names, proc.stdout)
+
     def commit_exists(self, rev: str) -> bool:
         """True when ``rev`` resolves to exactly one commit."""
         try:
@@ -565,6 +598,71 @@ class GitOutput:
 
 def _split_z_paths(raw: bytes) -> list[str]:
     return sorted({p.decode("utf-8", "surrogateescape") for p in raw.split(b"\x00") if p})
+
+
+_SIZE_DIGITS = 15  # a size git prints for one object (far beyond any output limit)
+
+
+def _batch_objects(names: list[str], output: bytes) -> list[GitObject | None] | None:
+    """The answers of ``cat-file --batch`` for ``names``, in order, or None when the
+    output is not exactly one well-formed answer per name (see :meth:`Git.read_objects`)."""
+    answers: list[GitObject | None] = []
+    at = 0
+    for name in names:
+        end = output.find(b"\n", at)
+        if end < 0:
+            return None
+        header = output[at:end]
+        at = end + 1
+        if header == name.encode("utf-8", "surrogateescape") + b" missing":
+            answers.append(None)
+            continue
+        fields = header.split(b" ")
+        if len(fields) != 3:
+            return None
+        raw_id, raw_kind, raw_size = fields
+        object_id = raw_id.decode("ascii", "replace")
+        kind = raw_kind.decode("ascii", "replace")
+        if (not is_full_sha(object_id) or kind not in _OBJECT_TYPES
+                or not raw_size.isdigit() or len(raw_size) > _SIZE_DIGITS):
+            return None
+        size = int(raw_size)
+        if at + size >= len(output) or output[at + size] != 0x0A:
+            return None
+        answers.append(GitObject(object_id, kind, output[at : at + size]))
+        at += size + 1
+    return answers if at == len(output) else None
+
+
+_TREE_MODES = frozenset((b"100644", b"100755", b"120000", b"40000", b"160000"))
+"""The modes git writes in a tree: file, executable, symlink, directory, submodule."""
+
+
+def tree_entries_of(tree: GitObject) -> dict[bytes, tuple[bytes, str]] | None:
+    """The entries of a tree object received whole: name -> (mode, object id).
+
+    None when ``tree`` is not a tree or its bytes are not a well-formed tree in the
+    object format its own id shows (SHA-1 or SHA-256): a mode git does not write,
+    an empty, repeated or slash-holding name, a truncated id. A None answer proves
+    nothing; callers take their exact path.
+    """
+    if tree.kind != "tree" or not is_full_sha(tree.object_id):
+        return None
+    id_size = len(tree.object_id) // 2
+    data = tree.data
+    entries: dict[bytes, tuple[bytes, str]] = {}
+    at = 0
+    while at < len(data):
+        space = data.find(b" ", at)
+        nul = data.find(b"\x00", space + 1) if space >= 0 else -1
+        if space < 0 or nul < 0 or nul + 1 + id_size > len(data):
+            return None
+        mode, name = data[at:space], data[space + 1 : nul]
+        if mode not in _TREE_MODES or not name or b"/" in name or name in entries:
+            return None
+        entries[name] = (mode, data[nul + 1 : nul + 1 + id_size].hex())
+        at = nul + 1 + id_size
+    return entries
 
 
 def _tree_entries(output: bytes) -> list[TreeEntry]:

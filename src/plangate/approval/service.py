@@ -141,6 +141,43 @@ def _resolve_sha(repo_root: Path, sha: str | None) -> SourceResolution:
     return source_resolution(sha, answer)
 
 
+def _source_and_trust(
+    repo_root: Path, sha: str | None, trust: TrustRoot | str | None
+) -> tuple[SourceResolution, TrustRoot | str | None]:
+    """The record's source commit resolved, and the trust root to judge by.
+
+    Both questions go to git in one process when they can: a full source id and
+    the local trust branch (``"local"``) are asked with one ``cat-file --batch``
+    (the source commit; the trust branch's commit, root tree and trust directory).
+    Only a source answered as exactly that commit is taken from it, and only a
+    trust branch the answers prove to hold no trust file becomes ``None`` (no trust
+    root). Everything else, a failure of that git process included, takes the
+    exact paths (:meth:`Git.resolve_commit`; :func:`plangate.authority.source.local_root`),
+    which decide and refuse as they always do.
+    """
+    from plangate.authority.consumer import LOCAL_TRUST
+
+    if sha is None or trust != LOCAL_TRUST or not is_full_sha(sha):
+        return _resolve_sha(repo_root, sha), trust
+    from plangate.authority.source import no_root_probe, proves_no_trust_files
+
+    probe = no_root_probe(repo_root)
+    if probe is None:
+        return _resolve_sha(repo_root, sha), trust
+    try:
+        answers = Git(repo_root).read_objects([f"{sha}^{{commit}}", *probe])
+    except GitError:
+        answers = None
+    if answers is None:
+        return _resolve_sha(repo_root, sha), trust
+    source_object = answers[0]
+    if source_object is not None and source_object[:2] == (sha, "commit"):
+        source = source_resolution(sha, sha)
+    else:
+        source = _resolve_sha(repo_root, sha)
+    return source, (None if proves_no_trust_files(answers[1:]) else trust)
+
+
 def with_bound_digests(result: Result, snapshot: TaskSnapshot) -> Result:
     """``result`` with the digests a verification binds: the snapshot and the record bytes."""
     facts = dict(result.facts)
@@ -177,7 +214,7 @@ def verify_task(
             )
     # Parsed once: for the git resolution of source_sha and for the acceptor.
     parsed = parse_record(snapshot.record.data if snapshot.record.ok else None)
-    source = _resolve_sha(repo_root, source_sha_of(parsed))
+    source, trust = _source_and_trust(repo_root, source_sha_of(parsed), trust)
     from plangate.authority.consumer import approval_authority
 
     try:

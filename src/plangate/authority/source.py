@@ -28,9 +28,11 @@ from plangate.authority.trustpaths import (
 )
 from plangate.errors import InputRejected
 from plangate.fsutil import FileState, read_regular_file
-from plangate.git import Git, GitError
+from plangate.git import Git, GitError, GitObject, tree_entries_of
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from plangate.authority.root import TrustRoot
 
 # The parsers (and the signature code they load) are imported only when a trust
@@ -136,3 +138,60 @@ def local_root(git: Git, top: Path) -> LocalRoot:
             "make both agree, on the trust branch",
         )
     return LocalRoot(root, branch, has_local)
+
+
+# The trust files share one directory at the top of the tree (checked here, once): the
+# proof below reads that directory's entries.
+_TRUST_DIRS = {path.rpartition("/")[0] for path in TRUST_FILES}
+_TRUST_DIR = next(iter(_TRUST_DIRS)) if len(_TRUST_DIRS) == 1 else ""
+_TRUST_NAMES = frozenset(path.rpartition("/")[2].encode() for path in TRUST_FILES)
+
+
+def no_root_probe(top: Path) -> list[str] | None:
+    """The object names to hand :meth:`plangate.git.Git.read_objects` so that
+    :func:`proves_no_trust_files` can show, in the same git process as other questions,
+    that the default trust branch holds no trust file.
+
+    None when this cannot apply: the working tree holds a trust.toml (its own branch,
+    and :func:`local_root`'s exact path, decide), or the trust files do not share one
+    top-level directory.
+    """
+    if not _TRUST_DIR or "/" in _TRUST_DIR:
+        return None
+    if read_regular_file(top / TRUST_RELPATH, MAX_TRUST_BYTES).state is not FileState.MISSING:
+        return None
+    ref = f"refs/heads/{DEFAULT_TRUST_BRANCH}"
+    return [f"{ref}^{{commit}}", f"{ref}^{{tree}}", f"{ref}:{_TRUST_DIR}"]
+
+
+def proves_no_trust_files(answers: Sequence[GitObject | None]) -> bool:
+    """True only when the answers to :func:`no_root_probe`'s names prove, from trees
+    received whole, that the branch's tip commit holds none of the trust files.
+
+    The tip must be a commit whose tree is the root tree received (the same commit
+    answered both names); then either that tree has no entry for the trust
+    directory, or the entry is a directory whose tree was received too (the same
+    object) and lists none of the trust files. Anything else proves nothing (a
+    missing answer, an unexpected type, a trust directory that is a file or a link,
+    a malformed tree): the caller takes :func:`local_root`, which reads the branch
+    exactly and refuses what it cannot read.
+    """
+    if len(answers) != 3:
+        return False
+    commit, root_tree, trust_dir = answers
+    if commit is None or commit.kind != "commit" or root_tree is None:
+        return False
+    first_line = commit.data.partition(b"\n")[0]
+    if first_line != b"tree " + root_tree.object_id.encode("ascii"):
+        return False
+    entries = tree_entries_of(root_tree)
+    if entries is None:
+        return False
+    listed = entries.get(_TRUST_DIR.encode())
+    if listed is None:
+        return True  # read from the root tree itself: no trust directory
+    mode, object_id = listed
+    if mode != b"40000" or trust_dir is None or trust_dir.object_id != object_id:
+        return False
+    inside = tree_entries_of(trust_dir)
+    return inside is not None and not (_TRUST_NAMES & inside.keys())

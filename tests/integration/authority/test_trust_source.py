@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,150 @@ def test_listing_at_a_ref(git_repo: Path, team: list[Key]) -> None:
     for bad in ("main", "-refs/heads/main", "refs/heads/main\x00"):
         with pytest.raises(GitError):
             g.ls_tree_at_ref(bad, ["README.md"])
+
+
+# -- the proof, in one batch read, that the trust branch holds no trust file -----------
+
+
+def _proof(repo: Path) -> bool:
+    from plangate.authority.source import no_root_probe, proves_no_trust_files
+
+    probe = no_root_probe(repo)
+    assert probe is not None
+    answers = Git(repo).read_objects(probe)
+    assert answers is not None
+    return proves_no_trust_files(answers)
+
+
+def _commit_tree_change(repo: Path, *index_args: str) -> None:
+    git(repo, "update-index", *index_args)
+    git(repo, "commit", "-q", "-m", "index change")
+
+
+def _layout(repo: Path, name: str) -> None:
+    plangate = repo / ".plangate"
+    if name == "other files only":
+        plangate.mkdir()
+        (plangate / "protected-surfaces.toml").write_text("version = 1\n")
+    elif name == "the root":
+        plangate.mkdir()
+        (plangate / "trust.toml").write_text("x\n")
+        (plangate / "allowed_signers").write_text("x\n")
+    elif name == "a lone revocation list":
+        plangate.mkdir()
+        (plangate / "revoked_signers").write_text("")
+    elif name == "trust.toml a directory":
+        (plangate / "trust.toml").mkdir(parents=True)
+        (plangate / "trust.toml" / "x").write_text("x\n")
+    elif name == "allowed_signers a link":
+        plangate.mkdir()
+        (plangate / "allowed_signers").symlink_to("elsewhere")
+    elif name == ".plangate a file":
+        plangate.write_text("x\n")
+    elif name == ".plangate a link":
+        plangate.symlink_to("elsewhere")
+    if name != "nothing":
+        commit_all(repo, name)
+    if name == ".plangate a submodule":
+        head = git(repo, "rev-parse", "HEAD").strip()
+        _commit_tree_change(repo, "--add", "--cacheinfo", f"160000,{head},.plangate")
+    if name == "trust.toml a submodule":
+        head = git(repo, "rev-parse", "HEAD").strip()
+        _commit_tree_change(repo, "--add", "--cacheinfo", f"160000,{head},.plangate/trust.toml")
+        git(repo, "rm", "-q", "--cached", ".plangate/trust.toml")
+
+
+LAYOUTS = {
+    "nothing": True,
+    "other files only": True,
+    "the root": False,
+    "a lone revocation list": False,
+    "trust.toml a directory": False,
+    "allowed_signers a link": False,
+    ".plangate a file": False,
+    ".plangate a link": False,
+    ".plangate a submodule": False,
+    "trust.toml a submodule": False,
+}
+
+
+@pytest.mark.parametrize(("name", "proven"), LAYOUTS.items())
+def test_the_batch_proof_agrees_with_the_listing(git_repo: Path, name: str, proven: bool) -> None:
+    _layout(git_repo, name)
+    path = git_repo / ".plangate/trust.toml"  # the working tree holds no trust.toml
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.is_file() or path.is_symlink():
+        path.unlink()
+    assert _proof(git_repo) is proven
+    listed = Git(git_repo).ls_tree_at_ref("refs/heads/main", [".plangate/trust.toml",
+                                                               ".plangate/allowed_signers",
+                                                               ".plangate/revoked_signers"])
+    if proven:  # the proof never claims absence where the listing finds a trust file
+        assert listed == []
+
+
+def test_the_batch_proof_needs_every_tree_it_reads(git_repo: Path) -> None:
+    _layout(git_repo, "other files only")
+    assert _proof(git_repo) is True
+    # The trust directory's tree object is gone: git answers "missing" for it, which is
+    # not proof that the branch holds no trust file.
+    tree = git(git_repo, "rev-parse", "main:.plangate").strip()
+    (git_repo / ".git/objects" / tree[:2] / tree[2:]).unlink()
+    assert _proof(git_repo) is False
+    with pytest.raises(GitError):
+        local_root(Git(git_repo), git_repo)
+    # The root tree gone as well: still no proof.
+    root_tree = git(git_repo, "rev-parse", "main^{tree}").strip()
+    (git_repo / ".git/objects" / root_tree[:2] / root_tree[2:]).unlink()
+    assert _proof(git_repo) is False
+
+
+def test_the_batch_proof_needs_the_trust_branch_and_a_commit(git_repo: Path) -> None:
+    git(git_repo, "branch", "-m", "main", "master")
+    assert _proof(git_repo) is False
+    tree = git(git_repo, "rev-parse", "HEAD^{tree}").strip()
+    (git_repo / ".git/refs/heads/main").write_text(tree + "\n")
+    assert _proof(git_repo) is False
+
+
+def test_no_probe_when_the_working_tree_holds_a_trust_file(git_repo: Path) -> None:
+    from plangate.authority.source import no_root_probe
+
+    assert no_root_probe(git_repo) == [
+        "refs/heads/main^{commit}", "refs/heads/main^{tree}", "refs/heads/main:.plangate"
+    ]
+    (git_repo / ".plangate").mkdir()
+    (git_repo / ".plangate/trust.toml").mkdir()  # anything there: the exact path decides
+    assert no_root_probe(git_repo) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("nothing", (0, [], "unauthenticated")),
+        ("other files only", (0, [], "unauthenticated")),
+        ("trust.toml a directory", (0, [], "unauthenticated")),
+        ("a lone revocation list", (1, ["AUTH_TRUST_INCOMPLETE"], None)),
+    ],
+)
+def test_c3_verify_judges_each_trust_branch_layout_as_the_exact_reading_does(
+    git_repo: Path, name: str, expected: tuple[int, list[str], str | None]
+) -> None:
+    import json
+
+    from support.cli import run_cli_in
+    from support.taskkit import approve_task, make_task
+
+    _layout(git_repo, name)
+    path = git_repo / ".plangate/trust.toml"
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    make_task(git_repo)
+    approve_task(git_repo)
+    result = run_cli_in(git_repo, "c3", "verify", "TASK-0001", "--json")
+    out = json.loads(result.out)
+    code, codes = result.code, [r["code"] for r in out["reasons"]]
+    assert (code, codes) == expected[:2], out
+    if expected[2] is not None:
+        assert out["facts"]["authority"] == expected[2]

@@ -373,3 +373,127 @@ def test_batch_check_outside_a_repository_raises(tmp_path: Path) -> None:
     with pytest.raises(GitError) as info:
         Git(tmp_path).batch_check(["HEAD"])
     assert info.value.code == "NOT_A_GIT_REPOSITORY"
+
+
+# -- cat-file --batch: objects handed over whole, trees parsed here ----------------------
+
+
+def test_read_objects_hands_over_each_object_whole(git_repo: Path) -> None:
+    from plangate.git import GitObject
+
+    (git_repo / "notes.txt").write_bytes(b"line one\nline two\n")
+    commit_all(git_repo, "notes")
+    g = Git(git_repo)
+    head = g.head()
+    answers = g.read_objects([f"{head}^{{commit}}", "HEAD^{tree}", "HEAD:notes.txt", "f" * 40])
+    assert answers is not None
+    commit, tree, blob, absent = answers
+    assert isinstance(commit, GitObject) and commit.kind == "commit"
+    assert commit.object_id == head
+    assert commit.data.startswith(b"tree " + git(git_repo, "rev-parse", "HEAD^{tree}").encode())
+    assert tree is not None and tree.kind == "tree"
+    assert blob == GitObject(git(git_repo, "rev-parse", "HEAD:notes.txt"), "blob",
+                             b"line one\nline two\n")
+    assert absent is None
+    assert g.read_objects([]) == []
+    for bad in ("HEAD\nHEAD", "-p", "", "HEAD\x00"):
+        with pytest.raises(GitError) as info:
+            g.read_objects([bad])
+        assert info.value.code == "GIT_BAD_REVISION"
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        b"",  # nothing
+        b"%(blob)s blob 3\nabc",  # the body's newline missing
+        b"%(blob)s blob 3\nabcd\n",  # a body longer than its size
+        b"%(blob)s blob 4\nabc\n",  # shorter
+        b"%(blob)s blob 3\nabc\nextra",  # trailing bytes
+        b"%(blob)s blob\nabc\n",  # no size
+        b"%(blob)s blob -3\nabc\n",  # not a size
+        b"%(blob)s blob 0x3\nabc\n",
+        b"%(blob)s thing 3\nabc\n",  # not an object type
+        b"%(short)s blob 3\nabc\n",  # not a full id
+        b"name ambiguous\n",
+        b"other missing\n",  # "missing" for another name
+    ],
+)
+def test_batch_output_that_is_not_one_answer_per_name_proves_nothing(output: bytes) -> None:
+    from plangate.git import _batch_objects
+
+    blob = "a" * 40
+    data = output.replace(b"%(blob)s", blob.encode()).replace(b"%(short)s", b"a" * 12)
+    assert _batch_objects(["name"], data) is None
+
+
+def test_batch_output_answers_in_order() -> None:
+    from plangate.git import GitObject, _batch_objects
+
+    blob = "b" * 40
+    data = b"one missing\n" + blob.encode() + b" blob 4\nab\nc\n"
+    assert _batch_objects(["one", "two"], data) == [None, GitObject(blob, "blob", b"ab\nc")]
+
+
+def _ls_tree(repo: Path, rev: str) -> dict[bytes, tuple[bytes, str]]:
+    out = subprocess.run(["git", "ls-tree", "-z", rev], cwd=repo, env=scrubbed_env(),
+                         capture_output=True, check=True).stdout
+    entries: dict[bytes, tuple[bytes, str]] = {}
+    for record in out.split(b"\x00"):
+        if record:
+            meta, _, name = record.partition(b"\t")
+            mode, _kind, object_id = meta.split()
+            entries[name] = (mode.lstrip(b"0"), object_id.decode())
+    return entries
+
+
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
+def test_tree_entries_are_what_ls_tree_lists(tmp_path: Path, object_format: str) -> None:
+    from plangate.git import tree_entries_of
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main", f"--object-format={object_format}")
+    git(repo, "config", "user.name", "Test Author")
+    git(repo, "config", "user.email", "author@example.invalid")
+    (repo / "plain.txt").write_text("x\n")
+    (repo / "tool.sh").write_text("#!/bin/sh\n")
+    (repo / "tool.sh").chmod(0o755)
+    (repo / "link").symlink_to("plain.txt")
+    (repo / "dir").mkdir()
+    (repo / "dir" / "inner.txt").write_text("y\n")
+    (repo / "name with spaces and ü.txt").write_text("z\n")
+    commit_all(repo, "entries")
+    head = git(repo, "rev-parse", "HEAD")
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{head},sub")
+    git(repo, "commit", "-q", "-m", "a gitlink")
+    answers = Git(repo).read_objects(["HEAD^{tree}"])
+    assert answers is not None and answers[0] is not None
+    entries = tree_entries_of(answers[0])
+    assert entries == _ls_tree(repo, "HEAD")
+    assert {mode for mode, _ in entries.values()} == {b"100644", b"100755", b"120000",
+                                                     b"40000", b"160000"}
+
+
+def test_a_tree_that_is_not_well_formed_proves_nothing() -> None:
+    from plangate.git import GitObject, tree_entries_of
+
+    tree_id = "c" * 40
+    raw = bytes(range(20))
+    good = b"100644 a.txt\x00" + raw + b"40000 dir\x00" + raw
+    assert tree_entries_of(GitObject(tree_id, "tree", good)) == {
+        b"a.txt": (b"100644", raw.hex()), b"dir": (b"40000", raw.hex())}
+    assert tree_entries_of(GitObject(tree_id, "tree", b"")) == {}
+    for bad in (
+        good[:-1],  # a truncated id
+        b"100664 a.txt\x00" + raw,  # a mode git does not write
+        b"040000 dir\x00" + raw,  # zero-padded
+        b"100644 a.txt\x00" + raw + b"100644 a.txt\x00" + raw,  # a repeated name
+        b"100644 a/b\x00" + raw,  # a slash in a name
+        b"100644 \x00" + raw,  # an empty name
+        b"100644a.txt\x00" + raw,  # no space
+        b"100644 a.txt" + raw,  # no NUL
+    ):
+        assert tree_entries_of(GitObject(tree_id, "tree", bad)) is None, bad
+    assert tree_entries_of(GitObject(tree_id, "blob", good)) is None
+    assert tree_entries_of(GitObject("c" * 64, "tree", good)) is None  # SHA-256 ids: 32 bytes

@@ -349,14 +349,21 @@ def match_any(
 
 
 class _PatternIndex(NamedTuple):
-    """A tuple of patterns compiled once for matching many paths against them."""
+    """A tuple of patterns compiled once for matching many paths against them.
+
+    A path is compared only with the patterns that can match it, in their order:
+    those whose first segment is the path's first segment (when literal), those
+    keyed by a literal segment the path contains (a pattern such as ``**/.envrc``
+    or ``**/approvals/**`` needs that segment somewhere in the path), and those
+    with no literal segment at all.
+    """
 
     compiled: tuple[_Compiled, ...]
-    # Pattern positions to try, in order, for a path whose first segment is the key:
-    # the patterns whose first segment is that literal and every pattern whose first
-    # segment is not literal. Any other first segment tries only the latter.
     by_first: dict[str, tuple[int, ...]]
-    any_first: tuple[int, ...]
+    # Patterns whose first segment is not literal, keyed by one literal segment each
+    # must meet in the path (the longest: the rarest, as a rule).
+    by_segment: dict[str, tuple[int, ...]]
+    unkeyed: tuple[int, ...]
 
 
 @lru_cache(maxsize=256)
@@ -367,19 +374,47 @@ def _pattern_index(patterns: tuple[str, ...], lower: bool) -> _PatternIndex | No
     for pattern in patterns:
         _validated_pattern(pattern)
     compiled: list[_Compiled] = []
-    literal: dict[str, list[int]] = {}
-    any_first: list[int] = []
+    by_first: dict[str, list[int]] = {}
+    by_segment: dict[str, list[int]] = {}
+    unkeyed: list[int] = []
     for position, pattern in enumerate(patterns):
         if lower and not pattern.isascii():
             return None
         one = _compile_lower(pattern) if lower else _compile(pattern)
         compiled.append(one)
-        if one.first_literal is None:
-            any_first.append(position)
+        if one.first_literal is not None:
+            by_first.setdefault(one.first_literal, []).append(position)
+        elif one.required:
+            key = max(sorted(one.required), key=len)
+            by_segment.setdefault(key, []).append(position)
         else:
-            literal.setdefault(one.first_literal, []).append(position)
-    by_first = {key: tuple(sorted([*hits, *any_first])) for key, hits in literal.items()}
-    return _PatternIndex(tuple(compiled), by_first, tuple(any_first))
+            unkeyed.append(position)
+    return _PatternIndex(
+        tuple(compiled),
+        {key: tuple(hits) for key, hits in by_first.items()},
+        {key: tuple(hits) for key, hits in by_segment.items()},
+        tuple(unkeyed),
+    )
+
+
+def _candidates(index: _PatternIndex, segments: list[str]) -> tuple[int, ...] | list[int]:
+    """The positions of the patterns that can match a path of ``segments``, in order."""
+    found: list[tuple[int, ...]] = []
+    first = index.by_first.get(segments[0])
+    if first:
+        found.append(first)
+    if index.by_segment:
+        for segment in segments:
+            keyed = index.by_segment.get(segment)
+            if keyed:
+                found.append(keyed)
+    if index.unkeyed:
+        found.append(index.unkeyed)
+    if not found:
+        return ()
+    if len(found) == 1:
+        return found[0]
+    return sorted({position for positions in found for position in positions})
 
 
 def _match_indexed(
@@ -409,7 +444,7 @@ def _first_indexed(
         path = path.lower()  # ASCII folds one way only: compare lower-cased text exactly
     segments = path.split("/")
     compiled = index.compiled
-    for position in index.by_first.get(segments[0], index.any_first):
+    for position in _candidates(index, segments):
         if _nfa_match_segments(compiled[position], segments, False, None):
             return patterns[position]
     return None

@@ -234,3 +234,17 @@ def test_matching_work_doubles_at_most_when_paths_or_patterns_double() -> None:
 def test_match_any_is_the_first_pattern_glob_match_accepts(patterns, path, casefold) -> None:
     expected = next((p for p in patterns if glob_match(p, path, casefold=casefold)), None)
     assert match_any(patterns, path, casefold=casefold) == expected
+
+
+def test_a_path_meets_only_the_patterns_whose_literal_segments_it_holds() -> None:
+    from plangate.paths import _candidates, _pattern_index
+
+    patterns = tuple(f"**/name{i}/**" for i in range(500)) + ("**/*.pem", "src/**", "**/x?")
+    index = _pattern_index(patterns, False)
+    assert index is not None
+    # No literal segment of the '**/nameN/**' patterns in the path: none of them is tried.
+    assert list(_candidates(index, ["lib", "app.py"])) == [500, 502]
+    assert list(_candidates(index, ["src", "a", "name7", "b"])) == [7, 500, 501, 502]
+    assert list(_candidates(index, ["name3", "name1", "c"])) == [1, 3, 500, 502]
+    assert match_any(patterns, "a/name499/b") == "**/name499/**"
+    assert match_any(patterns, "a/name499") is None  # a trailing '**' needs a segment

@@ -269,17 +269,17 @@ def _plain_line(line: str) -> tuple[str, str | int | None] | None:
     """``("table", None)``, ``("", None)`` (blank or comment), ``(key, value)``, or None
     when ``line`` is not in the plain form."""
     rest = line.lstrip(" \t")
+    if not rest or rest[0] == "#":
+        return _BLANK  # most lines of a commented definition
     item: tuple[str, str | int | None]
     if rest.startswith(_TABLE_HEADER):
         item, rest = _TABLE, rest[len(_TABLE_HEADER):]
-    elif rest[:1] in _KEY_CHARS and rest[:1] != "":
-        end = 1
-        while end < len(rest) and rest[end] in _KEY_CHARS:
-            end += 1
-        key, rest = rest[:end], rest[end:].lstrip(" \t")
-        if not rest.startswith("="):
+    else:
+        key, equals, rest = rest.partition("=")
+        key = key.rstrip(" \t")
+        if not equals or not key or not _KEY_CHARS.issuperset(key):
             return None
-        rest = rest[1:].lstrip(" \t")
+        rest = rest.lstrip(" \t")
         if rest.startswith('"'):
             close = rest.find('"', 1)
             if close < 0 or "\\" in rest[1:close]:
@@ -293,8 +293,6 @@ def _plain_line(line: str) -> tuple[str, str | int | None] | None:
             if not digits or (digits[0] == "0" and len(digits) > 1):
                 return None
             item, rest = (key, int(digits)), rest[end:]
-    else:
-        item = _BLANK
     rest = rest.lstrip(" \t")
     if rest and not rest.startswith("#"):
         return None

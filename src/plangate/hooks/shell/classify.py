@@ -59,10 +59,22 @@ class _Walker:
         if self.depth >= MAX_DEPTH:
             state.unclassified("shell nesting is too deep")
             return
+        # A 'sh -c' script runs in a child process: its 'cd' moves only its own commands.
+        saved = state.cwd
         walk(text, state, self.depth + 1)
+        state.cwd = saved
+        state.moved = False
 
     def simple(self, words: tuple[Word, ...], state: State) -> None:
         simple_command(words, state, self)
+
+    def child(self, words: tuple[Word, ...], state: State) -> None:
+        # 'env cd', 'nice cd', 'timeout 5 cd': a program runs 'cd' in its own process
+        # (an external 'cd' exists on some systems), so the shell's directory stays.
+        saved = state.cwd
+        simple_command(words, state, self)
+        state.cwd = saved
+        state.moved = False
 
 
 def analyse(command: object) -> ShellAnalysis:
@@ -103,17 +115,18 @@ def walk(text: str, state: State, depth: int) -> None:
     moved = False
     for command in script.commands:
         # A 'cd' moves the commands after it only along an '&&' chain: after ';', '|',
-        # '||' or '&' the cd may have failed or run in a subshell.
+        # '||' or '&' the cd may have failed or run in a subshell. Any 'cd' the shell
+        # runs counts ('command cd' too): the rule of the 'cd' sets state.moved.
         if moved and command.connector != "&&":
             state.cwd = None
-        is_cd = bool(command.words) and command.words[0].text == "cd"
-        if is_cd and command.connector in ("|", "|&"):
-            state.cwd = None
-            moved = True
-            state.step += 1
-            continue
+        state.moved = False
         one_command(command, state, walker)
-        moved = moved or is_cd
+        if state.moved:
+            moved = True
+            if command.connector in ("|", "|&") or command.negated:
+                # In a pipeline the cd runs in a subshell; under '!' a failed cd passes '&&'.
+                state.cwd = None
+        state.moved = False
         state.step += 1
 
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import posixpath
+import re
 
 from plangate.hooks.paths import is_device_sink
 from plangate.records import NamedTuple
+
+_DESCRIPTOR = re.compile(r"/+(?:dev|proc/+(?:self|thread-self))/+fd/+([^/]*)/*")
 
 
 class Write(NamedTuple):
@@ -42,6 +45,8 @@ class State:
         self.step = 0
         self.cwd: str | None = ""
         """Directory changed into ('' = the tool's directory, None = unknown)."""
+        self.moved = False
+        """Set by a ``cd`` the shell itself runs (``cd``, ``command cd``), for the walk."""
 
     def unclassified(self, note: str) -> None:
         if note not in self.problems:
@@ -73,10 +78,21 @@ class State:
     ) -> None:
         # Redirecting into /dev/null or tee-ing to /dev/stderr writes no file; 'rm
         # /dev/null' or 'touch /dev/stderr' does touch one outside the repository.
+        descriptor = _DESCRIPTOR.fullmatch(raw)
+        if descriptor is not None and descriptor.group(1) not in ("0", "1", "2"):
+            # A descriptor other than the standard three is inherited from whatever
+            # started the shell: it may be open on any file.
+            self.unclassified(f"write target {raw!r} is an inherited descriptor")
+            return
         if sink_ok and is_device_sink(raw):
             return
         if raw == "" or any(c in raw for c in "*?[]"):
             self.unclassified(f"write target {raw!r} is not a plain path")
+            return
+        if raw.startswith(("!", "=")):
+            # zsh reads '>!FILE' as a clobbering '>' to FILE and expands '=NAME' to the
+            # path of the program NAME: the file written is not the one spelled.
+            self.unclassified(f"write target {raw!r} means another file to zsh")
             return
         if raw.startswith(":"):
             self.unclassified(f"write target {raw!r} looks like a git pathspec with magic")

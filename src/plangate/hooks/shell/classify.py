@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from plangate.hooks.shell.find import find_rule
 from plangate.hooks.shell.git import git_rule
 from plangate.hooks.shell.parse import Command, Redirect, Word, parse
@@ -22,6 +24,7 @@ MAX_DEPTH = 3
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _READ_REDIRECTS = frozenset({"<", "<<", "<<-", "<<<"})
 _DUP_REDIRECTS = frozenset({">&", "<&"})
+_ZSH_NUMERIC_GLOB = re.compile(r"[0-9]*-[0-9]*")
 
 
 class ShellKind:
@@ -158,6 +161,11 @@ def _redirect(redirect: Redirect, state: State) -> None:
         return
     if target.glob:
         state.unclassified(f"a redirection target {target.text!r} is a glob")
+        return
+    if op == "<" and _ZSH_NUMERIC_GLOB.fullmatch(target.text):
+        # 'CLAUDE<->.md' or 'ci<1-3>.yml': zsh reads '<N-M>' as a numeric glob inside
+        # one word (a file name it matches), bash as two redirections.
+        state.unclassified(f"'<{target.text}>' is a numeric glob to zsh")
         return
     if op in _WRITE_REDIRECTS:
         state.write(target.text, sink_ok=True)

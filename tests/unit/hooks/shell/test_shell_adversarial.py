@@ -164,8 +164,8 @@ def test_standard_descriptors_write_no_file(command: str) -> None:
     assert analyse(command).kind == ShellKind.READ_ONLY, analyse(command)
 
 
-# zsh (the default shell of many hosts) reads '>!F' as '>' to F and '=NAME' as the
-# path of the program NAME.
+# zsh (the default shell of many hosts) reads '>!F' as '>' to F, '=NAME' as the
+# path of the program NAME, and 'F<N-M>' as a numeric glob (bash: two redirections).
 ZSH_SPELLINGS = [
     "echo x >!CLAUDE.md",
     "echo x >>!CLAUDE.md",
@@ -173,6 +173,9 @@ ZSH_SPELLINGS = [
     "echo x > =tee",
     "cp a =python3",
     "tee !CLAUDE.md",
+    "tee CLAUDE<->.md",
+    "echo x > .github/workflows/ci<1-3>.yml",
+    "cat <1-2",
 ]
 
 

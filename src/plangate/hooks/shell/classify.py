@@ -86,6 +86,16 @@ def analyse(command: object) -> ShellAnalysis:
         return ShellAnalysis(ShellKind.UNCLASSIFIED, problems=("the command is empty or not text",))
     state = State()
     walk(command, state, 0)
+    if state.commits:
+        # The hook reads the index before the line runs: what 'git add' (or 'restore
+        # --staged', 'reset REV -- F') stages first is not there yet. The commit is judged
+        # with the paths named, and with every change when a pathspec names more.
+        state.commit_all = state.commit_all or state.stage_all
+        for path in state.stage_paths:
+            if path is None:
+                state.unclassified("git add paths relative to an unknown directory")
+            else:
+                state.commit_paths.append(path)
     if state.problems:
         kind = ShellKind.UNCLASSIFIED
     elif state.runs_code:

@@ -359,7 +359,19 @@ def _paths(parsed: Parsed, sub: str, state: State) -> list[str] | None:
 
 
 def _add(sub: str, rest: tuple[Word, ...], state: State) -> None:
-    _parse(sub, ADD, rest, state)  # stages only: the commit is judged when it happens
+    """Stages only: a commit is judged when it happens, with what this stages when the
+    commit is in the same command line (see :func:`plangate.hooks.shell.analyse`)."""
+    parsed = _parse(sub, ADD, rest, state)
+    if parsed is None:
+        return
+    everything = parsed.has("-A", "--all", "-u", "--update", "--no-ignore-removal")
+    before = state.stage_all
+    state.stage_all = False
+    _stages(list(parsed.operands), state, everything=everything or not parsed.operands)
+    if state.stage_all and parsed.has("-f", "--force"):
+        # Ignored files are not among the changes a commit is judged with.
+        state.unclassified("git add --force with a pathspec that names more than a file")
+    state.stage_all = state.stage_all or before
 
 
 def _named_remotes(sub: str, repositories: list[str], state: State) -> None:
@@ -431,6 +443,8 @@ def _restore(sub: str, rest: tuple[Word, ...], state: State) -> None:
         state.unclassified("git restore without paths")
         return
     staged_only = parsed.has("-S", "--staged") and not parsed.has("-W", "--worktree")
+    if parsed.has("-S", "--staged"):
+        _stages(paths, state)  # '--source=REV --staged' puts REV's bytes in the index
     if not staged_only:
         for path in paths:
             state.write(path, relinks=True)
@@ -508,12 +522,39 @@ def _mv(sub: str, rest: tuple[Word, ...], state: State) -> None:
     state.write(paths[-1], relinks=True)
 
 
+def _stages(paths: list[str], state: State, *, everything: bool = False) -> None:
+    """Record what a part puts in the index, for a commit in the same command line.
+
+    A plain path is recorded; a pathspec that names more than its text (``.``, ``dir/``,
+    a glob, ``:(magic)``) stages any change: the commit is then judged with every change.
+    """
+    for path in paths:
+        if (
+            path in (".", "")
+            or path.endswith("/")
+            or path.startswith(":")
+            or any(c in path for c in "*?[]")
+        ):
+            everything = True
+        else:
+            state.stage_paths.append(state.joined(path))
+    state.stage_all = state.stage_all or everything
+
+
 def _reset(sub: str, rest: tuple[Word, ...], state: State) -> None:
     parsed = _parse(sub, RESET, rest, state)
     if parsed is None:
         return
     # Without --hard/--merge/--keep (not in the table) a reset changes refs and the index only.
-    _paths(parsed, sub, state)
+    paths = _paths(parsed, sub, state)
+    if paths is None:
+        return
+    texts = [w.text for w in rest]
+    after = len(texts) - texts.index("--") - 1 if "--" in texts else 0
+    # 'reset REV -- PATHS' / 'reset REV PATHS' puts REV's bytes in the index: staged.
+    named = paths[len(paths) - after :] if after else paths[1:]
+    if named:
+        _stages(named, state)
 
 
 def _apply(sub: str, rest: tuple[Word, ...], state: State) -> None:

@@ -42,6 +42,10 @@ class State:
         self.commits = False
         self.commit_paths: list[str] = []
         self.commit_all = False
+        self.stage_all = False
+        """A part stages changes no plain path names (``git add -A``, ``git add .``, a glob)."""
+        self.stage_paths: list[str | None] = []
+        """Paths a part stages (``git add F``; None: relative to an unknown directory)."""
         self.step = 0
         self.cwd: str | None = ""
         """Directory changed into ('' = the tool's directory, None = unknown)."""

@@ -234,3 +234,45 @@ def test_widening_pathspecs_with_a_writer_are_unclassified(command: str) -> None
 
 def test_widening_pathspecs_with_a_reader_stay_read_only() -> None:
     assert analyse("git --icase-pathspecs status").kind == ShellKind.READ_ONLY
+
+
+# The hook reads the index before the line runs: a commit in the same line also records
+# what an earlier 'git add', 'git restore --staged' or 'git reset REV -- PATHS' stages.
+STAGED_IN_THE_SAME_LINE = [
+    ("git add CLAUDE.md && git commit -m x", False, ("CLAUDE.md",)),
+    ("git add -f .plangate/trust.toml; git commit -m x", False, (".plangate/trust.toml",)),
+    ("cd src && git add ../CLAUDE.md && git commit -m x", False, ("src/../CLAUDE.md",)),
+    ("git -C docs add a.md && git commit -m x", False, ("docs/a.md",)),
+    ("git restore -S -s HEAD~5 CLAUDE.md && git commit -m x", False, ("CLAUDE.md",)),
+    ("git reset HEAD~5 -- CLAUDE.md && git commit -m x", False, ("CLAUDE.md",)),
+    ("git reset HEAD~5 CLAUDE.md && git commit -m x", False, ("CLAUDE.md",)),
+    ("git commit -m x && git add CLAUDE.md", False, ("CLAUDE.md",)),
+    ("git add -A && git commit -m x", True, ()),
+    ("git add -u; git commit -m x", True, ()),
+    ("git add . && git commit -m x", True, ()),
+    ("git add .claude/ && git commit -m x", True, ()),
+    ("git add '*.md' && git commit -m x", True, ()),
+    ("git add ':(icase)claude.md' && git commit -m x", True, ()),
+    ("git add src/a.py '*.json' && git commit -m x", True, ("src/a.py",)),
+]
+
+
+@pytest.mark.parametrize(("command", "every", "paths"), STAGED_IN_THE_SAME_LINE)
+def test_a_commit_records_what_the_same_line_stages(
+    command: str, every: bool, paths: tuple[str, ...]
+) -> None:
+    result = analyse(command)
+    assert result.kind == ShellKind.WRITES, result
+    assert result.commits
+    assert result.commit_all is every
+    assert result.commit_paths == paths
+
+
+def test_staging_alone_or_a_plain_commit_is_unchanged() -> None:
+    assert analyse("git add CLAUDE.md").kind == ShellKind.READ_ONLY
+    assert analyse("git reset HEAD~1").kind == ShellKind.READ_ONLY
+    plain = analyse("git commit -m x")
+    assert plain.commits and not plain.commit_all and plain.commit_paths == ()
+    assert analyse("cd a; git add b && git commit -m x").kind == ShellKind.UNCLASSIFIED
+    assert analyse("git add -f . && git commit -m x").kind == ShellKind.UNCLASSIFIED
+    assert analyse("git add -f '*.env'").kind == ShellKind.UNCLASSIFIED

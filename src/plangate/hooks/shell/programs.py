@@ -836,6 +836,8 @@ def _climbs_after_a_name(path: str) -> bool:
 
 def _cd(_name: str, args: tuple[Word, ...], state: State, _w: Walker) -> None:
     state.moved = True
+    modes = [w.text for w in args if w.text in ("-L", "-P")]
+    physical = bool(modes) and modes[-1] == "-P"
     words = [w for w in args if w.text not in ("-L", "-P", "--")]
     if len(words) > 1:
         state.unclassified("cd with more than one operand")
@@ -852,12 +854,22 @@ def _cd(_name: str, args: tuple[Word, ...], state: State, _w: Walker) -> None:
     ):
         state.cwd = None
         return
+    before = state.cwd
     if target.text.startswith("/"):
         state.cwd = target.text
     elif state.cwd is not None:
         state.cwd = posixpath.join(state.cwd, target.text) if state.cwd else target.text
-    if state.cwd is not None and _climbs_after_a_name(state.cwd):
-        state.cwd = None
+    if state.cwd is None or not _climbs_after_a_name(state.cwd):
+        return
+    only_up = all(part in ("..", ".", "") for part in target.text.split("/"))
+    if only_up and not physical and before is not None and not target.text.startswith("/"):
+        # 'cd src && cd ..': bash (-L) climbs the directory it came through, as text:
+        # an ancestor of a directory it is in, so it exists and no link is followed.
+        state.cwd = posixpath.normpath(state.cwd)
+        if state.cwd == ".":
+            state.cwd = ""
+        return
+    state.cwd = None
 
 
 def _command(_name: str, args: tuple[Word, ...], state: State, walker: Walker) -> None:

@@ -78,6 +78,10 @@ CHILD_CD = [
     ("bash -c 'cd src && tee x'", ["src/x"]),
     ("command cd src && tee x", ["src/x"]),
     ("LANG=C cd src && tee x", ["src/x"]),
+    # 'cd ..' climbs, as text, the directory the line came through (bash's -L).
+    ("cd src && cd .. && tee CLAUDE.md", ["CLAUDE.md"]),
+    ("cd src/a && cd ../.. && tee CLAUDE.md", ["CLAUDE.md"]),
+    ("cd src && cd ../.. && tee x", ["../x"]),
 ]
 # A 'cd' whose outcome is not known leaves later relative targets undecidable.
 UNKNOWN_CD = [
@@ -87,7 +91,8 @@ UNKNOWN_CD = [
     "! cd src/new && tee CLAUDE.md",
     "! command cd src/new && tee CLAUDE.md",
     "cd src/link/.. && tee CLAUDE.md",
-    "cd src && cd .. && tee CLAUDE.md",
+    "cd src && cd -P .. && tee CLAUDE.md",
+    "cd src && cd ../b && tee CLAUDE.md",
     "cd +1 && tee CLAUDE.md",
 ]
 

@@ -86,6 +86,13 @@ def analyse(command: object) -> ShellAnalysis:
         return ShellAnalysis(ShellKind.UNCLASSIFIED, problems=("the command is empty or not text",))
     state = State()
     walk(command, state, 0)
+    if state.reads_file and state.stream_writes:
+        # Opening '/dev/fd/N' (or '/dev/stdin|stdout|stderr') opens again the file on
+        # descriptor N, for writing: 'echo x < F > /dev/fd/0' and '2<F ... >/dev/stderr'
+        # rewrite F, and a duplicated descriptor ('2<&0') may carry F anywhere.
+        state.unclassified(
+            f"a write to {state.stream_writes[0]!r} in a line that opens a file with '<'"
+        )
     if state.commits:
         # The hook reads the index before the line runs: what 'git add' (or 'restore
         # --staged', 'reset REV -- F') stages first is not there yet. The commit is judged
@@ -162,7 +169,14 @@ def _redirect(redirect: Redirect, state: State) -> None:
         state.unclassified(f"a redirection target is not literal: {target.problem}")
         return
     if op in _DUP_REDIRECTS:
-        if target.text.isdigit() or target.text == "-":
+        if target.text == "-":
+            return
+        if target.text.isdigit():
+            if int(target.text) > 2 and target.text not in state.opened_fds:
+                # '>&5' writes on a descriptor inherited from whatever started the
+                # shell, which may be open on any file.
+                state.unclassified(f"a descriptor {target.text} the line did not open")
+            state.opened_fds.add(redirect.fd)
             return
         if op == ">&" and not redirect.fd:
             state.write(target.text, sink_ok=True)  # '>&file' is '&>file'
@@ -177,8 +191,11 @@ def _redirect(redirect: Redirect, state: State) -> None:
         # one word (a file name it matches), bash as two redirections.
         state.unclassified(f"'<{target.text}>' is a numeric glob to zsh")
         return
+    state.opened_fds.add(redirect.fd)
     if op in _WRITE_REDIRECTS:
         state.write(target.text, sink_ok=True)
+    elif op == "<" and target.text not in ("/dev/null", "/dev/tty"):
+        state.reads_file = True
     elif op not in _READ_REDIRECTS:
         state.unclassified(f"a redirection the classifier does not model ({op})")
 

@@ -50,6 +50,12 @@ class State:
         self.cwd: str | None = ""
         """Directory changed into ('' = the tool's directory, None = unknown)."""
         self.moved = False
+        self.stream_writes: list[str] = []
+        """Writes to a standard descriptor by its path (``/dev/stdout``, ``/dev/fd/0``)."""
+        self.opened_fds: set[str] = set()
+        """Descriptors a redirection of the line opened (``3>f``, ``3>&1``)."""
+        self.reads_file = False
+        """A ``<`` redirection opens a file on a descriptor somewhere in the line."""
         """Set by a ``cd`` the shell itself runs (``cd``, ``command cd``), for the walk."""
 
     def unclassified(self, note: str) -> None:
@@ -89,6 +95,10 @@ class State:
             self.unclassified(f"write target {raw!r} is an inherited descriptor")
             return
         if sink_ok and is_device_sink(raw):
+            if raw not in ("/dev/null", "/dev/tty"):
+                # '/dev/stdout', '/dev/fd/1': no file, unless the line opened that
+                # descriptor on one ('echo x < F > /dev/fd/0' rewrites F): see analyse.
+                self.stream_writes.append(raw)
             return
         if raw == "" or any(c in raw for c in "*?[]"):
             self.unclassified(f"write target {raw!r} is not a plain path")

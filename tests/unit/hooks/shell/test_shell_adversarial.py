@@ -162,8 +162,37 @@ def test_inherited_descriptors_are_unclassified(command: str) -> None:
     assert analyse(command).kind == ShellKind.UNCLASSIFIED, analyse(command)
 
 
+# Opening '/dev/fd/N' opens again the file on descriptor N, for writing: a line that
+# put a file on a descriptor with '<' and writes a standard stream by its path may
+# rewrite that file ('echo x < F > /dev/fd/0' truncates F and writes x into it).
+REOPENED_STREAMS = [
+    "echo x < CLAUDE.md > /dev/fd/0",
+    "echo x 1<CLAUDE.md > /dev/stdout",
+    "echo x 2<CLAUDE.md >/dev/fd/2",
+    "tee /dev/stderr 2<.claude/settings.json",
+    "echo x < CLAUDE.md 2<&0 >/dev/fd/2",
+    "> /dev/stdout echo x 1< CLAUDE.md",
+    "echo x >&5",
+    "echo x 2>&9",
+    "cat 0<&4",
+]
+
+
+@pytest.mark.parametrize("command", REOPENED_STREAMS)
+def test_descriptors_that_may_carry_a_file_are_unclassified(command: str) -> None:
+    assert analyse(command).kind == ShellKind.UNCLASSIFIED, analyse(command)
+
+
 @pytest.mark.parametrize(
-    "command", ["echo x > /dev/fd/1", "echo x 1>&2 > /dev/fd/2", "tee /dev/stdout"]
+    "command",
+    [
+        "echo x > /dev/fd/1",
+        "echo x 1>&2 > /dev/fd/2",
+        "tee /dev/stdout",
+        "cat < a > /dev/null",
+        "echo x 3>&1 1>&2 2>&3",
+        "wc -l < a",
+    ],
 )
 def test_standard_descriptors_write_no_file(command: str) -> None:
     assert analyse(command).kind == ShellKind.READ_ONLY, analyse(command)

@@ -8,6 +8,7 @@ import re
 from plangate.hooks.paths import is_device_sink
 from plangate.records import NamedTuple
 
+_PROC = re.compile(r"/+proc(?:/|$)")
 _DESCRIPTOR = re.compile(r"/+(?:dev|proc/+(?:self|thread-self))/+fd/+([^/]*)/*")
 
 
@@ -88,11 +89,18 @@ class State:
     ) -> None:
         # Redirecting into /dev/null or tee-ing to /dev/stderr writes no file; 'rm
         # /dev/null' or 'touch /dev/stderr' does touch one outside the repository.
-        descriptor = _DESCRIPTOR.fullmatch(raw)
+        # Checked as the shell will open it: after a 'cd /dev/fd', '5' is '/dev/fd/5'.
+        where = raw if raw.startswith("/") else (self.joined(raw) or raw)
+        descriptor = _DESCRIPTOR.fullmatch(where)
         if descriptor is not None and descriptor.group(1) not in ("0", "1", "2"):
             # A descriptor other than the standard three is inherited from whatever
             # started the shell: it may be open on any file.
             self.unclassified(f"write target {raw!r} is an inherited descriptor")
+            return
+        if _PROC.match(where):
+            # '/proc/self/cwd/F' is F in the shell's directory, but the hook would resolve
+            # it in its own process: another directory, another file.
+            self.unclassified(f"write target {raw!r} depends on the process that opens it")
             return
         if sink_ok and is_device_sink(raw):
             if raw not in ("/dev/null", "/dev/tty"):

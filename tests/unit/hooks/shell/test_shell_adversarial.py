@@ -146,6 +146,22 @@ def test_nohup_writes_nohup_out(command: str, paths: list[str]) -> None:
     assert [w.path for w in result.writes] == paths
 
 
+# '/proc/self/...' names what the shell's process sees; the hook would resolve it in its
+# own process (another directory after a 'cd').
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd .claude && echo x > /proc/self/cwd/settings.json",
+        "tee /proc/self/cwd/CLAUDE.md",
+        "cd /proc/self/cwd/.claude && tee settings.json",
+        "cp a //proc/thread-self/cwd/CLAUDE.md",
+        "echo x > /proc/1/root/tmp/x",
+    ],
+)
+def test_process_relative_targets_are_unclassified(command: str) -> None:
+    assert analyse(command).kind == ShellKind.UNCLASSIFIED, analyse(command)
+
+
 # A descriptor above 2 that the command line did not open is inherited: any file.
 INHERITED_DESCRIPTORS = [
     "echo x > /dev/fd/3",

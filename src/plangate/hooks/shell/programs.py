@@ -523,6 +523,15 @@ def _copy_like(name: str, parsed: Parsed, state: State, *, moves: bool, links: b
     if parsed.glob_operands:
         state.unclassified(f"{name} with a glob: its sources are not known")
         return
+    if any(
+        posixpath.basename(path.rstrip("/")) in (".", "..") for path in parsed.operands[:-1]
+    ) or (
+        parsed.has("-t", "--target-directory")
+        and any(posixpath.basename(p.rstrip("/")) in (".", "..") for p in parsed.operands)
+    ):
+        # 'cp -r dir/. dest' puts the files of dir into dest: names no operand spells.
+        state.unclassified(f"{name} of a directory's contents ('dir/.') into another")
+        return
     targets = parsed.values("-t", "--target-directory")
     operands = list(parsed.operands)
     if len(targets) > 1:

@@ -124,6 +124,10 @@ HIDDEN_FILES = [
     "chown -RL user src",
     "chown -R -H user src",
     "chgrp -LR group src",
+    "cp -r src/new/. .claude",
+    "cp -a src/new/. docs/working/TASK-0001/approvals",
+    "cp -r -t .claude src/new/.",
+    "mv src/new/. .claude",
 ]
 
 

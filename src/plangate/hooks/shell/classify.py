@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from plangate.hooks.shell.find import find_rule
 from plangate.hooks.shell.git import git_rule
 from plangate.hooks.shell.parse import Command, Redirect, Word, parse
@@ -22,6 +24,7 @@ MAX_DEPTH = 3
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _READ_REDIRECTS = frozenset({"<", "<<", "<<-", "<<<"})
 _DUP_REDIRECTS = frozenset({">&", "<&"})
+_ZSH_NUMERIC_GLOB = re.compile(r"[0-9]*-[0-9]*")
 
 
 class ShellKind:
@@ -59,10 +62,22 @@ class _Walker:
         if self.depth >= MAX_DEPTH:
             state.unclassified("shell nesting is too deep")
             return
+        # A 'sh -c' script runs in a child process: its 'cd' moves only its own commands.
+        saved = state.cwd
         walk(text, state, self.depth + 1)
+        state.cwd = saved
+        state.moved = False
 
     def simple(self, words: tuple[Word, ...], state: State) -> None:
         simple_command(words, state, self)
+
+    def child(self, words: tuple[Word, ...], state: State) -> None:
+        # 'env cd', 'nice cd', 'timeout 5 cd': a program runs 'cd' in its own process
+        # (an external 'cd' exists on some systems), so the shell's directory stays.
+        saved = state.cwd
+        simple_command(words, state, self)
+        state.cwd = saved
+        state.moved = False
 
 
 def analyse(command: object) -> ShellAnalysis:
@@ -71,6 +86,23 @@ def analyse(command: object) -> ShellAnalysis:
         return ShellAnalysis(ShellKind.UNCLASSIFIED, problems=("the command is empty or not text",))
     state = State()
     walk(command, state, 0)
+    if state.reads_file and state.stream_writes:
+        # Opening '/dev/fd/N' (or '/dev/stdin|stdout|stderr') opens again the file on
+        # descriptor N, for writing: 'echo x < F > /dev/fd/0' and '2<F ... >/dev/stderr'
+        # rewrite F, and a duplicated descriptor ('2<&0') may carry F anywhere.
+        state.unclassified(
+            f"a write to {state.stream_writes[0]!r} in a line that opens a file with '<'"
+        )
+    if state.commits:
+        # The hook reads the index before the line runs: what 'git add' (or 'restore
+        # --staged', 'reset REV -- F') stages first is not there yet. The commit is judged
+        # with the paths named, and with every change when a pathspec names more.
+        state.commit_all = state.commit_all or state.stage_all
+        for path in state.stage_paths:
+            if path is None:
+                state.unclassified("git add paths relative to an unknown directory")
+            else:
+                state.commit_paths.append(path)
     if state.problems:
         kind = ShellKind.UNCLASSIFIED
     elif state.runs_code:
@@ -103,17 +135,18 @@ def walk(text: str, state: State, depth: int) -> None:
     moved = False
     for command in script.commands:
         # A 'cd' moves the commands after it only along an '&&' chain: after ';', '|',
-        # '||' or '&' the cd may have failed or run in a subshell.
+        # '||' or '&' the cd may have failed or run in a subshell. Any 'cd' the shell
+        # runs counts ('command cd' too): the rule of the 'cd' sets state.moved.
         if moved and command.connector != "&&":
             state.cwd = None
-        is_cd = bool(command.words) and command.words[0].text == "cd"
-        if is_cd and command.connector in ("|", "|&"):
-            state.cwd = None
-            moved = True
-            state.step += 1
-            continue
+        state.moved = False
         one_command(command, state, walker)
-        moved = moved or is_cd
+        if state.moved:
+            moved = True
+            if command.connector in ("|", "|&") or command.negated:
+                # In a pipeline the cd runs in a subshell; under '!' a failed cd passes '&&'.
+                state.cwd = None
+        state.moved = False
         state.step += 1
 
 
@@ -136,7 +169,14 @@ def _redirect(redirect: Redirect, state: State) -> None:
         state.unclassified(f"a redirection target is not literal: {target.problem}")
         return
     if op in _DUP_REDIRECTS:
-        if target.text.isdigit() or target.text == "-":
+        if target.text == "-":
+            return
+        if target.text.isdigit():
+            if int(target.text) > 2 and target.text not in state.opened_fds:
+                # '>&5' writes on a descriptor inherited from whatever started the
+                # shell, which may be open on any file.
+                state.unclassified(f"a descriptor {target.text} the line did not open")
+            state.opened_fds.add(redirect.fd)
             return
         if op == ">&" and not redirect.fd:
             state.write(target.text, sink_ok=True)  # '>&file' is '&>file'
@@ -146,8 +186,16 @@ def _redirect(redirect: Redirect, state: State) -> None:
     if target.glob:
         state.unclassified(f"a redirection target {target.text!r} is a glob")
         return
+    if op == "<" and _ZSH_NUMERIC_GLOB.fullmatch(target.text):
+        # 'CLAUDE<->.md' or 'ci<1-3>.yml': zsh reads '<N-M>' as a numeric glob inside
+        # one word (a file name it matches), bash as two redirections.
+        state.unclassified(f"'<{target.text}>' is a numeric glob to zsh")
+        return
+    state.opened_fds.add(redirect.fd)
     if op in _WRITE_REDIRECTS:
         state.write(target.text, sink_ok=True)
+    elif op == "<" and target.text not in ("/dev/null", "/dev/tty"):
+        state.reads_file = True
     elif op not in _READ_REDIRECTS:
         state.unclassified(f"a redirection the classifier does not model ({op})")
 

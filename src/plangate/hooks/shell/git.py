@@ -157,15 +157,6 @@ READ_ONLY: dict[str, Spec] = {
     "var": spec("l"),
     "cherry": spec("v", long_optional="abbrev"),
     "version": spec(long="build-options"),
-    "fetch": spec(
-        "qvpPtfan",
-        long="all prune prune-tags tags no-tags dry-run force quiet "
-        "verbose progress no-progress unshallow append "
-        "no-write-fetch-head write-fetch-head multiple "
-        "prefetch atomic",
-        long_args="depth deepen shallow-since shallow-exclude jobs",
-        long_optional="recurse-submodules",
-    ),
 }
 
 ADD = spec(
@@ -227,6 +218,15 @@ TAG = spec(
     long_args="message file sort format points-at",
     long_optional="contains no-contains merged no-merged column",
 )
+FETCH = spec(
+    "qvpPtfan",
+    long="all prune prune-tags tags no-tags dry-run force quiet "
+    "verbose progress no-progress unshallow append "
+    "no-write-fetch-head write-fetch-head multiple "
+    "prefetch atomic",
+    long_args="depth deepen shallow-since shallow-exclude jobs",
+    long_optional="recurse-submodules",
+)
 REMOTE = spec("v", long="verbose")
 CONFIG_READ = spec(
     "lz",
@@ -265,6 +265,10 @@ _GLOBAL_FLAGS = frozenset(
         "-P",
     }
 )
+_WIDENING_PATHSPECS = frozenset({"--glob-pathspecs", "--icase-pathspecs"})
+"""Global flags after which a pathspec names more files than its text (``claude.md``
+matches ``CLAUDE.md``): a subcommand that writes or commits its paths is unclassified."""
+_PATH_WRITERS = frozenset({"rm", "mv", "restore", "checkout", "commit"})
 
 
 def git_rule(_name: str, args: tuple[Word, ...], state: State, _walker: object) -> None:
@@ -314,15 +318,17 @@ def git_rule(_name: str, args: tuple[Word, ...], state: State, _walker: object) 
         return
     sub = words[index].text or ""
     rest = tuple(words[index + 1 :])
+    widening = [w.text for w in words[:index] if w.text in _WIDENING_PATHSPECS]
+    if widening and sub in _PATH_WRITERS:
+        state.unclassified(f"git {widening[0]} {sub}: its paths name more files than they spell")
+        state.cwd = saved
+        return
     try:
         rule = SUBCOMMANDS.get(sub)
         if rule is not None:
             rule(sub, rest, state)
         elif sub in READ_ONLY:
-            parsed = _parse(sub, READ_ONLY[sub], rest, state)
-            if parsed is not None:
-                for value in parsed.values("--output"):
-                    state.write(value, sink_ok=True)
+            _parse(sub, READ_ONLY[sub], rest, state)
         else:
             state.unclassified(f"git {sub} may change the working tree")
     finally:
@@ -330,10 +336,18 @@ def git_rule(_name: str, args: tuple[Word, ...], state: State, _walker: object) 
 
 
 def _parse(sub: str, table: Spec, rest: tuple[Word, ...], state: State) -> Parsed | None:
+    """Parse ``rest`` by ``table``; an ``--output`` file any table accepts is a write.
+
+    Every table goes through here, so a table shared by another subcommand
+    (``git stash list`` takes ``git log``'s options) cannot accept ``--output``
+    without its file being seen.
+    """
     result = parse_options(table, rest)
     if isinstance(result, str):
         state.unclassified(f"git {sub}: {result}")
         return None
+    for value in result.values("--output"):
+        state.write(value, sink_ok=True)
     return result
 
 
@@ -345,13 +359,54 @@ def _paths(parsed: Parsed, sub: str, state: State) -> list[str] | None:
 
 
 def _add(sub: str, rest: tuple[Word, ...], state: State) -> None:
-    _parse(sub, ADD, rest, state)  # stages only: the commit is judged when it happens
+    """Stages only: a commit is judged when it happens, with what this stages when the
+    commit is in the same command line (see :func:`plangate.hooks.shell.analyse`)."""
+    parsed = _parse(sub, ADD, rest, state)
+    if parsed is None:
+        return
+    everything = parsed.has("-A", "--all", "-u", "--update", "--no-ignore-removal")
+    before = state.stage_all
+    state.stage_all = False
+    _stages(list(parsed.operands), state, everything=everything or not parsed.operands)
+    if state.stage_all and parsed.has("-f", "--force"):
+        # Ignored files are not among the changes a commit is judged with.
+        state.unclassified("git add --force with a pathspec that names more than a file")
+    state.stage_all = state.stage_all or before
+
+
+def _named_remotes(sub: str, repositories: list[str], state: State) -> None:
+    """A repository given as a path or URL is another repository's code and config.
+
+    ``git push ./dir`` runs the hooks of the repository at ``dir`` (``pre-receive``,
+    ``post-update``), which may be files the agent wrote; only a remote's name (its
+    URL lives in the guarded ``.git/config``) or ``.`` is read.
+    """
+    for repository in repositories:
+        if repository != "." and (
+            "/" in repository or ":" in repository or repository.startswith((".", "~", "-"))
+        ):
+            state.unclassified(
+                f"git {sub} to {repository!r}: a path or URL, not a remote's name, "
+                "runs that repository's hooks or transport"
+            )
+            return
 
 
 def _push(sub: str, rest: tuple[Word, ...], state: State) -> None:
     parsed = _parse(sub, PUSH, rest, state)
-    if parsed is not None and parsed.has("--no-verify"):
+    if parsed is None:
+        return
+    if parsed.has("--no-verify"):
         state.skips("git push --no-verify skips the pre-push hook")
+    _named_remotes(sub, list(parsed.operands[:1]), state)
+
+
+def _fetch(sub: str, rest: tuple[Word, ...], state: State) -> None:
+    parsed = _parse(sub, FETCH, rest, state)
+    if parsed is None:
+        return
+    many = parsed.has("--multiple")
+    _named_remotes(sub, list(parsed.operands if many else parsed.operands[:1]), state)
 
 
 def _commit(sub: str, rest: tuple[Word, ...], state: State) -> None:
@@ -388,6 +443,8 @@ def _restore(sub: str, rest: tuple[Word, ...], state: State) -> None:
         state.unclassified("git restore without paths")
         return
     staged_only = parsed.has("-S", "--staged") and not parsed.has("-W", "--worktree")
+    if parsed.has("-S", "--staged"):
+        _stages(paths, state)  # '--source=REV --staged' puts REV's bytes in the index
     if not staged_only:
         for path in paths:
             state.write(path, relinks=True)
@@ -465,12 +522,39 @@ def _mv(sub: str, rest: tuple[Word, ...], state: State) -> None:
     state.write(paths[-1], relinks=True)
 
 
+def _stages(paths: list[str], state: State, *, everything: bool = False) -> None:
+    """Record what a part puts in the index, for a commit in the same command line.
+
+    A plain path is recorded; a pathspec that names more than its text (``.``, ``dir/``,
+    a glob, ``:(magic)``) stages any change: the commit is then judged with every change.
+    """
+    for path in paths:
+        if (
+            path in (".", "")
+            or path.endswith("/")
+            or path.startswith(":")
+            or any(c in path for c in "*?[]")
+        ):
+            everything = True
+        else:
+            state.stage_paths.append(state.joined(path))
+    state.stage_all = state.stage_all or everything
+
+
 def _reset(sub: str, rest: tuple[Word, ...], state: State) -> None:
     parsed = _parse(sub, RESET, rest, state)
     if parsed is None:
         return
     # Without --hard/--merge/--keep (not in the table) a reset changes refs and the index only.
-    _paths(parsed, sub, state)
+    paths = _paths(parsed, sub, state)
+    if paths is None:
+        return
+    texts = [w.text for w in rest]
+    after = len(texts) - texts.index("--") - 1 if "--" in texts else 0
+    # 'reset REV -- PATHS' / 'reset REV PATHS' puts REV's bytes in the index: staged.
+    named = paths[len(paths) - after :] if after else paths[1:]
+    if named:
+        _stages(named, state)
 
 
 def _apply(sub: str, rest: tuple[Word, ...], state: State) -> None:
@@ -496,6 +580,8 @@ def _remote(sub: str, rest: tuple[Word, ...], state: State) -> None:
         parsed = _parse(sub, table, rest[1:], state)
         if parsed is not None and len(parsed.operands) != 1:
             state.unclassified(f"git remote {texts[0]} needs exactly one remote")
+        elif parsed is not None:
+            _named_remotes(f"remote {texts[0]}", list(parsed.operands), state)
         return
     parsed = _parse(sub, REMOTE, rest, state)
     if parsed is not None and parsed.operands:
@@ -528,6 +614,7 @@ def _subcommand_forms(forms: dict[str, Spec]) -> Callable[[str, tuple[Word, ...]
 SUBCOMMANDS: dict[str, Callable[[str, tuple[Word, ...], State], None]] = {
     "add": _add,
     "push": _push,
+    "fetch": _fetch,
     "commit": _commit,
     "restore": _restore,
     "checkout": _checkout,

@@ -71,6 +71,8 @@ class Command(NamedTuple):
     redirects: tuple[Redirect, ...]
     connector: str
     """The control operator before this command (``''`` for the first)."""
+    negated: bool = False
+    """Inside ``! ...``: the shell inverts the pipeline's status (a failed ``cd`` passes ``&&``)."""
 
 
 class Script(NamedTuple):
@@ -206,9 +208,12 @@ class _Builder:
                     pending = ";"
             return pending
         if kind == "negated_command":
+            start = len(self.commands)
             for child in node.children:
                 if child.is_named:
                     self.statements(child, connector, depth + 1)
+            for index in range(start, len(self.commands)):
+                self.commands[index] = self.commands[index]._replace(negated=True)
             return connector
         if kind == "redirected_statement":
             body = node.child_by_field_name("body")

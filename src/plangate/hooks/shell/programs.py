@@ -34,6 +34,10 @@ class Walker(Protocol):
 
     def simple(self, words: tuple[Word, ...], state: State) -> None: ...
 
+    def child(self, words: tuple[Word, ...], state: State) -> None:
+        """Judge a command another program runs in its own process (``env CMD``)."""
+        ...
+
     def script(self, text: str, state: State) -> None: ...
 
 
@@ -502,8 +506,31 @@ def _copy_like(name: str, parsed: Parsed, state: State, *, moves: bool, links: b
     if parsed.has("-T", "--no-target-directory"):
         state.unclassified(f"{name} -T merges a directory into the destination")
         return
+    if parsed.has("-b", "--backup", "-S", "--suffix"):
+        # The backup's name depends on VERSION_CONTROL, SIMPLE_BACKUP_SUFFIX and the
+        # numbered backups already there: a file no operand names.
+        state.unclassified(f"{name} --backup writes a file its operands do not name")
+        return
+    if (
+        links
+        and parsed.has("-n", "--no-dereference")
+        and not parsed.has("-t", "--target-directory")
+    ):
+        # A link to a directory is replaced itself, not entered: whether the file
+        # lands inside depends on what the destination is when the command runs.
+        state.unclassified(f"{name} -n: the destination may be replaced or entered")
+        return
     if parsed.glob_operands:
         state.unclassified(f"{name} with a glob: its sources are not known")
+        return
+    if any(
+        posixpath.basename(path.rstrip("/")) in (".", "..") for path in parsed.operands[:-1]
+    ) or (
+        parsed.has("-t", "--target-directory")
+        and any(posixpath.basename(p.rstrip("/")) in (".", "..") for p in parsed.operands)
+    ):
+        # 'cp -r dir/. dest' puts the files of dir into dest: names no operand spells.
+        state.unclassified(f"{name} of a directory's contents ('dir/.') into another")
         return
     targets = parsed.values("-t", "--target-directory")
     operands = list(parsed.operands)
@@ -610,6 +637,10 @@ def _mode(table: Spec) -> Rule:
                     break
         parsed = _parsed(name, table, tuple(words), state)
         if parsed is None:
+            return
+        if parsed.has("-R", "--recursive") and parsed.has("-H", "-L"):
+            # The walk follows links into other directories: files no operand names.
+            state.unclassified(f"{name} -R with -H or -L follows links out of its operands")
             return
         operands = list(parsed.operands)
         if mode_first is None and not parsed.has("--reference"):
@@ -795,7 +826,27 @@ def _test(name: str, args: tuple[Word, ...], state: State, _w: Walker) -> None:
                 return
 
 
+def _climbs_after_a_name(path: str) -> bool:
+    """True when a ``..`` follows a named component (``a/..``, ``src/link/../x``).
+
+    ``cd`` (``-L``, the default) removes ``name/..`` as text, while the system
+    resolves it through ``name`` when it is a link: two places, so the directory
+    is unknown. Leading ``..`` parts climb from the tool's own directory.
+    """
+    named = False
+    for part in path.split("/"):
+        if part == "..":
+            if named:
+                return True
+        elif part not in ("", "."):
+            named = True
+    return False
+
+
 def _cd(_name: str, args: tuple[Word, ...], state: State, _w: Walker) -> None:
+    state.moved = True
+    modes = [w.text for w in args if w.text in ("-L", "-P")]
+    physical = bool(modes) and modes[-1] == "-P"
     words = [w for w in args if w.text not in ("-L", "-P", "--")]
     if len(words) > 1:
         state.unclassified("cd with more than one operand")
@@ -808,14 +859,26 @@ def _cd(_name: str, args: tuple[Word, ...], state: State, _w: Walker) -> None:
         target.text is None
         or target.glob
         or target.text == "-"
-        or target.text.startswith(("~", "-"))
+        or target.text.startswith(("~", "-", "+"))  # zsh: 'cd +N' is the directory stack
     ):
         state.cwd = None
         return
+    before = state.cwd
     if target.text.startswith("/"):
         state.cwd = target.text
     elif state.cwd is not None:
         state.cwd = posixpath.join(state.cwd, target.text) if state.cwd else target.text
+    if state.cwd is None or not _climbs_after_a_name(state.cwd):
+        return
+    only_up = all(part in ("..", ".", "") for part in target.text.split("/"))
+    if only_up and not physical and before is not None and not target.text.startswith("/"):
+        # 'cd src && cd ..': bash (-L) climbs the directory it came through, as text:
+        # an ancestor of a directory it is in, so it exists and no link is followed.
+        state.cwd = posixpath.normpath(state.cwd)
+        if state.cwd == ".":
+            state.cwd = ""
+        return
+    state.cwd = None
 
 
 def _command(_name: str, args: tuple[Word, ...], state: State, walker: Walker) -> None:
@@ -849,6 +912,13 @@ _STDBUF = spec("", "ioe", long="help version", long_args="input output error", p
 _NOHUP = spec(long=_ALL, permute=False)
 
 
+def _nohup(name: str, args: tuple[Word, ...], state: State, walker: Walker) -> None:
+    """``nohup CMD``: on a terminal (a host may run commands in one) its output goes to
+    ``nohup.out`` in the current directory, a file no word names."""
+    state.write("nohup.out")
+    _wrapper(_NOHUP)(name, args, state, walker)
+
+
 def _wrapper(table: Spec, skip_operands: int = 0) -> Rule:
     def rule(name: str, args: tuple[Word, ...], state: State, walker: Walker) -> None:
         words = list(args)
@@ -878,7 +948,7 @@ def _wrapper(table: Spec, skip_operands: int = 0) -> Rule:
                 return  # prints the environment
             state.unclassified(f"{name} without a command")
             return
-        walker.simple(tuple(command), state)
+        walker.child(tuple(command), state)
 
     return rule
 
@@ -977,7 +1047,7 @@ SPECIAL: dict[str, Rule] = {
     "timeout": _wrapper(_TIMEOUT, skip_operands=1),
     "nice": _wrapper(_NICE),
     "stdbuf": _wrapper(_STDBUF),
-    "nohup": _wrapper(_NOHUP),
+    "nohup": _nohup,
     "uniq": _uniq,
     "dd": _dd,
     "plangate": _plangate,

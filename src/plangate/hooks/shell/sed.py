@@ -1,11 +1,14 @@
 """A linear scan of sed scripts: does a script write a file or run a command?
 
-GNU sed commands that reach outside the stream: ``w``/``W`` (write a file),
-``e`` (run a command), and the ``s`` flags ``w`` and ``e``. ``r``/``R`` only
-read. The scan walks the script once, command by command, with an index that
-only moves forward (no regular expression), so a crafted script with many
-backslashes costs time linear in its length. A command the scan does not know
-is a problem: the script is unclassified.
+GNU sed commands that reach outside the stream: ``w``/``W`` (write a file), ``e`` (run a
+command), and the ``s`` flags ``w`` and ``e``. ``r``/``R`` only read. Arguments end
+where GNU sed ends them: a file name or an ``a``/``i``/``c`` text at the end of the
+line, but a label (``b``, ``t``, ``T``, ``:``) or a ``v`` version at the first blank or
+``;`` (``b;w FILE`` and ``:a w FILE`` write FILE: GNU sed even creates it while it reads
+the script, before any line is read). The scan walks the script once, command by
+command, with an index that only moves forward (no regular expression), so a crafted
+script with many backslashes costs time linear in its length. A command the scan does
+not know is a problem: the script is unclassified.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ class SedScan(NamedTuple):
 
 
 _SIMPLE = frozenset("=dDgGhHlnNpPxzF")
-_LABEL = frozenset("btT:")
+_LABEL = frozenset("btT:v")
+"""Commands whose argument is a label (or ``v``'s version): it ends at a blank or ``;``."""
+_LABEL_END = frozenset(" \t\n;")
 _TEXT = frozenset("aic")
 _FILE_READ = frozenset("rR")
 _NUMBER_ARG = frozenset("lqQL")
@@ -47,6 +52,12 @@ class _Scanner:
         while self.peek() in (" ", "\t") or (newlines and self.peek() in ("\n", ";")):
             if self.peek() == "":
                 return
+            self.take()
+
+    def label(self) -> None:
+        """A label as GNU sed reads it: leading blanks, then up to a blank, ``;`` or newline."""
+        self.skip_blanks()
+        while self.peek() != "" and self.peek() not in _LABEL_END:
             self.take()
 
     def rest_of_line(self) -> str:
@@ -144,7 +155,11 @@ def scan(script: str) -> SedScan:
             while sc.peek().isdigit():
                 sc.take()
             continue
-        if command in _LABEL or command in _FILE_READ or command in _TEXT or command == "v":
+        if command in _LABEL:
+            # What follows the label is the next command, even without a ';' ('b x w F').
+            sc.label()
+            continue
+        if command in _FILE_READ or command in _TEXT:
             sc.rest_of_line()
             continue
         if command in ("w", "W"):

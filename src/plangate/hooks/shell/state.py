@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import posixpath
+import re
 
 from plangate.hooks.paths import is_device_sink
 from plangate.records import NamedTuple
+
+_PROC = re.compile(r"/+proc(?:/|$)")
+_DESCRIPTOR = re.compile(r"/+(?:dev|proc/+(?:self|thread-self))/+fd/+([^/]*)/*")
 
 
 class Write(NamedTuple):
@@ -39,9 +43,21 @@ class State:
         self.commits = False
         self.commit_paths: list[str] = []
         self.commit_all = False
+        self.stage_all = False
+        """A part stages changes no plain path names (``git add -A``, ``git add .``, a glob)."""
+        self.stage_paths: list[str | None] = []
+        """Paths a part stages (``git add F``; None: relative to an unknown directory)."""
         self.step = 0
         self.cwd: str | None = ""
         """Directory changed into ('' = the tool's directory, None = unknown)."""
+        self.moved = False
+        self.stream_writes: list[str] = []
+        """Writes to a standard descriptor by its path (``/dev/stdout``, ``/dev/fd/0``)."""
+        self.opened_fds: set[str] = set()
+        """Descriptors a redirection of the line opened (``3>f``, ``3>&1``)."""
+        self.reads_file = False
+        """A ``<`` redirection opens a file on a descriptor somewhere in the line."""
+        """Set by a ``cd`` the shell itself runs (``cd``, ``command cd``), for the walk."""
 
     def unclassified(self, note: str) -> None:
         if note not in self.problems:
@@ -73,10 +89,32 @@ class State:
     ) -> None:
         # Redirecting into /dev/null or tee-ing to /dev/stderr writes no file; 'rm
         # /dev/null' or 'touch /dev/stderr' does touch one outside the repository.
+        # Checked as the shell will open it: after a 'cd /dev/fd', '5' is '/dev/fd/5'.
+        where = raw if raw.startswith("/") else (self.joined(raw) or raw)
+        descriptor = _DESCRIPTOR.fullmatch(where)
+        if descriptor is not None and descriptor.group(1) not in ("0", "1", "2"):
+            # A descriptor other than the standard three is inherited from whatever
+            # started the shell: it may be open on any file.
+            self.unclassified(f"write target {raw!r} is an inherited descriptor")
+            return
+        if _PROC.match(where):
+            # '/proc/self/cwd/F' is F in the shell's directory, but the hook would resolve
+            # it in its own process: another directory, another file.
+            self.unclassified(f"write target {raw!r} depends on the process that opens it")
+            return
         if sink_ok and is_device_sink(raw):
+            if raw not in ("/dev/null", "/dev/tty"):
+                # '/dev/stdout', '/dev/fd/1': no file, unless the line opened that
+                # descriptor on one ('echo x < F > /dev/fd/0' rewrites F): see analyse.
+                self.stream_writes.append(raw)
             return
         if raw == "" or any(c in raw for c in "*?[]"):
             self.unclassified(f"write target {raw!r} is not a plain path")
+            return
+        if raw.startswith(("!", "=")):
+            # zsh reads '>!FILE' as a clobbering '>' to FILE and expands '=NAME' to the
+            # path of the program NAME: the file written is not the one spelled.
+            self.unclassified(f"write target {raw!r} means another file to zsh")
             return
         if raw.startswith(":"):
             self.unclassified(f"write target {raw!r} looks like a git pathspec with magic")

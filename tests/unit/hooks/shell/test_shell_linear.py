@@ -18,6 +18,9 @@ from plangate.hooks.shell.sed import scan
         lambda n: "s/" + "\\" * n + "/x/" + "\\/" * n,
         lambda n: "/" + "\\/" * n + "/Ip;" * 3,
         lambda n: "s/a/b/;" * n,
+        lambda n: "b" + "x" * n + ";p",
+        lambda n: ":a;ba;" * n,
+        lambda n: "v " + "4" * n + " p",
     ],
 )
 def test_sed_scan_work_is_linear(make) -> None:

@@ -173,18 +173,25 @@ def _compile(pattern: str) -> _Compiled:
             position += 1
             reach.add(position)
         closures.append(frozenset(reach))
-    first = parts[0]
-    literal = None if "*" in first or "?" in first or first == _ANY_ONE else first
+    literal, required = _literal_keys(parts)
     suffix = None
-    if first == _ANY_MANY and len(parts) > 1 and all(
+    if parts[0] == _ANY_MANY and len(parts) > 1 and all(
         "*" not in part and "?" not in part and part != _ANY_ONE for part in parts[1:]
     ):
         suffix = parts[1:]
+    return _Compiled(parts, tuple(closures), _ANY_MANY in parts, literal, suffix, required)
+
+
+def _literal_keys(parts: Sequence[str]) -> tuple[str | None, frozenset[str]]:
+    """The first segment when literal (else None), and every literal segment: what a
+    path must hold for the pattern of ``parts`` to match it (exact comparison)."""
+    first = parts[0]
+    literal = None if "*" in first or "?" in first or first == _ANY_ONE else first
     required = frozenset(
         part for part in parts
         if part not in (_ANY_MANY, _ANY_ONE) and "*" not in part and "?" not in part
     )
-    return _Compiled(parts, tuple(closures), _ANY_MANY in parts, literal, suffix, required)
+    return literal, required
 
 
 def _chars_equal(a: str, b: str, casefold: bool) -> bool:
@@ -358,7 +365,9 @@ class _PatternIndex(NamedTuple):
     with no literal segment at all.
     """
 
-    compiled: tuple[_Compiled, ...]
+    # The patterns as compared (lower-cased for case-folded matching); each is compiled
+    # (once per process) only when a path meets it.
+    sources: tuple[str, ...]
     by_first: dict[str, tuple[int, ...]]
     # Patterns whose first segment is not literal, keyed by one literal segment each
     # must meet in the path (the longest: the rarest, as a rule).
@@ -373,24 +382,25 @@ def _pattern_index(patterns: tuple[str, ...], lower: bool) -> _PatternIndex | No
     validated first: an invalid one raises (and nothing is cached)."""
     for pattern in patterns:
         _validated_pattern(pattern)
-    compiled: list[_Compiled] = []
+    sources: list[str] = []
     by_first: dict[str, list[int]] = {}
     by_segment: dict[str, list[int]] = {}
     unkeyed: list[int] = []
     for position, pattern in enumerate(patterns):
         if lower and not pattern.isascii():
             return None
-        one = _compile_lower(pattern) if lower else _compile(pattern)
-        compiled.append(one)
-        if one.first_literal is not None:
-            by_first.setdefault(one.first_literal, []).append(position)
-        elif one.required:
-            key = max(sorted(one.required), key=len)
+        source = pattern.lower() if lower else pattern
+        sources.append(source)
+        first_literal, required = _literal_keys(source.split("/"))
+        if first_literal is not None:
+            by_first.setdefault(first_literal, []).append(position)
+        elif required:
+            key = max(sorted(required), key=len)
             by_segment.setdefault(key, []).append(position)
         else:
             unkeyed.append(position)
     return _PatternIndex(
-        tuple(compiled),
+        tuple(sources),
         {key: tuple(hits) for key, hits in by_first.items()},
         {key: tuple(hits) for key, hits in by_segment.items()},
         tuple(unkeyed),
@@ -443,9 +453,9 @@ def _first_indexed(
     if casefold:
         path = path.lower()  # ASCII folds one way only: compare lower-cased text exactly
     segments = path.split("/")
-    compiled = index.compiled
+    sources = index.sources
     for position in _candidates(index, segments):
-        if _nfa_match_segments(compiled[position], segments, False, None):
+        if _nfa_match_segments(_compile(sources[position]), segments, False, None):
             return patterns[position]
     return None
 

@@ -77,8 +77,8 @@ _APPROVALS_RE = re.compile(r"docs/working/[^/]+/approvals(?:/.*)?", re.IGNORECAS
 
 GUARDED: tuple[tuple[str, str, str], ...] = (
     (".plangate/**", "HOOK_PLANGATE_STATE", "PlanGate's own state (ledger, surfaces, config)"),
-    ("**/.git", "HOOK_GIT_INTERNALS", "a git directory (at any depth)"),
-    ("**/.git/**", "HOOK_GIT_INTERNALS", "a git directory's contents (config, hooks, refs)"),
+    ("**/.git", "HOOK_GIT_INTERNALS", "git's internal directory"),
+    ("**/.git/**", "HOOK_GIT_INTERNALS", "git's internal directory (hooks, refs, index)"),
     (".claude/settings.json", "HOOK_CONFIG_FILE", "Claude Code hook configuration"),
     (".claude/settings.local.json", "HOOK_CONFIG_FILE", "Claude Code hook configuration"),
     (".codex/hooks.json", "HOOK_CONFIG_FILE", "Codex hook configuration"),

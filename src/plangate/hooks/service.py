@@ -543,9 +543,11 @@ def build_action(request: HookRequest, root: str, env: Mapping[str, str] | None 
             kind, tuple(_canonical_targets(request.canonical_targets)), label=request.label
         )
     if request.event in (HookEvent.POST, HookEvent.STOP):
-        return Action(
-            ActionKind.EFFECT, tuple(_canonical_targets(effect_paths(root))), label=request.label
-        )
+        changed = [
+            t if t.path is None else t._replace(regular_file=_is_regular_file(root, t.path))
+            for t in _canonical_targets(effect_paths(root))
+        ]
+        return Action(ActionKind.EFFECT, tuple(changed), label=request.label)
     if request.unclassifiable:
         return Action(
             ActionKind.SHELL, (), request.unclassifiable, request.label, request.unclassifiable_code

@@ -224,3 +224,27 @@ def test_an_inherited_cdpath_makes_a_relative_cd_unknown(repo: Path, tmp_path: P
     assert _bash(repo, command, CDPATH=str(elsewhere)) == ["HOOK_SHELL_UNCLASSIFIABLE"]
     assert _bash(repo, command, CDPATH="") == []
     assert _bash(repo, "cd ./src && echo x > app.py", CDPATH=str(elsewhere)) == []
+
+
+# Effect checks -------------------------------------------------------------------
+
+
+def _stop(repo: Path) -> list[str]:
+    payload = claude_payload("Stop", repo)
+    result = run_hook(repo, "claude", payload, hook_env("TASK-0001", CDPATH=""))
+    assert "Traceback" not in result.err
+    return [] if result.code == 0 and '"block"' not in result.out else [result.out + result.err]
+
+
+def test_an_effect_check_judges_a_new_link_above_a_guarded_path(repo: Path) -> None:
+    assert _stop(repo) == []
+    os.symlink("src/d", repo / ".claude")
+    denied = _stop(repo)
+    assert denied and "HOOK_CONFIG_FILE" in denied[0]
+
+
+def test_an_effect_check_passes_a_regular_file_named_like_a_guarded_directory(
+    repo: Path,
+) -> None:
+    (repo / "src" / "approvals").write_text("a plain file\n")
+    assert _stop(repo) == []

@@ -56,7 +56,7 @@ from plangate.records import NamedTuple
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
-    from plangate.surfaces import ResolvedSurfaces
+    from plangate.surfaces import ProtectedPattern, ResolvedSurfaces
 
 ALLOW = "ALLOW"
 DENY = "DENY"
@@ -292,7 +292,7 @@ _WILDCARDS = frozenset("*?[]{}")
 @lru_cache(maxsize=64)
 def _ancestor_table(
     patterns: tuple[str, ...],
-) -> tuple[dict[int, dict[str, str]], dict[str, str]]:
+) -> tuple[dict[int, tuple[tuple[str, ...], dict[str, str]]], dict[str, str]]:
     """For the ancestor rule: per depth, the leading segments of each pattern that
     anchors deeper at the root (``.github/workflows/**`` gives ``.github`` at depth 1
     and ``.github/workflows`` at 2); and the literal directory segments that follow a
@@ -311,7 +311,7 @@ def _ancestor_table(
                 after_globstar = True
             elif after_globstar and not _WILDCARDS.intersection(segment):
                 names.setdefault(segment.casefold(), pattern)
-    return heads, names
+    return {depth: (tuple(by_head), by_head) for depth, by_head in heads.items()}, names
 
 
 def ancestor_of(patterns: tuple[str, ...], path: str) -> str | None:
@@ -328,14 +328,15 @@ def ancestor_of(patterns: tuple[str, ...], path: str) -> str | None:
     hit = names.get(path.rsplit("/", 1)[-1].casefold())
     if hit is not None:
         return hit
-    candidates = heads.get(path.count("/") + 1)
-    if not candidates:
+    at_depth = heads.get(path.count("/") + 1)
+    if at_depth is None:
         return None
+    candidates, pattern_of = at_depth
     try:
-        head = match_any(tuple(candidates), path, casefold=True)
+        head = match_any(candidates, path, casefold=True)
     except PathRejected:
-        return next(iter(candidates.values()))
-    return None if head is None else candidates[head]
+        return pattern_of[candidates[0]]
+    return None if head is None else pattern_of[head]
 
 
 _PLANNING_PATTERNS = tuple(f"docs/working/TASK-*/{name}" for name in PLANNING_FILES)
@@ -348,6 +349,11 @@ _ANCESTOR_HINT = (
 )
 
 
+@lru_cache(maxsize=16)
+def _surface_patterns(entries: tuple[ProtectedPattern, ...]) -> tuple[str, ...]:
+    return tuple(entry.pattern for entry in entries)
+
+
 def _ancestor_reasons(facts: Facts, path: str) -> list[tuple[str, str, str]]:
     """Rule 3h: a directory, link or new path above a guarded path, a protected
     surface or an approval record writes what lies beneath it."""
@@ -357,8 +363,7 @@ def _ancestor_reasons(facts: Facts, path: str) -> list[tuple[str, str, str]]:
         code, what = next((c, w) for p, c, w in GUARDED if p == guarded)
         out.append((code, f"the target stands above {what} ({guarded})", _ANCESTOR_HINT))
     if facts.surfaces is not None:
-        patterns = tuple(entry.pattern for entry in facts.surfaces.entries)
-        protected = ancestor_of(patterns, path)
+        protected = ancestor_of(_surface_patterns(facts.surfaces.entries), path)
         if protected is not None:
             out.append(
                 (

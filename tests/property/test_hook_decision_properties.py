@@ -9,7 +9,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plangate.hooks.decision import ALLOW, DENY, OverrideGrant, decide, planning_file_task
+from plangate.hooks.decision import (
+    ALLOW,
+    DENY,
+    GUARDED,
+    OverrideGrant,
+    decide,
+    planning_file_task,
+)
 from plangate.paths import match_any
 from support.hook_decision import NO_TASK, TASK, WITH_TASK, write
 
@@ -43,3 +50,35 @@ def test_with_task_an_allow_is_always_inside_scope(path: str) -> None:
     result = decide(WITH_TASK, write(path))
     if result.verdict == ALLOW:
         assert match_any(TASK.allowed_paths or (), path) is not None
+
+
+def _mixed_case(text: str, flips: list[bool]) -> str:
+    padded = (flips + [False] * len(text))[: len(text)]
+    return "".join(c.upper() if flip else c for c, flip in zip(text, padded, strict=True))
+
+
+@settings(max_examples=150, deadline=None)
+@given(PATH, st.lists(SEGMENT, max_size=3).map("/".join), st.lists(st.booleans(), max_size=4))
+def test_a_git_directory_at_any_depth_and_case_is_never_written(
+    above: str, below: str, flips: list[bool]
+) -> None:
+    path = f"{above}/{_mixed_case('.git', flips)}" + (f"/{below}" if below else "")
+    facts = WITH_TASK._replace(
+        task=TASK._replace(allowed_paths=("**",)), overrides=(OverrideGrant("g", ("**",)),)
+    )
+    assert "HOOK_GIT_INTERNALS" in decide(facts, write(path)).codes
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from([p for p, _c, _w in GUARDED if "/" in p and p[:2] != "**"]), st.data())
+def test_a_directory_or_link_above_a_guarded_root_path_is_never_written(
+    pattern: str, data: st.DataObject
+) -> None:
+    segments = pattern.split("/")
+    depth = data.draw(st.integers(1, len(segments) - 1))
+    flips = data.draw(st.lists(st.booleans(), max_size=12))
+    above = _mixed_case("/".join(segments[:depth]), flips)
+    facts = WITH_TASK._replace(
+        task=TASK._replace(allowed_paths=("**",)), overrides=(OverrideGrant("g", ("**",)),)
+    )
+    assert decide(facts, write(above)).verdict == DENY

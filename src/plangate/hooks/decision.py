@@ -18,14 +18,18 @@ target is reported, not just the first):
    it (:attr:`Facts.confinement`: exec's isolated run or a host sandbox the hook saw on);
 3. per target:
    a. a target that did not resolve to a canonical repository path denies;
-   b. PlanGate's own state, git internals and hook configuration are guarded
-      by construction, whatever the surfaces file says;
+   b. PlanGate's own state, git directories at any depth and hook configuration
+      are guarded by construction, whatever the surfaces file says;
    c. a protected surface denies, task or not (case-folded match);
    d. any ``approvals/`` file of any task denies;
    e. a file of a locked Plan Package (its task has a record) denies;
    f. with no active task, only the planning files of a task may be written;
    g. with an active task, its record must verify against HEAD and the target
       must lie inside the task's LoopSpec allowed paths (case-sensitive match).
+   h. a target that may be a directory or a link (it is not an existing regular
+      file) and stands above a path b, c or d guard is judged as writing that path
+      (:func:`ancestor_of`): ``mv d .claude`` writes ``.claude/settings.json``. A
+      directory ``mkdir`` creates is empty and is exempt.
    A directory a command creates (``mkdir``) passes f and g when it is a parent of a
    path those rules allow.
 4. an active override grant whose patterns match a target lifts rules f and g
@@ -43,15 +47,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from enum import StrEnum
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from plangate.paths import match_any
+from plangate.paths import PathRejected, match_any
 from plangate.plan.scope import TaskScope
 from plangate.records import NamedTuple
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
-    from plangate.surfaces import ResolvedSurfaces
+    from plangate.surfaces import ProtectedPattern, ResolvedSurfaces
 
 ALLOW = "ALLOW"
 DENY = "DENY"
@@ -72,15 +77,21 @@ _APPROVALS_RE = re.compile(r"docs/working/[^/]+/approvals(?:/.*)?", re.IGNORECAS
 
 GUARDED: tuple[tuple[str, str, str], ...] = (
     (".plangate/**", "HOOK_PLANGATE_STATE", "PlanGate's own state (ledger, surfaces, config)"),
-    (".git", "HOOK_GIT_INTERNALS", "git's internal directory"),
-    (".git/**", "HOOK_GIT_INTERNALS", "git's internal directory (hooks, refs, index)"),
+    ("**/.git", "HOOK_GIT_INTERNALS", "git's internal directory"),
+    ("**/.git/**", "HOOK_GIT_INTERNALS", "git's internal directory (hooks, refs, index)"),
     (".claude/settings.json", "HOOK_CONFIG_FILE", "Claude Code hook configuration"),
     (".claude/settings.local.json", "HOOK_CONFIG_FILE", "Claude Code hook configuration"),
     (".codex/hooks.json", "HOOK_CONFIG_FILE", "Codex hook configuration"),
     (".codex/config.toml", "HOOK_CONFIG_FILE", "Codex configuration"),
     (".cursor/hooks.json", "HOOK_CONFIG_FILE", "Cursor hook configuration"),
 )
-"""Paths no agent action may write, independent of the protected-surfaces file."""
+"""Paths no agent action may write, independent of the protected-surfaces file.
+
+``.git`` is guarded at every depth: a nested repository's ``config`` or ``hooks/``
+(or a ``.git`` file pointing elsewhere) runs code at the next git command there."""
+
+APPROVALS_PATTERN = "docs/working/*/approvals/**"
+"""The approval records of every task, as a pattern (for the ancestor rule)."""
 
 EFFECT_EXEMPT: tuple[str, ...] = (
     ".plangate/ledger.sqlite3",
@@ -121,6 +132,9 @@ class Target(NamedTuple):
     rejection: Reason | None = None
     directory: bool = False
     """A directory the action creates: the parent of an allowed path is allowed."""
+    regular_file: bool = False
+    """The path is an existing regular file (not a link, not a directory): nothing lies
+    beneath it, so the ancestor rule does not apply. Unknown counts as False."""
 
 
 class Action(NamedTuple):
@@ -272,11 +286,109 @@ def _parent_of_match(patterns: Iterable[str], path: str) -> bool:
     return False
 
 
+_WILDCARDS = frozenset("*?[]{}")
+
+
+@lru_cache(maxsize=64)
+def _ancestor_table(
+    patterns: tuple[str, ...],
+) -> tuple[dict[int, tuple[tuple[str, ...], dict[str, str]]], dict[str, str]]:
+    """For the ancestor rule: per depth, the leading segments of each pattern that
+    anchors deeper at the root (``.github/workflows/**`` gives ``.github`` at depth 1
+    and ``.github/workflows`` at 2); and the literal directory segments that follow a
+    ``**`` (``**/.claude/**`` gives ``.claude``), case-folded. Each maps to its pattern."""
+    heads: dict[int, dict[str, str]] = {}
+    names: dict[str, str] = {}
+    for pattern in patterns:
+        segments = pattern.split("/")
+        for depth in range(1, len(segments)):
+            if segments[depth - 1] == "**":
+                break
+            heads.setdefault(depth, {}).setdefault("/".join(segments[:depth]), pattern)
+        after_globstar = False
+        for segment in segments[:-1]:
+            if segment == "**":
+                after_globstar = True
+            elif after_globstar and not _WILDCARDS.intersection(segment):
+                names.setdefault(segment.casefold(), pattern)
+    return {depth: (tuple(by_head), by_head) for depth, by_head in heads.items()}, names
+
+
+def ancestor_of(patterns: tuple[str, ...], path: str) -> str | None:
+    """The pattern ``path`` stands above, or None (the ancestor rule, docs/agents.md).
+
+    ``path`` is a proper ancestor of a path a pattern anchors at the repository root
+    (``.claude`` for ``.claude/settings.json``; ``docs/working/TASK-0001`` for
+    ``docs/working/*/approvals/**``), or its last segment is a literal directory
+    segment of a pattern that protects at any depth (``src/.claude`` for
+    ``**/.claude/**``). Matching is case-folded; a pattern that cannot be matched
+    counts as a hit.
+    """
+    heads, names = _ancestor_table(patterns)
+    hit = names.get(path.rsplit("/", 1)[-1].casefold())
+    if hit is not None:
+        return hit
+    at_depth = heads.get(path.count("/") + 1)
+    if at_depth is None:
+        return None
+    candidates, pattern_of = at_depth
+    try:
+        head = match_any(candidates, path, casefold=True)
+    except PathRejected:
+        return pattern_of[candidates[0]]
+    return None if head is None else pattern_of[head]
+
+
 _PLANNING_PATTERNS = tuple(f"docs/working/TASK-*/{name}" for name in PLANNING_FILES)
 
 
+_GUARDED_PATTERNS = tuple(pattern for pattern, _code, _what in GUARDED)
+_ANCESTOR_HINT = (
+    "a directory or link at this path would put files under it that no target names: "
+    "a human creates, moves or replaces it outside the agent session"
+)
+
+
+@lru_cache(maxsize=16)
+def _surface_patterns(entries: tuple[ProtectedPattern, ...]) -> tuple[str, ...]:
+    return tuple(entry.pattern for entry in entries)
+
+
+def _ancestor_reasons(facts: Facts, path: str) -> list[tuple[str, str, str]]:
+    """Rule 3h: a directory, link or new path above a guarded path, a protected
+    surface or an approval record writes what lies beneath it."""
+    out: list[tuple[str, str, str]] = []
+    guarded = ancestor_of(_GUARDED_PATTERNS, path)
+    if guarded is not None:
+        code, what = next((c, w) for p, c, w in GUARDED if p == guarded)
+        out.append((code, f"the target stands above {what} ({guarded})", _ANCESTOR_HINT))
+    if facts.surfaces is not None:
+        protected = ancestor_of(_surface_patterns(facts.surfaces.entries), path)
+        if protected is not None:
+            out.append(
+                (
+                    "HOOK_PROTECTED_SURFACE",
+                    f"the target stands above a protected surface ({protected})",
+                    _ANCESTOR_HINT,
+                )
+            )
+    if ancestor_of((APPROVALS_PATTERN,), path) is not None:
+        out.append(
+            (
+                "HOOK_APPROVAL_FILE",
+                "the target stands above approval records",
+                _ANCESTOR_HINT,
+            )
+        )
+    return out
+
+
 def _target_reasons(
-    facts: Facts, action: Action, path: str, directory: bool = False
+    facts: Facts,
+    action: Action,
+    path: str,
+    directory: bool = False,
+    regular_file: bool = False,
 ) -> list[tuple[str, str, str]]:
     """(code, message, hint) for every rule ``path`` breaks."""
     out: list[tuple[str, str, str]] = []
@@ -329,6 +441,9 @@ def _target_reasons(
                 "never edit approvals/ from an agent",
             )
         )
+    if not (directory or regular_file):
+        seen = {code for code, _m, _h in out}
+        out += [r for r in _ancestor_reasons(facts, path) if r[0] not in seen]
     if planning_task is not None and planning_task in facts.locked_tasks:
         out.append(
             (
@@ -458,7 +573,9 @@ def decide(facts: Facts, action: Action) -> Result:
             continue
         if action.kind is ActionKind.EFFECT and effect_exempt(target.path):
             continue
-        broken = _target_reasons(facts, action, target.path, target.directory)
+        broken = _target_reasons(
+            facts, action, target.path, target.directory, target.regular_file
+        )
         if broken and all(code in LIFTABLE for code, _m, _h in broken):
             grant = _grant_for(facts.overrides, target.path)
             if grant is not None:

@@ -19,10 +19,15 @@ be written, so every target is resolved first:
    spelling, so ``SRC/A.py`` is judged as ``src/a.py``;
 7. the relative remainder must be a canonical path (:func:`plangate.paths.canonical_path`).
 
+A target whose last component is itself a symbolic link names two paths: the
+file it points to (above) and the link (:func:`named_link_path`, its parent
+directories resolved). A write that replaces or removes the link changes the
+link's own path, so callers judge both.
+
 Any failure is a :class:`TargetRejected` with a reason code; callers deny.
 """
 
-# ruff: noqa: PTH111, PTH117, PTH118, PTH208
+# ruff: noqa: PTH111, PTH114, PTH117, PTH118, PTH208
 # Plain string paths on purpose: realpath/relpath semantics and the
 # hook hot path; pathlib would add conversions without changing the meaning.
 from __future__ import annotations
@@ -98,6 +103,26 @@ def _on_disk_case(root: str, relative: str) -> str:
     return "/".join(out)
 
 
+def _absolute(raw: str, cwd: str) -> str:
+    """``raw`` with ``~`` expanded and joined to ``cwd`` (not yet resolved)."""
+    text = raw
+    if text == "~" or text.startswith("~/"):
+        text = os.path.expanduser(text)
+    elif text.startswith("~"):
+        raise TargetRejected(
+            "HOOK_TARGET_UNRESOLVABLE", f"cannot resolve {raw!r} (another user's home)", raw
+        )
+    if not os.path.isabs(text):
+        if not os.path.isabs(cwd):
+            raise TargetRejected(
+                "HOOK_TARGET_UNRESOLVABLE",
+                f"cannot resolve relative path {raw!r}: the tool's directory is unknown",
+                raw,
+            )
+        text = os.path.join(cwd, text)
+    return text
+
+
 def resolve_target(
     raw: object,
     *,
@@ -116,21 +141,7 @@ def resolve_target(
         )
     if "\x00" in raw:
         raise TargetRejected("HOOK_TARGET_INVALID", "the target path contains a NUL byte", raw)
-    text = raw
-    if text == "~" or text.startswith("~/"):
-        text = os.path.expanduser(text)
-    elif text.startswith("~"):
-        raise TargetRejected(
-            "HOOK_TARGET_UNRESOLVABLE", f"cannot resolve {raw!r} (another user's home)", raw
-        )
-    if not os.path.isabs(text):
-        if not os.path.isabs(cwd):
-            raise TargetRejected(
-                "HOOK_TARGET_UNRESOLVABLE",
-                f"cannot resolve relative path {raw!r}: the tool's directory is unknown",
-                raw,
-            )
-        text = os.path.join(cwd, text)
+    text = _absolute(raw, cwd)
     real = os.path.realpath(text)
     root = repo_root.rstrip("/") or "/"
     if real == root:
@@ -157,6 +168,47 @@ def resolve_target(
             f"{raw!r} is a hard link ({info.st_nlink} names for the same file)",
             raw,
         )
+    if case_insensitive:
+        relative = _on_disk_case(root, relative)
+    try:
+        return canonical_path(relative)
+    except PathRejected as exc:
+        raise TargetRejected(exc.code, f"{raw!r}: {exc.message}", raw) from None
+
+
+def named_link_path(
+    raw: str,
+    *,
+    cwd: str,
+    repo_root: str,
+    case_insensitive: bool = False,
+) -> str | None:
+    """Canonical path of ``raw`` as named, when its last component is a symbolic link.
+
+    A write that replaces or removes the link (``rm``, ``mv``/``ln -sf`` onto it,
+    ``sed -i``, an editor's write-and-rename) changes the link's own path, not the
+    file it points to: that path must be judged too. The parent directories are
+    resolved (a link among them moves the name), the last component is not. None
+    when the last component is no link (or the path ends in ``/``, ``.`` or ``..``,
+    which follow it). Raises :class:`TargetRejected` when the link itself lies
+    outside the repository or its path is not canonical.
+    """
+    text = _absolute(raw, cwd)
+    head, tail = os.path.split(text)
+    if tail in ("", ".", ".."):
+        return None
+    named = os.path.join(os.path.realpath(head), tail)
+    if not os.path.islink(named):
+        return None
+    root = repo_root.rstrip("/") or "/"
+    prefix = root if root.endswith("/") else root + "/"
+    if not named.startswith(prefix):
+        raise TargetRejected(
+            "HOOK_TARGET_OUTSIDE_REPO",
+            f"{raw!r} is a link at {named}, outside the repository {root}",
+            raw,
+        )
+    relative = named[len(prefix):]
     if case_insensitive:
         relative = _on_disk_case(root, relative)
     try:

@@ -35,6 +35,7 @@ install`` creates it.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,7 +54,12 @@ from plangate.hooks.decision import (
     decide,
 )
 from plangate.hooks.override import active_grants, grant_states, verified_override_entries
-from plangate.hooks.paths import TargetRejected, filesystem_is_case_insensitive, resolve_target
+from plangate.hooks.paths import (
+    TargetRejected,
+    filesystem_is_case_insensitive,
+    named_link_path,
+    resolve_target,
+)
 from plangate.paths import PathRejected, canonical_path
 from plangate.records import NamedTuple
 from plangate.shapes import is_task_id
@@ -294,20 +300,47 @@ def gather_facts(
     )
 
 
+def _rejected(raw: str, exc: TargetRejected) -> Target:
+    hint = (
+        "write only inside the repository"
+        if exc.code == "HOOK_TARGET_OUTSIDE_REPO"
+        else "give a plain path inside the repository"
+    )
+    return Target(raw, None, Reason(exc.code, exc.message, hint))
+
+
+def _is_regular_file(root: str, path: str) -> bool:
+    """True when ``path`` is an existing regular file (not a link, not a directory)."""
+    try:
+        return stat.S_ISREG(os.lstat(os.path.join(root, path)).st_mode)
+    except OSError:
+        return False
+
+
+def _resolve_one(raw: str, cwd: str, root: str, case_insensitive: bool) -> list[Target]:
+    """The target ``raw`` resolves to, then the link it names when it names one.
+
+    A write through a link that replaces or removes it changes the link's own
+    path: both are judged (see :func:`plangate.hooks.paths.named_link_path`).
+    """
+    try:
+        path = resolve_target(raw, cwd=cwd, repo_root=root, case_insensitive=case_insensitive)
+    except TargetRejected as exc:
+        return [_rejected(raw, exc)]
+    out = [Target(raw, path, regular_file=_is_regular_file(root, path))]
+    try:
+        named = named_link_path(raw, cwd=cwd, repo_root=root, case_insensitive=case_insensitive)
+    except TargetRejected as exc:
+        return [*out, _rejected(raw, exc)]
+    if named is not None and named != path:
+        out.append(Target(raw, named))
+    return out
+
+
 def _resolve(raws: Sequence[str], cwd: str, root: str, case_insensitive: bool) -> list[Target]:
     out: list[Target] = []
     for raw in raws:
-        try:
-            path = resolve_target(raw, cwd=cwd, repo_root=root, case_insensitive=case_insensitive)
-        except TargetRejected as exc:
-            hint = (
-                "write only inside the repository"
-                if exc.code == "HOOK_TARGET_OUTSIDE_REPO"
-                else "give a plain path inside the repository"
-            )
-            out.append(Target(raw, None, Reason(exc.code, exc.message, hint)))
-            continue
-        out.append(Target(raw, path))
+        out += _resolve_one(raw, cwd, root, case_insensitive)
     return out
 
 
@@ -353,7 +386,9 @@ def _directory_contents(targets: list[Target], root: str, skip: set[str]) -> lis
                     continue  # its files are listed in turn
                 relative = os.path.relpath(full, root).replace(os.sep, "/")
                 try:
-                    out.append(Target(full, canonical_path(relative)))
+                    # Directories were skipped above: what remains is a file or a link.
+                    regular = not os.path.islink(full)
+                    out.append(Target(full, canonical_path(relative), regular_file=regular))
                 except PathRejected as exc:
                     out.append(Target(full, None, Reason(exc.code, exc.message, exc.hint)))
     return out
@@ -445,7 +480,9 @@ def _shell_action(
     from plangate.hooks.shell.order import Placed, order_problems
 
     cwd = request.cwd
-    analysis = analyse(request.shell_command)
+    # A non-empty CDPATH makes 'cd NAME' search its directories: the shell's later
+    # directory is then unknown (the hook's environment is the shell's).
+    analysis = analyse(request.shell_command, cdpath=bool(env.get("CDPATH")))
     if analysis.kind == ShellKind.READ_ONLY and not analysis.programs:
         return Action(ActionKind.READ, (), label=request.label)
     problems = list(analysis.problems)
@@ -463,8 +500,9 @@ def _shell_action(
     placed: list[Placed] = []
     keep: set[str] = set()
     for raw, step, relinks, directory, keeps in raws:
-        resolved = _resolve([raw], cwd, root, case_insensitive)[0]
+        resolved, *named = _resolve_one(raw, cwd, root, case_insensitive)
         targets.append(resolved._replace(directory=directory))
+        targets += named
         if keeps:
             keep.add(raw)
         lexical = os.path.normpath(
@@ -505,9 +543,11 @@ def build_action(request: HookRequest, root: str, env: Mapping[str, str] | None 
             kind, tuple(_canonical_targets(request.canonical_targets)), label=request.label
         )
     if request.event in (HookEvent.POST, HookEvent.STOP):
-        return Action(
-            ActionKind.EFFECT, tuple(_canonical_targets(effect_paths(root))), label=request.label
-        )
+        changed = [
+            t if t.path is None else t._replace(regular_file=_is_regular_file(root, t.path))
+            for t in _canonical_targets(effect_paths(root))
+        ]
+        return Action(ActionKind.EFFECT, tuple(changed), label=request.label)
     if request.unclassifiable:
         return Action(
             ActionKind.SHELL, (), request.unclassifiable, request.label, request.unclassifiable_code

@@ -13,6 +13,7 @@ from plangate.hooks.paths import (
     TargetRejected,
     filesystem_is_case_insensitive,
     is_device_sink,
+    named_link_path,
     resolve_target,
 )
 from plangate.paths import is_canonical_path
@@ -113,3 +114,29 @@ def test_result_is_always_canonical_and_inside(root: str, raw: str, absolute: bo
 
 
 
+
+
+def test_a_link_is_named_at_its_own_path_with_its_parents_resolved(root: str) -> None:
+    os.symlink("src/Pkg/Mod.py", os.path.join(root, "CLAUDE.md"))
+    os.symlink("src", os.path.join(root, "lnk"))
+    os.symlink("Pkg/Mod.py", os.path.join(root, "src", "alias.py"))
+    assert resolve_target("CLAUDE.md", cwd=root, repo_root=root) == "src/Pkg/Mod.py"
+    assert named_link_path("CLAUDE.md", cwd=root, repo_root=root) == "CLAUDE.md"
+    assert named_link_path("lnk/alias.py", cwd=root, repo_root=root) == "src/alias.py"
+    assert named_link_path(os.path.join(root, "lnk"), cwd="/", repo_root=root) == "lnk"
+
+
+def test_a_path_that_follows_its_last_link_names_no_link(root: str) -> None:
+    os.symlink("src", os.path.join(root, "lnk"))
+    for raw in ("lnk/", "lnk/.", "src/Pkg/Mod.py", "missing", "src/Pkg"):
+        assert named_link_path(raw, cwd=root, repo_root=root) is None
+
+
+def test_a_link_outside_the_repository_is_rejected_at_its_own_path(
+    root: str, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside-link"
+    os.symlink(os.path.join(root, "src", "Pkg", "Mod.py"), outside)
+    with pytest.raises(TargetRejected) as caught:
+        named_link_path(str(outside), cwd=root, repo_root=root)
+    assert caught.value.code == "HOOK_TARGET_OUTSIDE_REPO"

@@ -80,11 +80,16 @@ class _Walker:
         state.moved = False
 
 
-def analyse(command: object) -> ShellAnalysis:
-    """Classify a shell command line: read-only, writes (targets), runs code, or unclassified."""
+def analyse(command: object, *, cdpath: bool = False) -> ShellAnalysis:
+    """Classify a shell command line: read-only, writes (targets), runs code, or unclassified.
+
+    ``cdpath``: the shell runs with a non-empty ``CDPATH``, so ``cd NAME`` (a relative
+    directory not starting with ``./`` or ``../``) may enter a directory of ``CDPATH``
+    rather than ``./NAME``: the directory after it is unknown.
+    """
     if not isinstance(command, str) or command.strip() == "":
         return ShellAnalysis(ShellKind.UNCLASSIFIED, problems=("the command is empty or not text",))
-    state = State()
+    state = State(cdpath=cdpath)
     walk(command, state, 0)
     if state.reads_file and state.stream_writes:
         # Opening '/dev/fd/N' (or '/dev/stdin|stdout|stderr') opens again the file on

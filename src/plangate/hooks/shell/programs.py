@@ -863,6 +863,15 @@ def _cd(_name: str, args: tuple[Word, ...], state: State, _w: Walker) -> None:
     ):
         state.cwd = None
         return
+    if (
+        state.cdpath
+        and not target.text.startswith("/")
+        and target.text.split("/", 1)[0] not in (".", "..")
+    ):
+        # With CDPATH set the shell searches its directories first: 'cd src' may
+        # enter '$CDPATH/src', wherever that is (a '.', '..' or '/' start is exempt).
+        state.cwd = None
+        return
     before = state.cwd
     if target.text.startswith("/"):
         state.cwd = target.text

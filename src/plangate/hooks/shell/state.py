@@ -33,7 +33,9 @@ class Write(NamedTuple):
 class State:
     """Mutable findings of one walk (see :func:`plangate.hooks.shell.analyse`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, cdpath: bool = False) -> None:
+        self.cdpath = cdpath
+        """``CDPATH`` is set: a relative ``cd`` may go to a directory it names, not ``./``."""
         self.writes: list[Write] = []
         self.problems: list[str] = []
         self.runs_code: list[str] = []

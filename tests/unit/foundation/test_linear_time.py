@@ -239,7 +239,7 @@ def test_match_any_is_the_first_pattern_glob_match_accepts(patterns, path, casef
 def test_a_path_meets_only_the_patterns_whose_literal_segments_it_holds() -> None:
     from plangate.paths import _candidates, _pattern_index
 
-    patterns = tuple(f"**/name{i}/**" for i in range(500)) + ("**/*.pem", "src/**", "**/x?")
+    patterns = (*(f"**/name{i}/**" for i in range(500)), "**/*.pem", "src/**", "**/x?")
     index = _pattern_index(patterns, False)
     assert index is not None
     # No literal segment of the '**/nameN/**' patterns in the path: none of them is tried.

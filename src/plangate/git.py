@@ -347,17 +347,10 @@ class Git:
         any name (``ambiguous``, a malformed line): callers then take their exact path,
         one lookup at a time. A failing git process raises, as every call of this door.
         """
-        for name in names:
-            if not name or "\n" in name or "\x00" in name or name.startswith("-"):
-                raise GitError("GIT_BAD_REVISION", f"bad object name {name!r}",
-                               "give a commit id or ref")
         if not names:
             return []
-        proc = self._call(
-            ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
-            input_data=("\n".join(names) + "\n").encode("utf-8", "surrogateescape"),
-        )
-        lines = proc.stdout.decode("utf-8", "surrogateescape").split("\n")
+        output = self._cat_file(["--batch-check=%(objectname) %(objecttype)"], names)
+        lines = output.decode("utf-8", "surrogateescape").split("\n")
         if len(lines) != len(names) + 1 or lines[-1] != "":
             return None
         out: list[tuple[str, str] | None] = []
@@ -384,17 +377,24 @@ class Git:
         is read from the entries of a tree actually received (:func:`tree_entries_of`),
         never from ``missing``.
         """
+        if not names:
+            return []
+        return _batch_objects(names, self._cat_file(["--batch"], names))
+
+    def _cat_file(self, options: list[str], names: list[str]) -> bytes:
+        """``git cat-file OPTIONS`` fed one object name per line; its output.
+
+        A name that could be read as another line or as an option (empty, a newline,
+        NUL, a leading ``-``) is refused before git runs.
+        """
         for name in names:
             if not name or "\n" in name or "\x00" in name or name.startswith("-"):
                 raise GitError("GIT_BAD_REVISION", f"bad object name {name!r}",
                                "give a commit id or ref")
-        if not names:
-            return []
-        proc = self._call(
-            ["cat-file", "--batch"],
+        return self._call(
+            ["cat-file", *options],
             input_data=("\n".join(names) + "\n").encode("utf-8", "surrogateescape"),
-        )
-        return _batch_objects(names, proc.stdout)
+        ).stdout
 
     def commit_exists(self, rev: str) -> bool:
         """True when ``rev`` resolves to exactly one commit."""

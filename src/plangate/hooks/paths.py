@@ -148,14 +148,7 @@ def resolve_target(
         raise TargetRejected(
             "HOOK_TARGET_IS_ROOT", f"{raw!r} is the repository root itself", raw
         )
-    prefix = root if root.endswith("/") else root + "/"
-    if not real.startswith(prefix):
-        raise TargetRejected(
-            "HOOK_TARGET_OUTSIDE_REPO",
-            f"{raw!r} resolves to {real}, outside the repository {root}",
-            raw,
-        )
-    relative = real[len(prefix):]
+    relative = _relative_to_root(raw, real, root, "resolves to")
     try:
         info = os.lstat(real)
     except OSError:
@@ -168,12 +161,7 @@ def resolve_target(
             f"{raw!r} is a hard link ({info.st_nlink} names for the same file)",
             raw,
         )
-    if case_insensitive:
-        relative = _on_disk_case(root, relative)
-    try:
-        return canonical_path(relative)
-    except PathRejected as exc:
-        raise TargetRejected(exc.code, f"{raw!r}: {exc.message}", raw) from None
+    return _canonical_relative(raw, root, relative, case_insensitive)
 
 
 def named_link_path(
@@ -201,14 +189,22 @@ def named_link_path(
     if not os.path.islink(named):
         return None
     root = repo_root.rstrip("/") or "/"
+    relative = _relative_to_root(raw, named, root, "is a link at")
+    return _canonical_relative(raw, root, relative, case_insensitive)
+
+
+def _relative_to_root(raw: str, path: str, root: str, how: str) -> str:
+    """``path`` (absolute) relative to the repository ``root``; outside it is refused."""
     prefix = root if root.endswith("/") else root + "/"
-    if not named.startswith(prefix):
+    if not path.startswith(prefix):
         raise TargetRejected(
-            "HOOK_TARGET_OUTSIDE_REPO",
-            f"{raw!r} is a link at {named}, outside the repository {root}",
-            raw,
+            "HOOK_TARGET_OUTSIDE_REPO", f"{raw!r} {how} {path}, outside the repository {root}", raw
         )
-    relative = named[len(prefix):]
+    return path[len(prefix):]
+
+
+def _canonical_relative(raw: str, root: str, relative: str, case_insensitive: bool) -> str:
+    """The canonical repository path of ``relative`` (on-disk case when asked)."""
     if case_insensitive:
         relative = _on_disk_case(root, relative)
     try:

@@ -501,7 +501,10 @@ def _shell_action(
     keep: set[str] = set()
     for raw, step, relinks, directory, keeps in raws:
         resolved, *named = _resolve_one(raw, cwd, root, case_insensitive)
-        targets.append(resolved._replace(directory=directory))
+        # A line can remove or replace a file before it writes there ('rm X; mv d X'):
+        # what the path holds now says nothing about what the line leaves there, so the
+        # ancestor rule applies to every shell target.
+        targets.append(resolved._replace(directory=directory, regular_file=False))
         targets += named
         if keeps:
             keep.add(raw)

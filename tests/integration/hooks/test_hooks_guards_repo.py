@@ -153,6 +153,17 @@ def test_replacing_an_existing_directory_above_a_guarded_path_is_denied(repo: Pa
     assert "HOOK_CONFIG_FILE" in _tool(repo, "Write", {"file_path": ".claude", "content": "x"})
 
 
+def test_a_regular_file_removed_and_replaced_by_a_directory_in_one_line_is_denied(
+    repo: Path,
+) -> None:
+    # The file is regular when the hook looks; the line removes it and puts a directory
+    # (with whatever it holds) in its place.
+    (repo / "src" / ".claude").write_text("a plain file for now\n")
+    (repo / "src" / "approvals").write_text("a plain file for now\n")
+    assert "HOOK_PROTECTED_SURFACE" in _bash(repo, "rm src/.claude && mv src/d src/.claude")
+    assert "HOOK_PROTECTED_SURFACE" in _bash(repo, "rm src/approvals && mv src/d src/approvals")
+
+
 @pytest.mark.parametrize(
     "command",
     [

@@ -2,7 +2,7 @@
 
 Every time PlanGate writes (record ``issued_at``, ledger ``at``, override
 expiry, run logs) uses :data:`UTC_FORMAT`, and every time it reads is checked
-with :func:`is_utc_timestamp`. Decisions never read the clock: services read it
+with :func:`is_utc_timestamp`. Pure rules never read the clock: services read it
 here and pass the value in.
 
 Light on purpose: :mod:`datetime` is imported only by the functions that

@@ -28,7 +28,7 @@ def test_no_promotion_and_pass_only_when_clean(
 ) -> None:
     result = decide(
         evaluation(
-            trials=trials(table, level=level), policy_verdict=gate, prior_decisions=tuple(prior)
+            trials=trials(table, level=level), policy_verdict=gate, prior_verdicts=tuple(prior)
         )
     )
     assert result.facts["production_promotion_executed"] is False

@@ -101,7 +101,7 @@ class EvaluationInput:
     trials: Sequence[TrialOutcome]
     independence_observed: str
     independence_required: str
-    prior_decisions: Sequence[str] = ()
+    prior_verdicts: Sequence[str] = ()
     """Decisions recorded under this plan for this candidate (id, commit or tree)."""
     changed_components: tuple[str, ...] = ()
     test_strategy: bool = False
@@ -114,11 +114,11 @@ class EvaluationInput:
     """Ledger sequence of the plan's registration."""
     candidate_first_seq: int | None = None
     """Ledger sequence of the first entry naming the candidate's commit or tree."""
-    other_plan_decisions: Sequence[PriorDecision] = ()
+    other_plan_verdicts: Sequence[PriorDecision] = ()
     """Decisions recorded for the candidate's commit or tree under other plans."""
     unfinished_runs: Sequence[int] = ()
     """Ledger sequences of runs of this evaluation that started trials and never decided."""
-    baseline_decisions: Sequence[PriorDecision] = ()
+    baseline_verdicts: Sequence[PriorDecision] = ()
     """Decisions recorded under other plans for the plan's baseline commit or tree as a
     candidate."""
 
@@ -329,7 +329,7 @@ class DecisionCase:
 
 def _already_decided(case: DecisionCase) -> Finding | None:
     """A decision recorded as INCONCLUSIVE or FAIL under this plan is final."""
-    prior = case.inp.prior_decisions
+    prior = case.inp.prior_verdicts
     if PromotionDecision.INCONCLUSIVE.value in prior:
         return _one(
             STOP_INCONCLUSIVE,
@@ -369,7 +369,7 @@ def _plan_registered_before_candidate(case: DecisionCase) -> Finding | None:
     have judged the same commit or tree (a new plan is never a second chance), and a plan's
     baseline cannot be a candidate another plan failed or left INCONCLUSIVE."""
     inp = case.inp
-    other = sorted({f"{d.decision} under {d.plan_digest}" for d in inp.other_plan_decisions})
+    other = sorted({f"{d.decision} under {d.plan_digest}" for d in inp.other_plan_verdicts})
     if other:
         return _one(
             STOP_INCONCLUSIVE,
@@ -381,7 +381,7 @@ def _plan_registered_before_candidate(case: DecisionCase) -> Finding | None:
     rejected = sorted(
         {
             f"{d.decision} under {d.plan_digest}"
-            for d in inp.baseline_decisions
+            for d in inp.baseline_verdicts
             if d.decision in (PromotionDecision.FAIL.value, PromotionDecision.INCONCLUSIVE.value)
         }
     )

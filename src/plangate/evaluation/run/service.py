@@ -6,7 +6,7 @@
    (:func:`plangate.evaluation.gate.service.gate_candidate`), so a candidate
    whose commit or bindings changed since its last gate is re-judged;
 2. reads the registered plan from the ledger (recomputing its digest), the
-   decisions already recorded for this candidate's commit or tree (under this
+   verdicts already recorded for this candidate's commit or tree (under this
    plan and under others), where the ledger first saw the commit or tree, and
    the runs of this evaluation that started trials and never decided;
 3. builds both HarnessManifests from git objects;
@@ -123,8 +123,8 @@ class _Subject:
 # -- what the ledger already knows ---------------------------------------------------
 
 
-def _prior_decisions(ledger: Ledger, subject: _Subject) -> list[str]:
-    """Decisions already recorded for this evaluation (same plan digest, and the same
+def _prior_verdicts(ledger: Ledger, subject: _Subject) -> list[str]:
+    """Verdicts already recorded for this evaluation (same plan digest, and the same
     candidate id, commit or tree): a new candidate id over the same commit, or the same
     tree re-committed under a new commit id, cannot dodge a recorded INCONCLUSIVE."""
     return [
@@ -141,8 +141,8 @@ def _judged_something(payload: Mapping[str, Any]) -> bool:
     return base is None or payload.get("candidate_tree") != base
 
 
-def _other_plan_decisions(ledger: Ledger, subject: _Subject) -> list[PriorDecision]:
-    """Decisions recorded for the same commit or tree under another plan."""
+def _other_plan_verdicts(ledger: Ledger, subject: _Subject) -> list[PriorDecision]:
+    """Verdicts recorded for the same commit or tree under another plan."""
     return [
         PriorDecision(str(e.payload.get("plan_digest")), str(e.payload.get("decision")))
         for e in ledger.entries(kind=LEDGER_KIND_DECISION)
@@ -152,10 +152,10 @@ def _other_plan_decisions(ledger: Ledger, subject: _Subject) -> list[PriorDecisi
     ]
 
 
-def _baseline_decisions(
+def _baseline_verdicts(
     ledger: Ledger, plan_digest: str, baseline: str, tree: str | None
 ) -> list[PriorDecision]:
-    """Decisions recorded under other plans for the baseline commit or tree as a candidate."""
+    """Verdicts recorded under other plans for the baseline commit or tree as a candidate."""
     return [
         PriorDecision(str(e.payload.get("plan_digest")), str(e.payload.get("decision")))
         for e in ledger.entries(kind=LEDGER_KIND_DECISION)
@@ -431,7 +431,7 @@ def _gather(git: Git, ledger: Ledger, subject: _Subject, gate: Result) -> _Gathe
         trials=(),
         independence_observed=independence.verdict,
         independence_required=required_level_of(gate),
-        prior_decisions=_prior_decisions(ledger, subject),
+        prior_verdicts=_prior_verdicts(ledger, subject),
         test_strategy=any(t.startswith(TEST_STRATEGY_PREFIXES) for t in targets),
         setup_problems=setup,
         candidate_components=(
@@ -441,10 +441,10 @@ def _gather(git: Git, ledger: Ledger, subject: _Subject, gate: Result) -> _Gathe
         ),
         plan_seq=registered.entry_seq if registered is not None else None,
         candidate_first_seq=_first_seen(ledger, subject),
-        other_plan_decisions=_other_plan_decisions(ledger, subject),
+        other_plan_verdicts=_other_plan_verdicts(ledger, subject),
         unfinished_runs=_unfinished_runs(ledger, subject),
-        baseline_decisions=(
-            _baseline_decisions(
+        baseline_verdicts=(
+            _baseline_verdicts(
                 ledger, subject.plan_digest, str(plan["baseline_commit"]), baseline_tree
             )
             if plan is not None

@@ -53,13 +53,13 @@ class State:
         self.cwd: str | None = ""
         """Directory changed into ('' = the tool's directory, None = unknown)."""
         self.moved = False
+        """Set by a ``cd`` the shell itself runs (``cd``, ``command cd``), for the walk."""
         self.stream_writes: list[str] = []
         """Writes to a standard descriptor by its path (``/dev/stdout``, ``/dev/fd/0``)."""
         self.opened_fds: set[str] = set()
         """Descriptors a redirection of the line opened (``3>f``, ``3>&1``)."""
         self.reads_file = False
         """A ``<`` redirection opens a file on a descriptor somewhere in the line."""
-        """Set by a ``cd`` the shell itself runs (``cd``, ``command cd``), for the walk."""
 
     def unclassified(self, note: str) -> None:
         if note not in self.problems:

@@ -269,19 +269,19 @@ def test_evidence_missing_wins_over_a_failed_condition() -> None:
 
 
 def test_recorded_inconclusive_is_never_turned_into_pass() -> None:
-    result = decide(evaluation(prior_decisions=("PASS", "INCONCLUSIVE")))
+    result = decide(evaluation(prior_verdicts=("PASS", "INCONCLUSIVE")))
     assert result.verdict == "INCONCLUSIVE"
     assert result.codes == ("EVALUATION_ALREADY_INCONCLUSIVE",)
 
 
 def test_recorded_fail_is_not_rerolled() -> None:
-    result = decide(evaluation(prior_decisions=("FAIL",)))
+    result = decide(evaluation(prior_verdicts=("FAIL",)))
     assert result.verdict == "FAIL"
     assert result.codes == ("EVALUATION_ALREADY_FAILED",)
 
 
 def test_recorded_pass_does_not_short_circuit() -> None:
-    result = decide(evaluation(prior_decisions=("PASS",), candidate_manifest_ref=None))
+    result = decide(evaluation(prior_verdicts=("PASS",), candidate_manifest_ref=None))
     assert result.verdict == "INCONCLUSIVE"
 
 
@@ -442,7 +442,7 @@ def test_a_decision_under_another_plan_stops_a_new_plan() -> None:
     from plangate.evaluation.run.decision import PriorDecision
 
     for prior in ("FAIL", "PASS", "INCONCLUSIVE"):
-        result = decide(evaluation(other_plan_decisions=(PriorDecision(D, prior),)))
+        result = decide(evaluation(other_plan_verdicts=(PriorDecision(D, prior),)))
         assert result.verdict == "INCONCLUSIVE"
         assert result.codes == ("EVAL_PLAN_AFTER_CANDIDATE",)
         assert prior in result.reasons[0].message
@@ -469,7 +469,7 @@ def test_an_unfinished_run_makes_the_evaluation_inconclusive() -> None:
     assert result.codes == ("EVALUATION_INTERRUPTED",)
     assert "17" in result.reasons[0].message
     # A recorded decision comes first: finality is about the same evaluation.
-    result = decide(evaluation(unfinished_runs=(17,), prior_decisions=("FAIL",)))
+    result = decide(evaluation(unfinished_runs=(17,), prior_verdicts=("FAIL",)))
     assert result.codes == ("EVALUATION_ALREADY_FAILED",)
 
 
@@ -527,7 +527,7 @@ def test_a_baseline_that_failed_as_a_candidate_under_another_plan_is_refused() -
     from plangate.evaluation.run.decision import PriorDecision
 
     for prior, refused in (("FAIL", True), ("INCONCLUSIVE", True), ("PASS", False)):
-        result = decide(evaluation(baseline_decisions=(PriorDecision(D, prior),)))
+        result = decide(evaluation(baseline_verdicts=(PriorDecision(D, prior),)))
         if refused:
             assert result.codes == ("EVAL_PLAN_AFTER_CANDIDATE",), prior
             assert "baseline" in result.reasons[0].message
@@ -662,7 +662,7 @@ def test_a_component_no_known_bad_trial_reports_reached_none() -> None:
 
 def test_a_stopped_decision_records_no_policy_verdict() -> None:
     for prior in ("FAIL", "INCONCLUSIVE"):
-        result = decide(evaluation(prior_decisions=(prior,)))
+        result = decide(evaluation(prior_verdicts=(prior,)))
         assert "policy_verdict" in result.facts
         assert result.facts["policy_verdict"] is None
 
@@ -671,10 +671,10 @@ def test_the_rules_fact_names_how_each_rule_ended() -> None:
     def outcomes(inp: EvaluationInput) -> dict[str, str]:
         return {r["rule"]: r["outcome"] for r in decide(inp).facts["rules"]}
 
-    assert outcomes(evaluation(prior_decisions=("INCONCLUSIVE",))) == {
+    assert outcomes(evaluation(prior_verdicts=("INCONCLUSIVE",))) == {
         "already_decided": "stop:INCONCLUSIVE"
     }
-    assert outcomes(evaluation(prior_decisions=("FAIL",))) == {"already_decided": "stop:FAIL"}
+    assert outcomes(evaluation(prior_verdicts=("FAIL",))) == {"already_decided": "stop:FAIL"}
     tampered = outcomes(evaluation(tamper_problems=(Reason("BASELINE_WORKTREE_MODIFIED", "x"),)))
     assert tampered["service_tampering"] == "tamper"
     short = outcomes(evaluation(independence_observed="I2"))
@@ -909,7 +909,7 @@ def test_a_candidate_naming_no_target_component_is_inconclusive() -> None:
 def test_decide_before_trials_stops_on_a_recorded_inconclusive() -> None:
     from plangate.evaluation.run.decision import decide_before_trials
 
-    stopped = decide_before_trials(evaluation(trials=(), prior_decisions=("INCONCLUSIVE",)))
+    stopped = decide_before_trials(evaluation(trials=(), prior_verdicts=("INCONCLUSIVE",)))
     assert stopped is not None
     assert stopped.verdict == "INCONCLUSIVE"
     assert stopped.codes == ("EVALUATION_ALREADY_INCONCLUSIVE",)

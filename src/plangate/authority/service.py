@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from plangate.agents import agent_markers_present
 from plangate.authority.root import build_root
 from plangate.authority.signers import (
     AllowedSigners,
@@ -38,8 +39,6 @@ from plangate.fsutil import FileState, atomic_write_in, read_regular_file
 
 def require_human(env: Mapping[str, str], stdin: object) -> None:
     """Refuse unless a human at an interactive terminal, outside any agent, runs this."""
-    from plangate.hooks.override import agent_markers_present
-
     markers = agent_markers_present(env)
     if markers:
         raise HumanRequired(

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from plangate.agents import agent_markers_present
 from plangate.canonical import sha256_digest
 from plangate.clock import utc_now_text
 from plangate.errors import EnvironmentFailure, HumanRequired, PlanGateError
@@ -333,8 +334,6 @@ class IsolatedRunner:
 
 def require_human_opt_out(env: Mapping[str, str], stdin: object) -> None:
     """Refuse ``--no-isolation`` unless a human at a terminal, outside any agent, asks."""
-    from plangate.hooks.override import agent_markers_present
-
     markers = agent_markers_present(env)
     if markers:
         raise HumanRequired(

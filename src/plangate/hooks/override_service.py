@@ -17,13 +17,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from plangate.agents import agent_markers_present
 from plangate.errors import HumanRequired, InputRejected
 from plangate.hooks.override import (
     KIND_GRANTED,
     KIND_REVOKED,
     GrantRequest,
     GrantState,
-    agent_markers_present,
     grant_payload,
     grant_states,
     override_entries,

@@ -7,10 +7,12 @@ is read from its syntax tree, at module level **and** inside functions and metho
 inside a function runs as soon as the function does, so it ties the units together exactly as
 a module-level one does. It may keep the hook process light; it may never hide a cycle.
 
-Imports under ``if TYPE_CHECKING:`` are left out: they never run (``TYPE_CHECKING`` is false
-at run time), so they bring no module into a process and cannot make an import cycle; they
-name types for mypy only. Everything else counts, also an import under ``try:`` or another
-``if``.
+Imports under ``if TYPE_CHECKING:`` never run (``TYPE_CHECKING`` is false at run time): they
+bring no module into a process, so they are left out of the cycle check. They still name a
+type of another unit, so the layer order holds for them too: a lower unit does not even
+name a higher unit's type. Everything else counts as running code, also an import under
+``try:`` or another ``if``. Imports by name at run time (``importlib.import_module``: the
+CLI's command table, the hook helper's preload list) are not seen by this scan.
 
 ``LAYERS`` orders every unit, lowest first. A unit may import only units listed before it;
 a new unit fails the test until it is placed in the table (and in docs/architecture.md).
@@ -77,12 +79,14 @@ RANK = {unit: index for index, (unit, _why) in enumerate(LAYERS)}
 
 
 class ImportSite(NamedTuple):
-    """One imported name, where it is imported, and whether it runs inside a function."""
+    """One imported name, where it is imported, whether it runs inside a function, and
+    whether it only names a type (under ``if TYPE_CHECKING:``, never run)."""
 
     module: str
     target: str
     line: int
     in_function: bool
+    type_only: bool = False
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -101,28 +105,33 @@ def _absolute(module: str, node: ast.ImportFrom, is_package: bool) -> str:
 
 
 def import_sites(source: str, module: str, *, is_package: bool = False) -> list[ImportSite]:
-    """Every name ``source`` imports that runs: at module level and inside functions, not
-    under ``if TYPE_CHECKING:`` (its ``else:`` branch runs, and counts)."""
+    """Every name ``source`` imports: at module level and inside functions; those under
+    ``if TYPE_CHECKING:`` marked ``type_only`` (its ``else:`` branch runs, and counts)."""
     found: list[ImportSite] = []
 
-    def visit(node: ast.AST, in_function: bool) -> None:
+    def visit(node: ast.AST, in_function: bool, type_only: bool) -> None:
         if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.body:
+                visit(child, in_function, True)
             for child in node.orelse:
-                visit(child, in_function)
+                visit(child, in_function, type_only)
             return
         if isinstance(node, ast.Import):
-            found.extend(ImportSite(module, a.name, node.lineno, in_function) for a in node.names)
+            found.extend(
+                ImportSite(module, a.name, node.lineno, in_function, type_only)
+                for a in node.names
+            )
         elif isinstance(node, ast.ImportFrom):
             base = _absolute(module, node, is_package)
             found.extend(
-                ImportSite(module, f"{base}.{a.name}", node.lineno, in_function)
+                ImportSite(module, f"{base}.{a.name}", node.lineno, in_function, type_only)
                 for a in node.names
             )
         inner = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
         for child in ast.iter_child_nodes(node):
-            visit(child, inner)
+            visit(child, inner, type_only)
 
-    visit(ast.parse(source), False)
+    visit(ast.parse(source), False, False)
     return found
 
 
@@ -176,10 +185,12 @@ def import_graph(sources: Iterable[tuple[str, str, bool]]) -> dict[tuple[str, st
 
 
 def cycles(graph: Graph) -> list[list[str]]:
-    """The groups of units that import each other in a circle (strongly connected, size > 1)."""
+    """The groups of units that import each other in a circle (strongly connected, size > 1),
+    through imports that run (``type_only`` sites are left out)."""
     successors: dict[str, set[str]] = defaultdict(set)
-    for source, target in graph:
-        successors[source].add(target)
+    for (source, target), sites in graph.items():
+        if any(not site.type_only for site in sites):
+            successors[source].add(target)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -218,6 +229,8 @@ def _describe(graph: Graph, group: list[str]) -> str:
     for (source, target), sites in sorted(graph.items()):
         if source in group and target in group:
             for site in sites:
+                if site.type_only:
+                    continue
                 where = "in a function" if site.in_function else "at module level"
                 lines.append(f"{site.module}:{site.line} imports {site.target} ({where})")
     return "\n".join(lines)
@@ -240,7 +253,7 @@ def test_no_cycle_between_top_level_units(graph: dict[tuple[str, str], list[Impo
     assert found == [], "\n\n".join(f"{group}:\n{_describe(graph, group)}" for group in found)
 
 
-def test_every_import_points_down_the_layer_table(
+def test_every_import_points_down_the_layer_table_type_only_ones_too(
     graph: dict[tuple[str, str], list[ImportSite]],
 ) -> None:
     upward = [
@@ -258,6 +271,10 @@ def test_every_import_points_down_the_layer_table(
 SAMPLE = '''
 from typing import TYPE_CHECKING
 import plangate.git
+try:
+    import plangate.text
+except ImportError:
+    pass
 from plangate.canonical import sha256_hex
 if TYPE_CHECKING:
     from plangate.hooks.decision import TaskFacts
@@ -272,16 +289,26 @@ class Kind:
 '''
 
 
-def test_the_scan_counts_function_imports_and_skips_type_checking_blocks() -> None:
+def test_the_scan_counts_function_imports_and_marks_type_checking_blocks() -> None:
     sites = import_sites(SAMPLE, "plangate.sample")
-    seen = {(s.target, s.in_function) for s in sites if s.target.startswith("plangate")}
+    seen = {(s.target, s.in_function, s.type_only) for s in sites if s.target.startswith("plangate")}
     assert seen == {
-        ("plangate.git", False),
-        ("plangate.canonical.sha256_hex", False),
-        ("plangate.verdict.Result", False),
-        ("plangate.ledger.open_ledger", True),
-        ("plangate.session.openrun", True),
+        ("plangate.git", False, False),
+        ("plangate.text", False, False),
+        ("plangate.canonical.sha256_hex", False, False),
+        ("plangate.hooks.decision.TaskFacts", False, True),
+        ("plangate.verdict.Result", False, False),
+        ("plangate.ledger.open_ledger", True, False),
+        ("plangate.session.openrun", True, False),
     }
+
+
+def test_a_circle_through_a_type_only_import_is_no_import_cycle() -> None:
+    # A type named under TYPE_CHECKING never runs: no cycle (the order test still sees it).
+    back = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from plangate.hooks import x\n"
+    graph = import_graph([*_sources(), ("plangate.ledger.sample", back, False)])
+    assert cycles(graph) == []
+    assert ("ledger", "hooks") in graph
 
 
 def test_the_scan_resolves_relative_imports() -> None:

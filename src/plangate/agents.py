@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from plangate.errors import HumanRequired
+from plangate.records import NamedTuple
+
 AGENT_MARKERS: tuple[str, ...] = (
     "CLAUDECODE",
     "CLAUDE_CODE_ENTRYPOINT",
@@ -39,3 +42,34 @@ def agent_markers_present(env: Mapping[str, str]) -> list[str]:
     ]
     found += sorted(k for k in env if k.startswith(AGENT_MARKER_PREFIXES))
     return found
+
+
+class HumanOnly(NamedTuple):
+    """How one human-only command refuses: its two reason codes, its wording and its hint."""
+
+    agent_code: str
+    terminal_code: str
+    refused: str
+    hint: str
+
+
+def refuse_unless_human(env: Mapping[str, str], stdin: object, command: HumanOnly) -> None:
+    """Refuse unless a human at an interactive terminal, outside any agent, runs ``command``.
+
+    Neither check is a cryptographic proof; together they stop an agent's tool call, which
+    runs without a terminal and with its host's markers in its environment.
+    """
+    markers = agent_markers_present(env)
+    if markers:
+        raise HumanRequired(
+            command.agent_code,
+            f"{command.refused}: agent or automation markers are set: " + ", ".join(markers),
+            command.hint,
+        )
+    isatty = getattr(stdin, "isatty", None)
+    if not callable(isatty) or not isatty():
+        raise HumanRequired(
+            command.terminal_code,
+            f"{command.refused}: stdin is not an interactive terminal",
+            command.hint,
+        )

@@ -1,8 +1,14 @@
-"""Agent and automation markers: which environment variables say an agent is running us."""
+"""Agent and automation markers, and the one refusal of every human-only command."""
 
 from __future__ import annotations
 
-from plangate.agents import agent_markers_present
+import os
+from pathlib import Path
+
+import pytest
+
+from plangate.agents import HumanOnly, agent_markers_present, refuse_unless_human
+from plangate.errors import HumanRequired
 
 
 def test_agent_markers() -> None:
@@ -29,3 +35,32 @@ def test_an_agent_marker_blanked_to_the_empty_string_is_still_a_marker() -> None
 
 def test_no_marker_is_no_marker() -> None:
     assert agent_markers_present({"HOME": "/home/x", "TERM": "xterm"}) == []
+
+
+COMMAND = HumanOnly("X_AGENT_ENVIRONMENT", "X_NOT_INTERACTIVE", "refused", "do it yourself")
+
+
+def test_a_human_only_command_refuses_an_agent_even_at_a_terminal() -> None:
+    leader, follower = os.openpty()
+    with os.fdopen(follower, "rb") as terminal, pytest.raises(HumanRequired) as info:
+        refuse_unless_human({"CLAUDECODE": "1"}, terminal, COMMAND)
+    os.close(leader)
+    assert info.value.code == "X_AGENT_ENVIRONMENT"
+    assert "CLAUDECODE" in info.value.message
+    assert info.value.hint == "do it yourself"
+
+
+def test_a_human_only_command_refuses_without_a_terminal(tmp_path: Path) -> None:
+    (tmp_path / "input").write_bytes(b"")
+    with (tmp_path / "input").open("rb") as not_a_terminal, pytest.raises(HumanRequired) as info:
+        refuse_unless_human({}, not_a_terminal, COMMAND)
+    assert info.value.code == "X_NOT_INTERACTIVE"
+    with pytest.raises(HumanRequired):
+        refuse_unless_human({}, None, COMMAND)  # a closed standard input
+
+
+def test_a_human_at_a_terminal_outside_any_agent_may_run_it() -> None:
+    leader, follower = os.openpty()
+    with os.fdopen(follower, "rb") as terminal:
+        refuse_unless_human({"HOME": "/home/x"}, terminal, COMMAND)
+    os.close(leader)

@@ -12,7 +12,8 @@ bring no module into a process, so they are left out of the cycle check. They st
 type of another unit, so the layer order holds for them too: a lower unit does not even
 name a higher unit's type. Everything else counts as running code, also an import under
 ``try:`` or another ``if``. Imports by name at run time (``importlib.import_module``: the
-CLI's command table, the hook helper's preload list) are not seen by this scan.
+CLI's command table, the hook helper's preload list) are not seen by this scan; the
+helper's preload list is checked on its own (the CLI is the top unit: it may name any).
 
 ``LAYERS`` orders every unit, lowest first. A unit may import only units listed before it;
 a new unit fails the test until it is placed in the table (and in docs/architecture.md).
@@ -333,3 +334,17 @@ def test_an_upward_import_without_a_circle_breaks_the_order() -> None:
     # The clock importing the CLI closes no circle today, but the table forbids it.
     graph = import_graph([("plangate.clock", "def f():\n    import plangate.cli\n", False)])
     assert [(s, t) for (s, t) in graph if RANK[t] > RANK[s]] == [("clock", "cli")]
+
+
+def test_the_hook_helpers_preload_names_modules_below_the_hooks() -> None:
+    # Imported by name at run time (the scan above cannot see it): each name must exist,
+    # and none may pull a unit above the hooks into the helper.
+    import importlib.util
+
+    from plangate.hooks.hookd import WARM_MODULES
+
+    known = units()
+    missing = [name for name in WARM_MODULES if importlib.util.find_spec(name) is None]
+    assert missing == []
+    above = [n for n in WARM_MODULES if RANK[unit_of(n, known) or ROOT_UNIT] > RANK["hooks"]]
+    assert above == []

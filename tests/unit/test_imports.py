@@ -348,3 +348,22 @@ def test_the_hook_helpers_preload_names_modules_below_the_hooks() -> None:
     assert missing == []
     above = [n for n in WARM_MODULES if RANK[unit_of(n, known) or ROOT_UNIT] > RANK["hooks"]]
     assert above == []
+
+
+def test_docs_architecture_lists_the_same_layers_in_the_same_order() -> None:
+    doc = (SRC.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## Layers"):]
+    block = section[section.index("```\n") + 4 : section.index("\n```", section.index("```\n") + 4)]
+    listed: list[str] = []
+    in_foundation = False
+    for line in block.splitlines():
+        first = line.split()[0] if line.strip() else ""
+        if first.endswith("/"):
+            in_foundation = False
+            listed.append(first.rstrip("/"))
+            continue
+        in_foundation = in_foundation or first == "foundation"
+        if in_foundation:
+            names = line.replace("foundation", "", 1) if first == "foundation" else line
+            listed += [name.strip() for name in names.split(",") if name.strip()]
+    assert listed == [unit for unit, _why in LAYERS if unit != "__main__"]

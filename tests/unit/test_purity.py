@@ -27,7 +27,7 @@ RULE_MODULES = frozenset({
     "authority/__init__.py", "authority/root.py", "authority/signers.py", "authority/sshsig.py",
     "authority/statement.py", "authority/trustfile.py", "authority/trustpaths.py",
     "authority/verify.py",
-    "authority/wording.py", "authority/continuation.py",
+    "authority/wording.py", "authority/continuation.py", "agents.py", "session/__init__.py",
     "delivery/__init__.py", "delivery/ci.py", "delivery/ci_report.py", "delivery/machine.py",
     "delivery/pr_snapshot.py",
     "evaluation/__init__.py", "evaluation/independence.py", "evaluation/words.py",
@@ -60,7 +60,7 @@ RULE_MODULES = frozenset({
 """Pure: decisions, validation and rendering over bytes and facts handed to them."""
 
 IO_MODULES = frozenset({
-    "_spawn.py", "clock.py", "fsutil.py", "git.py", "snapshot.py", "startup.py", "surfaces.py",
+    "_spawn.py", "clock.py", "fsutil.py", "git.py", "githead.py", "snapshot.py", "startup.py", "surfaces.py",
     "approval/arbiter_input.py", "approval/arbiter_service.py", "approval/holds.py",
     "approval/service.py", "approval/status.py",
     "authority/approval.py", "authority/consumer.py", "authority/service.py",
@@ -73,7 +73,7 @@ IO_MODULES = frozenset({
     "execution/runlog.py", "execution/service.py", "execution/session.py",
     "execution/workspace.py",
     "hooks/__main__.py", "hooks/confinement.py", "hooks/doctor.py", "hooks/entry.py",
-    "hooks/githead.py", "hooks/hookd.py", "hooks/hookd_cache.py", "hooks/hookd_client.py", "hooks/hookd_launch.py",
+    "hooks/hookd.py", "hooks/hookd_cache.py", "hooks/hookd_client.py", "hooks/hookd_launch.py",
     "hooks/hosts/claude.py", "hooks/hosts/codex.py",
     "hooks/hosts/cursor.py", "hooks/hosts/git.py", "hooks/hosts/protocol.py",
     "hooks/hosts/tool_policy.py", "hooks/doctor_settings.py", "hooks/setup.py",
@@ -82,7 +82,7 @@ IO_MODULES = frozenset({
     "isolation/backend.py", "isolation/runner.py", "isolation/trees.py", "isolation/views.py",
     "ledger/__init__.py", "ledger/base.py", "ledger/config.py", "ledger/postgres.py",
     "ledger/sqlite.py", "ledger/traces.py", "ledger/initialise.py", "ledger/checkpoint_store.py",
-    "execution/openrun.py",
+    "session/openrun.py", "session/state.py", "session/baseline.py",
     "execution/boxledger.py", "ledger/foreign.py",
     "plan/lint_service.py", "plan/service.py",
     "report/service.py",

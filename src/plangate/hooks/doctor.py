@@ -97,8 +97,8 @@ def allow_target(root: str) -> str:
 def _session_allowed_path(root: str) -> str:
     from plangate.clock import utc_now
     from plangate.errors import PlanGateError
-    from plangate.execution.session import active_session
     from plangate.ledger import LedgerError, open_ledger
+    from plangate.session.state import active_session
 
     try:
         with open_ledger(Path(root), dict(os.environ), create=False) as ledger:

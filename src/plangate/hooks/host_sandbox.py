@@ -316,8 +316,8 @@ def _read_state(root: Path) -> FileRead:
 
 def _open_session_payload(root: Path, env: Mapping[str, str]) -> Mapping[str, Any]:
     """The ``task_started`` payload of the open session (expired or not); ``{}`` without one."""
-    from plangate.execution.session import KIND_STARTED, open_session
     from plangate.ledger import open_ledger
+    from plangate.session.state import KIND_STARTED, open_session
 
     with open_ledger(root, env, must_exist=True) as ledger:
         session = open_session(ledger)

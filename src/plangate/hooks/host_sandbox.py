@@ -53,12 +53,15 @@ from plangate.hooks.sandbox_settings import (
     apply_claude,
     apply_codex,
     claude_paths,
+    claude_plan,
+    claude_plan_wanted,
     codex_block,
     has_glob,
     invalid,
     revert_claude,
     revert_codex,
 )
+from plangate.hooks.confinement import path_facts
 from plangate.records import NamedTuple
 
 if TYPE_CHECKING:
@@ -184,6 +187,8 @@ class HostSandbox:
         self.auto = hosts is None
         self.hosts = installed_hosts(root) if hosts is None else hosts
         self.skipped: list[str] = []
+        self.gaps: list[str] = []
+        """What the Claude Code sandbox cannot deny, and what protects it instead."""
         self._written: list[tuple[str, bytes | None]] = []
 
     def _writable(self, host: str, rel: str) -> bool:
@@ -216,7 +221,15 @@ class HostSandbox:
             before = _read(self.root, CLAUDE_LOCAL)
             protected = _protected(root)
             matches = _glob_matches(self.root, protected)
-            allow, deny = claude_paths(root, facts.task_id, allowed, protected, matches)
+            present = path_facts(root, claude_plan_wanted(facts.task_id, protected))
+            present = present.with_file(CLAUDE_LOCAL)  # written below
+            allow, deny = claude_paths(
+                root, facts.task_id, allowed, protected, matches, present
+            )
+            self.gaps = [
+                f"{gap.path}: {gap.why}"
+                for gap in claude_plan(facts.task_id, protected, present).gaps
+            ]
             new, record = apply_claude(_claude_json(before), allow, deny)
             data = _dump(new)
             plan.append((CLAUDE_LOCAL, before, data))
@@ -407,10 +420,15 @@ def claude_relied_on(
 
 
 def describe(
-    hosts: Sequence[str], relied: bool | None, why: str, skipped: Sequence[str] = ()
+    hosts: Sequence[str],
+    relied: bool | None,
+    why: str,
+    skipped: Sequence[str] = (),
+    gaps: Sequence[str] = (),
 ) -> list[str]:
     """What ``task start`` and ``task show`` print about the host sandboxes."""
     out = [f"host sandbox skipped for {note}" for note in skipped]
+    out += [f"Claude Code sandbox cannot deny {gap}" for gap in gaps]
     if not hosts:
         return [
             *out,

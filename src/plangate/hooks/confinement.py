@@ -29,7 +29,7 @@ Codex and Cursor do not tell their hooks which sandbox a call runs in, so no
 confinement is established there.
 """
 
-# ruff: noqa: PTH111, PTH116, PTH118, PTH120
+# ruff: noqa: PTH111, PTH112, PTH114, PTH116, PTH118, PTH120, PTH208
 from __future__ import annotations
 
 import os

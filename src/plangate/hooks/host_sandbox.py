@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from plangate.errors import InputRejected
+from plangate.hooks.confinement import path_facts
 from plangate.hooks.sandbox_settings import (
     CLAUDE_LOCAL,
     CODEX_CONFIG,
@@ -61,7 +62,6 @@ from plangate.hooks.sandbox_settings import (
     revert_claude,
     revert_codex,
 )
-from plangate.hooks.confinement import path_facts
 from plangate.records import NamedTuple
 
 if TYPE_CHECKING:
@@ -224,7 +224,7 @@ class HostSandbox:
             present = path_facts(root, claude_plan_wanted(facts.task_id, protected))
             present = present.with_file(CLAUDE_LOCAL)  # written below
             allow, deny = claude_paths(
-                root, facts.task_id, allowed, protected, matches, present
+                root, facts.task_id, allowed, protected, matches, facts=present
             )
             self.gaps = [
                 f"{gap.path}: {gap.why}"

@@ -284,6 +284,7 @@ def claude_paths(
     allowed_paths: Sequence[str],
     protected: Sequence[str],
     matches: Sequence[str] = (),
+    *,
     facts: PathFacts = EVERYTHING_EXISTS,
 ) -> tuple[list[str], list[str]]:
     """``(allowWrite, denyWrite)`` entries for the task, absolute with ``//``.

@@ -207,6 +207,10 @@ class Journey:
     def switch_on(self, hosts: Sequence[str] = ("claude", "codex")) -> None:
         """``plangate setup`` at the terminal (typing SETUP), then the adoption commit."""
         flags = " ".join(f"--{h}" for h in hosts)
+        if "codex" in hosts:
+            # A Codex user has trusted the project in Codex (its .codex/ loads only
+            # then); setup records the hooks' trust through Codex's app-server.
+            self.write_codex_config("http://127.0.0.1:9")
         self.sh(f"plangate setup {flags}", typed="SETUP\n")
         self.sh("git add -A && git commit -q --no-verify -m 'Adopt PlanGate'")
 

@@ -26,7 +26,7 @@ def _codex(journey: Journey, script: Sequence[Step]) -> Session:
         journey.write_codex_config(model.base_url)  # keeps the [hooks.state...] tables
         env = journey.env | {"CODEX_HOME": str(journey.codex_home)}
         args = ["codex", "exec", "--json", "Work on the task."]
-        return journey._run("codex", args, env, model)  # noqa: SLF001 - the harness's runner
+        return journey._run("codex", args, env, model)
 
 
 def _trust_records(journey: Journey) -> dict[str, str]:

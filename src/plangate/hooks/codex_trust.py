@@ -31,6 +31,7 @@ PlanGate asks Codex itself: ``codex app-server`` (JSON-RPC over stdio: ``initial
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -301,7 +302,7 @@ def config_path(env: Mapping[str, str]) -> Path:
     home = env.get("CODEX_HOME")
     if home:
         return Path(home) / "config.toml"
-    return Path(env.get("HOME") or os.path.expanduser("~")) / ".codex" / "config.toml"
+    return Path(env.get("HOME") or Path("~").expanduser()) / ".codex" / "config.toml"
 
 
 def codex_program(env: Mapping[str, str]) -> str | None:
@@ -343,16 +344,20 @@ def list_hooks(
     request = "".join(json.dumps(m) + "\n" for m in messages).encode()
     try:
         # stdin stays open until the answer: the app-server ends at end of input.
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(request)
-        proc.stdin.flush()
+        try:
+            if proc.stdin is not None:
+                proc.stdin.write(request)
+                proc.stdin.flush()
+        except OSError:
+            pass  # it ended already: reading says how (no answer is a refusal)
         answer = _read_answer(proc, started + timeout)
     finally:
         proc.kill()
         proc.wait()
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None:
-                stream.close()
+                with contextlib.suppress(OSError):
+                    stream.close()
     return parse_hooks_list(answer), time.monotonic() - started
 
 
@@ -360,7 +365,8 @@ def _read_answer(proc: subprocess.Popen[bytes], deadline: float) -> object:
     """The JSON-RPC message with id 2, reading whole lines until ``deadline``."""
     import selectors
 
-    assert proc.stdout is not None
+    if proc.stdout is None:  # pragma: no cover - Popen was given PIPE
+        raise _refused("CODEX_TRUST_APP_SERVER_FAILED", "codex app-server has no output")
     buffer = b""
     with selectors.DefaultSelector() as selector:
         selector.register(proc.stdout, selectors.EVENT_READ)
@@ -411,7 +417,7 @@ def _read_config(path: Path) -> tuple[str, int]:
         text = read.data.decode("utf-8")
     except UnicodeDecodeError:
         raise _refused("CODEX_TRUST_CONFIG_INVALID", f"{path} is not UTF-8") from None
-    return text, os.stat(path).st_mode & 0o777
+    return text, path.stat().st_mode & 0o777
 
 
 def _codex_or_refuse(env: Mapping[str, str]) -> str:

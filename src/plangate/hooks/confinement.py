@@ -294,13 +294,13 @@ def sandbox_problem(
     # first missing component, a directory bubblewrap cannot mount read-only by its
     # entries), each named or under a named path. A glob pattern: named as it is.
     plan = claude_plan("", [p for p in protected if not has_glob(p)], facts)
-    wanted = [*plan.entries, *(p for p in protected if has_glob(p))]
-    missing = [
-        p for p in wanted
+    needed = [*plan.entries, *(p for p in protected if has_glob(p))]
+    unnamed = [
+        p for p in needed
         if not any(n == _normal(p, root) or _normal(p, root).startswith(n + "/") for n in denied)
     ]
-    if missing:
-        return f"sandbox.filesystem.denyWrite does not name {missing[0]!r}"
+    if unnamed:
+        return f"sandbox.filesystem.denyWrite does not name {unnamed[0]!r}"
     return ""
 
 

@@ -182,3 +182,15 @@ def test_a_config_link_is_left_alone(tmp_path: Path) -> None:
         record_trust(repo, env)
     assert caught.value.code == "CODEX_TRUST_CONFIG_INVALID"
     assert real.read_text() == "model = 'x'\n"
+
+
+def test_every_trust_reason_code_is_documented() -> None:
+    import re
+
+    import plangate.hooks.codex_trust as module
+
+    root = Path(__file__).resolve().parents[3]
+    doc = (root / "docs" / "reason-codes.md").read_text()
+    codes = set(re.findall(r'"(CODEX_[A-Z_]+)"', Path(module.__file__).read_text()))
+    assert len(codes) >= 10
+    assert sorted(c for c in codes if f"`{c}`" not in doc) == []

@@ -51,6 +51,7 @@ from plangate.hooks.sandbox_settings import (
     CLAUDE_LOCAL,
     CODEX_CONFIG,
     MARKER,
+    PathFacts,
     apply_claude,
     apply_codex,
     claude_paths,
@@ -61,6 +62,7 @@ from plangate.hooks.sandbox_settings import (
     invalid,
     revert_claude,
     revert_codex,
+    writable_dirs,
 )
 from plangate.records import NamedTuple
 
@@ -240,7 +242,11 @@ class HostSandbox:
                 text = (before or b"").decode("utf-8")
             except UnicodeDecodeError:
                 raise invalid(CODEX_CONFIG, "it is not UTF-8") from None
-            block = codex_block(root, allowed)
+            present_dirs = PathFacts(frozenset(
+                d for d in writable_dirs(allowed)
+                if (self.root / d).is_dir() and not (self.root / d).is_symlink()
+            ))
+            block = codex_block(root, allowed, present_dirs)
             data = apply_codex(text, block).encode()
             plan.append((CODEX_CONFIG, before, data))
             state["hosts"]["codex"] = {"file": CODEX_CONFIG, "block": block}

@@ -393,10 +393,22 @@ def _toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # a JSON string is a TOML basic string
 
 
-def codex_block(root: str, allowed_paths: Sequence[str]) -> str:
-    """PlanGate's lines at the top of ``.codex/config.toml`` (dotted keys: no table header)."""
+def codex_block(
+    root: str, allowed_paths: Sequence[str], facts: PathFacts = EVERYTHING_EXISTS
+) -> str:
+    """PlanGate's lines at the top of ``.codex/config.toml`` (dotted keys: no table header).
+
+    ``writable_roots`` names only the task's writable directories that exist: Codex's
+    sandbox on Linux bind-mounts each root, and one that is missing makes bubblewrap
+    fail every command ("Can't bind mount ... No such file or directory", measured with
+    Codex 0.171.0). A missing one loses nothing: ``workspace-write`` lets commands
+    write the working directory (the repository) anyway, except ``.git`` and
+    ``.codex``.
+    """
     roots = ", ".join(
-        _toml_string(root.rstrip("/") + "/" + d) for d in writable_dirs(allowed_paths)
+        _toml_string(root.rstrip("/") + "/" + d)
+        for d in writable_dirs(allowed_paths)
+        if facts.exists(d)
     )
     return (
         CODEX_BEGIN

@@ -260,3 +260,11 @@ def test_the_hook_check_follows_the_plan_for_the_same_facts() -> None:
                                                 bypass=False, facts=grown)
     assert ".plangate" in plan.entries and ".github/workflows" not in plan.entries
     assert ".github" in plan.entries  # missing: its first missing component
+
+
+def test_codex_writable_roots_name_only_directories_that_exist() -> None:
+    # A missing root makes Codex's bubblewrap fail every command; the repository is
+    # writable under workspace-write anyway.
+    block = codex_block(ROOT, ["src/app.py", "tests/x.py"], PathFacts(frozenset({"src"})))
+    parsed = tomllib.loads(block)
+    assert parsed["sandbox_workspace_write"]["writable_roots"] == ["/work/repo/src"]

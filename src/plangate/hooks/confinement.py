@@ -295,13 +295,22 @@ def sandbox_problem(
     # entries), each named or under a named path. A glob pattern: named as it is.
     plan = claude_plan("", [p for p in protected if not has_glob(p)], facts)
     needed = [*plan.entries, *(p for p in protected if has_glob(p))]
-    unnamed = [
-        p for p in needed
-        if not any(n == _normal(p, root) or _normal(p, root).startswith(n + "/") for n in denied)
-    ]
+    unnamed = [p for p in needed if not _named(_normal(p, root), denied, facts)]
     if unnamed:
         return f"sandbox.filesystem.denyWrite does not name {unnamed[0]!r}"
     return ""
+
+
+def _named(path: str, denied: set[str], facts: PathFacts) -> bool:
+    """Whether ``denied`` protects ``path``: it names the path or a directory above it,
+    or, for a missing path, a path below it (Claude Code mounts any missing path at
+    its first missing component, which the plan names)."""
+    for name in denied:
+        if name == path or path.startswith(name + "/"):
+            return True
+        if name.startswith(path + "/") and not facts.exists(path):
+            return True
+    return False
 
 
 def path_facts(root: str, wanted: Sequence[str]) -> PathFacts:

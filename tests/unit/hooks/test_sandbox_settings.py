@@ -268,3 +268,24 @@ def test_codex_writable_roots_name_only_directories_that_exist() -> None:
     block = codex_block(ROOT, ["src/app.py", "tests/x.py"], PathFacts(frozenset({"src"})))
     parsed = tomllib.loads(block)
     assert parsed["sandbox_workspace_write"]["writable_roots"] == ["/work/repo/src"]
+
+
+def test_a_missing_path_named_below_its_first_missing_component_counts() -> None:
+    # Claude Code mounts any missing path at its first missing component: naming
+    # .github/workflows protects .github as the plan's own entry would.
+    facts = _facts(".plangate", ".git", ".claude", ".claude/commands", ".claude/agents",
+                   ".codex", ".cursor", "docs", "docs/working")
+    deny = [f"/{ROOT}/{p}" for p in (".plangate", ".git", ".claude", ".codex", ".cursor",
+                                     "docs/working", ".github/workflows")]
+    settings = {"sandbox": {"enabled": True, "failIfUnavailable": True,
+                            "allowUnsandboxedCommands": False,
+                            "filesystem": {"denyWrite": deny}}}
+    protected = [".github/workflows/**"]
+    assert sandbox_problem([settings], root=ROOT, protected=protected, bypass=False,
+                           facts=facts) == ""
+    existing = facts.with_file(".github/workflows")  # now it exists: .github is not named
+    assert sandbox_problem([settings], root=ROOT, protected=protected, bypass=False,
+                           facts=existing) == ""
+    deny.remove(f"/{ROOT}/.github/workflows")
+    assert ".github" in sandbox_problem([settings], root=ROOT, protected=protected,
+                                        bypass=False, facts=facts)

@@ -131,27 +131,36 @@ def parse_hooks_list(answer: object) -> list[ListedHook]:
 
 
 def select_hooks(
-    listed: Sequence[ListedHook], root: str, commands: Sequence[str]
+    listed: Sequence[ListedHook], roots: Sequence[str], commands: Sequence[str]
 ) -> list[ListedHook]:
-    """PlanGate's hooks of this clone among ``listed`` (``commands``: what the clone's
-    ``.codex/hooks.json`` holds of PlanGate's, in order); every one must be listed.
+    """PlanGate's hooks of this clone among ``listed`` (``roots``: the clone's path as
+    given and resolved; ``commands``: what its ``.codex/hooks.json`` holds of PlanGate's);
+    every one must be listed.
 
     Refusals: a PlanGate-marked hook whose key or source names another path
     (``CODEX_TRUST_KEY_FOREIGN``), whose command is not what PlanGate installs
     (``CODEX_TRUST_COMMAND_CHANGED``) or whose hash is malformed
-    (``CODEX_TRUST_APP_SERVER_GARBAGE``); fewer of PlanGate's hooks listed than the
-    file holds (``CODEX_TRUST_HOOKS_NOT_LISTED``: Codex does not load the project).
+    (``CODEX_TRUST_APP_SERVER_GARBAGE``); no PlanGate hook in the file
+    (``CODEX_TRUST_NOTHING_INSTALLED``); fewer of PlanGate's hooks listed than the file
+    holds (``CODEX_TRUST_HOOKS_NOT_LISTED``: Codex does not load the project).
     """
     from plangate.hooks.install import portable_command
 
-    source = f"{root.rstrip('/')}/{HOOKS_FILE}"
+    sources = [f"{root.rstrip('/')}/{HOOKS_FILE}" for root in roots]
+    source = sources[0]
     expected = portable_command("codex")
+    if not commands:
+        raise _refused(
+            "CODEX_TRUST_NOTHING_INSTALLED",
+            f"{HOOKS_FILE} holds no PlanGate hook: there is nothing to trust",
+            "run 'plangate hooks install --codex'",
+        )
     chosen: list[ListedHook] = []
     for hook in listed:
         if MARKER not in hook.command or hook.managed:
             continue  # another tool's hook (or an administrator's): never ours to trust
-        key_ours = hook.key.startswith(source + ":")
-        source_ours = hook.source_path == source if hook.source_path else key_ours
+        key_ours = any(hook.key.startswith(s + ":") for s in sources)
+        source_ours = hook.source_path in sources if hook.source_path else key_ours
         if not key_ours and not source_ours:
             continue  # a PlanGate hook of another layer (a parent directory): not this clone's
         if key_ours != source_ours:
@@ -177,7 +186,7 @@ def select_hooks(
             )
         chosen.append(hook)
     wanted = [c for c in commands if c == expected]
-    if not wanted or len(chosen) < len(wanted):
+    if len(chosen) < len(wanted) or not chosen:
         raise _refused(
             "CODEX_TRUST_HOOKS_NOT_LISTED",
             f"Codex lists {len(chosen)} of the {len(wanted)} PlanGate hooks in {source}: "
@@ -420,6 +429,11 @@ def _read_config(path: Path) -> tuple[str, int]:
     return text, path.stat().st_mode & 0o777
 
 
+def _roots(root: Path) -> list[str]:
+    """The clone's path as given and with links resolved (Codex names either in its keys)."""
+    return list(dict.fromkeys((str(root), os.path.realpath(root))))
+
+
 def _codex_or_refuse(env: Mapping[str, str]) -> str:
     codex = codex_program(env)
     if codex is None:
@@ -440,7 +454,7 @@ def record_trust(root: Path, env: Mapping[str, str]) -> TrustResult:
     codex = _codex_or_refuse(env)
     commands = installed_commands(root)
     listed, first = list_hooks(codex, root, env)
-    ours = select_hooks(listed, str(root), commands)
+    ours = select_hooks(listed, _roots(root), commands)
     path = config_path(env)
     text, mode = _read_config(path)
     hashes = {hook.key: hook.current_hash for hook in ours}
@@ -449,7 +463,7 @@ def record_trust(root: Path, env: Mapping[str, str]) -> TrustResult:
     if new != text:
         atomic_write(path, new.encode("utf-8"), mode=mode)
     again, second = list_hooks(codex, root, env)
-    untrusted = [h.key for h in select_hooks(again, str(root), commands)
+    untrusted = [h.key for h in select_hooks(again, _roots(root), commands)
                  if h.trust_status != "trusted"]
     if untrusted:
         raise _refused(
@@ -476,7 +490,7 @@ def check_trust(root: Path, env: Mapping[str, str]) -> TrustCheck:
     try:
         codex = _codex_or_refuse(env)
         listed, seconds = list_hooks(codex, root, env)
-        ours = select_hooks(listed, str(root), installed_commands(root))
+        ours = select_hooks(listed, _roots(root), installed_commands(root))
     except InputRejected as exc:
         return TrustCheck(exc.code, exc.message, exc.hint, 0.0)
     untrusted = [h for h in ours if h.trust_status != "trusted"]

@@ -193,7 +193,10 @@ def codex(root: Path, home: str, env: Mapping[str, str]) -> list[Finding]:
                                    f"{path} sets [features] {key} = false: Codex runs no hook",
                                    f"remove '{key} = false' (hooks are on by default)", True))
     from plangate.hooks.codex_trust import check_trust, codex_program
+    from plangate.hooks.codex_trust import installed_commands as plangate_commands
 
+    if not plangate_commands(root):
+        return out  # no PlanGate hook for Codex: nothing of ours to trust
     if codex_program(env) is not None:
         # Codex itself says whether each hook is trusted (key, current hash): a record
         # for another command or another path does not count.

@@ -37,7 +37,7 @@ def _hook(key: str = f"{SOURCE}:pre_tool_use:0:0", command: str = OURS,
 
 def test_only_this_clones_plangate_hooks_are_chosen() -> None:
     foreign = _hook("/home/u/.codex/hooks.json:pre_tool_use:0:0", "lint.sh", "/home/u/x")
-    chosen = select_hooks([_hook(), foreign], ROOT, [OURS])
+    chosen = select_hooks([_hook(), foreign], [ROOT], [OURS])
     assert chosen == [_hook()]
 
 
@@ -51,15 +51,26 @@ def test_only_this_clones_plangate_hooks_are_chosen() -> None:
 )
 def test_a_suspicious_plangate_hook_is_refused(hook: ListedHook, code: str) -> None:
     with pytest.raises(InputRejected) as caught:
-        select_hooks([hook], ROOT, [OURS])
+        select_hooks([hook], [ROOT], [OURS])
     assert caught.value.code == code
 
 
 def test_hooks_codex_does_not_list_are_a_refusal() -> None:
     with pytest.raises(InputRejected) as caught:
-        select_hooks([], ROOT, [OURS, OURS, OURS])
+        select_hooks([], [ROOT], [OURS, OURS, OURS])
     assert caught.value.code == "CODEX_TRUST_HOOKS_NOT_LISTED"
     assert "plangate hooks trust --codex" in caught.value.hint
+    with pytest.raises(InputRejected) as caught:  # two of three listed: still a refusal
+        select_hooks([_hook(), _hook(key=f"{SOURCE}:stop:0:0")], [ROOT], [OURS, OURS, OURS])
+    assert caught.value.code == "CODEX_TRUST_HOOKS_NOT_LISTED"
+    with pytest.raises(InputRejected) as caught:
+        select_hooks([_hook()], [ROOT], [])
+    assert caught.value.code == "CODEX_TRUST_NOTHING_INSTALLED"
+
+
+def test_the_resolved_path_of_the_clone_is_the_clone_too() -> None:
+    chosen = select_hooks([_hook()], ["/link/to/repo", ROOT], [OURS])
+    assert chosen == [_hook()]
 
 
 @pytest.mark.parametrize(

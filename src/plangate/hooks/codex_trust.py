@@ -65,6 +65,7 @@ class ListedHook(NamedTuple):
     current_hash: str
     trust_status: str
     managed: bool
+    enabled: bool = True
 
 
 class TrustResult(NamedTuple):
@@ -126,6 +127,7 @@ def parse_hooks_list(answer: object) -> list[ListedHook]:
                 str(hook["currentHash"]),
                 str(hook["trustStatus"]),
                 hook.get("isManaged") is True,
+                hook.get("enabled") is not False,
             ))
     return out
 
@@ -177,6 +179,14 @@ def select_hooks(
                 f"the PlanGate hook {hook.key} runs a command other than the one PlanGate "
                 "installs: it is not trusted",
                 "run 'plangate hooks install --codex' to write PlanGate's command back",
+            )
+        if not hook.enabled:
+            raise _refused(
+                "CODEX_TRUST_HOOK_DISABLED",
+                f"Codex reports the PlanGate hook {hook.key} switched off: it never runs, "
+                "trusted or not",
+                "switch it back on in Codex's /hooks screen (or remove its 'enabled = false' "
+                f"from Codex's config.toml), then run '{TRUST_COMMAND}'",
             )
         if not HASH.fullmatch(hook.current_hash):
             raise _refused(

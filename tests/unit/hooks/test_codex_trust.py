@@ -47,6 +47,7 @@ def test_only_this_clones_plangate_hooks_are_chosen() -> None:
         (_hook(command=OURS.replace("exit 2", "exit 0")), "CODEX_TRUST_COMMAND_CHANGED"),
         (_hook(key="/elsewhere/.codex/hooks.json:pre_tool_use:0:0"), "CODEX_TRUST_KEY_FOREIGN"),
         (_hook()._replace(current_hash="md5:x"), "CODEX_TRUST_APP_SERVER_GARBAGE"),
+        (_hook()._replace(enabled=False), "CODEX_TRUST_HOOK_DISABLED"),
     ],
 )
 def test_a_suspicious_plangate_hook_is_refused(hook: ListedHook, code: str) -> None:

@@ -206,3 +206,22 @@ def test_every_trust_reason_code_is_documented() -> None:
     codes = set(re.findall(r'"(CODEX_[A-Z_]+)"', Path(module.__file__).read_text())) - {"CODEX_HOME"}
     assert len(codes) >= 10
     assert sorted(c for c in codes if f"`{c}`" not in doc) == []
+
+
+def test_the_cli_refuses_to_report_an_untrusted_install(tmp_path: Path) -> None:
+    """``hooks install --codex`` without Codex: the file is written, the exit is not 0,
+    and the message names the command to run later. ``trust`` is for Codex only."""
+    from support.cli import run_cli_in
+    from support.repo import git
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    result = run_cli_in(repo, "hooks", "install", "--codex", env=env)
+    assert result.code != 0
+    assert "CODEX_TRUST_CODEX_NOT_FOUND" in result.err
+    assert "plangate hooks trust --codex" in result.err
+    assert (repo / ".codex" / "hooks.json").is_file()
+    refused = run_cli_in(repo, "hooks", "trust", "--claude", env=env)
+    assert refused.code == 2 and "HOOKS_TRUST_CODEX_ONLY" in refused.err

@@ -78,6 +78,7 @@ IO_MODULES = frozenset({
     "hooks/hosts/cursor.py", "hooks/hosts/git.py", "hooks/hosts/protocol.py",
     "hooks/hosts/tool_policy.py", "hooks/doctor_settings.py", "hooks/setup.py",
     "hooks/install.py", "hooks/native_build.py", "hooks/override.py", "hooks/host_sandbox.py",
+    "hooks/codex_trust.py",
     "hooks/override_service.py", "hooks/paths.py", "hooks/service.py",
     "isolation/backend.py", "isolation/runner.py", "isolation/trees.py", "isolation/views.py",
     "ledger/__init__.py", "ledger/base.py", "ledger/config.py", "ledger/postgres.py",

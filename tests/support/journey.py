@@ -117,6 +117,25 @@ class Session:
         assert len(results) > index, f"only {len(results)} tool results:\n{self.describe()}"
         return results[index].text
 
+    def stop_feedback(self) -> list[str]:
+        """What a Stop hook sent back to the model to keep it going (Claude Code's
+        ``Stop hook feedback`` messages; Codex's continuation prompts)."""
+        feedback = []
+        for event in self.events:
+            message = event.get("message")
+            if event.get("type") != "user" or not isinstance(message, dict):
+                continue
+            for part in message.get("content") or []:
+                text = part.get("text", "") if isinstance(part, dict) else ""
+                if text.startswith("Stop hook feedback"):
+                    feedback.append(text)
+        for item in self.turns[-1].body.get("input") or [] if self.turns else []:
+            if isinstance(item, dict) and item.get("role") == "user":
+                text = json.dumps(item.get("content"))
+                if "PlanGate denied" in text:
+                    feedback.append(text)
+        return feedback
+
     def describe(self) -> str:
         """Everything a failing assertion should show."""
         return (
@@ -212,11 +231,12 @@ class Journey:
 
     def approve(self, task: str = TASK) -> None:
         """Plan ``task`` (support.taskkit's plan: ``src/app.py``, ``tests/test_app.py``),
-        commit it, and approve it at HEAD through the real producer."""
+        commit it, approve it at HEAD through the real producer and commit the approval."""
         from support.taskkit import approve_task, make_task
 
         make_task(self.repo, task)
         approve_task(self.repo, task)
+        self.sh(f"git add docs/working/{task}/approvals && git commit -q -m 'Approve {task}'")
 
     def start(self, task: str = TASK, *args: str) -> None:
         """``plangate task start``: the hosts' hooks now judge against ``task``."""

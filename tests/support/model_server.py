@@ -400,16 +400,20 @@ class _Handler(BaseHTTPRequestHandler):
         response_id = self.shared.new_id("resp")
         items: list[dict[str, Any]] = []
         for tool_call in turn.tool_calls:
-            items.append(
-                {
-                    "type": "function_call",
-                    "id": self.shared.new_id("fc"),
-                    "call_id": self.shared.new_id("call"),
-                    "name": tool_call.name,
-                    "arguments": json.dumps(tool_call.input),
-                    "status": "completed",
-                }
-            )
+            item: dict[str, Any] = {
+                "type": "function_call",
+                "id": self.shared.new_id("fc"),
+                "call_id": self.shared.new_id("call"),
+                "name": tool_call.name,
+                "arguments": json.dumps(tool_call.input),
+                "status": "completed",
+            }
+            # A tool of a namespace (offered as {"type": "namespace", "tools": [...]}) is
+            # written "namespace.tool" in a script and called with both fields.
+            namespace, dot, name = tool_call.name.rpartition(".")
+            if dot:
+                item |= {"name": name, "namespace": namespace}
+            items.append(item)
         if turn.text or not turn.tool_calls:
             items.append(
                 {

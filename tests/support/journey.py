@@ -274,13 +274,16 @@ class Journey:
         script: Sequence[Step],
         prompt: str = "Work on the task.",
         *,
+        trust_hooks: bool = True,
         extra_args: Sequence[str] = (),
     ) -> Session:
         """One headless Codex session (``codex exec --json``) against the scripted model,
-        with the repository's hooks trusted first (:func:`trust_codex_hooks`)."""
+        with the repository's hooks trusted first (:func:`trust_codex_hooks`) unless
+        ``trust_hooks`` is false (a test of a trust step of PlanGate's own)."""
         with ModelServer(script) as model:
             self.write_codex_config(model.base_url)
-            trust_codex_hooks(self.hosts_bin / "codex", self.repo, self.env | self._codex_env())
+            if trust_hooks:
+                trust_codex_hooks(self.hosts_bin / "codex", self.repo, self.env | self._codex_env())
             args = ["codex", "exec", "--json", *extra_args, prompt]
             return self._run("codex", args, self.env | self._codex_env(), model)
 

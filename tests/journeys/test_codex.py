@@ -10,11 +10,12 @@ The repository's hooks are trusted first, as a person does in Codex's ``/hooks``
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from support.journey import IN_SCOPE, IN_SCOPE_NEW, TASK, Journey, Session
-from support.model_server import call, say
+from support.model_server import Turn, call, say
 
 
 def _patch(*sections: str) -> str:
@@ -123,3 +124,25 @@ def test_ledger_and_report_show_the_session_decisions(journey: Journey) -> None:
     assert any(IN_SCOPE_NEW in d and TASK in d for d in decisions), decisions
     report = journey.plangate("report", "--format", "markdown").stdout.replace("\\_", "_")
     assert "| HOOK_OUTSIDE_SCOPE | 1 |" in report, report
+
+
+def test_a_shell_fed_through_write_stdin_cannot_write_outside_scope(journey: Journey) -> None:
+    """``write_stdin`` types into a process an earlier ``exec_command`` started: an
+    interactive shell fed that way must not write what the hook would deny as a command."""
+
+    def type_into_the_shell(body: dict[str, object]) -> Turn:
+        told = json.dumps(body.get("input"))
+        found = re.search(r"session ID (\d+)", told)
+        if found is None:  # the shell never started: nothing to type into
+            return say("ok")
+        return call("write_stdin", session_id=int(found.group(1)), chars="echo x > notes.md\n")
+
+    session = journey.codex(
+        [
+            call("exec_command", cmd="sh", tty=True, yield_time_ms=500),
+            type_into_the_shell,
+            call("write_stdin", session_id=0, chars="", yield_time_ms=500),
+            say("ok"),
+        ]
+    )
+    assert not (journey.repo / "notes.md").exists(), session.describe()

@@ -385,3 +385,96 @@ def _app_server_hooks(codex: Path, repo: Path, env: dict[str, str]) -> list[dict
         watchdog.cancel()
         proc.kill()
         proc.wait()
+
+
+# -- vocabulary: what the pinned hosts offer and what their hooks are sent -------------------
+
+PROBE_DENY = "journey probe: recorded, not run"
+"""The stderr of the recording hook: it denies every call, so no probed tool runs."""
+
+
+def offered_tools(journey: Journey, host: str) -> list[str]:
+    """The tools ``host`` offers the model in the first request of a session (sorted;
+    a namespace's tools as ``namespace.tool``)."""
+    session = getattr(journey, host)([say_done()])
+    return session.tools_offered()
+
+
+def say_done() -> Step:
+    """A turn that ends the session at once."""
+    from support.model_server import say
+
+    return say("done")
+
+
+def codex_hook_names(journey: Journey) -> dict[str, str | None]:
+    """For each function tool Codex offers, the ``tool_name`` its PreToolUse hook is sent
+    (``None``: the call never reached the hook).
+
+    The repository gets a recording hook that denies every call (nothing probed runs);
+    the model calls each offered tool once with placeholder arguments built from the
+    tool's schema."""
+    from support.model_server import ToolCall, Turn
+
+    log = journey.root / "hook-calls.ndjson"
+    codex_dir = journey.repo / ".codex"
+    codex_dir.mkdir(exist_ok=True)
+    record = f"cat >> {log}; echo >> {log}; echo '{PROBE_DENY}' >&2; exit 2"
+    hooks = {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": record}]}]}}
+    (codex_dir / "hooks.json").write_text(json.dumps(hooks))
+    first = journey.codex([say_done()])
+    schemas = dict(_function_tools(first.turns[0].body))
+    calls = [Turn((ToolCall(name, _placeholder_arguments(schema)),)) for name, schema in schemas.items()]
+    session = journey.codex(calls)
+    # call_id -> model tool name, from the conversation the model was sent last.
+    called: dict[str, str] = {}
+    for item in session.turns[-1].body.get("input") or []:
+        if isinstance(item, dict) and item.get("type") == "function_call":
+            prefix = f"{item['namespace']}." if item.get("namespace") else ""
+            called[str(item.get("call_id"))] = prefix + str(item.get("name"))
+    seen: dict[str, str] = {}
+    if log.exists():
+        for line in log.read_text().splitlines():
+            if line.strip():
+                payload = json.loads(line)
+                seen[str(payload.get("tool_use_id"))] = str(payload.get("tool_name"))
+    names: dict[str, str | None] = dict.fromkeys(schemas)
+    for call_id, model_name in called.items():
+        if call_id in seen:
+            names[model_name] = seen[call_id]
+    return names
+
+
+def _function_tools(body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """``(name, parameters schema)`` of every function tool a Responses request offers."""
+    found = []
+    for tool in body.get("tools") or []:
+        if tool.get("type") == "function":
+            found.append((str(tool["name"]), tool.get("parameters") or {}))
+        elif tool.get("type") == "namespace":
+            for inner in tool.get("tools") or []:
+                if inner.get("type") == "function":
+                    found.append((f"{tool['name']}.{inner['name']}", inner.get("parameters") or {}))
+    return found
+
+
+_PLACEHOLDERS: dict[str, Any] = {
+    "string": "x",
+    "number": 1,
+    "integer": 1,
+    "boolean": False,
+    "array": [],
+    "object": {},
+}
+
+
+def _placeholder_arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """Arguments with a placeholder for each required property of a JSON schema."""
+    properties = schema.get("properties") or {}
+    arguments: dict[str, Any] = {}
+    for name in schema.get("required") or []:
+        kind = (properties.get(name) or {}).get("type", "string")
+        if isinstance(kind, list):
+            kind = next((k for k in kind if k != "null"), "string")
+        arguments[name] = _PLACEHOLDERS.get(str(kind), "x")
+    return arguments

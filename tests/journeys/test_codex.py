@@ -141,7 +141,6 @@ def test_a_shell_fed_through_write_stdin_cannot_write_outside_scope(journey: Jou
         [
             call("exec_command", cmd="sh", tty=True, yield_time_ms=500),
             type_into_the_shell,
-            call("write_stdin", session_id=0, chars="", yield_time_ms=500),
             say("ok"),
         ]
     )

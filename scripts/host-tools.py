@@ -28,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from plangate.hooks.hosts.tools import CLAUDE_TOOLS, CODEX_TOOLS, Tool, is_mcp_tool  # noqa: E402
-from support.journey import (  # noqa: E402
+from plangate.hooks.hosts.tools import CLAUDE_TOOLS, CODEX_TOOLS, Tool, is_mcp_tool
+from support.journey import (
     Journey,
     codex_hook_names,
     find_hosts_bin,

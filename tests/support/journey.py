@@ -27,7 +27,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from support.model_server import ModelServer, Recorded, Step, ToolResult, tool_results
+from support.model_server import (
+    ModelServer,
+    Recorded,
+    Step,
+    ToolCall,
+    ToolResult,
+    Turn,
+    say,
+    tool_names,
+    tool_results,
+)
+from support.taskkit import approve_task, make_task
 
 ROOT = Path(__file__).resolve().parents[2]
 PIN_FILE = ROOT / "src" / "plangate" / "resources" / "pinned-hosts.toml"
@@ -61,9 +72,10 @@ def read_pins(path: Path = PIN_FILE) -> dict[str, dict[str, str]]:
     return {host: {k: str(v) for k, v in table.items()} for host, table in pins.items()}
 
 
-def cache_entry(pins: dict[str, dict[str, str]], home: str) -> Path:
+def cache_entry(pins: dict[str, dict[str, str]], env: dict[str, str]) -> Path:
     """The cache directory install-hosts.sh installs the pinned versions into."""
-    cache = os.environ.get("PLANGATE_HOSTS_CACHE") or str(Path(home) / ".cache/plangate/hosts")
+    home = env.get("HOME", "~")
+    cache = env.get("PLANGATE_HOSTS_CACHE") or str(Path(home) / ".cache/plangate/hosts")
     key = f"claude-{pins['claude']['version']}_codex-{pins['codex']['version']}"
     return Path(cache) / key
 
@@ -72,7 +84,7 @@ def find_hosts_bin(env: dict[str, str]) -> tuple[Path | None, str]:
     """The bin directory of the pinned hosts and, when it is missing, why."""
     pins = read_pins()
     named = env.get(HOSTS_BIN_VARIABLE)
-    candidate = Path(named) if named else cache_entry(pins, env.get("HOME", "~")) / "bin"
+    candidate = Path(named) if named else cache_entry(pins, env) / "bin"
     missing = [n for n in ("claude", "codex", "codex-linux-sandbox") if not (candidate / n).exists()]
     if missing:
         return None, (
@@ -103,8 +115,6 @@ class Session:
 
     def tools_offered(self) -> list[str]:
         """The tools the host offered the model in its first turn (sorted)."""
-        from support.model_server import tool_names
-
         return sorted(tool_names(self.turns[0].body)) if self.turns else []
 
     def tool_results(self) -> list[ToolResult]:
@@ -232,8 +242,6 @@ class Journey:
     def approve(self, task: str = TASK) -> None:
         """Plan ``task`` (support.taskkit's plan: ``src/app.py``, ``tests/test_app.py``),
         commit it, approve it at HEAD through the real producer and commit the approval."""
-        from support.taskkit import approve_task, make_task
-
         make_task(self.repo, task)
         approve_task(self.repo, task)
         self.sh(f"git add docs/working/{task}/approvals && git commit -q -m 'Approve {task}'")
@@ -396,15 +404,8 @@ PROBE_DENY = "journey probe: recorded, not run"
 def offered_tools(journey: Journey, host: str) -> list[str]:
     """The tools ``host`` offers the model in the first request of a session (sorted;
     a namespace's tools as ``namespace.tool``)."""
-    session = getattr(journey, host)([say_done()])
-    return session.tools_offered()
-
-
-def say_done() -> Step:
-    """A turn that ends the session at once."""
-    from support.model_server import say
-
-    return say("done")
+    run = {"claude": journey.claude, "codex": journey.codex}[host]
+    return run([say("done")]).tools_offered()
 
 
 def codex_hook_names(journey: Journey) -> dict[str, str | None]:
@@ -414,15 +415,13 @@ def codex_hook_names(journey: Journey) -> dict[str, str | None]:
     The repository gets a recording hook that denies every call (nothing probed runs);
     the model calls each offered tool once with placeholder arguments built from the
     tool's schema."""
-    from support.model_server import ToolCall, Turn
-
     log = journey.root / "hook-calls.ndjson"
     codex_dir = journey.repo / ".codex"
     codex_dir.mkdir(exist_ok=True)
     record = f"cat >> {log}; echo >> {log}; echo '{PROBE_DENY}' >&2; exit 2"
     hooks = {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": record}]}]}}
     (codex_dir / "hooks.json").write_text(json.dumps(hooks))
-    first = journey.codex([say_done()])
+    first = journey.codex([say("done")])
     schemas = dict(_function_tools(first.turns[0].body))
     calls = [Turn((ToolCall(name, _placeholder_arguments(schema)),)) for name, schema in schemas.items()]
     session = journey.codex(calls)

@@ -9,11 +9,12 @@ hook's deny arrives as a ``tool_result`` with ``is_error`` and the reason code).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 
 from support.journey import IN_SCOPE, IN_SCOPE_NEW, TASK, Journey, Session
-from support.model_server import Turn, call, say
+from support.model_server import Turn, call, say, tool_results
 
 
 def _denied(session: Session, code: str, index: int = 0) -> None:
@@ -141,3 +142,38 @@ def test_a_session_that_stays_in_scope_ends_without_a_stop_deny(journey: Journey
         [call("Write", file_path=str(journey.repo / IN_SCOPE_NEW), content="x = 1\n"), say("ok")]
     )
     assert session.stop_feedback() == [], session.describe()
+
+
+SUBAGENT_TASK = "SUBAGENT-TASK: write notes.md"
+
+
+def _subagent_model(spawn: Turn, write: Turn) -> Callable[[dict[str, object]], Turn]:
+    """A model for a main agent and one subagent at once: the main agent spawns the
+    subagent and then ends; the subagent tries ``write`` once and then ends. It tells
+    them apart by the subagent's task in its first message."""
+
+    def decide(body: dict[str, object]) -> Turn:
+        messages = body.get("messages")
+        assert isinstance(messages, list)
+        first = json.dumps(messages[0])
+        rest = json.dumps(messages[1:])
+        if SUBAGENT_TASK in first:  # the subagent
+            return say("sub done") if "tool_result" in rest else write
+        return say("main done") if SUBAGENT_TASK in rest else spawn
+
+    return decide
+
+
+def test_a_subagent_write_outside_scope_is_denied(journey: Journey) -> None:
+    """The Agent tool writes nothing itself; the subagent's own calls reach the same hooks."""
+    target = journey.repo / "notes.md"
+    model = _subagent_model(
+        call("Agent", description="notes", prompt=SUBAGENT_TASK, subagent_type="general-purpose"),
+        call("Write", file_path=str(target), content="x\n"),
+    )
+    session = journey.claude([model] * 12)
+    assert not target.exists(), session.describe()
+    told = [r for turn in session.turns for r in tool_results(turn.body)]
+    assert any(
+        r.is_error and "HOOK_OUTSIDE_SCOPE" in r.text and "notes.md" in r.text for r in told
+    ), session.describe()

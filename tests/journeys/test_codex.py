@@ -15,7 +15,7 @@ import re
 import pytest
 
 from support.journey import IN_SCOPE, IN_SCOPE_NEW, TASK, Journey, Session
-from support.model_server import Turn, call, say
+from support.model_server import Turn, call, say, tool_results
 
 
 def _patch(*sections: str) -> str:
@@ -145,3 +145,26 @@ def test_a_shell_fed_through_write_stdin_cannot_write_outside_scope(journey: Jou
         ]
     )
     assert not (journey.repo / "notes.md").exists(), session.describe()
+
+
+SUBAGENT_TASK = "SUBAGENT-TASK: write notes.md"
+MAIN_PROMPT = "MAIN-PROMPT: work on the task."
+
+
+def test_a_subagent_shell_write_outside_scope_is_denied(journey: Journey) -> None:
+    """``spawn_agent`` writes nothing itself; the subagent's own calls reach the same hooks.
+    The model tells the two agents apart by their conversations: only the main agent's
+    holds the session prompt, only the subagent's starts from the subagent's task."""
+
+    def decide(body: dict[str, object]) -> Turn:
+        conversation = json.dumps(body.get("input"))
+        if "function_call_output" in conversation:
+            return say("done")
+        if SUBAGENT_TASK in conversation and MAIN_PROMPT not in conversation:
+            return call("exec_command", cmd="echo x > notes.md")
+        return call("multi_agent_v1.spawn_agent", message=SUBAGENT_TASK)
+
+    session = journey.codex([decide] * 12, prompt=MAIN_PROMPT)
+    assert not (journey.repo / "notes.md").exists(), session.describe()
+    told = [r.text for turn in session.turns for r in tool_results(turn.body)]
+    assert any("HOOK_OUTSIDE_SCOPE" in t and "notes.md" in t for t in told), session.describe()

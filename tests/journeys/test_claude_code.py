@@ -177,3 +177,18 @@ def test_a_subagent_write_outside_scope_is_denied(journey: Journey) -> None:
     assert any(
         r.is_error and "HOOK_OUTSIDE_SCOPE" in r.text and "notes.md" in r.text for r in told
     ), session.describe()
+
+
+def test_a_failed_command_that_wrote_outside_scope_is_reported_in_the_same_turn(
+    journey: Journey,
+) -> None:
+    """Code the host sandbox confines to the task's directories may still write a file
+    of those directories that the scope does not name. A command that then exits non-zero
+    gets no PostToolUse from Claude Code, only PostToolUseFailure: the effect check must
+    run there too, so the model learns of the write before its next step, not at Stop."""
+    command = "python3 -c \"open('src/other.py', 'w').write('x = 1')\"; exit 1"
+    session = journey.claude([call("Bash", command=command), say("ok")])
+    assert (journey.repo / "src" / "other.py").exists(), session.describe()  # the premise
+    next_request = session.turns[1].body["messages"][-1]
+    told = json.dumps(next_request)
+    assert "HOOK_OUTSIDE_SCOPE" in told and "src/other.py" in told, session.describe()

@@ -14,8 +14,8 @@ import re
 
 import pytest
 
-from support.journey import IN_SCOPE, IN_SCOPE_NEW, TASK, Journey, Session
-from support.model_server import Turn, call, say, tool_results
+from support.journey import CODEX_KNOWN_MODEL, IN_SCOPE, IN_SCOPE_NEW, TASK, Journey, Session
+from support.model_server import Turn, call, freeform, say, tool_results
 
 
 def _patch(*sections: str) -> str:
@@ -168,3 +168,33 @@ def test_a_subagent_shell_write_outside_scope_is_denied(journey: Journey) -> Non
     assert not (journey.repo / "notes.md").exists(), session.describe()
     told = [r.text for turn in session.turns for r in tool_results(turn.body)]
     assert any("HOOK_OUTSIDE_SCOPE" in t and "notes.md" in t for t in told), session.describe()
+
+
+# With a model it knows, Codex offers apply_patch as a freeform tool of its own; its
+# hooks receive tool_name "apply_patch" with the patch text as tool_input.command.
+
+
+def test_freeform_apply_patch_in_scope_is_allowed_and_written(journey: Journey) -> None:
+    patch = f"*** Begin Patch\n{_add(IN_SCOPE_NEW, 'x = 1')}*** End Patch\n"
+    session = journey.codex([freeform("apply_patch", patch), say("ok")], model=CODEX_KNOWN_MODEL)
+    assert (journey.repo / IN_SCOPE_NEW).read_text() == "x = 1\n", session.describe()
+
+
+def test_freeform_apply_patch_outside_scope_is_denied(journey: Journey) -> None:
+    patch = f"*** Begin Patch\n{_add('notes.md', 'x')}*** End Patch\n"
+    session = journey.codex([freeform("apply_patch", patch), say("ok")], model=CODEX_KNOWN_MODEL)
+    assert not (journey.repo / "notes.md").exists()
+    _denied(session, "HOOK_OUTSIDE_SCOPE")
+
+
+def test_freeform_apply_patch_that_moves_a_file_out_of_scope_is_denied(journey: Journey) -> None:
+    """A move writes its destination: an in-scope source does not make it allowed."""
+    patch = (
+        "*** Begin Patch\n"
+        f"*** Update File: {IN_SCOPE}\n*** Move to: notes.py\n@@\n-    return \"hi\"\n"
+        "+    return \"moved\"\n*** End Patch\n"
+    )
+    session = journey.codex([freeform("apply_patch", patch), say("ok")], model=CODEX_KNOWN_MODEL)
+    assert not (journey.repo / "notes.py").exists()
+    assert (journey.repo / IN_SCOPE).exists()
+    _denied(session, "HOOK_OUTSIDE_SCOPE")

@@ -11,7 +11,7 @@ once under a recording hook and the name the hook received is checked.
 from __future__ import annotations
 
 from plangate.hooks.hosts.tools import CLAUDE_TOOLS, CODEX_TOOLS, is_mcp_tool
-from support.journey import Journey, codex_hook_names, offered_tools
+from support.journey import CODEX_KNOWN_MODEL, Journey, codex_hook_names, offered_tools
 
 
 def test_every_tool_claude_code_offers_is_classified(switched_on: Journey) -> None:
@@ -24,6 +24,20 @@ def test_every_tool_claude_code_offers_is_classified(switched_on: Journey) -> No
 def test_every_tool_name_codex_sends_its_hooks_is_classified(switched_on: Journey) -> None:
     names = codex_hook_names(switched_on)
     assert names.get("exec_command") == "Bash", names  # the probe reached the hook
+    unknown = sorted(
+        f"{hook} (offered as {offered})"
+        for offered, hook in names.items()
+        if hook is not None and hook not in CODEX_TOOLS and not is_mcp_tool(hook)
+    )
+    assert unknown == [], f"Codex sends its hooks tool names PlanGate does not classify: {unknown}"
+
+
+def test_every_tool_name_codex_sends_its_hooks_for_a_known_model_is_classified(
+    switched_on: Journey,
+) -> None:
+    """A model Codex knows gets another tool set (``apply_patch`` as a freeform tool)."""
+    names = codex_hook_names(switched_on, CODEX_KNOWN_MODEL)
+    assert names.get("apply_patch") == "apply_patch", names  # the probe reached the hook
     unknown = sorted(
         f"{hook} (offered as {offered})"
         for offered, hook in names.items()

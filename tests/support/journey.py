@@ -46,6 +46,12 @@ INSTALL_SCRIPT = "scripts/install-hosts.sh"
 HOSTS_BIN_VARIABLE = "PLANGATE_HOSTS_BIN"
 """Set by scripts/test.sh to the bin directory install-hosts.sh printed."""
 
+CODEX_FALLBACK_MODEL = "journey-scripted-model"
+"""A model name Codex does not know: it offers its fallback tools (``exec_command``, no
+``apply_patch`` tool; a patch arrives as an ``apply_patch`` heredoc through the shell)."""
+CODEX_KNOWN_MODEL = "gpt-5.5"
+"""A model name the pinned Codex knows: it offers ``apply_patch`` as a freeform tool."""
+
 SESSION_TIMEOUT = 300
 """Seconds one host session may take before the test fails (a hang, never a timing check)."""
 
@@ -282,23 +288,25 @@ class Journey:
         script: Sequence[Step],
         prompt: str = "Work on the task.",
         *,
+        model: str = CODEX_FALLBACK_MODEL,
         trust_hooks: bool = True,
         extra_args: Sequence[str] = (),
     ) -> Session:
         """One headless Codex session (``codex exec --json``) against the scripted model,
         with the repository's hooks trusted first (:func:`trust_codex_hooks`) unless
-        ``trust_hooks`` is false (a test of a trust step of PlanGate's own)."""
-        with ModelServer(script) as model:
-            self.write_codex_config(model.base_url)
+        ``trust_hooks`` is false (a test of a trust step of PlanGate's own). ``model`` is
+        the model name Codex is told (its tool set depends on it)."""
+        with ModelServer(script) as server:
+            self.write_codex_config(server.base_url, model)
             if trust_hooks:
                 trust_codex_hooks(self.hosts_bin / "codex", self.repo, self.env | self._codex_env())
             args = ["codex", "exec", "--json", *extra_args, prompt]
-            return self._run("codex", args, self.env | self._codex_env(), model)
+            return self._run("codex", args, self.env | self._codex_env(), server)
 
     def _codex_env(self) -> dict[str, str]:
         return {"CODEX_HOME": str(self.codex_home)}
 
-    def write_codex_config(self, base_url: str) -> None:
+    def write_codex_config(self, base_url: str, model: str = CODEX_FALLBACK_MODEL) -> None:
         """Codex's user configuration: the loopback model as its provider, the repository
         a trusted project (Codex loads a project's ``.codex/`` only then). Trust records
         already written are kept."""
@@ -309,7 +317,7 @@ class Journey:
             start = text.find("[hooks.state.")
             kept = text[start:] if start >= 0 else ""
         config.write_text(
-            'model = "journey-scripted-model"\n'
+            f'model = "{model}"\n'
             'model_provider = "journey"\n'
             "[model_providers.journey]\n"
             'name = "journey"\n'
@@ -408,27 +416,32 @@ def offered_tools(journey: Journey, host: str) -> list[str]:
     return run([say("done")]).tools_offered()
 
 
-def codex_hook_names(journey: Journey) -> dict[str, str | None]:
-    """For each function tool Codex offers, the ``tool_name`` its PreToolUse hook is sent
-    (``None``: the call never reached the hook).
+def codex_hook_names(
+    journey: Journey, model: str = CODEX_FALLBACK_MODEL
+) -> dict[str, str | None]:
+    """For each function or freeform tool Codex offers ``model``, the ``tool_name`` its
+    PreToolUse hook is sent (``None``: the call never reached the hook).
 
     The repository gets a recording hook that denies every call (nothing probed runs);
     the model calls each offered tool once with placeholder arguments built from the
-    tool's schema."""
+    tool's schema (a freeform tool gets :data:`FREEFORM_PLACEHOLDER`)."""
     log = journey.root / "hook-calls.ndjson"
     codex_dir = journey.repo / ".codex"
     codex_dir.mkdir(exist_ok=True)
     record = f"cat >> {log}; echo >> {log}; echo '{PROBE_DENY}' >&2; exit 2"
     hooks = {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": record}]}]}}
     (codex_dir / "hooks.json").write_text(json.dumps(hooks))
-    first = journey.codex([say("done")])
+    first = journey.codex([say("done")], model=model)
     schemas = dict(_function_tools(first.turns[0].body))
-    calls = [Turn((ToolCall(name, _placeholder_arguments(schema)),)) for name, schema in schemas.items()]
-    session = journey.codex(calls)
+    calls = [
+        Turn((ToolCall(name, FREEFORM_PLACEHOLDER if schema is None else _placeholder_arguments(schema)),))
+        for name, schema in schemas.items()
+    ]
+    session = journey.codex(calls, model=model)
     # call_id -> model tool name, from the conversation the model was sent last.
     called: dict[str, str] = {}
     for item in session.turns[-1].body.get("input") or []:
-        if isinstance(item, dict) and item.get("type") == "function_call":
+        if isinstance(item, dict) and item.get("type") in ("function_call", "custom_tool_call"):
             prefix = f"{item['namespace']}." if item.get("namespace") else ""
             called[str(item.get("call_id"))] = prefix + str(item.get("name"))
     seen: dict[str, str] = {}
@@ -444,18 +457,25 @@ def codex_hook_names(journey: Journey) -> dict[str, str | None]:
     return names
 
 
-def _function_tools(body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """``(name, parameters schema)`` of every function tool a Responses request offers."""
-    found = []
+def _function_tools(body: dict[str, Any]) -> list[tuple[str, dict[str, Any] | None]]:
+    """``(name, parameters schema)`` of every function tool a Responses request offers;
+    ``(name, None)`` for a freeform (``custom``) tool."""
+    found: list[tuple[str, dict[str, Any] | None]] = []
     for tool in body.get("tools") or []:
         if tool.get("type") == "function":
             found.append((str(tool["name"]), tool.get("parameters") or {}))
+        elif tool.get("type") == "custom":
+            found.append((str(tool["name"]), None))
         elif tool.get("type") == "namespace":
             for inner in tool.get("tools") or []:
                 if inner.get("type") == "function":
                     found.append((f"{tool['name']}.{inner['name']}", inner.get("parameters") or {}))
     return found
 
+
+FREEFORM_PLACEHOLDER = "*** Begin Patch\n*** Add File: probe.txt\n+probe\n*** End Patch\n"
+"""The text a probe sends a freeform tool: a patch (Codex's one freeform tool is
+``apply_patch``, which refuses an empty text before any hook sees it)."""
 
 _PLACEHOLDERS: dict[str, Any] = {
     "string": "x",

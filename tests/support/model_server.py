@@ -38,10 +38,12 @@ SIDE_TEXT = "ok"
 
 @dataclass(frozen=True)
 class ToolCall:
-    """One tool call of a turn: the tool's name and its input object."""
+    """One tool call of a turn: the tool's name and its input: an object for a function
+    tool, a text for a freeform tool (the Responses API's ``custom`` tools, such as the
+    ``apply_patch`` Codex offers the models it knows)."""
 
     name: str
-    input: dict[str, Any]
+    input: dict[str, Any] | str
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,11 @@ Step = Turn | Callable[[dict[str, Any]], Turn]
 def call(name: str, **tool_input: Any) -> Turn:
     """A turn with one tool call: ``call("Write", file_path=..., content=...)``."""
     return Turn((ToolCall(name, tool_input),))
+
+
+def freeform(name: str, text: str) -> Turn:
+    """A turn with one call of a freeform tool: ``freeform("apply_patch", patch_text)``."""
+    return Turn((ToolCall(name, text),))
 
 
 def say(text: str) -> Turn:
@@ -323,6 +330,8 @@ class _Handler(BaseHTTPRequestHandler):
         if turn.text or not turn.tool_calls:
             blocks.append({"type": "text", "text": turn.text or FINAL_TEXT})
         for tool_call in turn.tool_calls:
+            # The Messages API has no freeform tools: every input is an object.
+            assert isinstance(tool_call.input, dict), tool_call
             blocks.append(
                 {
                     "type": "tool_use",
@@ -400,6 +409,18 @@ class _Handler(BaseHTTPRequestHandler):
         response_id = self.shared.new_id("resp")
         items: list[dict[str, Any]] = []
         for tool_call in turn.tool_calls:
+            if isinstance(tool_call.input, str):
+                items.append(
+                    {
+                        "type": "custom_tool_call",
+                        "id": self.shared.new_id("ctc"),
+                        "call_id": self.shared.new_id("call"),
+                        "name": tool_call.name,
+                        "input": tool_call.input,
+                        "status": "completed",
+                    }
+                )
+                continue
             item: dict[str, Any] = {
                 "type": "function_call",
                 "id": self.shared.new_id("fc"),

@@ -85,6 +85,21 @@ def test_write_to_a_guarded_path_is_denied_with_its_reason(
     _denied(session, code, index=len(reads))
 
 
+def test_entering_a_new_worktree_is_denied(journey: Journey) -> None:
+    """EnterWorktree creates a git worktree: a write of git's internal directory."""
+    session = journey.claude([call("EnterWorktree", name="side"), say("ok")])
+    assert not (journey.repo / ".git" / "worktrees").exists(), session.describe()
+    _denied(session, "HOOK_GIT_INTERNALS")
+
+
+def test_a_commit_that_skips_the_git_hooks_is_denied(journey: Journey) -> None:
+    head = journey.sh("git rev-parse HEAD").stdout
+    command = "git commit --no-verify --allow-empty -m 'skip the hooks'"
+    session = journey.claude([call("Bash", command=command), say("ok")])
+    assert journey.sh("git rev-parse HEAD").stdout == head, session.describe()
+    _denied(session, "HOOK_SHELL_SKIPS_HOOKS")
+
+
 def test_no_active_task_denies_a_write(switched_on: Journey) -> None:
     switched_on.approve()  # approved, but no session started and no exec run
     target = switched_on.repo / IN_SCOPE_NEW

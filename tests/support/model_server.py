@@ -58,9 +58,10 @@ Step = Turn | Callable[[dict[str, Any]], Turn]
 """A turn, or a function from the request body to the turn (a model that reads its input)."""
 
 
-def call(name: str, **tool_input: Any) -> Turn:
-    """A turn with one tool call: ``call("Write", file_path=..., content=...)``."""
-    return Turn((ToolCall(name, tool_input),))
+def call(tool: str, /, **tool_input: Any) -> Turn:
+    """A turn with one tool call: ``call("Write", file_path=..., content=...)`` (the tool's
+    name is positional-only, so an input may itself be called ``name``)."""
+    return Turn((ToolCall(tool, tool_input),))
 
 
 def freeform(name: str, text: str) -> Turn:

@@ -362,10 +362,27 @@ def trust_codex_hooks(codex: Path, repo: Path, env: dict[str, str]) -> None:
     text = config.read_text() if config.exists() else ""
     for hook in listed:
         header = f'[hooks.state."{hook["key"]}"]'
-        if header in text:
-            continue
+        # A record for the same key may hold the hash of an earlier hook there (the
+        # key names a position, not a command): the current hash replaces it.
+        text = _without_table(text, header)
         text += f'\n{header}\ntrusted_hash = "{hook["currentHash"]}"\n'
     config.write_text(text)
+
+
+def _without_table(text: str, header: str) -> str:
+    """``text`` (TOML) without the table that starts at the line ``header``."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    skipping = False
+    for line in lines:
+        if line.strip() == header:
+            skipping = True
+            continue
+        if skipping and line.lstrip().startswith("["):
+            skipping = False
+        if not skipping:
+            out.append(line)
+    return "".join(out)
 
 
 def _app_server_hooks(codex: Path, repo: Path, env: dict[str, str]) -> list[dict[str, Any]]:

@@ -27,13 +27,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from support.model_server import ModelServer, Recorded, Step, ToolResult, tool_results
+from support.model_server import (
+    ModelServer,
+    Recorded,
+    Step,
+    ToolCall,
+    ToolResult,
+    Turn,
+    say,
+    tool_names,
+    tool_results,
+)
+from support.taskkit import approve_task, make_task
 
 ROOT = Path(__file__).resolve().parents[2]
 PIN_FILE = ROOT / "src" / "plangate" / "resources" / "pinned-hosts.toml"
 INSTALL_SCRIPT = "scripts/install-hosts.sh"
 HOSTS_BIN_VARIABLE = "PLANGATE_HOSTS_BIN"
 """Set by scripts/test.sh to the bin directory install-hosts.sh printed."""
+
+CODEX_FALLBACK_MODEL = "journey-scripted-model"
+"""A model name Codex does not know: it offers its fallback tools (``exec_command``, no
+``apply_patch`` tool; a patch arrives as an ``apply_patch`` heredoc through the shell)."""
+CODEX_KNOWN_MODEL = "gpt-5.5"
+"""A model name the pinned Codex knows: it offers ``apply_patch`` as a freeform tool."""
 
 SESSION_TIMEOUT = 300
 """Seconds one host session may take before the test fails (a hang, never a timing check)."""
@@ -61,9 +78,10 @@ def read_pins(path: Path = PIN_FILE) -> dict[str, dict[str, str]]:
     return {host: {k: str(v) for k, v in table.items()} for host, table in pins.items()}
 
 
-def cache_entry(pins: dict[str, dict[str, str]], home: str) -> Path:
+def cache_entry(pins: dict[str, dict[str, str]], env: dict[str, str]) -> Path:
     """The cache directory install-hosts.sh installs the pinned versions into."""
-    cache = os.environ.get("PLANGATE_HOSTS_CACHE") or str(Path(home) / ".cache/plangate/hosts")
+    home = env.get("HOME", "~")
+    cache = env.get("PLANGATE_HOSTS_CACHE") or str(Path(home) / ".cache/plangate/hosts")
     key = f"claude-{pins['claude']['version']}_codex-{pins['codex']['version']}"
     return Path(cache) / key
 
@@ -72,7 +90,7 @@ def find_hosts_bin(env: dict[str, str]) -> tuple[Path | None, str]:
     """The bin directory of the pinned hosts and, when it is missing, why."""
     pins = read_pins()
     named = env.get(HOSTS_BIN_VARIABLE)
-    candidate = Path(named) if named else cache_entry(pins, env.get("HOME", "~")) / "bin"
+    candidate = Path(named) if named else cache_entry(pins, env) / "bin"
     missing = [n for n in ("claude", "codex", "codex-linux-sandbox") if not (candidate / n).exists()]
     if missing:
         return None, (
@@ -103,8 +121,6 @@ class Session:
 
     def tools_offered(self) -> list[str]:
         """The tools the host offered the model in its first turn (sorted)."""
-        from support.model_server import tool_names
-
         return sorted(tool_names(self.turns[0].body)) if self.turns else []
 
     def tool_results(self) -> list[ToolResult]:
@@ -116,6 +132,25 @@ class Session:
         results = self.tool_results()
         assert len(results) > index, f"only {len(results)} tool results:\n{self.describe()}"
         return results[index].text
+
+    def stop_feedback(self) -> list[str]:
+        """What a Stop hook sent back to the model to keep it going (Claude Code's
+        ``Stop hook feedback`` messages; Codex's continuation prompts)."""
+        feedback = []
+        for event in self.events:
+            message = event.get("message")
+            if event.get("type") != "user" or not isinstance(message, dict):
+                continue
+            for part in message.get("content") or []:
+                text = part.get("text", "") if isinstance(part, dict) else ""
+                if text.startswith("Stop hook feedback"):
+                    feedback.append(text)
+        for item in self.turns[-1].body.get("input") or [] if self.turns else []:
+            if isinstance(item, dict) and item.get("role") == "user":
+                text = json.dumps(item.get("content"))
+                if "PlanGate denied" in text:
+                    feedback.append(text)
+        return feedback
 
     def describe(self) -> str:
         """Everything a failing assertion should show."""
@@ -216,11 +251,10 @@ class Journey:
 
     def approve(self, task: str = TASK) -> None:
         """Plan ``task`` (support.taskkit's plan: ``src/app.py``, ``tests/test_app.py``),
-        commit it, and approve it at HEAD through the real producer."""
-        from support.taskkit import approve_task, make_task
-
+        commit it, approve it at HEAD through the real producer and commit the approval."""
         make_task(self.repo, task)
         approve_task(self.repo, task)
+        self.sh(f"git add docs/working/{task}/approvals && git commit -q -m 'Approve {task}'")
 
     def start(self, task: str = TASK, *args: str) -> None:
         """``plangate task start``: the hosts' hooks now judge against ``task``."""
@@ -258,20 +292,25 @@ class Journey:
         script: Sequence[Step],
         prompt: str = "Work on the task.",
         *,
+        model: str = CODEX_FALLBACK_MODEL,
+        trust_hooks: bool = True,
         extra_args: Sequence[str] = (),
     ) -> Session:
         """One headless Codex session (``codex exec --json``) against the scripted model,
-        with the repository's hooks trusted first (:func:`trust_codex_hooks`)."""
-        with ModelServer(script) as model:
-            self.write_codex_config(model.base_url)
-            trust_codex_hooks(self.hosts_bin / "codex", self.repo, self.env | self._codex_env())
+        with the repository's hooks trusted first (:func:`trust_codex_hooks`) unless
+        ``trust_hooks`` is false (a test of a trust step of PlanGate's own). ``model`` is
+        the model name Codex is told (its tool set depends on it)."""
+        with ModelServer(script) as server:
+            self.write_codex_config(server.base_url, model)
+            if trust_hooks:
+                trust_codex_hooks(self.hosts_bin / "codex", self.repo, self.env | self._codex_env())
             args = ["codex", "exec", "--json", *extra_args, prompt]
-            return self._run("codex", args, self.env | self._codex_env(), model)
+            return self._run("codex", args, self.env | self._codex_env(), server)
 
     def _codex_env(self) -> dict[str, str]:
         return {"CODEX_HOME": str(self.codex_home)}
 
-    def write_codex_config(self, base_url: str) -> None:
+    def write_codex_config(self, base_url: str, model: str = CODEX_FALLBACK_MODEL) -> None:
         """Codex's user configuration: the loopback model as its provider, the repository
         a trusted project (Codex loads a project's ``.codex/`` only then). Trust records
         already written are kept."""
@@ -282,7 +321,7 @@ class Journey:
             start = text.find("[hooks.state.")
             kept = text[start:] if start >= 0 else ""
         config.write_text(
-            'model = "journey-scripted-model"\n'
+            f'model = "{model}"\n'
             'model_provider = "journey"\n'
             "[model_providers.journey]\n"
             'name = "journey"\n'
@@ -327,10 +366,27 @@ def trust_codex_hooks(codex: Path, repo: Path, env: dict[str, str]) -> None:
     text = config.read_text() if config.exists() else ""
     for hook in listed:
         header = f'[hooks.state."{hook["key"]}"]'
-        if header in text:
-            continue
+        # A record for the same key may hold the hash of an earlier hook there (the
+        # key names a position, not a command): the current hash replaces it.
+        text = _without_table(text, header)
         text += f'\n{header}\ntrusted_hash = "{hook["currentHash"]}"\n'
     config.write_text(text)
+
+
+def _without_table(text: str, header: str) -> str:
+    """``text`` (TOML) without the table that starts at the line ``header``."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    skipping = False
+    for line in lines:
+        if line.strip() == header:
+            skipping = True
+            continue
+        if skipping and line.lstrip().startswith("["):
+            skipping = False
+        if not skipping:
+            out.append(line)
+    return "".join(out)
 
 
 def _app_server_hooks(codex: Path, repo: Path, env: dict[str, str]) -> list[dict[str, Any]]:
@@ -366,3 +422,99 @@ def _app_server_hooks(codex: Path, repo: Path, env: dict[str, str]) -> list[dict
         watchdog.cancel()
         proc.kill()
         proc.wait()
+
+
+# -- vocabulary: what the pinned hosts offer and what their hooks are sent -------------------
+
+PROBE_DENY = "journey probe: recorded, not run"
+"""The stderr of the recording hook: it denies every call, so no probed tool runs."""
+
+
+def offered_tools(journey: Journey, host: str) -> list[str]:
+    """The tools ``host`` offers the model in the first request of a session (sorted;
+    a namespace's tools as ``namespace.tool``)."""
+    run = {"claude": journey.claude, "codex": journey.codex}[host]
+    return run([say("done")]).tools_offered()
+
+
+def codex_hook_names(
+    journey: Journey, model: str = CODEX_FALLBACK_MODEL
+) -> dict[str, str | None]:
+    """For each function or freeform tool Codex offers ``model``, the ``tool_name`` its
+    PreToolUse hook is sent (``None``: the call never reached the hook).
+
+    The repository gets a recording hook that denies every call (nothing probed runs);
+    the model calls each offered tool once with placeholder arguments built from the
+    tool's schema (a freeform tool gets :data:`FREEFORM_PLACEHOLDER`)."""
+    log = journey.root / "hook-calls.ndjson"
+    codex_dir = journey.repo / ".codex"
+    codex_dir.mkdir(exist_ok=True)
+    record = f"cat >> {log}; echo >> {log}; echo '{PROBE_DENY}' >&2; exit 2"
+    hooks = {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": record}]}]}}
+    (codex_dir / "hooks.json").write_text(json.dumps(hooks))
+    first = journey.codex([say("done")], model=model)
+    schemas = dict(_function_tools(first.turns[0].body))
+    calls = [
+        Turn((ToolCall(name, FREEFORM_PLACEHOLDER if schema is None else _placeholder_arguments(schema)),))
+        for name, schema in schemas.items()
+    ]
+    session = journey.codex(calls, model=model)
+    # call_id -> model tool name, from the conversation the model was sent last.
+    called: dict[str, str] = {}
+    for item in session.turns[-1].body.get("input") or []:
+        if isinstance(item, dict) and item.get("type") in ("function_call", "custom_tool_call"):
+            prefix = f"{item['namespace']}." if item.get("namespace") else ""
+            called[str(item.get("call_id"))] = prefix + str(item.get("name"))
+    seen: dict[str, str] = {}
+    if log.exists():
+        for line in log.read_text().splitlines():
+            if line.strip():
+                payload = json.loads(line)
+                seen[str(payload.get("tool_use_id"))] = str(payload.get("tool_name"))
+    names: dict[str, str | None] = dict.fromkeys(schemas)
+    for call_id, model_name in called.items():
+        if call_id in seen:
+            names[model_name] = seen[call_id]
+    return names
+
+
+def _function_tools(body: dict[str, Any]) -> list[tuple[str, dict[str, Any] | None]]:
+    """``(name, parameters schema)`` of every function tool a Responses request offers;
+    ``(name, None)`` for a freeform (``custom``) tool."""
+    found: list[tuple[str, dict[str, Any] | None]] = []
+    for tool in body.get("tools") or []:
+        if tool.get("type") == "function":
+            found.append((str(tool["name"]), tool.get("parameters") or {}))
+        elif tool.get("type") == "custom":
+            found.append((str(tool["name"]), None))
+        elif tool.get("type") == "namespace":
+            for inner in tool.get("tools") or []:
+                if inner.get("type") == "function":
+                    found.append((f"{tool['name']}.{inner['name']}", inner.get("parameters") or {}))
+    return found
+
+
+FREEFORM_PLACEHOLDER = "*** Begin Patch\n*** Add File: probe.txt\n+probe\n*** End Patch\n"
+"""The text a probe sends a freeform tool: a patch (Codex's one freeform tool is
+``apply_patch``, which refuses an empty text before any hook sees it)."""
+
+_PLACEHOLDERS: dict[str, Any] = {
+    "string": "x",
+    "number": 1,
+    "integer": 1,
+    "boolean": False,
+    "array": [],
+    "object": {},
+}
+
+
+def _placeholder_arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """Arguments with a placeholder for each required property of a JSON schema."""
+    properties = schema.get("properties") or {}
+    arguments: dict[str, Any] = {}
+    for name in schema.get("required") or []:
+        kind = (properties.get(name) or {}).get("type", "string")
+        if isinstance(kind, list):
+            kind = next((k for k in kind if k != "null"), "string")
+        arguments[name] = _PLACEHOLDERS.get(str(kind), "x")
+    return arguments

@@ -38,10 +38,12 @@ SIDE_TEXT = "ok"
 
 @dataclass(frozen=True)
 class ToolCall:
-    """One tool call of a turn: the tool's name and its input object."""
+    """One tool call of a turn: the tool's name and its input: an object for a function
+    tool, a text for a freeform tool (the Responses API's ``custom`` tools, such as the
+    ``apply_patch`` Codex offers the models it knows)."""
 
     name: str
-    input: dict[str, Any]
+    input: dict[str, Any] | str
 
 
 @dataclass(frozen=True)
@@ -56,9 +58,15 @@ Step = Turn | Callable[[dict[str, Any]], Turn]
 """A turn, or a function from the request body to the turn (a model that reads its input)."""
 
 
-def call(name: str, **tool_input: Any) -> Turn:
-    """A turn with one tool call: ``call("Write", file_path=..., content=...)``."""
-    return Turn((ToolCall(name, tool_input),))
+def call(tool: str, /, **tool_input: Any) -> Turn:
+    """A turn with one tool call: ``call("Write", file_path=..., content=...)`` (the tool's
+    name is positional-only, so an input may itself be called ``name``)."""
+    return Turn((ToolCall(tool, tool_input),))
+
+
+def freeform(name: str, text: str) -> Turn:
+    """A turn with one call of a freeform tool: ``freeform("apply_patch", patch_text)``."""
+    return Turn((ToolCall(name, text),))
 
 
 def say(text: str) -> Turn:
@@ -82,6 +90,7 @@ class _State:
     script: list[Step]
     requests: list[Recorded] = field(default_factory=list)
     next_turn: int = 0
+    errors: list[BaseException] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     ids: int = 0
 
@@ -131,13 +140,10 @@ class ModelServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-    def set_script(self, script: Sequence[Step]) -> None:
-        """Replace the script and forget the recorded requests (one server, many sessions)."""
-        with self._state.lock:
-            self._state.script = list(script)
-            self._state.next_turn = 0
-            self._state.requests.clear()
+        if self._state.errors and exc[0] is None:
+            # A scripted step that failed (an assertion about what the model was told)
+            # fails the test here: in the server thread it could only log.
+            raise self._state.errors[0]
 
     @property
     def requests(self) -> list[Recorded]:
@@ -145,36 +151,11 @@ class ModelServer:
         with self._state.lock:
             return list(self._state.requests)
 
-    @property
-    def turns(self) -> list[Recorded]:
-        """The requests that took a turn of the script (or the final "done")."""
-        return [r for r in self.requests if r.turn is not None]
-
-    @property
-    def turns_used(self) -> int:
-        """How many script turns were answered."""
-        with self._state.lock:
-            return min(self._state.next_turn, len(self._state.script))
-
-    def tools_offered(self) -> list[str]:
-        """Names of the tools offered in the first model turn (sorted)."""
-        turns = self.turns
-        if not turns:
-            return []
-        return sorted(tool_names(turns[0].body))
-
-    def tool_results(self) -> list[ToolResult]:
-        """Every tool result the model was sent, in order, from the last model turn
-        (which carries the whole conversation)."""
-        turns = self.turns
-        if not turns:
-            return []
-        return list(tool_results(turns[-1].body))
-
 
 @dataclass(frozen=True)
 class ToolResult:
-    """A tool result as the model received it: the text and whether it was an error."""
+    """A tool result as the model received it: the text and whether it was an error
+    (the Responses API has no such flag: always false there)."""
 
     text: str
     is_error: bool
@@ -278,7 +259,15 @@ class _Handler(BaseHTTPRequestHandler):
             state.next_turn += 1
             state.requests.append(Recorded(self.command, self.path, body, index))
             step: Step = state.script[index] if index < len(state.script) else say(FINAL_TEXT)
-        return step(body) if callable(step) else step
+        if not callable(step):
+            return step
+        try:
+            return step(body)
+        except Exception as error:  # noqa: BLE001 (kept, raised again when the server stops)
+            with state.lock:
+                state.errors.append(error)
+            # The host sees a failed model call; the test sees the error when the server stops.
+            return say(f"scripted step failed: {error!r}")
 
     # -- routes ---------------------------------------------------------------------
 
@@ -323,6 +312,8 @@ class _Handler(BaseHTTPRequestHandler):
         if turn.text or not turn.tool_calls:
             blocks.append({"type": "text", "text": turn.text or FINAL_TEXT})
         for tool_call in turn.tool_calls:
+            # The Messages API has no freeform tools: every input is an object.
+            assert isinstance(tool_call.input, dict), tool_call
             blocks.append(
                 {
                     "type": "tool_use",
@@ -400,16 +391,32 @@ class _Handler(BaseHTTPRequestHandler):
         response_id = self.shared.new_id("resp")
         items: list[dict[str, Any]] = []
         for tool_call in turn.tool_calls:
-            items.append(
-                {
-                    "type": "function_call",
-                    "id": self.shared.new_id("fc"),
-                    "call_id": self.shared.new_id("call"),
-                    "name": tool_call.name,
-                    "arguments": json.dumps(tool_call.input),
-                    "status": "completed",
-                }
-            )
+            if isinstance(tool_call.input, str):
+                items.append(
+                    {
+                        "type": "custom_tool_call",
+                        "id": self.shared.new_id("ctc"),
+                        "call_id": self.shared.new_id("call"),
+                        "name": tool_call.name,
+                        "input": tool_call.input,
+                        "status": "completed",
+                    }
+                )
+                continue
+            item: dict[str, Any] = {
+                "type": "function_call",
+                "id": self.shared.new_id("fc"),
+                "call_id": self.shared.new_id("call"),
+                "name": tool_call.name,
+                "arguments": json.dumps(tool_call.input),
+                "status": "completed",
+            }
+            # A tool of a namespace (offered as {"type": "namespace", "tools": [...]}) is
+            # written "namespace.tool" in a script and called with both fields.
+            namespace, dot, name = tool_call.name.rpartition(".")
+            if dot:
+                item |= {"name": name, "namespace": namespace}
+            items.append(item)
         if turn.text or not turn.tool_calls:
             items.append(
                 {

@@ -200,19 +200,29 @@ class IsolatedRunner:
     def _finish(
         self, run: PreparedRun, ws: Any, box_code: int, env: Mapping[str, str]
     ) -> CommandResult:
-        from plangate.execution.apply import ACCEPTED, HUMAN_REQUIRED, apply_result, judge
+        from plangate.execution.apply import (
+            ACCEPTED,
+            HUMAN_REQUIRED,
+            apply_result,
+            judge,
+            workspace_facts,
+        )
         from plangate.execution.workspace import discard_tree, record_state
 
         result = record_state(ws, self.root, f"plangate exec {run.task_id} ({ws.run_id})")
-        discard_tree(ws)
+        # Read before the workspace goes: what git dropped or would record as no file.
+        try:
+            found = workspace_facts(ws.tree, ws.git())
+        finally:
+            discard_tree(ws)
         self.report["result"] = result
-        if result == run.head:
+        if result == run.head and not found:
             self.report.update({"verdict": "NO_CHANGES", "reasons": []})
             self.note("the run changed nothing; the repository is unchanged")
             shutil.rmtree(ws.run_dir, ignore_errors=True)
             self._record(run, env)
             return CommandResult(box_code)
-        facts = self._result_facts(run, ws, result)
+        facts = self._result_facts(run, ws, result, found)
         decision = judge(facts)
         patch = self._keep_patch(ws, run.head, result)
         self.report.update(
@@ -258,9 +268,9 @@ class IsolatedRunner:
         self._record(run, env)
         return CommandResult(box_code)
 
-    def _result_facts(self, run: PreparedRun, ws: Any, result: str) -> Any:
+    def _result_facts(self, run: PreparedRun, ws: Any, result: str, found: Any) -> Any:
         from plangate.errors import InputRejected
-        from plangate.execution.apply import ResultFacts
+        from plangate.execution.apply import ResultFacts, tree_facts
         from plangate.git import Git, GitError
         from plangate.layout import MAX_ARTIFACT_BYTES
         from plangate.paths import canonical_path
@@ -269,7 +279,12 @@ class IsolatedRunner:
         git = ws.git()
         changed: list[str] = []
         unmatchable: list[tuple[str, str]] = []
-        for raw in git.changed_paths(run.head, result):
+        raw_changed = tuple(git.changed_paths(run.head, result))
+        try:
+            tree = tree_facts(git, result, raw_changed)
+        except GitError as exc:
+            raise EnvironmentFailure("EXEC_APPLY_FAILED", exc.message, exc.hint) from None
+        for raw in raw_changed:
             try:
                 changed.append(canonical_path(raw))
             except InputRejected as exc:
@@ -297,6 +312,8 @@ class IsolatedRunner:
             surfaces,
             run.verification,
             plan,
+            tree,
+            found,
         )
 
     def _keep_patch(self, ws: Any, approved: str, result: str) -> dict[str, Any]:

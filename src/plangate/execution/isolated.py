@@ -552,7 +552,7 @@ def choose_runner(
     isolate: bool,
     network: bool | None,
     note: Any,
-    command: Sequence[str] = (),
+    command: Sequence[str],
 ) -> IsolatedRunner | UnisolatedRunner:
     """The runner of one ``plangate exec``; raises (and best-effort records) a refusal.
 

@@ -345,6 +345,13 @@ def _walk(tree: Path) -> list[WorkspaceFact]:
             if path == ".git":
                 continue  # the workspace's own repository, read-only in the box
             try:
+                # The directory listing's own type answers for files, links and
+                # directories without a system call; anything else is lstat'ed.
+                if entry.is_symlink() or entry.is_file(follow_symlinks=False):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(path)
+                    continue
                 mode = entry.stat(follow_symlinks=False).st_mode
             except OSError:
                 found.append(WorkspaceFact(path, "unreadable"))

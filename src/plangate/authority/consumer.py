@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     from plangate.authority.approval import ApprovalAuthority
     from plangate.authority.continuation import ContinuationFacts
+    from plangate.authority.optout import OptOut
     from plangate.authority.root import TrustRoot
     from plangate.authority.verify import Verified
     from plangate.verdict import Reason
@@ -143,7 +144,7 @@ def check_detached(
 
 def read_opt_out(
     repo_root: Path, task_id: str, root: TrustRoot
-) -> tuple[Any, str, Verified | Reason | None, bytes | None, bytes | None]:
+) -> tuple[OptOut | None, str, Verified | Reason | None, bytes | None, bytes | None]:
     """The task's exec opt-out statement as found: ``(statement, problem, check, bytes, sig)``.
 
     ``problem`` is ``"missing"`` when there is no statement, a message when it is not

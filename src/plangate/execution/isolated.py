@@ -33,7 +33,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from plangate.agents import HumanOnly, refuse_unless_human
 from plangate.canonical import sha256_digest
@@ -43,6 +43,10 @@ from plangate.execution.preflight import CommandResult, PreparedRun
 from plangate.isolation.backend import Backend
 from plangate.records import NamedTuple
 from plangate.verdict import ExitCode
+
+if TYPE_CHECKING:
+    from plangate.authority.optout import OptOut, OptOutFacts
+    from plangate.authority.verify import Verified
 
 MAX_PATCH_BYTES = 256 * 1024 * 1024
 """The largest patch kept for a refused result (bigger: only the reasons are kept)."""
@@ -378,10 +382,10 @@ def require_human_opt_out(env: Mapping[str, str], stdin: object) -> None:
 class SignedOptOut(NamedTuple):
     """A verified opt-out statement and what it was checked under."""
 
-    statement: Any
+    statement: OptOut
     data: bytes
     signature: bytes
-    signer: Any
+    signer: Verified
     trust_commit: str
     trust_digest: str
 
@@ -428,7 +432,7 @@ def _opt_out_refusal(reasons: list[Any]) -> HumanRequired:
 
 def check_opt_out(
     signed: SignedOptOut | None,
-    facts: Any,
+    facts: OptOutFacts,
     root: Path,
     env: Mapping[str, str],
     *,
@@ -450,7 +454,7 @@ def check_opt_out(
 
 def authorize_opt_out(
     root: Path, task_id: str, command: Sequence[str], env: Mapping[str, str]
-) -> tuple[SignedOptOut | None, Any]:
+) -> tuple[SignedOptOut | None, OptOutFacts | None]:
     """The signed statement that lets this opt-out run, or ``(None, None)`` without a trust root.
 
     With a trust root in force (the trust branch's), the statement must hold
@@ -471,7 +475,12 @@ def authorize_opt_out(
     head = Git(root).head()
     facts = OptOutFacts(statement, problem, check, task_id, digest, head, utc_now(), False)
     signed = None
-    if isinstance(check, Verified) and data is not None and signature is not None:
+    if (
+        isinstance(check, Verified)
+        and statement is not None
+        and data is not None
+        and signature is not None
+    ):
         signed = SignedOptOut(statement, data, signature, check, trust.commit, trust.digest)
     check_opt_out(signed, facts, root, env, head=head, digest=digest)
     return signed, facts
@@ -481,7 +490,11 @@ class UnisolatedRunner:
     """The recorded opt-out: check it again under the lock, record it, run in the working tree."""
 
     def __init__(
-        self, root: Path, note: Any, signed: SignedOptOut | None = None, facts: Any = None
+        self,
+        root: Path,
+        note: Any,
+        signed: SignedOptOut | None = None,
+        facts: OptOutFacts | None = None,
     ) -> None:
         self.root = root
         self.note = note

@@ -376,3 +376,17 @@ def test_without_a_trust_root_the_opt_out_is_recorded_as_unauthenticated(
     assert entry["by"].startswith("unauthenticated")
     assert "human at a terminal" not in json.dumps(entry)
     assert json.loads(result.out)["isolation"]["authority"] == "unauthenticated"
+
+
+def test_faked_terminal_without_a_trust_root_runs_but_is_recorded_as_unauthenticated(
+    git_repo: Path, tmp_path: Path, run_cli
+) -> None:
+    approve_task(git_repo, run_cli)
+    marker = tmp_path / "ran"
+    proc = _script_exec(git_repo, _command(marker))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert marker.exists()
+    assert "unauthenticated" in proc.stdout + proc.stderr
+    [entry] = _entries(git_repo, "exec_unisolated")
+    assert entry["authority"] == "unauthenticated"
+    assert "principal" not in entry

@@ -4,6 +4,9 @@ Commands that only a human may run (granting an override, changing the trust roo
 starting a task session, ``exec --no-isolation``, ``setup``) refuse when one of these
 markers is in their environment. The hosts set them for every tool call they run, and
 an agent cannot take them out of its own environment as easily as it can blank them.
+Neither the markers nor a terminal is evidence of a person (``env -u`` and ``script(1)``
+reach both): where a trust root is in force, ``exec --no-isolation`` also needs a statement
+signed by an override holder (:mod:`plangate.authority.optout`).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from plangate.errors import InputRejected
@@ -451,6 +451,11 @@ def sha256_digest(data: bytes) -> str:
 def digest(value: Any) -> str:
     """``sha256:<hex>`` of the canonical JSON bytes of ``value``."""
     return sha256_digest(canonical_bytes(value))
+
+
+def command_digest(command: Sequence[str]) -> str:
+    """The digest of a command line (its argument list) that exec records and an opt-out binds."""
+    return digest(list(command))
 
 
 def is_digest(value: object) -> bool:

@@ -27,7 +27,7 @@ RULE_MODULES = frozenset({
     "authority/__init__.py", "authority/root.py", "authority/signers.py", "authority/sshsig.py",
     "authority/statement.py", "authority/trustfile.py", "authority/trustpaths.py",
     "authority/verify.py",
-    "authority/wording.py", "authority/continuation.py", "agents.py", "session/__init__.py",
+    "authority/wording.py", "authority/continuation.py", "authority/optout.py", "agents.py", "session/__init__.py",
     "delivery/__init__.py", "delivery/ci.py", "delivery/ci_report.py", "delivery/machine.py",
     "delivery/pr_snapshot.py",
     "evaluation/__init__.py", "evaluation/independence.py", "evaluation/words.py",

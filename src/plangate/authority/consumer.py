@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     from plangate.authority.approval import ApprovalAuthority
     from plangate.authority.continuation import ContinuationFacts
+    from plangate.authority.optout import OptOut
     from plangate.authority.root import TrustRoot
     from plangate.authority.verify import Verified
     from plangate.verdict import Reason
@@ -139,3 +140,47 @@ def check_detached(
             ssh_keygen_crypto,
         )
     )
+
+
+def read_opt_out(
+    repo_root: Path, task_id: str, root: TrustRoot
+) -> tuple[OptOut | None, str, Verified | Reason | None, bytes | None, bytes | None]:
+    """The task's exec opt-out statement as found: ``(statement, problem, check, bytes, sig)``.
+
+    ``problem`` is ``"missing"`` when there is no statement, a message when it is not
+    one; the signature is checked under ``root`` for the ``override`` role, namespace
+    ``plangate-exec-opt-out``.
+    """
+    from plangate.authority.approval import SIG_SUFFIX
+    from plangate.authority.optout import (
+        MAX_STATEMENT_BYTES,
+        MISSING,
+        PREFIX,
+        ROLE,
+        parse_opt_out,
+        statement_relpath,
+    )
+    from plangate.authority.root import NAMESPACE_EXEC_OPT_OUT
+    from plangate.fsutil import FileState, read_regular_file
+
+    rel = statement_relpath(task_id)
+    read = read_regular_file(repo_root / rel, MAX_STATEMENT_BYTES)
+    if read.state is FileState.MISSING:
+        return None, MISSING, None, None, None
+    if not read.ok or read.data is None:
+        return None, read.detail or read.state.value, None, None, None
+    parsed = parse_opt_out(read.data)
+    if isinstance(parsed, str):
+        return None, parsed, None, read.data, None
+    sig = read_regular_file(repo_root / (rel + SIG_SUFFIX), 16 * 1024)
+    signature = sig.data if sig.ok else None
+    check = check_detached(
+        root,
+        read.data,
+        signature,
+        namespace=NAMESPACE_EXEC_OPT_OUT,
+        prefix=PREFIX,
+        label=rel + SIG_SUFFIX,
+        role=ROLE,
+    )
+    return parsed, "", check, read.data, signature

@@ -25,12 +25,14 @@ NAMESPACE_REVIEW = "plangate-review"
 NAMESPACE_LEDGER = "plangate-ledger"
 NAMESPACE_CONTINUE = "plangate-continue"
 NAMESPACE_EVAL_REVIEW = "plangate-eval-review"
+NAMESPACE_EXEC_OPT_OUT = "plangate-exec-opt-out"
 NAMESPACES = (
     NAMESPACE_C3,
     NAMESPACE_REVIEW,
     NAMESPACE_LEDGER,
     NAMESPACE_CONTINUE,
     NAMESPACE_EVAL_REVIEW,
+    NAMESPACE_EXEC_OPT_OUT,
 )
 """One signature namespace per kind of signed document."""
 

@@ -182,3 +182,53 @@ def sign_continuation(repo_root: Path, task_id: str, base_rev: str, key: Path) -
     atomic_write_in(repo_root, rel, data)
     atomic_write_in(repo_root, f"{WORKING_DIR}/{task_id}/{SIG_RELPATH}", signature)
     return rel
+
+
+def sign_opt_out(
+    repo_root: Path, task_id: str, command: list[str], key: Path, *, minutes: int
+) -> str:
+    """Write and sign the exec opt-out statement of ``task_id`` for ``command`` at HEAD.
+
+    Valid from now for ``minutes`` (at most an hour). Returns the statement's path.
+    """
+    from datetime import timedelta
+
+    from plangate.authority.optout import (
+        MAX_VALIDITY_SECONDS,
+        STATEMENT_DIR,
+        OptOut,
+        opt_out_bytes,
+        statement_relpath,
+    )
+    from plangate.authority.root import NAMESPACE_EXEC_OPT_OUT
+    from plangate.authority.sshkeygen import sign
+    from plangate.canonical import command_digest
+    from plangate.clock import format_utc, utc_now
+    from plangate.errors import UsageError
+    from plangate.git import Git
+
+    if not 0 < minutes * 60 <= MAX_VALIDITY_SECONDS:
+        raise UsageError(
+            "EXEC_OPT_OUT_VALIDITY_TOO_LONG",
+            f"--minutes {minutes}: a statement is valid for 1 to "
+            f"{MAX_VALIDITY_SECONDS // 60} minutes",
+            "sign again just before you run the command",
+        )
+    task_dir_for(repo_root, task_id)  # the task id is checked
+    now = utc_now().replace(microsecond=0)
+    statement = OptOut(
+        task_id,
+        command_digest(command),
+        Git(repo_root).head(),
+        principal_of_key(repo_root, key),
+        format_utc(now),
+        format_utc(now + timedelta(minutes=minutes)),
+    )
+    data = opt_out_bytes(statement)
+    signature = sign(key, NAMESPACE_EXEC_OPT_OUT, data)
+    rel = statement_relpath(task_id)
+    # The statements are kept for the run, never committed: the directory ignores itself.
+    atomic_write_in(repo_root, f"{STATEMENT_DIR}/.gitignore", b"# written by plangate\n*\n")
+    atomic_write_in(repo_root, rel, data, mode=0o600)
+    atomic_write_in(repo_root, rel + SIG_SUFFIX, signature, mode=0o600)
+    return rel

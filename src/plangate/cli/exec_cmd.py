@@ -34,7 +34,9 @@ EXIT_HELP = (
     "(no HEAD, lock held, record not accepted, ledger or run log not writable, no sandbox "
     "backend, the result out of scope or touching a plan package); 3 a human must decide "
     "(HUMAN_ESCALATED, legacy CONDITIONAL, a protected surface changed by the run, "
-    "--no-isolation without a terminal or under agent markers); 2 usage error (missing '--' "
+    "--no-isolation without a terminal, under agent markers, or, where a trust root is in "
+    "force, without a valid opt-out statement signed by an override holder: "
+    "'plangate trust opt-out TASK --sign KEY -- COMMAND'); 2 usage error (missing '--' "
     "or command)"
 )
 
@@ -57,9 +59,12 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
                         default=None, help="no network inside the box (default: on, or the "
                         "'network' setting of .plangate/isolation.toml)")
     parser.add_argument("--no-isolation", action="store_true",
-                        help="run in the working tree without a sandbox: a human opt-out, "
-                        "refused without a terminal or under agent markers, recorded in the "
-                        "ledger and run.ndjson")
+                        help="run in the working tree without a sandbox. Where a trust root "
+                        "is in force it needs a statement signed by an override holder for "
+                        "this task, this exact command and HEAD, valid for at most an hour "
+                        "(plangate trust opt-out); without a trust root it is an "
+                        "unauthenticated opt-out. Refused without a terminal or under agent "
+                        "markers; recorded in the ledger and run.ndjson")
     if "--" not in argv:
         if any(a in ("-h", "--help") for a in argv):
             parser.parse_args(argv)
@@ -107,7 +112,7 @@ def run(argv: list[str], ctx: Context) -> int:
     try:
         runner = choose_runner(ctx.cwd, args.task, ctx.env, ctx.stdin,
                                isolate=not args.no_isolation, network=args.network,
-                               note=printer.note)
+                               note=printer.note, command=command)
     except PlanGateError as exc:
         if isinstance(exc, UsageError):
             raise

@@ -9,10 +9,16 @@
     plangate trust require on|off
     plangate trust show [--json]
     plangate trust continue TASK --base REF --sign KEY
+    plangate trust opt-out TASK --sign KEY [--minutes N] -- COMMAND [ARGS...]
 
 ``continue`` writes a continuation statement signed by an approver: it lets a
 pull request starting at the merge base of REF and HEAD use TASK, whose
 approval is already on the base (see docs/authority.md).
+
+``opt-out`` writes ``.plangate/opt-out/TASK.json`` and its signature (namespace
+``plangate-exec-opt-out``) by a principal holding ``override``: it lets
+``plangate exec TASK --no-isolation -- COMMAND`` run this exact command unboxed
+at the current HEAD, once, for at most an hour (see docs/isolation.md).
 
 ``init``, ``add`` and ``require`` write the working tree's
 ``.plangate/trust.toml`` and ``.plangate/allowed_signers``; they are human
@@ -27,6 +33,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from plangate.agents import HumanOnly, refuse_unless_human
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
 from plangate.git import Git
@@ -73,16 +80,51 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     cont.add_argument("task", metavar="TASK")
     cont.add_argument("--base", required=True, help="the pull request's base branch or commit")
     cont.add_argument("--sign", required=True, metavar="KEY", help="the approver's key")
+    opt = sub.add_parser(
+        "opt-out",
+        usage="plangate trust opt-out TASK --sign KEY [--minutes N] -- COMMAND [ARGS...]",
+        help="sign that one exec command may run without isolation",
+        description="Write .plangate/opt-out/TASK.json and its signature (namespace "
+        "plangate-exec-opt-out): the task, the digest of the exact COMMAND, HEAD and a validity "
+        "of N minutes (at most 60), signed by a principal holding override. plangate exec TASK "
+        "--no-isolation -- COMMAND then runs it unboxed, once; the ledger records the statement "
+        "and its signer. Refused under agent markers or without a terminal.",
+    )
+    opt.add_argument("task", metavar="TASK")
+    opt.add_argument("--sign", required=True, metavar="KEY", help="the override holder's key")
+    opt.add_argument(
+        "--minutes", type=int, default=15, help="how long the statement is valid (1-60, default 15)"
+    )
     return parser
+
+
+OPT_OUT_SIGNING = HumanOnly(
+    "EXEC_OPT_OUT_SIGN_AGENT_ENVIRONMENT",
+    "EXEC_OPT_OUT_SIGN_NOT_INTERACTIVE",
+    "trust opt-out refused",
+    "sign it yourself in your own terminal, outside the agent session",
+)
+"""How ``trust opt-out`` refuses an agent or a caller without a terminal."""
+
+
+def _split_command(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """``opt-out``'s own arguments and the command after ``--`` (None: not an opt-out)."""
+    if len(argv) < 2 or argv[1] != "opt-out" or "--" not in argv:
+        return argv, None
+    split = argv.index("--")
+    return argv[:split], argv[split + 1 :]
 
 
 def run(argv: list[str], ctx: Context) -> int:
     """Entry point of ``plangate trust``."""
     from plangate.authority import service
 
-    args = _parser(f"plangate {argv[0]}").parse_args(argv[1:])
+    own, command = _split_command(argv)
+    args = _parser(f"plangate {argv[0]}").parse_args(own[1:])
     git = Git(ctx.cwd)
     top = git.toplevel()
+    if args.action == "opt-out":
+        return _opt_out(ctx, top, args, command)
     if args.action == "show":
         return _show(ctx, git, top, as_json=args.json)
     if args.action == "continue":
@@ -116,6 +158,29 @@ def run(argv: list[str], ctx: Context) -> int:
         service.set_required(top, args.state == "on")
         ctx.out(f"require_signatures = {'true' if args.state == 'on' else 'false'}")
     ctx.out("commit it on the trust branch; in CI it counts once merged into the base")
+    return 0
+
+
+def _opt_out(
+    ctx: Context, top: Path, args: argparse.Namespace, command: list[str] | None
+) -> int:
+    from plangate.authority.signing import sign_opt_out
+    from plangate.errors import UsageError
+    from plangate.snapshot import check_task_id
+
+    if not command or command[0] == "":
+        raise UsageError(
+            "EXEC_COMMAND_MISSING",
+            "no command given: put the exact command exec will run after '--'",
+            "plangate trust opt-out TASK-0001 --sign KEY -- make deploy",
+        )
+    refuse_unless_human(ctx.env, ctx.stdin, OPT_OUT_SIGNING)
+    key = Path(ctx.cwd, args.sign)
+    path = sign_opt_out(top, check_task_id(args.task), command, key, minutes=args.minutes)
+    ctx.out(
+        f"wrote {path} and its signature: 'plangate exec {args.task} --no-isolation -- ...' "
+        f"with this exact command may run once at this HEAD within {args.minutes} minutes"
+    )
     return 0
 
 

@@ -18,25 +18,35 @@ The exit code is the command's own when the result was applied (or nothing
 changed); 1 when the result was refused or could not be recorded or applied;
 3 when a human must decide (a protected surface changed).
 
-:class:`UnisolatedRunner` is the recorded human opt-out (``--no-isolation``):
-it writes ``exec_unisolated`` to the ledger and the run log, then runs the
-command in the caller's working tree as before.
+:class:`UnisolatedRunner` is the recorded opt-out (``--no-isolation``): where
+a trust root is in force it runs only with a statement signed by a principal
+holding ``override`` for this task, this exact command and HEAD
+(:mod:`plangate.authority.optout`, checked by :func:`authorize_opt_out` and again
+under the run's lock); without a trust root the opt-out is recorded as
+unauthenticated. It writes ``exec_unisolated`` (with the statement and its
+signer) to the ledger and the run log, then runs the command in the caller's
+working tree.
 """
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from plangate.agents import HumanOnly, refuse_unless_human
 from plangate.canonical import sha256_digest
 from plangate.clock import utc_now_text
-from plangate.errors import EnvironmentFailure, PlanGateError
+from plangate.errors import EnvironmentFailure, HumanRequired, PlanGateError
 from plangate.execution.preflight import CommandResult, PreparedRun
 from plangate.isolation.backend import Backend
+from plangate.records import NamedTuple
 from plangate.verdict import ExitCode
+
+if TYPE_CHECKING:
+    from plangate.authority.optout import OptOut, OptOutFacts
+    from plangate.authority.verify import Verified
 
 MAX_PATCH_BYTES = 256 * 1024 * 1024
 """The largest patch kept for a refused result (bigger: only the reasons are kept)."""
@@ -200,19 +210,29 @@ class IsolatedRunner:
     def _finish(
         self, run: PreparedRun, ws: Any, box_code: int, env: Mapping[str, str]
     ) -> CommandResult:
-        from plangate.execution.apply import ACCEPTED, HUMAN_REQUIRED, apply_result, judge
+        from plangate.execution.apply import (
+            ACCEPTED,
+            HUMAN_REQUIRED,
+            apply_result,
+            judge,
+            workspace_facts,
+        )
         from plangate.execution.workspace import discard_tree, record_state
 
         result = record_state(ws, self.root, f"plangate exec {run.task_id} ({ws.run_id})")
-        discard_tree(ws)
+        # Read before the workspace goes: what git dropped or would record as no file.
+        try:
+            found = workspace_facts(ws.tree, ws.git())
+        finally:
+            discard_tree(ws)
         self.report["result"] = result
-        if result == run.head:
+        if result == run.head and not found:
             self.report.update({"verdict": "NO_CHANGES", "reasons": []})
             self.note("the run changed nothing; the repository is unchanged")
             shutil.rmtree(ws.run_dir, ignore_errors=True)
             self._record(run, env)
             return CommandResult(box_code)
-        facts = self._result_facts(run, ws, result)
+        facts = self._result_facts(run, ws, result, found)
         decision = judge(facts)
         patch = self._keep_patch(ws, run.head, result)
         self.report.update(
@@ -258,9 +278,9 @@ class IsolatedRunner:
         self._record(run, env)
         return CommandResult(box_code)
 
-    def _result_facts(self, run: PreparedRun, ws: Any, result: str) -> Any:
+    def _result_facts(self, run: PreparedRun, ws: Any, result: str, found: Any) -> Any:
         from plangate.errors import InputRejected
-        from plangate.execution.apply import ResultFacts
+        from plangate.execution.apply import ResultFacts, tree_facts
         from plangate.git import Git, GitError
         from plangate.layout import MAX_ARTIFACT_BYTES
         from plangate.paths import canonical_path
@@ -269,7 +289,12 @@ class IsolatedRunner:
         git = ws.git()
         changed: list[str] = []
         unmatchable: list[tuple[str, str]] = []
-        for raw in git.changed_paths(run.head, result):
+        raw_changed = tuple(git.changed_paths(run.head, result))
+        try:
+            tree = tree_facts(git, result, raw_changed)
+        except GitError as exc:
+            raise EnvironmentFailure("EXEC_APPLY_FAILED", exc.message, exc.hint) from None
+        for raw in raw_changed:
             try:
                 changed.append(canonical_path(raw))
             except InputRejected as exc:
@@ -297,6 +322,8 @@ class IsolatedRunner:
             surfaces,
             run.verification,
             plan,
+            tree,
+            found,
         )
 
     def _keep_patch(self, ws: Any, approved: str, result: str) -> dict[str, Any]:
@@ -340,41 +367,192 @@ OPT_OUT = HumanOnly(
 )
 """How ``--no-isolation`` refuses an agent or a caller without a terminal."""
 
+UNAUTHENTICATED = (
+    "unauthenticated: no trust root is in force, so nothing proves who asked "
+    "(no agent marker and a terminal were seen; neither is evidence of a person)"
+)
+"""What the ledger says of an opt-out made without a trust root."""
+
 
 def require_human_opt_out(env: Mapping[str, str], stdin: object) -> None:
-    """Refuse ``--no-isolation`` unless a human at a terminal, outside any agent, asks."""
+    """Refuse ``--no-isolation`` under agent markers or without a terminal (not a proof)."""
     refuse_unless_human(env, stdin, OPT_OUT)
 
 
-class UnisolatedRunner:
-    """The recorded human opt-out: record it, then run in the caller's working tree."""
+class SignedOptOut(NamedTuple):
+    """A verified opt-out statement and what it was checked under."""
 
-    def __init__(self, root: Path, note: Any) -> None:
+    statement: OptOut
+    data: bytes
+    signature: bytes
+    signer: Verified
+    trust_commit: str
+    trust_digest: str
+
+    @property
+    def digest(self) -> str:
+        """The statement's digest (recorded: a statement counts once)."""
+        return sha256_digest(self.data)
+
+    def evidence(self) -> dict[str, Any]:
+        """What the ledger and ``run.ndjson`` record of the statement and its signer."""
+        return {
+            "authority": "signed",
+            "by": f"{self.signer.principal} (override, signed opt-out statement)",
+            "principal": self.signer.principal,
+            "role": "override",
+            "key_type": self.signer.key_type,
+            "key_fingerprint": self.signer.key_fingerprint,
+            "statement": dict(self.statement._asdict()),
+            "statement_digest": self.digest,
+            "signature": self.signature.decode("ascii", "replace"),
+            "trust_root": self.trust_commit,
+            "trust_root_digest": self.trust_digest,
+        }
+
+
+def _statement_used(root: Path, env: Mapping[str, str], task_id: str, digest: str) -> bool:
+    from plangate.ledger import open_ledger
+
+    with open_ledger(root, env) as ledger:
+        return any(
+            e.payload.get("statement_digest") == digest
+            for e in ledger.entries(kind="exec_unisolated", subject=task_id)
+        )
+
+
+def _opt_out_refusal(reasons: list[Any]) -> HumanRequired:
+    first = reasons[0]
+    return HumanRequired(
+        first.code,
+        "--no-isolation refused: " + "; ".join(f"{r.code}: {r.message}" for r in reasons),
+        first.hint,
+    )
+
+
+def check_opt_out(
+    signed: SignedOptOut | None,
+    facts: OptOutFacts,
+    root: Path,
+    env: Mapping[str, str],
+    *,
+    head: str,
+    digest: str,
+) -> None:
+    """The opt-out rules over ``facts`` for a run at ``head`` of the command ``digest``."""
+    from plangate.authority.optout import opt_out_reasons
+    from plangate.clock import utc_now
+
+    task_id = facts.task_id
+    used = signed is not None and _statement_used(root, env, task_id, signed.digest)
+    reasons = opt_out_reasons(
+        facts._replace(head=head, command_digest=digest, now=utc_now(), used=used)
+    )
+    if reasons:
+        raise _opt_out_refusal(reasons)
+
+
+def authorize_opt_out(
+    root: Path, task_id: str, command: Sequence[str], env: Mapping[str, str]
+) -> tuple[SignedOptOut | None, OptOutFacts | None]:
+    """The signed statement that lets this opt-out run, or ``(None, None)`` without a trust root.
+
+    With a trust root in force (the trust branch's), the statement must hold
+    every rule of :mod:`plangate.authority.optout`; else this raises.
+    """
+    from plangate.authority.consumer import LOCAL_TRUST, read_opt_out, trust_root_for
+    from plangate.authority.optout import OptOutFacts
+    from plangate.authority.verify import Verified
+    from plangate.canonical import command_digest
+    from plangate.clock import utc_now
+    from plangate.git import Git
+
+    trust = trust_root_for(root, LOCAL_TRUST)
+    if trust is None:
+        return None, None
+    statement, problem, check, data, signature = read_opt_out(root, task_id, trust)
+    digest = command_digest(command)
+    head = Git(root).head()
+    facts = OptOutFacts(statement, problem, check, task_id, digest, head, utc_now(), False)
+    signed = None
+    if (
+        isinstance(check, Verified)
+        and statement is not None
+        and data is not None
+        and signature is not None
+    ):
+        signed = SignedOptOut(statement, data, signature, check, trust.commit, trust.digest)
+    check_opt_out(signed, facts, root, env, head=head, digest=digest)
+    return signed, facts
+
+
+class UnisolatedRunner:
+    """The recorded opt-out: check it again under the lock, record it, run in the working tree."""
+
+    def __init__(
+        self,
+        root: Path,
+        note: Any,
+        signed: SignedOptOut | None = None,
+        facts: OptOutFacts | None = None,
+    ) -> None:
         self.root = root
         self.note = note
-        self.report: dict[str, Any] = {"isolation": "opted_out"}
+        self.signed = signed
+        self.facts = facts
+        self.report: dict[str, Any] = {
+            "isolation": "opted_out",
+            "authority": "signed" if signed is not None else "unauthenticated",
+        }
+        if signed is not None:
+            self.report.update(
+                {"principal": signed.signer.principal, "statement_digest": signed.digest}
+            )
 
     def __call__(self, run: PreparedRun, *, cwd: Path, env: Mapping[str, str]) -> CommandResult:
         """Record the opt-out in the ledger and ``run.ndjson``; refuse to run if either fails."""
         from plangate.execution.command import run_verified
         from plangate.execution.runlog import append_run_log, open_task_dir
 
-        entry = {
+        entry: dict[str, Any] = {
             "head": run.head,
             "command_digest": run.command_digest,
             "isolation": "opted_out",
-            "by": "human at a terminal (--no-isolation)",
         }
+        if self.signed is not None:
+            entry.update(self.signed.evidence())
+        else:
+            entry.update({"authority": "unauthenticated", "by": UNAUTHENTICATED})
         try:
+            if self.facts is not None:
+                # Under the run's lock: HEAD and the command exec verified, and the
+                # statement not used meanwhile by another opt-out.
+                check_opt_out(
+                    self.signed,
+                    self.facts,
+                    self.root,
+                    env,
+                    head=run.head,
+                    digest=run.command_digest,
+                )
             _ledger_append(self.root, env, "exec_unisolated", run.task_id, entry)
             line = {"event": "exec_unisolated", "task_id": run.task_id, "at": utc_now_text()}
             with open_task_dir(self.root, run.task_id) as task:
                 append_run_log(task, {**line, **entry})
         except PlanGateError as exc:
+            self.report.update({"error": exc.code})
             return CommandResult(
-                1, f"{exc.code}: the opt-out could not be recorded; the command did not run"
+                int(exc.exit_code) if exc.exit_code != ExitCode.ACCEPTED else 1,
+                f"{exc.code}: the opt-out was not recorded ({exc.message}); "
+                "the command did not run",
             )
-        self.note("WARNING: running without isolation (recorded human opt-out)")
+        if self.signed is None:
+            self.note("WARNING: running without isolation (unauthenticated opt-out: no trust root)")
+        else:
+            self.note(
+                "WARNING: running without isolation (opt-out signed by "
+                f"{self.signed.signer.principal})"
+            )
         return run_verified(run, cwd=cwd, env=env)
 
 
@@ -387,12 +565,14 @@ def choose_runner(
     isolate: bool,
     network: bool | None,
     note: Any,
+    command: Sequence[str],
 ) -> IsolatedRunner | UnisolatedRunner:
     """The runner of one ``plangate exec``; raises (and best-effort records) a refusal.
 
     Isolated by default: without a working sandbox backend this refuses
     (``SANDBOX_UNAVAILABLE``) before anything runs. ``isolate=False`` is the
-    human opt-out and is refused under agent markers or without a terminal.
+    opt-out: refused under agent markers or without a terminal, and, where a
+    trust root is in force, without a valid signed statement for ``command``.
     """
     from plangate.isolation.backend import select_backend
     from plangate.snapshot import check_task_id, find_repo_root
@@ -402,7 +582,8 @@ def choose_runner(
     try:
         if not isolate:
             require_human_opt_out(env, stdin)
-            return UnisolatedRunner(root, note)
+            signed, facts = authorize_opt_out(root, task_id, command, env)
+            return UnisolatedRunner(root, note, signed, facts)
         return IsolatedRunner(root, select_backend(), network=network, note=note)
     except PlanGateError as exc:
         try:

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from plangate.canonical import digest
+from plangate.canonical import command_digest
 from plangate.errors import EnvironmentFailure
 from plangate.records import NamedTuple
 from plangate.verdict import ExitCode, Result
@@ -142,7 +142,7 @@ def prepare(task_id: str, head: str, command: Sequence[str], verification: Resul
         command=tuple(command),
         verification=verification,
         bound=bound_facts(verification.facts),
-        command_digest=digest(list(command)),
+        command_digest=command_digest(command),
     )
 
 

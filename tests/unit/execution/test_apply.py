@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from plangate.execution.apply import RULES, ResultFacts, branch_for, judge
+from plangate.execution.apply import (
+    RULES,
+    ResultFacts,
+    TreeFact,
+    WorkspaceFact,
+    branch_for,
+    judge,
+    link_leaves_repository,
+)
 from plangate.surfaces import load_surfaces_bytes
 from plangate.verdict import Result
 
@@ -40,6 +48,8 @@ def _facts(changed: tuple[str, ...], **changes: object) -> ResultFacts:
         surfaces=load_surfaces_bytes(SURFACES, "downstream", "x"),
         verification=Result("ACCEPTED"),
         plan=PLAN,
+        tree=tuple(TreeFact(p, "100644", None) for p in changed),
+        workspace=(),
     )
     return base._replace(**changes)
 
@@ -113,7 +123,18 @@ def test_rejection_is_stricter_than_a_human_decision() -> None:
 
 
 def test_rule_table_and_branch_name() -> None:
-    assert [rule.name for rule in RULES] == ["plan_package_untouched"]
+    assert [rule.name for rule in RULES] == [
+        "plan_package_untouched",
+        "no_links_leaving_the_repository",
+        "no_links",
+        "no_gitlinks",
+        "no_nested_repositories",
+        "no_fifos",
+        "no_sockets",
+        "no_devices",
+        "workspace_readable",
+        "regular_modes",
+    ]
     assert branch_for("TASK-0001-x") == "plangate/runs/TASK-0001-x"
 
 
@@ -125,3 +146,97 @@ def test_a_path_the_plan_says_not_to_touch_never_reaches_the_repository() -> Non
     assert refused.verdict == "REJECTED"
     assert refused.codes == ("CI_OUTSIDE_SCOPE",)
     assert refused.reasons[0].evidence == ("src/lib/vendor/x.py",)
+
+
+def _with_tree(*entries: TreeFact, workspace: tuple[WorkspaceFact, ...] = ()) -> ResultFacts:
+    return _facts(tuple(e.path for e in entries), tree=entries, workspace=workspace)
+
+
+@pytest.mark.parametrize("mode", ["100644", "100755"])
+def test_regular_files_of_either_mode_are_accepted(mode: str) -> None:
+    result = judge(_with_tree(TreeFact("src/greet.py", mode, None)))
+    assert result.verdict == "ACCEPTED", result.reasons
+
+
+@pytest.mark.parametrize(
+    ("target", "code"),
+    [
+        (b"/home/me/.ssh/id_ed25519", "EXEC_RESULT_SYMLINK_ESCAPES"),
+        (b"../../../etc/passwd", "EXEC_RESULT_SYMLINK_ESCAPES"),
+        (b"../../..", "EXEC_RESULT_SYMLINK_ESCAPES"),
+        (b"", "EXEC_RESULT_SYMLINK_ESCAPES"),
+        (b"../keep.py", "EXEC_RESULT_SYMLINK"),
+        (b"a/b.py", "EXEC_RESULT_SYMLINK"),
+    ],
+)
+def test_every_link_in_scope_is_refused_with_where_it_points(target: bytes, code: str) -> None:
+    result = judge(_with_tree(TreeFact("src/lib/link", "120000", target)))
+    assert result.verdict == "REJECTED"
+    assert result.codes == (code,)
+    assert result.reasons[0].evidence == ("src/lib/link",)
+
+
+@pytest.mark.parametrize(
+    ("path", "target", "leaves"),
+    [
+        ("a.txt", b"b.txt", False),
+        ("a.txt", b"../a.txt", True),
+        ("d/a.txt", b"../a.txt", False),
+        ("d/a.txt", b"../../a.txt", True),
+        ("d/a.txt", b"x/../../../a", True),
+        ("a.txt", b"/etc/passwd", True),
+        ("a.txt", b".", False),
+    ],
+)
+def test_link_leaving_the_repository(path: str, target: bytes, leaves: bool) -> None:
+    assert link_leaves_repository(path, target) is leaves
+
+
+@pytest.mark.parametrize(
+    ("fact", "code"),
+    [
+        (TreeFact("src/lib/sub", "160000", None), "EXEC_RESULT_GITLINK"),
+        (TreeFact("src/lib/odd", "100664", None), "EXEC_RESULT_MODE_UNSUPPORTED"),
+    ],
+)
+def test_gitlinks_and_other_modes_are_refused(fact: TreeFact, code: str) -> None:
+    result = judge(_with_tree(fact))
+    assert result.verdict == "REJECTED"
+    assert result.codes == (code,)
+
+
+@pytest.mark.parametrize(
+    ("kind", "code"),
+    [
+        ("nested_repository", "EXEC_RESULT_NESTED_REPOSITORY"),
+        ("fifo", "EXEC_RESULT_FIFO"),
+        ("socket", "EXEC_RESULT_SOCKET"),
+        ("device", "EXEC_RESULT_DEVICE"),
+        ("unreadable", "EXEC_RESULT_UNREADABLE"),
+    ],
+)
+def test_workspace_entries_git_cannot_record_as_files_are_refused(kind: str, code: str) -> None:
+    facts = _with_tree(
+        TreeFact("src/greet.py", "100644", None), workspace=(WorkspaceFact("src/lib/x", kind),)
+    )
+    result = judge(facts)
+    assert result.verdict == "REJECTED"
+    assert result.codes == (code,)
+    assert result.reasons[0].evidence == ("src/lib/x",)
+
+
+def test_every_file_kind_rule_has_its_own_code() -> None:
+    names = [rule.name for rule in RULES]
+    assert len(names) == len(set(names))
+    facts = _with_tree(
+        TreeFact("src/lib/a", "120000", b"/x"),
+        TreeFact("src/lib/b", "120000", b"a"),
+        TreeFact("src/lib/c", "160000", None),
+        TreeFact("src/lib/d", "100600", None),
+        workspace=tuple(
+            WorkspaceFact(f"src/lib/{k}", k)
+            for k in ("nested_repository", "fifo", "socket", "device", "unreadable")
+        ),
+    )
+    result = judge(facts)
+    assert len(result.codes) == len(set(result.codes)) == 9

@@ -26,6 +26,7 @@ without recursion deeper than :data:`MAX_NESTING`.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from plangate.records import NamedTuple
@@ -39,6 +40,9 @@ MAX_NESTING = 64
 PARSE_BUDGET_PER_BYTE = 8
 """Parser progress callbacks allowed per byte (plus :data:`PARSE_BUDGET_BASE`)."""
 PARSE_BUDGET_BASE = 1000
+
+_CONTROL_BYTE = re.compile(rb"[\x01-\x08\x0b-\x1f\x7f]")
+"""Control characters other than tab and newline (NUL is refused on its own)."""
 
 
 class Word(NamedTuple):
@@ -126,6 +130,13 @@ def parse(text: str, work: ParseWork | None = None) -> Script:
         return Script((), (f"the command is longer than {MAX_COMMAND_BYTES} bytes",))
     if b"\x00" in source:
         return Script((), ("the command contains a NUL byte",))
+    control = _CONTROL_BYTE.search(source)
+    if control is not None:
+        # Bash separates words only at space, tab and newline; the parser also takes
+        # carriage return, vertical tab and form feed for blanks, so a '#' after one is
+        # a comment to it and an ordinary character to bash ('ls\r#; tee CLAUDE.md').
+        # No control character has a use in a command an agent means: none is read.
+        return Script((), (f"the command contains the control character 0x{control[0][0]:02x}",))
     tree = parse_tree(source, work)
     if tree is None:
         return Script((), ("the shell parser gave up (work budget exceeded)",))

@@ -27,6 +27,7 @@ without recursion deeper than :data:`MAX_NESTING`.
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from typing import Any
 
 from plangate.records import NamedTuple
@@ -398,7 +399,13 @@ class _Builder:
         if kind == "concatenation":
             if all(c.type in _PLAIN_PARTS for c in node.children if c.is_named):
                 return unquote_unquoted(self.text(node))
-            parts = [self.word(c, depth + 1) for c in node.children if c.is_named]
+            named = [c for c in node.children if c.is_named]
+            for before, after in pairwise(named):
+                # Parts of one word touch; only a line continuation may lie between
+                # them (bash removes it), never a blank the parser skipped.
+                if self._between(before.end_byte, after.start_byte).replace("\\\n", ""):
+                    return Word(None, problem="a word whose parts the parser split")
+            parts = [self.word(c, depth + 1) for c in named]
             problems = [p.problem for p in parts if p.text is None]
             if problems:
                 return Word(None, problem=problems[0])
@@ -414,21 +421,37 @@ class _Builder:
         return Word(None, problem=_NOT_LITERAL.get(kind, f"a {kind}"))
 
     def double_quoted(self, node: Any, depth: int) -> Word:
+        """A ``"..."`` word from the source text between its quotes.
+
+        The parser's ``string_content`` parts leave out the newlines (and any other
+        blank it skips) between them: ``"a<newline>b"`` would read as ``ab``. So the
+        text is taken from the source, and only the nested parts (a ``$(cat <<'EOF'
+        ...)`` message, or an expansion, which is not literal) come from the tree.
+        """
+        children = node.children
+        if len(children) < 2 or children[0].type != '"' or children[-1].type != '"':
+            return Word(None, problem="a double-quoted string the classifier cannot read")
         out: list[str] = []
-        for child in node.children:
-            if not child.is_named:
+        position = children[0].end_byte
+        for child in children[1:-1]:
+            if not child.is_named or child.type == "string_content":
                 continue
-            if child.type == "string_content":
-                text = unquote_double(self.text(child))
-                if text is None:
-                    return Word(None, problem="a '$' or '`' inside double quotes")
-                out.append(text)
-                continue
+            text = unquote_double(self._between(position, child.start_byte))
+            if text is None:
+                return Word(None, problem="a '$' or '`' inside double quotes")
             inner = self.word(child, depth + 1)
             if inner.text is None:
                 return inner
-            out.append(inner.text)
+            out += [text, inner.text]
+            position = child.end_byte
+        text = unquote_double(self._between(position, children[-1].start_byte))
+        if text is None:
+            return Word(None, problem="a '$' or '`' inside double quotes")
+        out.append(text)
         return Word("".join(out), quoted=True)
+
+    def _between(self, start: int, end: int) -> str:
+        return str(self.source[start:end].decode("utf-8", "surrogateescape"))
 
     def heredoc_message(self, node: Any, depth: int) -> str | None:
         """``$(cat <<'EOF' ... EOF)``: the quoted heredoc's body, as bash substitutes it."""

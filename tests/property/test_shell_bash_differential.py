@@ -173,7 +173,7 @@ def command_lines(draw: st.DrawFn) -> str:
     text = pieces[0]
     for piece in pieces[1:]:
         text += draw(st.sampled_from(SEPARATORS)) + piece
-    wrapper = draw(st.integers(0, 6))
+    wrapper = draw(st.integers(0, 7))
     if wrapper == 1:
         text += " # " + draw(st.sampled_from(pieces))
     elif wrapper == 2:
@@ -184,9 +184,14 @@ def command_lines(draw: st.DrawFn) -> str:
         text = text.replace(" ", " \\\n", 1)
     elif wrapper == 5:
         text = f"bash -c {_sh_quote(text)}"
+    elif wrapper == 6:
+        text += draw(st.sampled_from(("\\\n#", "\\\n# ", "#", " #"))) + draw(parts())
     for _ in range(draw(st.integers(0, 2))):
         position = draw(st.integers(0, len(text)))
-        text = text[:position] + draw(st.sampled_from(INSERTED)) + text[position:]
+        if draw(st.booleans()) or position == len(text):
+            text = text[:position] + draw(st.sampled_from(INSERTED)) + text[position:]
+        else:
+            text = text[:position] + text[position + 1 :]  # a character removed
     return text
 
 
@@ -285,6 +290,7 @@ def test_a_ref_moving_command_is_a_write_of_git_that_bash_confirms(
 @example(command="git branch -M topic main")
 @example(command='ls ; echo x > "\nCLAUDE.md"')
 @example(command='echo x > "src/a.py\n"')
+@example(command="echo a\\\n# b > CLAUDE.md")
 def test_bash_agrees_with_the_classifier(command: str, box: BashBox) -> None:
     _judge(command, box)
 

@@ -144,9 +144,60 @@ def parse(text: str, work: ParseWork | None = None) -> Script:
     root = tree.root_node
     if root.has_error:
         return Script((), ("the shell parser found a syntax error or a missing token",))
+    if b"#" in source:
+        problem = comment_problem(source, root)
+        if problem is not None:
+            return Script((), (problem,))
     builder = _Builder(source)
     builder.statements(root, "", 0)
     return Script(tuple(builder.commands), tuple(builder.problems))
+
+
+_WORD_DELIMITERS = frozenset(b" \t\n;&|()<>")
+
+
+def bash_reads_a_comment(source: bytes, offset: int) -> bool:
+    """True when bash reads the ``#`` at ``offset`` as the start of a comment.
+
+    Bash starts a comment only at the start of a word: at the start of the text, or
+    after a blank (space, tab, newline) or an operator character. A line continuation
+    (an unescaped backslash before a newline) is removed first, so ``a\\<newline>#``
+    is the word ``a#``, not a comment.
+    """
+    start = offset
+    while start >= 2 and source[start - 1] == 0x0A:
+        slashes = 0
+        while start - 2 - slashes >= 0 and source[start - 2 - slashes] == 0x5C:
+            slashes += 1
+        if slashes % 2 == 0:
+            break  # a plain newline (or an escaped backslash before it)
+        start -= 2
+    return start == 0 or source[start - 1] in _WORD_DELIMITERS
+
+
+def comment_problem(source: bytes, root: Any) -> str | None:
+    """A problem when the parser and bash disagree on where a comment starts.
+
+    Each ``comment`` node must start where bash starts one, and no ``word`` may start
+    with a ``#`` bash would read as a comment. The tree is walked with a cursor (no
+    recursion), once.
+    """
+    cursor = root.walk()
+    while True:
+        node = cursor.node
+        if node.type == "comment" and not bash_reads_a_comment(source, node.start_byte):
+            return "a '#' the parser reads as a comment is part of a word to bash"
+        if (
+            node.type == "word"
+            and source[node.start_byte : node.start_byte + 1] == b"#"
+            and bash_reads_a_comment(source, node.start_byte)
+        ):
+            return "a '#' the parser reads as part of a word starts a comment to bash"
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return None
 
 
 _SEPARATORS = frozenset({";", "&", "\n", ";;", "&&", "||", "|", "|&"})

@@ -65,3 +65,33 @@ def test_a_newline_inside_quotes_is_part_of_the_word(command: str, target: str) 
 def test_a_quoted_heredoc_message_keeps_its_blank_lines() -> None:
     script = parse("git commit -m \"$(cat <<'EOF'\nTitle\n\nBody\nEOF\n)\"")
     assert [w.text for w in script.commands[0].words] == ["git", "commit", "-m", "Title\n\nBody"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo a\\\n# b > CLAUDE.md",
+        "cat CLAUDE.md\\\n# x; touch approvals/c3.json",
+        "echo a\\\n\\\n# b > CLAUDE.md",
+    ],
+)
+def test_a_hash_joined_to_a_word_by_a_line_continuation_is_not_a_comment(command: str) -> None:
+    # Bash removes the continuation first: 'a\<newline>#' is the word 'a#'.
+    result = analyse(command)
+    assert result.kind == ShellKind.UNCLASSIFIED, result
+    assert "is part of a word to bash" in result.problems[0]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo a \\\n# a comment",
+        "echo a\\\\\n# a comment after an escaped backslash",
+        "ls;#c",
+        "ls&&#c\ntrue",
+        "ls # c",
+        "echo x#y",
+    ],
+)
+def test_comments_where_bash_reads_them_stay_read_only(command: str) -> None:
+    assert analyse(command).kind == ShellKind.READ_ONLY, analyse(command)

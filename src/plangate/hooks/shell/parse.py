@@ -15,8 +15,12 @@ Anything else the parser finds (a function, a loop, ``if``, ``case``,
 or a missing token) is a *problem*: the command is unclassified. The parser
 is error-tolerant, so its own verdict is re-checked where it can differ from
 bash's: two words joined by a line continuation (``ls\\<newline>-l`` is the
-word ``ls-l`` to bash), and a heredoc whose end line bash would read
-differently (``<<E"OF"`` ends at ``EOF``).
+word ``ls-l`` to bash), a heredoc whose end line bash would read differently
+(``<<E"OF"`` ends at ``EOF``), a ``#`` the parser and bash disagree on as a
+comment's start (``a\\<newline>#`` is the word ``a#``), and double-quoted text,
+read from the source because the parser's parts leave its newlines out. A
+control character (other than tab and newline) anywhere is refused: the parser
+takes carriage return, vertical tab and form feed for blanks, bash does not.
 
 Work is bounded: the text is at most :data:`MAX_COMMAND_BYTES`, the parser is
 cancelled when its progress callbacks (one per fixed number of parser

@@ -217,7 +217,7 @@ def _judge(command: str, box: BashBox) -> ShellAnalysis:
         outcome = box.run(command)
         declared = [w.path for w in analysis.writes]
         declared += [os.path.join(d, b) for d, b, _step in analysis.into_dir]
-        missed = covered(outcome.changed, declared, commits=analysis.commits)
+        missed = covered(outcome, declared, commits=analysis.commits)
         assert not missed, (
             f"the classifier declared {declared}, but bash also changed {missed}: "
             f"{command!r}\n{outcome.output}"
@@ -310,3 +310,13 @@ def test_the_box_has_no_network_and_no_view_of_the_machine(box: BashBox, tmp_pat
     assert marker.read_text() == "outside\n"
     assert outcome.status != 0
     assert box.run("exec 3<>/dev/tcp/127.0.0.1/22").status != 0
+
+
+def test_a_write_the_declaration_misses_is_reported(box: BashBox) -> None:
+    outcome = box.run("echo x > CLAUDE.md; mkdir -p new/deep; git branch -f topic HEAD")
+    assert covered(outcome, ["new/deep", ".git"], commits=False) == ["CLAUDE.md"]
+    assert covered(outcome, ["CLAUDE.md", "new/deep"], commits=False) == [
+        ".git/logs/refs/heads/topic",
+        ".git/refs/heads/topic",
+    ]
+    assert covered(outcome, ["CLAUDE.md", "sub/.git", "new/deep"], commits=False) == []

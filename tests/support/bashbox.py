@@ -87,6 +87,8 @@ class Outcome(NamedTuple):
     changed: frozenset[str]
     status: int
     output: str
+    created_directories: frozenset[str] = frozenset()
+    """Changed paths that were absent before and are directories after."""
 
 
 def bwrap_or_fail() -> str:
@@ -200,7 +202,12 @@ class BashBox:
             shutil.copytree(self.template, repo, symlinks=True)
             shutil.copytree(self.remote_template, remote, symlinks=True)
             status, output = self._bash(command, repo, remote)
-            return Outcome(changed_paths(self.before, snapshot(repo)), status, output)
+            after = snapshot(repo)
+            changed = changed_paths(self.before, after)
+            created = frozenset(
+                p for p in changed if p not in self.before and after[p].kind == "dir"
+            )
+            return Outcome(changed, status, output, created)
         finally:
             _remove(scratch)
 
@@ -245,16 +252,16 @@ def _remove(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def covered(changed: Iterable[str], declared: Iterable[str], *, commits: bool) -> list[str]:
+def covered(outcome: Outcome, declared: Iterable[str], *, commits: bool) -> list[str]:
     """The changed paths no declared write covers (empty when the declaration holds).
 
     A declared path covers itself and everything below it; a declared ``.git`` at any
     depth covers the repository's ``.git`` (the hook guards ``.git`` at every depth);
-    a changed directory above a declared path is one the write created (``mkdir -p``,
-    a redirection into a new file of an existing directory changes its parent's
-    listing, which the tree shows as no change of the directory itself). A commit
-    changes ``.git`` by design: it is judged by the paths it commits.
+    a directory created above a declared path is one the write made on its way
+    (``mkdir -p a/b`` makes ``a``). A commit changes ``.git`` by design: it is judged
+    by the paths it commits.
     """
+    changed = outcome.changed
     names = [os.path.normpath(p) for p in declared if not os.path.isabs(p)]
     names = [n for n in names if not n.startswith("..")]
     git_declared = commits or any(n == ".git" or n.endswith("/.git") for n in names)
@@ -262,7 +269,9 @@ def covered(changed: Iterable[str], declared: Iterable[str], *, commits: bool) -
     for path in sorted(changed):
         if git_declared and (path == ".git" or path.startswith(".git/")):
             continue
-        if any(path == n or path.startswith(n + "/") or n.startswith(path + "/") for n in names):
+        if any(path == n or path.startswith(n + "/") for n in names):
+            continue
+        if path in outcome.created_directories and any(n.startswith(path + "/") for n in names):
             continue
         out.append(path)
     return out

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from plangate.hooks.shell import ShellAnalysis, ShellKind, analyse
@@ -292,7 +292,9 @@ def test_a_ref_moving_command_is_a_write_of_git_that_bash_confirms(
 @example(command='echo x > "src/a.py\n"')
 @example(command="echo a\\\n# b > CLAUDE.md")
 def test_bash_agrees_with_the_classifier(command: str, box: BashBox) -> None:
-    _judge(command, box)
+    # The share of verdicts (--hypothesis-show-statistics): only read-only and
+    # writes verdicts run in the box.
+    event(f"verdict: {_judge(command, box).kind}")
 
 
 def test_the_box_sees_a_change_bash_makes(box: BashBox) -> None:

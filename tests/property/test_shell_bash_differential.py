@@ -143,6 +143,11 @@ INSERTED = (
 characters, a line continuation, and Unicode spaces (letters to bash)."""
 
 
+PATH_SPELLINGS = ("{}", "./{}", "src/../{}", "/tmp/box/repo/{}", "src//../{}")
+"""Spellings of one path of the tree (the box shows the copy at /tmp/box/repo)."""
+PREFIXES = ("", "", "", "cd src && ", "cd src; ", "env ", "command ", "nice ")
+
+
 def _quoted(word: str, style: int) -> str:
     """``word`` in one of the spellings bash reads as the same word."""
     if style == 1:
@@ -163,8 +168,12 @@ def parts(draw: st.DrawFn) -> str:
         return draw(st.sampled_from(READERS))
     if kind == "ref":
         return draw(st.sampled_from(REF_MOVERS))
-    target = _quoted(draw(st.sampled_from(TARGETS)), draw(st.integers(0, 4)))
-    return draw(st.sampled_from(WRITER_FORMS)).format(target)
+    path = draw(st.sampled_from(PATH_SPELLINGS)).format(draw(st.sampled_from(TARGETS)))
+    target = _quoted(path, draw(st.integers(0, 4)))
+    prefix = draw(st.sampled_from(PREFIXES))
+    if prefix.startswith("cd src") and not target.startswith(("/", "'/", '"/')):
+        target = "../" + target
+    return prefix + draw(st.sampled_from(WRITER_FORMS)).format(target)
 
 
 @st.composite
@@ -173,7 +182,7 @@ def command_lines(draw: st.DrawFn) -> str:
     text = pieces[0]
     for piece in pieces[1:]:
         text += draw(st.sampled_from(SEPARATORS)) + piece
-    wrapper = draw(st.integers(0, 7))
+    wrapper = draw(st.integers(0, 8))
     if wrapper == 1:
         text += " # " + draw(st.sampled_from(pieces))
     elif wrapper == 2:
@@ -184,6 +193,8 @@ def command_lines(draw: st.DrawFn) -> str:
         text = text.replace(" ", " \\\n", 1)
     elif wrapper == 5:
         text = f"bash -c {_sh_quote(text)}"
+    elif wrapper == 7:
+        text = f"sh -c {_sh_quote(text)} && cat <<-'EOF'\n\t{pieces[0]}\n\tEOF"
     elif wrapper == 6:
         text += draw(st.sampled_from(("\\\n#", "\\\n# ", "#", " #"))) + draw(parts())
     for _ in range(draw(st.integers(0, 2))):

@@ -262,7 +262,9 @@ def covered(outcome: Outcome, declared: Iterable[str], *, commits: bool) -> list
     by the paths it commits.
     """
     changed = outcome.changed
-    names = [os.path.normpath(p) for p in declared if not os.path.isabs(p)]
+    # An absolute path into the copy is the path the box shows it at.
+    inside = [p[len(BOX_REPO) + 1 :] if p.startswith(BOX_REPO + "/") else p for p in declared]
+    names = [os.path.normpath(p) for p in inside if p and not os.path.isabs(p)]
     names = [n for n in names if not n.startswith("..")]
     git_declared = commits or any(n == ".git" or n.endswith("/.git") for n in names)
     out: list[str] = []

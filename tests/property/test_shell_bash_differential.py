@@ -142,6 +142,20 @@ INSERTED = (
 )
 """Characters inserted anywhere: every control byte, blanks, quotes, comment and operator
 characters, a line continuation, and Unicode spaces (letters to bash)."""
+COMMENT_LEADS = (
+    " ",
+    "\t",
+    "\n",
+    ";",
+    "",
+    "\\\n",
+    " \\\n",
+    "\u00a0",
+    *(chr(code) for code in (*range(1, 9), *range(11, 32), 127)),
+    *(" " + chr(code) for code in (13, 11, 12)),
+)
+"""What comes before a '#': blanks bash knows, none, a line continuation, every control
+byte (which the parser may take for a blank), a no-break space."""
 
 
 PATH_SPELLINGS = ("{}", "./{}", "src/../{}", "/tmp/box/repo/{}", "src//../{}")
@@ -200,9 +214,16 @@ def command_lines(draw: st.DrawFn) -> str:
     elif wrapper == 7:
         text = f"sh -c {_sh_quote(text)} && cat <<-'EOF'\n\t{draw(parts())}\n\tEOF"
     elif wrapper == 6:
-        text += draw(st.sampled_from(("\\\n#", "\\\n# ", "#", " #"))) + draw(parts())
+        # A comment hiding a writer, after each spelling of a blank (or none).
+        text += draw(st.sampled_from(COMMENT_LEADS)) + "#" + draw(parts())
     for _ in range(draw(st.integers(0, 2))):
-        position = draw(st.integers(0, len(text)))
+        # Half the insertions go next to a blank, '#', quote or operator, where bash
+        # and a parser may part ways; the others anywhere.
+        marks = [i for i, c in enumerate(text) if c in " \t\n#'\";&|<>\\"]
+        if marks and draw(st.booleans()):
+            position = draw(st.sampled_from(marks)) + draw(st.integers(0, 1))
+        else:
+            position = draw(st.integers(0, len(text)))
         if draw(st.booleans()) or position == len(text):
             text = text[:position] + draw(st.sampled_from(INSERTED)) + text[position:]
         else:

@@ -1,9 +1,8 @@
 """Commands from a small grammar: whatever the classifier calls read-only changes no file.
 
 Each generated command really runs (``bash -c``) in a scratch copy of a small
-repository, confined with bubblewrap when it is available (only the scratch
-directory writable, no network), else in the plain temporary copy. The files
-are hashed before and after.
+repository, confined with bubblewrap (only the scratch directory writable, no
+network; without bubblewrap the test fails). The files are hashed before and after.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plangate.hooks.shell import ShellKind, analyse
+from support.bashbox import bwrap_or_fail
 
 FILES = ("a.txt", "b.txt", "sub/c.txt", "-n", "-o.txt")
 WORDS = ("a.txt", "b.txt", "sub/c.txt", "sub", "./-n", "out", "'*.txt'", "x")
@@ -112,26 +112,29 @@ def _snapshot(root: Path) -> dict[str, str]:
 
 
 def _run(command: str, scratch: Path) -> None:
-    argv = ["bash", "--noprofile", "--norc", "-c", command]
-    if shutil.which("bwrap"):
-        argv = [
-            "bwrap",
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--bind",
-            str(scratch),
-            str(scratch),
-            "--unshare-net",
-            "--die-with-parent",
-            "--chdir",
-            str(scratch),
-            *argv,
-        ]
+    # Bubblewrap is required: without it the test fails, never runs a command unconfined.
+    argv = [
+        bwrap_or_fail(),
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--bind",
+        str(scratch),
+        str(scratch),
+        "--unshare-net",
+        "--die-with-parent",
+        "--chdir",
+        str(scratch),
+        "bash",
+        "--noprofile",
+        "--norc",
+        "-c",
+        command,
+    ]
     subprocess.run(
         argv,
         cwd=scratch,

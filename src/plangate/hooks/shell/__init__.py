@@ -9,6 +9,7 @@ option table. The answer is one of:
   word expands, nothing is redirected into a file;
 - ``writes``: every part is understood and the files it writes are listed,
   each with the step that writes it (:class:`~plangate.hooks.shell.state.Write`);
+  a command that creates, moves or deletes a ref lists ``.git``;
 - ``runs_code``: a program runs project code (interpreters, test runners,
   build tools, package managers, linters): allowed only where the operating
   system confines its writes;

@@ -393,20 +393,29 @@ def _named_remotes(sub: str, repositories: list[str], state: State) -> None:
 
 
 def _push(sub: str, rest: tuple[Word, ...], state: State) -> None:
+    """A push to a remote's name is judged by the pre-push hook; one into this
+    repository (``.``) moves its refs, and ``-u`` writes ``.git/config``."""
     parsed = _parse(sub, PUSH, rest, state)
     if parsed is None:
         return
     if parsed.has("--no-verify"):
         state.skips("git push --no-verify skips the pre-push hook")
     _named_remotes(sub, list(parsed.operands[:1]), state)
+    if parsed.operands[:1] == (".",):
+        writes_git_dir(state)  # 'git push . +a:b' moves the local branch b
+    if parsed.has("-u", "--set-upstream"):
+        writes_git_dir(state)  # the branch's upstream is recorded in .git/config
 
 
 def _fetch(sub: str, rest: tuple[Word, ...], state: State) -> None:
+    """Every fetch writes ``.git``: ``FETCH_HEAD``, the refs its refspecs name (local
+    branches with ``a:b`` or ``.`` as the remote), tags it follows, pruned refs."""
     parsed = _parse(sub, FETCH, rest, state)
     if parsed is None:
         return
     many = parsed.has("--multiple")
     _named_remotes(sub, list(parsed.operands if many else parsed.operands[:1]), state)
+    writes_git_dir(state)
 
 
 def _commit(sub: str, rest: tuple[Word, ...], state: State) -> None:
@@ -478,7 +487,10 @@ def _checkout(sub: str, rest: tuple[Word, ...], state: State) -> None:
     if parsed is None:
         return
     if parsed.has("-b", "-B") and not parsed.operands:
-        return  # a new branch at HEAD: the working tree stays as it is
+        # A new branch at HEAD: the working tree stays, the branch and HEAD are written
+        # ('-B' moves an existing branch, the trust branch too).
+        writes_git_dir(state)
+        return
     state.unclassified("git checkout of a branch or commit rewrites the working tree")
 
 
@@ -487,6 +499,7 @@ def _switch(sub: str, rest: tuple[Word, ...], state: State) -> None:
     if parsed is None:
         return
     if parsed.has("-c", "-C", "--create", "--force-create") and not parsed.operands:
+        writes_git_dir(state)
         return
     state.unclassified("git switch to another commit rewrites the working tree")
 
@@ -542,10 +555,16 @@ def _stages(paths: list[str], state: State, *, everything: bool = False) -> None
 
 
 def _reset(sub: str, rest: tuple[Word, ...], state: State) -> None:
+    """``reset [REV] -- PATHS`` stages; a reset without paths moves the current branch.
+
+    Without ``--hard``/``--merge``/``--keep`` (not in the table) a reset changes refs
+    and the index only. ``reset REV`` points the branch at any commit (an older tip of
+    the trust branch too) and even ``reset`` alone writes ``ORIG_HEAD`` and the reflog;
+    a single operand without ``--`` is a commit or a path as the repository decides.
+    """
     parsed = _parse(sub, RESET, rest, state)
     if parsed is None:
         return
-    # Without --hard/--merge/--keep (not in the table) a reset changes refs and the index only.
     paths = _paths(parsed, sub, state)
     if paths is None:
         return
@@ -555,6 +574,8 @@ def _reset(sub: str, rest: tuple[Word, ...], state: State) -> None:
     named = paths[len(paths) - after :] if after else paths[1:]
     if named:
         _stages(named, state)
+    else:
+        writes_git_dir(state)
 
 
 def _apply(sub: str, rest: tuple[Word, ...], state: State) -> None:
@@ -565,12 +586,79 @@ def _apply(sub: str, rest: tuple[Word, ...], state: State) -> None:
         state.unclassified("git apply: the patch's paths are not on the command line")
 
 
+_BRANCH_WRITES = (
+    "-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-f", "--force",
+    "-u", "--set-upstream-to", "--unset-upstream", "-t", "--track", "--no-track",
+)  # fmt: skip
+"""``git branch`` options that create, move, copy, delete a branch or set its upstream."""
+_TAG_WRITES = (
+    "-d", "--delete", "-f", "--force", "-a", "--annotate", "-m", "--message", "-F", "--file",
+)  # fmt: skip
+"""``git tag`` options that create, move or delete a tag."""
+
+
+def _lists_refs(parsed: Parsed, writers: tuple[str, ...]) -> bool:
+    """The listing form of ``git branch``/``git tag``: no writing option, and either no
+    operand or ``-l``/``--list`` (its operands are then patterns). Any other form
+    creates, moves or deletes a ref."""
+    if parsed.has(*writers):
+        return False
+    return not parsed.operands or parsed.has("-l", "--list")
+
+
 def _branch(sub: str, rest: tuple[Word, ...], state: State) -> None:
-    _parse(sub, BRANCH, rest, state)  # refs only
+    parsed = _parse(sub, BRANCH, rest, state)
+    if parsed is not None and not _lists_refs(parsed, _BRANCH_WRITES):
+        writes_git_dir(state)
 
 
 def _tag(sub: str, rest: tuple[Word, ...], state: State) -> None:
-    _parse(sub, TAG, rest, state)  # refs only (signing is not in the table)
+    parsed = _parse(sub, TAG, rest, state)  # signing is not in the table
+    if parsed is not None and not _lists_refs(parsed, _TAG_WRITES):
+        writes_git_dir(state)
+
+
+SYMBOLIC_REF = spec("qdm", long="quiet delete short recurse no-recurse")
+REPLACE = spec("lfdge", long="list force delete graft edit raw convert-graft-file",
+               long_args="format")  # fmt: skip
+
+
+def _symbolic_ref(sub: str, rest: tuple[Word, ...], state: State) -> None:
+    """``git symbolic-ref [-q] [--short] NAME`` reads; with a target, ``-d`` or ``-m`` it
+    writes (``git symbolic-ref HEAD refs/heads/main`` repoints HEAD)."""
+    parsed = _parse(sub, SYMBOLIC_REF, rest, state)
+    if parsed is None:
+        return
+    if len(parsed.operands) != 1 or parsed.has("-d", "--delete", "-m"):
+        writes_git_dir(state)
+
+
+def _replace(sub: str, rest: tuple[Word, ...], state: State) -> None:
+    """``git replace -l [PATTERN]`` lists; every other form writes a ``refs/replace`` ref."""
+    parsed = _parse(sub, REPLACE, rest, state)
+    if parsed is None:
+        return
+    if not parsed.has("-l", "--list") or parsed.has("-f", "--force", "-d", "--delete"):
+        writes_git_dir(state)
+
+
+def _writes_refs(sub: str, rest: tuple[Word, ...], state: State) -> None:
+    """``update-ref``, ``pack-refs``: write refs whatever their options."""
+    for word in rest:
+        if word.text is None or word.glob:
+            state.unclassified(f"git {sub}: a word is not literal")
+            return
+    writes_git_dir(state)
+
+
+def writes_git_dir(state: State) -> None:
+    """Record a write of the repository's git directory (refs, ``HEAD``, config).
+
+    The target is ``.git`` in the directory git runs in; the hook guards ``.git`` at
+    every depth, so the command is judged a write of git's internal directory. A
+    commit on the current branch is not recorded here: it is judged as a commit.
+    """
+    state.write(".git", keeps_contents=True)
 
 
 def _remote(sub: str, rest: tuple[Word, ...], state: State) -> None:
@@ -600,9 +688,17 @@ def _config(sub: str, rest: tuple[Word, ...], state: State) -> None:
         state.unclassified("git config without --get or --list writes the configuration")
 
 
-def _subcommand_forms(forms: dict[str, Spec]) -> Callable[[str, tuple[Word, ...], State], None]:
+def _subcommand_forms(
+    forms: dict[str, Spec], ref_writers: frozenset[str] = frozenset()
+) -> Callable[[str, tuple[Word, ...], State], None]:
+    """``git SUB FORM ...``: FORM's table when it only reads; a form in ``ref_writers``
+    writes refs or reflogs (``git reflog expire``); any other form is unclassified."""
+
     def rule(sub: str, rest: tuple[Word, ...], state: State) -> None:
         first = rest[0].text if rest else None
+        if first is not None and first in ref_writers:
+            _writes_refs(f"{sub} {first}", rest[1:], state)
+            return
         if first not in forms:
             state.unclassified(f"git {sub} {first or ''} may change the working tree".strip())
             return
@@ -629,6 +725,14 @@ SUBCOMMANDS: dict[str, Callable[[str, tuple[Word, ...], State], None]] = {
     "config": _config,
     "stash": _subcommand_forms({"list": LOG, "show": STASH_SHOW}),
     "worktree": _subcommand_forms({"list": WORKTREE_LIST}),
-    "reflog": _subcommand_forms({"show": REFLOG, "list": spec()}),
+    "reflog": _subcommand_forms({"show": REFLOG, "list": spec()}, frozenset({"expire", "delete"})),
+    "notes": _subcommand_forms(
+        {"list": spec(), "show": spec()},
+        frozenset({"add", "copy", "append", "edit", "merge", "remove", "prune"}),
+    ),
+    "symbolic-ref": _symbolic_ref,
+    "replace": _replace,
+    "update-ref": _writes_refs,
+    "pack-refs": _writes_refs,
 }
 """Subcommands with a rule of their own (the others in :data:`READ_ONLY` only read)."""

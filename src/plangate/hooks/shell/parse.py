@@ -15,8 +15,12 @@ Anything else the parser finds (a function, a loop, ``if``, ``case``,
 or a missing token) is a *problem*: the command is unclassified. The parser
 is error-tolerant, so its own verdict is re-checked where it can differ from
 bash's: two words joined by a line continuation (``ls\\<newline>-l`` is the
-word ``ls-l`` to bash), and a heredoc whose end line bash would read
-differently (``<<E"OF"`` ends at ``EOF``).
+word ``ls-l`` to bash), a heredoc whose end line bash would read differently
+(``<<E"OF"`` ends at ``EOF``), a ``#`` the parser and bash disagree on as a
+comment's start (``a\\<newline>#`` is the word ``a#``), and double-quoted text,
+read from the source because the parser's parts leave its newlines out. A
+control character (other than tab and newline) anywhere is refused: the parser
+takes carriage return, vertical tab and form feed for blanks, bash does not.
 
 Work is bounded: the text is at most :data:`MAX_COMMAND_BYTES`, the parser is
 cancelled when its progress callbacks (one per fixed number of parser
@@ -26,6 +30,8 @@ without recursion deeper than :data:`MAX_NESTING`.
 
 from __future__ import annotations
 
+import re
+from itertools import pairwise
 from typing import Any
 
 from plangate.records import NamedTuple
@@ -39,6 +45,9 @@ MAX_NESTING = 64
 PARSE_BUDGET_PER_BYTE = 8
 """Parser progress callbacks allowed per byte (plus :data:`PARSE_BUDGET_BASE`)."""
 PARSE_BUDGET_BASE = 1000
+
+_CONTROL_BYTE = re.compile(rb"[\x01-\x08\x0b-\x1f\x7f]")
+"""Control characters other than tab and newline (NUL is refused on its own)."""
 
 
 class Word(NamedTuple):
@@ -126,15 +135,73 @@ def parse(text: str, work: ParseWork | None = None) -> Script:
         return Script((), (f"the command is longer than {MAX_COMMAND_BYTES} bytes",))
     if b"\x00" in source:
         return Script((), ("the command contains a NUL byte",))
+    control = _CONTROL_BYTE.search(source)
+    if control is not None:
+        # Bash separates words only at space, tab and newline; the parser also takes
+        # carriage return, vertical tab and form feed for blanks, so a '#' after one is
+        # a comment to it and an ordinary character to bash ('ls\r#; tee CLAUDE.md').
+        # No control character has a use in a command an agent means: none is read.
+        return Script((), (f"the command contains the control character 0x{control[0][0]:02x}",))
     tree = parse_tree(source, work)
     if tree is None:
         return Script((), ("the shell parser gave up (work budget exceeded)",))
     root = tree.root_node
     if root.has_error:
         return Script((), ("the shell parser found a syntax error or a missing token",))
+    if b"#" in source:
+        problem = comment_problem(source, root)
+        if problem is not None:
+            return Script((), (problem,))
     builder = _Builder(source)
     builder.statements(root, "", 0)
     return Script(tuple(builder.commands), tuple(builder.problems))
+
+
+_WORD_DELIMITERS = frozenset(b" \t\n;&|()<>")
+
+
+def bash_reads_a_comment(source: bytes, offset: int) -> bool:
+    """True when bash reads the ``#`` at ``offset`` as the start of a comment.
+
+    Bash starts a comment only at the start of a word: at the start of the text, or
+    after a blank (space, tab, newline) or an operator character. A line continuation
+    (an unescaped backslash before a newline) is removed first, so ``a\\<newline>#``
+    is the word ``a#``, not a comment.
+    """
+    start = offset
+    while start >= 2 and source[start - 1] == 0x0A:
+        slashes = 0
+        while start - 2 - slashes >= 0 and source[start - 2 - slashes] == 0x5C:
+            slashes += 1
+        if slashes % 2 == 0:
+            break  # a plain newline (or an escaped backslash before it)
+        start -= 2
+    return start == 0 or source[start - 1] in _WORD_DELIMITERS
+
+
+def comment_problem(source: bytes, root: Any) -> str | None:
+    """A problem when the parser and bash disagree on where a comment starts.
+
+    Each ``comment`` node must start where bash starts one, and no ``word`` may start
+    with a ``#`` bash would read as a comment. The tree is walked with a cursor (no
+    recursion), once.
+    """
+    cursor = root.walk()
+    while True:
+        node = cursor.node
+        if node.type == "comment" and not bash_reads_a_comment(source, node.start_byte):
+            return "a '#' the parser reads as a comment is part of a word to bash"
+        if (
+            node.type == "word"
+            and source[node.start_byte : node.start_byte + 1] == b"#"
+            and bash_reads_a_comment(source, node.start_byte)
+        ):
+            return "a '#' the parser reads as part of a word starts a comment to bash"
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return None
 
 
 _SEPARATORS = frozenset({";", "&", "\n", ";;", "&&", "||", "|", "|&"})
@@ -387,7 +454,13 @@ class _Builder:
         if kind == "concatenation":
             if all(c.type in _PLAIN_PARTS for c in node.children if c.is_named):
                 return unquote_unquoted(self.text(node))
-            parts = [self.word(c, depth + 1) for c in node.children if c.is_named]
+            named = [c for c in node.children if c.is_named]
+            for before, after in pairwise(named):
+                # Parts of one word touch; only a line continuation may lie between
+                # them (bash removes it), never a blank the parser skipped.
+                if self._between(before.end_byte, after.start_byte).replace("\\\n", ""):
+                    return Word(None, problem="a word whose parts the parser split")
+            parts = [self.word(c, depth + 1) for c in named]
             problems = [p.problem for p in parts if p.text is None]
             if problems:
                 return Word(None, problem=problems[0])
@@ -403,21 +476,37 @@ class _Builder:
         return Word(None, problem=_NOT_LITERAL.get(kind, f"a {kind}"))
 
     def double_quoted(self, node: Any, depth: int) -> Word:
+        """A ``"..."`` word from the source text between its quotes.
+
+        The parser's ``string_content`` parts leave out the newlines (and any other
+        blank it skips) between them: ``"a<newline>b"`` would read as ``ab``. So the
+        text is taken from the source, and only the nested parts (a ``$(cat <<'EOF'
+        ...)`` message, or an expansion, which is not literal) come from the tree.
+        """
+        children = node.children
+        if len(children) < 2 or children[0].type != '"' or children[-1].type != '"':
+            return Word(None, problem="a double-quoted string the classifier cannot read")
         out: list[str] = []
-        for child in node.children:
-            if not child.is_named:
+        position = children[0].end_byte
+        for child in children[1:-1]:
+            if not child.is_named or child.type == "string_content":
                 continue
-            if child.type == "string_content":
-                text = unquote_double(self.text(child))
-                if text is None:
-                    return Word(None, problem="a '$' or '`' inside double quotes")
-                out.append(text)
-                continue
+            text = unquote_double(self._between(position, child.start_byte))
+            if text is None:
+                return Word(None, problem="a '$' or '`' inside double quotes")
             inner = self.word(child, depth + 1)
             if inner.text is None:
                 return inner
-            out.append(inner.text)
+            out += [text, inner.text]
+            position = child.end_byte
+        text = unquote_double(self._between(position, children[-1].start_byte))
+        if text is None:
+            return Word(None, problem="a '$' or '`' inside double quotes")
+        out.append(text)
         return Word("".join(out), quoted=True)
+
+    def _between(self, start: int, end: int) -> str:
+        return str(self.source[start:end].decode("utf-8", "surrogateescape"))
 
     def heredoc_message(self, node: Any, depth: int) -> str | None:
         """``$(cat <<'EOF' ... EOF)``: the quoted heredoc's body, as bash substitutes it."""

@@ -37,6 +37,14 @@ def payload_error(message: str, code: str = "HOOK_PAYLOAD_INVALID") -> Result:
     return Result("DENY", (Reason(code, message, "check the host version and hook wiring"),), {})
 
 
+def ambiguous(message: str) -> Result:
+    """A deny for a payload that carries the same thing in more than one field."""
+    return Result("DENY", (Reason(
+        "HOOK_PAYLOAD_AMBIGUOUS", message,
+        "send the value in one field only; check the host version and hook wiring",
+    ),), {})
+
+
 def parse_payload(data: bytes) -> dict[str, Any] | Result:
     """The payload object, or a deny :class:`Result` saying why it is unusable."""
     from plangate.canonical import StrictJSONError, strict_loads_object

@@ -7,6 +7,8 @@ import pytest
 
 from plangate.hooks.hosts.tools import (
     CLAUDE_TOOLS,
+    COMMAND_FIELDS,
+    PATH_FIELDS,
     CODEX_TOOLS,
     CURSOR_TOOLS,
     ToolKind,
@@ -60,7 +62,7 @@ def test_every_claude_reference_tool_has_a_kind(name: str) -> None:
         ("TaskUpdate", ToolKind.READ),
         ("ToolSearch", ToolKind.READ),
         ("LSP", ToolKind.READ),
-        ("CronCreate", ToolKind.READ),
+        ("CronCreate", ToolKind.SCHEDULE),
         ("EnterPlanMode", ToolKind.READ),
         ("Agent", ToolKind.AGENT),
         ("EnterWorktree", ToolKind.WORKTREE),
@@ -83,11 +85,20 @@ def test_cursor_task_is_agent_spawning_and_delete_is_a_writer() -> None:
     assert CURSOR_TOOLS["Delete"].kind is ToolKind.WRITER
 
 
+CARRYING = {ToolKind.WRITER: PATH_FIELDS, ToolKind.SHELL: COMMAND_FIELDS,
+            ToolKind.PATCH: COMMAND_FIELDS, ToolKind.STDIN: COMMAND_FIELDS}
+
+
 @pytest.mark.parametrize("table", [CLAUDE_TOOLS, CODEX_TOOLS, CURSOR_TOOLS])
-def test_every_writer_names_its_path_keys_and_no_mcp_tool_is_listed(table: dict) -> None:
+def test_every_tool_that_carries_something_names_its_fields_from_their_family(
+    table: dict,
+) -> None:
     for name, tool in table.items():
         assert not is_mcp_tool(name)
-        assert (tool.kind is ToolKind.WRITER) == bool(tool.keys), name
+        family = CARRYING.get(tool.kind)
+        if family is not None:
+            assert tool.keys, name
+            assert set(tool.keys) <= set(family), name
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,10 @@ from typing import Any
 
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
+from plangate.hooks.hosts.table import HOSTS as HOST_TABLE
 
-HOSTS = ("claude", "codex", "cursor", "git")
+HOSTS = tuple(HOST_TABLE)
+"""Every host of the host table, each with its ``--NAME`` flag."""
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
@@ -94,7 +96,7 @@ def run(argv: list[str], ctx: Context) -> int:
         ctx.out(f"{change.host}: {change.action} {change.path}")
     if args.action == "install":
         ctx.out("next: run 'plangate doctor' to prove the hooks allow in scope and deny")
-        if any(h in hosts for h in ("claude", "codex", "cursor")):
+        if any(HOST_TABLE[h].config_file for h in hosts):
             ctx.out("committed hook files call 'plangate-hook' or 'plangate' found on PATH: "
                     "every developer installs PlanGate (docs/getting-started.md)")
         if args.local_python:

@@ -85,7 +85,8 @@ def _guest(host: Host, payload: Mapping[str, Any]) -> Host | None:
     from plangate.hooks.hosts.table import HOSTS
 
     for name in host.guests:
-        if HOSTS[name].load_guest().sent(payload):
+        recognises = HOSTS[name].sent
+        if recognises is not None and recognises(payload):
             return HOSTS[name]
     return None
 

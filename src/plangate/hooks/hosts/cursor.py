@@ -26,8 +26,8 @@ agent continues and fixes it (only while ``loop_count`` is below 2, so a stuck
 session cannot loop for ever; the git hooks and CI still stop the change).
 
 Cursor also runs the hooks of ``.claude/settings.json`` (it is Claude Code's guest
-in :data:`plangate.hooks.hosts.table.HOSTS`): :func:`sent` recognises its payloads
-there and :func:`answer_as_guest` answers its own events, with exit 2 on a deny.
+in :data:`plangate.hooks.hosts.table.HOSTS`, which recognises its payloads there):
+:func:`answer_as_guest` answers its own events, with exit 2 on a deny.
 """
 
 from __future__ import annotations
@@ -158,17 +158,6 @@ def answer(entry: str, data: bytes, cwd: Path, env: Mapping[str, str]) -> HookOu
     """The table's entry point (``plangate hook cursor``)."""
     del entry, cwd  # one entry point; the payload names its directory
     return handle(data, env)
-
-
-def sent(payload: Mapping[str, Any]) -> bool:
-    """True for a payload Cursor sent (it loads ``.claude/settings.json`` hooks too)."""
-    if "cursor_version" in payload:
-        return True
-    return (
-        "conversation_id" in payload
-        and "workspace_roots" in payload
-        and ("session_id" not in payload)
-    )
 
 
 def answer_as_guest(payload: Mapping[str, Any], env: Mapping[str, str]) -> HookOutput:

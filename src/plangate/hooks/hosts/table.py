@@ -21,7 +21,7 @@ hook process loads only its own host's code.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from plangate.hooks.hosts.tools import CLAUDE_TOOLS, CODEX_TOOLS, CURSOR_TOOLS, Tool
@@ -65,9 +65,6 @@ class AgentAdapter(HostAdapter, Protocol):
 class GuestAdapter(Protocol):
     """A host whose payloads may reach another host's hook (Cursor runs Claude Code's)."""
 
-    def sent(self, payload: Mapping[str, Any]) -> bool:
-        """True for a payload this host sent."""
-
     def answer_as_guest(self, payload: Mapping[str, Any], env: Mapping[str, str]) -> HookOutput:
         """The answer to this host's own event received through another host's hook."""
 
@@ -103,6 +100,9 @@ class Host(NamedTuple):
     """Doctor probes it in a throwaway repository (git hooks), not with a payload."""
     guests: tuple[str, ...] = ()
     """Hosts whose payloads this host's hook may receive (and answers as they expect)."""
+    sent: Callable[[Mapping[str, Any]], bool] | None = None
+    """Recognises a payload this host sent (to another host's hook), without loading the
+    adapter: the host's hook process pays for a guest's code only when one calls."""
     version_program: str = ""
     """The program whose ``--version`` doctor compares with the pinned version."""
 
@@ -123,6 +123,16 @@ class Host(NamedTuple):
         import importlib
 
         return cast("GuestAdapter", importlib.import_module(self.adapter))
+
+
+def cursor_sent(payload: Mapping[str, Any]) -> bool:
+    """True for a payload Cursor sent: ``cursor_version``, or ``conversation_id`` and
+    ``workspace_roots`` without Claude Code's ``session_id``."""
+    if "cursor_version" in payload:
+        return True
+    return "conversation_id" in payload and "workspace_roots" in payload and (
+        "session_id" not in payload
+    )
 
 
 CLAUDE = Host(
@@ -169,6 +179,7 @@ CURSOR = Host(
         "beforeShellExecution", "preToolUse", "beforeMCPExecution", "afterFileEdit", "stop",
     )),
     probe_events=("preToolUse", "beforeShellExecution"),
+    sent=cursor_sent,
 )
 GIT = Host(
     name="git",

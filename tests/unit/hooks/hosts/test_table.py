@@ -4,6 +4,7 @@ modules; the hook helper's clients and the CLI agree with it."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -28,7 +29,7 @@ def test_the_python_client_answers_exactly_the_agent_entry_points() -> None:
 
 
 def test_plangate_hook_answers_every_entry_point_of_the_table() -> None:
-    assert entry.HOSTS == tuple(ENTRY_POINTS)
+    assert tuple(ENTRY_POINTS) == entry.HOSTS
     for name in ENTRY_POINTS:
         assert name in entry.USAGE
 
@@ -77,3 +78,28 @@ def test_every_host_event_is_installed_and_uninstalled(git_repo: Path) -> None:
     apply(git_repo, names, install=False)
     assert not [c for _h, _e, c in installed_commands(git_repo) if MARKER in c]
     assert all(not (git_repo / path).exists() for path in CONFIG_FILES.values())
+
+
+def test_the_host_sandbox_configures_exactly_the_hosts_the_table_marks() -> None:
+    from plangate.hooks import sandbox_settings
+
+    marked = tuple(name for name, host in HOSTS.items() if host.sandbox_configured)
+    assert tuple(sandbox_settings.HOSTS) == marked
+
+
+def test_a_claude_hook_call_loads_no_other_adapter(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    payload = json.dumps({"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "Nope"})
+    probe = (
+        "import sys; from plangate.hooks.entry import run_host; from pathlib import Path; "
+        f"run_host('claude', {payload!r}.encode(), Path('/'), {{}}); "
+        "print(','.join(sorted(m for m in sys.modules if m.startswith('plangate.hooks.hosts.'))))"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True)
+    loaded = set(proc.stdout.strip().split(","))
+    assert "plangate.hooks.hosts.claude" in loaded
+    assert not loaded & {"plangate.hooks.hosts.codex", "plangate.hooks.hosts.cursor",
+                         "plangate.hooks.hosts.git"}

@@ -7,10 +7,10 @@ import pytest
 
 from plangate.hooks.hosts.tools import (
     CLAUDE_TOOLS,
-    COMMAND_FIELDS,
-    PATH_FIELDS,
     CODEX_TOOLS,
+    COMMAND_FIELDS,
     CURSOR_TOOLS,
+    PATH_FIELDS,
     ToolKind,
     is_mcp_tool,
 )

@@ -67,7 +67,7 @@ def run(argv: list[str], ctx: Context) -> int:
         raise UsageError("HOOKS_NO_HOST", "name at least one host",
                          "pass --claude, --codex, --cursor, --git or --all")
     root = Git(ctx.cwd).toplevel()
-    if args.local_python and "claude" not in hosts:
+    if args.local_python and not any(HOST_TABLE[h].local_config_file for h in hosts):
         raise UsageError("HOOKS_LOCAL_PYTHON_NEEDS_CLAUDE",
                          "--local-python writes Claude Code's local settings file",
                          "pass --claude (or --all) with --local-python")
@@ -111,7 +111,7 @@ def run(argv: list[str], ctx: Context) -> int:
         elif client is not None:
             ctx.out(f"claude: Python client (python -S -I): {client['code']}: "
                     f"{client['detail']}")
-        if "codex" in hosts:
-            ctx.out("codex: hooks are on by default ([features] hooks); trust them once in "
-                    "Codex (/hooks): an untrusted or modified hook never runs")
+        for name in hosts:
+            if HOST_TABLE[name].install_note:
+                ctx.out(f"{name}: {HOST_TABLE[name].install_note}")
     return 0

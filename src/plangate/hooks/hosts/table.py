@@ -105,6 +105,8 @@ class Host(NamedTuple):
     adapter: the host's hook process pays for a guest's code only when one calls."""
     version_program: str = ""
     """The program whose ``--version`` doctor compares with the pinned version."""
+    install_note: str = ""
+    """What ``plangate hooks install`` tells the user about this host afterwards."""
 
     def load(self) -> HostAdapter:
         """The adapter module (imported on first use)."""
@@ -167,6 +169,8 @@ CODEX = Host(
     sandbox_configured=True,
     probe_events=("PreToolUse",),
     version_program="codex",
+    install_note="hooks are on by default ([features] hooks); trust them once in Codex "
+    "(/hooks): an untrusted or modified hook never runs",
 )
 CURSOR = Host(
     name="cursor",

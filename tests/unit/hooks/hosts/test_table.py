@@ -103,3 +103,13 @@ def test_a_claude_hook_call_loads_no_other_adapter(tmp_path: Path) -> None:
     assert "plangate.hooks.hosts.claude" in loaded
     assert not loaded & {"plangate.hooks.hosts.codex", "plangate.hooks.hosts.cursor",
                          "plangate.hooks.hosts.git"}
+
+
+def test_the_claude_plugin_hooks_every_claude_event_with_its_matcher() -> None:
+    plugin = SRC.parent / "resources" / "claude-plugin" / "hooks" / "hooks.json"
+    hooks = json.loads(plugin.read_text())["hooks"]
+    expected = dict(HOSTS["claude"].events)
+    assert set(hooks) == set(expected)
+    for event, groups in hooks.items():
+        assert [g.get("matcher") for g in groups] == [expected[event]], event
+        assert all(MARKER in h["command"] for g in groups for h in g["hooks"])

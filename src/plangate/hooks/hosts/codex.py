@@ -49,7 +49,7 @@ def tool_request(host: str, payload: Mapping[str, Any], cwd: str, event: str) ->
     from plangate.hooks.hosts.requests import tool_request as request
 
     return request(host, payload, cwd, event, CODEX.vocabulary, directory_keys=DIRECTORY_KEYS,
-                   sandbox_checked=CODEX.sandbox_checked)
+                   sandbox_checked=CODEX.sandbox_checked, shell_patches=CODEX.shell_patches)
 
 
 def handle(data: bytes, env: Mapping[str, str]) -> HookOutput:

@@ -13,7 +13,9 @@ Every header path is a target (a move writes both its old and new path). A patch
 with no recognisable header is unclassifiable. Codex's ``apply_patch`` tool, Cursor's
 and a shell command that pipes a patch into ``apply_patch`` (Codex intercepts
 ``apply_patch <<'EOF' ... EOF`` sent through ``exec_command``; its hooks report it as
-``Bash``) are all read here, by every host adapter alike.
+``Bash``) are all read here. Only a host that intercepts the heredoc itself
+(:attr:`plangate.hooks.hosts.table.Host.shell_patches`) has its shell commands read as
+patches; elsewhere ``apply_patch`` is a program like any other.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ object. :func:`tool_request` reads it with the host's vocabulary
   host's directory keys) must appear at most once (``HOOK_PAYLOAD_AMBIGUOUS``), in a
   field the tool has, holding text (``HOOK_PAYLOAD_INVALID``);
 - then the kind decides: writers write their path, shells run their command (a
-  command that feeds ``apply_patch`` is read as the patch), patches write every
+  command that feeds ``apply_patch`` is read as the patch where the host intercepts
+  it), patches write every
   header path, agents and readers write nothing, worktree tools write git's
   internal directory, schedules write the durable schedule file, typed text is
   allowed only when empty.
@@ -150,7 +151,7 @@ def _carried_text(tool: str, spec: Tool, tool_input: Mapping[str, Any], what: st
     return raw, text
 
 
-def _shell(call: Call, *, sandbox_checked: bool) -> HookRequest | Result:
+def _shell(call: Call, *, sandbox_checked: bool, shell_patches: bool) -> HookRequest | Result:
     from plangate.hooks.hosts.patch import carries_patch, patch_targets, shell_patch
     from plangate.hooks.service import HookRequest
 
@@ -159,7 +160,7 @@ def _shell(call: Call, *, sandbox_checked: bool) -> HookRequest | Result:
     if isinstance(carried, Result):
         return carried
     raw, command = carried
-    if carries_patch(command):
+    if shell_patches and carries_patch(command):
         patch, patch_cwd, problem = shell_patch(raw, work_cwd)
         paths, problems = patch_targets(patch) if patch is not None else ([], [problem])
         if problems:
@@ -249,11 +250,15 @@ def tool_request(
     *,
     directory_keys: tuple[str, ...] = (),
     sandbox_checked: bool = False,
+    shell_patches: bool = False,
 ) -> HookRequest | Result:
     """The request of one tool call (see the module docstring).
 
     ``directory_keys``: input fields the host may name the call's working directory in;
-    ``sandbox_checked``: the host may run shell calls in a sandbox PlanGate can check.
+    ``sandbox_checked``: the host may run shell calls in a sandbox PlanGate can check;
+    ``shell_patches``: the host intercepts ``apply_patch <<'EOF'`` in a shell command and
+    applies the patch itself (elsewhere ``apply_patch`` is just a program the shell
+    classifier judges, since whatever bears that name would run).
     """
     from plangate.hooks.service import HookRequest
 
@@ -274,7 +279,7 @@ def tool_request(
     call = Call(host, event, cwd, work_cwd, tool, spec, tool_input)
     kind = spec.kind
     if kind is ToolKind.SHELL:
-        return _shell(call, sandbox_checked=sandbox_checked)
+        return _shell(call, sandbox_checked=sandbox_checked, shell_patches=shell_patches)
     if kind is ToolKind.WORKTREE:
         return HookRequest(host, event, cwd, tool,
                            file_targets=(_repository_file(cwd, WORKTREE_TARGET),))

@@ -105,6 +105,9 @@ class Host(NamedTuple):
     adapter: the host's hook process pays for a guest's code only when one calls."""
     version_program: str = ""
     """The program whose ``--version`` doctor compares with the pinned version."""
+    shell_patches: bool = False
+    """The host intercepts ``apply_patch <<'EOF' ... EOF`` sent to its shell and applies
+    the patch itself: such a command is judged by the patch's headers."""
     install_note: str = ""
     """What ``plangate hooks install`` tells the user about this host afterwards."""
 
@@ -169,6 +172,7 @@ CODEX = Host(
     sandbox_configured=True,
     probe_events=("PreToolUse",),
     version_program="codex",
+    shell_patches=True,
     install_note="hooks are on by default ([features] hooks); trust them once in Codex "
     "(/hooks): an untrusted or modified hook never runs",
 )

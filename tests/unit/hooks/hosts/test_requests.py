@@ -181,3 +181,14 @@ def test_bad_payload_shapes_deny_in_the_hosts_form(host: str, payload: dict[str,
     output = HANDLERS[host](json.dumps(payload).encode(), {})
     assert output.exit_code == 2
     assert "PlanGate denied" in output.stderr and "hint:" in output.stderr
+
+
+def test_a_heredoc_patch_is_a_patch_only_where_the_host_intercepts_it() -> None:
+    command = "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: a.py\n+x\n*** End Patch\nEOF"
+    codex_read = _read("codex", "Bash", {"command": command})
+    assert isinstance(codex_read, HookRequest) and codex_read.file_targets == ("a.py",)
+    # In Claude Code's shell, whatever bears the name apply_patch would run: the shell
+    # classifier judges the command.
+    claude_read = _read("claude", "Bash", {"command": command})
+    assert isinstance(claude_read, HookRequest)
+    assert claude_read.shell_command == command and not claude_read.file_targets

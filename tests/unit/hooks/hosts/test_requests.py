@@ -192,3 +192,11 @@ def test_a_heredoc_patch_is_a_patch_only_where_the_host_intercepts_it() -> None:
     claude_read = _read("claude", "Bash", {"command": command})
     assert isinstance(claude_read, HookRequest)
     assert claude_read.shell_command == command and not claude_read.file_targets
+
+
+@pytest.mark.parametrize("host", sorted(MAKERS))
+@pytest.mark.parametrize("extra", ["input", "arguments", "args", "parameters"])
+def test_a_second_input_object_beside_tool_input_is_ambiguous(host: str, extra: str) -> None:
+    payload = {"tool_name": SHELLS[host], "tool_input": {"command": "ls"},
+               extra: {"command": "rm -rf src"}}
+    _denied(MAKERS[host](host, payload, "/r", "pre"), "HOOK_PAYLOAD_AMBIGUOUS")

@@ -157,9 +157,19 @@ CODEX_TOOLS: dict[str, Tool] = {
     "Write": Tool(ToolKind.WRITER, ("file_path",)),
     "Edit": Tool(ToolKind.WRITER, ("file_path",)),
     "write_stdin": Tool(ToolKind.STDIN, ("chars",)),
-    # The multi_agent_v1 namespace: each agent's own calls reach the same hooks.
+    # The multi_agent_v1 namespace: each agent's own calls reach the same hooks. Its hooks
+    # name spawn_agent plainly and the others with the namespace glued on (measured with
+    # 0.171: "multi_agent_v1send_input").
     **dict.fromkeys(
-        ("spawn_agent", "Agent", "send_input", "resume_agent", "wait_agent", "close_agent"),
+        (
+            "spawn_agent",
+            "Agent",
+            *(
+                prefix + name
+                for prefix in ("", "multi_agent_v1")
+                for name in ("send_input", "resume_agent", "wait_agent", "close_agent")
+            ),
+        ),
         AGENT,
     ),
     **dict.fromkeys(

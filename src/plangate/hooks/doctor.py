@@ -5,16 +5,19 @@ missing interpreter, a host that rejects the file, exit 1 instead of 2...).
 Doctor therefore runs every installed PlanGate hook command exactly as the
 host would (the command line through ``/bin/sh``, in the repository root,
 with a canary payload on stdin) and judges what comes back in the host's own
-terms. Canaries:
+terms (each host's canaries and judges are its adapter's, found through the host
+table :data:`plangate.hooks.hosts.table.HOSTS`). Canaries:
 
 - ``guarded-write``: a write to ``.plangate/doctor-canary`` (guarded by
   construction, so it must be denied in every repository state);
 - ``shell-write``: the shell command ``echo canary > .plangate/doctor-canary``;
 - ``malformed``: a payload that is not JSON (a crash path must deny too);
-- ``allowed-write``: a write the current state allows (a path inside the active
-  task's scope, or with no active task a planning file of an unused task): it
-  must be **allowed**, or the hooks would block every call (PlanGate missing on
-  ``PATH``, a broken ledger).
+- ``allowed-write``: a write the current state allows (:func:`allow_target`: a path
+  inside the active task's scope, or with no active task a planning file of an
+  unused task, each first judged by the decision itself over the facts a hook reads):
+  it must be **allowed**, or the hooks would block every call (PlanGate missing on
+  ``PATH``, a broken ledger). When the state allows no write, it is not run and
+  doctor warns (``DOCTOR_NO_ALLOWED_WRITE``).
 
 Besides the canaries, doctor checks what makes hooks silently do nothing
 (:func:`setting_findings`): the ledger is present and verifies; committed hook
@@ -22,16 +25,19 @@ files name no machine path; Claude Code's managed or user settings do not turn
 project hooks off (``disableAllHooks``, ``allowManagedHooksOnly``); Codex has
 hooks on and a trust record for each PlanGate hook (an untrusted or modified
 hook never runs); and whether each host fails closed when a hook times out
-(Cursor ``failClosed``, Claude Code ``onFailure: "block"``). A *warning* does
-not fail doctor; a *failure* does.
+(Cursor ``failClosed``, Claude Code ``onFailure: "block"``); every host event is
+installed. Last, the installed hosts' versions against the pinned ones
+(:mod:`plangate.hooks.doctor_versions`). A *warning* does not fail doctor; a
+*failure* does.
 
 Git hooks are run in a throwaway repository with the canary file staged
 (pre-commit) or as a push of a commit that adds it (pre-push).
 
 Only commands carrying the ``plangate-managed`` marker (or running
 ``plangate hook``) are executed; other people's hooks are listed as skipped,
-never run. The verdict is ``PASS`` only when at least one host is installed
-and every canary of every command was denied.
+never run. The verdict is ``PASS`` only when at least one host is installed,
+every deny canary of every command was denied, every allow canary allowed, and no
+check fails.
 """
 
 from __future__ import annotations

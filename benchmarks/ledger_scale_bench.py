@@ -140,9 +140,9 @@ def verify_process(repo: Path, env: dict[str, str]) -> tuple[float, int]:
 
 def lookup_seconds(repo: Path, env: dict[str, str], rounds: int = 20) -> float:
     """Median seconds of the hooks' two ledger lookups (open run, live grants)."""
-    from plangate.execution.openrun import open_run
     from plangate.hooks.override import verified_override_entries
     from plangate.ledger import open_ledger
+    from plangate.session.openrun import open_run
 
     samples = []
     with open_ledger(repo, env, must_exist=True) as ledger:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command (README, `make test`, .ci/run): installs what the tests
-# need, starts a throwaway PostgreSQL server on loopback, runs the whole suite
-# against it (SQLite and PostgreSQL ledgers alike), and stops the server.
+# need (the pinned agent hosts of the journey tier included), starts a throwaway
+# PostgreSQL server on loopback, runs the whole suite against it (SQLite and
+# PostgreSQL ledgers alike), and stops the server.
 # Extra arguments are passed to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,6 +56,12 @@ if ! command -v chromium >/dev/null 2>&1; then
   apt-get update -qq
   apt-get install -y -qq chromium >/dev/null
 fi
+
+# The journey tests run the pinned real hosts (Claude Code, Codex) against a scripted
+# model: install them (cached by version) and tell the tests where they are.
+echo "==> installing the pinned agent hosts (scripts/install-hosts.sh)"
+PLANGATE_HOSTS_BIN="$(scripts/install-hosts.sh | tail -n 1)"
+export PLANGATE_HOSTS_BIN
 
 PG_TMP="$(mktemp -d /tmp/plangate-pg.XXXXXX)"
 PG_PORT="$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"

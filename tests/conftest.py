@@ -22,7 +22,7 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
             monkeypatch.delenv(key, raising=False)
     # CI itself sets agent/automation markers (CI=true, GITHUB_ACTIONS...); tests that
     # need them set them explicitly, so the suite behaves the same locally and in CI.
-    from plangate.hooks.override import AGENT_MARKER_PREFIXES, AGENT_MARKERS
+    from plangate.agents import AGENT_MARKER_PREFIXES, AGENT_MARKERS
 
     for key in list(os.environ):
         if key in AGENT_MARKERS or key.startswith(AGENT_MARKER_PREFIXES):

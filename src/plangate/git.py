@@ -498,11 +498,15 @@ class Git:
 
         Both sides of a rename are reported. ``under`` limits the answer to those
         directories (literal pathspecs: no glob or magic in them is honoured);
-        ``ignored`` also reports files git ignores there.
+        ``ignored`` also reports files git ignores there, each file by its own path: a
+        directory git ignores as a whole is listed file by file, never as one ``dir/``
+        entry (which names no file and cannot be judged).
         """
         args = ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"]
         if ignored:
-            args.append("--ignored=matching")
+            # 'traditional' with --untracked-files=all lists the files inside an ignored
+            # directory; 'matching' would report the directory alone, as 'dir/'.
+            args.append("--ignored=traditional")
         if under:
             args += ["--", *(f":(literal){d}" for d in under)]
         proc = self._call(args)

@@ -228,7 +228,7 @@ def _error_row(task_id: str, exc: PlanGateError) -> dict[str, Any]:
 def _head(root: Path) -> str | None:
     """HEAD's full commit id (read from the ``.git`` files, else asked of git), or None."""
     from plangate.git import Git, GitError
-    from plangate.hooks.githead import read_head
+    from plangate.githead import read_head
 
     head = read_head(str(root))
     if head is not None:

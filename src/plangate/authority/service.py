@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from plangate.agents import HumanOnly, refuse_unless_human
 from plangate.authority.root import build_root
 from plangate.authority.signers import (
     AllowedSigners,
@@ -32,28 +33,21 @@ from plangate.authority.trustfile import (
     render_trust,
 )
 from plangate.authority.trustpaths import MAX_TRUST_BYTES, SIGNERS_RELPATH, TRUST_RELPATH
-from plangate.errors import HumanRequired, InputRejected
+from plangate.errors import InputRejected
 from plangate.fsutil import FileState, atomic_write_in, read_regular_file
+
+TRUST_COMMAND = HumanOnly(
+    "TRUST_AGENT_ENVIRONMENT",
+    "TRUST_NOT_INTERACTIVE",
+    "refused",
+    "change the trust root yourself in your own terminal, outside the agent session",
+)
+"""How the commands that change the trust root refuse an agent or a caller without a terminal."""
 
 
 def require_human(env: Mapping[str, str], stdin: object) -> None:
     """Refuse unless a human at an interactive terminal, outside any agent, runs this."""
-    from plangate.hooks.override import agent_markers_present
-
-    markers = agent_markers_present(env)
-    if markers:
-        raise HumanRequired(
-            "TRUST_AGENT_ENVIRONMENT",
-            "refused: agent or automation markers are set: " + ", ".join(markers),
-            "change the trust root yourself in your own terminal, outside the agent session",
-        )
-    isatty = getattr(stdin, "isatty", None)
-    if not callable(isatty) or not isatty():
-        raise HumanRequired(
-            "TRUST_NOT_INTERACTIVE",
-            "refused: stdin is not an interactive terminal",
-            "change the trust root yourself in your own terminal, outside the agent session",
-        )
+    refuse_unless_human(env, stdin, TRUST_COMMAND)
 
 
 def _read(top: Path, relpath: str, limit: int) -> bytes | None:

@@ -1,4 +1,5 @@
-"""``plangate hooks install|uninstall [--claude] [--codex] [--cursor] [--git] [--all]``."""
+"""``plangate hooks install|uninstall [--claude] [--codex] [--cursor] [--git] [--all]``
+and ``plangate hooks trust --codex``."""
 
 from __future__ import annotations
 
@@ -17,9 +18,12 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Merge PlanGate's hook entries into each host's configuration (marked "
-        "'plangate-managed'; other entries are never touched), or remove them again.",
+        "'plangate-managed'; other entries are never touched), or remove them again. "
+        "Installing --codex also trusts PlanGate's Codex hooks for this clone through "
+        "'codex app-server' (Codex skips untrusted hooks without a word) and fails "
+        "when it cannot; 'trust --codex' does only that, e.g. once Codex is installed.",
     )
-    parser.add_argument("action", choices=("install", "uninstall"))
+    parser.add_argument("action", choices=("install", "uninstall", "trust"))
     for host in HOSTS:
         parser.add_argument(f"--{host}", action="store_true", help=f"the {host} hooks")
     parser.add_argument("--all", action="store_true", help="every host")
@@ -79,21 +83,30 @@ def run(argv: list[str], ctx: Context) -> int:
         raise UsageError("HOOKS_HOOKD_CLIENT_NEEDS_HOOKD",
                          "--hookd-client chooses the client --hookd writes",
                          "pass --claude --local-python --hookd --hookd-client ...")
+    if args.action == "trust":
+        return _trust(hosts, root, ctx, json_out=args.json)
     client: dict[str, Any] | None = None
     if args.hookd and args.action == "install":
         client = _client(args.hookd_client or "auto", str(root), ctx, args.python)
     changes = apply(root, hosts, install=args.action == "install", python=args.python,
                     env=ctx.env, local_python=args.local_python, helper=args.hookd,
                     native=client["path"] if client else None)
+    for change in [] if args.json else changes:
+        ctx.out(f"{change.host}: {change.action} {change.path}")
+    trust = None
+    if args.action == "install" and "codex" in hosts:
+        from plangate.hooks.codex_trust import record_trust
+
+        # Codex skips an untrusted hook without a word: no success without trust.
+        trust = record_trust(root, ctx.env)
     if args.json:
         print_json(ctx, {
             "verdict": "ACCEPTED", "reasons": [], "action": args.action,
             "changes": [{"host": c.host, "path": c.path, "action": c.action} for c in changes],
             **({"hookd_client": client} if client else {}),
+            **({"codex_trust": _trust_json(trust)} if trust is not None else {}),
         })
         return 0
-    for change in changes:
-        ctx.out(f"{change.host}: {change.action} {change.path}")
     if args.action == "install":
         ctx.out("next: run 'plangate doctor' to prove the hooks allow in scope and deny")
         if any(HOST_TABLE[h].config_file for h in hosts):
@@ -111,7 +124,34 @@ def run(argv: list[str], ctx: Context) -> int:
         elif client is not None:
             ctx.out(f"claude: Python client (python -S -I): {client['code']}: "
                     f"{client['detail']}")
-        for name in hosts:
-            if HOST_TABLE[name].install_note:
-                ctx.out(f"{name}: {HOST_TABLE[name].install_note}")
+        if trust is not None:
+            ctx.out(_trust_line(trust))
+    return 0
+
+
+def _trust_json(trust: Any) -> dict[str, Any]:
+    return {"trusted": list(trust.trusted), "already_trusted": list(trust.already),
+            "config": trust.config, "app_server_seconds": [round(t, 3) for t in trust.timings]}
+
+
+def _trust_line(trust: Any) -> str:
+    return (f"codex: {len(trust.trusted)} hook(s) trusted, {len(trust.already)} already "
+            f"trusted, in {trust.config} (Codex's app-server confirms; a changed command is "
+            "untrusted again: run 'plangate hooks trust --codex' after reinstalling)")
+
+
+def _trust(hosts: list[str], root: Any, ctx: Context, *, json_out: bool) -> int:
+    """``plangate hooks trust --codex``: record Codex's trust for this clone's hooks."""
+    from plangate.errors import UsageError
+    from plangate.hooks.codex_trust import record_trust
+
+    if hosts != ["codex"]:
+        raise UsageError("HOOKS_TRUST_CODEX_ONLY", "only Codex keeps a trust record for hooks",
+                         "run 'plangate hooks trust --codex'")
+    trust = record_trust(root, ctx.env)
+    if json_out:
+        print_json(ctx, {"verdict": "ACCEPTED", "reasons": [], "action": "trust",
+                         "codex_trust": _trust_json(trust)})
+    else:
+        ctx.out(_trust_line(trust))
     return 0

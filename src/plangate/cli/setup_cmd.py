@@ -25,8 +25,10 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         description="Switch PlanGate on in this repository: write the protected surfaces "
         "from the bundled template (after showing them), the trust root when keys are given, "
         ".gitignore entries for local state (ledger, locks, task sessions, run logs, local "
-        "settings) and the hooks of the hosts named; then print the order of the first "
-        "commits. Idempotent; a human runs it in a terminal.",
+        "settings) and the hooks of the hosts named (--codex: trusted for this clone "
+        "through 'codex app-server'; setup fails when it cannot, naming 'plangate hooks "
+        "trust --codex' to run later); then print the order of the first commits. "
+        "Idempotent; a human runs it in a terminal.",
     )
     for host in HOSTS:
         parser.add_argument(f"--{host}", action="store_true", help=f"install the {host} hooks")
@@ -104,6 +106,13 @@ def run(argv: list[str], ctx: Context) -> int:
     steps = setup.apply_setup(
         root, ctx.env, plan, hosts, python=args.python, local_python=args.local_python
     )
+    trust = None
+    if "codex" in hosts:
+        from plangate.hooks.codex_trust import record_trust
+
+        # Codex skips an untrusted hook without a word: setup does not succeed without
+        # trust (the refusal names 'plangate hooks trust --codex' for later).
+        trust = record_trust(root, ctx.env)
     order = setup.first_commits(root)
     if args.json:
         print_json(
@@ -113,11 +122,17 @@ def run(argv: list[str], ctx: Context) -> int:
                 "reasons": [],
                 "steps": [s._asdict() for s in steps],
                 "first_commits": order,
+                **({"codex_trust": {"trusted": list(trust.trusted),
+                                    "already_trusted": list(trust.already),
+                                    "config": trust.config}} if trust is not None else {}),
             },
         )
         return 0
     for step in steps:
         ctx.out(f"{step.action:9} {step.path}  ({step.what})")
+    if trust is not None:
+        ctx.out(f"{'trusted':9} {trust.config}  (PlanGate's Codex hooks of this clone: "
+                f"{len(trust.trusted)} new, {len(trust.already)} already; Codex confirms)")
     ctx.out("")
     ctx.out("The first commits, in this order:")
     for number, line in enumerate(order, 1):

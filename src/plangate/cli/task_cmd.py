@@ -75,6 +75,7 @@ def run(argv: list[str], ctx: Context) -> int:
                     "baseline_files": count,
                     "host_sandbox": list(hosts.hosts),
                     "host_sandbox_skipped": hosts.skipped,
+                    "claude_sandbox_gaps": hosts.gaps,
                     "claude_sandbox_relied_on": relied,
                     "claude_sandbox_problem": why,
                 },
@@ -89,7 +90,8 @@ def run(argv: list[str], ctx: Context) -> int:
             f"baseline: {count} file(s) already changed, untracked or ignored are left "
             "out of the effect checks while unchanged"
         )
-        for line in host_sandbox.describe(hosts.hosts, relied, why, hosts.skipped):
+        lines = host_sandbox.describe(hosts.hosts, relied, why, hosts.skipped, hosts.gaps)
+        for line in lines:
             ctx.out(line)
         ctx.out("end it with 'plangate task stop'")
         return 0

@@ -30,9 +30,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from plangate.agents import HumanOnly, refuse_unless_human
 from plangate.canonical import sha256_digest
 from plangate.clock import utc_now_text
-from plangate.errors import EnvironmentFailure, HumanRequired, PlanGateError
+from plangate.errors import EnvironmentFailure, PlanGateError
 from plangate.execution.preflight import CommandResult, PreparedRun
 from plangate.isolation.backend import Backend
 from plangate.verdict import ExitCode
@@ -331,24 +332,18 @@ class IsolatedRunner:
         atomic_write(ws.run_dir / "reasons.json", canonical_bytes(body) + b"\n", mode=0o600)
 
 
+OPT_OUT = HumanOnly(
+    "EXEC_OPT_OUT_AGENT_ENVIRONMENT",
+    "EXEC_OPT_OUT_NOT_INTERACTIVE",
+    "--no-isolation refused",
+    "run it yourself in your own terminal, outside the agent session",
+)
+"""How ``--no-isolation`` refuses an agent or a caller without a terminal."""
+
+
 def require_human_opt_out(env: Mapping[str, str], stdin: object) -> None:
     """Refuse ``--no-isolation`` unless a human at a terminal, outside any agent, asks."""
-    from plangate.hooks.override import agent_markers_present
-
-    markers = agent_markers_present(env)
-    if markers:
-        raise HumanRequired(
-            "EXEC_OPT_OUT_AGENT_ENVIRONMENT",
-            "--no-isolation refused: agent or automation markers are set: " + ", ".join(markers),
-            "run it yourself in your own terminal, outside the agent session",
-        )
-    isatty = getattr(stdin, "isatty", None)
-    if not callable(isatty) or not isatty():
-        raise HumanRequired(
-            "EXEC_OPT_OUT_NOT_INTERACTIVE",
-            "--no-isolation refused: stdin is not an interactive terminal",
-            "run it yourself in your own terminal, outside the agent session",
-        )
+    refuse_unless_human(env, stdin, OPT_OUT)
 
 
 class UnisolatedRunner:

@@ -11,7 +11,7 @@ The package is split so that the hook hot path stays light:
 - :mod:`plangate.hooks.hosts` -- one adapter per host (``claude``, ``codex``,
   ``cursor``, ``git``) and their shared ``protocol``;
 - :mod:`plangate.hooks.entry` -- the one dispatcher (``python -m plangate.hooks <host>``);
-- ``install`` (host configuration), ``doctor`` (canaries), ``githead`` (HEAD from ``.git``).
+- ``install`` (host configuration), ``doctor`` (canaries).
 
 Only the standard library and plangate core are imported at module level.
 """

@@ -29,15 +29,18 @@ Codex and Cursor do not tell their hooks which sandbox a call runs in, so no
 confinement is established there.
 """
 
-# ruff: noqa: PTH111, PTH116, PTH118, PTH120
+# ruff: noqa: PTH111, PTH112, PTH114, PTH116, PTH118, PTH120, PTH208
 from __future__ import annotations
 
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from plangate.records import NamedTuple
+
+if TYPE_CHECKING:
+    from plangate.hooks.sandbox_settings import PathFacts
 
 BOX_ENV = "PLANGATE_BOX"
 """Set by ``plangate exec``'s isolated run for its command: the run id."""
@@ -234,6 +237,7 @@ def sandbox_problem(
     bypass: bool,
     home: str = "",
     project_layers: Sequence[bool] | None = None,
+    facts: PathFacts | None = None,
 ) -> str:
     """Why Claude Code's sandbox is not established for this call (``""`` when it is).
 
@@ -241,7 +245,13 @@ def sandbox_problem(
     for a file that exists but cannot be read. ``project_layers`` says, per layer,
     whether it is one of the repository's own settings files (the only ones whose
     relative ``denyWrite`` entries name repository paths); all of them by default.
+    ``facts`` says what exists in the working tree (every path, by default): a path
+    counts as named when the deny plan for those facts is (see
+    :func:`plangate.hooks.sandbox_settings.deny_plan`).
     """
+    from plangate.hooks.sandbox_settings import EVERYTHING_EXISTS
+
+    facts = EVERYTHING_EXISTS if facts is None else facts
     if bypass:
         return "the tool call asks to run outside the sandbox (dangerouslyDisableSandbox)"
     effective: dict[str, Any] = {}
@@ -278,10 +288,47 @@ def sandbox_problem(
             return f"sandbox.{key} is not {str(wanted).lower()}"
     if excluded:
         return "sandbox.excludedCommands runs some commands outside the sandbox"
-    missing = [p for p in (*SANDBOX_DENY_REQUIRED, *protected) if _normal(p, root) not in denied]
-    if missing:
-        return f"sandbox.filesystem.denyWrite does not name {missing[0]!r}"
+    from plangate.hooks.sandbox_settings import claude_plan, has_glob
+
+    # The literal paths: what task start names for these facts (a missing path by its
+    # first missing component, a directory bubblewrap cannot mount read-only by its
+    # entries), each named or under a named path. A glob pattern: named as it is.
+    plan = claude_plan("", [p for p in protected if not has_glob(p)], facts)
+    needed = [*plan.entries, *(p for p in protected if has_glob(p))]
+    unnamed = [p for p in needed if not _named(_normal(p, root), denied, facts)]
+    if unnamed:
+        return f"sandbox.filesystem.denyWrite does not name {unnamed[0]!r}"
     return ""
+
+
+def _named(path: str, denied: set[str], facts: PathFacts) -> bool:
+    """Whether ``denied`` protects ``path``: it names the path or a directory above it,
+    or, for a missing path, a path below it (Claude Code mounts any missing path at
+    its first missing component, which the plan names)."""
+    for name in denied:
+        if name == path or path.startswith(name + "/"):
+            return True
+        if name.startswith(path + "/") and not facts.exists(path):
+            return True
+    return False
+
+
+def path_facts(root: str, wanted: Sequence[str]) -> PathFacts:
+    """What exists of ``wanted`` (repository-relative), for the deny plan (lstat only)."""
+    from plangate.hooks.sandbox_settings import PathFacts, fact_paths
+
+    tested, listed = fact_paths(wanted)
+    existing = frozenset(p for p in tested if os.path.lexists(os.path.join(root, p)))
+    children: dict[str, tuple[str, ...]] = {}
+    for directory in listed:
+        full = os.path.join(root, directory)
+        if directory in existing and os.path.isdir(full) and not os.path.islink(full):
+            try:
+                children[directory] = tuple(sorted(os.listdir(full)))
+            except OSError:
+                children[directory] = ()
+    return PathFacts(existing | {f"{d}/{c}" for d, cs in children.items() for c in cs},
+                     children)
 
 
 def _read_settings(path: str) -> Mapping[str, Any] | bool | None:
@@ -320,7 +367,10 @@ def claude_sandbox(
             continue
         layers.append(read if isinstance(read, Mapping) else None)
         kinds.append(path in project_files)
+    from plangate.hooks.sandbox_settings import claude_plan_wanted
+
     problem = sandbox_problem(
-        layers, root=root, protected=protected, bypass=bypass, home=home, project_layers=kinds
+        layers, root=root, protected=protected, bypass=bypass, home=home,
+        project_layers=kinds, facts=path_facts(root, claude_plan_wanted("", protected)),
     )
     return ("", problem) if problem else ("claude-sandbox", "")

@@ -16,8 +16,10 @@ them in order:
    hooks off (``[features] hooks = false``, or the older ``codex_hooks``:
    ``DOCTOR_CODEX_HOOKS_OFF``), or holds no trust record
    (``[hooks.state."<hooks.json>:<event>:<group>:<hook>"] trusted_hash``) for a
-   PlanGate hook (``DOCTOR_CODEX_UNTRUSTED``, a warning: an untrusted or modified
-   hook never runs; trust it in Codex with ``/hooks``);
+   PlanGate hook. With ``codex`` on ``PATH`` Codex's own app-server answers
+   (:func:`plangate.hooks.codex_trust.check_trust`: ``CODEX_HOOKS_UNTRUSTED`` and the
+   ``CODEX_TRUST_*`` refusals fail doctor); without it the configuration is read
+   (``DOCTOR_CODEX_UNTRUSTED``, a warning). The fix: ``plangate hooks trust --codex``;
 5. ``events``: every event of a host's table entry
    (:data:`plangate.hooks.hosts.table.HOSTS`) has a PlanGate entry in each of its
    files that holds one (``DOCTOR_HOOK_EVENT_MISSING``, a failure): e.g. Claude
@@ -195,6 +197,19 @@ def codex(root: Path, home: str, env: Mapping[str, str]) -> list[Finding]:
                 out.append(Finding("codex", "DOCTOR_CODEX_HOOKS_OFF",
                                    f"{path} sets [features] {key} = false: Codex runs no hook",
                                    f"remove '{key} = false' (hooks are on by default)", True))
+    from plangate.hooks.codex_trust import check_trust, codex_program
+    from plangate.hooks.codex_trust import installed_commands as plangate_commands
+
+    if not plangate_commands(root):
+        return out  # no PlanGate hook for Codex: nothing of ours to trust
+    if codex_program(env) is not None:
+        # Codex itself says whether each hook is trusted (key, current hash): a record
+        # for another command or another path does not count.
+        check = check_trust(root, {"HOME": home, **env})
+        if check.code:
+            out.append(Finding("codex", check.code, f"{check.message} (codex app-server, "
+                               f"{check.seconds:.2f} s)", check.fix, True))
+        return out
     state = (codex_config or {}).get("hooks", {})
     state = state.get("state", {}) if isinstance(state, dict) else {}
     real = os.path.realpath(hooks_file)
@@ -216,8 +231,8 @@ def codex(root: Path, home: str, env: Mapping[str, str]) -> list[Finding]:
             "codex", "DOCTOR_CODEX_UNTRUSTED",
             f"Codex has no trust record for PlanGate's hooks ({', '.join(untrusted)}) in "
             f"{path}: an untrusted or modified hook never runs",
-            "open Codex in this repository and trust the hooks (/hooks); trust them again "
-            "after any reinstall that changes the command", False))
+            "install Codex, trust the project in it, then run 'plangate hooks trust "
+            "--codex' (again after any reinstall that changes the command)", False))
     return out
 
 

@@ -46,18 +46,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from plangate.errors import InputRejected
+from plangate.hooks.confinement import path_facts
 from plangate.hooks.sandbox_settings import (
     CLAUDE_LOCAL,
     CODEX_CONFIG,
     MARKER,
+    PathFacts,
     apply_claude,
     apply_codex,
     claude_paths,
+    claude_plan,
+    claude_plan_wanted,
     codex_block,
     has_glob,
     invalid,
     revert_claude,
     revert_codex,
+    writable_dirs,
 )
 from plangate.records import NamedTuple
 
@@ -184,6 +189,8 @@ class HostSandbox:
         self.auto = hosts is None
         self.hosts = installed_hosts(root) if hosts is None else hosts
         self.skipped: list[str] = []
+        self.gaps: list[str] = []
+        """What the Claude Code sandbox cannot deny, and what protects it instead."""
         self._written: list[tuple[str, bytes | None]] = []
 
     def _writable(self, host: str, rel: str) -> bool:
@@ -216,7 +223,15 @@ class HostSandbox:
             before = _read(self.root, CLAUDE_LOCAL)
             protected = _protected(root)
             matches = _glob_matches(self.root, protected)
-            allow, deny = claude_paths(root, facts.task_id, allowed, protected, matches)
+            present = path_facts(root, claude_plan_wanted(facts.task_id, protected))
+            present = present.with_file(CLAUDE_LOCAL)  # written below
+            allow, deny = claude_paths(
+                root, facts.task_id, allowed, protected, matches, facts=present
+            )
+            self.gaps = [
+                f"{gap.path}: {gap.why}"
+                for gap in claude_plan(facts.task_id, protected, present).gaps
+            ]
             new, record = apply_claude(_claude_json(before), allow, deny)
             data = _dump(new)
             plan.append((CLAUDE_LOCAL, before, data))
@@ -227,7 +242,11 @@ class HostSandbox:
                 text = (before or b"").decode("utf-8")
             except UnicodeDecodeError:
                 raise invalid(CODEX_CONFIG, "it is not UTF-8") from None
-            block = codex_block(root, allowed)
+            present_dirs = PathFacts(frozenset(
+                d for d in writable_dirs(allowed)
+                if (self.root / d).is_dir() and not (self.root / d).is_symlink()
+            ))
+            block = codex_block(root, allowed, present_dirs)
             data = apply_codex(text, block).encode()
             plan.append((CODEX_CONFIG, before, data))
             state["hosts"]["codex"] = {"file": CODEX_CONFIG, "block": block}
@@ -316,8 +335,8 @@ def _read_state(root: Path) -> FileRead:
 
 def _open_session_payload(root: Path, env: Mapping[str, str]) -> Mapping[str, Any]:
     """The ``task_started`` payload of the open session (expired or not); ``{}`` without one."""
-    from plangate.execution.session import KIND_STARTED, open_session
     from plangate.ledger import open_ledger
+    from plangate.session.state import KIND_STARTED, open_session
 
     with open_ledger(root, env, must_exist=True) as ledger:
         session = open_session(ledger)
@@ -407,10 +426,15 @@ def claude_relied_on(
 
 
 def describe(
-    hosts: Sequence[str], relied: bool | None, why: str, skipped: Sequence[str] = ()
+    hosts: Sequence[str],
+    relied: bool | None,
+    why: str,
+    skipped: Sequence[str] = (),
+    gaps: Sequence[str] = (),
 ) -> list[str]:
     """What ``task start`` and ``task show`` print about the host sandboxes."""
     out = [f"host sandbox skipped for {note}" for note in skipped]
+    out += [f"Claude Code sandbox cannot deny {gap}" for gap in gaps]
     if not hosts:
         return [
             *out,

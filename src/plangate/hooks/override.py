@@ -19,7 +19,7 @@ agent that talked a human into a broad grant would go after, and a human who
 needs to change them edits them directly, outside the agent.
 
 Refusal layers for ``grant``: stdin must be an interactive terminal, no agent
-environment marker may be present (:data:`AGENT_MARKERS`), and the human types
+environment marker may be present (:mod:`plangate.agents`), and the human types
 the confirmation word. None of them is a cryptographic proof; together they
 stop an agent's tool call, which runs without a terminal and with the host's
 markers in its environment.
@@ -48,35 +48,6 @@ OVERRIDE_KINDS = (KIND_GRANTED, KIND_REVOKED, KIND_USED)
 
 MAX_MINUTES = 8 * 60
 """Longest grant: one working day. Longer needs a new, deliberate grant."""
-
-AGENT_MARKERS: tuple[str, ...] = (
-    "CLAUDECODE",
-    "CLAUDE_CODE_ENTRYPOINT",
-    "CLAUDE_CODE_SSE_PORT",
-    "CLAUDE_PROJECT_DIR",
-    "CURSOR_AGENT",
-    "CURSOR_TRACE_ID",
-    "CI",
-    "GITHUB_ACTIONS",
-    "PLANGATE_TASK",
-)
-"""Environment variables whose presence means an agent or automation is running us."""
-
-AGENT_MARKER_PREFIXES: tuple[str, ...] = ("CODEX_",)
-
-
-def agent_markers_present(env: Mapping[str, str]) -> list[str]:
-    """Names of agent/automation markers set in ``env`` (empty list = none)."""
-    # Presence counts, not the value: an agent can blank a marker ('CLAUDECODE= cmd')
-    # far more easily than it can remove it from its own environment.
-    # CI switches are commonly exported empty on human machines; those need a value.
-    found = [
-        name
-        for name in AGENT_MARKERS
-        if (env.get(name) if name in ("CI", "GITHUB_ACTIONS") else name in env)
-    ]
-    found += sorted(k for k in env if k.startswith(AGENT_MARKER_PREFIXES))
-    return found
 
 
 class GrantRequest(NamedTuple):

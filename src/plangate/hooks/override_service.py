@@ -17,13 +17,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from plangate.errors import HumanRequired, InputRejected
+from plangate.agents import HumanOnly, refuse_unless_human
+from plangate.errors import InputRejected
 from plangate.hooks.override import (
     KIND_GRANTED,
     KIND_REVOKED,
     GrantRequest,
     GrantState,
-    agent_markers_present,
     grant_payload,
     grant_states,
     override_entries,
@@ -40,18 +40,18 @@ def repo_root(cwd: Path) -> Path:
     return Git(cwd).toplevel()
 
 
+OVERRIDE_COMMAND = HumanOnly(
+    "OVERRIDE_AGENT_ENVIRONMENT",
+    "OVERRIDE_NOT_INTERACTIVE",
+    "refused",
+    "run this yourself in your own terminal, outside the agent session",
+)
+"""How ``override grant`` and ``revoke`` refuse an agent or a caller without a terminal."""
+
+
 def require_human(env: Mapping[str, str], stdin: object) -> None:
     """Refuse unless a human at an interactive terminal, outside any agent, runs this."""
-    markers = agent_markers_present(env)
-    if markers:
-        raise HumanRequired("OVERRIDE_AGENT_ENVIRONMENT",
-                            "refused: agent or automation markers are set: " + ", ".join(markers),
-                            "run this yourself in your own terminal, outside the agent session")
-    isatty = getattr(stdin, "isatty", None)
-    if not callable(isatty) or not isatty():
-        raise HumanRequired("OVERRIDE_NOT_INTERACTIVE",
-                            "refused: stdin is not an interactive terminal",
-                            "run this yourself in your own terminal, outside the agent session")
+    refuse_unless_human(env, stdin, OVERRIDE_COMMAND)
 
 
 def list_grants(root: Path, env: Mapping[str, str]) -> list[GrantState]:

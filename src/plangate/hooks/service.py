@@ -7,11 +7,11 @@ Where the active task comes from (docs/agents.md, "The active task"):
 2. Otherwise the ledger: the most recent ``exec_started`` entry, at most a day
    old, that has no later ``exec_ended`` for the same run (``payload.run_id``
    when present, else the same subject), decided on verified entries
-   (:mod:`plangate.execution.openrun`), while its exec process is alive (it
+   (:mod:`plangate.session.openrun`), while its exec process is alive (it
    holds the task's lock). The task id is ``payload.task_id`` (or the subject).
 3. Otherwise the task session a human started (``plangate task start``), until
    it is stopped or expires; effect checks then skip files its baseline holds
-   unchanged (:mod:`plangate.execution.session`).
+   unchanged (:mod:`plangate.session`).
 4. Otherwise there is no active task: only planning files may be written.
 
 Inside ``plangate exec``'s isolated run, once the hook observes the box
@@ -125,7 +125,7 @@ def find_worktree_root(cwd: str) -> str | None:
 
 def current_head(root: str) -> str:
     """HEAD's full object id: read from ``.git`` files, else asked of git."""
-    from plangate.hooks.githead import read_head
+    from plangate.githead import read_head
 
     head = read_head(root)
     if head is not None:
@@ -136,8 +136,8 @@ def current_head(root: str) -> str:
 
 
 def exec_task_from_ledger(ledger: Ledger, now: datetime | None = None) -> str | None:
-    """Task of the open exec run (see plangate.execution.openrun), decided on verified entries."""
-    from plangate.execution.openrun import open_run, run_task
+    """Task of the open exec run (see plangate.session.openrun), decided on verified entries."""
+    from plangate.session.openrun import open_run, run_task
 
     entry = open_run(ledger, now or utc_now())
     return None if entry is None else run_task(entry)
@@ -263,7 +263,8 @@ def gather_facts(
         else:
             task = task_facts(root, env_task, "env")
     else:
-        from plangate.execution.session import active_session, exec_run_alive
+        from plangate.session.openrun import exec_run_alive
+        from plangate.session.state import active_session
 
         ledger_task = exec_task_from_ledger(ledger, now)
         if ledger_task is not None and not exec_run_alive(root, ledger_task):
@@ -678,7 +679,8 @@ def _without_baseline(
     action: Action, root: str, ledger: Ledger, moment: datetime | None
 ) -> Action:
     """The effect action without the files a task session's baseline holds unchanged."""
-    from plangate.execution.session import active_session, unchanged_since_baseline
+    from plangate.session.baseline import unchanged_since_baseline
+    from plangate.session.state import active_session
 
     session = active_session(ledger, moment or utc_now())
     if session is None:

@@ -56,11 +56,21 @@ def test_setup_shows_the_surfaces_then_writes_everything(git_repo: Path) -> None
     assert "ledger.sqlite3" not in status
 
 
+def test_setup_with_codex_but_no_codex_program_does_not_report_success(git_repo: Path) -> None:
+    """Codex skips untrusted hooks without a word: without Codex to record the trust,
+    setup says so, with the command to run later, and does not exit 0."""
+    proc = at_terminal(git_repo, "setup", "--codex", typed="SETUP\n")
+    assert proc.returncode != 0, proc.stdout
+    assert "CODEX_TRUST_CODEX_NOT_FOUND" in proc.stderr
+    assert "plangate hooks trust --codex" in proc.stderr
+    assert (git_repo / ".codex" / "hooks.json").is_file()  # written, and said to be untrusted
+
+
 def test_a_second_run_asks_nothing_and_changes_nothing(git_repo: Path) -> None:
-    first = at_terminal(git_repo, "setup", "--claude", "--codex", typed="SETUP\n")
+    first = at_terminal(git_repo, "setup", "--claude", "--cursor", typed="SETUP\n")
     assert first.returncode == 0, first.stderr
     before = _tree(git_repo)
-    again = at_terminal(git_repo, "setup", "--claude", "--codex")  # nothing typed
+    again = at_terminal(git_repo, "setup", "--claude", "--cursor")  # nothing typed
     assert again.returncode == 0, again.stderr
     assert "Type SETUP" not in again.stdout
     assert _tree(git_repo) == before

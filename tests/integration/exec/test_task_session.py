@@ -236,3 +236,23 @@ def test_a_live_exec_run_lends_its_task(repo: Path) -> None:
     finally:
         os.close(fd)
     assert _write(repo, "src/app.py")[0] == 2
+
+
+def test_plangate_state_that_git_ignores_as_a_directory_does_not_block(repo: Path) -> None:
+    # setup ignores whole directories of PlanGate's runtime state (the session, locks);
+    # git reports an ignored directory as one 'dir/' entry unless asked for its files.
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.write_text("/.plangate/session/\n/.plangate/locks/\n")
+    assert run_cli_in(repo, "task", "start", "TASK-0001", env=human_env()).code == 0
+    assert any((repo / ".plangate" / "session").iterdir())
+    (repo / "src" / "app.py").write_text("def greet():\n    return 'hello'\n")
+    code, err = _stop_hook(repo)
+    assert code == 0, err
+    # A file an agent plants beside them in an ignored directory is still seen.
+    (repo / ".plangate" / "locks").mkdir(exist_ok=True)
+    (repo / ".claude").mkdir(exist_ok=True)
+    exclude.write_text("/.plangate/session/\n/.plangate/locks/\n/.claude/x/\n")
+    (repo / ".claude" / "x").mkdir()
+    (repo / ".claude" / "x" / "planted.md").write_text("x\n")
+    code, err = _stop_hook(repo)
+    assert code == 2 and ".claude/x/planted.md" in err

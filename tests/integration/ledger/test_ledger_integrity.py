@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from plangate.clock import format_utc, utc_now
-from plangate.execution.openrun import open_run
 from plangate.hooks.override import active_grants, grant_states, verified_override_entries
 from plangate.ledger import LedgerError, open_ledger
+from plangate.session.openrun import open_run
 from support.cli import RunCli
 
 

@@ -1,4 +1,4 @@
-"""Override grant folding, request validation, agent markers; Codex patch headers."""
+"""Override grant folding and request validation; Codex patch headers."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from plangate.hooks.override import (
     KIND_REVOKED,
     KIND_USED,
     active_grants,
-    agent_markers_present,
     grant_payload,
     grant_states,
     validate_request,
@@ -89,26 +88,3 @@ def test_grant_payload_is_time_boxed() -> None:
     assert payload["expires_at"] == "2026-12-02T10:15:00Z"
     assert payload["grant_id"].startswith("ovr-")
     assert grant_states([(KIND_GRANTED, payload["grant_id"], payload)])[0].valid
-
-
-def test_agent_markers() -> None:
-    assert agent_markers_present({"HOME": "/h"}) == []
-    assert agent_markers_present({"CLAUDECODE": "1", "CODEX_HOME": "/x"}) == [
-        "CLAUDECODE",
-        "CODEX_HOME",
-    ]
-    assert agent_markers_present({"CI": ""}) == []
-
-
-
-
-# -- Adversarial review: an agent marker blanked to the empty string is still a marker.
-
-
-def test_empty_marker_still_counts() -> None:
-    assert agent_markers_present({"CLAUDECODE": ""}) == ["CLAUDECODE"]
-    assert agent_markers_present({"CODEX_SANDBOX": ""}) == ["CODEX_SANDBOX"]
-
-
-def test_no_marker_is_no_marker() -> None:
-    assert agent_markers_present({"HOME": "/home/x", "TERM": "xterm"}) == []

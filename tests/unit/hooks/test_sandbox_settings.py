@@ -177,3 +177,115 @@ def test_an_unknown_sandbox_host_is_a_usage_error(option: str) -> None:
     with pytest.raises(UsageError) as caught:
         parse_hosts(option)
     assert caught.value.code == "TASK_SANDBOX_HOST_UNKNOWN"
+
+
+# -- the deny plan: entries bubblewrap can mount ------------------------------------------
+
+from plangate.hooks.sandbox_settings import (  # noqa: E402
+    EVERYTHING_EXISTS,
+    PathFacts,
+    claude_plan,
+    deny_plan,
+)
+
+
+def _facts(*existing: str, **children: tuple[str, ...]) -> PathFacts:
+    listed = {k.replace("__", "."): v for k, v in children.items()}
+    return PathFacts(frozenset(existing), listed)
+
+
+def _check_mountable(entries: tuple[str, ...], facts: PathFacts) -> None:
+    """The rule bubblewrap imposes: no entry names a missing path below another entry,
+    and no missing Claude Code entry lies below a denied path."""
+    own = (".claude/commands", ".claude/agents")
+    for entry in entries:
+        for other in (*entries, *own):
+            below = other != entry and other.startswith(entry + "/")
+            assert not (below and not facts.exists(other)), (entry, other)
+
+
+@pytest.mark.parametrize(
+    ("wanted", "facts", "entries"),
+    [
+        # A missing path under a denied one is covered by it, never named.
+        ([".plangate", ".plangate/approvals"], _facts(".plangate"), (".plangate",)),
+        # A missing path under a missing one: its first missing component, once.
+        ([".cursor", ".cursor/hooks.json"], _facts(), (".cursor",)),
+        ([".cursor/rules", ".cursor/commands"], _facts(), (".cursor",)),
+        ([".github/workflows"], _facts(".github"), (".github/workflows",)),
+        # .claude/ holds Claude Code's own missing entries: named by its entries.
+        ([".claude"], _facts(".claude", ".claude/settings.json",
+                             __claude=("settings.json", "rules")),
+         (".claude/rules", ".claude/settings.json")),
+        # ...and whole once those entries exist.
+        ([".claude"], _facts(".claude", ".claude/commands", ".claude/agents"), (".claude",)),
+        # An existing path under a denied one adds nothing.
+        (["docs/working", "docs/working/T-1"], _facts("docs", "docs/working", "docs/working/T-1"),
+         ("docs/working",)),
+    ],
+)
+def test_the_deny_plan_names_only_what_bubblewrap_can_mount(
+    wanted: list[str], facts: PathFacts, entries: tuple[str, ...]
+) -> None:
+    plan = deny_plan(wanted, facts)
+    assert plan.entries == entries
+    _check_mountable(plan.entries, facts)
+
+
+def test_what_cannot_be_denied_is_reported_with_its_protection() -> None:
+    facts = _facts(".claude", __claude=("settings.local.json",))
+    plan = deny_plan([".claude"], facts)
+    assert plan.entries == (".claude/settings.local.json",)
+    assert [gap.path for gap in plan.gaps] == [".claude"]
+    assert "PreToolUse hook" in plan.gaps[0].why and ".claude/commands" in plan.gaps[0].why
+    missing = deny_plan([".claude/x"], _facts())  # .claude missing: Claude mounts below it
+    assert missing.entries == () and missing.gaps[0].path == ".claude/x"
+
+
+def test_the_hook_check_follows_the_plan_for_the_same_facts() -> None:
+    facts = _facts(".plangate", ".git", ".claude", "docs", "docs/working",
+                   ".claude/settings.local.json", __claude=("settings.local.json",))
+    plan = claude_plan("TASK-0001", PROTECTED, facts)
+    allow, deny = claude_paths(ROOT, "TASK-0001", ["src/app.py"], PROTECTED, (), facts=facts)
+    new, _record = apply_claude({}, allow, deny)
+    assert sandbox_problem([new], root=ROOT, protected=PROTECTED, bypass=False,
+                           facts=facts) == ""
+    assert "//work/repo/.claude" not in deny and "//work/repo/.cursor" in deny
+    # The same settings do not satisfy a tree where every path exists (.claude unnamed).
+    assert ".claude" in sandbox_problem([new], root=ROOT, protected=PROTECTED, bypass=False,
+                                        facts=EVERYTHING_EXISTS)
+    # A new entry in .claude/ since start: the hook no longer relies on the sandbox.
+    grown = facts.with_file(".claude/evil.sh")
+    assert ".claude/evil.sh" in sandbox_problem([new], root=ROOT, protected=PROTECTED,
+                                                bypass=False, facts=grown)
+    assert ".plangate" in plan.entries and ".github/workflows" not in plan.entries
+    assert ".github" in plan.entries  # missing: its first missing component
+
+
+def test_codex_writable_roots_name_only_directories_that_exist() -> None:
+    # A missing root makes Codex's bubblewrap fail every command; the repository is
+    # writable under workspace-write anyway.
+    block = codex_block(ROOT, ["src/app.py", "tests/x.py"], PathFacts(frozenset({"src"})))
+    parsed = tomllib.loads(block)
+    assert parsed["sandbox_workspace_write"]["writable_roots"] == ["/work/repo/src"]
+
+
+def test_a_missing_path_named_below_its_first_missing_component_counts() -> None:
+    # Claude Code mounts any missing path at its first missing component: naming
+    # .github/workflows protects .github as the plan's own entry would.
+    facts = _facts(".plangate", ".git", ".claude", ".claude/commands", ".claude/agents",
+                   ".codex", ".cursor", "docs", "docs/working")
+    deny = [f"/{ROOT}/{p}" for p in (".plangate", ".git", ".claude", ".codex", ".cursor",
+                                     "docs/working", ".github/workflows")]
+    settings = {"sandbox": {"enabled": True, "failIfUnavailable": True,
+                            "allowUnsandboxedCommands": False,
+                            "filesystem": {"denyWrite": deny}}}
+    protected = [".github/workflows/**"]
+    assert sandbox_problem([settings], root=ROOT, protected=protected, bypass=False,
+                           facts=facts) == ""
+    existing = facts.with_file(".github/workflows")  # now it exists: .github is not named
+    assert sandbox_problem([settings], root=ROOT, protected=protected, bypass=False,
+                           facts=existing) == ""
+    deny.remove(f"/{ROOT}/.github/workflows")
+    assert ".github" in sandbox_problem([settings], root=ROOT, protected=protected,
+                                        bypass=False, facts=facts)

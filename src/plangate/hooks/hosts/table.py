@@ -108,8 +108,6 @@ class Host(NamedTuple):
     shell_patches: bool = False
     """The host intercepts ``apply_patch <<'EOF' ... EOF`` sent to its shell and applies
     the patch itself: such a command is judged by the patch's headers."""
-    install_note: str = ""
-    """What ``plangate hooks install`` tells the user about this host afterwards."""
 
     def load(self) -> HostAdapter:
         """The adapter module (imported on first use)."""
@@ -173,8 +171,6 @@ CODEX = Host(
     probe_events=("PreToolUse",),
     version_program="codex",
     shell_patches=True,
-    install_note="hooks are on by default ([features] hooks); trust them once in Codex "
-    "(/hooks): an untrusted or modified hook never runs",
 )
 CURSOR = Host(
     name="cursor",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from plangate.hooks.githead import git_dirs, read_head
+from plangate.githead import git_dirs, read_head
 from support.repo import commit_all, git
 
 

@@ -16,10 +16,16 @@ The lookup costs what recent history costs, never the ledger's length:
    itself and verified as a chain segment (:meth:`Ledger.verified_since`): an
    end the index lost is found there, and a segment that does not verify is a
    refusal (``LEDGER_TAMPERED``), never an open run.
+
+An open run lends its task only while it is *live*: while its exec process holds the
+task's lock (``.plangate/locks/TASK.lock``, held for the whole run). A killed exec
+releases it, so its run no longer lends its task (:func:`exec_run_alive`).
 """
 
+# ruff: noqa: PTH118
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -89,3 +95,29 @@ def open_run(ledger: Ledger, now: datetime) -> LedgerEntry | None:
         if found is not None:
             return found
     return None
+
+
+def exec_run_alive(root: str, task_id: str) -> bool:
+    """True while a ``plangate exec`` process holds the task's lock (see the module doc).
+
+    The lock is tried shared and without waiting, then released at once. A lock file
+    that is missing, a link, or cannot be opened counts as no live run: the stricter
+    answer (the run lends no task).
+    """
+    import errno
+    import fcntl
+
+    from plangate.layout import LOCK_DIR_RELPATH
+
+    path = os.path.join(root, LOCK_DIR_RELPATH, f"{task_id}.lock")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError as exc:
+        return exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN)
+    finally:
+        os.close(fd)  # closing releases a lock this process took
+    return False

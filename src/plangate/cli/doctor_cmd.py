@@ -20,8 +20,10 @@ def run(argv: list[str], ctx: Context) -> int:
         description="Feed canary payloads through each installed hook command and report "
         "which ones really deny and which allowed write really passes; check the ledger, "
         "machine paths in committed hook files, host settings that turn hooks off (Claude "
-        "Code managed settings, Codex trust and switches) and whether a timed-out hook "
-        "blocks; say which sandbox backend works here and why the others do not.")
+        "Code managed settings, Codex trust and switches), that every host event is installed, "
+        "whether a timed-out hook blocks and whether an installed host (claude, codex on "
+        "PATH) is newer than the version PlanGate's tool vocabulary was checked against; say "
+        "which sandbox backend works here and why the others do not.")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv[1:])
     root = Git(ctx.cwd).toplevel()

@@ -8,8 +8,10 @@ from typing import Any
 
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
+from plangate.hooks.hosts.table import HOSTS as HOST_TABLE
 
-HOSTS = ("claude", "codex", "cursor", "git")
+HOSTS = tuple(HOST_TABLE)
+"""Every host of the host table, each with its ``--NAME`` flag."""
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
@@ -69,7 +71,7 @@ def run(argv: list[str], ctx: Context) -> int:
         raise UsageError("HOOKS_NO_HOST", "name at least one host",
                          "pass --claude, --codex, --cursor, --git or --all")
     root = Git(ctx.cwd).toplevel()
-    if args.local_python and "claude" not in hosts:
+    if args.local_python and not any(HOST_TABLE[h].local_config_file for h in hosts):
         raise UsageError("HOOKS_LOCAL_PYTHON_NEEDS_CLAUDE",
                          "--local-python writes Claude Code's local settings file",
                          "pass --claude (or --all) with --local-python")
@@ -107,7 +109,7 @@ def run(argv: list[str], ctx: Context) -> int:
         return 0
     if args.action == "install":
         ctx.out("next: run 'plangate doctor' to prove the hooks allow in scope and deny")
-        if any(h in hosts for h in ("claude", "codex", "cursor")):
+        if any(HOST_TABLE[h].config_file for h in hosts):
             ctx.out("committed hook files call 'plangate-hook' or 'plangate' found on PATH: "
                     "every developer installs PlanGate (docs/getting-started.md)")
         if args.local_python:

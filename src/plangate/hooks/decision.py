@@ -173,6 +173,14 @@ UNCLASSIFIABLE_TEXT: dict[str, tuple[str, str]] = {
         "the patch names no file PlanGate can read, so its writes are unknown",
         "send a well-formed apply_patch text ('*** Begin Patch' and file headers)",
     ),
+    "HOOK_STDIN_UNJUDGEABLE": (
+        "text typed into a running program cannot be judged, so its writes are unknown",
+        "run each command as its own shell call (exec_command) so the hook sees it whole",
+    ),
+    "HOOK_AGENT_UNHOOKED": (
+        "the agent would run where this repository's hooks do not judge its calls",
+        "start the agent without isolation, or let a human run it outside the agent session",
+    ),
 }
 
 

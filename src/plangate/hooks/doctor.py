@@ -5,16 +5,19 @@ missing interpreter, a host that rejects the file, exit 1 instead of 2...).
 Doctor therefore runs every installed PlanGate hook command exactly as the
 host would (the command line through ``/bin/sh``, in the repository root,
 with a canary payload on stdin) and judges what comes back in the host's own
-terms. Canaries:
+terms (each host's canaries and judges are its adapter's, found through the host
+table :data:`plangate.hooks.hosts.table.HOSTS`). Canaries:
 
 - ``guarded-write``: a write to ``.plangate/doctor-canary`` (guarded by
   construction, so it must be denied in every repository state);
 - ``shell-write``: the shell command ``echo canary > .plangate/doctor-canary``;
 - ``malformed``: a payload that is not JSON (a crash path must deny too);
-- ``allowed-write``: a write the current state allows (a path inside the active
-  task's scope, or with no active task a planning file of an unused task): it
-  must be **allowed**, or the hooks would block every call (PlanGate missing on
-  ``PATH``, a broken ledger).
+- ``allowed-write``: a write the current state allows (:func:`allow_target`: a path
+  inside the active task's scope, or with no active task a planning file of an
+  unused task, each first judged by the decision itself over the facts a hook reads):
+  it must be **allowed**, or the hooks would block every call (PlanGate missing on
+  ``PATH``, a broken ledger). When the state allows no write, it is not run and
+  doctor warns (``DOCTOR_NO_ALLOWED_WRITE``).
 
 Besides the canaries, doctor checks what makes hooks silently do nothing
 (:func:`setting_findings`): the ledger is present and verifies; committed hook
@@ -22,21 +25,23 @@ files name no machine path; Claude Code's managed or user settings do not turn
 project hooks off (``disableAllHooks``, ``allowManagedHooksOnly``); Codex has
 hooks on and a trust record for each PlanGate hook (an untrusted or modified
 hook never runs); and whether each host fails closed when a hook times out
-(Cursor ``failClosed``, Claude Code ``onFailure: "block"``). A *warning* does
-not fail doctor; a *failure* does.
+(Cursor ``failClosed``, Claude Code ``onFailure: "block"``); every host event is
+installed. Last, the installed hosts' versions against the pinned ones
+(:mod:`plangate.hooks.doctor_versions`). A *warning* does not fail doctor; a
+*failure* does.
 
 Git hooks are run in a throwaway repository with the canary file staged
 (pre-commit) or as a push of a commit that adds it (pre-push).
 
 Only commands carrying the ``plangate-managed`` marker (or running
 ``plangate hook``) are executed; other people's hooks are listed as skipped,
-never run. The verdict is ``PASS`` only when at least one host is installed
-and every canary of every command was denied.
+never run. The verdict is ``PASS`` only when at least one host is installed,
+every deny canary of every command was denied, every allow canary allowed, and no
+check fails.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import tempfile
@@ -76,109 +81,77 @@ class Probe:
 
 
 ALLOW_CANARY = "allowed-write"
+CANARY_NAME = "plangate-doctor-canary"
+"""The file name a glob of the active task's scope is filled in with."""
 
 
-def allow_target(root: str) -> str:
-    """A path the hooks must allow now: inside the open task session's scope (its first
-    literal pattern), else a planning file of a task id no directory uses."""
+def _scope_candidates(pattern: str) -> list[str]:
+    """Concrete paths a scope pattern admits: itself when literal, else its glob filled in
+    (``**`` dropped, ``*`` and ``?`` replaced); a character class or brace gives none."""
+    if any(c in pattern for c in "[{"):
+        return []
+    segments = [seg for seg in pattern.strip("/").split("/") if seg and seg != "**"]
+    if not segments:
+        return []
+    filled = [seg.replace("*", CANARY_NAME, 1).replace("*", "").replace("?", "x")
+              for seg in segments]
+    path = "/".join(filled)
+    out = [path]
+    if pattern.endswith(("/", "**")) or "*" not in segments[-1]:
+        out.append(f"{path}/{CANARY_NAME}")  # a directory pattern: a file inside it
+    return out
 
-    session_path = _session_allowed_path(root)
-    if session_path:
-        return session_path
+
+def _unused_planning_files(root: str) -> list[str]:
+    """The plan of a task id no directory uses (what may be written with no active task)."""
     working = Path(root, "docs", "working")
     used = {p.name for p in working.iterdir()} if working.is_dir() else set()
     for number in range(9999, 0, -1):
         task = f"TASK-{number:04d}"
         if task not in used and is_task_id(task):
-            return f"docs/working/{task}/plan.md"
-    return "docs/working/TASK-9999/plan.md"
+            return [f"docs/working/{task}/plan.md"]
+    return []
 
 
-def _session_allowed_path(root: str) -> str:
-    from plangate.clock import utc_now
+def allow_target(root: str) -> tuple[str, str]:
+    """``(path, why)``: a path the hooks must allow now, or ``("", why none is)``.
+
+    Candidates: with an active task (found as a hook finds it, without
+    ``PLANGATE_TASK``: the open exec run, else the task session), paths inside its
+    scope; with none, a planning file of an unused task. Each is judged by the
+    decision itself (:func:`plangate.hooks.decision.decide`) over the facts a hook
+    gathers now; the first it allows is the canary. When it allows none (a stale
+    record, a scope of only character classes), no allowed-write canary can be run.
+    """
     from plangate.errors import PlanGateError
+    from plangate.hooks.decision import ActionKind, decide
+    from plangate.hooks.service import HookEvent, HookRequest, build_action, gather_facts
     from plangate.ledger import LedgerError, open_ledger
-    from plangate.session.state import active_session
 
+    env = _scrubbed_env()
     try:
-        with open_ledger(Path(root), dict(os.environ), create=False) as ledger:
-            session = active_session(ledger, utc_now())
-    except (LedgerError, PlanGateError, OSError):
-        return ""
-    if session is None:
-        return ""
-    from plangate.hooks.service import task_facts
-
-    facts = task_facts(root, session.task_id, "doctor")
-    for pattern in facts.allowed_paths or ():
-        if not any(c in pattern for c in "*?[{"):
-            return pattern
-    return ""
-
-
-def _allow_payload(host: str, root: str, target: str) -> bytes:
-    full = f"{root.rstrip('/')}/{target}"
-    if host == "claude":
-        return json.dumps({"session_id": "plangate-doctor", "cwd": root,
-                           "hook_event_name": "PreToolUse", "tool_name": "Write",
-                           "tool_input": {"file_path": full, "content": "canary"}}).encode()
-    if host == "codex":
-        patch = f"*** Begin Patch\n*** Update File: {full}\n+canary\n*** End Patch\n"
-        return json.dumps({"session_id": "plangate-doctor", "cwd": root,
-                           "hook_event_name": "PreToolUse", "tool_name": "apply_patch",
-                           "tool_input": {"command": patch}}).encode()
-    return json.dumps({"conversation_id": "plangate-doctor", "generation_id": "doctor",
-                       "workspace_roots": [root], "hook_event_name": "preToolUse",
-                       "tool_name": "Write", "tool_input": {"file_path": full}}).encode()
-
-
-def judge_allow(host: str, proc: subprocess.CompletedProcess[bytes]) -> tuple[bool, str]:
-    """Did the host get an allow? ``(denied, detail)``."""
-    out = proc.stdout.decode("utf-8", "replace").strip()
-    err = proc.stderr.decode("utf-8", "replace").strip()
-    first_err = err.splitlines()[0][:200] if err else ""
-    if host == "cursor":
-        try:
-            body = json.loads(out) if out else {}
-        except ValueError:
-            return True, f"exit {proc.returncode} with non-JSON output {first_err}".strip()
-        if isinstance(body, dict) and body.get("permission") == "allow":
-            return False, "permission allow"
-        return True, f"not allowed: {str(body.get('agent_message', first_err))[:200]}"
-    if proc.returncode == 2:
-        return True, f"exit 2: {first_err}"
-    if '"permissionDecision":"deny"' in out.replace(" ", ""):
-        return True, f"exit {proc.returncode} with permissionDecision deny"
-    return False, f"exit {proc.returncode} (allowed)"
-
-
-def _payloads(host: str, root: str) -> list[tuple[str, bytes]]:
-    target = f"{root.rstrip('/')}/{CANARY_RELPATH}"
-    shell = f"echo canary > {CANARY_RELPATH}"
-    if host in ("claude", "codex"):
-        write_tool = "Write" if host == "claude" else "apply_patch"
-        write_input: dict[str, Any] = (
-            {"file_path": target, "content": "canary"} if host == "claude"
-            else {"command": f"*** Begin Patch\n*** Add File: {target}\n+canary\n*** End Patch\n"}
-        )
-        base = {"session_id": "plangate-doctor", "cwd": root, "hook_event_name": "PreToolUse"}
-        return [
-            ("guarded-write", json.dumps({**base, "tool_name": write_tool,
-                                          "tool_input": write_input}).encode()),
-            ("shell-write", json.dumps({**base, "tool_name": "Bash",
-                                        "tool_input": {"command": shell}}).encode()),
-            ("malformed", b"{not json"),
-        ]
-    envelope: dict[str, Any] = {"conversation_id": "plangate-doctor",
-                                "generation_id": "doctor", "workspace_roots": [root]}
-    return [
-        ("guarded-write", json.dumps({**envelope, "hook_event_name": "preToolUse",
-                                      "tool_name": "Write",
-                                      "tool_input": {"file_path": target}}).encode()),
-        ("shell-write", json.dumps({**envelope, "hook_event_name": "beforeShellExecution",
-                                    "command": shell, "cwd": root}).encode()),
-        ("malformed", b"{not json"),
-    ]
+        with open_ledger(Path(root), env, create=False) as ledger:
+            facts = gather_facts(root, env, ledger)
+    except (LedgerError, PlanGateError, OSError) as exc:
+        return "", f"the facts a hook reads cannot be read: {exc}"
+    if facts.task is not None:
+        candidates = [c for pattern in facts.task.allowed_paths or ()
+                      for c in _scope_candidates(pattern)]
+        owner = f"the scope of {facts.task.task_id}"
+    else:
+        candidates = _unused_planning_files(root)
+        owner = "the planning files of an unused task"
+    why = f"no path in {owner} may be written now"
+    for candidate in candidates:
+        request = HookRequest("doctor", HookEvent.PRE, root, "doctor", file_targets=(candidate,))
+        action = build_action(request, root, env)
+        if action.kind is ActionKind.READ:
+            continue
+        result = decide(facts, action)
+        if result.accepted:
+            return candidate, ""
+        why = f"no path in {owner} may be written now ({', '.join(result.codes)})"
+    return "", why
 
 
 def _scrubbed_env() -> dict[str, str]:
@@ -195,46 +168,19 @@ def _run_shell(command: str, cwd: str, stdin: bytes) -> subprocess.CompletedProc
 
 
 def judge(host: str, proc: subprocess.CompletedProcess[bytes]) -> tuple[bool, str]:
-    """Did PlanGate deny, in the host's own terms? ``(denied, detail)``.
+    """Did PlanGate deny, in ``host``'s own terms? ``(denied, detail)``.
 
     A block that does not carry PlanGate's reason (the interpreter is missing,
     the package cannot be imported) is not a pass: it locks every tool call.
     """
+    from plangate.hooks.hosts.table import HOSTS
     from plangate.hooks.install import NOT_FOUND_CODE
 
-    out = proc.stdout.decode("utf-8", "replace").strip()
-    err = proc.stderr.decode("utf-8", "replace").strip()
+    out = proc.stdout.decode("utf-8", "replace")
+    err = proc.stderr.decode("utf-8", "replace")
     if NOT_FOUND_CODE in out or NOT_FOUND_CODE in err:
         return False, f"PlanGate is not on PATH for this host ({NOT_FOUND_CODE}): every call blocks"
-    ours = "PlanGate denied" in out or "PlanGate denied" in err
-    first_err = err.splitlines()[0][:160] if err else ""
-    if host in ("claude", "codex"):
-        if proc.returncode == 2:
-            if ours:
-                return True, "exit 2 (blocking)"
-            return False, f"exit 2 but not from PlanGate (broken install?): {first_err}"
-        if proc.returncode == 0 and out:
-            try:
-                body = json.loads(out)
-            except ValueError:
-                return False, "exit 0 with non-JSON output: the tool would run"
-            hso = body.get("hookSpecificOutput", {}) if isinstance(body, dict) else {}
-            if isinstance(hso, dict) and hso.get("permissionDecision") == "deny":
-                return True, "exit 0 with permissionDecision deny"
-        return False, f"exit {proc.returncode}: the tool would run {first_err}".strip()
-    if host == "cursor":
-        try:
-            body = json.loads(out) if out else {}
-        except ValueError:
-            return False, f"exit {proc.returncode} with non-JSON output {first_err}".strip()
-        if isinstance(body, dict) and body.get("permission") == "deny" and ours:
-            return True, "permission deny"
-        return False, f"exit {proc.returncode} without PlanGate's permission deny"
-    if proc.returncode != 0 and ours:
-        return True, f"exit {proc.returncode} (stops git)"
-    if proc.returncode != 0:
-        return False, f"exit {proc.returncode} but not from PlanGate: {first_err}"
-    return False, "exit 0 (git goes on)"
+    return HOSTS[host].load().judge_deny(proc)
 
 
 def _is_plangate(command: str) -> bool:
@@ -243,7 +189,7 @@ def _is_plangate(command: str) -> bool:
     return MARKER in command or "plangate hook" in command or "plangate.hooks" in command
 
 
-def _git_probes(event: str, script: str) -> list[Probe]:
+def _scratch_repository_probes(host: str, event: str, script: str) -> list[Probe]:
     from plangate.git import scrubbed_env
 
     with tempfile.TemporaryDirectory(prefix="plangate-doctor-") as tmp:
@@ -274,8 +220,8 @@ def _git_probes(event: str, script: str) -> list[Probe]:
             f"{_quote(script)}", shell=True, cwd=tmp, input=stdin, capture_output=True,
             timeout=TIMEOUT_SECONDS, env=_scrubbed_env(), check=False,
         )
-        denied, detail = judge("git", proc)
-        return [Probe("git", event, "guarded-write", denied, detail)]
+        denied, detail = judge(host, proc)
+        return [Probe(host, event, "guarded-write", denied, detail)]
 
 
 def _quote(text: str) -> str:
@@ -291,11 +237,12 @@ REBUILD_HINT = ("run 'plangate hooks install --claude --local-python --hookd' ag
 def native_clients(installed: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
     """The native hook helper clients the local entries run
     (:func:`plangate.hooks.native_build.inspect` of each, once)."""
+    from plangate.hooks.install import LOCAL
     from plangate.hooks.native_build import inspect, native_path_of
 
     paths: list[str] = []
     for listed, _event, command in installed:
-        path = native_path_of(command) if listed == "claude-local" else None
+        path = native_path_of(command) if listed.endswith(LOCAL) else None
         if path is not None and path not in paths:
             paths.append(path)
     return [inspect(path) for path in paths]
@@ -330,67 +277,80 @@ def native_findings(clients: list[dict[str, Any]]) -> list[Finding]:
 
 
 def run_doctor(root: Path, *, home: str | None = None,
-               managed_settings: tuple[str, ...] | None = None) -> Result:
+               managed_settings: tuple[str, ...] | None = None,
+               env: dict[str, str] | None = None) -> Result:
     """Probe every installed PlanGate hook command of the repository at ``root``, then
-    check the settings that would make hooks do nothing (:func:`setting_findings`)."""
-    from plangate.hooks.install import installed_commands
+    check the settings that would make hooks do nothing (:func:`setting_findings`) and
+    the installed hosts' versions against the pinned ones (:func:`version_findings`)."""
+    from plangate.hooks.hosts.table import HOSTS
+    from plangate.hooks.install import LOCAL, installed_commands
 
     real_root = os.path.realpath(root)
-    allowed = allow_target(real_root)
+    allowed, no_allowed = allow_target(real_root)
     installed = installed_commands(root)
-    local = any(h == "claude-local" and _is_plangate(c) for h, _e, c in installed)
+    local = {h.removesuffix(LOCAL) for h, _e, c in installed
+             if h.endswith(LOCAL) and _is_plangate(c)}
+    target = f"{real_root.rstrip('/')}/{CANARY_RELPATH}"
+    shell = f"echo canary > {CANARY_RELPATH}"
     probes: list[Probe] = []
     skipped: list[dict[str, str]] = []
     for listed, event, command in installed:
-        host = "claude" if listed == "claude-local" else listed
-        if listed == "claude" and local and _is_plangate(command):
+        name = listed.removesuffix(LOCAL)
+        host = HOSTS[name]
+        if listed == name and name in local and _is_plangate(command):
             # The committed entry leaves the decision to this developer's local entries.
-            skipped.append({"host": host, "event": event,
-                            "reason": "defers to .claude/settings.local.json"})
+            skipped.append({"host": name, "event": event,
+                            "reason": f"defers to {host.local_config_file}"})
             continue
-        if host == "git":
+        if host.scratch_repository_probe:
             content = Path(command).read_text("utf-8", "replace")
             if not _is_plangate(content):
-                skipped.append({"host": host, "event": event, "reason": "not PlanGate's"})
+                skipped.append({"host": name, "event": event, "reason": "not PlanGate's"})
                 continue
-            probes += _git_probes(event, command)
+            probes += _scratch_repository_probes(name, event, command)
             continue
         if not _is_plangate(command):
-            skipped.append({"host": host, "event": event, "reason": "not PlanGate's"})
+            skipped.append({"host": name, "event": event, "reason": "not PlanGate's"})
             continue
-        if host in ("claude", "codex") and event != "PreToolUse":
-            continue  # effect events cannot deny a canary write; PreToolUse is what blocks
-        if host == "cursor" and event not in ("preToolUse", "beforeShellExecution"):
-            continue
-        for canary, payload in _payloads(host, real_root):
-            if host == "cursor" and (
-                (event == "preToolUse" and canary == "shell-write")
-                or (event == "beforeShellExecution" and canary == "guarded-write")
-            ):
+        if event not in host.probe_events:
+            continue  # effect events cannot deny a canary write; the blocking ones do
+        adapter = host.load_agent()
+        for canary_event, canary, payload in adapter.canaries(real_root, target, shell):
+            if canary_event != event:
                 continue
             try:
                 proc = _run_shell(command, real_root, payload)
             except subprocess.TimeoutExpired:
-                probes.append(Probe(host, event, canary, False, "timed out"))
+                probes.append(Probe(name, event, canary, False, "timed out"))
                 continue
-            denied, detail = judge(host, proc)
-            probes.append(Probe(host, event, canary, denied, detail))
-        if host in ("claude", "codex", "cursor") and event in ("PreToolUse", "preToolUse"):
-            try:
-                proc = _run_shell(command, real_root, _allow_payload(host, real_root, allowed))
-            except subprocess.TimeoutExpired:
-                probes.append(Probe(host, event, ALLOW_CANARY, True, "timed out", "allow"))
-                continue
-            denied, detail = judge_allow(host, proc)
-            probes.append(Probe(host, event, ALLOW_CANARY, denied, f"{allowed}: {detail}",
-                                "allow"))
+            denied, detail = judge(name, proc)
+            probes.append(Probe(name, event, canary, denied, detail))
+        allow_event, allow_payload = adapter.allow_canary(
+            real_root, f"{real_root.rstrip('/')}/{allowed}")
+        if not allowed or allow_event != event:
+            continue
+        try:
+            proc = _run_shell(command, real_root, allow_payload)
+        except subprocess.TimeoutExpired:
+            probes.append(Probe(name, event, ALLOW_CANARY, True, "timed out", "allow"))
+            continue
+        denied, detail = adapter.judge_allow(proc)
+        probes.append(Probe(name, event, ALLOW_CANARY, denied, f"{allowed}: {detail}", "allow"))
     from plangate.hooks.doctor_settings import setting_findings
 
-    findings = setting_findings(root, home=home, managed_settings=managed_settings)
+    findings = setting_findings(root, home=home, managed_settings=managed_settings, env=env)
     natives = native_clients(installed)
     findings = [*findings, *native_findings(natives)]
+    if not allowed and probes:
+        findings.append(Finding(
+            "canaries", "DOCTOR_NO_ALLOWED_WRITE",
+            f"no allowed-write canary was run: {no_allowed}; the deny canaries still ran",
+            "'plangate status' shows the active task and why its writes are denied", False))
+    from plangate.hooks.doctor_versions import version_findings
+
+    findings += version_findings(env)
     facts = {"probes": [p.to_json() for p in probes], "skipped": skipped,
-             "native_clients": natives,
+             "native_clients": natives, "allowed_canary": allowed,
              "hosts": sorted({p.host for p in probes}),
              "findings": [f.to_json() for f in findings],
              "warnings": [f"{f.code}: {f.message}" for f in findings if not f.fails]}

@@ -20,7 +20,12 @@ them in order:
    (:func:`plangate.hooks.codex_trust.check_trust`: ``CODEX_HOOKS_UNTRUSTED`` and the
    ``CODEX_TRUST_*`` refusals fail doctor); without it the configuration is read
    (``DOCTOR_CODEX_UNTRUSTED``, a warning). The fix: ``plangate hooks trust --codex``;
-5. ``timeouts``: whether a timed-out hook blocks: Cursor entries need
+5. ``events``: every event of a host's table entry
+   (:data:`plangate.hooks.hosts.table.HOSTS`) has a PlanGate entry in each of its
+   files that holds one (``DOCTOR_HOOK_EVENT_MISSING``, a failure): e.g. Claude
+   Code's ``PostToolUseFailure``, without which a failed call gets no effect check
+   until ``Stop``;
+6. ``timeouts``: whether a timed-out hook blocks: Cursor entries need
    ``failClosed: true`` (``DOCTOR_TIMEOUT_FAILS_OPEN``, a failure); Claude Code
    entries block on timeout only with ``onFailure: "block"`` (a warning without
    it); Codex has no such setting (a warning).
@@ -104,12 +109,12 @@ def _ignored(root: Path, rel: str) -> bool:
 
 def machine_paths(root: Path) -> list[Finding]:
     """Committed hook files whose PlanGate commands name an absolute path."""
-    from plangate.hooks.install import CONFIG_FILES, MARKER, installed_commands
+    from plangate.hooks.install import COMMITTED_HOSTS, CONFIG_FILES, MARKER, installed_commands
 
     out: list[Finding] = []
     seen: set[str] = set()
     for host, event, command in installed_commands(root):
-        if host not in ("claude", "codex", "cursor") or MARKER not in command:
+        if host not in COMMITTED_HOSTS or MARKER not in command:
             continue
         rel = CONFIG_FILES[host].as_posix()
         if rel in seen or _ignored(root, rel):
@@ -231,6 +236,29 @@ def codex(root: Path, home: str, env: Mapping[str, str]) -> list[Finding]:
     return out
 
 
+def events(root: Path) -> list[Finding]:
+    """Each installed host file holds PlanGate's entry for every event of its host."""
+    from plangate.hooks.hosts.table import HOSTS
+    from plangate.hooks.install import CONFIG_FILES, LOCAL, MARKER, installed_commands
+
+    present: dict[str, set[str]] = {}
+    for listed, event, command in installed_commands(root):
+        if listed in CONFIG_FILES and MARKER in command:
+            present.setdefault(listed, set()).add(event)
+    out: list[Finding] = []
+    for listed, seen in present.items():
+        name = listed.removesuffix(LOCAL)
+        missing = [event for event, _m in HOSTS[name].events if event not in seen]
+        if missing:
+            flag = f"--{name}" + (" --local-python" if listed.endswith(LOCAL) else "")
+            out.append(Finding(
+                "events", "DOCTOR_HOOK_EVENT_MISSING",
+                f"{CONFIG_FILES[listed].as_posix()} has no PlanGate entry for "
+                f"{', '.join(missing)}: those events go unchecked",
+                f"reinstall with 'plangate hooks install {flag}'", True))
+    return out
+
+
 def timeouts(root: Path) -> list[Finding]:
     """Whether a hook that times out blocks, per installed host."""
     from plangate.hooks.install import CONFIG_FILES, MARKER
@@ -285,5 +313,6 @@ def setting_findings(
         *machine_paths(root),
         *claude_policy(root, home_dir, managed),
         *codex(root, home_dir, environ),
+        *events(root),
         *timeouts(root),
     ]

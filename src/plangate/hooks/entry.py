@@ -14,35 +14,21 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from plangate.hooks.hosts.protocol import MAX_PAYLOAD_BYTES, HookOutput
+from plangate.hooks.hosts.table import ENTRY_POINTS
 
-HOSTS = ("claude", "codex", "cursor", "git-pre-commit", "git-pre-push")
-USAGE = "usage: plangate hook {claude|codex|cursor|git-pre-commit|git-pre-push} < payload"
+HOSTS = tuple(ENTRY_POINTS)
+"""Every entry point ``plangate hook NAME`` answers (the host table's)."""
+USAGE = f"usage: plangate hook {{{'|'.join(HOSTS)}}} < payload"
 
 
 def run_host(host: str, data: bytes, cwd: Path, env: Mapping[str, str]) -> HookOutput:
-    """Run the adapter of ``host``; an unknown host is a blocking usage error (exit 2)."""
-    if host == "claude":
-        from plangate.hooks.hosts.claude import handle
-
-        return handle(data, env)
-    if host == "codex":
-        from plangate.hooks.hosts.codex import handle as handle_codex
-
-        return handle_codex(data, env)
-    if host == "cursor":
-        from plangate.hooks.hosts.cursor import handle as handle_cursor
-
-        return handle_cursor(data, env)
-    if host == "git-pre-commit":
-        from plangate.hooks.hosts.git import pre_commit
-
-        return pre_commit(cwd, env)
-    if host == "git-pre-push":
-        from plangate.hooks.hosts.git import pre_push
-
-        return pre_push(cwd, data, env)
-    # Exit 2 blocks in Claude Code and Codex; git treats any non-zero as a stop.
-    return HookOutput("", f"plangate: HOOK_USAGE: {USAGE}\n", 2)
+    """Run the adapter of entry point ``host``; an unknown one is a blocking usage error
+    (exit 2)."""
+    found = ENTRY_POINTS.get(host)
+    if found is None:
+        # Exit 2 blocks in Claude Code and Codex; git treats any non-zero as a stop.
+        return HookOutput("", f"plangate: HOOK_USAGE: {USAGE}\n", 2)
+    return found.load().answer(host, data, cwd, env)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,8 +46,9 @@ def run_in_process(argv: list[str] | None = None, *, use_helper: bool = False) -
     and only for the agent hosts)."""
     args = sys.argv[1:] if argv is None else argv
     host = args[0] if len(args) == 1 else ""
+    found = ENTRY_POINTS.get(host)
     data = b""
-    if host not in ("git-pre-commit", ""):
+    if found is not None and host not in found.entries_without_stdin:
         try:
             # A closed standard input (sys.stdin is None) reads as an empty payload.
             data = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1) if sys.stdin else b""
@@ -72,7 +59,7 @@ def run_in_process(argv: list[str] | None = None, *, use_helper: bool = False) -
     except OSError as exc:
         # A deleted or unreachable working directory: the git hosts need it and
         # block; the agent hosts read the directory from their payload.
-        if host.startswith("git-"):
+        if found is not None and not found.agent:
             return _emit(
                 HookOutput(
                     "", f"plangate: WORKING_DIRECTORY_UNAVAILABLE: {exc.strerror or exc}\n", 2
@@ -80,9 +67,9 @@ def run_in_process(argv: list[str] | None = None, *, use_helper: bool = False) -
             )
         cwd = Path("/")
     if use_helper:
-        from plangate.hooks.hookd_client import AGENT_HOSTS, ask_helper
+        from plangate.hooks.hookd_client import ask_helper
 
-        if host in AGENT_HOSTS and sys.stdout is not None and sys.stderr is not None:
+        if found is not None and found.agent and sys.stdout is not None and sys.stderr is not None:
             answer = ask_helper(host, data, os.environ, str(cwd))
             if answer is not None:
                 return _emit_bytes(*answer)

@@ -28,11 +28,14 @@ With ``--hookd`` the local entries run the hook helper's client: the native one
 user's cache directory) when a C compiler is found, else ``python -S -I
 .../hookd_launch.py claude`` (``--hookd-client`` chooses).
 
-Files written (atomically):
+What each host's file holds, and where, is its entry in the host table
+(:data:`plangate.hooks.hosts.table.HOSTS`). Files written (atomically):
 
-- ``--claude``: ``.claude/settings.json`` ``hooks.PreToolUse`` (matcher ``*``),
-  ``hooks.PostToolUse`` (matcher ``*``), ``hooks.Stop``, ``hooks.SubagentStop``
-  (and with ``--local-python`` the same events in ``.claude/settings.local.json``);
+- ``--claude``: ``.claude/settings.json`` ``hooks.PreToolUse``, ``hooks.PostToolUse``
+  and ``hooks.PostToolUseFailure`` (matcher ``*``; Claude Code sends the last one
+  instead of ``PostToolUse`` after a failed call), ``hooks.Stop``,
+  ``hooks.SubagentStop`` (and with ``--local-python`` the same events in
+  ``.claude/settings.local.json``);
 - ``--codex``: ``.codex/hooks.json`` ``hooks.PreToolUse``, ``hooks.PostToolUse``,
   ``hooks.Stop`` (no matcher: every tool, ``apply_patch`` included);
 - ``--cursor``: ``.cursor/hooks.json`` (``version: 1``) ``beforeShellExecution``,
@@ -57,6 +60,7 @@ from typing import TYPE_CHECKING, Any
 
 from plangate.deadlines import HOOK_TIMEOUT_SECONDS
 from plangate.errors import InputRejected
+from plangate.hooks.hosts.table import HOSTS, Host
 
 if TYPE_CHECKING:
     from plangate.fsutil import VerifiedDir
@@ -64,36 +68,19 @@ if TYPE_CHECKING:
 MARKER = "plangate-managed"
 MAX_CONFIG_BYTES = 1024 * 1024
 
-CLAUDE_EVENTS: tuple[tuple[str, str | None], ...] = (
-    ("PreToolUse", "*"),
-    ("PostToolUse", "*"),
-    ("Stop", None),
-    ("SubagentStop", None),
+GIT_HOOKS: tuple[tuple[str, str], ...] = tuple(
+    (name, str(entry)) for name, entry in HOSTS["git"].events
 )
-CODEX_EVENTS: tuple[tuple[str, str | None], ...] = (
-    ("PreToolUse", None),
-    ("PostToolUse", None),
-    ("Stop", None),
-)
-CURSOR_EVENTS: tuple[str, ...] = (
-    "beforeShellExecution",
-    "preToolUse",
-    "beforeMCPExecution",
-    "afterFileEdit",
-    "stop",
-)
-GIT_HOOKS: tuple[tuple[str, str], ...] = (
-    ("pre-commit", "git-pre-commit"),
-    ("pre-push", "git-pre-push"),
-)
+LOCAL = "-local"
+"""Suffix of a host's per-developer file in :data:`CONFIG_FILES` (``claude-local``)."""
 
 CONFIG_FILES = {
-    "claude": Path(".claude") / "settings.json",
-    "claude-local": Path(".claude") / "settings.local.json",
-    "codex": Path(".codex") / "hooks.json",
-    "cursor": Path(".cursor") / "hooks.json",
+    **{name: Path(host.config_file) for name, host in HOSTS.items() if host.config_file},
+    **{name + LOCAL: Path(host.local_config_file)
+       for name, host in HOSTS.items() if host.local_config_file},
 }
-COMMITTED_HOSTS = ("claude", "codex", "cursor")
+"""Every configuration file install writes, by host (``<host>-local``: the git-ignored one)."""
+COMMITTED_HOSTS = tuple(name for name, host in HOSTS.items() if host.config_file)
 """Hosts whose configuration file a team commits: their entries are portable."""
 
 NOT_FOUND_CODE = "HOOK_PLANGATE_NOT_FOUND"
@@ -118,20 +105,12 @@ class Change:
 
 def _missing(host: str) -> str:
     """Shell text answering in ``host``'s deny form when PlanGate is not found."""
-    text = shlex.quote(NOT_FOUND_MESSAGE)
-    if host == "cursor":
-        body = json.dumps(
-            {
-                "permission": "deny",
-                "user_message": NOT_FOUND_MESSAGE,
-                "agent_message": NOT_FOUND_MESSAGE,
-                "continue": False,
-            },
-            sort_keys=True,
-            separators=(",", ":"),
-        )
-        return f"printf '%s\\n' {shlex.quote(body)}; echo {text} >&2; exit 2"
-    return f"echo {text} >&2; exit 2"
+    return HOSTS[host].load_agent().not_found_answer(NOT_FOUND_MESSAGE)
+
+
+def _owner(name: str) -> Host:
+    """The host a :data:`CONFIG_FILES` name belongs to (``claude-local``: Claude Code)."""
+    return HOSTS[name.removesuffix(LOCAL)]
 
 
 def portable_command(host: str) -> str:
@@ -141,9 +120,10 @@ def portable_command(host: str) -> str:
         f"elif command -v plangate >/dev/null 2>&1; then plangate hook {host} || exit 2; "
         f"else {_missing(host)}; fi"
     )
-    if host == "claude":
-        # A developer's own interpreter entries (settings.local.json) decide instead.
-        local = '"${CLAUDE_PROJECT_DIR:-.}/.claude/settings.local.json"'
+    local_file = HOSTS[host].local_config_file
+    if local_file:
+        # A developer's own interpreter entries (the git-ignored file) decide instead.
+        local = f'"${{CLAUDE_PROJECT_DIR:-.}}/{local_file}"'
         run = f"if [ -f {local} ] && grep -q {MARKER} {local}; then exit 0; fi; " + run
     return f"{run} # {MARKER}"
 
@@ -289,7 +269,7 @@ def _grouped_config(
 
 
 def _cursor_config(
-    config: dict[str, Any], path: Path, *, install: bool, python: str | None
+    config: dict[str, Any], path: Path, host: str, *, install: bool
 ) -> dict[str, Any]:
     version = config.setdefault("version", 1)
     if version != 1:
@@ -299,7 +279,7 @@ def _cursor_config(
             "PlanGate writes Cursor hooks format version 1",
         )
     hooks = _hooks_map(config, path)
-    for event in CURSOR_EVENTS:
+    for event, _matcher in _owner(host).events:
         entries = hooks.get(event, [])
         if not isinstance(entries, list):
             raise InputRejected(
@@ -308,7 +288,7 @@ def _cursor_config(
         kept = [e for e in entries if not is_managed(e)]
         if install:
             # failClosed: a hook that crashes or prints no answer blocks instead of passing.
-            kept.append({"command": _entry_command("cursor", python), "failClosed": True})
+            kept.append({"command": portable_command(host), "failClosed": True})
         if kept:
             hooks[event] = kept
         else:
@@ -323,8 +303,8 @@ def _entry_command(
 ) -> str:
     """Committed files get the portable line; the local file this machine's interpreter
     (and, with ``helper``, the helper's client: a machine path, so never committed)."""
-    if host == "claude-local":
-        return hook_command("claude", python, helper=helper, native=native)
+    if host.endswith(LOCAL):
+        return hook_command(host.removesuffix(LOCAL), python, helper=helper, native=native)
     return portable_command(host)
 
 
@@ -368,17 +348,16 @@ def _apply_json_in(
     existed = loaded is not None
     config = loaded if loaded is not None else {}
     before = json.dumps(config, sort_keys=True)
-    if host in ("claude", "claude-local"):
+    owner = _owner(host)
+    if owner.config_format == "grouped":
         config = _grouped_config(
-            config, path, host, CLAUDE_EVENTS, install=install, python=python, helper=helper,
+            config, path, host, owner.events, install=install, python=python, helper=helper,
             native=native,
         )
-    elif host == "codex":
-        config = _grouped_config(config, path, host, CODEX_EVENTS, install=install, python=python)
     else:
-        config = _cursor_config(config, path, install=install, python=python)
-    if host == "cursor" and not install and set(config) <= {"version"}:
-        config = {}
+        config = _cursor_config(config, path, host, install=install)
+        if not install and set(config) <= {"version"}:
+            config = {}
     after = json.dumps(config, sort_keys=True)
     if before == after and (existed or not install):
         return Change(host, str(path), "unchanged")
@@ -545,18 +524,20 @@ def apply(
     native client at that path, :mod:`plangate.hooks.native_build`); uninstalling
     ``claude`` removes PlanGate's entries from both files.
     """
-    if install and "git" in hosts:
+    if install and any(HOSTS[h].config_format == "git-hooks" for h in hosts):
         check_git_hooks(root)  # a refusal leaves no ledger entry and no file behind
     if install:
         ensure_ledger(root, {} if env is None else env, hosts)
-    targets = list(hosts)
-    if "claude" in hosts and (local_python or not install):
-        targets.insert(targets.index("claude") + 1, "claude-local")
+    targets: list[str] = []
+    for host in hosts:
+        targets.append(host)
+        if HOSTS[host].local_config_file and (local_python or not install):
+            targets.append(host + LOCAL)
     changes: list[Change] = []
     for host in targets:
-        if host == "git":
+        if not host.endswith(LOCAL) and HOSTS[host].config_format == "git-hooks":
             changes += _apply_git(root, install=install, python=python)
-        elif host == "claude-local" and not install and not (root / CONFIG_FILES[host]).exists():
+        elif host.endswith(LOCAL) and not install and not (root / CONFIG_FILES[host]).exists():
             continue
         else:
             changes.append(
@@ -572,7 +553,9 @@ def installed_commands(root: Path) -> list[tuple[str, str, str]]:
     Reads the three JSON files (unreadable ones raise) and the git hooks.
     """
     out: list[tuple[str, str, str]] = []
-    for host in ("claude", "claude-local", "codex"):
+    for host in CONFIG_FILES:
+        if _owner(host).config_format != "grouped":
+            continue
         config = _read_config(root, host)
         hooks = config.get("hooks", {})
         if not isinstance(hooks, dict):
@@ -582,13 +565,14 @@ def installed_commands(root: Path) -> list[tuple[str, str, str]]:
                 for hook in group.get("hooks", []) if isinstance(group, dict) else []:
                     if isinstance(hook, dict) and isinstance(hook.get("command"), str):
                         out.append((host, str(event), hook["command"]))
-    config = _read_config(root, "cursor")
-    hooks = config.get("hooks", {})
-    if isinstance(hooks, dict):
-        for event, entries in hooks.items():
+    for host in CONFIG_FILES:
+        if _owner(host).config_format != "cursor-v1":
+            continue
+        hooks = _read_config(root, host).get("hooks", {})
+        for event, entries in hooks.items() if isinstance(hooks, dict) else ():
             for entry in entries if isinstance(entries, list) else []:
                 if isinstance(entry, dict) and isinstance(entry.get("command"), str):
-                    out.append(("cursor", str(event), entry["command"]))
+                    out.append((host, str(event), entry["command"]))
     directory = git_hooks_dir(root)
     for name, _host in GIT_HOOKS:
         path = directory / name

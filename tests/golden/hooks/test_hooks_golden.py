@@ -247,6 +247,19 @@ CASES: list[Case] = [
         setup=stray_file,
     ),
     Case(
+        "claude_post_failure_block_out_of_scope",
+        "claude",
+        {
+            "session_id": "s",
+            "cwd": "{root}",
+            "hook_event_name": "PostToolUseFailure",
+            "tool_name": "Bash",
+            "tool_input": {"command": "make"},
+            "error": "Exit code 2",
+        },
+        setup=stray_file,
+    ),
+    Case(
         "claude_stop_block",
         "claude",
         {"session_id": "s", "cwd": "{root}", "hook_event_name": "Stop", "stop_hook_active": False},
@@ -285,6 +298,24 @@ CASES: list[Case] = [
         "codex",
         pre("exec_command", command="ls", cmd="rm -rf src"),
     ),
+    Case(
+        "codex_deny_two_patch_fields",
+        "codex",
+        pre("apply_patch", patch=patch("*** Update File: src/app.py"),
+            input=patch("*** Add File: AGENTS.md")),
+    ),
+    Case(
+        "codex_allow_heredoc_patch_in_scope",
+        "codex",
+        pre("Bash", command="apply_patch <<'EOF'\n" + patch("*** Update File: src/app.py") + "EOF"),
+    ),
+    Case(
+        "codex_deny_heredoc_patch_protected",
+        "codex",
+        pre("Bash", command="apply_patch <<'EOF'\n" + patch("*** Add File: AGENTS.md") + "EOF"),
+    ),
+    Case("codex_deny_write_stdin", "codex", pre("write_stdin", session_id=1, chars="rm -rf src\n")),
+    Case("codex_allow_spawn_agent", "codex", pre("spawn_agent", message="look")),
     Case(
         "cursor_deny_runs_code",
         "cursor",
@@ -358,6 +389,23 @@ CASES: list[Case] = [
     Case("claude_allow_enter_plan_mode", "claude", pre("EnterPlanMode")),
     Case("claude_allow_agent_spawn", "claude", pre("Agent", prompt="look", subagent_type="x")),
     Case("claude_deny_enter_worktree", "claude", pre("EnterWorktree", name="wt")),
+    Case("claude_allow_report_findings", "claude", pre("ReportFindings", findings=[])),
+    Case("claude_allow_send_message", "claude", pre("SendMessage", to="helper", message="x")),
+    Case(
+        "claude_deny_agent_in_worktree",
+        "claude",
+        pre("Agent", prompt="look", description="d", isolation="worktree"),
+    ),
+    Case(
+        "claude_deny_durable_cron",
+        "claude",
+        pre("CronCreate", cron="*/5 * * * *", prompt="x", durable=True),
+    ),
+    Case(
+        "claude_deny_two_command_fields",
+        "claude",
+        pre("Bash", command="ls", cmd="rm -rf src"),
+    ),
     Case(
         "claude_deny_notebook_outside_scope",
         "claude",

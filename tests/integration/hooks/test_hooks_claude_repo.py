@@ -572,7 +572,7 @@ def test_codex_apply_patch_tool_with_workdir_is_judged_in_both_directories(repo:
     _assert_claude_deny(result, "HOOK_CONFIG_FILE")
 
 
-def test_cursor_file_tool_with_two_path_keys_judges_both(repo: Path) -> None:
+def test_cursor_file_tool_with_two_path_keys_is_ambiguous(repo: Path) -> None:
     payload = cursor_payload(
         "preToolUse",
         repo,
@@ -583,7 +583,7 @@ def test_cursor_file_tool_with_two_path_keys_judges_both(repo: Path) -> None:
     assert result.code == 0
     body = json.loads(result.out)
     assert body["permission"] == "deny"
-    assert "HOOK_PROTECTED_SURFACE" in body["agent_message"]
+    assert "HOOK_PAYLOAD_AMBIGUOUS" in body["agent_message"]
 
 
 def test_cursor_shell_tool_working_directory_is_used(repo: Path) -> None:

@@ -224,3 +224,64 @@ def test_pre_commit_judges_the_index_git_commits(
     assert result.returncode == 1, result.stderr
     assert b"CLAUDE.md" in result.stderr
     assert git(repo, "log", "-1", "--format=%s").strip() == "tracked rules"
+
+
+def _human_env() -> dict[str, str]:
+    markers = ("CLAUDE", "CURSOR", "CODEX", "PLANGATE_TASK", "CI", "GITHUB_ACTIONS")
+    return {k: v for k, v in os.environ.items() if not k.startswith(markers)}
+
+
+def test_doctor_passes_with_an_active_task_and_its_allowed_canary_is_in_scope(
+    git_repo: Path, run_cli
+) -> None:
+    from support.cli import run_cli_in
+
+    repo = approved_repo(git_repo)
+    apply(repo, ["claude", "codex", "cursor"], install=True)
+    assert run_cli_in(repo, "task", "start", "TASK-0001", env=_human_env()).code == 0
+    body = json.loads(run_cli(repo, "doctor", "--json").out)
+    assert body["verdict"] == "PASS", body["reasons"]
+    assert body["facts"]["allowed_canary"] == "src/app.py"
+    allowed = [p for p in body["facts"]["probes"] if p["expect"] == "allow"]
+    assert sorted(p["host"] for p in allowed) == ["claude", "codex", "cursor"]
+    assert not any(p["denied"] for p in allowed)
+
+
+def test_doctor_without_an_active_task_allows_a_planning_file(git_repo: Path, run_cli) -> None:
+    apply(git_repo, ["claude"], install=True)
+    body = json.loads(run_cli(git_repo, "doctor", "--json").out)
+    assert body["verdict"] == "PASS", body["reasons"]
+    assert body["facts"]["allowed_canary"].startswith("docs/working/TASK-")
+    assert body["facts"]["allowed_canary"].endswith("/plan.md")
+
+
+def test_doctor_runs_no_allowed_canary_when_the_active_task_allows_no_write(
+    git_repo: Path, run_cli
+) -> None:
+    from support.cli import run_cli_in
+
+    repo = approved_repo(git_repo)
+    apply(repo, ["claude"], install=True)
+    assert run_cli_in(repo, "task", "start", "TASK-0001", env=_human_env()).code == 0
+    (repo / "README.md").write_text("moved on\n")
+    git(repo, "add", "README.md")
+    git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", "out of scope")
+    body = json.loads(run_cli(repo, "doctor", "--json").out)
+    assert body["facts"]["allowed_canary"] == ""
+    assert not [p for p in body["facts"]["probes"] if p["expect"] == "allow"]
+    warnings = [f for f in body["facts"]["findings"] if f["code"] == "DOCTOR_NO_ALLOWED_WRITE"]
+    assert warnings and not warnings[0]["fails"]
+    assert "HOOK_TASK_NOT_VERIFIED" in warnings[0]["message"]
+    assert all(p["ok"] for p in body["facts"]["probes"])
+
+
+def test_doctor_fails_when_an_installed_file_misses_an_event(git_repo: Path, run_cli) -> None:
+    apply(git_repo, ["claude"], install=True)
+    settings = git_repo / ".claude" / "settings.json"
+    config = json.loads(settings.read_text())
+    del config["hooks"]["PostToolUseFailure"]
+    settings.write_text(json.dumps(config))
+    body = json.loads(run_cli(git_repo, "doctor", "--json").out)
+    assert body["verdict"] == "FAIL"
+    missing = [r for r in body["reasons"] if r["code"] == "DOCTOR_HOOK_EVENT_MISSING"]
+    assert missing and "PostToolUseFailure" in missing[0]["message"]

@@ -23,7 +23,7 @@ def test_plugin_manifest_copies_are_identical() -> None:
 def test_plugin_hooks_cover_every_event_and_fail_closed() -> None:
     config = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())
     hooks = config["hooks"]
-    assert set(hooks) == {"PreToolUse", "PostToolUse", "Stop", "SubagentStop"}
+    assert set(hooks) == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop"}
     assert hooks["PreToolUse"][0]["matcher"] == "*"
     for groups in hooks.values():
         for group in groups:

@@ -4,10 +4,13 @@ Input: ``hook_event_name``, ``conversation_id``, ``generation_id``,
 ``workspace_roots`` and per-event fields. Handled events:
 
 - ``beforeShellExecution`` (``command``, ``cwd``): the conservative shell classifier;
-- ``preToolUse`` (``tool_name``, ``tool_input``): file tools by their path key
-  (``file_path``, ``path``, ``target_file``), shell tools by ``command``, known
+- ``preToolUse`` (``tool_name``, ``tool_input``): read with Cursor's vocabulary
+  (:data:`plangate.hooks.hosts.tools.CURSOR_TOOLS`) by
+  :func:`plangate.hooks.hosts.requests.tool_request`: file tools by their one path
+  key (``file_path``, ``path``, ``target_file``, ``filePath``; two are ambiguous),
+  shell tools by ``command`` in the directory one directory key names, known
   read-only tools, ``Task`` (a subagent, whose own calls reach the same hooks);
-  anything else is denied as unknown (:data:`plangate.hooks.hosts.tools.CURSOR_TOOLS`);
+  anything else is denied as unknown;
 - ``beforeMCPExecution``: denied unless ``.plangate/tools.toml`` declares the tool
   read-only (an MCP tool's writes cannot be judged);
 - ``beforeReadFile``: allowed (reads change nothing);
@@ -21,12 +24,18 @@ cannot block: a change outside scope is reported on stderr and in the ledger.
 ``stop`` with a change outside scope answers ``{"followup_message": ...}`` so the
 agent continues and fixes it (only while ``loop_count`` is below 2, so a stuck
 session cannot loop for ever; the git hooks and CI still stop the change).
+
+Cursor also runs the hooks of ``.claude/settings.json`` (it is Claude Code's guest
+in :data:`plangate.hooks.hosts.table.HOSTS`, which recognises its payloads there):
+:func:`answer_as_guest` answers its own events, with exit 2 on a deny.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from plangate.hooks.hosts.protocol import (
     HookOutput,
@@ -36,13 +45,12 @@ from plangate.hooks.hosts.protocol import (
     parse_payload,
     payload_error,
     reason_text,
-    tool_call,
-    under,
-    unknown_tool_request,
-    unreadable_patch_request,
 )
-from plangate.hooks.hosts.tools import CURSOR_PATH_KEYS, CURSOR_TOOLS, ToolKind, is_mcp_tool
+from plangate.hooks.hosts.table import CURSOR
 from plangate.verdict import Result
+
+if TYPE_CHECKING:
+    import subprocess
 
 BEFORE_SHELL = "beforeShellExecution"
 PRE_TOOL = "preToolUse"
@@ -52,10 +60,11 @@ AFTER_EDIT = "afterFileEdit"
 STOP = "stop"
 EVENTS = (BEFORE_SHELL, PRE_TOOL, BEFORE_MCP, BEFORE_READ, AFTER_EDIT, STOP)
 
-PATH_KEYS = CURSOR_PATH_KEYS
 DIRECTORY_KEYS = ("cwd", "working_directory", "workdir", "workingDirectory")
-"""Keys a shell tool may carry its directory in; the command is judged there."""
+"""Keys a tool may carry its directory in (at most one); the command is judged there."""
 MAX_STOP_FOLLOWUPS = 2
+GUEST_DENY_EXIT = 2
+"""Exit code of a deny given through Claude Code's hook (Cursor reads exit 2 as a deny)."""
 
 
 def deny_output(result: Result, label: str = "", exit_code: int = 0) -> HookOutput:
@@ -75,65 +84,12 @@ def _cwd(payload: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _file_request(tool: str, tool_input: Mapping[str, Any], cwd: str) -> Any:
-    """Every path key present is a target: which one the tool uses is not ours to guess."""
-    from plangate.hooks.service import HookEvent, HookRequest
-
-    if tool == "apply_patch" and isinstance(tool_input.get("command"), str):
-        from plangate.hooks.hosts.codex import patch_targets
-
-        paths, problems = patch_targets(tool_input["command"])
-        if problems:
-            return unreadable_patch_request("cursor", HookEvent.PRE, cwd, tool, problems)
-        return HookRequest("cursor", HookEvent.PRE, cwd, tool, file_targets=tuple(paths))
-    targets: list[str] = []
-    for key in PATH_KEYS:
-        if key not in tool_input:
-            continue
-        value = tool_input[key]
-        if not isinstance(value, str) or not value:
-            return payload_error(f"{tool} has a {key} that is not a non-empty text")
-        targets.append(value)
-    if not targets:
-        return payload_error(f"{tool} names no file path")
-    return HookRequest("cursor", HookEvent.PRE, cwd, tool, file_targets=tuple(targets))
-
-
-def _shell_tool_request(tool: str, tool_input: Mapping[str, Any], cwd: str) -> Any:
-    """A shell tool's command, judged in the directory it names (at most one key)."""
-    from plangate.hooks.service import HookEvent, HookRequest
-
-    command = command_text(tool_input.get("command"))
-    if command is None:
-        return payload_error(f"{tool} has no command")
-    directories = [tool_input[k] for k in DIRECTORY_KEYS if k in tool_input]
-    if len(directories) > 1 or any(not isinstance(d, str) or not d for d in directories):
-        return payload_error(f"{tool} has an ambiguous or invalid working directory")
-    if directories:
-        cwd = under(cwd, str(directories[0]))
-    return HookRequest("cursor", HookEvent.PRE, cwd, tool, shell_command=command)
-
-
 def _tool_request(payload: Mapping[str, Any], cwd: str) -> Any:
-    from plangate.hooks.service import HookEvent, HookRequest
+    from plangate.hooks.hosts.requests import tool_request
+    from plangate.hooks.service import HookEvent
 
-    call = tool_call(payload)
-    if isinstance(call, Result):
-        return call
-    tool, tool_input = call
-    spec = CURSOR_TOOLS.get(tool)
-    kind = spec.kind if spec is not None else None
-    if kind in (ToolKind.WRITER, ToolKind.PATCH):
-        return _file_request(tool, tool_input, cwd)
-    if kind is ToolKind.SHELL:
-        return _shell_tool_request(tool, tool_input, cwd)
-    if kind in (ToolKind.READ, ToolKind.AGENT):
-        return HookRequest("cursor", HookEvent.PRE, cwd, tool, read_only=True)
-    if is_mcp_tool(tool):
-        from plangate.hooks.hosts.tool_policy import mcp_request
-
-        return mcp_request("cursor", HookEvent.PRE, cwd, tool)
-    return unknown_tool_request("cursor", HookEvent.PRE, cwd, tool)
+    return tool_request(CURSOR.name, payload, cwd, HookEvent.PRE, CURSOR.vocabulary,
+                        directory_keys=DIRECTORY_KEYS, sandbox_checked=CURSOR.sandbox_checked)
 
 
 def _event_request(event: str, payload: Mapping[str, Any], cwd: str) -> Any:
@@ -141,29 +97,27 @@ def _event_request(event: str, payload: Mapping[str, Any], cwd: str) -> Any:
     from plangate.hooks.service import HookEvent, HookRequest
 
     if event == BEFORE_READ:
-        return HookRequest("cursor", HookEvent.PRE, cwd, "read", read_only=True)
+        return HookRequest(CURSOR.name, HookEvent.PRE, cwd, "read", read_only=True)
     if event == BEFORE_MCP:
         from plangate.hooks.hosts.tool_policy import mcp_request
 
         tool = payload.get("tool_name")
         if not isinstance(tool, str) or not tool:
             return payload_error("beforeMCPExecution has no tool_name")
-        return mcp_request("cursor", HookEvent.PRE, cwd, tool)
+        return mcp_request(CURSOR.name, HookEvent.PRE, cwd, tool)
     if event == BEFORE_SHELL:
         command = command_text(payload.get("command"))
         if command is None:
-            return payload_error("beforeShellExecution has no command")
-        return HookRequest("cursor", HookEvent.PRE, cwd, "shell", shell_command=command)
+            return payload_error("beforeShellExecution has no command text")
+        return HookRequest(CURSOR.name, HookEvent.PRE, cwd, "shell", shell_command=command)
     if event == PRE_TOOL:
         return _tool_request(payload, cwd)
     return HookRequest(
-        "cursor",
+        CURSOR.name,
         HookEvent.POST if event == AFTER_EDIT else HookEvent.STOP,
         cwd,
         str(event),
     )
-
-
 def _answer(
     event: str, payload: Mapping[str, Any], result: Result, label: str, deny_exit: int = 0
 ) -> HookOutput:
@@ -200,6 +154,18 @@ def handle(data: bytes, env: Mapping[str, str]) -> HookOutput:
     return fail_closed(run, deny)
 
 
+def answer(entry: str, data: bytes, cwd: Path, env: Mapping[str, str]) -> HookOutput:
+    """The table's entry point (``plangate hook cursor``)."""
+    del entry, cwd  # one entry point; the payload names its directory
+    return handle(data, env)
+
+
+def answer_as_guest(payload: Mapping[str, Any], env: Mapping[str, str]) -> HookOutput:
+    """Cursor's own event received through Claude Code's hook: Cursor's answer, exit 2
+    on a deny."""
+    return handle_parsed(payload, env, deny_exit=GUEST_DENY_EXIT)
+
+
 def handle_parsed(
     payload: Mapping[str, Any], env: Mapping[str, str], *, deny_exit: int = 0
 ) -> HookOutput:
@@ -226,3 +192,70 @@ def handle_parsed(
         return _answer(str(event), payload, evaluate(request, env), request.label, deny_exit)
 
     return fail_closed(run, deny)
+
+
+# -- what install and doctor need ------------------------------------------------------
+
+
+def not_found_answer(message: str) -> str:
+    """Shell text denying when PlanGate is not on PATH: Cursor's JSON deny and exit 2."""
+    import shlex
+
+    body = json.dumps(
+        {"permission": "deny", "user_message": message, "agent_message": message,
+         "continue": False},
+        sort_keys=True, separators=(",", ":"),
+    )
+    return f"printf '%s\\n' {shlex.quote(body)}; echo {shlex.quote(message)} >&2; exit 2"
+
+
+def _payload(root: str, event: str, **fields: Any) -> bytes:
+    return json.dumps({"conversation_id": "plangate-doctor", "generation_id": "doctor",
+                       "workspace_roots": [root], "hook_event_name": event,
+                       **fields}).encode()
+
+
+def canaries(root: str, target: str, shell: str) -> list[tuple[str, str, bytes]]:
+    """Doctor's payloads that must be denied, each for the event that carries it."""
+    return [
+        (PRE_TOOL, "guarded-write",
+         _payload(root, PRE_TOOL, tool_name="Write", tool_input={"file_path": target})),
+        (BEFORE_SHELL, "shell-write", _payload(root, BEFORE_SHELL, command=shell, cwd=root)),
+        (PRE_TOOL, "malformed", b"{not json"),
+        (BEFORE_SHELL, "malformed", b"{not json"),
+    ]
+
+
+def allow_canary(root: str, target: str) -> tuple[str, bytes]:
+    """Doctor's write that must be allowed."""
+    return PRE_TOOL, _payload(root, PRE_TOOL, tool_name="Write", tool_input={"file_path": target})
+
+
+def judge_deny(proc: subprocess.CompletedProcess[bytes]) -> tuple[bool, str]:
+    """Did PlanGate deny? ``permission: deny`` with its reason."""
+    out = proc.stdout.decode("utf-8", "replace").strip()
+    err = proc.stderr.decode("utf-8", "replace").strip()
+    ours = "PlanGate denied" in out or "PlanGate denied" in err
+    first_err = err.splitlines()[0][:160] if err else ""
+    try:
+        body = json.loads(out) if out else {}
+    except ValueError:
+        return False, f"exit {proc.returncode} with non-JSON output {first_err}".strip()
+    if isinstance(body, dict) and body.get("permission") == "deny" and ours:
+        return True, "permission deny"
+    return False, f"exit {proc.returncode} without PlanGate's permission deny"
+
+
+def judge_allow(proc: subprocess.CompletedProcess[bytes]) -> tuple[bool, str]:
+    """Did Cursor get ``permission: allow``? ``(denied, detail)``."""
+    out = proc.stdout.decode("utf-8", "replace").strip()
+    err = proc.stderr.decode("utf-8", "replace").strip()
+    first_err = err.splitlines()[0][:200] if err else ""
+    try:
+        body = json.loads(out) if out else {}
+    except ValueError:
+        return True, f"exit {proc.returncode} with non-JSON output {first_err}".strip()
+    if isinstance(body, dict) and body.get("permission") == "allow":
+        return False, "permission allow"
+    message = body.get("agent_message", first_err) if isinstance(body, dict) else first_err
+    return True, f"not allowed: {str(message)[:200]}"

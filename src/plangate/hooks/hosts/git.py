@@ -37,6 +37,8 @@ from plangate.hooks.hosts.protocol import HookOutput, fail_closed, reason_text
 from plangate.verdict import Result
 
 if TYPE_CHECKING:
+    import subprocess
+
     from plangate.git import Git
 
 ZERO_SHA_CHARS = frozenset("0")
@@ -188,3 +190,24 @@ def pre_push(cwd: Path, stdin: bytes, env: Mapping[str, str]) -> HookOutput:
         return _output(evaluate(request, env), label)
 
     return fail_closed(run, lambda r: _deny(r, label))
+
+
+def answer(entry: str, data: bytes, cwd: Path, env: Mapping[str, str]) -> HookOutput:
+    """The table's entry points: ``git-pre-commit`` (no input) and ``git-pre-push``
+    (git's ref lines on ``data``)."""
+    if entry == "git-pre-commit":
+        return pre_commit(cwd, env)
+    return pre_push(cwd, data, env)
+
+
+def judge_deny(proc: subprocess.CompletedProcess[bytes]) -> tuple[bool, str]:
+    """Did PlanGate stop git? A non-zero exit carrying its reason."""
+    out = proc.stdout.decode("utf-8", "replace").strip()
+    err = proc.stderr.decode("utf-8", "replace").strip()
+    ours = "PlanGate denied" in out or "PlanGate denied" in err
+    first_err = err.splitlines()[0][:160] if err else ""
+    if proc.returncode != 0 and ours:
+        return True, f"exit {proc.returncode} (stops git)"
+    if proc.returncode != 0:
+        return False, f"exit {proc.returncode} but not from PlanGate: {first_err}"
+    return False, "exit 0 (git goes on)"

@@ -37,6 +37,14 @@ def payload_error(message: str, code: str = "HOOK_PAYLOAD_INVALID") -> Result:
     return Result("DENY", (Reason(code, message, "check the host version and hook wiring"),), {})
 
 
+def ambiguous(message: str) -> Result:
+    """A deny for a payload that carries the same thing in more than one field."""
+    return Result("DENY", (Reason(
+        "HOOK_PAYLOAD_AMBIGUOUS", message,
+        "send the value in one field only; check the host version and hook wiring",
+    ),), {})
+
+
 def parse_payload(data: bytes) -> dict[str, Any] | Result:
     """The payload object, or a deny :class:`Result` saying why it is unusable."""
     from plangate.canonical import StrictJSONError, strict_loads_object
@@ -49,12 +57,21 @@ def parse_payload(data: bytes) -> dict[str, Any] | Result:
         return payload_error(f"{exc.code}: {exc.message}")
 
 
+INPUT_FIELDS = ("tool_input", "input", "arguments", "args", "tool_args", "params", "parameters")
+"""Payload fields that could carry a tool's input: only ``tool_input`` is read, so a
+payload with another one beside it is ambiguous."""
+
+
 def tool_call(payload: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | Result:
     """``(tool_name, tool_input)`` of a tool event, or the deny saying which is unusable."""
     tool = payload.get("tool_name")
     tool_input = payload.get("tool_input")
     if not isinstance(tool, str) or not tool:
         return payload_error("tool_name is missing or not text")
+    present = [key for key in INPUT_FIELDS if key in payload]
+    if len(present) > 1:
+        return ambiguous(f"the payload carries the tool's input in more than one field "
+                         f"({', '.join(present)}): which one the host acts on is ambiguous")
     if not isinstance(tool_input, dict):
         return payload_error("tool_input is missing or not an object")
     return tool, tool_input

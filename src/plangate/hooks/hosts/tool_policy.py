@@ -21,8 +21,12 @@ from __future__ import annotations
 
 import os
 from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING
 
 from plangate.records import NamedTuple
+
+if TYPE_CHECKING:
+    from plangate.hooks.service import HookRequest
 
 POLICY_PATH = ".plangate/tools.toml"
 MAX_POLICY_BYTES = 64 * 1024
@@ -83,7 +87,7 @@ def load_policy(root: str) -> ToolPolicy:
     return parse_policy(read.data)
 
 
-def mcp_request(host: str, event: str, cwd: str, tool: str) -> object:
+def mcp_request(host: str, event: str, cwd: str, tool: str) -> HookRequest:
     """The request of an MCP tool call: read-only when the policy declares it, else denied."""
     from plangate.hooks.hosts.protocol import unknown_tool_request
     from plangate.hooks.service import HookRequest, find_worktree_root

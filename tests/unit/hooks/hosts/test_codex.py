@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from plangate.hooks.hosts.codex import patch_targets, shell_patch, tool_request
+from plangate.hooks.hosts.codex import tool_request
+from plangate.hooks.hosts.patch import patch_targets, shell_patch
 from plangate.hooks.service import HookRequest
 from plangate.verdict import Result
 

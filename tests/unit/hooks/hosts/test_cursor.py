@@ -22,12 +22,16 @@ def test_requests_per_event() -> None:
     assert isinstance(_event_request("beforeShellExecution", {}, "/r"), Result)
 
 
-def test_every_path_key_is_a_target_and_directories_are_unambiguous() -> None:
+def test_two_path_keys_or_two_directories_are_ambiguous() -> None:
     payload = {"tool_name": "edit_file", "tool_input": {"path": "a", "target_file": "b"}}
     edit = _event_request("preToolUse", payload, "/r")
-    assert isinstance(edit, HookRequest) and edit.file_targets == ("a", "b")
+    assert isinstance(edit, Result) and edit.codes == ("HOOK_PAYLOAD_AMBIGUOUS",)
+    one = {"tool_name": "edit_file", "tool_input": {"target_file": "b"}}
+    single = _event_request("preToolUse", one, "/r")
+    assert isinstance(single, HookRequest) and single.file_targets == ("b",)
     two_dirs = {"tool_name": "Shell", "tool_input": {"command": "ls", "cwd": "x", "workdir": "y"}}
-    assert isinstance(_event_request("preToolUse", two_dirs, "/r"), Result)
+    ambiguous = _event_request("preToolUse", two_dirs, "/r")
+    assert isinstance(ambiguous, Result) and ambiguous.codes == ("HOOK_PAYLOAD_AMBIGUOUS",)
     one_dir = {"tool_name": "Shell", "tool_input": {"command": "ls", "cwd": "sub"}}
     request = _event_request("preToolUse", one_dir, "/r")
     assert isinstance(request, HookRequest) and request.cwd == "/r/sub"

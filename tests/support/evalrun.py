@@ -14,6 +14,7 @@ from pathlib import Path
 
 from plangate.canonical import sha256_digest
 from plangate.cli.demo.harness import materialise, render_plan
+from plangate.evaluation.gate.service import actual_diff
 from plangate.evaluation.harness.service import build_manifest
 from plangate.evaluation.registry.store import register_candidate, register_plan
 from plangate.git import Git, scrubbed_env
@@ -113,8 +114,13 @@ class HarnessRepo:
             "changes_evaluation_harness": False,
         }
         with open_ledger(self.repo, self.env) as ledger:
+            git_ = Git(self.repo)
             registered = register_candidate(
-                Git(self.repo), ledger, json.dumps(doc).encode(), "candidate.json"
+                git_,
+                ledger,
+                json.dumps(doc).encode(),
+                "candidate.json",
+                lambda base, head: actual_diff(git_, base, head),
             )
         return registered.digest, commit
 

@@ -82,13 +82,16 @@ def check_allowed_paths(value: object) -> list[str]:
 
 
 def validate_candidate_object(
-    doc: Mapping[str, Any], *, check_scope: bool = True
+    doc: Mapping[str, Any], *, check_scope: bool = True, as_written: bool = False
 ) -> dict[str, Any]:
     """Validate a candidate mapping and return its normalised form (pure).
 
     ``check_scope=False`` passes ``allowed_paths`` through unchecked: the policy
     gate reads a stored candidate that way so that a malformed scope reaches
     its own documented step (and verdict) instead of a lookup error.
+    ``as_written=True`` reads a candidate file, which may leave out
+    ``evaluation_plan_digest``: the evaluator selects the plan at registration
+    and the registered form always names it.
     """
     unknown = sorted(set(doc) - set(CANDIDATE_KEYS))
     if unknown:
@@ -98,6 +101,8 @@ def validate_candidate_object(
             "a candidate carries digests only: no plan, baseline identity or protected surfaces",
         )
     for key in CANDIDATE_KEYS:
+        if as_written and key == "evaluation_plan_digest" and doc.get(key) is None:
+            continue
         if key not in doc or doc[key] is None:
             raise _bad("CANDIDATE_ITEM_MISSING", f"candidate lacks {key!r}", f"add {key}")
     if doc["schema_version"] != SCHEMA_VERSION:
@@ -119,14 +124,15 @@ def validate_candidate_object(
     commit = doc["candidate_commit"]
     if not isinstance(commit, str) or not is_full_sha(commit):
         raise _bad("CANDIDATE_INVALID", "candidate_commit must be a full lowercase commit id")
-    if not is_digest(doc["evaluation_plan_digest"]):
+    named_plan = doc.get("evaluation_plan_digest")
+    if named_plan is not None and not is_digest(named_plan):
         raise _bad("CANDIDATE_INVALID", "evaluation_plan_digest must be a sha256: digest")
     if not isinstance(doc["changes_evaluation_harness"], bool):
         raise _bad(
             "CANDIDATE_INVALID",
             "changes_evaluation_harness must be true or false (an explicit declaration)",
         )
-    return {
+    normalised = {
         "schema_version": SCHEMA_VERSION,
         "candidate_id": doc["candidate_id"],
         "hypothesis": doc["hypothesis"],
@@ -134,16 +140,19 @@ def validate_candidate_object(
         "target_components": list(targets),
         "allowed_paths": list(allowed) if isinstance(allowed, list) else allowed,
         "candidate_commit": commit,
-        "evaluation_plan_digest": doc["evaluation_plan_digest"],
+        "evaluation_plan_digest": named_plan,
         "changes_evaluation_harness": doc["changes_evaluation_harness"],
     }
+    if named_plan is None:
+        del normalised["evaluation_plan_digest"]
+    return normalised
 
 
 def parse_candidate(data: bytes, source: str = "candidate") -> dict[str, Any]:
     """Parse candidate bytes (YAML or JSON) into its normalised form (pure)."""
     if len(data) > MAX_CANDIDATE_BYTES:
         raise _bad("CANDIDATE_INVALID", f"{source} is larger than {MAX_CANDIDATE_BYTES} bytes")
-    return validate_candidate_object(load_document(data, source))
+    return validate_candidate_object(load_document(data, source), as_written=True)
 
 
 def candidate_digest(candidate: Mapping[str, Any]) -> str:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from plangate.canonical import digest, is_digest, sha256_digest, strict_loads_object
 from plangate.errors import InputRejected
 from plangate.evaluation.harness.definition import DEFAULT_DEFINITION_PATH, JUDGE_TYPES
-from plangate.paths import PathRejected, canonical_path
+from plangate.paths import PathRejected, canonical_path, validate_pattern
 from plangate.shapes import is_full_sha
 
 if TYPE_CHECKING:
@@ -66,6 +66,7 @@ THRESHOLD_OPS: tuple[str, ...] = (">=", "<=", ">", "<", "==")
 REQUIRED_ITEMS: tuple[str, ...] = (
     "schema_version",
     "plan_id",
+    "covers",
     "baseline_commit",
     "baseline_manifest_ref",
     "task_profile",
@@ -168,6 +169,25 @@ def _path(value: object, where: str) -> str:
         return canonical_path(value)
     except PathRejected as exc:
         raise _bad(f"{where}: {exc.message}", exc.hint) from None
+
+
+def _covers(value: object) -> list[str]:
+    """The path globs of the components a plan judges (canonical, unique, non-empty)."""
+    if not isinstance(value, list) or not value:
+        raise PlanRejected(
+            "EVAL_PLAN_ITEM_MISSING",
+            "covers must list the path globs of the components this plan judges",
+            'e.g. covers: ["harness/prompts/**"]; the evaluator selects a plan by what it covers',
+        )
+    out: list[str] = []
+    for index, item in enumerate(value):
+        try:
+            out.append(validate_pattern(item))
+        except PathRejected as exc:
+            raise _bad(f"covers[{index}]: {exc.message}", exc.hint) from None
+    if len(set(out)) != len(out):
+        raise _bad("covers lists a pattern twice")
+    return sorted(out)
 
 
 def _command(value: object, where: str, registered: bool) -> dict[str, Any]:
@@ -351,6 +371,7 @@ def validate_plan_object(doc: Mapping[str, Any], *, registered: bool) -> dict[st
     return {
         "schema_version": SCHEMA_VERSION,
         "plan_id": _text(doc["plan_id"], "plan_id"),
+        "covers": _covers(doc["covers"]),
         "baseline_commit": baseline_commit,
         "baseline_manifest_ref": doc["baseline_manifest_ref"],
         "harness_definition": definition,

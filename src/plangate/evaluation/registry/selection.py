@@ -53,9 +53,7 @@ def select_plan(
         if diff is None:
             considered.append({"plan_digest": record.digest, "diff": "unavailable"})
             continue
-        if not diff:
-            considered.append({"plan_digest": record.digest, "diff": "empty"})
-            continue
+        # An empty diff is covered by every plan (the gate then finds no delta to judge).
         outside = uncovered(list(record.plan.get("covers", [])), list(diff))
         if not outside:
             return Selection(record, None, tuple(considered))

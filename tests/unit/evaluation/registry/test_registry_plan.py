@@ -66,6 +66,7 @@ def plan_doc() -> dict[str, Any]:
     return {
         "schema_version": "1",
         "plan_id": "p",
+        "covers": ["harness/**"],
         "baseline_commit": "a" * 40,
         "baseline_manifest_ref": "sha256:" + "b" * 64,
         "task_profile": "routine_fix",

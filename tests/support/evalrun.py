@@ -110,9 +110,10 @@ class HarnessRepo:
             "target_components": targets or ["verifier:completion-evidence"],
             "allowed_paths": allowed or ["harness/verifiers/completion_evidence.py"],
             "candidate_commit": commit,
-            "evaluation_plan_digest": plan_digest or self.plan_digest,
             "changes_evaluation_harness": False,
         }
+        if plan_digest is not None:  # otherwise the evaluator selects the plan
+            doc["evaluation_plan_digest"] = plan_digest
         with open_ledger(self.repo, self.env) as ledger:
             git_ = Git(self.repo)
             registered = register_candidate(

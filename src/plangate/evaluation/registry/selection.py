@@ -126,8 +126,9 @@ def relaxations(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
         found.append(f"verifiers dropped: {verifiers}")
     for item in old.get("threshold", []):
         if _threshold_relaxed(item, list(new.get("threshold", []))):
-            found.append(f"threshold relaxed: {item.get('metric')} {item.get('op')} "
-                         f"{item.get('value')}")
+            found.append(
+                f"threshold relaxed: {item.get('metric')} {item.get('op')} {item.get('value')}"
+            )
     conditions = [
         c
         for c in old.get("critical_regression_conditions", [])
@@ -145,7 +146,9 @@ def relaxations(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     return found
 
 
-def replaced_plans(new_covers: Sequence[str], earlier: Sequence[PlanOnRecord]) -> list[PlanOnRecord]:
+def replaced_plans(
+    new_covers: Sequence[str], earlier: Sequence[PlanOnRecord]
+) -> list[PlanOnRecord]:
     """For each pattern of ``new_covers``, the newest earlier plan covering an overlapping
     pattern: the plans the new one replaces for some component."""
     replaced: dict[str, PlanOnRecord] = {}

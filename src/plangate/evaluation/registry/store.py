@@ -113,7 +113,8 @@ def plan_relaxations(ledger: Ledger, registered: Mapping[str, Any]) -> list[str]
     found: list[str] = []
     for old in replaced_plans(list(registered["covers"]), plans_on_record(ledger)):
         if old.digest in failed:
-            found.extend(f"{old.plan.get('plan_id')}: {r}" for r in relaxations(old.plan, registered))
+            label = old.plan.get("plan_id")
+            found.extend(f"{label}: {r}" for r in relaxations(old.plan, registered))
     return found
 
 
@@ -266,7 +267,7 @@ DiffOf = Callable[[str, str], Sequence[str]]
 """The actual diff between a baseline commit and a candidate commit (the gate's method)."""
 
 
-def select_for(git: Git, ledger: Ledger, commit: str, diff_of: DiffOf) -> PlanOnRecord:
+def select_for(ledger: Ledger, commit: str, diff_of: DiffOf) -> PlanOnRecord:
     """The plan the evaluator selects for ``commit``: the newest covering every changed path.
 
     Raises ``EVAL_NO_PLAN_REGISTERED`` or ``CANDIDATE_PATHS_NOT_COVERED``.
@@ -311,7 +312,7 @@ def register_candidate(
         raise _candidate_bad(
             "CANDIDATE_INVALID", "candidate_commit must be the full id of a commit"
         )
-    selected = select_for(git, ledger, candidate["candidate_commit"], diff_of)
+    selected = select_for(ledger, candidate["candidate_commit"], diff_of)
     named = candidate.get("evaluation_plan_digest")
     if named is not None and named != selected.digest:
         raise _candidate_bad(

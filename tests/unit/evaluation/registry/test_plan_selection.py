@@ -90,11 +90,15 @@ def test_no_plan_at_all_and_an_unavailable_diff_select_nothing() -> None:
     ("change", "word"),
     [
         ({"trials": 2}, "trials"),
-        ({"fixtures": [{"id": "kb", "role": "known_bad", "digest": "sha256:" + "1" * 64}]},
-         "fixtures dropped"),
+        (
+            {"fixtures": [{"id": "kb", "role": "known_bad", "digest": "sha256:" + "1" * 64}]},
+            "fixtures dropped",
+        ),
         ({"verifier_set": ["verifier:a"]}, "verifiers dropped"),
-        ({"threshold": [{"metric": "known_bad_stop_rate", "op": ">=", "value": 0.5}]},
-         "threshold relaxed"),
+        (
+            {"threshold": [{"metric": "known_bad_stop_rate", "op": ">=", "value": 0.5}]},
+            "threshold relaxed",
+        ),
         ({"threshold": [{"metric": "other", "op": ">=", "value": 1.0}]}, "threshold relaxed"),
         ({"critical_regression_conditions": ["known_bad_not_stopped"]}, "critical regression"),
         ({"required_activation": "registered"}, "required_activation"),
@@ -140,10 +144,14 @@ BAD = Reason("EVAL_PLAN_SIGNER_NOT_AUTHORISED", "alice does not hold evaluator",
         (PlanAuthorityFacts(True, None, (), ()), ["EVAL_PLAN_SIGNATURE_MISSING"]),
         (PlanAuthorityFacts(True, BAD, (), ()), ["EVAL_PLAN_SIGNER_NOT_AUTHORISED"]),
         (PlanAuthorityFacts(True, HUMAN, ("CLAUDECODE",), ()), []),
-        (PlanAuthorityFacts(False, None, (), ("trials 3 -> 1",)),
-         ["EVAL_PLAN_RELAXATION_NEEDS_HUMAN"]),
-        (PlanAuthorityFacts(True, NOT_HUMAN, (), ("trials 3 -> 1",)),
-         ["EVAL_PLAN_RELAXATION_NEEDS_HUMAN"]),
+        (
+            PlanAuthorityFacts(False, None, (), ("trials 3 -> 1",)),
+            ["EVAL_PLAN_RELAXATION_NEEDS_HUMAN"],
+        ),
+        (
+            PlanAuthorityFacts(True, NOT_HUMAN, (), ("trials 3 -> 1",)),
+            ["EVAL_PLAN_RELAXATION_NEEDS_HUMAN"],
+        ),
         (PlanAuthorityFacts(True, HUMAN, (), ("trials 3 -> 1",)), []),
     ],
 )

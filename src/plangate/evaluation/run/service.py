@@ -130,7 +130,9 @@ def _prior_verdicts(ledger: Ledger, subject: _Subject) -> list[str]:
     return [
         str(e.payload.get("decision"))
         for e in ledger.entries(kind=LEDGER_KIND_DECISION)
-        if e.payload.get("plan_digest") == subject.plan_digest and subject.is_this(e.payload)
+        if e.payload.get("plan_digest") == subject.plan_digest
+        and subject.is_this(e.payload)
+        and e.payload.get("final") is not False
     ]
 
 
@@ -335,6 +337,25 @@ def run_evaluation(
             )
 
 
+def _commands_missing(plan: Mapping[str, Any] | None) -> list[Reason]:
+    """The plan's runner and grader programs that cannot be found here (preflight)."""
+    if plan is None:
+        return []
+    missing: list[Reason] = []
+    for key in ("runner", "grader"):
+        argv = plan[key].get("argv") or []
+        program = str(argv[0]) if argv else ""
+        if not program or ("/" not in program and shutil.which(program) is None):
+            missing.append(
+                Reason(
+                    "EVAL_RUNNER_UNAVAILABLE",
+                    f"the plan's {key} program {program or '(empty)'!r} is not on PATH",
+                    f"install {program or 'the ' + key} where plangate runs, then run again",
+                )
+            )
+    return missing
+
+
 def _trial_box() -> tuple[TrialBox | None, Reason | None]:
     """The sandbox trials run in, or why there is none (an evaluation without one is
     INCONCLUSIVE, ``SANDBOX_UNAVAILABLE``: candidate code never runs unconfined)."""
@@ -467,7 +488,13 @@ def _evaluate_locked(
     sandbox_problem: Reason | None = None,
 ) -> EvaluationRun:
     gathered = _gather(git, ledger, subject, gate)
-    inp = gathered.inp
+    inp = dataclasses.replace(
+        gathered.inp,
+        preflight_problems=[
+            *([sandbox_problem] if sandbox_problem is not None else []),
+            *_commands_missing(gathered.inp.plan),
+        ],
+    )
     started_seq: int | None = None
     result = decide_before_trials(inp)
     if result is None:
@@ -482,7 +509,7 @@ def _evaluate_locked(
                 "candidate_tree": subject.tree,
             },
         ).seq
-        setup: list[Reason] = [sandbox_problem] if sandbox_problem is not None else []
+        setup: list[Reason] = []
         tamper: list[Reason] = []
         trials = [] if setup else _run_trials(
             git, inp.plan, subject.commit, executor, setup=setup, tamper=tamper
@@ -580,6 +607,9 @@ def _record(
             "baseline_commit": inp.plan.get("baseline_commit") if inp.plan else None,
             "baseline_tree": gathered.baseline_tree,
             "started_seq": started_seq,
+            # Only trial evidence makes an INCONCLUSIVE final: one found before any trial
+            # (a missing review, no sandbox) may be run again once fixed.
+            "final": started_seq is not None or result.verdict != "INCONCLUSIVE",
         },
     )
     facts = {

@@ -54,11 +54,24 @@ def _bad(
     return CandidateRejected(code, message, hint)
 
 
+EXCLUDE = "!"
+"""An ``allowed_paths`` item starting with ``!`` excludes the paths its pattern matches."""
+
+
+def split_scope(allowed: list[str]) -> tuple[list[str], list[str]]:
+    """(included patterns, excluded patterns) of a checked ``allowed_paths`` list (pure)."""
+    included = [p for p in allowed if not p.startswith(EXCLUDE)]
+    excluded = [p[len(EXCLUDE) :] for p in allowed if p.startswith(EXCLUDE)]
+    return included, excluded
+
+
 def check_allowed_paths(value: object) -> list[str]:
     """Return ``value`` if it is a non-empty list of canonical, unique glob patterns.
 
-    Raises ``CANDIDATE_ALLOWED_PATHS_EMPTY`` or ``CANDIDATE_ALLOWED_PATHS_MALFORMED``.
-    Used by registration and again by the policy gate (pure).
+    An item ``!PATTERN`` excludes what PATTERN matches (at least one item must
+    include). Raises ``CANDIDATE_ALLOWED_PATHS_EMPTY`` or
+    ``CANDIDATE_ALLOWED_PATHS_MALFORMED``. Used by registration and again by the
+    policy gate (pure).
     """
     if not isinstance(value, list) or not value:
         raise _bad(
@@ -68,8 +81,10 @@ def check_allowed_paths(value: object) -> list[str]:
         )
     out: list[str] = []
     for index, item in enumerate(value):
+        negated = isinstance(item, str) and item.startswith(EXCLUDE)
         try:
-            out.append(validate_pattern(item))
+            pattern = validate_pattern(item[len(EXCLUDE) :] if negated else item)
+            out.append(EXCLUDE + pattern if negated else pattern)
         except PathRejected as exc:
             raise _bad(
                 "CANDIDATE_ALLOWED_PATHS_MALFORMED",
@@ -78,6 +93,12 @@ def check_allowed_paths(value: object) -> list[str]:
             ) from None
     if len(set(out)) != len(out):
         raise _bad("CANDIDATE_ALLOWED_PATHS_MALFORMED", "allowed_paths lists a pattern twice", "")
+    if not split_scope(out)[0]:
+        raise _bad(
+            "CANDIDATE_ALLOWED_PATHS_EMPTY",
+            "allowed_paths only excludes (every item starts with '!'): the scope is empty",
+            "list at least one pattern the candidate may change",
+        )
     return out
 
 

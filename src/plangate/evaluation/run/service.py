@@ -607,9 +607,9 @@ def _record(
             "baseline_commit": inp.plan.get("baseline_commit") if inp.plan else None,
             "baseline_tree": gathered.baseline_tree,
             "started_seq": started_seq,
-            # Only trial evidence makes an INCONCLUSIVE final: one found before any trial
-            # (a missing review, no sandbox) may be run again once fixed.
-            "final": started_seq is not None or result.verdict != "INCONCLUSIVE",
+            # A preflight INCONCLUSIVE (a missing review, no sandbox: found before any
+            # trial, the pre-registered conditions unchanged) may be run again once fixed.
+            "final": not result.facts.get("preflight", False),
         },
     )
     facts = {

@@ -154,7 +154,7 @@ def test_crashing_trials_make_it_inconclusive_and_that_is_final(
     assert [d["decision"] for d in decisions(harness.repo, digest)] == ["INCONCLUSIVE"] * 2
 
 
-def test_missing_independence_is_inconclusive_and_a_new_plan_is_a_new_evaluation(
+def test_a_missing_review_is_found_before_any_trial_and_the_run_can_be_repeated(
     run_cli: RunCli, harness: HarnessRepo
 ) -> None:
     digest, commit = harness.candidate("unreviewed", {VERIFIER: GOOD_VERIFIER})
@@ -164,44 +164,37 @@ def test_missing_independence_is_inconclusive_and_a_new_plan_is_a_new_evaluation
     code, body, _err = run_json(run_cli, harness.repo, digest)
     assert code == 4
     assert [r["code"] for r in body["reasons"]] == ["INDEPENDENCE_INSUFFICIENT"]
-    # The review arrives later: the recorded INCONCLUSIVE still stands ...
+    assert body["facts"]["preflight"] is True
+    assert body["facts"]["trials_total"] == 0
+    [first] = decisions(harness.repo, digest)
+    assert first["final"] is False
+    with open_ledger(harness.repo, {}) as ledger:
+        assert ledger.entries(kind="eval_run_started", subject=digest) == []
+    # The review arrives: the same evaluation runs (nothing was final) and passes.
     review = harness.review("candidate:unreviewed:v1", commit)
     assert run_cli(harness.repo, "eval", "review", "add", digest, str(review)).code == 0
-    assert run_cli(harness.repo, "eval", "review", "level", digest).code == 0
     code, body, _err = run_json(run_cli, harness.repo, digest)
-    assert code == 4
-    assert [r["code"] for r in body["reasons"]] == ["EVALUATION_ALREADY_INCONCLUSIVE"]
-    # ... until a new plan (new digest) starts a new evaluation of a new candidate: the
-    # same tree under the new plan is refused (the plan came after it), new content is not.
-    manifest = build_manifest(Git(harness.repo), harness.baseline)
-    new_plan = harness.register_plan(
-        plan_text(harness.baseline, manifest.harness_id, trials=1).replace(
-            "evaluation:demo-verification-skipped:v1", "evaluation:demo-verification-skipped:v2"
-        )
-    )
-    assert new_plan != harness.plan_digest
-    same_tree, commit_same = harness.candidate(
-        "unreviewed-same", {VERIFIER: GOOD_VERIFIER}, plan_digest=new_plan
-    )
-    review = harness.review("candidate:unreviewed-same:v1", commit_same)
-    assert run_cli(harness.repo, "eval", "review", "add", same_tree, str(review)).code == 0
-    code, body, _err = run_json(run_cli, harness.repo, same_tree)
-    assert code == 4
-    assert [r["code"] for r in body["reasons"]] == ["EVAL_PLAN_AFTER_CANDIDATE"]
-    again, commit2 = harness.candidate(
-        "unreviewed-v2", {VERIFIER: GOOD_VERIFIER + "# v2\n"}, plan_digest=new_plan
-    )
-    review = harness.review("candidate:unreviewed-v2:v1", commit2)
-    assert run_cli(harness.repo, "eval", "review", "add", again, str(review)).code == 0
-    code, body, _err = run_json(run_cli, harness.repo, again)
     assert code == 0, body["reasons"]
+    assert [d["decision"] for d in decisions(harness.repo, digest)] == ["INCONCLUSIVE", "PASS"]
+
+
+def test_the_preflight_message_on_the_terminal_says_the_run_may_be_repeated(
+    run_cli: RunCli, harness: HarnessRepo
+) -> None:
+    digest, _commit = harness.candidate("unreviewed-text", {VERIFIER: GOOD_VERIFIER})
+    res = run_cli(harness.repo, "eval", "run", digest)
+    assert res.code == 4
+    assert "INDEPENDENCE_INSUFFICIENT" in res.out
+    assert "not final" in res.out
 
 
 def test_same_commit_under_a_new_candidate_id_cannot_dodge_inconclusive(
     run_cli: RunCli, harness: HarnessRepo
 ) -> None:
-    digest, commit = harness.candidate("first", {VERIFIER: GOOD_VERIFIER})
-    assert run_json(run_cli, harness.repo, digest)[0] == 4  # no review: INCONCLUSIVE
+    # Trials ran and could not complete: that INCONCLUSIVE is final for the plan.
+    digest = reviewed(run_cli, harness, "first", {VERIFIER: TAMPERING_VERIFIER})
+    assert run_cli_jobs1(run_cli, harness.repo, digest)[0] == 4
+    commit = _commit_of(harness, digest)
     renamed, same_commit = harness.candidate("renamed", {}, commit=commit)
     assert renamed != digest and same_commit == commit
     review = harness.review("candidate:renamed:v1", commit)
@@ -573,11 +566,12 @@ def test_a_path_that_is_not_utf8_in_the_candidate_is_a_recorded_inconclusive(
 def test_recommitting_the_same_tree_cannot_dodge_a_recorded_inconclusive(
     run_cli: RunCli, harness: HarnessRepo
 ) -> None:
-    # Without a review the first evaluation ends INCONCLUSIVE. Re-committing the very same
-    # tree (a new message is enough for a new commit id) under a new candidate id, then
-    # attaching a review, re-rolled the same evaluation into a PASS.
-    digest, commit = harness.candidate("first", {VERIFIER: GOOD_VERIFIER})
-    first = run_cli(harness.repo, "eval", "run", digest, "--json")
+    # Trials that cannot complete end the first evaluation INCONCLUSIVE (final).
+    # Re-committing the very same tree (a new message is enough for a new commit id)
+    # under a new candidate id must not re-roll the same evaluation.
+    digest = reviewed(run_cli, harness, "first", {VERIFIER: TAMPERING_VERIFIER})
+    commit = _commit_of(harness, digest)
+    first = run_cli(harness.repo, "eval", "run", digest, "--json", "--jobs", "1")
     assert first.code == 4, first.out
 
     tree = git(harness.repo, "rev-parse", f"{commit}^{{tree}}")

@@ -34,7 +34,12 @@ from plangate.evaluation.harness.definition import (
     HarnessDefinition,
 )
 from plangate.evaluation.independence import required_level
-from plangate.evaluation.registry.candidate import EXCLUDE, check_allowed_paths, split_scope
+from plangate.evaluation.registry.candidate import (
+    ANYWHERE,
+    EXCLUDE,
+    check_allowed_paths,
+    split_scope,
+)
 from plangate.evaluation.words import PolicyVerdict
 from plangate.paths import (
     PathRejected,
@@ -356,11 +361,15 @@ class GateCase:
         if allowed is None:
             return []
         included, excluded = split_scope(allowed)
+        patterns = [e for e in excluded if e != ANYWHERE]
+        anywhere = [p.pattern for p in self.protected if p.pattern.startswith("**/")]
+        if ANYWHERE in excluded:
+            patterns.extend(anywhere)
         # An excluded path is outside the scope whatever its case (never over-allowing).
         return [
             p
             for p in self.canonical_diff
-            if match_any(included, p) is None or match_any(excluded, p, casefold=True)
+            if match_any(included, p) is None or match_any(patterns, p, casefold=True)
         ]
 
     # -- components ----------------------------------------------------------------
@@ -595,9 +604,14 @@ def _allowed_paths_readable(case: GateCase) -> Finding | None:
 
 def excludes(excluded: Sequence[str], protected: str) -> bool:
     """Whether an exclusion removes every path ``protected`` matches (pure, conservative):
-    the same pattern (case-folded), or ``X/**`` excluding a pattern that starts with ``X/``."""
+    the same pattern (case-folded), ``X/**`` excluding a pattern that starts with ``X/``,
+    or ``protected-anywhere`` excluding a pattern that starts with ``**/``."""
     folded = protected.casefold()
     for pattern in excluded:
+        if pattern == ANYWHERE:
+            if protected.startswith("**/"):
+                return True
+            continue
         own = pattern.casefold()
         if own in (folded, "**"):
             return True
@@ -618,7 +632,12 @@ def _declared_scope_protected(case: GateCase) -> Finding | None:
         f"allowed_paths overlap protected authority: {pairs[:5]}"
         + (f" and {len(pairs) - 5} more" if len(pairs) > 5 else ""),
         "narrow allowed_paths, or exclude the protected patterns explicitly by adding: "
-        + ", ".join(f'"{EXCLUDE}{p}"' for p in to_exclude),
+        + ", ".join(f'"{EXCLUDE}{p}"' for p in to_exclude)
+        + (
+            f' (or "{EXCLUDE}{ANYWHERE}" for every pattern starting with **/)'
+            if any(p.startswith("**/") for p in to_exclude)
+            else ""
+        ),
         sorted({h["allowed_path"] for h in hits}),
     )
 

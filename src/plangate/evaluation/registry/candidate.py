@@ -56,6 +56,10 @@ def _bad(
 
 EXCLUDE = "!"
 """An ``allowed_paths`` item starting with ``!`` excludes the paths its pattern matches."""
+ANYWHERE = "protected-anywhere"
+"""``!protected-anywhere`` excludes every protected pattern that starts with ``**/`` (a file
+protected wherever it appears, such as ``**/CLAUDE.md`` or ``**/.claude/**``). Protected
+authority at a fixed place (``eval/**``) is never excluded by it: name it explicitly."""
 
 
 def split_scope(allowed: list[str]) -> tuple[list[str], list[str]]:
@@ -82,6 +86,9 @@ def check_allowed_paths(value: object) -> list[str]:
     out: list[str] = []
     for index, item in enumerate(value):
         negated = isinstance(item, str) and item.startswith(EXCLUDE)
+        if item == EXCLUDE + ANYWHERE:
+            out.append(item)
+            continue
         try:
             pattern = validate_pattern(item[len(EXCLUDE) :] if negated else item)
             out.append(EXCLUDE + pattern if negated else pattern)

@@ -92,6 +92,7 @@ def _plan_register(ctx: Context, args: argparse.Namespace) -> int:
             {
                 "verdict": "ACCEPTED",
                 "reasons": [],
+                "warnings": [w.to_json() for w in registered.warnings],
                 "plan_digest": registered.digest,
                 "newly_registered": registered.newly_registered,
                 "ledger_seq": registered.entry_seq,
@@ -103,6 +104,9 @@ def _plan_register(ctx: Context, args: argparse.Namespace) -> int:
         state = "registered" if registered.newly_registered else "already registered"
         ctx.out(registered.digest)
         ctx.err(f"plan {registered.plan['plan_id']} {state} (ledger seq {registered.entry_seq})")
+        for warning in registered.warnings:
+            ctx.err(f"warning: {warning.code}: {warning.message}")
+            ctx.err(f"  hint: {warning.hint}")
     return int(ExitCode.ACCEPTED)
 
 

@@ -8,6 +8,7 @@ Every lookup recomputes the digest of what the ledger holds.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,7 @@ from plangate.evaluation.registry.candidate import (
 from plangate.evaluation.registry.plan import (
     PlanRejected,
     check_verifier_set,
+    fixture_warnings,
     parse_plan,
     pin_plan,
     plan_digest,
@@ -79,6 +81,7 @@ class RegisteredPlan:
     baseline_manifest: Mapping[str, Any]
     entry_seq: int
     newly_registered: bool = False
+    warnings: tuple[Reason, ...] = ()
 
 
 UNAUTHENTICATED = PlanAuthorityFacts(False, None, (), ())
@@ -177,10 +180,11 @@ def register_plan(
             if exc.code not in ("GIT_PATH_NOT_A_FILE", "GIT_BLOB_TOO_LARGE"):
                 raise
     registered = pin_plan(draft, blobs)
+    warnings = tuple(fixture_warnings(registered, blobs))
     pdigest = plan_digest(registered)
     existing = ledger.entries(kind=LEDGER_KIND_PLAN, subject=pdigest)
     if existing:
-        return lookup_registered_plan(ledger, pdigest)
+        return dataclasses.replace(lookup_registered_plan(ledger, pdigest), warnings=warnings)
     facts = authority._replace(relaxed=tuple(plan_relaxations(ledger, registered)))
     refused = plan_authority_reasons(facts)
     if refused:
@@ -200,10 +204,11 @@ def register_plan(
             "source_file_sha256": sha256_digest(data),
             "authority": authority_label(facts),
             "relaxed": list(facts.relaxed),
+            "warnings": [w.code + ": " + w.message for w in warnings],
         },
     )
     return RegisteredPlan(
-        pdigest, registered, dict(manifest.data), entry.seq, newly_registered=True
+        pdigest, registered, dict(manifest.data), entry.seq, True, warnings
     )
 
 

@@ -33,14 +33,13 @@ TAMPERING_VERIFIER = (
 
 import pathlib as _p
 _target = _p.Path(__file__).resolve().parents[3] / "baseline" / "eval" / "fixtures" / "pos-1.json"
-if _target.exists():
-    _target.write_text('{"fixture_id": "pos-1", "tests_pass": true, "verification_present": true}')
+_target.write_text('{"tests_pass": true, "verification_present": true}')
 """
 )
 
 CRASHING_VERIFIER = GOOD_VERIFIER.replace(
     "def check(fixture):\n",
-    "def check(fixture):\n    if fixture.get('fixture_id') == 'neg-1':\n"
+    "def check(fixture):\n    if fixture.get('tests_pass') is False:\n"
     "        raise RuntimeError('boom')\n",
 )
 
@@ -644,3 +643,44 @@ def test_a_candidate_that_changed_nothing_does_not_count_as_a_result(
     assert run_cli(harness.repo, "eval", "review", "add", digest, str(review)).code == 0
     code, body, _err = run_json(run_cli, harness.repo, digest)
     assert code == 0, body["reasons"]
+
+
+# Strict only on inputs it finds among fixture files in the runner's working directory or
+# in its own tree: with the fixtures left in the trees this passed every evaluation.
+RECOGNISING_VERIFIER = '''"""Completion evidence: strict only on recognised evaluation fixtures."""
+
+import json
+import pathlib
+
+ENABLED = True
+
+
+def _known():
+    found = []
+    own_tree = pathlib.Path(__file__).resolve().parents[2]
+    for root in (pathlib.Path.cwd(), own_tree):
+        for path in root.glob("eval/fixtures/*.json"):
+            try:
+                found.append(json.loads(path.read_text()))
+            except (OSError, ValueError):
+                pass
+    return found
+
+
+def check(fixture):
+    if fixture in _known():
+        if fixture.get("evidence_forged"):
+            return "fail"
+        return "pass" if fixture.get("verification_present") else "unavailable"
+    return "pass"
+'''
+
+
+def test_candidate_code_finds_no_fixture_to_recognise(run_cli: RunCli, harness: HarnessRepo) -> None:
+    digest = reviewed(run_cli, harness, "recognising", {VERIFIER: RECOGNISING_VERIFIER})
+    code, body, _err = run_json(run_cli, harness.repo, digest)
+    assert body["verdict"] != "PASS" and code != 0
+    codes = [r["code"] for r in body["reasons"]]
+    assert "KNOWN_BAD_NOT_STOPPED" in codes  # it saw no fixture, so it was lenient
+    assert "BASELINE_WORKTREE_MODIFIED" not in codes
+    assert "CANDIDATE_WORKTREE_MODIFIED" not in codes

@@ -189,11 +189,8 @@ def register_plan(
     refused = plan_authority_reasons(facts)
     if refused:
         first = refused[0]
-        raise PlanRejected(
-            first.code,
-            "; ".join(f"{r.code}: {r.message}" for r in refused),
-            first.hint,
-        )
+        also = "".join(f"; also {r.code}: {r.message}" for r in refused[1:])
+        raise PlanRejected(first.code, first.message + also, first.hint)
     entry = ledger.append(
         LEDGER_KIND_PLAN,
         pdigest,

@@ -118,3 +118,53 @@ def test_a_signature_over_other_bytes_is_refused(hr: HarnessRepo, tmp_path: Path
     res = hr.cli("eval", "plan", "register", str(plan_file))
     assert res.code != 0
     assert "EVAL_PLAN_SIGNATURE_INVALID" in res.err
+
+
+def _candidate_commit(hr: HarnessRepo, name: str, rel: str) -> str:
+    hr.start_candidate(name)
+    target = hr.repo / rel
+    target.write_text(target.read_text() + "\n# change\n")
+    git(hr.repo, "commit", "-q", "-am", name)
+    commit = git(hr.repo, "rev-parse", "HEAD")
+    git(hr.repo, "checkout", "-q", "--detach", hr.baseline)
+    return commit
+
+
+def test_a_candidate_cannot_name_an_older_more_lenient_plan(hr: HarnessRepo) -> None:
+    lenient_text = render_plan(hr.baseline, hr.manifest_ref).replace(
+        "trials: 2\n", 'trials: 1\ntrials_reason: "deterministic"\n'
+    )
+    assert hr.register_plan(lenient_text).code == 0
+    lenient = hr.plan_digest
+    assert hr.register_plan().code == 0
+    strict = hr.plan_digest
+    commit = _candidate_commit(hr, "prompt", "harness/prompts/builder.md")
+    named = hr.register_candidate(
+        hr.candidate_doc(commit, ["harness/prompts/**"]) | {"evaluation_plan_digest": lenient}
+    )
+    assert named.code != 0
+    assert "CANDIDATE_PLAN_NOT_SELECTED" in named.err
+    assert strict in named.err
+    doc = hr.candidate_doc(commit, ["harness/prompts/**"])
+    del doc["evaluation_plan_digest"]
+    chosen = hr.register_candidate(doc)
+    assert chosen.code == 0, chosen.err
+    with open_ledger(hr.repo, {}) as ledger:
+        [entry] = ledger.entries(kind="eval_candidate_registered")
+    assert entry.payload["evaluation_plan_digest"] == strict
+
+
+def test_paths_no_plan_covers_are_refused_naming_them(hr: HarnessRepo) -> None:
+    text = render_plan(hr.baseline, hr.manifest_ref).replace(
+        'covers: ["**"]', 'covers: ["harness/prompts/**"]'
+    )
+    assert hr.register_plan(text).code == 0
+    commit = _candidate_commit(hr, "skill", "harness/skills/review.md")
+    doc = hr.candidate_doc(commit, ["harness/skills/**"])
+    del doc["evaluation_plan_digest"]
+    res = hr.register_candidate(doc)
+    assert res.code != 0
+    assert "CANDIDATE_PATHS_NOT_COVERED" in res.err
+    assert "harness/skills/review.md" in res.err
+    with open_ledger(hr.repo, {}) as ledger:
+        assert ledger.entries(kind="eval_candidate_registered") == []

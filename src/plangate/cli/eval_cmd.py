@@ -46,7 +46,15 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true", help="print one JSON object")
     cand = sub.add_parser("candidate", help="register a harness improvement candidate")
     cand_sub = cand.add_subparsers(dest="action", required=True)
-    creg = cand_sub.add_parser("register", help="register a candidate (YAML/JSON)")
+    creg = cand_sub.add_parser(
+        "register",
+        help="register a candidate (YAML/JSON)",
+        description="The evaluator selects the plan that judges the candidate: the newest "
+        "registered plan whose covers match every path the candidate changes. "
+        "evaluation_plan_digest may be left out; a digest given must be the selected plan. "
+        "allowed_paths items starting with '!' exclude ('!protected-anywhere': every protected "
+        "pattern starting with **/).",
+    )
     creg.add_argument("file", metavar="FILE")
     creg.add_argument("--json", action="store_true", help="print one JSON object")
     from plangate.evaluation.gate.rules import GATE_ORDER

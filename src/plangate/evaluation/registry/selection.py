@@ -46,18 +46,45 @@ def select_plan(
     plans: Sequence[PlanOnRecord], changed: Mapping[str, Sequence[str] | None]
 ) -> Selection:
     """The newest plan covering every changed path (``changed``: plan digest -> the
-    candidate's diff against that plan's baseline, None when it cannot be computed)."""
+    candidate's diff against that plan's baseline, None when it cannot be computed).
+
+    A plan newer than the selected one that covers *some* of the changed paths has
+    replaced it for those components: the candidate then spans plans and is refused
+    (``CANDIDATE_SPANS_PLANS``) instead of falling back to the older plan, so adding an
+    unrelated change never buys an older, more lenient judge.
+    """
     considered: list[dict[str, Any]] = []
-    for record in sorted(plans, key=lambda p: p.seq, reverse=True):
+    newest_first = sorted(plans, key=lambda p: p.seq, reverse=True)
+    for index, record in enumerate(newest_first):
         diff = changed.get(record.digest)
         if diff is None:
             considered.append({"plan_digest": record.digest, "diff": "unavailable"})
             continue
         # An empty diff is covered by every plan (the gate then finds no delta to judge).
         outside = uncovered(list(record.plan.get("covers", [])), list(diff))
-        if not outside:
-            return Selection(record, None, tuple(considered))
-        considered.append({"plan_digest": record.digest, "uncovered": outside[:20]})
+        if outside:
+            considered.append({"plan_digest": record.digest, "uncovered": outside[:20]})
+            continue
+        newer = [
+            (p.digest, path)
+            for p in newest_first[:index]
+            for path in diff
+            if not uncovered(list(p.plan.get("covers", [])), [path])
+        ]
+        if newer:
+            return Selection(
+                None,
+                Reason(
+                    "CANDIDATE_SPANS_PLANS",
+                    f"plan {record.digest} covers every changed path, but newer plans judge "
+                    f"some of them: {sorted({path for _d, path in newer})[:10]} "
+                    f"({', '.join(sorted({d for d, _p in newer}))})",
+                    "split the candidate along the plans' components, or the evaluator "
+                    "registers one plan covering all of them",
+                ),
+                tuple(considered),
+            )
+        return Selection(record, None, tuple(considered))
     if not plans:
         return Selection(
             None,

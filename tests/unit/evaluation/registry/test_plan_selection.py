@@ -60,13 +60,24 @@ def test_an_older_plan_is_never_selected_while_a_newer_one_covers() -> None:
     assert chosen.plan is not None and chosen.plan.digest == "strict"
 
 
-def test_a_plan_covering_only_part_of_the_change_is_passed_over() -> None:
-    prompts = rec("prompts", ["harness/prompts/**"], 2)
+def test_a_broader_older_plan_is_selected_when_no_newer_plan_judges_the_paths() -> None:
+    docs = rec("docs", ["docs/**"], 2)
     everything = rec("all", ["harness/**"], 1)
     diff = ["harness/prompts/x.md", "harness/skills/y.md"]
-    chosen = select_plan([prompts, everything], {"prompts": diff, "all": diff})
+    chosen = select_plan([docs, everything], {"docs": diff, "all": diff})
     assert chosen.plan is not None and chosen.plan.digest == "all"
-    assert chosen.considered[0]["uncovered"] == ["harness/skills/y.md"]
+    assert chosen.considered[0]["uncovered"] == diff
+
+
+def test_an_extra_change_never_buys_an_older_plan() -> None:
+    prompts = rec("prompts", ["harness/prompts/**"], 2)
+    lenient_everything = rec("all", ["harness/**"], 1, trials=1)
+    diff = ["harness/prompts/x.md", "harness/skills/y.md"]
+    chosen = select_plan([prompts, lenient_everything], {"prompts": diff, "all": diff})
+    assert chosen.plan is None and chosen.problem is not None
+    assert chosen.problem.code == "CANDIDATE_SPANS_PLANS"
+    assert "harness/prompts/x.md" in chosen.problem.message
+    assert "harness/skills/y.md" not in chosen.problem.message.split("judge some of them")[1]
 
 
 def test_paths_no_plan_covers_are_refused_with_a_code() -> None:

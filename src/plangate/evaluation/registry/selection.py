@@ -3,9 +3,9 @@
 The candidate never chooses its judge. The evaluator selects the **newest**
 registered plan whose ``covers`` patterns cover every path the candidate changes
 against that plan's baseline (:func:`select_plan`). A plan registered for a
-component replaces the plans registered earlier for it; when the plan it
-replaces has a recorded FAIL, a new plan that is less strict in any item
-(:func:`relaxations`) needs a human's signature (the registration rules in
+component replaces the plans registered earlier for it
+(:func:`overlapping_plans`); when one of them has a recorded FAIL, a new plan
+that is less strict in any item (:func:`relaxations`) needs a human's signature (the registration rules in
 :mod:`plangate.evaluation.registry.authority`).
 """
 
@@ -173,16 +173,23 @@ def relaxations(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     return found
 
 
-def replaced_plans(
+def overlapping_plans(
     new_covers: Sequence[str], earlier: Sequence[PlanOnRecord]
 ) -> list[PlanOnRecord]:
-    """For each pattern of ``new_covers``, the newest earlier plan covering an overlapping
-    pattern: the plans the new one replaces for some component."""
-    replaced: dict[str, PlanOnRecord] = {}
-    newest_first = sorted(earlier, key=lambda p: p.seq, reverse=True)
-    for pattern in new_covers:
-        for record in newest_first:
-            if any(patterns_overlap(pattern, c) for c in record.plan.get("covers", [])):
-                replaced.setdefault(record.digest, record)
-                break
-    return sorted(replaced.values(), key=lambda p: p.seq)
+    """Every earlier plan judging a component the new plan covers (oldest first).
+
+    A relaxation is judged against all of them, not only the newest: registering an
+    equally strict plan in between must not launder a later relaxation of a failed one.
+    """
+    return sorted(
+        (
+            record
+            for record in earlier
+            if any(
+                patterns_overlap(pattern, c)
+                for pattern in new_covers
+                for c in record.plan.get("covers", [])
+            )
+        ),
+        key=lambda p: p.seq,
+    )

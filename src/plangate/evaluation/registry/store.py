@@ -44,8 +44,8 @@ from plangate.evaluation.registry.plan import (
 )
 from plangate.evaluation.registry.selection import (
     PlanOnRecord,
+    overlapping_plans,
     relaxations,
-    replaced_plans,
     select_plan,
 )
 from plangate.layout import MAX_FIXTURE_BYTES
@@ -114,7 +114,7 @@ def plan_relaxations(ledger: Ledger, registered: Mapping[str, Any]) -> list[str]
     """How ``registered`` relaxes a plan it replaces that has a recorded FAIL."""
     failed = failed_plans(ledger)
     found: list[str] = []
-    for old in replaced_plans(list(registered["covers"]), plans_on_record(ledger)):
+    for old in overlapping_plans(list(registered["covers"]), plans_on_record(ledger)):
         if old.digest in failed:
             label = old.plan.get("plan_id")
             found.extend(f"{label}: {r}" for r in relaxations(old.plan, registered))

@@ -15,8 +15,8 @@ from plangate.evaluation.registry.authority import (
 )
 from plangate.evaluation.registry.selection import (
     PlanOnRecord,
+    overlapping_plans,
     relaxations,
-    replaced_plans,
     select_plan,
 )
 from plangate.verdict import Reason
@@ -131,15 +131,12 @@ def test_a_plan_at_least_as_strict_relaxes_nothing() -> None:
     assert relaxations(plan(["**"]), stricter) == []
 
 
-def test_a_new_plan_replaces_the_newest_overlapping_plan_per_component() -> None:
-    a1 = rec("a1", ["harness/prompts/**"], 1)
-    a2 = rec("a2", ["harness/prompts/**"], 2)
-    b = rec("b", ["harness/skills/**"], 3)
-    other = rec("o", ["docs/**"], 4)
-    replaced = replaced_plans(["harness/**"], [a1, a2, b, other])
-    assert [p.digest for p in replaced] == ["b"]
-    replaced = replaced_plans(["harness/prompts/**", "harness/skills/**"], [a1, a2, b, other])
-    assert [p.digest for p in replaced] == ["a2", "b"]
+def test_relaxation_is_judged_against_every_earlier_plan_of_the_component() -> None:
+    failed = rec("failed", ["harness/**"], 1)
+    same = rec("same", ["harness/**"], 2)
+    other = rec("o", ["docs/**"], 3)
+    found = overlapping_plans(["harness/prompts/**"], [failed, same, other])
+    assert [p.digest for p in found] == ["failed", "same"]
 
 
 HUMAN = Verified("carol@example.com", "ssh-ed25519", "SHA256:x", ("evaluator",), True)

@@ -5,8 +5,8 @@ registered plan whose ``covers`` patterns cover every path the candidate changes
 against that plan's baseline (:func:`select_plan`). A plan registered for a
 component replaces the plans registered earlier for it
 (:func:`overlapping_plans`); when one of them has a recorded FAIL, a new plan
-that is less strict in any item (:func:`relaxations`) needs a human's signature (the registration rules in
-:mod:`plangate.evaluation.registry.authority`).
+that is less strict in any item (:func:`relaxations`) needs a human's signature
+(the registration rules in :mod:`plangate.evaluation.registry.authority`).
 """
 
 from __future__ import annotations

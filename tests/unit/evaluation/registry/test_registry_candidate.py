@@ -109,3 +109,18 @@ def test_allowed_paths_empty_or_not_a_list() -> None:
         with pytest.raises(InputRejected) as info:
             check_allowed_paths(value)
         assert _code(info) == "CANDIDATE_ALLOWED_PATHS_EMPTY"
+
+
+def test_allowed_paths_may_exclude_but_must_include_something() -> None:
+    assert check_allowed_paths(["h/**", "!h/x/**", "!protected-anywhere"]) == [
+        "h/**",
+        "!h/x/**",
+        "!protected-anywhere",
+    ]
+    with pytest.raises(InputRejected) as info:
+        check_allowed_paths(["!h/**"])
+    assert _code(info) == "CANDIDATE_ALLOWED_PATHS_EMPTY"
+    for bad in (["h/**", "!"], ["h/**", "!../x"], ["h/**", "!/abs"]):
+        with pytest.raises(InputRejected) as info:
+            check_allowed_paths(bad)
+        assert _code(info) == "CANDIDATE_ALLOWED_PATHS_MALFORMED"

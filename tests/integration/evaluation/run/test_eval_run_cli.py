@@ -684,3 +684,45 @@ def test_candidate_code_finds_no_fixture_to_recognise(run_cli: RunCli, harness: 
     assert "KNOWN_BAD_NOT_STOPPED" in codes  # it saw no fixture, so it was lenient
     assert "BASELINE_WORKTREE_MODIFIED" not in codes
     assert "CANDIDATE_WORKTREE_MODIFIED" not in codes
+
+
+def test_a_relaxation_after_a_fail_registers_only_when_a_human_evaluator_signs(
+    run_cli: RunCli, harness: HarnessRepo, tmp_path: Path
+) -> None:
+    from support.keys import allowed_signers, make_key, sign_bytes, trust_toml
+
+    digest, commit = harness.candidate("lossy", {VERIFIER: LOSSY_VERIFIER})
+    review = harness.review("candidate:lossy:v1", commit)
+    assert run_cli(harness.repo, "eval", "review", "add", digest, str(review)).code == 0
+    assert run_json(run_cli, harness.repo, digest)[0] == 1  # FAIL under the registered plan
+    carol = make_key(tmp_path / "keys", "carol@example.com")
+    dave = make_key(tmp_path / "keys", "dave@example.com")
+    git(harness.repo, "checkout", "-q", "-B", "main", harness.baseline)
+    (harness.repo / ".plangate/trust.toml").write_bytes(
+        trust_toml([], [], require=False, humans=["carol@example.com"])
+        + b'evaluator = ["carol@example.com", "dave@example.com"]\n'
+    )
+    (harness.repo / ".plangate/allowed_signers").write_bytes(allowed_signers(carol, dave))
+    git(harness.repo, "add", "-A", ".plangate/trust.toml", ".plangate/allowed_signers")
+    git(harness.repo, "commit", "-q", "-m", "trust root")
+    manifest = build_manifest(Git(harness.repo), harness.baseline)
+    from plangate.cli.demo.harness import render_plan
+
+    lenient = (
+        render_plan(harness.baseline, manifest.harness_id).replace("trials: 2\n", "trials: 1\n")
+        + 'trials_reason: "deterministic"\n'
+    ).encode()
+    plan_file = tmp_path / "lenient.yaml"
+    plan_file.write_bytes(lenient)
+    signature = tmp_path / "lenient.yaml.sig"
+    signature.write_bytes(sign_bytes(dave, "plangate-eval-plan", lenient))
+    refused = run_cli(harness.repo, "eval", "plan", "register", str(plan_file))
+    assert refused.code != 0
+    assert "EVAL_PLAN_RELAXATION_NEEDS_HUMAN" in refused.err
+    signature.write_bytes(sign_bytes(carol, "plangate-eval-plan", lenient))
+    accepted = run_cli(harness.repo, "eval", "plan", "register", str(plan_file))
+    assert accepted.code == 0, accepted.err
+    with open_ledger(harness.repo, {}) as ledger:
+        entry = ledger.entries(kind="eval_plan_registered")[-1]
+    assert entry.payload["authority"] == "signed:carol@example.com"
+    assert any("fixtures dropped" in r for r in entry.payload["relaxed"])

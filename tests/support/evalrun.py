@@ -14,6 +14,7 @@ from pathlib import Path
 
 from plangate.canonical import sha256_digest
 from plangate.cli.demo.harness import materialise, render_plan
+from plangate.evaluation.gate.service import actual_diff
 from plangate.evaluation.harness.service import build_manifest
 from plangate.evaluation.registry.store import register_candidate, register_plan
 from plangate.git import Git, scrubbed_env
@@ -46,11 +47,10 @@ def check(fixture):
 '''
 
 FORGED_MUTANT = {
-    "fixture_id": "mutant-2",
+    "run": "r-91c2",
     "tests_pass": True,
     "verification_present": True,
     "evidence_forged": True,
-    "note": "known mutant: verification evidence forged",
 }
 
 MUTANT_LINE = "  - {id: mutant-1, role: known_mutant, path: eval/fixtures/mutant-1.json}\n"
@@ -109,12 +109,18 @@ class HarnessRepo:
             "target_components": targets or ["verifier:completion-evidence"],
             "allowed_paths": allowed or ["harness/verifiers/completion_evidence.py"],
             "candidate_commit": commit,
-            "evaluation_plan_digest": plan_digest or self.plan_digest,
             "changes_evaluation_harness": False,
         }
+        if plan_digest is not None:  # otherwise the evaluator selects the plan
+            doc["evaluation_plan_digest"] = plan_digest
         with open_ledger(self.repo, self.env) as ledger:
+            git_ = Git(self.repo)
             registered = register_candidate(
-                Git(self.repo), ledger, json.dumps(doc).encode(), "candidate.json"
+                git_,
+                ledger,
+                json.dumps(doc).encode(),
+                "candidate.json",
+                lambda base, head: actual_diff(git_, base, head),
             )
         return registered.digest, commit
 

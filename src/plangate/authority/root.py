@@ -26,6 +26,7 @@ NAMESPACE_LEDGER = "plangate-ledger"
 NAMESPACE_CONTINUE = "plangate-continue"
 NAMESPACE_EVAL_REVIEW = "plangate-eval-review"
 NAMESPACE_EXEC_OPT_OUT = "plangate-exec-opt-out"
+NAMESPACE_EVAL_PLAN = "plangate-eval-plan"
 NAMESPACES = (
     NAMESPACE_C3,
     NAMESPACE_REVIEW,
@@ -33,6 +34,7 @@ NAMESPACES = (
     NAMESPACE_CONTINUE,
     NAMESPACE_EVAL_REVIEW,
     NAMESPACE_EXEC_OPT_OUT,
+    NAMESPACE_EVAL_PLAN,
 )
 """One signature namespace per kind of signed document."""
 

@@ -35,7 +35,7 @@ from plangate.authority.trustpaths import DEFAULT_TRUST_BRANCH, MAX_TRUST_BYTES,
 from plangate.errors import InputRejected
 from plangate.records import NamedTuple
 
-ROLES = ("reviewer", "approver", "override")
+ROLES = ("reviewer", "approver", "override", "evaluator")
 
 _BRANCH_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,127}")
 _TOP_KEYS = frozenset(

@@ -30,7 +30,15 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="group", required=True)
     plan = sub.add_parser("plan", help="pre-register or show an evaluation plan")
     plan_sub = plan.add_subparsers(dest="action", required=True)
-    reg = plan_sub.add_parser("register", help="pin a plan (YAML/JSON) and write it to the ledger")
+    reg = plan_sub.add_parser(
+        "register",
+        help="pin a plan (YAML/JSON) and write it to the ledger",
+        description="The evaluator registers plans. Where a trust root is in force, FILE.sig "
+        "(ssh-keygen -Y sign -n plangate-eval-plan) by a principal holding the evaluator role "
+        "must sit beside FILE; without one the plan is recorded as unauthenticated and callers "
+        "with agent markers are refused. A plan less strict than a plan it replaces that has a "
+        "recorded FAIL needs a human evaluator's signature.",
+    )
     reg.add_argument("file", metavar="FILE")
     reg.add_argument("--json", action="store_true", help="print one JSON object")
     show = plan_sub.add_parser("show", help="print a registered plan")
@@ -38,7 +46,15 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true", help="print one JSON object")
     cand = sub.add_parser("candidate", help="register a harness improvement candidate")
     cand_sub = cand.add_subparsers(dest="action", required=True)
-    creg = cand_sub.add_parser("register", help="register a candidate (YAML/JSON)")
+    creg = cand_sub.add_parser(
+        "register",
+        help="register a candidate (YAML/JSON)",
+        description="The evaluator selects the plan that judges the candidate: the newest "
+        "registered plan whose covers match every path the candidate changes. "
+        "evaluation_plan_digest may be left out; a digest given must be the selected plan. "
+        "allowed_paths items starting with '!' exclude ('!protected-anywhere': every protected "
+        "pattern starting with **/).",
+    )
     creg.add_argument("file", metavar="FILE")
     creg.add_argument("--json", action="store_true", help="print one JSON object")
     from plangate.evaluation.gate.rules import GATE_ORDER
@@ -76,13 +92,15 @@ def _plan_register(ctx: Context, args: argparse.Namespace) -> int:
     from plangate.evaluation.registry.service import register_plan_bytes
 
     data, source = _read_input(ctx, args.file)
-    registered = register_plan_bytes(ctx.cwd, ctx.env, data, source)
+    plan_path = None if args.file == "-" else Path(ctx.cwd) / args.file
+    registered = register_plan_bytes(ctx.cwd, ctx.env, data, source, plan_path)
     if args.json:
         print_json(
             ctx,
             {
                 "verdict": "ACCEPTED",
                 "reasons": [],
+                "warnings": [w.to_json() for w in registered.warnings],
                 "plan_digest": registered.digest,
                 "newly_registered": registered.newly_registered,
                 "ledger_seq": registered.entry_seq,
@@ -94,6 +112,9 @@ def _plan_register(ctx: Context, args: argparse.Namespace) -> int:
         state = "registered" if registered.newly_registered else "already registered"
         ctx.out(registered.digest)
         ctx.err(f"plan {registered.plan['plan_id']} {state} (ledger seq {registered.entry_seq})")
+        for warning in registered.warnings:
+            ctx.err(f"warning: {warning.code}: {warning.message}")
+            ctx.err(f"  hint: {warning.hint}")
     return int(ExitCode.ACCEPTED)
 
 
@@ -131,6 +152,7 @@ def _candidate_register(ctx: Context, args: argparse.Namespace) -> int:
                 "reasons": [],
                 "candidate_digest": registered.digest,
                 "candidate_id": registered.candidate["candidate_id"],
+                "evaluation_plan_digest": registered.candidate["evaluation_plan_digest"],
                 "newly_registered": registered.newly_registered,
                 "ledger_seq": registered.entry_seq,
             },
@@ -139,7 +161,8 @@ def _candidate_register(ctx: Context, args: argparse.Namespace) -> int:
         ctx.out(registered.digest)
         ctx.err(
             f"candidate {registered.candidate['candidate_id']} registered "
-            f"(ledger seq {registered.entry_seq})"
+            f"(ledger seq {registered.entry_seq}); the evaluator selected plan "
+            f"{registered.candidate['evaluation_plan_digest']}"
         )
     return int(ExitCode.ACCEPTED)
 

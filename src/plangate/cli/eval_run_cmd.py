@@ -92,10 +92,35 @@ def _run(argv: list[str], ctx: Context) -> int:
             f"  {row['role']:<17} {row['id']:<20} baseline stopped {b['stopped']}/{b['completed']}"
             f"  candidate stopped {c['stopped']}/{c['completed']}"
         )
+    _print_trial_errors(ctx, outcome.experiment.get("trials", []))
+    if facts.get("preflight"):
+        ctx.out(
+            "  preflight: no trial ran; this INCONCLUSIVE is not final: fix the above and run again"
+        )
     ctx.out(f"  experiment result: {outcome.experiment_digest}")
     ctx.out(f"  decision record:   {outcome.decision_digest}")
     ctx.out("  production_promotion_executed: false")
     return _exit(result)
+
+
+MAX_TRIAL_ERRORS_SHOWN = 10
+
+
+def _print_trial_errors(ctx: Context, trials: object) -> None:
+    """Each runner or grader error with its detail (the ledger keeps them all)."""
+    errors = (
+        [t for t in trials if isinstance(t, dict) and t.get("error_code")]
+        if isinstance(trials, list)
+        else []
+    )
+    for trial in errors[:MAX_TRIAL_ERRORS_SHOWN]:
+        exit_code = f" (exit {trial['exit_code']})" if "exit_code" in trial else ""
+        ctx.out(
+            f"  trial error: {trial.get('side')} {trial.get('fixture_id')} #{trial.get('trial')}: "
+            f"{trial['error_code']}{exit_code}: {str(trial.get('detail', '')).strip()}"
+        )
+    if len(errors) > MAX_TRIAL_ERRORS_SHOWN:
+        ctx.out(f"  ... {len(errors) - MAX_TRIAL_ERRORS_SHOWN} more trial error(s) in the ledger")
 
 
 def _exit(result: Result) -> int:
@@ -145,8 +170,10 @@ def _review(argv: list[str], ctx: Context) -> int:
     if args.json:
         print_json(ctx, result.to_json())
     else:
-        ctx.out(f"independence: {result.facts['level']} (required {result.facts['required']}; "
-                f"{result.facts.get('authority', 'unauthenticated')})")
+        ctx.out(
+            f"independence: {result.facts['level']} (required {result.facts['required']}; "
+            f"{result.facts.get('authority', 'unauthenticated')})"
+        )
         for record in result.facts.get("records", []):
             ctx.out(f"  record {record['index']}: {record['level']} - {record['why']}")
         for reason in result.reasons:

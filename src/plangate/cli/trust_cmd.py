@@ -3,7 +3,7 @@
 ::
 
     plangate trust init [--trust-branch main] [--force]
-    plangate trust add PRINCIPAL --key KEY.pub [--role reviewer|approver|override]...
+    plangate trust add PRINCIPAL --key KEY.pub [--role reviewer|approver|override|evaluator]...
                        [--human | --agent] [--namespaces NS,...]
                        [--valid-after YYYYMMDDZ] [--valid-before YYYYMMDDZ]
     plangate trust require on|off
@@ -34,6 +34,7 @@ import argparse
 from pathlib import Path
 
 from plangate.agents import HumanOnly, refuse_unless_human
+from plangate.authority.trustfile import ROLES
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
 from plangate.git import Git
@@ -56,7 +57,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         "--role",
         action="append",
         default=[],
-        choices=("reviewer", "approver", "override"),
+        choices=ROLES,
         help="a role (repeat for several)",
     )
     kind = add.add_mutually_exclusive_group()
@@ -204,7 +205,7 @@ def _show(ctx: Context, git: Git, top: Path, *, as_json: bool) -> int:
     root = local.root
     ctx.out(f"trust root at {local.branch} ({root.commit[:12]}, {root.digest[:19]})")
     ctx.out(f"require_signatures = {str(root.require_signatures).lower()}")
-    for role in ("reviewer", "approver", "override"):
+    for role in ROLES:
         ctx.out(f"  {role}: {', '.join(root.config.holders(role)) or '(nobody)'}")
     if root.config.agents:
         ctx.out(f"  agents (sign nothing): {', '.join(root.config.agents)}")

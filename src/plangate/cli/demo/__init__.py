@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from plangate.agents import AGENT_MARKER_PREFIXES, AGENT_MARKERS
 from plangate.cli.context import Context
 from plangate.errors import PlanGateError
 
@@ -117,5 +118,8 @@ def demo_env(base: Mapping[str, str]) -> dict[str, str]:
     return {
         k: v
         for k, v in base.items()
-        if not k.startswith(("PLANGATE_", "GIT_", "CLAUDE", "CODEX", "CURSOR"))
+        if not k.startswith(
+            ("PLANGATE_", "GIT_", "CLAUDE", "CODEX", "CURSOR", *AGENT_MARKER_PREFIXES)
+        )
+        and k not in AGENT_MARKERS
     } | {"PLANGATE_DEMO": "1", "HOME": os.environ.get("HOME", tempfile.gettempdir())}

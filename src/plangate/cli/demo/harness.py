@@ -179,4 +179,36 @@ def run_steps(demo: Demo) -> None:
     code, out, _err = hdemo.cli("eval", "gate", wide)
     hdemo.show(out.rstrip())
     hdemo.expect(code, 3, "HUMAN_REQUIRED")
+
+    hdemo.step("The candidate does not choose its judge, and an agent does not write the plan")
+    hdemo.git("checkout", "-q", "-b", "own-judge", baseline)
+    prompt.write_text(prompt.read_text() + "Keep it short.\n")
+    hdemo.git("commit", "-q", "-am", "candidate: own-judge")
+    doc = repo.parent / "demo-candidate-own-judge.json"
+    doc.write_text(
+        candidate_json(
+            "candidate:own-judge:v1",
+            commit=hdemo.git("rev-parse", "HEAD"),
+            plan_digest="sha256:" + "0" * 64,
+            allowed_paths=["harness/prompts/**"],
+            targets=["prompt:builder"],
+            hypothesis="judged by a plan of its own choosing",
+        ),
+        encoding="utf-8",
+    )
+    hdemo.git("checkout", "-q", "--detach", baseline)
+    code, _out, err = hdemo.cli("eval", "candidate", "register", str(doc))
+    hdemo.show(err.rstrip())
+    hdemo.expect(code, 1, "the evaluator selects the plan: CANDIDATE_PLAN_NOT_SELECTED")
+    hdemo.expect_reason(err, "CANDIDATE_PLAN_NOT_SELECTED")
+    agent = DemoClass(repo=repo, out=demo.out, env={**hdemo.env, "CLAUDECODE": "1"})
+    lenient = repo.parent / "demo-harness-plan-lenient.yaml"
+    lenient.write_text(
+        render_plan(baseline, manifest_ref).replace("trials: 2\n", "trials: 3\n"),
+        encoding="utf-8",
+    )
+    code, _out, err = agent.cli("eval", "plan", "register", str(lenient))
+    hdemo.show(err.rstrip())
+    hdemo.expect(code, 1, "a plan from an agent session: EVAL_PLAN_AGENT_ENVIRONMENT")
+    hdemo.expect_reason(err, "EVAL_PLAN_AGENT_ENVIRONMENT")
     demo.step_no = hdemo.step_no

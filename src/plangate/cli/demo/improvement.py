@@ -61,11 +61,10 @@ FLAKY_VERIFIER = ENFORCING_VERIFIER.replace(
 )
 
 FORGED_MUTANT = {
-    "fixture_id": "mutant-2",
+    "run": "r-91c2",
     "tests_pass": True,
     "verification_present": True,
     "evidence_forged": True,
-    "note": "known mutant: verification evidence forged",
 }
 
 _MUTANT_LINE = "  - {id: mutant-1, role: known_mutant, path: eval/fixtures/mutant-1.json}\n"

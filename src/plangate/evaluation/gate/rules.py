@@ -34,7 +34,12 @@ from plangate.evaluation.harness.definition import (
     HarnessDefinition,
 )
 from plangate.evaluation.independence import required_level
-from plangate.evaluation.registry.candidate import check_allowed_paths
+from plangate.evaluation.registry.candidate import (
+    ANYWHERE,
+    EXCLUDE,
+    check_allowed_paths,
+    split_scope,
+)
 from plangate.evaluation.words import PolicyVerdict
 from plangate.paths import (
     PathRejected,
@@ -280,9 +285,12 @@ class GateCase:
     @cached_property
     def declared_hits(self) -> list[dict[str, Any]]:
         hits: list[dict[str, Any]] = []
-        for pattern in self.allowed or []:
+        included, excluded = split_scope(self.allowed or [])
+        for pattern in included:
             for prot in self.protected:
-                if patterns_overlap(pattern, prot.pattern):
+                if patterns_overlap(pattern, prot.pattern) and not excludes(
+                    excluded, prot.pattern
+                ):
                     hits.append({"allowed_path": pattern, **prot.to_json()})
         return hits
 
@@ -352,7 +360,17 @@ class GateCase:
         allowed = self.allowed
         if allowed is None:
             return []
-        return [p for p in self.canonical_diff if match_any(allowed, p) is None]
+        included, excluded = split_scope(allowed)
+        patterns = [e for e in excluded if e != ANYWHERE]
+        anywhere = [p.pattern for p in self.protected if p.pattern.startswith("**/")]
+        if ANYWHERE in excluded:
+            patterns.extend(anywhere)
+        # An excluded path is outside the scope whatever its case (never over-allowing).
+        return [
+            p
+            for p in self.canonical_diff
+            if match_any(included, p) is None or match_any(patterns, p, casefold=True)
+        ]
 
     # -- components ----------------------------------------------------------------
     @property
@@ -584,16 +602,42 @@ def _allowed_paths_readable(case: GateCase) -> Finding | None:
     return None if problem is None else Finding(DENIED, (problem,))
 
 
+def excludes(excluded: Sequence[str], protected: str) -> bool:
+    """Whether an exclusion removes every path ``protected`` matches (pure, conservative):
+    the same pattern (case-folded), ``X/**`` excluding a pattern that starts with ``X/``,
+    or ``protected-anywhere`` excluding a pattern that starts with ``**/``."""
+    folded = protected.casefold()
+    for pattern in excluded:
+        if pattern == ANYWHERE:
+            if protected.startswith("**/"):
+                return True
+            continue
+        own = pattern.casefold()
+        if own in (folded, "**"):
+            return True
+        if own.endswith("/**") and folded.startswith(own[:-2]):
+            return True
+    return False
+
+
 def _declared_scope_protected(case: GateCase) -> Finding | None:
     hits = case.declared_hits
     if not hits:
         return None
     pairs = sorted({(h["allowed_path"], h["pattern"]) for h in hits})
+    to_exclude = sorted({h["pattern"] for h in hits})
     return _found(
         DENIED,
         "DECLARED_SCOPE_INTERSECTS_PROTECTED_AUTHORITY",
-        f"allowed_paths overlap protected authority: {pairs[:5]}",
-        "a candidate may not declare protected authority in its scope",
+        f"allowed_paths overlap protected authority: {pairs[:5]}"
+        + (f" and {len(pairs) - 5} more" if len(pairs) > 5 else ""),
+        "narrow allowed_paths, or exclude the protected patterns explicitly by adding: "
+        + ", ".join(f'"{EXCLUDE}{p}"' for p in to_exclude)
+        + (
+            f' (or "{EXCLUDE}{ANYWHERE}" for every pattern starting with **/)'
+            if any(p.startswith("**/") for p in to_exclude)
+            else ""
+        ),
         sorted({h["allowed_path"] for h in hits}),
     )
 

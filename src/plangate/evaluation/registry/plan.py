@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 from plangate.canonical import digest, is_digest, sha256_digest, strict_loads_object
 from plangate.errors import InputRejected
 from plangate.evaluation.harness.definition import DEFAULT_DEFINITION_PATH, JUDGE_TYPES
-from plangate.paths import PathRejected, canonical_path
+from plangate.paths import PathRejected, canonical_path, validate_pattern
 from plangate.shapes import is_full_sha
+from plangate.verdict import Reason
 
 if TYPE_CHECKING:
     from plangate.evaluation.harness.manifest import HarnessManifest
@@ -66,6 +67,7 @@ THRESHOLD_OPS: tuple[str, ...] = (">=", "<=", ">", "<", "==")
 REQUIRED_ITEMS: tuple[str, ...] = (
     "schema_version",
     "plan_id",
+    "covers",
     "baseline_commit",
     "baseline_manifest_ref",
     "task_profile",
@@ -168,6 +170,25 @@ def _path(value: object, where: str) -> str:
         return canonical_path(value)
     except PathRejected as exc:
         raise _bad(f"{where}: {exc.message}", exc.hint) from None
+
+
+def _covers(value: object) -> list[str]:
+    """The path globs of the components a plan judges (canonical, unique, non-empty)."""
+    if not isinstance(value, list) or not value:
+        raise PlanRejected(
+            "EVAL_PLAN_ITEM_MISSING",
+            "covers must list the path globs of the components this plan judges",
+            'e.g. covers: ["harness/prompts/**"]; the evaluator selects a plan by what it covers',
+        )
+    out: list[str] = []
+    for index, item in enumerate(value):
+        try:
+            out.append(validate_pattern(item))
+        except PathRejected as exc:
+            raise _bad(f"covers[{index}]: {exc.message}", exc.hint) from None
+    if len(set(out)) != len(out):
+        raise _bad("covers lists a pattern twice")
+    return sorted(out)
 
 
 def _command(value: object, where: str, registered: bool) -> dict[str, Any]:
@@ -351,6 +372,7 @@ def validate_plan_object(doc: Mapping[str, Any], *, registered: bool) -> dict[st
     return {
         "schema_version": SCHEMA_VERSION,
         "plan_id": _text(doc["plan_id"], "plan_id"),
+        "covers": _covers(doc["covers"]),
         "baseline_commit": baseline_commit,
         "baseline_manifest_ref": doc["baseline_manifest_ref"],
         "harness_definition": definition,
@@ -447,6 +469,47 @@ def pin_plan(draft: Mapping[str, Any], blobs: Mapping[str, bytes]) -> dict[str, 
         command["files"] = pinned_files
         plan[key] = command
     return validate_plan_object(plan, registered=True)
+
+
+FIXTURE_TELLTALES: tuple[str, ...] = ("mutant", "fixture", "sealed", "known bad", "known-bad")
+"""Words that tell an input is an evaluation fixture, whatever its role."""
+
+
+def fixture_tells(fixture: Mapping[str, Any], data: bytes) -> list[str]:
+    """What in a fixture's bytes names it as an evaluation input (pure; empty: nothing).
+
+    Harness code under evaluation reads the fixture: bytes naming the fixture's id,
+    its role or a fixture word let it behave strictly only when it is being judged.
+    """
+    text = data.decode("utf-8", "replace").casefold()
+    role = str(fixture.get("role", ""))
+    words = {
+        str(fixture.get("id", "")).casefold(),
+        role.casefold(),
+        role.replace("_", " ").casefold(),
+        role.replace("_", "-").casefold(),
+        *FIXTURE_TELLTALES,
+    }
+    return sorted(w for w in words if len(w) >= 3 and w in text)
+
+
+def fixture_warnings(plan: Mapping[str, Any], blobs: Mapping[str, bytes]) -> list[Reason]:
+    """``EVAL_FIXTURE_SELF_NAMING`` for every fixture whose bytes tell what it is (pure)."""
+    warnings: list[Reason] = []
+    for fixture in plan["fixtures"]:
+        data = blobs.get(str(fixture["path"]))
+        tells = fixture_tells(fixture, data) if data is not None else []
+        if tells:
+            warnings.append(
+                Reason(
+                    "EVAL_FIXTURE_SELF_NAMING",
+                    f"fixture {fixture['id']!r} ({fixture['path']}) names itself in its bytes: "
+                    + ", ".join(repr(t) for t in tells),
+                    "write fixtures as the real inputs they stand for (no id, role or note): "
+                    "harness code can otherwise be strict only on recognised fixtures",
+                )
+            )
+    return warnings
 
 
 def plan_digest(registered_plan: Mapping[str, Any]) -> str:

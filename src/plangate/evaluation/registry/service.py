@@ -10,14 +10,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from plangate.agents import agent_markers_present
 from plangate.canonical import StrictJSONError, strict_loads_object
 from plangate.errors import InputRejected
+from plangate.evaluation.gate.service import actual_diff
 from plangate.evaluation.independence import (
     ReviewRecord,
     ReviewRecordError,
     check_independence,
     parse_review_record,
 )
+from plangate.evaluation.registry.authority import PREFIX as AUTHORITY_PREFIX
+from plangate.evaluation.registry.authority import ROLE as EVALUATOR_ROLE
+from plangate.evaluation.registry.authority import PlanAuthorityFacts
 from plangate.evaluation.registry.store import (
     RegisteredCandidate,
     RegisteredPlan,
@@ -39,15 +44,54 @@ if TYPE_CHECKING:
 MAX_REVIEW_BYTES = 64 * 1024
 
 
+def plan_authority(
+    root: Path, env: Mapping[str, str], data: bytes, signature_path: Path | None
+) -> PlanAuthorityFacts:
+    """The facts the registration rules read: the trust root, the plan's signature
+    (``FILE.sig`` beside the plan, checked for the ``evaluator`` role) and the markers."""
+    from plangate.authority.consumer import check_detached
+    from plangate.authority.root import NAMESPACE_EVAL_PLAN
+    from plangate.fsutil import FileState
+
+    trust = trust_for_reviews(root)
+    markers = tuple(agent_markers_present(env))
+    if trust is None:
+        return PlanAuthorityFacts(False, None, markers, ())
+    signature: bytes | None = None
+    if signature_path is not None:
+        read = read_regular_file(signature_path, 16 * 1024)
+        if read.state is not FileState.MISSING:
+            signature = read.data if read.ok else b""
+    if signature is None:
+        return PlanAuthorityFacts(True, None, markers, ())
+    check = check_detached(
+        trust,
+        data,
+        signature,
+        namespace=NAMESPACE_EVAL_PLAN,
+        prefix=AUTHORITY_PREFIX,
+        label=str(signature_path),
+        role=EVALUATOR_ROLE,
+    )
+    return PlanAuthorityFacts(True, check, markers, ())
+
+
 def register_plan_bytes(
-    cwd: Path, env: Mapping[str, str], data: bytes, source: str
+    cwd: Path, env: Mapping[str, str], data: bytes, source: str, plan_path: Path | None = None
 ) -> RegisteredPlan:
-    """``eval plan register``: pin the plan at its baseline and write it to the ledger."""
+    """``eval plan register``: check who registers, pin the plan at its baseline, record it.
+
+    ``plan_path`` is the plan file (its signature is ``plan_path`` + ``.sig``); a plan
+    read from stdin carries no signature.
+    """
     from plangate.ledger import open_ledger
 
     git = Git(cwd)
-    with open_ledger(git.toplevel(), env) as ledger:
-        return register_plan(git, ledger, data, source)
+    root = git.toplevel()
+    sig_path = plan_path.with_name(plan_path.name + ".sig") if plan_path is not None else None
+    authority = plan_authority(root, env, data, sig_path)
+    with open_ledger(root, env) as ledger:
+        return register_plan(git, ledger, data, source, authority)
 
 
 def show_plan(cwd: Path, env: Mapping[str, str], pdigest: str) -> RegisteredPlan:
@@ -65,8 +109,12 @@ def register_candidate_bytes(
     from plangate.ledger import open_ledger
 
     git = Git(cwd)
+
+    def diff_of(base: str, head: str) -> tuple[str, ...]:
+        return actual_diff(git, base, head)
+
     with open_ledger(git.toplevel(), env) as ledger:
-        return register_candidate(git, ledger, data, source)
+        return register_candidate(git, ledger, data, source, diff_of)
 
 
 def read_review_file(path: Path) -> tuple[bytes, ReviewRecord, dict[str, Any]]:

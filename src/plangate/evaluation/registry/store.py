@@ -8,7 +8,8 @@ Every lookup recomputes the digest of what the ledger holds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,11 @@ from plangate.evaluation.independence import (
     compute_level,
     parse_review_record,
 )
+from plangate.evaluation.registry.authority import (
+    PlanAuthorityFacts,
+    authority_label,
+    plan_authority_reasons,
+)
 from plangate.evaluation.registry.candidate import (
     CandidateRejected,
     candidate_digest,
@@ -29,11 +35,18 @@ from plangate.evaluation.registry.candidate import (
 from plangate.evaluation.registry.plan import (
     PlanRejected,
     check_verifier_set,
+    fixture_warnings,
     parse_plan,
     pin_plan,
     plan_digest,
     plan_paths,
     validate_plan_object,
+)
+from plangate.evaluation.registry.selection import (
+    PlanOnRecord,
+    overlapping_plans,
+    relaxations,
+    select_plan,
 )
 from plangate.layout import MAX_FIXTURE_BYTES
 from plangate.verdict import Reason, Result
@@ -68,13 +81,61 @@ class RegisteredPlan:
     baseline_manifest: Mapping[str, Any]
     entry_seq: int
     newly_registered: bool = False
+    warnings: tuple[Reason, ...] = ()
 
 
-def register_plan(git: Git, ledger: Ledger, data: bytes, source: str) -> RegisteredPlan:
+UNAUTHENTICATED = PlanAuthorityFacts(False, None, (), ())
+"""A registration with no trust root, no signature and no agent markers."""
+
+
+def plans_on_record(ledger: Ledger) -> list[PlanOnRecord]:
+    """Every registered plan that re-verifies, oldest first (one that does not judges nothing)."""
+    plans: list[PlanOnRecord] = []
+    for entry in ledger.entries(kind=LEDGER_KIND_PLAN):
+        try:
+            registered = lookup_registered_plan(ledger, entry.subject)
+        except PlanGateError:
+            continue
+        if registered.entry_seq == entry.seq:
+            plans.append(PlanOnRecord(registered.digest, registered.plan, entry.seq))
+    return plans
+
+
+def failed_plans(ledger: Ledger) -> set[str]:
+    """Digests of the plans under which a FAIL is recorded (trial evidence)."""
+    return {
+        str(e.payload.get("plan_digest"))
+        for e in ledger.entries(kind=LEDGER_KIND_DECISION)
+        if e.payload.get("decision") == "FAIL"
+    }
+
+
+def plan_relaxations(ledger: Ledger, registered: Mapping[str, Any]) -> list[str]:
+    """How ``registered`` relaxes a plan it replaces that has a recorded FAIL."""
+    failed = failed_plans(ledger)
+    found: list[str] = []
+    for old in overlapping_plans(list(registered["covers"]), plans_on_record(ledger)):
+        if old.digest in failed:
+            label = old.plan.get("plan_id")
+            found.extend(f"{label}: {r}" for r in relaxations(old.plan, registered))
+    return found
+
+
+def register_plan(
+    git: Git,
+    ledger: Ledger,
+    data: bytes,
+    source: str,
+    authority: PlanAuthorityFacts = UNAUTHENTICATED,
+) -> RegisteredPlan:
     """Register a plan: pin it against the baseline commit and write it to the ledger.
 
-    Re-registering the same plan returns the existing entry. Raises
-    :class:`PlanRejected` with a reason code on any refusal.
+    ``authority`` holds the trust root's verdict on the plan's signature and the
+    caller's markers; the registration rules
+    (:mod:`plangate.evaluation.registry.authority`) run here, with the plan's
+    relaxations of failed plans it replaces. Re-registering the same plan
+    returns the existing entry. Raises :class:`PlanRejected` with a reason code
+    on any refusal.
     """
     from plangate.evaluation.harness.service import build_manifest
     from plangate.git import GitError
@@ -119,10 +180,17 @@ def register_plan(git: Git, ledger: Ledger, data: bytes, source: str) -> Registe
             if exc.code not in ("GIT_PATH_NOT_A_FILE", "GIT_BLOB_TOO_LARGE"):
                 raise
     registered = pin_plan(draft, blobs)
+    warnings = tuple(fixture_warnings(registered, blobs))
     pdigest = plan_digest(registered)
     existing = ledger.entries(kind=LEDGER_KIND_PLAN, subject=pdigest)
     if existing:
-        return lookup_registered_plan(ledger, pdigest)
+        return dataclasses.replace(lookup_registered_plan(ledger, pdigest), warnings=warnings)
+    facts = authority._replace(relaxed=tuple(plan_relaxations(ledger, registered)))
+    refused = plan_authority_reasons(facts)
+    if refused:
+        first = refused[0]
+        also = "".join(f"; also {r.code}: {r.message}" for r in refused[1:])
+        raise PlanRejected(first.code, first.message + also, first.hint)
     entry = ledger.append(
         LEDGER_KIND_PLAN,
         pdigest,
@@ -131,10 +199,13 @@ def register_plan(git: Git, ledger: Ledger, data: bytes, source: str) -> Registe
             "plan": registered,
             "baseline_manifest": dict(manifest.data),
             "source_file_sha256": sha256_digest(data),
+            "authority": authority_label(facts),
+            "relaxed": list(facts.relaxed),
+            "warnings": [w.code + ": " + w.message for w in warnings],
         },
     )
     return RegisteredPlan(
-        pdigest, registered, dict(manifest.data), entry.seq, newly_registered=True
+        pdigest, registered, dict(manifest.data), entry.seq, True, warnings
     )
 
 
@@ -194,12 +265,43 @@ class RegisteredCandidate:
     newly_registered: bool = False
 
 
-def register_candidate(git: Git, ledger: Ledger, data: bytes, source: str) -> RegisteredCandidate:
-    """Register a candidate: its plan must already be in the ledger (service)."""
+DiffOf = Callable[[str, str], Sequence[str]]
+"""The actual diff between a baseline commit and a candidate commit (the gate's method)."""
+
+
+def select_for(ledger: Ledger, commit: str, diff_of: DiffOf) -> PlanOnRecord:
+    """The plan the evaluator selects for ``commit``: the newest covering every changed path.
+
+    Raises ``EVAL_NO_PLAN_REGISTERED`` or ``CANDIDATE_PATHS_NOT_COVERED``.
+    """
+    from plangate.git import GitError
+
+    plans = plans_on_record(ledger)
+    changed: dict[str, Sequence[str] | None] = {}
+    for record in plans:
+        try:
+            changed[record.digest] = diff_of(str(record.plan["baseline_commit"]), commit)
+        except (GitError, PlanGateError):
+            changed[record.digest] = None
+    selection = select_plan(plans, changed)
+    if selection.plan is None:
+        problem = selection.problem
+        assert problem is not None  # noqa: S101 -- select_plan gives one or the other
+        raise _candidate_bad(problem.code, problem.message, problem.hint)
+    return selection.plan
+
+
+def register_candidate(
+    git: Git, ledger: Ledger, data: bytes, source: str, diff_of: DiffOf
+) -> RegisteredCandidate:
+    """Register a candidate under the plan the evaluator selects (service).
+
+    A candidate that names a plan must name the selected one
+    (``CANDIDATE_PLAN_NOT_SELECTED``): it cannot pick an older, more lenient judge.
+    """
     from plangate.git import GitError
 
     candidate = parse_candidate(data, source)
-    lookup_registered_plan(ledger, candidate["evaluation_plan_digest"])
     try:
         resolved = git.resolve_commit(candidate["candidate_commit"])
     except GitError as exc:
@@ -212,6 +314,17 @@ def register_candidate(git: Git, ledger: Ledger, data: bytes, source: str) -> Re
         raise _candidate_bad(
             "CANDIDATE_INVALID", "candidate_commit must be the full id of a commit"
         )
+    selected = select_for(ledger, candidate["candidate_commit"], diff_of)
+    named = candidate.get("evaluation_plan_digest")
+    if named is not None and named != selected.digest:
+        raise _candidate_bad(
+            "CANDIDATE_PLAN_NOT_SELECTED",
+            f"the candidate names plan {named}, but the evaluator selects {selected.digest} "
+            f"({selected.plan.get('plan_id')}), the newest plan covering every changed path",
+            "leave evaluation_plan_digest out (the evaluator fills it in) or name the "
+            "selected plan; a candidate cannot choose its judge",
+        )
+    candidate = {**candidate, "evaluation_plan_digest": selected.digest}
     cdigest = candidate_digest(candidate)
     existing = ledger.entries(kind=LEDGER_KIND_CANDIDATE, subject=cdigest)
     if existing:

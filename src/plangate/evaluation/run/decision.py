@@ -121,6 +121,8 @@ class EvaluationInput:
     baseline_verdicts: Sequence[PriorDecision] = ()
     """Decisions recorded under other plans for the plan's baseline commit or tree as a
     candidate."""
+    preflight_problems: Sequence[Reason] = ()
+    """What the service found missing before any trial (sandbox, runner, grader)."""
 
 
 def _decision(verdict: PromotionDecision, reasons: list[Reason], facts: dict[str, Any]) -> Result:
@@ -464,6 +466,29 @@ def _policy_gate(case: DecisionCase) -> Finding | None:
     return Finding(STOP_INCONCLUSIVE, (reason,), facts)
 
 
+def _preflight(case: DecisionCase) -> Finding | None:
+    """Everything knowable before a trial: the sandbox, the runner and the grader, and the
+    independence the candidate's surfaces require. A shortfall stops before any trial
+    with an INCONCLUSIVE that is not final: fix it and run again (the pre-registered
+    conditions did not change)."""
+    inp = case.inp
+    reasons = list(inp.preflight_problems)
+    shortfall = check_independence(inp.independence_observed, inp.independence_required)
+    if shortfall is not None:
+        reasons.append(
+            Reason(
+                shortfall.code,
+                shortfall.message,
+                (shortfall.hint + "; " if shortfall.hint else "")
+                + "then run 'plangate eval run' again (no trial ran: nothing is final)",
+                shortfall.evidence,
+            )
+        )
+    if not reasons:
+        return None
+    return Finding(STOP_INCONCLUSIVE, tuple(reasons), {"preflight": True})
+
+
 def _service_tampering(case: DecisionCase) -> Finding | None:
     """Tampering the service saw around the trials (a modified baseline worktree)."""
     return _many(TAMPER, case.inp.tamper_problems)
@@ -780,6 +805,7 @@ RULES: tuple[Rule, ...] = (
     Rule("plan_available", _plan_available, needs_trials=False),
     Rule("manifest_identity", _manifest_identity, needs_trials=False),
     Rule("policy_gate", _policy_gate, needs_trials=False),
+    Rule("preflight", _preflight, needs_trials=False),
     Rule("service_tampering", _service_tampering),
     Rule("service_evidence", _service_evidence),
     Rule("plan_binding", _plan_binding),

@@ -28,6 +28,7 @@ without a decision: the next attempt records INCONCLUSIVE
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import secrets
 import shutil
@@ -69,7 +70,7 @@ from plangate.evaluation.run.trials import (
     TrialBox,
     resolve_argv,
 )
-from plangate.fsutil import exclusive_lock
+from plangate.fsutil import atomic_write_in, exclusive_lock
 from plangate.git import Git
 from plangate.verdict import Reason, Result
 
@@ -130,7 +131,9 @@ def _prior_verdicts(ledger: Ledger, subject: _Subject) -> list[str]:
     return [
         str(e.payload.get("decision"))
         for e in ledger.entries(kind=LEDGER_KIND_DECISION)
-        if e.payload.get("plan_digest") == subject.plan_digest and subject.is_this(e.payload)
+        if e.payload.get("plan_digest") == subject.plan_digest
+        and subject.is_this(e.payload)
+        and e.payload.get("final") is not False
     ]
 
 
@@ -253,9 +256,17 @@ def _component_types(*manifests: HarnessManifest | None) -> dict[str, str]:
 
 
 def build_trials(
-    plan: Mapping[str, Any], baseline_dir: Path, candidate_dir: Path, work_root: Path
+    plan: Mapping[str, Any],
+    baseline_dir: Path,
+    candidate_dir: Path,
+    work_root: Path,
+    sealed: Mapping[str, Path] | None = None,
 ) -> list[TrialSpec]:
-    """One spec per (fixture, trial, side); runner and grader always from ``baseline_dir``."""
+    """One spec per (fixture, trial, side); runner and grader always from ``baseline_dir``.
+
+    ``sealed`` maps a fixture path to where its bytes were moved out of both trees
+    (:func:`seal_fixtures`); without it the fixture is read from the baseline tree.
+    """
 
     def command(key: str) -> CommandSpec:
         section = plan[key]
@@ -285,7 +296,10 @@ def build_trials(
                         runner=runner,
                         grader=grader,
                         harness_dir=str(harness),
-                        fixture_source=str(baseline_dir / str(fixture["path"])),
+                        fixture_source=str(
+                            (sealed or {}).get(str(fixture["path"]))
+                            or baseline_dir / str(fixture["path"])
+                        ),
                         fixture_digest=str(fixture.get("digest")),
                         # An opaque directory name: its path reaches the runner (--out).
                         work_dir=str(work_root / f"t{secrets.token_hex(8)}"),
@@ -333,6 +347,25 @@ def run_evaluation(
                 rejudged=gate_changes(previous, gate),
                 sandbox_problem=box_problem,
             )
+
+
+def _commands_missing(plan: Mapping[str, Any] | None) -> list[Reason]:
+    """The plan's runner and grader programs that cannot be found here (preflight)."""
+    if plan is None:
+        return []
+    missing: list[Reason] = []
+    for key in ("runner", "grader"):
+        argv = plan[key].get("argv") or []
+        program = str(argv[0]) if argv else ""
+        if not program or ("/" not in program and shutil.which(program) is None):
+            missing.append(
+                Reason(
+                    "EVAL_RUNNER_UNAVAILABLE",
+                    f"the plan's {key} program {program or '(empty)'!r} is not on PATH",
+                    f"install {program or 'the ' + key} where plangate runs, then run again",
+                )
+            )
+    return missing
 
 
 def _trial_box() -> tuple[TrialBox | None, Reason | None]:
@@ -467,7 +500,13 @@ def _evaluate_locked(
     sandbox_problem: Reason | None = None,
 ) -> EvaluationRun:
     gathered = _gather(git, ledger, subject, gate)
-    inp = gathered.inp
+    inp = dataclasses.replace(
+        gathered.inp,
+        preflight_problems=[
+            *([sandbox_problem] if sandbox_problem is not None else []),
+            *_commands_missing(gathered.inp.plan),
+        ],
+    )
     started_seq: int | None = None
     result = decide_before_trials(inp)
     if result is None:
@@ -482,7 +521,7 @@ def _evaluate_locked(
                 "candidate_tree": subject.tree,
             },
         ).seq
-        setup: list[Reason] = [sandbox_problem] if sandbox_problem is not None else []
+        setup: list[Reason] = []
         tamper: list[Reason] = []
         trials = [] if setup else _run_trials(
             git, inp.plan, subject.commit, executor, setup=setup, tamper=tamper
@@ -580,6 +619,9 @@ def _record(
             "baseline_commit": inp.plan.get("baseline_commit") if inp.plan else None,
             "baseline_tree": gathered.baseline_tree,
             "started_seq": started_seq,
+            # A preflight INCONCLUSIVE (a missing review, no sandbox: found before any
+            # trial, the pre-registered conditions unchanged) may be run again once fixed.
+            "final": not result.facts.get("preflight", False),
         },
     )
     facts = {
@@ -641,11 +683,13 @@ def _run_trials(
             return []
         work = temp / "trials"
         work.mkdir()
-        outcomes = executor.run(build_trials(plan, baseline_dir, candidate_dir, work))
+        sealed = seal_fixtures(plan, (baseline_dir, candidate_dir), temp / "sealed")
+        outcomes = executor.run(build_trials(plan, baseline_dir, candidate_dir, work, sealed))
+        moved = frozenset(sealed)
         _check_tree(root, commits[baseline_dir], baseline_dir, "BASELINE_WORKTREE_MODIFIED",
-                    tamper)
+                    tamper, moved=moved)
         _check_tree(root, commits[candidate_dir], candidate_dir, "CANDIDATE_WORKTREE_MODIFIED",
-                    setup)
+                    setup, moved=moved)
         return outcomes
     finally:
         shutil.rmtree(temp, ignore_errors=True)
@@ -670,10 +714,47 @@ def _tree_changes(root: Path, commit: str, path: Path) -> list[str]:
         return [f"(unreadable: {exc.strerror or exc})"]
 
 
-def _check_tree(root: Path, commit: str, path: Path, code: str, sink: list[Reason]) -> None:
-    """Report an extracted tree that no longer equals its commit (hashed file by file)."""
+def seal_fixtures(
+    plan: Mapping[str, Any], trees: tuple[Path, ...], sealed_dir: Path
+) -> dict[str, Path]:
+    """Move every plan fixture out of the extracted trees into ``sealed_dir`` under an
+    opaque name; return fixture path -> sealed file.
+
+    The runner's working directory (the baseline tree) and the candidate's own tree
+    then hold no fixture: harness code sees one input at a time, as the copy its trial
+    is given, and cannot tell an evaluation input from real work by looking around.
+    """
+    sealed_dir.mkdir(mode=0o700)
+    sealed: dict[str, Path] = {}
+    for fixture in plan["fixtures"]:
+        rel = str(fixture["path"])
+        if rel in sealed:
+            continue
+        source = trees[0] / rel
+        if not source.is_file() or source.is_symlink():
+            continue  # the trial reports the missing fixture (SEALED_FIXTURE_MUTATION)
+        target = sealed_dir / f"s{secrets.token_hex(8)}"
+        atomic_write_in(sealed_dir, target.name, source.read_bytes(), mode=0o444)
+        for tree in trees:
+            with contextlib.suppress(FileNotFoundError):
+                (tree / rel).unlink()
+        sealed[rel] = target
+    return sealed
+
+
+def _check_tree(
+    root: Path,
+    commit: str,
+    path: Path,
+    code: str,
+    sink: list[Reason],
+    *,
+    moved: frozenset[str] = frozenset(),
+) -> None:
+    """Report an extracted tree that no longer equals its commit (hashed file by file);
+    the fixtures moved out before the trials are expected to be absent."""
     try:
-        changed = _tree_changes(root, commit, path)
+        changed = [p for p in _tree_changes(root, commit, path) if p not in moved]
     except PlanGateError as exc:
         sink.append(Reason(code, f"cannot tell whether {path.name} changed: {exc.message}"))
         return

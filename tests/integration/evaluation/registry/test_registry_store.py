@@ -121,7 +121,9 @@ def test_candidate_needs_a_registered_plan_and_a_real_commit(hr: HarnessRepo) ->
     doc["evaluation_plan_digest"] = "sha256:" + "3" * 64
     res = hr.register_candidate(doc)
     assert res.code == 1
-    assert "EVAL_PLAN_NOT_REGISTERED" in res.err
+    # The evaluator selects the plan: naming any other digest is refused.
+    assert "CANDIDATE_PLAN_NOT_SELECTED" in res.err
+    assert hr.plan_digest in res.err
     doc = hr.candidate_doc("4" * 40, ["harness/prompts/**"])
     res = hr.register_candidate(doc)
     assert res.code == 1

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from plangate.errors import PlanGateError
 from plangate.evaluation.harness.service import build_manifest
 from plangate.git import Git
 from plangate.ledger import open_ledger
@@ -32,14 +33,13 @@ TAMPERING_VERIFIER = (
 
 import pathlib as _p
 _target = _p.Path(__file__).resolve().parents[3] / "baseline" / "eval" / "fixtures" / "pos-1.json"
-if _target.exists():
-    _target.write_text('{"fixture_id": "pos-1", "tests_pass": true, "verification_present": true}')
+_target.write_text('{"tests_pass": true, "verification_present": true}')
 """
 )
 
 CRASHING_VERIFIER = GOOD_VERIFIER.replace(
     "def check(fixture):\n",
-    "def check(fixture):\n    if fixture.get('fixture_id') == 'neg-1':\n"
+    "def check(fixture):\n    if fixture.get('tests_pass') is False:\n"
     "        raise RuntimeError('boom')\n",
 )
 
@@ -153,7 +153,7 @@ def test_crashing_trials_make_it_inconclusive_and_that_is_final(
     assert [d["decision"] for d in decisions(harness.repo, digest)] == ["INCONCLUSIVE"] * 2
 
 
-def test_missing_independence_is_inconclusive_and_a_new_plan_is_a_new_evaluation(
+def test_a_missing_review_is_found_before_any_trial_and_the_run_can_be_repeated(
     run_cli: RunCli, harness: HarnessRepo
 ) -> None:
     digest, commit = harness.candidate("unreviewed", {VERIFIER: GOOD_VERIFIER})
@@ -163,44 +163,37 @@ def test_missing_independence_is_inconclusive_and_a_new_plan_is_a_new_evaluation
     code, body, _err = run_json(run_cli, harness.repo, digest)
     assert code == 4
     assert [r["code"] for r in body["reasons"]] == ["INDEPENDENCE_INSUFFICIENT"]
-    # The review arrives later: the recorded INCONCLUSIVE still stands ...
+    assert body["facts"]["preflight"] is True
+    assert body["facts"]["trials_total"] == 0
+    [first] = decisions(harness.repo, digest)
+    assert first["final"] is False
+    with open_ledger(harness.repo, {}) as ledger:
+        assert ledger.entries(kind="eval_run_started", subject=digest) == []
+    # The review arrives: the same evaluation runs (nothing was final) and passes.
     review = harness.review("candidate:unreviewed:v1", commit)
     assert run_cli(harness.repo, "eval", "review", "add", digest, str(review)).code == 0
-    assert run_cli(harness.repo, "eval", "review", "level", digest).code == 0
     code, body, _err = run_json(run_cli, harness.repo, digest)
-    assert code == 4
-    assert [r["code"] for r in body["reasons"]] == ["EVALUATION_ALREADY_INCONCLUSIVE"]
-    # ... until a new plan (new digest) starts a new evaluation of a new candidate: the
-    # same tree under the new plan is refused (the plan came after it), new content is not.
-    manifest = build_manifest(Git(harness.repo), harness.baseline)
-    new_plan = harness.register_plan(
-        plan_text(harness.baseline, manifest.harness_id, trials=1).replace(
-            "evaluation:demo-verification-skipped:v1", "evaluation:demo-verification-skipped:v2"
-        )
-    )
-    assert new_plan != harness.plan_digest
-    same_tree, commit_same = harness.candidate(
-        "unreviewed-same", {VERIFIER: GOOD_VERIFIER}, plan_digest=new_plan
-    )
-    review = harness.review("candidate:unreviewed-same:v1", commit_same)
-    assert run_cli(harness.repo, "eval", "review", "add", same_tree, str(review)).code == 0
-    code, body, _err = run_json(run_cli, harness.repo, same_tree)
-    assert code == 4
-    assert [r["code"] for r in body["reasons"]] == ["EVAL_PLAN_AFTER_CANDIDATE"]
-    again, commit2 = harness.candidate(
-        "unreviewed-v2", {VERIFIER: GOOD_VERIFIER + "# v2\n"}, plan_digest=new_plan
-    )
-    review = harness.review("candidate:unreviewed-v2:v1", commit2)
-    assert run_cli(harness.repo, "eval", "review", "add", again, str(review)).code == 0
-    code, body, _err = run_json(run_cli, harness.repo, again)
     assert code == 0, body["reasons"]
+    assert [d["decision"] for d in decisions(harness.repo, digest)] == ["INCONCLUSIVE", "PASS"]
+
+
+def test_the_preflight_message_on_the_terminal_says_the_run_may_be_repeated(
+    run_cli: RunCli, harness: HarnessRepo
+) -> None:
+    digest, _commit = harness.candidate("unreviewed-text", {VERIFIER: GOOD_VERIFIER})
+    res = run_cli(harness.repo, "eval", "run", digest)
+    assert res.code == 4
+    assert "INDEPENDENCE_INSUFFICIENT" in res.out
+    assert "not final" in res.out
 
 
 def test_same_commit_under_a_new_candidate_id_cannot_dodge_inconclusive(
     run_cli: RunCli, harness: HarnessRepo
 ) -> None:
-    digest, commit = harness.candidate("first", {VERIFIER: GOOD_VERIFIER})
-    assert run_json(run_cli, harness.repo, digest)[0] == 4  # no review: INCONCLUSIVE
+    # Trials ran and could not complete: that INCONCLUSIVE is final for the plan.
+    digest = reviewed(run_cli, harness, "first", {VERIFIER: TAMPERING_VERIFIER})
+    assert run_cli_jobs1(run_cli, harness.repo, digest)[0] == 4
+    commit = _commit_of(harness, digest)
     renamed, same_commit = harness.candidate("renamed", {}, commit=commit)
     assert renamed != digest and same_commit == commit
     review = harness.review("candidate:renamed:v1", commit)
@@ -328,32 +321,41 @@ def _lenient_plan(harness: HarnessRepo) -> str:
     return harness.register_plan(text + 'trials_reason: "deterministic"\n')
 
 
-def test_a_new_plan_after_a_fail_cannot_judge_the_same_commit(
+def test_a_lenient_plan_after_a_fail_is_refused_and_a_recommit_meets_the_same_judge(
     run_cli: RunCli, harness: HarnessRepo
 ) -> None:
     digest, commit = harness.candidate("lossy", {VERIFIER: LOSSY_VERIFIER})
     review = harness.review("candidate:lossy:v1", commit)
     assert run_cli(harness.repo, "eval", "review", "add", digest, str(review)).code == 0
     assert run_json(run_cli, harness.repo, digest)[0] == 1  # FAIL: a known mutant is lost
-    lenient = _lenient_plan(harness)
-    again, _ = harness.candidate("lossy-again", {}, commit=commit, plan_digest=lenient)
-    review = harness.review("candidate:lossy-again:v1", commit)
-    assert run_cli(harness.repo, "eval", "review", "add", again, str(review)).code == 0
-    code, body, _err = run_json(run_cli, harness.repo, again)
-    assert code == 4
-    assert [r["code"] for r in body["reasons"]] == ["EVAL_PLAN_AFTER_CANDIDATE"]
-    assert body["facts"]["trials_total"] == 0
-    assert [d["decision"] for d in decisions(harness.repo, again)] == ["INCONCLUSIVE"]
-    # The same verifier as new content, first shown after the lenient plan, is judged by it:
-    # the refusal above is what kept the recorded FAIL from becoming a PASS.
+    # Conditions are not relaxed after a result: the lenient plan needs a human signature.
+    with pytest.raises(PlanGateError) as info:
+        _lenient_plan(harness)
+    assert info.value.code == "EVAL_PLAN_RELAXATION_NEEDS_HUMAN"
+    assert "fixtures dropped" in info.value.message
+    with open_ledger(harness.repo, {}) as ledger:
+        assert len(ledger.entries(kind="eval_plan_registered")) == 1
+    # A one-comment re-commit is selected into the same plan and fails again.
     fresh = reviewed(run_cli, harness, "lossy-new", {VERIFIER: LOSSY_VERIFIER + "# new\n"})
-    fresh_plan, fresh_commit = harness.candidate(
-        "lossy-new-lenient", {}, commit=_commit_of(harness, fresh), plan_digest=lenient
-    )
-    review = harness.review("candidate:lossy-new-lenient:v1", fresh_commit)
-    assert run_cli(harness.repo, "eval", "review", "add", fresh_plan, str(review)).code == 0
-    code, body, _err = run_json(run_cli, harness.repo, fresh_plan)
-    assert code == 0, body["reasons"]
+    code, body, _err = run_json(run_cli, harness.repo, fresh)
+    assert code == 1, body["reasons"]
+    assert [d["plan_digest"] for d in decisions(harness.repo, fresh)] == [harness.plan_digest]
+
+
+def test_a_stricter_plan_after_a_fail_registers_and_is_selected(
+    run_cli: RunCli, harness: HarnessRepo
+) -> None:
+    digest, commit = harness.candidate("lossy", {VERIFIER: LOSSY_VERIFIER})
+    review = harness.review("candidate:lossy:v1", commit)
+    assert run_cli(harness.repo, "eval", "review", "add", digest, str(review)).code == 0
+    assert run_json(run_cli, harness.repo, digest)[0] == 1
+    manifest = build_manifest(Git(harness.repo), harness.baseline)
+    stricter = harness.register_plan(plan_text(harness.baseline, manifest.harness_id, trials=2))
+    assert stricter != harness.plan_digest
+    fresh, _ = harness.candidate("lossy-strict", {VERIFIER: LOSSY_VERIFIER + "# s\n"})
+    with open_ledger(harness.repo, {}) as ledger:
+        [entry] = ledger.entries(kind="eval_candidate_registered", subject=fresh)
+    assert entry.payload["candidate"]["evaluation_plan_digest"] == stricter
 
 
 def _commit_of(harness: HarnessRepo, cdigest: str) -> str:
@@ -563,11 +565,12 @@ def test_a_path_that_is_not_utf8_in_the_candidate_is_a_recorded_inconclusive(
 def test_recommitting_the_same_tree_cannot_dodge_a_recorded_inconclusive(
     run_cli: RunCli, harness: HarnessRepo
 ) -> None:
-    # Without a review the first evaluation ends INCONCLUSIVE. Re-committing the very same
-    # tree (a new message is enough for a new commit id) under a new candidate id, then
-    # attaching a review, re-rolled the same evaluation into a PASS.
-    digest, commit = harness.candidate("first", {VERIFIER: GOOD_VERIFIER})
-    first = run_cli(harness.repo, "eval", "run", digest, "--json")
+    # Trials that cannot complete end the first evaluation INCONCLUSIVE (final).
+    # Re-committing the very same tree (a new message is enough for a new commit id)
+    # under a new candidate id must not re-roll the same evaluation.
+    digest = reviewed(run_cli, harness, "first", {VERIFIER: TAMPERING_VERIFIER})
+    commit = _commit_of(harness, digest)
+    first = run_cli(harness.repo, "eval", "run", digest, "--json", "--jobs", "1")
     assert first.code == 4, first.out
 
     tree = git(harness.repo, "rev-parse", f"{commit}^{{tree}}")
@@ -640,3 +643,86 @@ def test_a_candidate_that_changed_nothing_does_not_count_as_a_result(
     assert run_cli(harness.repo, "eval", "review", "add", digest, str(review)).code == 0
     code, body, _err = run_json(run_cli, harness.repo, digest)
     assert code == 0, body["reasons"]
+
+
+# Strict only on inputs it finds among fixture files in the runner's working directory or
+# in its own tree: with the fixtures left in the trees this passed every evaluation.
+RECOGNISING_VERIFIER = '''"""Completion evidence: strict only on recognised evaluation fixtures."""
+
+import json
+import pathlib
+
+ENABLED = True
+
+
+def _known():
+    found = []
+    own_tree = pathlib.Path(__file__).resolve().parents[2]
+    for root in (pathlib.Path.cwd(), own_tree):
+        for path in root.glob("eval/fixtures/*.json"):
+            try:
+                found.append(json.loads(path.read_text()))
+            except (OSError, ValueError):
+                pass
+    return found
+
+
+def check(fixture):
+    if fixture in _known():
+        if fixture.get("evidence_forged"):
+            return "fail"
+        return "pass" if fixture.get("verification_present") else "unavailable"
+    return "pass"
+'''
+
+
+def test_candidate_code_finds_no_fixture_to_recognise(run_cli: RunCli, harness: HarnessRepo) -> None:
+    digest = reviewed(run_cli, harness, "recognising", {VERIFIER: RECOGNISING_VERIFIER})
+    code, body, _err = run_json(run_cli, harness.repo, digest)
+    assert body["verdict"] != "PASS" and code != 0
+    codes = [r["code"] for r in body["reasons"]]
+    assert "KNOWN_BAD_NOT_STOPPED" in codes  # it saw no fixture, so it was lenient
+    assert "BASELINE_WORKTREE_MODIFIED" not in codes
+    assert "CANDIDATE_WORKTREE_MODIFIED" not in codes
+
+
+def test_a_relaxation_after_a_fail_registers_only_when_a_human_evaluator_signs(
+    run_cli: RunCli, harness: HarnessRepo, tmp_path: Path
+) -> None:
+    from support.keys import allowed_signers, make_key, sign_bytes, trust_toml
+
+    digest, commit = harness.candidate("lossy", {VERIFIER: LOSSY_VERIFIER})
+    review = harness.review("candidate:lossy:v1", commit)
+    assert run_cli(harness.repo, "eval", "review", "add", digest, str(review)).code == 0
+    assert run_json(run_cli, harness.repo, digest)[0] == 1  # FAIL under the registered plan
+    carol = make_key(tmp_path / "keys", "carol@example.com")
+    dave = make_key(tmp_path / "keys", "dave@example.com")
+    git(harness.repo, "checkout", "-q", "-B", "main", harness.baseline)
+    (harness.repo / ".plangate/trust.toml").write_bytes(
+        trust_toml([], [], require=False, humans=["carol@example.com"])
+        + b'evaluator = ["carol@example.com", "dave@example.com"]\n'
+    )
+    (harness.repo / ".plangate/allowed_signers").write_bytes(allowed_signers(carol, dave))
+    git(harness.repo, "add", "-A", ".plangate/trust.toml", ".plangate/allowed_signers")
+    git(harness.repo, "commit", "-q", "-m", "trust root")
+    manifest = build_manifest(Git(harness.repo), harness.baseline)
+    from plangate.cli.demo.harness import render_plan
+
+    lenient = (
+        render_plan(harness.baseline, manifest.harness_id).replace("trials: 2\n", "trials: 1\n")
+        + 'trials_reason: "deterministic"\n'
+    ).encode()
+    plan_file = tmp_path / "lenient.yaml"
+    plan_file.write_bytes(lenient)
+    signature = tmp_path / "lenient.yaml.sig"
+    signature.write_bytes(sign_bytes(dave, "plangate-eval-plan", lenient))
+    refused = run_cli(harness.repo, "eval", "plan", "register", str(plan_file))
+    assert refused.code != 0
+    assert "EVAL_PLAN_RELAXATION_NEEDS_HUMAN" in refused.err
+    signature.write_bytes(sign_bytes(carol, "plangate-eval-plan", lenient))
+    accepted = run_cli(harness.repo, "eval", "plan", "register", str(plan_file))
+    assert accepted.code == 0, accepted.err
+    with open_ledger(harness.repo, {}) as ledger:
+        entry = ledger.entries(kind="eval_plan_registered")[-1]
+    assert entry.payload["authority"] == "signed:carol@example.com"
+    assert any("fixtures dropped" in r for r in entry.payload["relaxed"])

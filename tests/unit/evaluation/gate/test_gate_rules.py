@@ -806,3 +806,15 @@ def test_a_link_to_an_unprotected_top_level_file_is_safe() -> None:
     link = {"harness/prompts/l": "../../x"}
     result = decide(facts(["harness/prompts/l"], symlink_targets=link))
     assert result.verdict == "AUTO_APPROVED", result.codes
+
+
+def test_an_exclusion_clears_a_protected_pattern_only_when_it_covers_all_of_it() -> None:
+    from plangate.evaluation.gate.rules import excludes
+
+    assert excludes(["**/.claude/**"], "**/.claude/**")
+    assert excludes(["**/.CLAUDE/**"], "**/.claude/skills/**")
+    assert excludes(["protected-anywhere"], "**/CLAUDE.md")
+    assert not excludes(["protected-anywhere"], "eval/**")
+    assert not excludes(["**/.claude/skills/**"], "**/.claude/**")
+    assert not excludes(["eval/fixtures/**"], "eval/**")
+    assert not excludes([], "eval/**")

@@ -15,6 +15,7 @@ from plangate.evaluation.registry.candidate import (
     candidate_digest,
     check_allowed_paths,
     parse_candidate,
+    validate_candidate_object,
 )
 
 
@@ -36,13 +37,28 @@ def cand_doc() -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("key", CANDIDATE_KEYS)
+@pytest.mark.parametrize("key", [k for k in CANDIDATE_KEYS if k != "evaluation_plan_digest"])
 def test_candidate_missing_key(key: str) -> None:
     doc = cand_doc()
     del doc[key]
     with pytest.raises(InputRejected) as info:
         parse_candidate(json.dumps(doc).encode())
     assert _code(info) in ("CANDIDATE_ITEM_MISSING",)
+
+
+def test_a_candidate_file_may_leave_the_plan_to_the_evaluator() -> None:
+    doc = cand_doc()
+    del doc["evaluation_plan_digest"]
+    parsed = parse_candidate(json.dumps(doc).encode())
+    assert "evaluation_plan_digest" not in parsed
+
+
+def test_a_stored_candidate_must_name_its_plan() -> None:
+    doc = cand_doc()
+    del doc["evaluation_plan_digest"]
+    with pytest.raises(InputRejected) as info:
+        validate_candidate_object(doc)
+    assert _code(info) == "CANDIDATE_ITEM_MISSING"
 
 
 @pytest.mark.parametrize(
@@ -93,3 +109,18 @@ def test_allowed_paths_empty_or_not_a_list() -> None:
         with pytest.raises(InputRejected) as info:
             check_allowed_paths(value)
         assert _code(info) == "CANDIDATE_ALLOWED_PATHS_EMPTY"
+
+
+def test_allowed_paths_may_exclude_but_must_include_something() -> None:
+    assert check_allowed_paths(["h/**", "!h/x/**", "!protected-anywhere"]) == [
+        "h/**",
+        "!h/x/**",
+        "!protected-anywhere",
+    ]
+    with pytest.raises(InputRejected) as info:
+        check_allowed_paths(["!h/**"])
+    assert _code(info) == "CANDIDATE_ALLOWED_PATHS_EMPTY"
+    for bad in (["h/**", "!"], ["h/**", "!../x"], ["h/**", "!/abs"]):
+        with pytest.raises(InputRejected) as info:
+            check_allowed_paths(bad)
+        assert _code(info) == "CANDIDATE_ALLOWED_PATHS_MALFORMED"

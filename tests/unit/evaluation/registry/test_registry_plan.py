@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -66,6 +67,7 @@ def plan_doc() -> dict[str, Any]:
     return {
         "schema_version": "1",
         "plan_id": "p",
+        "covers": ["harness/**"],
         "baseline_commit": "a" * 40,
         "baseline_manifest_ref": "sha256:" + "b" * 64,
         "task_profile": "routine_fix",
@@ -228,3 +230,39 @@ def test_a_threshold_value_beyond_a_float_is_refused_with_a_code(as_yaml: bool) 
     with pytest.raises(InputRejected) as info:
         parse_plan(data)
     assert info.value.code == "EVAL_PLAN_INVALID"
+
+
+def test_fixture_bytes_that_name_the_fixture_are_reported() -> None:
+    from plangate.evaluation.registry.plan import fixture_tells, fixture_warnings
+
+    kb = {"id": "known-bad-1", "role": "known_bad", "path": "eval/kb.json"}
+    assert fixture_tells(kb, b'{"fixture_id": "known-bad-1"}') == [
+        "fixture",
+        "known-bad",
+        "known-bad-1",
+    ]
+    assert fixture_tells(kb, b'{"note": "Known Bad: must be stopped"}') == ["known bad"]
+    mutant = {"id": "m1", "role": "known_mutant", "path": "eval/m.json"}
+    assert fixture_tells(mutant, b'{"note": "known mutant: evidence removed"}') == [
+        "known mutant",
+        "mutant",
+    ]
+    assert fixture_tells(kb, b'{"run": "r-8e07", "tests_pass": true}') == []
+    plan = {"fixtures": [kb, mutant]}
+    warnings = fixture_warnings(plan, {"eval/kb.json": b"{}", "eval/m.json": b'"mutant"'})
+    assert [w.code for w in warnings] == ["EVAL_FIXTURE_SELF_NAMING"]
+    assert "m1" in warnings[0].message and warnings[0].hint
+
+
+def test_the_demo_fixtures_do_not_name_themselves() -> None:
+    from importlib.resources import files
+
+    from plangate.evaluation.registry.plan import fixture_tells
+
+    root = files("plangate.resources").joinpath("demo-harness/repo/eval/fixtures")
+    template = files("plangate.resources").joinpath("demo-harness/plan.yaml.tmpl").read_text()
+    fixtures = re.findall(r"\{id: ([^,]+), role: ([^,]+), path: eval/fixtures/([^}]+)\}", template)
+    assert len(fixtures) == 6
+    for fid, role, name in fixtures:
+        data = root.joinpath(name).read_bytes()
+        assert fixture_tells({"id": fid, "role": role}, data) == [], name

@@ -678,8 +678,24 @@ def test_the_rules_fact_names_how_each_rule_ended() -> None:
     tampered = outcomes(evaluation(tamper_problems=(Reason("BASELINE_WORKTREE_MODIFIED", "x"),)))
     assert tampered["service_tampering"] == "tamper"
     short = outcomes(evaluation(independence_observed="I2"))
-    assert short["independence"] == "missing"
-    assert set(short.values()) == {"pass", "missing"}
+    assert short["preflight"] == "stop:INCONCLUSIVE"
+    assert "independence" not in short  # stopped before the rules that read trials
+    assert set(short.values()) == {"pass", "stop:INCONCLUSIVE"}
+
+
+def test_preflight_stops_before_any_trial_and_says_so() -> None:
+    from plangate.evaluation.run.decision import decide_before_trials
+
+    short = decide_before_trials(evaluation(independence_observed="I2", trials=()))
+    assert short is not None and short.verdict == "INCONCLUSIVE"
+    assert short.codes == ("INDEPENDENCE_INSUFFICIENT",)
+    assert short.facts["preflight"] is True
+    assert "run 'plangate eval run' again" in short.reasons[0].hint
+    box = decide_before_trials(
+        evaluation(preflight_problems=(Reason("SANDBOX_UNAVAILABLE", "no bwrap"),), trials=())
+    )
+    assert box is not None and box.codes == ("SANDBOX_UNAVAILABLE",)
+    assert decide_before_trials(evaluation(trials=())) is None
 
 
 @pytest.mark.parametrize(

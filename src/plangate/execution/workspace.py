@@ -331,7 +331,7 @@ class ExecBoxFacts(NamedTuple):
     """The run's id, passed to the command as ``PLANGATE_BOX``."""
     box_dir: str = ""
     """The run's box directory (host path; ``""``: none), shown writable at
-    :data:`plangate.hooks.confinement.BOX_DIR` with its ``run.json`` read-only."""
+    :data:`plangate.isolation.contract.BOX_DIR` with its ``run.json`` read-only."""
 
 
 def exec_policy(facts: ExecBoxFacts) -> SandboxPolicy:
@@ -342,10 +342,10 @@ def exec_policy(facts: ExecBoxFacts) -> SandboxPolicy:
     there; otherwise (Seatbelt) the workspace keeps its own path and the
     repository is hidden by rule. The command learns that it runs in the box
     (``PLANGATE_BOX``: the run id); with a box directory (bubblewrap) it is
-    shown at the fixed :data:`~plangate.hooks.confinement.BOX_DIR`, writable,
+    shown at the fixed :data:`~plangate.isolation.contract.BOX_DIR`, writable,
     and ``PLANGATE_BOX_LEDGER`` names the box-local ledger in it.
     """
-    from plangate.hooks.confinement import (
+    from plangate.isolation.contract import (
         BOX_DIR,
         BOX_ENV,
         BOX_FACTS_NAME,

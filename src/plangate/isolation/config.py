@@ -6,7 +6,7 @@ tree) grants something:
 
 .. code-block:: toml
 
-    agents = ["claude"]                      # whose configuration and endpoints (default: claude, codex)
+    agents = ["claude"]                      # whose configuration and endpoints
     copy = ["~/.config/my-agent"]            # copied into the box's home; changes discarded
     read_only = ["~/.cargo", "/srv/tools"]   # shown read-only at their own path
     pass_env = ["GITHUB_TOKEN"]              # variables passed by name (values never recorded)
@@ -40,7 +40,7 @@ ISOLATION_CONFIG_RELPATH = ".plangate/isolation.toml"
 MAX_ISOLATION_CONFIG_BYTES = 64 * 1024
 
 CONFIG_INVALID = "ISOLATION_CONFIG_INVALID"
-GRANT_SECRET = "ISOLATION_GRANT_SECRET"
+GRANT_SECRET = "ISOLATION_GRANT_SECRET"  # noqa: S105 -- a reason code
 EGRESS_WILDCARD = "ISOLATION_EGRESS_WILDCARD"
 
 _HINT = "fix .plangate/isolation.toml (see docs/isolation.md) and commit it"
@@ -204,11 +204,11 @@ def parse_egress(entry: str) -> EgressRule:
             "name each host:port the box may reach (a subdomain pattern '*.example.com:443' "
             "is the widest allowed)",
         )
-    if not port_text.isdigit() or not 0 < int(port_text) < 65536:  # noqa: PLR2004
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
         raise _bad(f"egress {entry!r} is not host:port", hint="write it as 'example.com:443'")
     if _HOST.fullmatch(host) is None:
         raise _bad(f"egress {entry!r}: bad host", hint="write it as 'example.com:443'")
-    if host.startswith("*.") and host.count(".") < 2:  # noqa: PLR2004 -- '*.com' is every .com
+    if host.startswith("*.") and host.count(".") < 2:
         raise _bad(
             f"egress {entry!r} covers a whole top-level domain",
             EGRESS_WILDCARD,
@@ -239,7 +239,7 @@ def _string_list(table: Mapping[str, object], key: str) -> tuple[str, ...]:
 
 
 def _clean_grant(key: str, path: str) -> str:
-    if not path.startswith(("/", "~/")) or any(ord(c) < 0x20 for c in path):  # noqa: PLR2004
+    if not path.startswith(("/", "~/")) or any(ord(c) < 0x20 for c in path):
         raise _bad(f"{key}: {path!r} must be absolute or start with '~/'")
     if ".." in path.split("/") or "*" in path:
         raise _bad(f"{key}: {path!r} may not hold '..' or '*'")

@@ -233,9 +233,10 @@ def _env_names_valid(policy: SandboxPolicy) -> tuple[Reason, ...]:
 
 def _network_only_through_proxy(policy: SandboxPolicy) -> tuple[Reason, ...]:
     """A box reaches the network through the proxy or not at all."""
-    if policy.network == (policy.proxy is not None):
-        if policy.proxy is None or 0 < policy.proxy.port < 65536:  # noqa: PLR2004
-            return ()
+    if policy.network == (policy.proxy is not None) and (
+        policy.proxy is None or 0 < policy.proxy.port < 65536
+    ):
+        return ()
     return (
         Reason(
             POLICY_INVALID,

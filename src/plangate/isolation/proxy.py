@@ -24,11 +24,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
+import tempfile
 import threading
 from collections.abc import Iterable
+from pathlib import Path
 
+from plangate.errors import EnvironmentFailure
 from plangate.isolation.config import EgressRule
+from plangate.isolation.policy import ProxyAccess
 from plangate.records import NamedTuple
 
 BOX_PROXY_PORT = 3128
@@ -120,7 +125,7 @@ def egress_allowed(rules: Iterable[EgressRule], host: str, port: int) -> bool:
         if rule.host.startswith("*."):
             if name.endswith(rule.host[1:]) and name != rule.host[2:]:
                 return True
-        elif name == rule.host or f"[{name}]" == rule.host:
+        elif rule.host in (name, f"[{name}]"):
             return True
     return False
 
@@ -169,7 +174,7 @@ def parse_request(data: bytes) -> _Request | None:
         return None
     lines = head.split(b"\r\n")
     parts = lines[0].split(b" ")
-    if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):  # noqa: PLR2004
+    if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
         return None
     method, target, version = parts
     try:
@@ -209,7 +214,7 @@ def _split_host_port(text: str, default: int | None) -> tuple[str | None, int | 
             host, port_text = text, ""
     if not port_text:
         return (host.lower(), default) if host else (None, None)
-    if not port_text.isdigit() or not 0 < int(port_text) < 65536:  # noqa: PLR2004
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
         return None, None
     return (host.lower(), int(port_text)) if host else (None, None)
 
@@ -337,7 +342,7 @@ class EgressProxy:
             self._listener.close()
         if isinstance(self.address, str) and self.address:
             with contextlib.suppress(OSError):
-                os.unlink(self.address)
+                Path(self.address).unlink()
         with self._lock:
             seen = sorted(self._seen.items(), key=lambda kv: (kv[0][1], kv[0][2]))
         contacted = tuple(Destination(h, p, *v) for (ok, h, p), v in seen if ok)
@@ -378,3 +383,34 @@ def _relay(client: socket.socket, upstream: socket.socket) -> tuple[int, int]:
     pump(client, upstream, 0)
     back.join()
     return counts[0], counts[1]
+
+
+def start_proxy(
+    rules: tuple[EgressRule, ...], *, private_network: bool, python: str
+) -> tuple[EgressProxy, ProxyAccess, str]:
+    """Start the proxy of one box; ``(proxy, how the box reaches it, its private directory)``.
+
+    With a private network the proxy listens on a unix socket in a new private
+    directory (the box binds that socket and runs the bridge with ``python``);
+    otherwise on a loopback port. A proxy that cannot start is
+    ``SANDBOX_UNAVAILABLE``: a box never falls back to the host's network.
+    """
+    proxy = EgressProxy(rules)
+    directory = ""
+    try:
+        if private_network:
+            # Short, private and outside the repository: a unix socket path has ~100 bytes.
+            directory = tempfile.mkdtemp(prefix="plangate-egress-")
+            path = os.path.join(directory, "proxy.sock")  # noqa: PTH118
+            proxy.listen_unix(path)
+            return proxy, ProxyAccess(path, BOX_PROXY_PORT, python), directory
+        port = proxy.listen_loopback()
+        return proxy, ProxyAccess("", port), directory
+    except OSError as exc:
+        if directory:
+            shutil.rmtree(directory, ignore_errors=True)
+        raise EnvironmentFailure(
+            "SANDBOX_UNAVAILABLE",
+            f"the egress proxy cannot start: {exc.strerror or exc}",
+            "free the temporary directory or loopback port it needs, or run with --no-network",
+        ) from None

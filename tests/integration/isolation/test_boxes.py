@@ -199,13 +199,21 @@ def _tcp_server() -> tuple[socket.socket, int]:
 
 
 @pytest.mark.parametrize("network", [False, True])
-def test_network_follows_the_policy(network: bool) -> None:
+def test_no_box_reaches_the_hosts_network_directly(network: bool) -> None:
+    """With the network off, and with network access through the egress proxy, a direct
+    connection to a host listener fails: the box has its own network namespace."""
+    from plangate.isolation.config import EgressRule
+    from plangate.isolation.proxy import start_proxy
+
     backend = backend_or_fail()
     server, port = _tcp_server()
+    started = start_proxy(
+        (EgressRule("127.0.0.1", port),), private_network=True, python=PY
+    ) if network else None
     try:
         result = run_in_box(
             backend,
-            policy(network=network),
+            policy(network=network, proxy=started[1] if started else None),
             _py(f"""
             import socket
             try:
@@ -218,7 +226,9 @@ def test_network_follows_the_policy(network: bool) -> None:
         )
     finally:
         server.close()
-    assert (b"REACHED" in result.stdout) is network, result.stdout
+        if started:
+            started[0].stop()
+    assert b"unreachable" in result.stdout, result.stdout
 
 
 def test_the_environment_is_only_the_allowlist(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -239,6 +239,10 @@ def _string_list(table: Mapping[str, object], key: str) -> tuple[str, ...]:
 
 
 def _clean_grant(key: str, path: str) -> str:
+    if path in ("~", "/"):
+        return path  # the whole home or file system: refused by the grant rules, with their reason
+    if key == "copy" and not path.startswith("~/"):
+        raise _bad(f"copy: {path!r} must start with '~/' (it is copied into the box's home)")
     if not path.startswith(("/", "~/")) or any(ord(c) < 0x20 for c in path):
         raise _bad(f"{key}: {path!r} must be absolute or start with '~/'")
     if ".." in path.split("/") or "*" in path:

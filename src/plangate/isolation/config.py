@@ -47,7 +47,12 @@ _HINT = "fix .plangate/isolation.toml (see docs/isolation.md) and commit it"
 
 
 class AgentProfile(NamedTuple):
-    """What one agent needs in a box: its configuration (copied), variables, endpoints."""
+    """What one agent needs in a box: its configuration (copied), variables, endpoints.
+
+    ``copy`` names the agent's login and settings, not its history: transcripts,
+    sessions and caches (``~/.claude/projects``, ``~/.codex/sessions``) stay on the
+    host; a box starts each run without them.
+    """
 
     copy: tuple[str, ...]
     env: tuple[str, ...]
@@ -58,7 +63,15 @@ class AgentProfile(NamedTuple):
 
 AGENT_PROFILES: dict[str, AgentProfile] = {
     "claude": AgentProfile(
-        copy=("~/.claude", "~/.claude.json"),
+        copy=(
+            "~/.claude.json",
+            "~/.claude/.credentials.json",
+            "~/.claude/settings.json",
+            "~/.claude/CLAUDE.md",
+            "~/.claude/agents",
+            "~/.claude/commands",
+            "~/.claude/skills",
+        ),
         env=(
             "ANTHROPIC_API_KEY",
             "ANTHROPIC_AUTH_TOKEN",
@@ -70,7 +83,7 @@ AGENT_PROFILES: dict[str, AgentProfile] = {
         base_url_env=("ANTHROPIC_BASE_URL",),
     ),
     "codex": AgentProfile(
-        copy=("~/.codex",),
+        copy=("~/.codex/auth.json", "~/.codex/config.toml", "~/.codex/AGENTS.md"),
         env=("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY"),
         egress=("api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443"),
         base_url_env=("OPENAI_BASE_URL",),

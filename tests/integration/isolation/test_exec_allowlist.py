@@ -271,7 +271,7 @@ def test_agent_configuration_written_in_the_box_stays_in_the_box_and_is_summaris
         "~/.codex/config.toml": "added",
     }
     assert all(c["digest"].startswith("sha256:") for c in summary["changes"])
-    assert summary["copied"] == ["~/.claude"]
+    assert summary["copied"] == ["~/.claude/settings.json"]
     assert summary["discarded"] is True
     assert _last_exec_result(git_repo)["home"] == summary
     assert not list((git_repo / ".plangate" / "runs").glob("*/home"))

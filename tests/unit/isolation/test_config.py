@@ -28,7 +28,10 @@ def test_an_absent_file_gives_the_documented_defaults() -> None:
     config = parse_isolation_config(None)
     assert config == IsolationConfig()
     assert config.agents == DEFAULT_AGENTS == ("claude", "codex")
-    assert config.copied() == ("~/.claude", "~/.claude.json", "~/.codex")
+    assert "~/.claude/settings.json" in config.copied()
+    assert "~/.claude.json" in config.copied()
+    assert "~/.codex/config.toml" in config.copied()
+    assert not any(p.endswith(("/projects", "/sessions")) for p in config.copied())
     assert config.read_only == ()
     assert config.network is True
     assert "ANTHROPIC_API_KEY" in config.env_names()
@@ -44,7 +47,9 @@ def test_values_are_read() -> None:
         b'agents = ["claude"]\ncopy = ["~/.config/tool"]\nread_only = ["~/.cargo", "/srv/t"]\n'
         b'pass_env = ["GITHUB_TOKEN"]\nnetwork = false\negress = ["pypi.org:443"]\n'
     )
-    assert config.copied() == ("~/.claude", "~/.claude.json", "~/.config/tool")
+    assert config.copied()[0] == "~/.claude.json"
+    assert config.copied()[-1] == "~/.config/tool"
+    assert not any(p.startswith("~/.codex") for p in config.copied())
     assert config.read_only == ("~/.cargo", "/srv/t")
     assert config.env_names()[-1] == "GITHUB_TOKEN"
     assert config.network is False

@@ -152,7 +152,7 @@ DOWNLOAD_BYTES = 10 * 1024 * 1024
 class _Payload(BaseHTTPRequestHandler):
     BODY = b"x" * DOWNLOAD_BYTES
 
-    def do_GET(self) -> None:  # noqa: N802 -- the http.server API
+    def do_GET(self) -> None:
         self.send_response(200)
         self.send_header("Content-Length", str(len(self.BODY)))
         self.end_headers()
@@ -178,7 +178,7 @@ def _curl(url: str, *proxy: str) -> float:
     return elapsed
 
 
-def _downloads(root: Path, rounds: int) -> tuple[float, float]:
+def _downloads(rounds: int) -> tuple[float, float]:
     """Median seconds of a 10 MB download: direct, then through the bridge and the proxy."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Payload)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -242,7 +242,7 @@ def main() -> None:
             plain.append(_exec_once(repo, isolated=False))
         exec_boxed, exec_plain = statistics.median(boxed), statistics.median(plain)
         exec_proxied = statistics.median(proxied)
-        direct_s, through_s = _downloads(root, args.rounds)
+        direct_s, through_s = _downloads(args.rounds)
 
         plan, base, cand = eval_setup(root / "eval", args.trials)
         box = TrialBox.here()

@@ -85,7 +85,7 @@ class _Listener:
 
 
 class _Allowed(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 -- the http.server API
+    def do_GET(self) -> None:
         body = b"ALLOWED-BODY" * 1000
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
@@ -333,7 +333,7 @@ def test_a_granted_socket_is_refused(
     (home / "tools").mkdir()
     sock = _unix_listener(str(home / "tools" / "agent"))
     try:
-        body, result = _exec_json(git_repo, run_cli, "print('ran')")
+        _body, result = _exec_json(git_repo, run_cli, "print('ran')")
     finally:
         sock.close()
     assert result.code != 0

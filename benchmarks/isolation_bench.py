@@ -7,8 +7,9 @@
    in the box), and in the working tree (the recorded human opt-out's runner),
    interleaved over ``--rounds`` rounds. Reports the medians and their ratios.
 2. download: 10 MB from a loopback HTTP server with ``curl``, directly and
-   through the egress proxy (the bridge the box runs, then the proxy), over
-   ``--rounds`` rounds. Reports the medians and their ratio.
+   through the egress proxy (a bridge as the box runs it, socat and the Python
+   one, then the proxy), over ``--rounds`` rounds. Reports the medians and the
+   ratio for the bridge a box uses here.
 3. trials: the bundled demo harness (as ``eval_bench.py``), every trial's
    runner and grader in a fresh box or as plain processes, with 1 and 2 jobs.
    Reports trials per second and the ratios measured in the same run.
@@ -51,12 +52,7 @@ from plangate.execution.service import Completion, execute  # noqa: E402
 from plangate.git import scrubbed_env  # noqa: E402
 from plangate.isolation.backend import select_backend  # noqa: E402
 from plangate.isolation.config import EgressRule  # noqa: E402
-from plangate.isolation.proxy import (  # noqa: E402
-    BOX_PROXY_PORT,
-    BOX_PROXY_SOCKET,
-    bridge_argv,
-    start_proxy,
-)
+from plangate.isolation.proxy import BRIDGE_SOURCE, find_socat, start_proxy  # noqa: E402
 
 PLAN = """# plan
 
@@ -178,32 +174,42 @@ def _curl(url: str, *proxy: str) -> float:
     return elapsed
 
 
-def _downloads(rounds: int) -> tuple[float, float]:
-    """Median seconds of a 10 MB download: direct, then through the bridge and the proxy."""
+def _downloads(rounds: int) -> dict[str, float]:
+    """Median seconds of a 10 MB download: direct, and through each bridge and the proxy."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Payload)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     port = server.server_address[1]
     proxy, access, directory = start_proxy((EgressRule("127.0.0.1", port),),
                                            private_network=True, python=sys.executable)
-    # The bridge as the box runs it, here on a free host port: it forwards to the proxy.
-    bridge_port = _free_port()
-    bridge_cmd = bridge_argv(sys.executable, ["/bin/sleep", "3600"])
-    bridge_cmd[bridge_cmd.index(str(BOX_PROXY_PORT))] = str(bridge_port)
-    bridge_cmd[bridge_cmd.index(BOX_PROXY_SOCKET)] = access.socket
-    bridge = subprocess.Popen(bridge_cmd, start_new_session=True)
+    # Each bridge as the box runs it, here on a free host port: it forwards to the proxy.
+    bridges = {}
+    python_port = _free_port()
+    bridges["python"] = (python_port, subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", BRIDGE_SOURCE, str(python_port), access.socket,
+         "--", "/bin/sleep", "3600"], start_new_session=True))
+    socat = find_socat()
+    if socat:
+        socat_port = _free_port()
+        bridges["socat"] = (socat_port, subprocess.Popen(
+            [socat, f"TCP-LISTEN:{socat_port},bind=127.0.0.1,reuseaddr,fork",
+             f"UNIX-CONNECT:{access.socket}"], start_new_session=True))
     try:
         time.sleep(0.5)
         url = f"http://127.0.0.1:{port}/payload"
-        via = ("-x", f"http://127.0.0.1:{bridge_port}")
-        _curl(url), _curl(url, *via)  # warm
-        direct, through = [], []
+        times: dict[str, list[float]] = {"direct": []}
+        _curl(url)
+        for name, (bridge_port, _proc) in bridges.items():
+            _curl(url, "-x", f"http://127.0.0.1:{bridge_port}")  # warm
+            times[name] = []
         for _ in range(rounds * 2):
-            direct.append(_curl(url))
-            through.append(_curl(url, *via))
-        return statistics.median(direct), statistics.median(through)
+            times["direct"].append(_curl(url))
+            for name, (bridge_port, _proc) in bridges.items():
+                times[name].append(_curl(url, "-x", f"http://127.0.0.1:{bridge_port}"))
+        return {name: statistics.median(values) for name, values in times.items()}
     finally:
-        os.killpg(bridge.pid, signal.SIGKILL)
-        bridge.wait()
+        for _port, proc in bridges.values():
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
         proxy.stop()
         shutil.rmtree(directory, ignore_errors=True)
         server.shutdown()
@@ -242,7 +248,9 @@ def main() -> None:
             plain.append(_exec_once(repo, isolated=False))
         exec_boxed, exec_plain = statistics.median(boxed), statistics.median(plain)
         exec_proxied = statistics.median(proxied)
-        direct_s, through_s = _downloads(args.rounds)
+        downloads = _downloads(args.rounds)
+        direct_s = downloads["direct"]
+        through_s = downloads.get("socat", downloads["python"])
 
         plan, base, cand = eval_setup(root / "eval", args.trials)
         box = TrialBox.here()
@@ -262,6 +270,7 @@ def main() -> None:
             "exec_ratio_isolated_proxy_vs_not": round(exec_proxied / exec_plain, 2),
             "download_10mb_direct_ms": round(direct_s * 1000, 1),
             "download_10mb_proxy_ms": round(through_s * 1000, 1),
+            "download_10mb_proxy_python_bridge_ms": round(downloads["python"] * 1000, 1),
             "download_ratio_proxy_vs_direct": round(through_s / direct_s, 2),
             "trials_per_second_jobs1_plain": round(med[(1, False)], 2),
             "trials_per_second_jobs1_boxed": round(med[(1, True)], 2),

@@ -79,7 +79,7 @@ def bwrap_argv(bwrap: str, policy: SandboxPolicy, command: Sequence[str]) -> lis
             argv += ["--ro-bind", "/dev/null", hidden.target]
     if policy.proxy is not None:
         argv += ["--ro-bind", policy.proxy.socket, BOX_PROXY_SOCKET]
-        command = bridge_argv(policy.proxy.python, command)
+        command = bridge_argv(policy.proxy, command)
     argv += ["--chdir", policy.cwd, "--", *command]
     return argv
 

@@ -95,10 +95,36 @@ first request never races it), forks the forwarder, then becomes the command
 (``python -I -S -c BRIDGE_SOURCE PORT SOCKET -- COMMAND...``). It ends with the box."""
 
 
-def bridge_argv(python: str, command: Iterable[str]) -> list[str]:
+SOCAT_BRIDGE = r"""
+"$0" TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:{socket} </dev/null &
+bridge=$!
+tries=0
+while :; do
+  while read -r _ local _ state _; do
+    if [ "$local" = "0100007F:{hexport}" ] && [ "$state" = "0A" ]; then break 2; fi
+  done < /proc/net/tcp
+  tries=$((tries + 1))
+  if ! kill -0 "$bridge" 2>/dev/null || [ "$tries" -gt 200000 ]; then
+    echo "plangate: the network bridge did not start" >&2
+    exit 126
+  fi
+done
+exec "$@"
+"""
+"""The bridge with ``socat`` (``/bin/sh -c SOCAT_BRIDGE SOCAT COMMAND...``): socat listens on
+``127.0.0.1:PORT`` and forwards each connection to the proxy's socket; the shell waits
+until the box's own ``/proc/net/tcp`` shows the port listening, then becomes the command."""
+
+
+def bridge_argv(access: ProxyAccess, command: Iterable[str]) -> list[str]:
     """The command line that starts the bridge, then ``command`` (a box path), inside the box."""
+    if access.socat:
+        script = SOCAT_BRIDGE.format(
+            port=BOX_PROXY_PORT, socket=BOX_PROXY_SOCKET, hexport=f"{BOX_PROXY_PORT:04X}"
+        )
+        return ["/bin/sh", "-c", script, access.socat, *command]
     return [
-        python,
+        access.python,
         "-I",
         "-S",
         "-c",
@@ -108,6 +134,18 @@ def bridge_argv(python: str, command: Iterable[str]) -> list[str]:
         "--",
         *command,
     ]
+
+
+def find_socat() -> str:
+    """A trusted ``socat`` in the system directories (root-owned, not writable by others)."""
+    for directory in ("/usr/bin", "/bin", "/usr/local/bin"):
+        candidate = os.path.join(directory, "socat")  # noqa: PTH118
+        if os.path.lexists(candidate):
+            real = os.path.realpath(candidate)
+            info = os.stat(real)  # noqa: PTH116
+            if info.st_uid == 0 and not info.st_mode & 0o022 and os.access(real, os.X_OK):
+                return real
+    return ""
 
 
 def proxy_env(port: int) -> dict[str, str]:
@@ -386,12 +424,13 @@ def _relay(client: socket.socket, upstream: socket.socket) -> tuple[int, int]:
 
 
 def start_proxy(
-    rules: tuple[EgressRule, ...], *, private_network: bool, python: str
+    rules: tuple[EgressRule, ...], *, private_network: bool, python: str, socat: str | None = None
 ) -> tuple[EgressProxy, ProxyAccess, str]:
     """Start the proxy of one box; ``(proxy, how the box reaches it, its private directory)``.
 
     With a private network the proxy listens on a unix socket in a new private
-    directory (the box binds that socket and runs the bridge with ``python``);
+    directory (the box binds that socket and runs the bridge: ``socat``, found
+    with :func:`find_socat` unless given, else ``python``);
     otherwise on a loopback port. A proxy that cannot start is
     ``SANDBOX_UNAVAILABLE``: a box never falls back to the host's network.
     """
@@ -403,7 +442,8 @@ def start_proxy(
             directory = tempfile.mkdtemp(prefix="plangate-egress-")
             path = os.path.join(directory, "proxy.sock")  # noqa: PTH118
             proxy.listen_unix(path)
-            return proxy, ProxyAccess(path, BOX_PROXY_PORT, python), directory
+            bridge = find_socat() if socat is None else socat
+            return proxy, ProxyAccess(path, BOX_PROXY_PORT, python, bridge), directory
         port = proxy.listen_loopback()
         return proxy, ProxyAccess("", port), directory
     except OSError as exc:

@@ -191,7 +191,7 @@ def _downloads(rounds: int) -> dict[str, float]:
     if socat:
         socat_port = _free_port()
         bridges["socat"] = (socat_port, subprocess.Popen(
-            [socat, f"TCP-LISTEN:{socat_port},bind=127.0.0.1,reuseaddr,fork",
+            [socat, "-b65536", f"TCP-LISTEN:{socat_port},bind=127.0.0.1,reuseaddr,fork",
              f"UNIX-CONNECT:{access.socket}"], start_new_session=True))
     try:
         time.sleep(0.5)

@@ -106,12 +106,18 @@ def _wrap(exc: GitError, what: str) -> EnvironmentFailure:
 
 
 def _identity(root: Path) -> list[str]:
-    git = Git(root)
+    """``-c user.name=... -c user.email=...`` from the repository's configuration (one git call)."""
+    proc = Git(root).run(
+        ["config", "--null", "--get-regexp", r"^user\.(name|email)$"], ok_codes=(0, 1)
+    )
+    found: dict[str, str] = {}
+    for item in proc.stdout.split(b"\x00"):
+        key, _, value = item.decode("utf-8", "replace").partition("\n")
+        if key and value.strip():
+            found[key] = value.strip()  # the last one wins, as with --get
     out = []
     for key, fallback in (("user.name", IDENTITY_NAME), ("user.email", IDENTITY_EMAIL)):
-        proc = git.run(["config", "--get", key], ok_codes=(0, 1))
-        value = proc.stdout.decode("utf-8", "replace").strip() or fallback
-        out += ["-c", f"{key}={value}"]
+        out += ["-c", f"{key}={found.get(key, fallback)}"]
     return out
 
 
@@ -164,7 +170,7 @@ def _init_agent_repository(tree: Path, approved: str, identity: list[str]) -> No
     from plangate.fsutil import atomic_write
 
     git = Git(tree)
-    git.run(["init", "-q"])
+    git.run(["init", "-q", "--template="])  # no sample hooks: the box cannot run them anyway
     atomic_write(tree / ".git" / "info" / "attributes", RAW_ATTRIBUTES)
     git.run(["add", "-A"])
     git.run(
@@ -371,7 +377,10 @@ def secret_paths(
     if helper is not None:
         paths.append(helper)
     try:
-        paths += [str(git.common_dir()), str(git.git_dir())]
+        dirs = git.run(
+            ["rev-parse", "--absolute-git-dir", "--path-format=absolute", "--git-common-dir"]
+        ).stdout.decode("utf-8", "surrogateescape")
+        paths += [line for line in dirs.splitlines() if line.startswith("/")]
         listing = git.run(["worktree", "list", "--porcelain", "-z"]).stdout
         paths += [
             item[len(b"worktree ") :].decode("utf-8", "surrogateescape")

@@ -96,7 +96,7 @@ first request never races it), forks the forwarder, then becomes the command
 
 
 SOCAT_BRIDGE = r"""
-"$0" TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:{socket} </dev/null &
+"$0" -b65536 TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:{socket} </dev/null &
 bridge=$!
 tries=0
 while :; do

@@ -22,8 +22,8 @@ import pytest
 
 from plangate.errors import EnvironmentFailure
 from plangate.isolation.config import EgressRule
-from plangate.isolation.proxy import find_socat, start_proxy
 from plangate.isolation.policy import Limits, Mount
+from plangate.isolation.proxy import find_socat, start_proxy
 from plangate.isolation.runner import run_in_box
 from plangate.isolation.views import hidden
 from support.boxes import (

@@ -43,6 +43,8 @@ BOX_PROXY_SOCKET = "/run/plangate-proxy.sock"
 """Where the proxy's unix socket is shown inside such a box."""
 
 MAX_HEAD_BYTES = 64 * 1024
+MAX_CONNECTIONS = 256
+"""Connections one box may hold open through the proxy at once (more: ``503``)."""
 CONNECT_TIMEOUT_SECONDS = 15.0
 _CHUNK = 256 * 1024
 
@@ -267,6 +269,7 @@ class EgressProxy:
         self._seen: dict[tuple[bool, str, int], list[int]] = {}
         self._threads: list[threading.Thread] = []
         self._closing = False
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self.address: str | int = ""
 
     def listen_unix(self, path: str) -> None:
@@ -311,7 +314,11 @@ class EgressProxy:
                 client, _ = listener.accept()
             except OSError:
                 return
-            thread = threading.Thread(target=self._serve, args=(client,), daemon=True)
+            if not self._slots.acquire(blocking=False):  # a box cannot exhaust PlanGate's threads
+                _reply(client, b"503 Service Unavailable", b"plangate: too many connections\n")
+                client.close()
+                continue
+            thread = threading.Thread(target=self._serve_slot, args=(client,), daemon=True)
             thread.start()
             with self._lock:
                 self._threads.append(thread)
@@ -325,6 +332,12 @@ class EgressProxy:
             entry[0] += connections
             entry[1] += up
             entry[2] += down
+
+    def _serve_slot(self, client: socket.socket) -> None:
+        try:
+            self._serve(client)
+        finally:
+            self._slots.release()
 
     def _serve(self, client: socket.socket) -> None:
         with contextlib.closing(client):

@@ -339,3 +339,27 @@ def test_a_granted_socket_is_refused(
     assert result.code != 0
     assert "ISOLATION_GRANT_SECRET" in result.err
     assert "socket" in result.err
+
+
+def test_a_proxy_that_cannot_start_refuses_the_run(
+    git_repo: Path,
+    run_cli,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    import errno
+
+    from plangate.isolation.proxy import EgressProxy
+
+    _approved(git_repo, run_cli, 'agents = ["claude"]\n')
+
+    def address_taken(_self: EgressProxy, _path: str) -> None:
+        raise OSError(errno.EADDRINUSE, "Address already in use")
+
+    # The proxy's socket cannot be bound: the run must not start, with or without network.
+    monkeypatch.setattr(EgressProxy, "listen_unix", address_taken)
+    body, result = _exec_json(git_repo, run_cli, "print('COMMAND-RAN')")
+    assert "COMMAND-RAN" not in capfd.readouterr().out
+    assert result.code != 0
+    assert "SANDBOX_UNAVAILABLE" in result.err
+    assert body["isolation"]["error"] == "SANDBOX_UNAVAILABLE"

@@ -132,3 +132,22 @@ def test_a_real_proxy_tunnels_allowed_destinations_and_records_refusals(tmp_path
     assert summary.contacted[0].bytes_down == len(b"ECHO:hi")
     assert [(d.host, d.port, d.connections) for d in summary.refused] == [("127.0.0.1", 9, 1)]
     assert not Path(path).exists()
+
+
+def test_connections_past_the_bound_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from plangate.isolation import proxy as proxy_module
+
+    monkeypatch.setattr(proxy_module, "MAX_CONNECTIONS", 1)
+    proxy = EgressProxy(())
+    path = str(tmp_path / "p.sock")
+    proxy.listen_unix(path)
+    held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        held.connect(path)  # holds the only slot: its request head never ends
+        second = _through(path, b"CONNECT 127.0.0.1:9 HTTP/1.1\r\n\r\n")
+    finally:
+        held.close()
+        proxy.stop()
+    assert second.startswith(b"HTTP/1.1 503")

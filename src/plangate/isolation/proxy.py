@@ -316,6 +316,8 @@ class EgressProxy:
                 return
             if not self._slots.acquire(blocking=False):  # a box cannot exhaust PlanGate's threads
                 _reply(client, b"503 Service Unavailable", b"plangate: too many connections\n")
+                with contextlib.suppress(OSError):
+                    client.shutdown(socket.SHUT_WR)
                 client.close()
                 continue
             thread = threading.Thread(target=self._serve_slot, args=(client,), daemon=True)

@@ -63,7 +63,7 @@ from plangate.isolation.home import (
     home_changes,
     prepare_home,
 )
-from plangate.isolation.policy import ProxyAccess, SandboxPolicy, path_within
+from plangate.isolation.policy import Mount, ProxyAccess, SandboxPolicy, path_within
 from plangate.isolation.proxy import EgressProxy, start_proxy
 from plangate.isolation.runner import run_in_box
 from plangate.isolation.views import hidden, system_view
@@ -111,7 +111,8 @@ class IsolatedRunner:
             self.report.update({"verdict": "REJECTED", "error": exc.code, "reasons": [exc.code]})
             self._record(run, env)
             code = int(exc.exit_code) if exc.exit_code != ExitCode.ACCEPTED else 1
-            return CommandResult(code, f"{exc.code}: {exc.message}")
+            hint = f"\n  hint: {exc.hint}" if exc.hint else ""
+            return CommandResult(code, f"{exc.code}: {exc.message}{hint}")
 
     def _record(self, run: PreparedRun, env: Mapping[str, str]) -> None:
         payload = {"head": run.head, "command_digest": run.command_digest, **self.report}
@@ -173,6 +174,10 @@ class IsolatedRunner:
         )
         if box.error:
             self.note(box.error)
+            self.note(
+                "  hint: the box's home is empty: a program installed under your home "
+                "needs its directory in read_only (.plangate/isolation.toml)"
+            )
         if box_dir is not None:
             self._import_box_ledger(run, ws, box_dir, env)
         return self._finish(run, ws, box.exit_code, env)
@@ -255,14 +260,17 @@ class IsolatedRunner:
         secrets = secret_paths(self.root, env, home, _sqlite_ledger(self.root, env))
         if self.backend.remaps:  # the workspace covers the repository's own path
             secrets = tuple(p for p in secrets if not path_within(p, root))
-        granted = tuple(expand_home(p, home) for p in config.read_only)
+        granted = tuple(expand_home(p, home) for p in config.shown_read_only())
+        granted_files = tuple(
+            Mount.same(p) for p in granted if Path(p).exists() and not Path(p).is_dir()
+        )
         facts = ExecBoxFacts(
             root=root,
             cwd=str(cwd.resolve()) if path_within(str(cwd.resolve()), root) else root,
             workspace=str(ws.tree),
             home=home,
             box_home=box_home,
-            system=system_view(granted, remaps=self.backend.remaps),
+            system=(*system_view(granted, remaps=self.backend.remaps), *granted_files),
             read_only=read_only_paths(self.root, run.head, run.task_id, ws),
             hidden=tuple(hidden(p) for p in secrets),
             env=env,

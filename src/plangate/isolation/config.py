@@ -59,7 +59,12 @@ class AgentProfile(NamedTuple):
     egress: tuple[str, ...]
     base_url_env: tuple[str, ...] = ()
     """Variables naming the agent's model endpoint (their ``host:port`` is allowed too)."""
+    read_only: tuple[str, ...] = ()
+    """Where the agent's own program lives under the home (shown read-only when present)."""
 
+
+HOSTS_CACHE = "~/.cache/plangate/hosts"
+"""Where PlanGate's pinned installs of the agents live (shown read-only when present)."""
 
 AGENT_PROFILES: dict[str, AgentProfile] = {
     "claude": AgentProfile(
@@ -81,12 +86,14 @@ AGENT_PROFILES: dict[str, AgentProfile] = {
         ),
         egress=("api.anthropic.com:443", "statsig.anthropic.com:443", "claude.ai:443"),
         base_url_env=("ANTHROPIC_BASE_URL",),
+        read_only=(HOSTS_CACHE, "~/.local/share/claude", "~/.local/bin/claude"),
     ),
     "codex": AgentProfile(
         copy=("~/.codex/auth.json", "~/.codex/config.toml", "~/.codex/AGENTS.md"),
         env=("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY"),
         egress=("api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443"),
         base_url_env=("OPENAI_BASE_URL",),
+        read_only=(HOSTS_CACHE,),
     ),
 }
 """Every agent a box can be configured for: one row each."""
@@ -120,7 +127,7 @@ SECRET_PATHS: tuple[str, ...] = (
     "~/.config/chromium",
     "~/.config/BraveSoftware",
     "~/Library/Keychains",
-    "~/.cache/plangate",
+    "~/.cache/plangate/hookd",
     "~/.bash_history",
     "~/.zsh_history",
     "~/.python_history",
@@ -181,6 +188,11 @@ class IsolationConfig(NamedTuple):
         """Every path copied into the box's home: the agents' configuration, then ``copy``."""
         paths = [p for profile in self.profiles() for p in profile.copy]
         return tuple(dict.fromkeys([*paths, *self.copy]))
+
+    def shown_read_only(self) -> tuple[str, ...]:
+        """Every path shown read-only: the agents' programs, then ``read_only``."""
+        paths = [p for profile in self.profiles() for p in profile.read_only]
+        return tuple(dict.fromkeys([*paths, *self.read_only]))
 
     def env_names(self) -> tuple[str, ...]:
         """Every variable passed by name: the agents', then ``pass_env``."""
@@ -380,7 +392,7 @@ def check_grants(config: IsolationConfig, home: str) -> None:
     """
     import stat
 
-    for key, paths in (("copy", config.copied()), ("read_only", config.read_only)):
+    for key, paths in (("copy", config.copied()), ("read_only", config.shown_read_only())):
         for path in paths:
             relative = home_relative(path, home)
             problem = grant_problem(relative)

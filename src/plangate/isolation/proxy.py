@@ -98,7 +98,8 @@ first request never races it), forks the forwarder, then becomes the command
 
 
 SOCAT_BRIDGE = r"""
-"$0" -b65536 TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:{socket} </dev/null &
+"$0" -b65536 TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork \
+  UNIX-CONNECT:{socket} </dev/null >/dev/null 2>&1 &
 bridge=$!
 tries=0
 while :; do

@@ -363,3 +363,24 @@ def test_a_proxy_that_cannot_start_refuses_the_run(
     assert result.code != 0
     assert "SANDBOX_UNAVAILABLE" in result.err
     assert body["isolation"]["error"] == "SANDBOX_UNAVAILABLE"
+
+
+def test_a_program_under_the_home_runs_only_when_granted(
+    git_repo: Path, run_cli, capfd: pytest.CaptureFixture[str]
+) -> None:
+    _approved(git_repo, run_cli, 'agents = ["codex"]\nnetwork = false\n')
+    home = Path(os.environ["HOME"])
+    for where in (".cache/plangate/hosts/bin", ".local/bin"):
+        (home / where).mkdir(parents=True)
+        tool = home / where / "tool"
+        tool.write_text(f"#!/bin/sh\necho TOOL-RAN-FROM {where}\n")
+        tool.chmod(0o755)
+    granted = run_cli(
+        git_repo, "exec", TASK, "--", str(home / ".cache/plangate/hosts/bin/tool")
+    )
+    assert "TOOL-RAN-FROM .cache/plangate/hosts/bin" in capfd.readouterr().out
+    assert granted.code == 0, granted.err
+    hidden = run_cli(git_repo, "exec", TASK, "--", str(home / ".local/bin/tool"))
+    assert "TOOL-RAN" not in capfd.readouterr().out
+    assert hidden.code == 127
+    assert "read_only" in hidden.err

@@ -125,6 +125,7 @@ def test_an_old_key_names_its_replacement() -> None:
         "~/.config/gcloud",
         "~/.cache",
         "~/.cache/plangate/hookd",
+        "~/.cache/plangate",
         "~/work/deploy.pem",
         "~/work/id_rsa",
         "~/proj/.env",
@@ -138,7 +139,9 @@ def test_a_grant_of_a_secret_is_refused(path: str, key: str) -> None:
     assert _code(f'{key} = ["{path}"]\n'.encode()) == "ISOLATION_GRANT_SECRET"
 
 
-@pytest.mark.parametrize("path", ["~/.cargo", "~/.rustup", "~/.local/share/uv", "/opt/tools"])
+@pytest.mark.parametrize(
+    "path", ["~/.cargo", "~/.rustup", "~/.local/share/uv", "/opt/tools", "~/.cache/plangate/hosts"]
+)
 def test_ordinary_toolchains_may_be_granted(path: str) -> None:
     assert grant_problem(path) == ""
 
@@ -171,3 +174,10 @@ def test_every_agent_profile_grants_no_secret() -> None:
     for profile in AGENT_PROFILES.values():
         for path in profile.copy:
             assert grant_problem(path) == "", path
+
+
+def test_the_agents_programs_are_shown_read_only_by_default() -> None:
+    shown = parse_isolation_config(None).shown_read_only()
+    assert "~/.cache/plangate/hosts" in shown
+    assert "~/.local/share/claude" in shown
+    assert parse_isolation_config(b"agents = []\n").shown_read_only() == ()

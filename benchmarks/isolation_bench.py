@@ -158,6 +158,14 @@ class _Payload(BaseHTTPRequestHandler):
         return
 
 
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text(encoding="ascii")
+    except OSError:
+        return []
+    return [int(c) for c in text.split()]
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -186,13 +194,15 @@ def _downloads(rounds: int) -> dict[str, float]:
     python_port = _free_port()
     bridges["python"] = (python_port, subprocess.Popen(
         [sys.executable, "-I", "-S", "-c", BRIDGE_SOURCE, str(python_port), access.socket,
-         "--", "/bin/sleep", "3600"], start_new_session=True))
+         "--", "/bin/sleep", "3600"], start_new_session=True, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL))
     socat = find_socat()
     if socat:
         socat_port = _free_port()
         bridges["socat"] = (socat_port, subprocess.Popen(
             [socat, "-b65536", f"TCP-LISTEN:{socat_port},bind=127.0.0.1,reuseaddr,fork",
-             f"UNIX-CONNECT:{access.socket}"], start_new_session=True))
+             f"UNIX-CONNECT:{access.socket}"], start_new_session=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     try:
         time.sleep(0.5)
         url = f"http://127.0.0.1:{port}/payload"
@@ -208,6 +218,10 @@ def _downloads(rounds: int) -> dict[str, float]:
         return {name: statistics.median(values) for name, values in times.items()}
     finally:
         for _port, proc in bridges.values():
+            # The Python bridge's forwarder leaves the group (a box's pid namespace ends it;
+            # here it is ended by its pid).
+            for child in _children(proc.pid):
+                os.kill(child, signal.SIGKILL)
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         proxy.stop()

@@ -1,11 +1,16 @@
 """Isolation's cost: exec start-up with and without a box, trial throughput with and without.
 
 1. ``exec``: the whole ``plangate exec`` service (lock, verification, ledger
-   entries, run log) for the command ``true``, once in a box on a workspace made
-   from the approved commit (extract, box, record, judge) and once in the
-   working tree (the recorded human opt-out's runner), interleaved over
-   ``--rounds`` rounds. Reports the medians and their ratio.
-2. trials: the bundled demo harness (as ``eval_bench.py``), every trial's
+   entries, run log) for the command ``true``, in a box on a workspace made
+   from the approved commit (extract, private home, box, record, judge) with
+   the network off and with the egress proxy (network on: proxy started, bridge
+   in the box), and in the working tree (the recorded human opt-out's runner),
+   interleaved over ``--rounds`` rounds. Reports the medians and their ratios.
+2. download: 10 MB from a loopback HTTP server with ``curl``, directly and
+   through the egress proxy (a bridge as the box runs it, socat and the Python
+   one, then the proxy), over ``--rounds`` rounds. Reports the medians and the
+   ratio for the bridge a box uses here.
+3. trials: the bundled demo harness (as ``eval_bench.py``), every trial's
    runner and grader in a fresh box or as plain processes, with 1 and 2 jobs.
    Reports trials per second and the ratios measured in the same run.
 
@@ -18,12 +23,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import signal
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -41,6 +51,8 @@ from plangate.execution.isolated import IsolatedRunner  # noqa: E402
 from plangate.execution.service import Completion, execute  # noqa: E402
 from plangate.git import scrubbed_env  # noqa: E402
 from plangate.isolation.backend import select_backend  # noqa: E402
+from plangate.isolation.config import EgressRule  # noqa: E402
+from plangate.isolation.proxy import BRIDGE_SOURCE, find_socat, start_proxy  # noqa: E402
 
 PLAN = """# plan
 
@@ -118,9 +130,9 @@ class _Quiet:
         """Nothing to show."""
 
 
-def _exec_once(repo: Path, *, isolated: bool) -> float:
+def _exec_once(repo: Path, *, isolated: bool, network: bool = False) -> float:
     env = dict(scrubbed_env())
-    runner = (IsolatedRunner(repo, select_backend(), network=False, note=lambda _t: None)
+    runner = (IsolatedRunner(repo, select_backend(), network=network, note=lambda _t: None)
               if isolated else run_verified)
     started = time.perf_counter()
     outcome = execute(repo, "TASK-0001", ["true"], env, _Quiet(), runner=runner)
@@ -128,6 +140,93 @@ def _exec_once(repo: Path, *, isolated: bool) -> float:
     if not isinstance(outcome, Completion) or outcome.exit_code != 0:
         raise SystemExit(f"exec failed: {outcome}")
     return elapsed
+
+
+DOWNLOAD_BYTES = 10 * 1024 * 1024
+
+
+class _Payload(BaseHTTPRequestHandler):
+    BODY = b"x" * DOWNLOAD_BYTES
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(self.BODY)))
+        self.end_headers()
+        self.wfile.write(self.BODY)
+
+    def log_message(self, *_args: object) -> None:
+        return
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text(encoding="ascii")
+    except OSError:
+        return []
+    return [int(c) for c in text.split()]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _curl(url: str, *proxy: str) -> float:
+    started = time.perf_counter()
+    proc = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{size_download}",
+                           *proxy, url], capture_output=True, check=True)
+    elapsed = time.perf_counter() - started
+    if int(proc.stdout) != DOWNLOAD_BYTES:
+        raise SystemExit(f"download incomplete: {proc.stdout!r}")
+    return elapsed
+
+
+def _downloads(rounds: int) -> dict[str, float]:
+    """Median seconds of a 10 MB download: direct, and through each bridge and the proxy."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Payload)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    proxy, access, directory = start_proxy((EgressRule("127.0.0.1", port),),
+                                           private_network=True, python=sys.executable)
+    # Each bridge as the box runs it, here on a free host port: it forwards to the proxy.
+    bridges = {}
+    python_port = _free_port()
+    bridges["python"] = (python_port, subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", BRIDGE_SOURCE, str(python_port), access.socket,
+         "--", "/bin/sleep", "3600"], start_new_session=True, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL))
+    socat = find_socat()
+    if socat:
+        socat_port = _free_port()
+        bridges["socat"] = (socat_port, subprocess.Popen(
+            [socat, "-b65536", f"TCP-LISTEN:{socat_port},bind=127.0.0.1,reuseaddr,fork",
+             f"UNIX-CONNECT:{access.socket}"], start_new_session=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    try:
+        time.sleep(0.5)
+        url = f"http://127.0.0.1:{port}/payload"
+        times: dict[str, list[float]] = {"direct": []}
+        _curl(url)
+        for name, (bridge_port, _proc) in bridges.items():
+            _curl(url, "-x", f"http://127.0.0.1:{bridge_port}")  # warm
+            times[name] = []
+        for _ in range(rounds * 2):
+            times["direct"].append(_curl(url))
+            for name, (bridge_port, _proc) in bridges.items():
+                times[name].append(_curl(url, "-x", f"http://127.0.0.1:{bridge_port}"))
+        return {name: statistics.median(values) for name, values in times.items()}
+    finally:
+        for _port, proc in bridges.values():
+            # The Python bridge's forwarder leaves the group (a box's pid namespace ends it;
+            # here it is ended by its pid).
+            for child in _children(proc.pid):
+                os.kill(child, signal.SIGKILL)
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        proxy.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+        server.shutdown()
 
 
 def _trials(plan: dict[str, object], base: Path, cand: Path, work: Path, *, jobs: int,
@@ -156,11 +255,16 @@ def main() -> None:
         repo = _approved_repo(root)
         for isolated in (True, False):  # warm caches
             _exec_once(repo, isolated=isolated)
-        boxed, plain = [], []
+        boxed, proxied, plain = [], [], []
         for _ in range(args.rounds):
             boxed.append(_exec_once(repo, isolated=True))
+            proxied.append(_exec_once(repo, isolated=True, network=True))
             plain.append(_exec_once(repo, isolated=False))
         exec_boxed, exec_plain = statistics.median(boxed), statistics.median(plain)
+        exec_proxied = statistics.median(proxied)
+        downloads = _downloads(args.rounds)
+        direct_s = downloads["direct"]
+        through_s = downloads.get("socat", downloads["python"])
 
         plan, base, cand = eval_setup(root / "eval", args.trials)
         box = TrialBox.here()
@@ -176,6 +280,12 @@ def main() -> None:
             "exec_isolated_ms": round(exec_boxed * 1000, 1),
             "exec_unisolated_ms": round(exec_plain * 1000, 1),
             "exec_ratio_isolated_vs_not": round(exec_boxed / exec_plain, 2),
+            "exec_isolated_proxy_ms": round(exec_proxied * 1000, 1),
+            "exec_ratio_isolated_proxy_vs_not": round(exec_proxied / exec_plain, 2),
+            "download_10mb_direct_ms": round(direct_s * 1000, 1),
+            "download_10mb_proxy_ms": round(through_s * 1000, 1),
+            "download_10mb_proxy_python_bridge_ms": round(downloads["python"] * 1000, 1),
+            "download_ratio_proxy_vs_direct": round(through_s / direct_s, 2),
             "trials_per_second_jobs1_plain": round(med[(1, False)], 2),
             "trials_per_second_jobs1_boxed": round(med[(1, True)], 2),
             "trials_per_second_jobs2_plain": round(med[(2, False)], 2),
@@ -187,7 +297,10 @@ def main() -> None:
         }
         print(json.dumps(report, indent=2))
         print(f"exec start-up: {exec_boxed * 1000:.0f} ms isolated vs {exec_plain * 1000:.0f} ms "
-              f"not (x{exec_boxed / exec_plain:.2f})")
+              f"not (x{exec_boxed / exec_plain:.2f}); with the egress proxy "
+              f"{exec_proxied * 1000:.0f} ms (x{exec_proxied / exec_plain:.2f})")
+        print(f"10 MB download: {through_s * 1000:.0f} ms through the proxy vs "
+              f"{direct_s * 1000:.0f} ms direct (x{through_s / direct_s:.2f})")
         print(f"trials: boxed/plain x{report['trial_ratio_boxed_vs_plain_jobs1']} with 1 job, "
               f"x{report['trial_ratio_boxed_vs_plain_jobs2']} with 2 jobs; boxed 2-vs-1 "
               f"speed-up x{report['boxed_speedup_2_vs_1']}")

@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 
 from plangate.isolation.backend import Backend, probe_all, select_backend
-from plangate.isolation.policy import Hidden, Limits, Mount, SandboxPolicy, allowed_env
+from plangate.isolation.policy import (
+    Hidden,
+    Limits,
+    Mount,
+    ProxyAccess,
+    SandboxPolicy,
+    allowed_env,
+)
 from plangate.isolation.views import system_view
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -41,6 +48,7 @@ def policy(
     hidden: tuple[Hidden, ...] = (),
     read_only: tuple[Mount, ...] = (),
     network: bool = False,
+    proxy: ProxyAccess | None = None,
     limits: Limits | None = None,
     cwd: str = "/",
     env: dict[str, str] | None = None,
@@ -56,6 +64,7 @@ def policy(
         limits=limits or Limits(wall_seconds=60, output_bytes=1 << 20),
         env=allowed_env(env or base_env, tuple((env or base_env).keys())),
         cwd=cwd,
+        proxy=proxy,
     )
 
 

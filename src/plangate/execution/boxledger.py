@@ -5,7 +5,7 @@ ledger (it is hidden), so the run gets a ledger of its own:
 ``.plangate/runs/<run id>/box/`` holds an empty SQLite ledger and ``run.json``
 (the run id, the task, the approved commit, the verified plan hash, the
 backend). With bubblewrap the directory is shown writable at the fixed
-:data:`plangate.hooks.confinement.BOX_DIR`, ``run.json`` bound read-only.
+:data:`plangate.isolation.contract.BOX_DIR`, ``run.json`` bound read-only.
 
 After the box ends, outside it, :func:`import_box_ledger` reads the box ledger
 as untrusted input (:func:`plangate.ledger.foreign.read_foreign_sqlite`) and
@@ -53,7 +53,7 @@ def prepare_box_dir(
     """Make ``run_dir/box`` with an empty box ledger and ``run.json``; return its path."""
     from plangate.canonical import canonical_bytes
     from plangate.fsutil import atomic_write_at, open_verified_dir
-    from plangate.hooks.confinement import BOX_FACTS_NAME, BOX_LEDGER_NAME
+    from plangate.isolation.contract import BOX_FACTS_NAME, BOX_LEDGER_NAME
     from plangate.ledger.sqlite import create_file
 
     facts = {
@@ -113,7 +113,7 @@ def import_box_ledger(
     root: Path, env: Mapping[str, str], box_dir: Path, *, run_id: str, task_id: str
 ) -> dict[str, Any]:
     """Import the box ledger into the repository's ledger; return the recorded summary."""
-    from plangate.hooks.confinement import BOX_LEDGER_NAME
+    from plangate.isolation.contract import BOX_LEDGER_NAME
     from plangate.ledger.foreign import INTACT, MALFORMED, read_foreign_sqlite
 
     summary: dict[str, Any] = {

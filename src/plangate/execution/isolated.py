@@ -4,9 +4,14 @@
 :data:`plangate.execution.service.Runner`). For one prepared run it:
 
 1. reads the isolation settings committed at the approved commit
-   (``.plangate/isolation.toml``), makes the workspace from that commit
-   (:mod:`plangate.execution.workspace`) and builds the box's policy;
-2. runs the command in the box (stdio stays the caller's; SIGINT, SIGTERM and
+   (``.plangate/isolation.toml``, :mod:`plangate.isolation.config`), makes the
+   workspace from that commit (:mod:`plangate.execution.workspace`), the box's
+   private home with copies of the granted configuration
+   (:mod:`plangate.isolation.home`), starts the egress proxy when the box may use
+   the network (:mod:`plangate.isolation.proxy`) and builds the box's policy;
+2. runs the command in the box; afterwards records what it contacted and was
+   refused, and what it changed in its home (paths, digests), then discards
+   that home (stdio stays the caller's; SIGINT, SIGTERM and
    SIGHUP are forwarded and end the box);
 3. outside the box, records the workspace's final state as a commit, judges the
    diff from the approved commit (:func:`plangate.execution.apply.judge`) and
@@ -30,7 +35,9 @@ working tree.
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,7 +47,31 @@ from plangate.canonical import sha256_digest
 from plangate.clock import utc_now_text
 from plangate.errors import EnvironmentFailure, HumanRequired, PlanGateError
 from plangate.execution.preflight import CommandResult, PreparedRun
+from plangate.execution.workspace import (
+    ExecBoxFacts,
+    create_workspace,
+    exec_policy,
+    read_only_paths,
+    secret_paths,
+)
 from plangate.isolation.backend import Backend
+from plangate.isolation.config import (
+    IsolationConfig,
+    check_grants,
+    expand_home,
+    read_isolation_config,
+)
+from plangate.isolation.home import (
+    MAX_CHANGES_LISTED,
+    HomeCopy,
+    discard_home,
+    home_changes,
+    prepare_home,
+)
+from plangate.isolation.policy import Mount, ProxyAccess, SandboxPolicy, path_within
+from plangate.isolation.proxy import EgressProxy, start_proxy
+from plangate.isolation.runner import run_in_box
+from plangate.isolation.views import hidden, system_view
 from plangate.records import NamedTuple
 from plangate.verdict import ExitCode
 
@@ -90,7 +121,8 @@ class IsolatedRunner:
             self.report.update({"verdict": "REJECTED", "error": exc.code, "reasons": [exc.code]})
             self._record(run, env)
             code = int(exc.exit_code) if exc.exit_code != ExitCode.ACCEPTED else 1
-            return CommandResult(code, f"{exc.code}: {exc.message}")
+            hint = f"\n  hint: {exc.hint}" if exc.hint else ""
+            return CommandResult(code, f"{exc.code}: {exc.message}{hint}")
 
     def _record(self, run: PreparedRun, env: Mapping[str, str]) -> None:
         payload = {"head": run.head, "command_digest": run.command_digest, **self.report}
@@ -102,28 +134,92 @@ class IsolatedRunner:
             self.note(f"{exc.code}: exec_result not written to the ledger")
 
     def _run(self, run: PreparedRun, cwd: Path, env: Mapping[str, str]) -> CommandResult:
-        from plangate.execution.workspace import create_workspace, read_isolation_config
-        from plangate.isolation.runner import run_in_box
-
         config = read_isolation_config(self.root, run.head)
+        home = env.get("HOME", "") or str(Path.home())
+        check_grants(config, home)
         network = config.network if self.network is None else self.network
         ws = create_workspace(self.root, run.task_id, run.head, utc_now_text())
         box_dir = self._box_dir(run, ws)
-        policy = self._policy(run, ws, cwd, env, config, network=network, box_dir=box_dir)
-        self.report.update({"run_id": ws.run_id, "network": network, "run_dir": str(ws.run_dir)})
-        self.note(
-            f"isolated run {ws.run_id}: {self.backend.name} box, network "
-            f"{'on' if network else 'off'}, workspace from {run.head[:12]}"
+        box_home = prepare_home(ws.run_dir, home, config.copied())
+        self.report.update(
+            {
+                "run_id": ws.run_id,
+                "network": network,
+                "run_dir": str(ws.run_dir),
+                "pass_env": [name for name in config.env_names() if name in env],
+                "home": {"copied": list(box_home.copied)},
+            }
         )
-        box = run_in_box(self.backend, policy, run.command)
+        started: tuple[EgressProxy, ProxyAccess, str] | None = None
+        try:
+            if network:
+                started = start_proxy(
+                    config.egress_rules(env),
+                    private_network=self.backend.private_network,
+                    python=os.path.realpath(sys.executable),
+                )
+            policy = self._policy(
+                run,
+                ws,
+                cwd,
+                env,
+                config,
+                box_home=str(box_home.directory),
+                proxy=started[1] if started else None,
+                box_dir=box_dir,
+            )
+            rules = ", ".join(map(str, config.egress_rules(env))) or "nothing"
+            self.note(
+                f"isolated run {ws.run_id}: {self.backend.name} box, private home, network "
+                f"{f'through the egress proxy (allowed: {rules})' if network else 'off'}, "
+                f"workspace from {run.head[:12]}"
+            )
+            box = run_in_box(self.backend, policy, run.command)
+        finally:
+            if started is not None:
+                self._egress_summary(started[0], started[2])
+            self._home_summary(box_home)
         self.report.update(
             {"command_exit_code": box.exit_code, "forwarded_signal": box.forwarded_signal}
         )
         if box.error:
             self.note(box.error)
+            self.note(
+                "  hint: the box's home is empty: a program installed under your home "
+                "needs its directory in read_only (.plangate/isolation.toml)"
+            )
         if box_dir is not None:
             self._import_box_ledger(run, ws, box_dir, env)
         return self._finish(run, ws, box.exit_code, env)
+
+    def _egress_summary(self, proxy: EgressProxy, directory: str) -> None:
+        """Stop the proxy; record and say what the box contacted and what it was refused."""
+        summary = proxy.stop()
+        if directory:
+            shutil.rmtree(directory, ignore_errors=True)
+        self.report["egress"] = summary.to_json()
+        for word, items in (("contacted", summary.contacted), ("refused", summary.refused)):
+            if items:
+                listed = ", ".join(f"{d.host}:{d.port} ({d.connections}x)" for d in items[:10])
+                self.note(f"egress {word}: {listed}")
+
+    def _home_summary(self, box_home: HomeCopy) -> None:
+        """Record what the box changed in its private home (paths, digests), then discard it."""
+        changes = home_changes(box_home)
+        discard_home(box_home)
+        self.report["home"] = {
+            "copied": list(box_home.copied),
+            "changed_count": len(changes),
+            "changes": changes[:MAX_CHANGES_LISTED],
+            "discarded": True,
+        }
+        if changes:
+            listed = ", ".join(f"{c['path']} ({c['change']})" for c in changes[:10])
+            more = f" and {len(changes) - 10} more" if len(changes) > 10 else ""
+            self.note(
+                f"the box changed {len(changes)} file(s) of its private home, discarded "
+                f"(the host's home is untouched): {listed}{more}"
+            )
 
     def _box_dir(self, run: PreparedRun, ws: Any) -> Path | None:
         """The run's box directory with its box-local ledger (backends that remap only)."""
@@ -163,47 +259,37 @@ class IsolatedRunner:
         ws: Any,
         cwd: Path,
         env: Mapping[str, str],
-        config: Any,
+        config: IsolationConfig,
         *,
-        network: bool,
+        box_home: str,
+        proxy: ProxyAccess | None,
         box_dir: Path | None = None,
-    ) -> Any:
-        from plangate.execution.workspace import (
-            DEFAULT_ENV_NAMES,
-            ExecBoxFacts,
-            exec_policy,
-            existing,
-            expand_home,
-            read_only_paths,
-            secret_paths,
-        )
-        from plangate.isolation.policy import path_within
-        from plangate.isolation.views import hidden, system_view
-
+    ) -> SandboxPolicy:
         home = env.get("HOME", "") or str(Path.home())
         root = str(self.root)
-        secrets = secret_paths(self.root, env, home, config, _sqlite_ledger(self.root, env))
+        secrets = secret_paths(self.root, env, home, _sqlite_ledger(self.root, env))
         if self.backend.remaps:  # the workspace covers the repository's own path
             secrets = tuple(p for p in secrets if not path_within(p, root))
-        writable = existing(expand_home(p, home) for p in config.agent_dirs)
+        granted = tuple(expand_home(p, home) for p in config.shown_read_only())
+        granted_files = tuple(
+            Mount.same(p) for p in granted if Path(p).exists() and not Path(p).is_dir()
+        )
         facts = ExecBoxFacts(
             root=root,
             cwd=str(cwd.resolve()) if path_within(str(cwd.resolve()), root) else root,
             workspace=str(ws.tree),
             home=home,
-            system=system_view(
-                tuple(expand_home(p, home) for p in config.visible), remaps=self.backend.remaps
-            ),
+            box_home=box_home,
+            system=(*system_view(granted, remaps=self.backend.remaps), *granted_files),
             read_only=read_only_paths(self.root, run.head, run.task_id, ws),
-            writable_extra=writable,
             hidden=tuple(hidden(p) for p in secrets),
-            network=network,
             env=env,
-            env_names=(*DEFAULT_ENV_NAMES, *config.env),
+            env_names=config.env_names(),
             task_id=run.task_id,
             remaps=self.backend.remaps,
             run_id=ws.run_id,
             box_dir=str(box_dir) if box_dir is not None else "",
+            proxy=proxy,
         )
         return exec_policy(facts)
 

@@ -19,7 +19,8 @@ read) as one commit on top of the approved commit. Every git call goes through
 :class:`plangate.git.Git`, with hooks, fsmonitor and replacement objects off.
 
 :func:`exec_policy` (pure) is what the box of ``plangate exec`` may see, write
-and reach: see docs/isolation.md.
+and reach: see docs/isolation.md. What the box is granted is read from
+``.plangate/isolation.toml`` by :mod:`plangate.isolation.config`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,25 @@ from pathlib import Path
 
 from plangate.errors import EnvironmentFailure
 from plangate.git import Git, GitError
-from plangate.isolation.policy import Hidden, Limits, Mount, SandboxPolicy, allowed_env
+from plangate.hooks.hookd_client import socket_dir
+from plangate.isolation.config import expand_home
+from plangate.isolation.contract import (
+    BOX_DIR,
+    BOX_ENV,
+    BOX_FACTS_NAME,
+    BOX_LEDGER_ENV,
+    BOX_LEDGER_NAME,
+)
+from plangate.isolation.policy import (
+    Hidden,
+    Limits,
+    Mount,
+    ProxyAccess,
+    SandboxPolicy,
+    allowed_env,
+    path_within,
+)
+from plangate.isolation.proxy import proxy_env
 from plangate.isolation.trees import RAW_ATTRIBUTES, scratch_repository
 from plangate.layout import PLANGATE_DIR, WORKING_DIR
 from plangate.records import NamedTuple
@@ -40,116 +59,12 @@ from plangate.records import NamedTuple
 RUNS_DIR_RELPATH = ".plangate/runs"
 """Where isolated runs keep their workspace, PlanGate's record of it and refused patches."""
 
-ISOLATION_CONFIG_RELPATH = ".plangate/isolation.toml"
-"""The repository's isolation settings, read at the approved commit."""
-
-MAX_ISOLATION_CONFIG_BYTES = 64 * 1024
-
-
-DEFAULT_AGENT_DIRS: tuple[str, ...] = (
-    "~/.claude",
-    "~/.claude.json",
-    "~/.codex",
-    "~/.cursor",
-    "~/.config/claude",
-)
-"""Agent configuration paths writable in the box when they exist (``agent_dirs`` replaces it)."""
-
-DEFAULT_SECRETS: tuple[str, ...] = (
-    "~/.ssh",
-    "~/.gnupg",
-    "~/.git-credentials",
-    "~/.netrc",
-    "~/.pgpass",
-    "~/.config/git/credentials",
-    "~/.config/gh",
-    "~/.aws",
-    "~/.docker/config.json",
-)
-"""Paths under the home directory that are never visible in the box."""
-
-DEFAULT_ENV_NAMES: tuple[str, ...] = (
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_MODEL",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "CODEX_HOME",
-    "CLAUDE_CONFIG_DIR",
-)
-"""Variables an agent needs to reach its model, passed into the box when set."""
-
-_CONFIG_KEYS = frozenset({"agent_dirs", "hidden", "visible", "env", "network"})
+HOST_SECRETS: tuple[str, ...] = ("~/.ssh", "~/.gnupg", "~/.aws", "~/.config/gh")
+"""Secrets hidden by rule where the box's home cannot be remapped (Seatbelt shows no host
+home anyway; these are denied as well, so a read-only grant cannot reach them)."""
 
 IDENTITY_NAME = "PlanGate exec"
 IDENTITY_EMAIL = "plangate-exec@localhost"
-
-
-class IsolationConfig(NamedTuple):
-    """``.plangate/isolation.toml`` at the approved commit (defaults when absent)."""
-
-    agent_dirs: tuple[str, ...] = DEFAULT_AGENT_DIRS
-    hidden: tuple[str, ...] = ()
-    visible: tuple[str, ...] = ()
-    env: tuple[str, ...] = ()
-    network: bool = True
-
-
-def parse_isolation_config(data: bytes | None) -> IsolationConfig:
-    """The settings in ``data`` (None: the file does not exist); a bad file is refused."""
-    import tomllib
-
-    if data is None:
-        return IsolationConfig()
-
-    def bad(detail: str) -> EnvironmentFailure:
-        return EnvironmentFailure(
-            "ISOLATION_CONFIG_INVALID",
-            f"{ISOLATION_CONFIG_RELPATH}: {detail}",
-            "fix the file (see docs/isolation.md) and commit it",
-        )
-
-    try:
-        table = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise bad(f"not valid TOML: {exc}") from None
-    unknown = sorted(set(table) - _CONFIG_KEYS)
-    if unknown:
-        raise bad(f"unknown key(s) {', '.join(unknown)}")
-    lists: dict[str, tuple[str, ...]] = {}
-    for key in ("agent_dirs", "hidden", "visible", "env"):
-        value = table.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise bad(f"{key} must be a list of non-empty strings")
-        lists[key] = tuple(value)
-    for key in ("agent_dirs", "hidden", "visible"):
-        for path in lists[key]:
-            if not (path.startswith(("/", "~/"))) or "\x00" in path or ".." in path.split("/"):
-                raise bad(f"{key}: {path!r} must be absolute or start with '~/', without '..'")
-    network = table.get("network", True)
-    if not isinstance(network, bool):
-        raise bad("network must be true or false")
-    return IsolationConfig(
-        agent_dirs=lists["agent_dirs"] if "agent_dirs" in table else DEFAULT_AGENT_DIRS,
-        hidden=lists["hidden"],
-        visible=lists["visible"],
-        env=lists["env"],
-        network=network,
-    )
-
-
-def read_isolation_config(root: Path, approved: str) -> IsolationConfig:
-    """The isolation settings committed at ``approved`` (what was approved, not the work tree)."""
-    git = Git(root)
-    entries = git.ls_tree(approved, [ISOLATION_CONFIG_RELPATH])
-    if not any(e.path == ISOLATION_CONFIG_RELPATH for e in entries):
-        return IsolationConfig()
-    try:
-        data = git.read_blob(approved, ISOLATION_CONFIG_RELPATH, MAX_ISOLATION_CONFIG_BYTES)
-    except GitError as exc:
-        raise EnvironmentFailure("ISOLATION_CONFIG_INVALID", exc.message, exc.hint) from None
-    return parse_isolation_config(data)
 
 
 class Workspace(NamedTuple):
@@ -191,12 +106,18 @@ def _wrap(exc: GitError, what: str) -> EnvironmentFailure:
 
 
 def _identity(root: Path) -> list[str]:
-    git = Git(root)
+    """``-c user.name=... -c user.email=...`` from the repository's configuration (one git call)."""
+    proc = Git(root).run(
+        ["config", "--null", "--get-regexp", r"^user\.(name|email)$"], ok_codes=(0, 1)
+    )
+    found: dict[str, str] = {}
+    for item in proc.stdout.split(b"\x00"):
+        key, _, value = item.decode("utf-8", "replace").partition("\n")
+        if key and value.strip():
+            found[key] = value.strip()  # the last one wins, as with --get
     out = []
     for key, fallback in (("user.name", IDENTITY_NAME), ("user.email", IDENTITY_EMAIL)):
-        proc = git.run(["config", "--get", key], ok_codes=(0, 1))
-        value = proc.stdout.decode("utf-8", "replace").strip() or fallback
-        out += ["-c", f"{key}={value}"]
+        out += ["-c", f"{key}={found.get(key, fallback)}"]
     return out
 
 
@@ -249,7 +170,7 @@ def _init_agent_repository(tree: Path, approved: str, identity: list[str]) -> No
     from plangate.fsutil import atomic_write
 
     git = Git(tree)
-    git.run(["init", "-q"])
+    git.run(["init", "-q", "--template="])  # no sample hooks: the box cannot run them anyway
     atomic_write(tree / ".git" / "info" / "attributes", RAW_ATTRIBUTES)
     git.run(["add", "-A"])
     git.run(
@@ -316,13 +237,14 @@ class ExecBoxFacts(NamedTuple):
     cwd: str
     workspace: str
     home: str
+    """The host's home directory (``HOME`` of the caller)."""
+    box_home: str
+    """The box's private home (host path), copied in by :mod:`plangate.isolation.home`."""
     system: tuple[Mount, ...]
+    """System directories, Python's installation and the ``read_only`` grants."""
     read_only: tuple[str, ...]
     """Repository paths inside the workspace that stay read-only."""
-    writable_extra: tuple[str, ...]
-    """Existing agent configuration paths (host paths)."""
     hidden: tuple[Hidden, ...]
-    network: bool
     env: Mapping[str, str]
     env_names: tuple[str, ...]
     task_id: str
@@ -331,41 +253,42 @@ class ExecBoxFacts(NamedTuple):
     """The run's id, passed to the command as ``PLANGATE_BOX``."""
     box_dir: str = ""
     """The run's box directory (host path; ``""``: none), shown writable at
-    :data:`plangate.hooks.confinement.BOX_DIR` with its ``run.json`` read-only."""
+    :data:`plangate.isolation.contract.BOX_DIR` with its ``run.json`` read-only."""
+    proxy: ProxyAccess | None = None
+    """The egress proxy (network on); None: no network, loopback only."""
 
 
 def exec_policy(facts: ExecBoxFacts) -> SandboxPolicy:
     """The box of ``plangate exec`` (pure; see docs/isolation.md).
 
-    With a backend that remaps (bubblewrap) the workspace is shown at the
-    repository's own path, so the repository and its ``.git`` are simply not
-    there; otherwise (Seatbelt) the workspace keeps its own path and the
-    repository is hidden by rule. The command learns that it runs in the box
-    (``PLANGATE_BOX``: the run id); with a box directory (bubblewrap) it is
-    shown at the fixed :data:`~plangate.hooks.confinement.BOX_DIR`, writable,
-    and ``PLANGATE_BOX_LEDGER`` names the box-local ledger in it.
+    The box's home is a private directory: with a backend that remaps
+    (bubblewrap) it is shown at the host's home path (tools find their usual
+    paths, and nothing of the host's home is there unless granted read-only);
+    otherwise (Seatbelt) ``HOME`` names it at its own path. With a remapping
+    backend the workspace is shown at the repository's own path, so the
+    repository and its ``.git`` are simply not there; otherwise the workspace
+    keeps its own path and the repository is hidden by rule. The command
+    learns that it runs in the box (``PLANGATE_BOX``: the run id); with a box
+    directory (bubblewrap) it is shown at the fixed
+    :data:`~plangate.isolation.contract.BOX_DIR`, writable, and
+    ``PLANGATE_BOX_LEDGER`` names the box-local ledger in it. The network is
+    the egress proxy's (``HTTP(S)_PROXY``) or none.
     """
-    from plangate.hooks.confinement import (
-        BOX_DIR,
-        BOX_ENV,
-        BOX_FACTS_NAME,
-        BOX_LEDGER_ENV,
-        BOX_LEDGER_NAME,
-    )
-
     target = facts.root if facts.remaps else facts.workspace
+    home = facts.home if facts.remaps and facts.home not in ("", "/") else facts.box_home
     rel = posixpath.relpath(facts.cwd, facts.root) if facts.cwd != facts.root else "."
     cwd = target if rel == "." else posixpath.join(target, rel)
     hidden = list(facts.hidden)
-    if not facts.remaps:
+    if facts.remaps:  # the private home covers the host's: nothing of it needs hiding there
+        hidden = [h for h in hidden if not path_within(h.target, home)]
+    else:
         hidden.append(Hidden(facts.root, "dir"))
-    visible = [*facts.system]
-    if facts.home and facts.home != "/":
-        visible.append(Mount.same(facts.home))
-    fixed = {"PLANGATE_TASK": facts.task_id}
+    fixed = {"PLANGATE_TASK": facts.task_id, "HOME": home}
     if facts.run_id:
         fixed[BOX_ENV] = facts.run_id
-    writable = [Mount(facts.workspace, target), *(Mount.same(p) for p in facts.writable_extra)]
+    if facts.proxy is not None:
+        fixed.update(proxy_env(facts.proxy.port))
+    writable = [Mount(facts.box_home, home), Mount(facts.workspace, target)]
     read_only = [
         Mount(posixpath.join(facts.workspace, p), posixpath.join(target, p))
         for p in facts.read_only
@@ -377,22 +300,16 @@ def exec_policy(facts: ExecBoxFacts) -> SandboxPolicy:
         )
         fixed[BOX_LEDGER_ENV] = f"{BOX_DIR}/{BOX_LEDGER_NAME}"
     return SandboxPolicy(
-        visible=tuple(visible),
+        visible=facts.system,
         writable=tuple(writable),
         read_only=tuple(read_only),
         hidden=tuple(hidden),
-        network=facts.network,
+        network=facts.proxy is not None,
         limits=Limits(),
         env=allowed_env(facts.env, facts.env_names, fixed),
         cwd=cwd,
+        proxy=facts.proxy,
     )
-
-
-def expand_home(path: str, home: str) -> str:
-    """``~/x`` under ``home``; an absolute path unchanged (normalised)."""
-    if path.startswith("~/"):
-        return posixpath.normpath(posixpath.join(home, path[2:]))
-    return posixpath.normpath(path)
 
 
 def read_only_paths(
@@ -439,20 +356,31 @@ def secret_paths(
     root: Path,
     env: Mapping[str, str],
     home: str,
-    config: IsolationConfig,
     ledger_path: str | None,
 ) -> tuple[str, ...]:
-    """Host paths never visible in the box (they are hidden whatever else is shown)."""
+    """Host paths never visible in the box (hidden whatever else is shown).
+
+    The box's home is private, so these matter where a path lies outside it:
+    the repository's git directories and worktrees, the ledger, the SSH agent's
+    socket, the runtime directory's key agents, git's signing key, and the
+    directory of the hook helper's socket.
+    """
     git = Git(root)
-    paths = [expand_home(p, home) for p in (*DEFAULT_SECRETS, *config.hidden)]
+    paths = [expand_home(p, home) for p in HOST_SECRETS]
     sock = env.get("SSH_AUTH_SOCK", "")
     if sock.startswith("/"):
         paths.append(posixpath.normpath(sock))
     runtime = env.get("XDG_RUNTIME_DIR", "")
     if runtime.startswith("/"):
-        paths += [posixpath.join(runtime, "gnupg"), posixpath.join(runtime, "keyring")]
+        paths += [posixpath.join(runtime, name) for name in ("gnupg", "keyring", "plangate")]
+    helper = socket_dir(env)
+    if helper is not None:
+        paths.append(helper)
     try:
-        paths += [str(git.common_dir()), str(git.git_dir())]
+        dirs = git.run(
+            ["rev-parse", "--absolute-git-dir", "--path-format=absolute", "--git-common-dir"]
+        ).stdout.decode("utf-8", "surrogateescape")
+        paths += [line for line in dirs.splitlines() if line.startswith("/")]
         listing = git.run(["worktree", "list", "--porcelain", "-z"]).stdout
         paths += [
             item[len(b"worktree ") :].decode("utf-8", "surrogateescape")

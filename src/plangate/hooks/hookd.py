@@ -87,6 +87,7 @@ WARM_MODULES = (
     "plangate.hooks.shell",
     "plangate.hooks.shell.order",
     "plangate.hooks.confinement",
+    "plangate.isolation.contract",
     "plangate.githead",
     "plangate.ledger",
     "plangate.surfaces",

@@ -15,7 +15,7 @@ Where the active task comes from (docs/agents.md, "The active task"):
 4. Otherwise there is no active task: only planning files may be written.
 
 Inside ``plangate exec``'s isolated run, once the hook observes the box
-(:func:`plangate.hooks.confinement.observe_box`), the task is the run's (exec
+(:func:`plangate.isolation.contract.observe_box`), the task is the run's (exec
 verified it against the approved commit before the box started; the hook
 checks the workspace's ``plan.md`` against the verified plan hash and takes the
 scope from it), and decisions are recorded in the box-local ledger named by
@@ -68,7 +68,7 @@ from plangate.verdict import Reason, Result
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from plangate.hooks.confinement import BoxFacts
+    from plangate.isolation.contract import BoxFacts
     from plangate.ledger import Ledger, LedgerLocation
     from plangate.surfaces import ResolvedSurfaces
 
@@ -723,7 +723,7 @@ def _ledger_location(root: str, env: Mapping[str, str], box: BoxFacts | None) ->
 
     if box is None:
         return resolve_location(Path(root), env)
-    from plangate.hooks.confinement import BOX_LEDGER_ENV, box_ledger_path
+    from plangate.isolation.contract import BOX_LEDGER_ENV, box_ledger_path
 
     path = box_ledger_path(env)
     if path is None:
@@ -748,7 +748,7 @@ def evaluate(
             f"the tool's directory {request.cwd!r} is not inside a git working tree",
             "run the agent inside the repository",
         )
-    from plangate.hooks.confinement import observe_box
+    from plangate.isolation.contract import observe_box
     from plangate.ledger import LedgerError, open_location
 
     box = observe_box(root, env) if env.get("PLANGATE_BOX") else None

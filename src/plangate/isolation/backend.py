@@ -15,8 +15,11 @@ Backends, by platform:
   trivial profile.
 - every other platform: no backend (``SANDBOX_UNAVAILABLE``).
 
-Probes run at most once per process. :func:`choose` (pure) picks the first
-available backend; nothing is ever run without one.
+Every backend is one row of :data:`BACKENDS` (its probe, how a policy becomes
+its command line, and what it can do); callers ask a :class:`Backend` what it
+can do and never compare names. Probes run at most once per process.
+:func:`choose` (pure) picks the first available backend; nothing is ever run
+without one.
 """
 
 from __future__ import annotations
@@ -24,9 +27,13 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from plangate.errors import EnvironmentFailure
+from plangate.isolation.bwrap import NAMESPACE_ARGS, bwrap_argv
+from plangate.isolation.policy import SandboxPolicy
+from plangate.isolation.seatbelt import SANDBOX_EXEC, seatbelt_argv
 from plangate.records import NamedTuple
 from plangate.verdict import Reason
 
@@ -74,9 +81,25 @@ class Backend(NamedTuple):
     path: str
 
     @property
+    def kind(self) -> BackendKind:
+        """This backend's row of :data:`BACKENDS`."""
+        return next(k for k in BACKENDS if k.name == self.name)
+
+    @property
     def remaps(self) -> bool:
         """True when a mount can show a host directory at another path."""
-        return self.name == BUBBLEWRAP
+        return self.kind.remaps
+
+    @property
+    def private_network(self) -> bool:
+        """True when the box has a network namespace of its own (the egress proxy is then a
+        unix socket bound into it, behind a bridge; otherwise a loopback port allowed by
+        rule)."""
+        return self.kind.private_network
+
+    def argv(self, policy: SandboxPolicy, command: Sequence[str]) -> list[str]:
+        """The argument list that runs ``command`` in a box of this backend under ``policy``."""
+        return self.kind.argv(self.path, policy, command)
 
 
 def choose(statuses: tuple[BackendStatus, ...]) -> Backend | Reason:
@@ -181,8 +204,6 @@ def probe_bubblewrap(platform: str = sys.platform) -> BackendStatus:
     path, problem = _find_bwrap()
     if path is None:
         return BackendStatus(BUBBLEWRAP, False, problem)
-    from plangate.isolation.bwrap import NAMESPACE_ARGS
-
     true = next((t for t in _TRUE_CANDIDATES if os.access(t, os.X_OK)), sys.executable)
     argv = [
         path,
@@ -213,8 +234,6 @@ def probe_bubblewrap(platform: str = sys.platform) -> BackendStatus:
 
 def probe_seatbelt(platform: str = sys.platform) -> BackendStatus:
     """Is Seatbelt usable here? (starts ``sandbox-exec`` once with a trivial profile)."""
-    from plangate.isolation.seatbelt import SANDBOX_EXEC
-
     if platform != "darwin":
         return BackendStatus(SEATBELT, False, f"macOS only (this is {platform})")
     problem = trusted_binary(SANDBOX_EXEC)
@@ -226,13 +245,36 @@ def probe_seatbelt(platform: str = sys.platform) -> BackendStatus:
     return BackendStatus(SEATBELT, True, "sandbox-exec applies a profile", SANDBOX_EXEC)
 
 
+class BackendKind(NamedTuple):
+    """One sandbox backend: how to probe it, how a policy becomes its command line, and
+    what its boxes can do."""
+
+    name: str
+    probe: Callable[[str], BackendStatus]
+    argv: Callable[[str, SandboxPolicy, Sequence[str]], list[str]]
+    remaps: bool
+    private_network: bool
+
+
+BACKENDS: tuple[BackendKind, ...] = (
+    BackendKind(BUBBLEWRAP, probe_bubblewrap, bwrap_argv, remaps=True, private_network=True),
+    BackendKind(
+        SEATBELT,
+        probe_seatbelt,
+        lambda _path, policy, command: seatbelt_argv(policy, command),
+        remaps=False,
+        private_network=False,
+    ),
+)
+"""Every backend, in order of preference."""
+
 _CACHE: dict[str, tuple[BackendStatus, ...]] = {}
 
 
 def probe_all() -> tuple[BackendStatus, ...]:
     """Every backend's status on this machine (probed once per process)."""
     if sys.platform not in _CACHE:
-        _CACHE[sys.platform] = (probe_bubblewrap(), probe_seatbelt())
+        _CACHE[sys.platform] = tuple(kind.probe(sys.platform) for kind in BACKENDS)
     return _CACHE[sys.platform]
 
 

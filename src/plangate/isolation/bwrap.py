@@ -6,14 +6,21 @@ user namespaces (``--disable-userns``), a new session (``--new-session``: the
 command cannot push keystrokes into the caller's terminal) and dies with
 PlanGate (``--die-with-parent``: when PlanGate is killed, the pid namespace's
 first process gets SIGKILL and the kernel ends every other process in it).
-With the network off it also has its own network namespace (loopback only).
+It always has its own network namespace (loopback only; abstract unix sockets
+of the host are per namespace, so none is reachable). With network access the
+egress proxy's unix socket is bound at
+:data:`~plangate.isolation.proxy.BOX_PROXY_SOCKET` and the command starts
+behind the bridge (:func:`~plangate.isolation.proxy.bridge_argv`), which
+listens on ``127.0.0.1`` inside the box.
 
 Mounts, in this order (a later mount covers an earlier one):
 
 1. a fresh ``/proc``, a minimal ``/dev`` and a private ``/tmp``, then every
-   visible mount read-only (a visible directory under ``/tmp`` stays visible);
-2. every writable mount;
-3. every read-only path inside a writable mount, bound again read-only;
+   visible (read-only) and writable mount, outermost target first (a
+   read-only toolchain inside the box's private home lands on top of it; a
+   visible directory under ``/tmp`` stays visible);
+2. every read-only path inside a writable mount, bound again read-only;
+3. the proxy's socket, when the box has network access;
 4. every hidden path: an empty read-only directory (``--tmpfs`` then
    ``--remount-ro``) or, for files and sockets, ``/dev/null`` on a ``nodev``
    mount (it cannot even be opened) in its place; a hidden path that no mount
@@ -29,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from plangate.isolation.policy import SandboxPolicy, path_within
+from plangate.isolation.proxy import BOX_PROXY_SOCKET, bridge_argv
 
 NAMESPACE_ARGS: tuple[str, ...] = (
     "--die-with-parent",
@@ -54,14 +62,12 @@ def bwrap_argv(bwrap: str, policy: SandboxPolicy, command: Sequence[str]) -> lis
 
     The policy must have passed :func:`plangate.isolation.policy.check_policy`.
     """
-    argv = [bwrap, *NAMESPACE_ARGS]
-    if not policy.network:
-        argv.append("--unshare-net")
+    argv = [bwrap, *NAMESPACE_ARGS, "--unshare-net"]
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]  # noqa: S108 -- the box's own
-    for mount in policy.visible:
-        argv += ["--ro-bind", mount.source, mount.target]
-    for mount in policy.writable:
-        argv += ["--bind", mount.source, mount.target]
+    mounts = [("--ro-bind", m) for m in policy.visible] + [("--bind", m) for m in policy.writable]
+    # Outermost first (stable): a mount inside another one is made after it, so it shows.
+    for option, mount in sorted(mounts, key=lambda om: _depth(om[1].target)):
+        argv += [option, mount.source, mount.target]
     for mount in policy.read_only:
         argv += ["--ro-bind", mount.source, mount.target]
     for hidden in policy.hidden:
@@ -71,5 +77,12 @@ def bwrap_argv(bwrap: str, policy: SandboxPolicy, command: Sequence[str]) -> lis
             argv += ["--tmpfs", hidden.target, "--remount-ro", hidden.target]
         else:
             argv += ["--ro-bind", "/dev/null", hidden.target]
+    if policy.proxy is not None:
+        argv += ["--ro-bind", policy.proxy.socket, BOX_PROXY_SOCKET]
+        command = bridge_argv(policy.proxy, command)
     argv += ["--chdir", policy.cwd, "--", *command]
     return argv
+
+
+def _depth(path: str) -> int:
+    return 0 if path == "/" else path.count("/")

@@ -10,7 +10,8 @@ A :class:`SandboxPolicy` names, as absolute paths *inside the box*:
   ledger, the user's repository and its ``.git``); an empty directory or a
   placeholder that cannot be opened takes their place;
 
-and ``network`` (on or off), the resource :class:`Limits` and the environment
+and ``network``: off (loopback only) or through PlanGate's egress proxy
+(``proxy``), never the host's network; the resource :class:`Limits` and the environment
 the command receives (nothing else is inherited).
 
 A mount has a ``source`` (the host path) and a ``target`` (the path inside the
@@ -80,6 +81,21 @@ class Hidden(NamedTuple):
 HIDDEN_KINDS = ("dir", "file", "missing")
 
 
+class ProxyAccess(NamedTuple):
+    """How a box reaches PlanGate's egress proxy (:mod:`plangate.isolation.proxy`).
+
+    ``socket``: the host path of the proxy's unix socket (a backend with its own
+    network namespace binds it into the box and starts the bridge: ``socat``
+    when a trusted one is installed, else ``python``); ``port``: the loopback
+    port the box's programs connect to.
+    """
+
+    socket: str
+    port: int
+    python: str = ""
+    socat: str = ""
+
+
 class SandboxPolicy(NamedTuple):
     """Everything a backend needs to build one box (see the module docstring)."""
 
@@ -91,6 +107,8 @@ class SandboxPolicy(NamedTuple):
     limits: Limits
     env: tuple[tuple[str, str], ...]
     cwd: str
+    proxy: ProxyAccess | None = None
+    """The egress proxy, the box's only way out (``network`` must be true); None: no network."""
 
     @property
     def env_map(self) -> dict[str, str]:
@@ -215,6 +233,21 @@ def _env_names_valid(policy: SandboxPolicy) -> tuple[Reason, ...]:
     )
 
 
+def _network_only_through_proxy(policy: SandboxPolicy) -> tuple[Reason, ...]:
+    """A box reaches the network through the proxy or not at all."""
+    if policy.network == (policy.proxy is not None) and (
+        policy.proxy is None or 0 < policy.proxy.port < 65536
+    ):
+        return ()
+    return (
+        Reason(
+            POLICY_INVALID,
+            "network access without PlanGate's egress proxy (or a proxy without network)",
+            "start the egress proxy and give the box its address, or turn the network off",
+        ),
+    )
+
+
 RULES: tuple[tuple[str, Callable[[SandboxPolicy], tuple[Reason, ...]]], ...] = (
     ("paths_clean", _paths_clean),
     ("hidden_kinds_known", _hidden_kinds_known),
@@ -222,6 +255,7 @@ RULES: tuple[tuple[str, Callable[[SandboxPolicy], tuple[Reason, ...]]], ...] = (
     ("read_only_inside_writable", _read_only_inside_writable),
     ("limits_positive", _limits_positive),
     ("env_names_valid", _env_names_valid),
+    ("network_only_through_proxy", _network_only_through_proxy),
 )
 """The policy rules in order; every failing rule is reported."""
 
@@ -235,7 +269,6 @@ def check_policy(policy: SandboxPolicy) -> tuple[Reason, ...]:
 
 ENV_ALLOWED: tuple[str, ...] = (
     "PATH",
-    "HOME",
     "USER",
     "LOGNAME",
     "SHELL",
@@ -251,21 +284,14 @@ ENV_ALLOWED: tuple[str, ...] = (
     "FORCE_COLOR",
     "COLUMNS",
     "LINES",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "NO_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "no_proxy",
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "REQUESTS_CA_BUNDLE",
-    "NODE_EXTRA_CA_CERTS",
 )
-"""Variables a box receives from the caller's environment by default."""
+"""Variables a box receives from the caller's environment by default.
 
-ENV_ALLOWED_PREFIXES: tuple[str, ...] = ("LC_", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
-"""Name prefixes a box receives by default (locale settings, XDG base directories)."""
+None names a host directory or a credential: ``XDG_*``, proxies, certificate
+files, agent sockets and tokens pass only when named (``pass_env``)."""
+
+ENV_ALLOWED_PREFIXES: tuple[str, ...] = ("LC_",)
+"""Name prefixes a box receives by default (locale settings)."""
 
 
 def allowed_env(

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from plangate.errors import EnvironmentFailure
-from plangate.isolation.backend import BUBBLEWRAP, Backend
+from plangate.isolation.backend import Backend
 from plangate.isolation.policy import POLICY_INVALID, Limits, SandboxPolicy, check_policy
 from plangate.records import NamedTuple
 
@@ -142,13 +142,7 @@ def _preexec(pairs: list[tuple[int, int]]) -> Callable[[], None]:
 
 def backend_argv(backend: Backend, policy: SandboxPolicy, command: Sequence[str]) -> list[str]:
     """The argument list that runs ``command`` in a box of ``backend``."""
-    if backend.name == BUBBLEWRAP:
-        from plangate.isolation.bwrap import bwrap_argv
-
-        return bwrap_argv(backend.path, policy, command)
-    from plangate.isolation.seatbelt import seatbelt_argv
-
-    return seatbelt_argv(policy, command)
+    return backend.argv(policy, command)
 
 
 def _kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
@@ -224,7 +218,7 @@ def run_in_box(
         proc = subprocess.Popen(
             argv,
             env=policy.env_map,
-            cwd=policy.cwd if backend.name != BUBBLEWRAP else "/",
+            cwd="/" if backend.remaps else policy.cwd,
             stdin=stdin_arg,
             stdout=out_arg,
             stderr=out_arg,

@@ -7,8 +7,9 @@ bubblewrap box:
   refused: ``ISOLATION_POLICY_INVALID``); the workspace is seen at its own path;
 - hidden paths are denied by rule (reading, writing and even ``stat`` fail
   with "operation not permitted"), they are not replaced by empty ones;
-- the network is denied by rule when it is off (``network*``, unix sockets
-  included), not by a separate namespace;
+- the network is denied by rule (``network*``, unix sockets included), not by
+  a separate namespace; with network access only the egress proxy's loopback
+  port is allowed (``remote ip "localhost:PORT"``), and the proxy decides the rest;
 - the process tree is ended by killing the process group PlanGate created:
   a process that leaves the group (``setsid``) survives a timeout.
 
@@ -76,7 +77,10 @@ def seatbelt_profile(policy: SandboxPolicy) -> tuple[str, list[tuple[str, str]]]
             continue
         matcher = "subpath" if hidden.kind == "dir" else "literal"
         lines.append(f"(deny file-read* file-write* ({matcher} {param('H', hidden.target)}))")
-    lines.append("(allow network*)" if policy.network else "(deny network*)")
+    lines.append("(deny network*)")
+    if policy.proxy is not None:  # a port is a number: it cannot change the profile's meaning
+        port = int(policy.proxy.port)
+        lines.append(f'(allow network-outbound (remote ip "localhost:{port}"))')
     return "\n".join(lines) + "\n", params
 
 

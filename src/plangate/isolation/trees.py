@@ -35,7 +35,8 @@ def scratch_repository(repo_root: Path, where: Path) -> Git:
     from plangate.fsutil import atomic_write
 
     objects = Git(repo_root).common_dir() / "objects"
-    Git(where.parent).run(["init", "-q", "--bare", str(where)])
+    # No template: nothing (sample hooks, description) is copied that the repository never uses.
+    Git(where.parent).run(["init", "-q", "--bare", "--template=", str(where)])
     atomic_write(where / "objects" / "info" / "alternates", (str(objects) + "\n").encode())
     atomic_write(where / "info" / "attributes", RAW_ATTRIBUTES)
     return Git(where)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from support.cli import RunCli
+from support.delivery import define_surfaces
 from support.plan_tasks import approve_task, task_dir
 from support.privileges import run_plangate
 from support.swap import (
@@ -26,22 +27,32 @@ from support.swap import (
 TASK = "TASK-0001"
 
 
-def _marker() -> Path:
-    """Where the command proves it ran: an agent directory, writable inside exec's box."""
-    agent_dir = Path(os.environ["HOME"]) / ".claude"
-    agent_dir.mkdir(parents=True, exist_ok=True)
-    return agent_dir / "ran"
+def _marker(repo: Path) -> Path:
+    """Where the command proves it ran: the file the plan allows, written in exec's workspace
+    and applied to the repository after the run (nothing else in the box reaches the host)."""
+    return repo / "src" / "greet.py"
+
+
+def _approve(repo: Path, run_cli: RunCli) -> None:
+    """An approved task with the repository's own surfaces: a run that happens is judged
+    ACCEPTED and its marker applied, so an absent marker means the command never ran."""
+    define_surfaces(repo)
+    approve_task(repo, run_cli)
 
 
 def _command(marker: Path) -> list[str]:
-    return [sys.executable, "-c", f"open({str(marker)!r}, 'w').write('ran')"]
+    return [
+        sys.executable, "-c",
+        f"import os; os.makedirs({str(marker.parent)!r}, exist_ok=True); "
+        f"open({str(marker)!r}, 'w').write('ran')",
+    ]
 
 
 @pytest.mark.parametrize("linked", [".plangate", ".plangate/locks"])
 def test_a_linked_plangate_directory_refuses_the_run(
     git_repo: Path, tmp_path: Path, run_cli: RunCli, linked: str
 ) -> None:
-    approve_task(git_repo, run_cli)
+    _approve(git_repo, run_cli)
     outside = tmp_path / "outside"
     outside.mkdir()
     target = git_repo / linked
@@ -49,7 +60,7 @@ def test_a_linked_plangate_directory_refuses_the_run(
         shutil.rmtree(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.symlink_to(outside)
-    marker = _marker()
+    marker = _marker(git_repo)
     res = run_cli(git_repo, "exec", TASK, "--", *_command(marker))
     assert res.code == 1, res.err
     assert "PATH_COMPONENT_LINK" in res.err
@@ -60,11 +71,11 @@ def test_a_linked_plangate_directory_refuses_the_run(
 def test_a_hard_linked_run_log_is_never_appended_to(
     git_repo: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
-    approve_task(git_repo, run_cli)
+    _approve(git_repo, run_cli)
     other = tmp_path / "someone-elses.ndjson"
     other.write_text("theirs\n")
     os.link(other, task_dir(git_repo) / "run.ndjson")
-    marker = _marker()
+    marker = _marker(git_repo)
     res = run_cli(git_repo, "exec", TASK, "--", *_command(marker))
     assert res.code == 1, res.err
     assert "EXEC_RUNLOG_UNWRITABLE" in res.err
@@ -85,8 +96,8 @@ def _during_wait(repo: Path, marker: Path, swap: object) -> tuple[int, str, str]
 def test_the_harness_lets_an_undisturbed_run_through(
     git_repo: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
-    approve_task(git_repo, run_cli)
-    marker = _marker()
+    _approve(git_repo, run_cli)
+    marker = _marker(git_repo)
     code, _out, err = _during_wait(git_repo, marker, lambda: None)
     assert code == 0, err
     assert marker.exists()
@@ -96,9 +107,9 @@ def test_the_harness_lets_an_undisturbed_run_through(
 def test_a_task_directory_swapped_during_the_wait_is_never_written_through(
     git_repo: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
-    approve_task(git_repo, run_cli)
+    _approve(git_repo, run_cli)
     outside = tmp_path / "outside"
-    marker = _marker()
+    marker = _marker(git_repo)
 
     def swap() -> None:
         tdir = task_dir(git_repo)
@@ -117,8 +128,8 @@ def test_a_task_directory_swapped_during_the_wait_is_never_written_through(
 def test_an_approval_changed_during_the_wait_does_not_start(
     git_repo: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
-    approve_task(git_repo, run_cli)
-    marker = _marker()
+    _approve(git_repo, run_cli)
+    marker = _marker(git_repo)
 
     def swap() -> None:
         with (task_dir(git_repo) / "todo.md").open("a") as handle:
@@ -134,8 +145,8 @@ def test_an_approval_changed_during_the_wait_does_not_start(
 def test_a_read_only_task_directory_refuses_the_run(
     git_repo: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
-    approve_task(git_repo, run_cli)
-    marker = _marker()
+    _approve(git_repo, run_cli)
+    marker = _marker(git_repo)
     tdir = task_dir(git_repo)
     tdir.chmod(0o555)
     try:
@@ -152,8 +163,8 @@ def test_a_read_only_task_directory_refuses_the_run(
 def test_a_read_only_plangate_directory_refuses_the_run(
     git_repo: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
-    approve_task(git_repo, run_cli)
-    marker = _marker()
+    _approve(git_repo, run_cli)
+    marker = _marker(git_repo)
     plangate = git_repo / ".plangate"
     shutil.rmtree(plangate / "locks", ignore_errors=True)
     plangate.chmod(0o555)
@@ -170,10 +181,10 @@ def test_a_read_only_plangate_directory_refuses_the_run(
 def test_a_run_log_swapped_for_a_link_during_the_wait_is_not_written_through(
     git_repo: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
-    approve_task(git_repo, run_cli)
+    _approve(git_repo, run_cli)
     victim = tmp_path / "victim.ndjson"
     victim.write_text("")
-    marker = tmp_path / "ran"
+    marker = _marker(git_repo)
 
     def swap() -> None:
         (task_dir(git_repo) / "run.ndjson").symlink_to(victim)

@@ -21,7 +21,9 @@ from pathlib import Path
 import pytest
 
 from plangate.errors import EnvironmentFailure
+from plangate.isolation.config import EgressRule
 from plangate.isolation.policy import Limits, Mount
+from plangate.isolation.proxy import find_socat, start_proxy
 from plangate.isolation.runner import run_in_box
 from plangate.isolation.views import hidden
 from support.boxes import (
@@ -199,13 +201,18 @@ def _tcp_server() -> tuple[socket.socket, int]:
 
 
 @pytest.mark.parametrize("network", [False, True])
-def test_network_follows_the_policy(network: bool) -> None:
+def test_no_box_reaches_the_hosts_network_directly(network: bool) -> None:
+    """With the network off, and with network access through the egress proxy, a direct
+    connection to a host listener fails: the box has its own network namespace."""
     backend = backend_or_fail()
     server, port = _tcp_server()
+    started = start_proxy(
+        (EgressRule("127.0.0.1", port),), private_network=True, python=PY
+    ) if network else None
     try:
         result = run_in_box(
             backend,
-            policy(network=network),
+            policy(network=network, proxy=started[1] if started else None),
             _py(f"""
             import socket
             try:
@@ -218,7 +225,9 @@ def test_network_follows_the_policy(network: bool) -> None:
         )
     finally:
         server.close()
-    assert (b"REACHED" in result.stdout) is network, result.stdout
+        if started:
+            started[0].stop()
+    assert b"unreachable" in result.stdout, result.stdout
 
 
 def test_the_environment_is_only_the_allowlist(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -525,3 +534,57 @@ def test_a_missing_bwrap_means_no_box_and_a_refusal() -> None:
         out = _outer_bwrap(["--ro-bind", "/dev/null", "/usr/bin/bwrap"], shared)
     assert out["error"] == "SANDBOX_UNAVAILABLE"
     assert "bubblewrap" in str(out["message"])
+
+
+@pytest.mark.parametrize("bridge", ["python", "socat"])
+def test_the_proxy_reaches_an_allowlisted_server_through_either_bridge_and_refuses_others(
+    bridge: str,
+) -> None:
+    """Through the bridge in the box and the proxy outside: the allowlisted listener answers,
+    another one is refused with 403 and recorded."""
+    backend = backend_or_fail()
+    socat = find_socat() if bridge == "socat" else ""
+    if bridge == "socat" and not socat:
+        pytest.skip("no trusted socat installed")
+    allowed, allowed_port = _tcp_server()
+    other, other_port = _tcp_server()
+    proxy, access, directory = start_proxy(
+        (EgressRule("127.0.0.1", allowed_port),), private_network=True, python=PY, socat=socat
+    )
+    probe = _py(f"""
+        import os, socket
+        def ask(port):
+            s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+            s.sendall(f"CONNECT 127.0.0.1:{{port}} HTTP/1.1\\r\\n\\r\\n".encode())
+            data = b""
+            while True:
+                chunk = s.recv(100)
+                if not chunk:
+                    break
+                data += chunk
+                if data.endswith(b"H") or b"403" in data:
+                    break
+            return data.split(b"\\r\\n")[0].decode() + " " + data[-1:].decode()
+        print("ALLOWED", ask({allowed_port}))
+        print("OTHER", ask({other_port}))
+        print("PROXY", os.environ.get("HTTPS_PROXY"))
+    """)
+    try:
+        result = run_in_box(
+            backend,
+            policy(network=True, proxy=access, env={
+                "PATH": "/usr/bin:/bin", "HTTPS_PROXY": "http://127.0.0.1:3128"
+            }),
+            probe,
+            capture=True,
+        )
+    finally:
+        summary = proxy.stop()
+        allowed.close()
+        other.close()
+    out = result.stdout.decode()
+    assert "ALLOWED HTTP/1.1 200 Connection established H" in out, out + result.stderr.decode()
+    assert "OTHER HTTP/1.1 403 Forbidden" in out, out
+    assert [(d.host, d.port) for d in summary.refused] == [("127.0.0.1", other_port)]
+    assert [(d.host, d.port) for d in summary.contacted] == [("127.0.0.1", allowed_port)]
+    assert directory

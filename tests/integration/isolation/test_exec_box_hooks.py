@@ -43,7 +43,7 @@ def _approved(repo: Path, run_cli) -> str:
     commit_all(repo, "rules and code")
     define_surfaces(repo)
     (repo / ".plangate" / "isolation.toml").write_text(
-        f'visible = ["{SRC}"]\nenv = ["PYTHONPATH"]\n'
+        f'read_only = ["{SRC}"]\npass_env = ["PYTHONPATH"]\n'
     )
     commit_all(repo, "isolation settings: this checkout's PlanGate is visible in the box")
     return approve_task(repo, run_cli)

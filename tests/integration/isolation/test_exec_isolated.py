@@ -300,7 +300,9 @@ def test_workspace_git_is_read_only_and_what_is_recorded_is_the_disk(
     assert "CI_OUTSIDE_SCOPE" in result.err
 
 
-def test_no_network_on_request(git_repo: Path, run_cli, capfd: pytest.CaptureFixture[str]) -> None:
+def test_no_direct_network_with_or_without_network_access(
+    git_repo: Path, run_cli, capfd: pytest.CaptureFixture[str]
+) -> None:
     import socket
     import threading
 
@@ -321,7 +323,8 @@ def test_no_network_on_request(git_repo: Path, run_cli, capfd: pytest.CaptureFix
 
     threading.Thread(target=serve, daemon=True).start()
     probe = _py(f"""
-        import socket
+        import os, socket
+        print("proxy", os.environ.get("HTTPS_PROXY", "none"))
         try:
             socket.create_connection(("127.0.0.1", {port}), timeout=5).recv(1)
             print("REACHED")
@@ -338,7 +341,9 @@ def test_no_network_on_request(git_repo: Path, run_cli, capfd: pytest.CaptureFix
     assert off.code == 0, off.err
     assert on.code == 0, on.err
     assert "unreachable" in off_out
-    assert "REACHED" in on_out
+    assert "proxy none" in off_out  # --no-network: no proxy at all
+    assert "unreachable" in on_out  # network access: only through the proxy
+    assert "proxy http://127.0.0.1:3128" in on_out
 
 
 def test_no_isolation_is_refused_without_a_terminal_or_under_agent_markers(

@@ -52,8 +52,7 @@ NOT_REASON_CODES = frozenset({
     # environment variables PlanGate sets, passes or clears for the programs it runs
     "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_NAME",
     "GIT_OPTIONAL_LOCKS", "GIT_TERMINAL_PROMPT", "LC_ALL", "PLANGATE_DEMO",
-    "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
-    "SSL_CERT_DIR", "SSL_CERT_FILE", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+    "HTTPS_PROXY", "HTTP_PROXY",
     # names of constants and operating-system attributes read by name
     "GENESIS_PREV_HASH", "LEDGER_KIND_GATE", "O_CLOEXEC", "RLIMIT_NPROC", "RUN_LOG_NAME",
 })

@@ -28,7 +28,7 @@ def _repo_entries(repo: Path) -> list[tuple[str, str, dict]]:
 
 
 def test_prepared_box_has_an_empty_ledger_and_the_run_facts(tmp_path: Path) -> None:
-    from plangate.hooks.confinement import read_box_facts
+    from plangate.isolation.contract import read_box_facts
 
     box = _box(tmp_path)
     facts = read_box_facts((box / "run.json").read_bytes())

@@ -1,20 +1,12 @@
-"""The exec box's policy and the isolation settings (pure parts of the workspace module)."""
+"""The exec box's policy (pure part of the workspace module): private home, proxy, grants."""
 
 from __future__ import annotations
 
-import pytest
+from plangate.execution.workspace import ExecBoxFacts, exec_policy, new_run_id
+from plangate.isolation.config import expand_home
+from plangate.isolation.policy import Hidden, Mount, ProxyAccess, check_policy
 
-from plangate.errors import EnvironmentFailure
-from plangate.execution.workspace import (
-    DEFAULT_AGENT_DIRS,
-    ExecBoxFacts,
-    IsolationConfig,
-    exec_policy,
-    expand_home,
-    new_run_id,
-    parse_isolation_config,
-)
-from plangate.isolation.policy import Hidden, Mount, check_policy
+PROXY = ProxyAccess("/tmp/plangate-egress-x/proxy.sock", 3128, "/usr/bin/python3")
 
 
 def _facts(**changes: object) -> ExecBoxFacts:
@@ -23,88 +15,72 @@ def _facts(**changes: object) -> ExecBoxFacts:
         cwd="/home/u/repo/src",
         workspace="/home/u/repo/.plangate/runs/r/ws",
         home="/home/u",
-        system=(Mount.same("/usr"),),
+        box_home="/home/u/repo/.plangate/runs/r/home",
+        system=(Mount.same("/usr"), Mount.same("/home/u/.cargo")),
         read_only=("docs/working/TASK-0001", ".plangate"),
-        writable_extra=("/home/u/.claude",),
-        hidden=(Hidden("/home/u/.ssh", "dir"),),
-        network=True,
-        env={"PATH": "/usr/bin", "SSH_AUTH_SOCK": "/run/a", "ANTHROPIC_API_KEY": "k"},
+        hidden=(Hidden("/home/u/.ssh", "dir"), Hidden("/srv/other/.git", "dir")),
+        env={
+            "PATH": "/usr/bin",
+            "SSH_AUTH_SOCK": "/run/a",
+            "ANTHROPIC_API_KEY": "k",
+            "XDG_CONFIG_HOME": "/home/u/.config",
+            "HOME": "/home/u",
+        },
         env_names=("ANTHROPIC_API_KEY",),
         task_id="TASK-0001",
         remaps=True,
+        proxy=PROXY,
     )
     return base._replace(**changes)
 
 
-def test_remapping_backend_shows_the_workspace_at_the_repository_path() -> None:
+def test_remapping_backend_shows_a_private_home_at_the_home_path_and_the_workspace() -> None:
     policy = exec_policy(_facts())
-    assert policy.writable[0] == Mount("/home/u/repo/.plangate/runs/r/ws", "/home/u/repo")
-    assert Mount.same("/home/u/.claude") in policy.writable
+    assert policy.writable[0] == Mount("/home/u/repo/.plangate/runs/r/home", "/home/u")
+    assert policy.writable[1] == Mount("/home/u/repo/.plangate/runs/r/ws", "/home/u/repo")
+    assert Mount.same("/home/u") not in policy.visible
     assert policy.cwd == "/home/u/repo/src"
     assert Mount("/home/u/repo/.plangate/runs/r/ws/.plangate", "/home/u/repo/.plangate") in (
         policy.read_only
     )
-    assert Hidden("/home/u/repo", "dir") not in policy.hidden
+    # Nothing of the host's home is there: its secrets need no mask; others still do.
+    assert Hidden("/home/u/.ssh", "dir") not in policy.hidden
+    assert Hidden("/srv/other/.git", "dir") in policy.hidden
     assert check_policy(policy) == ()
 
 
-def test_without_remapping_the_repository_is_hidden_and_the_workspace_keeps_its_path() -> None:
+def test_without_remapping_home_names_the_private_directory_and_the_repository_is_hidden() -> None:
     policy = exec_policy(_facts(remaps=False, workspace="/tmp/ws", cwd="/home/u/repo"))
-    assert policy.writable[0] == Mount.same("/tmp/ws")
+    assert policy.writable[1] == Mount.same("/tmp/ws")
     assert policy.cwd == "/tmp/ws"
     assert Hidden("/home/u/repo", "dir") in policy.hidden
+    assert policy.env_map["HOME"] == "/home/u/repo/.plangate/runs/r/home"
 
 
-def test_environment_is_the_allowlist_plus_named_and_the_task() -> None:
+def test_environment_is_the_allowlist_plus_named_the_task_and_the_proxy() -> None:
     env = exec_policy(_facts()).env_map
-    assert env == {"PATH": "/usr/bin", "ANTHROPIC_API_KEY": "k", "PLANGATE_TASK": "TASK-0001"}
+    assert env == {
+        "PATH": "/usr/bin",
+        "ANTHROPIC_API_KEY": "k",
+        "PLANGATE_TASK": "TASK-0001",
+        "HOME": "/home/u",
+        "HTTP_PROXY": "http://127.0.0.1:3128",
+        "HTTPS_PROXY": "http://127.0.0.1:3128",
+        "http_proxy": "http://127.0.0.1:3128",
+        "https_proxy": "http://127.0.0.1:3128",
+    }
 
 
-def test_network_follows_the_facts() -> None:
-    assert exec_policy(_facts(network=False)).network is False
+def test_no_proxy_no_network_and_no_proxy_variables() -> None:
+    policy = exec_policy(_facts(proxy=None))
+    assert policy.network is False
+    assert policy.proxy is None
+    assert not any("PROXY" in k.upper() for k in policy.env_map)
+    assert exec_policy(_facts()).network is True
 
 
-def test_home_is_visible_read_only_and_secrets_hidden() -> None:
-    policy = exec_policy(_facts())
-    assert Mount.same("/home/u") in policy.visible
-    assert Hidden("/home/u/.ssh", "dir") in policy.hidden
-
-
-def test_a_writable_agent_dir_over_a_secret_is_refused() -> None:
-    policy = exec_policy(_facts(writable_extra=("/home/u",)))
-    assert [r.code for r in check_policy(policy)] == ["ISOLATION_POLICY_INVALID"]
-
-
-def test_config_defaults_and_values() -> None:
-    assert parse_isolation_config(None) == IsolationConfig()
-    config = parse_isolation_config(
-        b'agent_dirs = ["~/.x"]\nhidden = ["/srv/k"]\nenv = ["TOKEN"]\nnetwork = false\n'
-    )
-    assert config.agent_dirs == ("~/.x",)
-    assert config.hidden == ("/srv/k",)
-    assert config.env == ("TOKEN",)
-    assert config.network is False
-    assert parse_isolation_config(b"network = true\n").agent_dirs == DEFAULT_AGENT_DIRS
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        b"nope = 1\n",
-        b"network = 'yes'\n",
-        b"agent_dirs = 'x'\n",
-        b'agent_dirs = ["rel/x"]\n',
-        b'hidden = ["~/../etc"]\n',
-        b'visible = [""]\n',
-        b"\xff\xfe",
-        b"agent_dirs = [\n",
-        b"env = [1]\n",
-    ],
-)
-def test_bad_config_is_refused(text: bytes) -> None:
-    with pytest.raises(EnvironmentFailure) as info:
-        parse_isolation_config(text)
-    assert info.value.code == "ISOLATION_CONFIG_INVALID"
+def test_read_only_grants_inside_the_home_stay_visible() -> None:
+    assert Mount.same("/home/u/.cargo") in exec_policy(_facts()).visible
 
 
 def test_expand_home_and_run_ids() -> None:

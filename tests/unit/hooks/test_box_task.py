@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from plangate.canonical import sha256_digest
-from plangate.hooks.confinement import BoxFacts
 from plangate.hooks.service import box_task_facts
+from plangate.isolation.contract import BoxFacts
 from support.plan_tasks import PLAN_MD
 
 RUN_ID = "TASK-0001-20261203T093100Z-4bf50be3"

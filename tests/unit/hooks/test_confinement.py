@@ -11,14 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from plangate.hooks.confinement import (
+from plangate.hooks.confinement import SANDBOX_DENY_REQUIRED, sandbox_problem
+from plangate.isolation.contract import (
     BOX_DIR,
-    SANDBOX_DENY_REQUIRED,
     box_ledger_path,
     exec_box,
     read_box_facts,
     run_id_matches,
-    sandbox_problem,
 )
 
 GOOD = {
@@ -177,7 +176,7 @@ def _observe_in_bwrap(
     box.mkdir(exist_ok=True)
     (box / "run.json").write_text(facts)
     code = (
-        "import sys; from plangate.hooks.confinement import exec_box; "
+        "import sys; from plangate.isolation.contract import exec_box; "
         f"print(exec_box({str(tmp_path)!r}, {BOX_ENV!r}))"
     )
     # /run is a fresh tmpfs: the box directory's mount point is never made on the host.

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from plangate.isolation.bwrap import NAMESPACE_ARGS, bwrap_argv
-from plangate.isolation.policy import Hidden, Limits, Mount, SandboxPolicy
+from plangate.isolation.policy import Hidden, Limits, Mount, ProxyAccess, SandboxPolicy
+from plangate.isolation.proxy import BOX_PROXY_PORT, BOX_PROXY_SOCKET
 
 
 def _policy(**changes: object) -> SandboxPolicy:
@@ -44,9 +45,42 @@ def test_every_box_drops_privileges_and_dies_with_plangate() -> None:
     assert tuple(argv[1 : 1 + len(NAMESPACE_ARGS)]) == NAMESPACE_ARGS
 
 
-def test_network_off_unshares_the_network_and_on_does_not() -> None:
+def test_every_box_has_its_own_network_namespace_with_or_without_network() -> None:
+    proxy = ProxyAccess("/runs/1/proxy/proxy.sock", BOX_PROXY_PORT, "/usr/bin/python3")
     assert "--unshare-net" in bwrap_argv("b", _policy(network=False), ["c"])
-    assert "--unshare-net" not in bwrap_argv("b", _policy(network=True), ["c"])
+    assert "--unshare-net" in bwrap_argv("b", _policy(network=True, proxy=proxy), ["c"])
+
+
+def test_network_access_binds_only_the_proxy_socket_and_starts_the_bridge_first() -> None:
+    proxy = ProxyAccess("/runs/1/proxy/proxy.sock", BOX_PROXY_PORT, "/usr/bin/python3")
+    argv = bwrap_argv("b", _policy(network=True, proxy=proxy), ["/usr/bin/c", "x"])
+    assert ("/runs/1/proxy/proxy.sock", BOX_PROXY_SOCKET) in _pairs(argv, "--ro-bind")
+    command = argv[argv.index("--", argv.index("--chdir")) + 1 :]
+    assert command[:3] == ["/usr/bin/python3", "-I", "-S"]
+    assert command[-3:] == ["--", "/usr/bin/c", "x"]
+    off = bwrap_argv("b", _policy(network=False), ["/usr/bin/c"])
+    assert BOX_PROXY_SOCKET not in off
+    assert off[off.index("--", off.index("--chdir")) + 1 :] == ["/usr/bin/c"]
+
+
+def test_with_socat_the_shell_starts_the_bridge_then_becomes_the_command() -> None:
+    proxy = ProxyAccess("/runs/1/p.sock", BOX_PROXY_PORT, "/usr/bin/python3", "/usr/bin/socat")
+    argv = bwrap_argv("b", _policy(network=True, proxy=proxy), ["/usr/bin/c", "x"])
+    command = argv[argv.index("--", argv.index("--chdir")) + 1 :]
+    assert command[:2] == ["/bin/sh", "-c"]
+    assert f"TCP-LISTEN:{BOX_PROXY_PORT},bind=127.0.0.1" in command[2]
+    assert f"UNIX-CONNECT:{BOX_PROXY_SOCKET}" in command[2]
+    assert command[3:] == ["/usr/bin/socat", "/usr/bin/c", "x"]
+
+
+def test_a_read_only_grant_inside_the_private_home_is_mounted_after_the_home() -> None:
+    policy = _policy(
+        visible=(Mount.same("/usr"), Mount.same("/home/u/.cargo")),
+        writable=(Mount("/runs/1/home", "/home/u"), Mount("/runs/1/ws", "/home/u/repo")),
+    )
+    argv = bwrap_argv("b", policy, ["c"])
+    assert argv.index("/runs/1/home") < argv.index("/home/u/.cargo")
+    assert argv.index("/runs/1/home") < argv.index("/runs/1/ws")
 
 
 def test_mount_order_visible_then_writable_then_read_only_then_hidden() -> None:

@@ -9,6 +9,7 @@ from plangate.isolation.policy import (
     Hidden,
     Limits,
     Mount,
+    ProxyAccess,
     SandboxPolicy,
     allowed_env,
     check_policy,
@@ -23,6 +24,7 @@ def _policy(**changes: object) -> SandboxPolicy:
         read_only=(Mount("/srv/runs/1/workspace/.plangate", "/home/u/repo/.plangate"),),
         hidden=(Hidden("/home/u/.ssh", "dir"), Hidden("/run/user/1/ssh.sock", "file")),
         network=True,
+        proxy=ProxyAccess("/srv/runs/1/proxy/proxy.sock", 3128, "/usr/bin/python3"),
         limits=Limits(cpu_seconds=10, output_bytes=100),
         env=(("HOME", "/home/u"), ("PATH", "/usr/bin")),
         cwd="/home/u/repo",
@@ -108,7 +110,7 @@ def test_bad_environment_entries_are_refused(entry: tuple[str, str]) -> None:
 def test_every_failing_rule_is_listed() -> None:
     policy = _policy(cwd="rel", limits=Limits(cpu_seconds=0), env=(("=", ""),))
     assert len(check_policy(policy)) == 3
-    assert len(RULES) == 6
+    assert len(RULES) == 7
 
 
 def test_path_within_is_by_segment() -> None:
@@ -124,6 +126,10 @@ def test_allowed_env_keeps_only_the_allowlist() -> None:
         "PATH": "/usr/bin",
         "HOME": "/h",
         "LC_ALL": "C",
+        "XDG_CONFIG_HOME": "/h/.config",
+        "XDG_RUNTIME_DIR": "/run/user/0",
+        "SSL_CERT_FILE": "/h/certs.pem",
+        "HTTPS_PROXY": "http://corp:3128",
         "SSH_AUTH_SOCK": "/tmp/agent",
         "GIT_DIR": "/elsewhere",
         "PLANGATE_LEDGER_URL": "postgresql://x",
@@ -131,8 +137,16 @@ def test_allowed_env_keeps_only_the_allowlist() -> None:
         "ANTHROPIC_API_KEY": "k",
     }
     out = dict(allowed_env(env))
-    assert out == {"PATH": "/usr/bin", "HOME": "/h", "LC_ALL": "C"}
+    assert out == {"PATH": "/usr/bin", "LC_ALL": "C"}
     named = dict(allowed_env(env, ("ANTHROPIC_API_KEY",), {"PLANGATE_TASK": "TASK-0001"}))
     assert named["ANTHROPIC_API_KEY"] == "k"
     assert named["PLANGATE_TASK"] == "TASK-0001"
     assert "SSH_AUTH_SOCK" not in named
+
+
+def test_network_access_only_through_the_proxy() -> None:
+    assert [r.code for r in check_policy(_policy(proxy=None))] == ["ISOLATION_POLICY_INVALID"]
+    assert check_policy(_policy(network=False))  # a proxy without network is a mistake too
+    assert check_policy(_policy(network=False, proxy=None)) == ()
+    bad_port = ProxyAccess("/s", 0, "/usr/bin/python3")
+    assert check_policy(_policy(proxy=bad_port))

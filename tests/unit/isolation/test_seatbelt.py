@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from plangate.errors import EnvironmentFailure
-from plangate.isolation.policy import Hidden, Limits, Mount, SandboxPolicy
+from plangate.isolation.policy import Hidden, Limits, Mount, ProxyAccess, SandboxPolicy
 from plangate.isolation.seatbelt import SANDBOX_EXEC, seatbelt_argv, seatbelt_profile
 
 
@@ -59,10 +59,14 @@ def test_no_path_ever_appears_in_the_profile_text() -> None:
 
 def test_network_rule_follows_the_policy() -> None:
     off, _ = seatbelt_profile(_policy(network=False))
-    on, _ = seatbelt_profile(_policy(network=True))
+    on, _ = seatbelt_profile(_policy(network=True, proxy=ProxyAccess("", 40123)))
     assert off.splitlines()[-1] == "(deny network*)"
-    assert on.splitlines()[-1] == "(allow network*)"
-    assert "(allow network*)" not in off
+    assert on.splitlines()[-2:] == [
+        "(deny network*)",
+        '(allow network-outbound (remote ip "localhost:40123"))',
+    ]
+    assert "(allow network" not in off
+    assert "(allow network*)" not in on
 
 
 def test_hidden_rules_come_after_every_allow() -> None:

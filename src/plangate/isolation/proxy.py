@@ -1,0 +1,472 @@
+"""The egress proxy: the box's only way out, outside the box, with a ``host:port`` allowlist.
+
+A box never shares the host's network. When it may use the network, PlanGate
+runs this proxy in its own process, outside the box, for the box's lifetime:
+
+- it listens on a unix socket in the run's private directory (a backend with
+  its own network namespace binds that one socket into the box, where a small
+  bridge, :data:`BRIDGE_SOURCE`, listens on ``127.0.0.1:PORT`` and forwards
+  each connection to it) or on a loopback TCP port (a backend without a
+  network namespace allows the box exactly that port by rule);
+- it speaks HTTP ``CONNECT host:port`` (HTTPS and any TLS: the proxy sees the
+  destination, never the content) and plain HTTP with an absolute URI
+  (``GET http://host:port/path``); nothing else;
+- :func:`egress_allowed` (pure) decides each destination against the rules of
+  ``.plangate/isolation.toml``: an allowed one is connected from the host and
+  relayed byte for byte; any other gets ``403`` and is recorded as refused;
+- :meth:`EgressProxy.stop` returns what was contacted and what was refused
+  (host, port, connections, bytes), for the run's record.
+
+The proxy resolves names itself; the box has no resolver and no route.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import tempfile
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+from plangate.errors import EnvironmentFailure
+from plangate.isolation.config import EgressRule
+from plangate.isolation.policy import ProxyAccess
+from plangate.records import NamedTuple
+
+BOX_PROXY_PORT = 3128
+"""The port the bridge listens on inside a box with its own network namespace."""
+
+BOX_PROXY_SOCKET = "/run/plangate-proxy.sock"
+"""Where the proxy's unix socket is shown inside such a box."""
+
+MAX_HEAD_BYTES = 64 * 1024
+MAX_CONNECTIONS = 256
+"""Connections one box may hold open through the proxy at once (more: ``503``)."""
+CONNECT_TIMEOUT_SECONDS = 15.0
+_CHUNK = 256 * 1024
+
+BRIDGE_SOURCE = r"""
+import os, socket, sys, threading
+port, target, argv = int(sys.argv[1]), sys.argv[2], sys.argv[4:]
+listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind(("127.0.0.1", port))
+listener.listen(128)
+def pump(src, dst):
+    buf = bytearray(262144)
+    view = memoryview(buf)
+    try:
+        while True:
+            n = src.recv_into(buf)
+            if not n:
+                break
+            dst.sendall(view[:n])
+    except OSError:
+        pass
+    for s in (dst,):
+        try:
+            s.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+def serve(client):
+    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        upstream.connect(target)
+    except OSError:
+        client.close()
+        return
+    back = threading.Thread(target=pump, args=(upstream, client), daemon=True)
+    back.start()
+    pump(client, upstream)
+    back.join()
+    client.close()
+    upstream.close()
+if os.fork() == 0:
+    os.setsid()
+    while True:
+        conn, _ = listener.accept()
+        threading.Thread(target=serve, args=(conn,), daemon=True).start()
+listener.close()
+os.execv(argv[0], argv)
+"""
+"""The bridge inside the box: binds ``127.0.0.1:PORT`` *before* the command starts (so the
+first request never races it), forks the forwarder, then becomes the command
+(``python -I -S -c BRIDGE_SOURCE PORT SOCKET -- COMMAND...``). It ends with the box."""
+
+
+SOCAT_BRIDGE = r"""
+"$0" -b65536 TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork \
+  UNIX-CONNECT:{socket} </dev/null >/dev/null 2>&1 &
+bridge=$!
+tries=0
+while :; do
+  while read -r _ local _ state _; do
+    if [ "$local" = "0100007F:{hexport}" ] && [ "$state" = "0A" ]; then break 2; fi
+  done < /proc/net/tcp
+  tries=$((tries + 1))
+  if ! kill -0 "$bridge" 2>/dev/null || [ "$tries" -gt 200000 ]; then
+    echo "plangate: the network bridge did not start" >&2
+    exit 126
+  fi
+done
+exec "$@"
+"""
+"""The bridge with ``socat`` (``/bin/sh -c SOCAT_BRIDGE SOCAT COMMAND...``): socat listens on
+``127.0.0.1:PORT`` and forwards each connection to the proxy's socket; the shell waits
+until the box's own ``/proc/net/tcp`` shows the port listening, then becomes the command."""
+
+
+def bridge_argv(access: ProxyAccess, command: Iterable[str]) -> list[str]:
+    """The command line that starts the bridge, then ``command`` (a box path), inside the box."""
+    if access.socat:
+        script = SOCAT_BRIDGE.format(
+            port=BOX_PROXY_PORT, socket=BOX_PROXY_SOCKET, hexport=f"{BOX_PROXY_PORT:04X}"
+        )
+        return ["/bin/sh", "-c", script, access.socat, *command]
+    return [
+        access.python,
+        "-I",
+        "-S",
+        "-c",
+        BRIDGE_SOURCE,
+        str(BOX_PROXY_PORT),
+        BOX_PROXY_SOCKET,
+        "--",
+        *command,
+    ]
+
+
+def find_socat() -> str:
+    """A trusted ``socat`` in the system directories (root-owned, not writable by others)."""
+    for directory in ("/usr/bin", "/bin", "/usr/local/bin"):
+        candidate = os.path.join(directory, "socat")  # noqa: PTH118
+        if os.path.lexists(candidate):
+            real = os.path.realpath(candidate)
+            info = os.stat(real)  # noqa: PTH116
+            if info.st_uid == 0 and not info.st_mode & 0o022 and os.access(real, os.X_OK):
+                return real
+    return ""
+
+
+def proxy_env(port: int) -> dict[str, str]:
+    """The variables that send a box's HTTP(S) traffic to the proxy at ``127.0.0.1:port``."""
+    url = f"http://127.0.0.1:{port}"
+    return {"HTTP_PROXY": url, "HTTPS_PROXY": url, "http_proxy": url, "https_proxy": url}
+
+
+def egress_allowed(rules: Iterable[EgressRule], host: str, port: int) -> bool:
+    """``host:port`` matches a rule: the same host, or a subdomain of ``*.domain`` (pure)."""
+    name = host.lower().rstrip(".")
+    for rule in rules:
+        if rule.port != port:
+            continue
+        if rule.host.startswith("*."):
+            if name.endswith(rule.host[1:]) and name != rule.host[2:]:
+                return True
+        elif rule.host in (name, f"[{name}]"):
+            return True
+    return False
+
+
+class Destination(NamedTuple):
+    """What the proxy saw for one ``host:port``."""
+
+    host: str
+    port: int
+    connections: int
+    bytes_up: int
+    bytes_down: int
+
+    def to_json(self) -> dict[str, object]:
+        """JSON form."""
+        return self._asdict()
+
+
+class EgressSummary(NamedTuple):
+    """What the box contacted through the proxy, and what it was refused."""
+
+    contacted: tuple[Destination, ...]
+    refused: tuple[Destination, ...]
+
+    def to_json(self) -> dict[str, object]:
+        """JSON form."""
+        return {
+            "contacted": [d.to_json() for d in self.contacted],
+            "refused": [d.to_json() for d in self.refused],
+        }
+
+
+class _Request(NamedTuple):
+    host: str
+    port: int
+    tunnel: bool
+    head: bytes
+    """For plain HTTP, the request head rewritten for the origin server."""
+    rest: bytes
+
+
+def parse_request(data: bytes) -> _Request | None:
+    """The destination of a proxy request head (``None``: not a request this proxy serves)."""
+    head, sep, rest = data.partition(b"\r\n\r\n")
+    if not sep:
+        return None
+    lines = head.split(b"\r\n")
+    parts = lines[0].split(b" ")
+    if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
+        return None
+    method, target, version = parts
+    try:
+        text = target.decode("ascii")
+    except UnicodeDecodeError:
+        return None
+    if method == b"CONNECT":
+        host, port = _split_host_port(text, None)
+        if host is None or port is None:
+            return None
+        return _Request(host, port, True, b"", rest)
+    if not text.startswith("http://"):
+        return None
+    authority, slash, path = text[len("http://") :].partition("/")
+    host, port = _split_host_port(authority, 80)
+    if host is None or port is None:
+        return None
+    kept = [
+        line
+        for line in lines[1:]
+        if not line.lower().startswith((b"proxy-", b"connection:", b"keep-alive:"))
+    ]
+    first = b" ".join([method, ("/" + path if slash else "/").encode("ascii"), version])
+    rewritten = b"\r\n".join([first, *kept, b"Connection: close"]) + b"\r\n\r\n"
+    return _Request(host, port, False, rewritten, rest)
+
+
+def _split_host_port(text: str, default: int | None) -> tuple[str | None, int | None]:
+    if "@" in text or not text:
+        return None, None
+    if text.startswith("["):
+        host, _, tail = text[1:].partition("]")
+        port_text = tail.removeprefix(":") if tail.startswith(":") else ""
+    else:
+        host, sep, port_text = text.rpartition(":")
+        if not sep:
+            host, port_text = text, ""
+    if not port_text:
+        return (host.lower(), default) if host else (None, None)
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        return None, None
+    return (host.lower(), int(port_text)) if host else (None, None)
+
+
+class EgressProxy:
+    """The proxy of one box (see the module docstring); start it, then stop it for the summary."""
+
+    def __init__(self, rules: tuple[EgressRule, ...]) -> None:
+        self.rules = rules
+        self._listener: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._seen: dict[tuple[bool, str, int], list[int]] = {}
+        self._threads: list[threading.Thread] = []
+        self._closing = False
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.address: str | int = ""
+
+    def listen_unix(self, path: str) -> None:
+        """Listen on the unix socket ``path`` (mode 0600; its directory must be private)."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            old = os.umask(0o177)
+            try:
+                sock.bind(path)
+            finally:
+                os.umask(old)
+            sock.listen(128)
+        except OSError:
+            sock.close()
+            raise
+        self._start(sock, path)
+
+    def listen_loopback(self) -> int:
+        """Listen on a free loopback TCP port; returns it."""
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            sock.bind(("127.0.0.1", 0))
+            sock.listen(128)
+        except OSError:
+            sock.close()
+            raise
+        port = int(sock.getsockname()[1])
+        self._start(sock, port)
+        return port
+
+    def _start(self, sock: socket.socket, address: str | int) -> None:
+        self._listener = sock
+        self.address = address
+        thread = threading.Thread(target=self._accept, name="plangate-egress", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def _accept(self) -> None:
+        listener = self._listener
+        while listener is not None and not self._closing:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            if not self._slots.acquire(blocking=False):  # a box cannot exhaust PlanGate's threads
+                _reply(client, b"503 Service Unavailable", b"plangate: too many connections\n")
+                with contextlib.suppress(OSError):
+                    client.shutdown(socket.SHUT_WR)
+                client.close()
+                continue
+            thread = threading.Thread(target=self._serve_slot, args=(client,), daemon=True)
+            thread.start()
+            with self._lock:
+                self._threads.append(thread)
+
+    def _note(
+        self, allowed: bool, host: str, port: int, *, connections: int = 0, up: int = 0,
+        down: int = 0,
+    ) -> None:
+        with self._lock:
+            entry = self._seen.setdefault((allowed, host, port), [0, 0, 0])
+            entry[0] += connections
+            entry[1] += up
+            entry[2] += down
+
+    def _serve_slot(self, client: socket.socket) -> None:
+        try:
+            self._serve(client)
+        finally:
+            self._slots.release()
+
+    def _serve(self, client: socket.socket) -> None:
+        with contextlib.closing(client):
+            client.settimeout(CONNECT_TIMEOUT_SECONDS)
+            data = b""
+            while b"\r\n\r\n" not in data and len(data) < MAX_HEAD_BYTES:
+                try:
+                    chunk = client.recv(8192)
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                data += chunk
+            request = parse_request(data)
+            if request is None:
+                _reply(client, b"400 Bad Request", b"plangate: not a proxy request\n")
+                return
+            if not egress_allowed(self.rules, request.host, request.port):
+                self._note(False, request.host, request.port, connections=1)
+                _reply(
+                    client,
+                    b"403 Forbidden",
+                    f"plangate: egress to {request.host}:{request.port} is not allowed "
+                    "(add it to egress in .plangate/isolation.toml)\n".encode(),
+                )
+                return
+            self._note(True, request.host, request.port, connections=1)
+            try:
+                upstream = socket.create_connection(
+                    (request.host.strip("[]"), request.port), timeout=CONNECT_TIMEOUT_SECONDS
+                )
+            except OSError as exc:
+                _reply(client, b"502 Bad Gateway", f"plangate: {exc}\n".encode())
+                return
+            with contextlib.closing(upstream):
+                client.settimeout(None)
+                upstream.settimeout(None)
+                if request.tunnel:
+                    client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                else:
+                    upstream.sendall(request.head)
+                if request.rest:
+                    upstream.sendall(request.rest)
+                up, down = _relay(client, upstream)
+                self._note(True, request.host, request.port, up=up + len(request.rest), down=down)
+
+    def stop(self) -> EgressSummary:
+        """Stop listening, end every relay, and say what was contacted and refused."""
+        self._closing = True
+        if self._listener is not None:
+            with contextlib.suppress(OSError):
+                self._listener.shutdown(socket.SHUT_RDWR)
+            self._listener.close()
+        if isinstance(self.address, str) and self.address:
+            with contextlib.suppress(OSError):
+                Path(self.address).unlink()
+        with self._lock:
+            seen = sorted(self._seen.items(), key=lambda kv: (kv[0][1], kv[0][2]))
+        contacted = tuple(Destination(h, p, *v) for (ok, h, p), v in seen if ok)
+        refused = tuple(Destination(h, p, *v) for (ok, h, p), v in seen if not ok)
+        return EgressSummary(contacted, refused)
+
+
+def _reply(client: socket.socket, status: bytes, body: bytes) -> None:
+    head = (
+        b"HTTP/1.1 " + status + b"\r\nContent-Type: text/plain\r\nConnection: close\r\n"
+        b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n"
+    )
+    with contextlib.suppress(OSError):
+        client.sendall(head + body)
+
+
+def _relay(client: socket.socket, upstream: socket.socket) -> tuple[int, int]:
+    """Copy both ways until both sides close; ``(bytes up, bytes down)``."""
+    counts = [0, 0]
+
+    def pump(src: socket.socket, dst: socket.socket, slot: int) -> None:
+        buf = bytearray(_CHUNK)
+        view = memoryview(buf)
+        try:
+            while True:
+                n = src.recv_into(buf)
+                if not n:
+                    break
+                dst.sendall(view[:n])
+                counts[slot] += n
+        except OSError:
+            pass
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
+
+    back = threading.Thread(target=pump, args=(upstream, client, 1), daemon=True)
+    back.start()
+    pump(client, upstream, 0)
+    back.join()
+    return counts[0], counts[1]
+
+
+def start_proxy(
+    rules: tuple[EgressRule, ...], *, private_network: bool, python: str, socat: str | None = None
+) -> tuple[EgressProxy, ProxyAccess, str]:
+    """Start the proxy of one box; ``(proxy, how the box reaches it, its private directory)``.
+
+    With a private network the proxy listens on a unix socket in a new private
+    directory (the box binds that socket and runs the bridge: ``socat``, found
+    with :func:`find_socat` unless given, else ``python``);
+    otherwise on a loopback port. A proxy that cannot start is
+    ``SANDBOX_UNAVAILABLE``: a box never falls back to the host's network.
+    """
+    proxy = EgressProxy(rules)
+    directory = ""
+    try:
+        if private_network:
+            # Short, private and outside the repository: a unix socket path has ~100 bytes.
+            directory = tempfile.mkdtemp(prefix="plangate-egress-")
+            path = os.path.join(directory, "proxy.sock")  # noqa: PTH118
+            proxy.listen_unix(path)
+            bridge = find_socat() if socat is None else socat
+            return proxy, ProxyAccess(path, BOX_PROXY_PORT, python, bridge), directory
+        port = proxy.listen_loopback()
+        return proxy, ProxyAccess("", port), directory
+    except OSError as exc:
+        if directory:
+            shutil.rmtree(directory, ignore_errors=True)
+        raise EnvironmentFailure(
+            "SANDBOX_UNAVAILABLE",
+            f"the egress proxy cannot start: {exc.strerror or exc}",
+            "free the temporary directory or loopback port it needs, or run with --no-network",
+        ) from None

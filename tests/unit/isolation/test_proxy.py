@@ -1,0 +1,157 @@
+"""The egress proxy: its allowlist decision and request parsing (pure), and one real proxy."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from plangate.isolation.config import EgressRule
+from plangate.isolation.proxy import EgressProxy, egress_allowed, parse_request
+
+RULES = (
+    EgressRule("api.example.com", 443),
+    EgressRule("*.cdn.example.org", 443),
+    EgressRule("127.0.0.1", 8080),
+    EgressRule("[::1]", 80),
+)
+
+
+@pytest.mark.parametrize(
+    ("host", "port", "allowed"),
+    [
+        ("api.example.com", 443, True),
+        ("API.Example.com.", 443, True),
+        ("api.example.com", 80, False),
+        ("evil.example.com", 443, False),
+        ("api.example.com.evil.net", 443, False),
+        ("a.cdn.example.org", 443, True),
+        ("a.b.cdn.example.org", 443, True),
+        ("cdn.example.org", 443, False),
+        ("xcdn.example.org", 443, False),
+        ("127.0.0.1", 8080, True),
+        ("127.0.0.1", 8081, False),
+        ("localhost", 8080, False),
+        ("::1", 80, True),
+    ],
+)
+def test_egress_allowed_matches_host_and_port_exactly(host: str, port: int, allowed: bool) -> None:
+    assert egress_allowed(RULES, host, port) is allowed
+
+
+def test_connect_and_absolute_http_requests_are_parsed() -> None:
+    tunnel = parse_request(b"CONNECT api.example.com:443 HTTP/1.1\r\nHost: x\r\n\r\nHELLO")
+    assert tunnel is not None
+    assert (tunnel.host, tunnel.port, tunnel.tunnel, tunnel.rest) == (
+        "api.example.com", 443, True, b"HELLO"
+    )
+    plain = parse_request(
+        b"GET http://h.example:8080/a/b?c HTTP/1.1\r\nHost: h.example:8080\r\n"
+        b"Proxy-Authorization: x\r\nConnection: keep-alive\r\n\r\n"
+    )
+    assert plain is not None
+    assert (plain.host, plain.port, plain.tunnel) == ("h.example", 8080, False)
+    assert plain.head.startswith(b"GET /a/b?c HTTP/1.1\r\n")
+    assert b"Proxy-Authorization" not in plain.head
+    assert plain.head.endswith(b"Connection: close\r\n\r\n")
+    default_port = parse_request(b"GET http://h.example/ HTTP/1.0\r\n\r\n")
+    assert default_port is not None
+    assert default_port.port == 80
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"GET /relative HTTP/1.1\r\n\r\n",
+        b"CONNECT host HTTP/1.1\r\n\r\n",
+        b"CONNECT host:99999 HTTP/1.1\r\n\r\n",
+        b"CONNECT user@host:443 HTTP/1.1\r\n\r\n",
+        b"GET ftp://h/ HTTP/1.1\r\n\r\n",
+        b"NONSENSE\r\n\r\n",
+        b"GET http://h/ HTTP/1.1\r\n",  # no end of head
+    ],
+)
+def test_anything_else_is_not_a_request(head: bytes) -> None:
+    assert parse_request(head) is None
+
+
+def _echo_server() -> tuple[socket.socket, int]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                data = conn.recv(100)
+                conn.sendall(b"ECHO:" + data)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server, server.getsockname()[1]
+
+
+def _through(path: str, head: bytes, payload: bytes = b"") -> bytes:
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.settimeout(10)
+    client.connect(path)
+    client.sendall(head)
+    out = b""
+    if payload:
+        out = client.recv(1000)
+        client.sendall(payload)
+    while chunk := client.recv(1000):
+        out += chunk
+    client.close()
+    return out
+
+
+def test_a_real_proxy_tunnels_allowed_destinations_and_records_refusals(tmp_path: Path) -> None:
+    server, port = _echo_server()
+    proxy = EgressProxy((EgressRule("127.0.0.1", port),))
+    path = str(tmp_path / "p.sock")
+    proxy.listen_unix(path)
+    try:
+        assert (Path(path).stat().st_mode & 0o777) == 0o600
+        allowed = _through(path, f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode(), b"hi")
+        refused = _through(path, b"CONNECT 127.0.0.1:9 HTTP/1.1\r\n\r\n")
+    finally:
+        summary = proxy.stop()
+        server.close()
+    assert allowed.startswith(b"HTTP/1.1 200")
+    assert allowed.endswith(b"ECHO:hi")
+    assert refused.startswith(b"HTTP/1.1 403")
+    assert [(d.host, d.port, d.connections) for d in summary.contacted] == [
+        ("127.0.0.1", port, 1)
+    ]
+    assert summary.contacted[0].bytes_down == len(b"ECHO:hi")
+    assert [(d.host, d.port, d.connections) for d in summary.refused] == [("127.0.0.1", 9, 1)]
+    assert not Path(path).exists()
+
+
+def test_connections_past_the_bound_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from plangate.isolation import proxy as proxy_module
+
+    monkeypatch.setattr(proxy_module, "MAX_CONNECTIONS", 1)
+    proxy = EgressProxy(())
+    path = str(tmp_path / "p.sock")
+    proxy.listen_unix(path)
+    held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        held.connect(path)  # holds the only slot: its request head never ends
+        late = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        late.settimeout(10)
+        late.connect(path)
+        second = late.recv(1000)
+        late.close()
+    finally:
+        held.close()
+        proxy.stop()
+    assert second.startswith(b"HTTP/1.1 503")

@@ -56,8 +56,9 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("task", help="task id, e.g. TASK-0001")
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
     parser.add_argument("--no-network", dest="network", action="store_const", const=False,
-                        default=None, help="no network inside the box (default: on, or the "
-                        "'network' setting of .plangate/isolation.toml)")
+                        default=None, help="no network inside the box, not even through the egress "
+                        "proxy (default: only through the proxy, to the allowlisted "
+                        "endpoints, or the 'network' setting of .plangate/isolation.toml)")
     parser.add_argument("--no-isolation", action="store_true",
                         help="run in the working tree without a sandbox. Where a trust root "
                         "is in force it needs a statement signed by an override holder for "

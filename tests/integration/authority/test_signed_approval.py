@@ -187,11 +187,9 @@ def test_the_trust_branch_counts_when_the_working_tree_has_no_trust_file(
     (git_repo / ".plangate/trust.toml").unlink()
     if where == "a directory":
         (git_repo / ".plangate/trust.toml").mkdir()
+    # Whatever the working tree holds in its place, the trust branch's root is in force.
     code, codes, _ = _verify(git_repo)
-    if where == "deleted":
-        assert code == 1 and codes == ["C3_SIGNATURE_MISSING"]
-    else:
-        assert code == 1 and codes == ["AUTH_TRUST_NOT_A_FILE"]
+    assert code == 1 and codes == ["C3_SIGNATURE_MISSING"]
 
 
 def test_an_unreadable_trust_branch_is_a_refusal_not_an_unsigned_accept(

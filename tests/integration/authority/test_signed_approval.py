@@ -348,3 +348,23 @@ def test_review_mark_refuses_an_unlisted_key_before_writing(
     )
     assert result.code == 1 and "AUTH_SIGNER_NOT_LISTED" in result.err
     assert (task_dir(git_repo) / "review-self.md").read_bytes() == before
+
+
+def test_an_agents_branch_cannot_name_itself_the_trust_branch(
+    git_repo: Path, team: dict[str, Key]
+) -> None:
+    from support.signed import commit_trust_root
+    from support.taskkit import approve_task
+
+    commit_trust_root(git_repo, team)  # on main: signatures required
+    git(git_repo, "checkout", "-q", "-b", "feature")
+    (git_repo / ".plangate/trust.toml").write_bytes(
+        trust_toml(["alice@example.com", "bob@example.com"], ["carol@example.com"],
+                   require=False, extra='trust_branch = "feature"')
+    )
+    commit_all(git_repo, "the agent's own trust root, naming its own branch")
+    make_task(git_repo)
+    approve_task(git_repo)  # an unsigned self-approval
+    commit_all(git_repo, "self-approval")
+    code, codes, _ = _verify(git_repo)
+    assert code == 1 and "C3_SIGNATURE_MISSING" in codes, codes

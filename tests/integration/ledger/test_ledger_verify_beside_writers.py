@@ -36,7 +36,7 @@ def _appending_exec(repo: str, env: dict[str, str], stop: Any) -> None:
 def _verify(backend: Backend) -> tuple[int, dict[str, Any]]:
     proc = subprocess.run(
         [sys.executable, "-m", "plangate", "ledger", "verify", "--json"],
-        cwd=backend.repo, env=backend.env | _base_env(), capture_output=True, check=False,
+        cwd=backend.repo, env=_base_env() | backend.env, capture_output=True, check=False,
     )
     return proc.returncode, json.loads(proc.stdout) if proc.stdout else {"stderr": proc.stderr}
 

@@ -20,12 +20,22 @@ Git must not be able to lie to PlanGate, whatever the repository holds:
   (``info/grafts``) or a shallow history cannot answer truthfully:
   :meth:`Git.is_ancestor` raises ``GIT_HISTORY_UNDECIDABLE``;
 - an abbreviated object id is resolved through the object database only,
-  never as a branch or tag that happens to carry the same name.
+  never as a branch or tag that happens to carry the same name;
+- a name is never redirected (:meth:`Git.resolve_commit`): ``main`` means the
+  branch ``refs/heads/main`` (``origin/main`` the remote-tracking branch), and
+  a tag or another ref carrying the same name makes it ``GIT_REF_AMBIGUOUS``;
+- filter drivers (clean, smudge, process) configured by the repository never
+  run: every command that touches the working tree runs with each configured
+  driver switched off (:data:`WORKTREE_COMMANDS`);
+- index bits that hide a file's changes (assume-unchanged, skip-worktree)
+  cannot hide them from PlanGate: :meth:`Git.worktree_changes` reports such a
+  path as changed.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,10 +54,54 @@ GIT_OUTPUT_LIMIT = 512 * 1024 * 1024
 
 _OBJECT_TYPES = frozenset(("commit", "tree", "blob", "tag"))
 
+EXACT_REF_PREFIXES = ("refs/heads/", "refs/remotes/", "refs/tags/")
+"""Full ref names taken exactly as given (a person who writes one means that ref)."""
+
+_SHORT_NAME_RULES = (
+    "refs/{}",
+    "refs/tags/{}",
+    "refs/heads/{}",
+    "refs/remotes/{}",
+    "refs/remotes/{}/HEAD",
+)
+"""Every ref git's own lookup tries for a short name, in git's order."""
+
+_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/+-]{0,254}")
+_STEPS_RE = re.compile(r"(?:[~^][0-9]{0,6})*")
+
+
+def split_revision(rev: object) -> tuple[str, str]:
+    """``(name, steps)`` of a revision PlanGate accepts: a name and ``~N``/``^N`` steps.
+
+    The name holds only letters, digits and ``._/+-``; no ``..``, ``//``, ``@{``,
+    ``:`` or glob: a revision is a commit id or a ref name, never git's wider
+    syntax (``main@{1}``, ``:/message``, ``HEAD:path``). Anything else raises
+    ``GIT_BAD_REVISION``.
+    """
+    if isinstance(rev, str):
+        first = min((i for i in (rev.find("~"), rev.find("^")) if i >= 0), default=len(rev))
+        name, steps = rev[:first], rev[first:]
+        if (_NAME_RE.fullmatch(name) and _STEPS_RE.fullmatch(steps) and ".." not in name
+                and "//" not in name and not name.endswith(("/", ".", ".lock"))):
+            return name, steps
+    raise GitError("GIT_BAD_REVISION", f"bad revision {rev!r}",
+                   "give a full commit id, HEAD, or a branch name such as main or origin/main")
+
 
 class GitError(EnvironmentFailure):
     """git could not answer; the caller fails closed."""
 
+
+WORKTREE_COMMANDS = frozenset((
+    "add", "am", "apply", "checkout", "checkout-index", "cherry-pick", "commit", "diff",
+    "hash-object", "merge", "read-tree", "rebase", "reset", "restore", "revert", "stash",
+    "status", "switch", "update-index", "worktree",
+))
+"""git commands that may read or write the working tree, and so run filter drivers:
+every call of one of them runs with the repository's filters switched off."""
+
+_FILTER_OFF = (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
+"""An empty command is no filter: git passes the bytes through unchanged."""
 
 HARDENING_ARGS: tuple[str, ...] = (
     "--no-replace-objects",
@@ -150,6 +204,8 @@ class Git:
         env = scrubbed_env()
         if index_file is not None:
             env["GIT_INDEX_FILE"] = index_file
+        if args and args[0] in WORKTREE_COMMANDS:
+            env.update(self._filters_off())
         try:
             spawned = capture(argv, self.cwd, env, input_data=input_data,
                               timeout=GIT_TIMEOUT_SECONDS, output_limit=self.output_limit,
@@ -187,6 +243,32 @@ class Git:
                 "check the repository state",
             )
         return GitOutput(argv, returncode, stdout, stderr_bytes)
+
+    def _filters_off(self) -> dict[str, str]:
+        """``GIT_CONFIG_*`` variables that switch off every filter driver configured here.
+
+        A clean, smudge or process filter is a program the repository's
+        configuration names (``filter.<driver>.clean`` in ``.git/config``, chosen
+        per path by ``.gitattributes``). git runs it when it reads or writes the
+        working tree: it would run code, and a clean filter can make a changed file
+        look unchanged. Driver names are free text, so they are passed as
+        environment pairs rather than ``-c`` arguments.
+        """
+        listed = self._call(
+            ["config", "--null", "--name-only", "--get-regexp", r"^filter\."], ok_codes=(0, 1)
+        ).stdout
+        drivers = sorted({
+            name[len("filter."):name.rfind(".")]
+            for name in listed.decode("utf-8", "surrogateescape").split("\x00")
+            if name.startswith("filter.") and name.count(".") >= 2
+        })
+        pairs = [(f"filter.{d}.{key}", value) for d in drivers
+                 for key, value in _FILTER_OFF]
+        env = {"GIT_CONFIG_COUNT": str(len(pairs))}
+        for index, (key, value) in enumerate(pairs):
+            env[f"GIT_CONFIG_KEY_{index}"] = key
+            env[f"GIT_CONFIG_VALUE_{index}"] = value
+        return env
 
     def _text(self, args: list[str]) -> str:
         return self._call(args).stdout.decode("utf-8", "strict").strip()
@@ -255,13 +337,83 @@ class Git:
         return commit
 
     def resolve_commit(self, rev: str) -> str:
-        """Resolve ``rev`` to exactly one full commit id.
+        """Resolve ``rev`` to exactly one full commit id: the one resolver of every caller.
 
-        A hex abbreviation must name exactly one commit: an ambiguous or unknown
-        prefix raises (``GIT_COMMIT_AMBIGUOUS`` / ``GIT_COMMIT_UNKNOWN``).
+        What ``rev`` may be (:func:`split_revision`), optionally followed by ``~N`` /
+        ``^N`` steps:
+
+        - a full or abbreviated commit id, looked up in the object database only
+          (never as a ref of the same name); an ambiguous or unknown prefix raises
+          ``GIT_COMMIT_AMBIGUOUS`` / ``GIT_COMMIT_UNKNOWN``;
+        - ``HEAD``;
+        - a full ref name under ``refs/heads/``, ``refs/remotes/`` or ``refs/tags/``,
+          taken exactly;
+        - a short name (``main``, ``origin/main``), resolved to the one branch or
+          remote-tracking branch of that name (:meth:`branch_ref_of`): a tag or
+          another ref carrying the same name makes it ``GIT_REF_AMBIGUOUS``.
         """
-        if not isinstance(rev, str) or not rev or rev.startswith("-") or "\x00" in rev:
-            raise GitError("GIT_BAD_REVISION", f"bad revision {rev!r}", "give a commit id or ref")
+        base, steps = split_revision(rev)
+        if base == "HEAD" or base.startswith(EXACT_REF_PREFIXES):
+            return self._peel_to_commit(rev, base + steps)
+        if is_short_sha(base):
+            if not steps:
+                return self._object_commit(base)
+            return self._peel_to_commit(rev, self._object_commit(base) + steps)
+        return self._peel_to_commit(rev, self.branch_ref_of(base) + steps)
+
+    def branch_ref_of(self, name: str) -> str:
+        """The full ref a short branch name means: ``refs/heads/<name>`` or
+        ``refs/remotes/<name>``, whichever exists, when no other ref carries the name.
+
+        Every ref git itself would try for ``name`` is listed (``refs/<name>``,
+        ``refs/tags/<name>``, ``refs/heads/<name>``, ``refs/remotes/<name>``,
+        ``refs/remotes/<name>/HEAD``). None: ``GIT_COMMIT_UNKNOWN``; more than one:
+        ``GIT_REF_AMBIGUOUS`` (a tag ``main`` beside the branch ``main`` could
+        otherwise redirect the name); only a tag or another kind of ref:
+        ``GIT_REF_NOT_A_BRANCH``.
+        """
+        base, steps = split_revision(name)
+        if steps or base == "HEAD" or base.startswith("refs/"):
+            raise GitError("GIT_BAD_REVISION", f"{name!r} is not a short branch name",
+                           "give a branch name such as main or origin/main")
+        candidates = [rule.format(base) for rule in _SHORT_NAME_RULES]
+        out = self._call(["for-each-ref", "--format=%(refname)", "--", *candidates]).stdout
+        present = [ref for ref in out.decode("utf-8", "surrogateescape").split("\n")
+                   if ref in candidates]
+        if not present:
+            raise GitError("GIT_COMMIT_UNKNOWN", f"no branch or commit is named {base!r} here",
+                           "fetch it, or give a full commit id")
+        if len(present) > 1:
+            raise GitError(
+                "GIT_REF_AMBIGUOUS",
+                f"{base!r} names {len(present)} refs ({', '.join(present)})",
+                f"give the full ref name (refs/heads/{base}) or a full commit id, "
+                "or delete the ref that should not carry that name",
+            )
+        (ref,) = present
+        if not ref.startswith(("refs/heads/", "refs/remotes/")):
+            raise GitError(
+                "GIT_REF_NOT_A_BRANCH",
+                f"{base!r} names {ref}, not a branch",
+                f"give a branch, a full commit id, or the full ref name {ref} deliberately",
+            )
+        return ref
+
+    def _peel_to_commit(self, rev: str, exact: str) -> str:
+        """The commit ``exact`` (a full ref name, ``HEAD`` or an id, with steps) peels to."""
+        proc = self._call(
+            ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{exact}^{{commit}}"],
+            ok_codes=(0, 1),
+        )
+        out = proc.stdout.decode().strip()
+        if proc.returncode != 0 or not is_full_sha(out):
+            raise GitError(
+                "GIT_COMMIT_UNKNOWN", f"{rev} is not a commit here", "fetch it or fix it"
+            )
+        return out
+
+    def _object_commit(self, rev: str) -> str:
+        """The commit a full or abbreviated object id names (object database only)."""
         if is_short_sha(rev) and not is_full_sha(rev):
             candidates = self._commits_with_prefix(rev)
             if not candidates:
@@ -515,7 +667,27 @@ class Git:
             if not record:
                 continue
             out.append(record[3:].decode("utf-8", "surrogateescape"))
-        return sorted(set(out))
+        return sorted(set(out) | set(self.hidden_paths(under)))
+
+    def hidden_paths(self, under: tuple[str, ...] = ()) -> list[str]:
+        """Paths whose index entry tells git not to look at the working tree file.
+
+        ``git update-index --assume-unchanged`` and ``--skip-worktree`` set bits
+        that make ``status`` and ``diff`` report such a file as unchanged whatever
+        it holds. PlanGate cannot vouch for those files, so
+        :meth:`worktree_changes` reports them as changed: a check that needs a
+        clean tree then refuses instead of judging other bytes than git's.
+        """
+        args = ["ls-files", "-v", "-z"]
+        if under:
+            args += ["--", *(f":(literal){d}" for d in under)]
+        out: list[str] = []
+        for record in self._call(args).stdout.split(b"\x00"):
+            tag, path = record[:2], record[2:]
+            # 'S' marks skip-worktree; a lower-case tag marks assume-unchanged.
+            if path and (tag[:1] == b"S" or tag[:1].islower()):
+                out.append(path.decode("utf-8", "surrogateescape"))
+        return out
 
     def merge_base(self, one: str, two: str) -> str:
         """The one best common ancestor of two commits (what a three-dot diff starts from).

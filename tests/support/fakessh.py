@@ -1,7 +1,11 @@
-"""Fake ``ssh-keygen`` / ``ssh`` programs on a private PATH: a missing or too-old OpenSSH.
+"""Fake ``ssh-keygen`` / ``ssh`` programs: a missing or too-old OpenSSH.
 
-The PATH built here holds ``git`` (a link to the real one, so repositories still
-work) and only the fake programs asked for; nothing else of the system's.
+:func:`fake_path` builds a directory holding ``git`` (a link to the real one, so
+repositories still work) and only the fake programs asked for. PlanGate never
+looks on ``PATH``; :func:`use_fakes` makes its program lookup
+(:mod:`plangate.sysbin`) see that directory alone, the way a person would: the
+system directories are swapped for an empty one, and the person's own
+``programs.toml`` names the fake ``ssh-keygen`` when there is one.
 """
 
 from __future__ import annotations
@@ -9,6 +13,10 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+
+import pytest
+
+from plangate import sysbin
 
 
 def _script(path: Path, body: str) -> None:
@@ -33,3 +41,19 @@ def fake_path(
     if keygen is not None:
         _script(directory / "ssh-keygen", keygen)
     return os.fspath(directory)
+
+
+def use_fakes(monkeypatch: pytest.MonkeyPatch, directory: str) -> None:
+    """Make PlanGate find its programs only in ``directory`` (built by :func:`fake_path`)."""
+    monkeypatch.setenv("PATH", directory)
+    empty = Path(directory).parent / "no-system-programs"
+    empty.mkdir(exist_ok=True)
+    config = Path(directory).parent / "person-config"
+    config.mkdir(exist_ok=True)
+    monkeypatch.setattr(sysbin, "SYSTEM_BIN_DIRS", (os.fspath(empty),))
+    monkeypatch.setattr(sysbin, "user_config_dir", lambda: config)
+    keygen = Path(directory) / "ssh-keygen"
+    if keygen.exists():
+        programs = config / sysbin.PROGRAMS_FILE
+        programs.write_text(f'ssh-keygen = "{keygen}"\n')
+        programs.chmod(0o644)

@@ -65,7 +65,8 @@ def check_expected_sha(expected_sha: str) -> str:
 
 
 def resolve_expected_sha(repo_root: Path, rev: str) -> str:
-    """The full commit id ``rev`` names (a full id, an abbreviation, ``HEAD``, a branch or tag).
+    """The full commit id ``rev`` names (a full id, an abbreviation, ``HEAD``, a branch name or
+    a full ``refs/...`` name; see :meth:`plangate.git.Git.resolve_commit`).
 
     Resolved once, through the git door, exactly as ``c3 issue --target-sha``
     resolves its revision; a full lowercase id is taken as given (the acceptor
@@ -83,7 +84,7 @@ def resolve_expected_sha(repo_root: Path, rev: str) -> str:
             "C3_EXPECTED_SHA_INVALID",
             f"expected revision {rev!r} does not name exactly one commit ({exc.code}: "
             f"{exc.message})",
-            "pass a commit id, HEAD, a branch or a tag that names one commit",
+            "pass a full commit id, HEAD or a branch name (a tag as refs/tags/NAME)",
         ) from None
     return check_expected_sha(full)
 

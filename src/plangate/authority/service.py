@@ -26,6 +26,7 @@ from plangate.authority.signers import (
     parse_allowed_signers,
     parse_time,
 )
+from plangate.authority.source import record_trust_branch
 from plangate.authority.trustfile import (
     ROLES,
     TrustConfig,
@@ -80,6 +81,8 @@ def init(top: Path, *, trust_branch: str, force: bool) -> None:
                 )
     config = TrustConfig(False, trust_branch, False, {}, (), ())
     parse_trust(render_trust(config))  # the branch name obeys the reader's rule
+    # The local trust branch is recorded in the git directory, where no commit reaches.
+    record_trust_branch(top, trust_branch)
     _write_both(top, config, AllowedSigners(()))
 
 

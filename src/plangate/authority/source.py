@@ -20,15 +20,19 @@ from typing import TYPE_CHECKING
 from plangate.authority.trustpaths import (
     DEFAULT_TRUST_BRANCH,
     MAX_SIGNERS_BYTES,
+    MAX_TRUST_BRANCH_RECORD_BYTES,
     MAX_TRUST_BYTES,
     REVOKED_RELPATH,
     SIGNERS_RELPATH,
+    TRUST_BRANCH_RECORD,
     TRUST_FILES,
     TRUST_RELPATH,
+    is_branch_name,
 )
 from plangate.errors import InputRejected
-from plangate.fsutil import FileState, read_regular_file
+from plangate.fsutil import FileState, atomic_write, read_regular_file
 from plangate.git import Git, GitError, GitObject, tree_entries_of
+from plangate.githead import git_dirs
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -91,27 +95,71 @@ class LocalRoot:
         self.worktree_has_root = worktree_has_root
 
 
-def local_root(git: Git, top: Path) -> LocalRoot:
-    """The trust root at the tip of the trust branch.
+def _common_dir(top: Path) -> Path:
+    """The common git directory of the working tree at ``top`` (no subprocess when the
+    ``.git`` files can be read directly; git itself otherwise)."""
+    dirs = git_dirs(str(top))
+    return Path(dirs[1]) if dirs is not None else Git(top).common_dir()
 
-    The branch is the working tree's ``trust_branch`` (default ``main``); the
-    root read there must name the same branch (``AUTH_TRUST_BRANCH_MISMATCH``).
-    A working tree with a trust.toml whose branch does not exist is
-    ``AUTH_TRUST_BRANCH_MISSING``: the root is not in force until it is
-    committed there.
+
+def recorded_trust_branch(top: Path) -> str:
+    """The local trust branch recorded at setup (:data:`TRUST_BRANCH_RECORD`), or
+    ``main`` where nothing is recorded.
+
+    Never read from a working tree's or a commit's ``trust.toml``: one commit on an
+    agent's branch could name that very branch. The record lives in the git
+    directory, which only a person's own setup writes. An unreadable record, or one
+    that is not a branch name, is ``AUTH_TRUST_BRANCH_RECORD_BAD``.
     """
-    read = read_regular_file(top / TRUST_RELPATH, MAX_TRUST_BYTES)
-    branch = DEFAULT_TRUST_BRANCH
-    has_local = read.state is not FileState.MISSING
-    if has_local:
-        if not read.ok or read.data is None:
-            raise InputRejected(
-                "AUTH_TRUST_NOT_A_FILE", f"{TRUST_RELPATH} {read.detail}", "make it a regular file"
-            )
-        from plangate.authority.trustfile import parse_trust
+    where = _common_dir(top) / TRUST_BRANCH_RECORD
+    read = read_regular_file(where, MAX_TRUST_BRANCH_RECORD_BYTES)
+    if read.state is FileState.MISSING:
+        return DEFAULT_TRUST_BRANCH
+    name = ""
+    if read.ok and read.data is not None:
+        name = read.data.decode("utf-8", "replace").strip()
+    if not is_branch_name(name):
+        raise InputRejected(
+            "AUTH_TRUST_BRANCH_RECORD_BAD",
+            f"{where} does not hold a branch name ({read.detail or repr(name)})",
+            f"write the trust branch's name into {where}, or remove the file (then: main)",
+        )
+    return name
 
-        branch = parse_trust(read.data).trust_branch
-    else:
+
+def record_trust_branch(top: Path, branch: str) -> None:
+    """Record ``branch`` as the local trust branch, once (setup and ``trust init``).
+
+    An existing record naming another branch is never replaced by a command:
+    ``AUTH_TRUST_BRANCH_RECORDED``. A person changes it by editing the file.
+    """
+    current = recorded_trust_branch(top)
+    where = _common_dir(top) / TRUST_BRANCH_RECORD
+    if read_regular_file(where, MAX_TRUST_BRANCH_RECORD_BYTES).state is FileState.MISSING:
+        atomic_write(where, f"{branch}\n".encode(), overwrite=False, mode=0o644)
+        return
+    if current != branch:
+        raise InputRejected(
+            "AUTH_TRUST_BRANCH_RECORDED",
+            f"this repository's trust branch is recorded as {current!r} ({where})",
+            f"keep {current}, or change the record yourself: edit {where}",
+        )
+
+
+def local_root(git: Git, top: Path) -> LocalRoot:
+    """The trust root at the tip of the recorded trust branch.
+
+    The branch is the one recorded in the git directory
+    (:func:`recorded_trust_branch`, default ``main``), never one a working tree
+    or a commit names; the root read there must name the same branch
+    (``AUTH_TRUST_BRANCH_MISMATCH``). A working tree with a trust.toml while the
+    branch does not exist is ``AUTH_TRUST_BRANCH_MISSING``: the root is not in
+    force until it is committed there.
+    """
+    branch = recorded_trust_branch(top)
+    has_local = read_regular_file(top / TRUST_RELPATH, MAX_TRUST_BYTES).state is not (
+        FileState.MISSING)
+    if not has_local:
         # The common case, no trust root on the default branch, in one git process: the
         # trust files listed at the branch's tip. Any other answer (a file there, no such
         # branch, a failure) takes the exact path below, which resolves the tip first.
@@ -127,7 +175,8 @@ def local_root(git: Git, top: Path) -> LocalRoot:
             raise InputRejected(
                 "AUTH_TRUST_BRANCH_MISSING",
                 f"the trust branch {branch!r} does not exist here",
-                f"commit the trust root on {branch} (or fetch it)",
+                f"commit the trust root on {branch} (or fetch it); if this repository's "
+                f"trust branch has another name, record it in .git/{TRUST_BRANCH_RECORD}",
             ) from None
         return LocalRoot(None, branch, has_local)
     root = root_at(git, tip)
@@ -150,7 +199,7 @@ _TRUST_NAMES = frozenset(path.rpartition("/")[2].encode() for path in TRUST_FILE
 def no_root_probe(top: Path) -> list[str] | None:
     """The object names to hand :meth:`plangate.git.Git.read_objects` so that
     :func:`proves_no_trust_files` can show, in the same git process as other questions,
-    that the default trust branch holds no trust file.
+    that the recorded trust branch holds no trust file.
 
     None when this cannot apply: the working tree holds a trust.toml (its own branch,
     and :func:`local_root`'s exact path, decide), or the trust files do not share one
@@ -160,7 +209,11 @@ def no_root_probe(top: Path) -> list[str] | None:
         return None
     if read_regular_file(top / TRUST_RELPATH, MAX_TRUST_BYTES).state is not FileState.MISSING:
         return None
-    ref = f"refs/heads/{DEFAULT_TRUST_BRANCH}"
+    try:
+        ref = f"refs/heads/{recorded_trust_branch(top)}"
+    except InputRejected:
+        return None  # the exact path refuses the record with its reason
+
     return [f"{ref}^{{commit}}", f"{ref}^{{tree}}", f"{ref}:{_TRUST_DIR}"]
 
 

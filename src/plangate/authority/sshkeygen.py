@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from plangate.errors import EnvironmentFailure, InputRejected
 from plangate.fsutil import atomic_write
+from plangate.sysbin import find_program, trusted_binary
 
 if TYPE_CHECKING:
     from plangate._spawn import Captured
@@ -37,7 +37,10 @@ OUTPUT_LIMIT = 64 * 1024
 """Most bytes of standard output one ssh-keygen call may print (more is refused)."""
 
 _VERSION_RE = re.compile(rb"OpenSSH_(\d+)\.(\d+)")
-_INSTALL_HINT = "install OpenSSH 8.8 or newer (Debian/Ubuntu: apt-get install openssh-client)"
+_INSTALL_HINT = (
+    "install OpenSSH 8.8 or newer (Debian/Ubuntu: apt-get install openssh-client) in a system "
+    "directory, or name your own in ~/.config/plangate/programs.toml (docs/authority.md)"
+)
 
 
 def run(
@@ -85,15 +88,17 @@ def run(
 
 
 def ssh_keygen_path() -> str:
-    """The ``ssh-keygen`` on PATH, checked to be OpenSSH 8.8 or newer."""
-    found = shutil.which("ssh-keygen")
+    """The trusted ``ssh-keygen`` (:func:`plangate.sysbin.find_program`), checked to be
+    OpenSSH 8.8 or newer. Never the one on ``PATH``: whoever starts PlanGate sets that."""
+    found, problem = find_program("ssh-keygen")
     if found is None:
-        raise EnvironmentFailure(
-            "AUTH_SSH_KEYGEN_MISSING", "ssh-keygen is not installed", _INSTALL_HINT
-        )
+        code = "AUTH_SSH_KEYGEN_UNTRUSTED" if "not installed" not in problem else (
+            "AUTH_SSH_KEYGEN_MISSING")
+        raise EnvironmentFailure(code, f"no trusted ssh-keygen: {problem}", _INSTALL_HINT)
     # ssh-keygen prints no version; ssh of the same installation does.
     ssh = Path(found).with_name("ssh")
-    version = run([str(ssh), "-V"], b"", VERIFY_TIMEOUT_SECONDS) if ssh.exists() else None
+    trusted_ssh = ssh.exists() and trusted_binary(str(ssh), (0, os.getuid())) is None
+    version = run([str(ssh), "-V"], b"", VERIFY_TIMEOUT_SECONDS) if trusted_ssh else None
     match = _VERSION_RE.search(version.stderr + version.stdout) if version else None
     if match is None:
         raise EnvironmentFailure(

@@ -27,17 +27,20 @@ approver (otherwise nothing could ever be approved).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from plangate.authority.signers import PRINCIPAL_RE
-from plangate.authority.trustpaths import DEFAULT_TRUST_BRANCH, MAX_TRUST_BYTES, TRUST_RELPATH
+from plangate.authority.trustpaths import (
+    DEFAULT_TRUST_BRANCH,
+    MAX_TRUST_BYTES,
+    TRUST_RELPATH,
+    is_branch_name,
+)
 from plangate.errors import InputRejected
 from plangate.records import NamedTuple
 
 ROLES = ("reviewer", "approver", "override", "evaluator")
 
-_BRANCH_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,127}")
 _TOP_KEYS = frozenset(
     {
         "version",
@@ -180,7 +183,7 @@ def parse_trust(data: bytes) -> TrustConfig:
     require = _flag(raw, "require_signatures", False)
     may_review = _flag(raw, "approver_may_review", False)
     branch = raw.get("trust_branch", DEFAULT_TRUST_BRANCH)
-    if not isinstance(branch, str) or _BRANCH_RE.fullmatch(branch) is None or ".." in branch:
+    if not is_branch_name(branch):
         raise _bad(
             "AUTH_TRUST_BAD_VALUE",
             f"trust_branch {branch!r} is not a branch name",

@@ -15,8 +15,11 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         "protected surfaces (read from the base commit).")
     sub = parser.add_subparsers(dest="action", required=True)
     check = sub.add_parser("check", help="check base..head")
-    check.add_argument("--base", required=True, help="the pull request's base commit or ref")
-    check.add_argument("--head", required=True, help="the pull request's head commit or ref")
+    check.add_argument("--base", required=True,
+                       help="the pull request's base: a commit id or a branch "
+                       "(main, origin/main; a same-named tag makes it ambiguous)")
+    check.add_argument("--head", required=True,
+                       help="the pull request's head: a commit id, HEAD or a branch")
     check.add_argument("--json", action="store_true", help="print one JSON object")
     check.add_argument("--sarif", metavar="FILE", type=Path,
                        help="also write a SARIF 2.1.0 log (one result per offending path)")

@@ -53,8 +53,13 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
 
     root = Git(cwd).toplevel()
     git = Git(root)
-    base = git.resolve_commit(base_rev)
-    head = git.resolve_commit(head_rev)
+    try:
+        # One resolver for both names: a branch name means the branch, never a tag
+        # or another ref of the same name (GIT_REF_AMBIGUOUS).
+        base = git.resolve_commit(base_rev)
+        head = git.resolve_commit(head_rev)
+    except GitError as exc:
+        raise InputRejected(exc.code, exc.message, exc.hint) from None
     checked_out = git.head()
     if checked_out != head:
         return PullRequestFacts(base, head, checked_out)

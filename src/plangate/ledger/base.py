@@ -80,7 +80,9 @@ class Ledger(abc.ABC):
         snapshot, read from the table itself (never through a secondary index), streamed."""
 
     def _integrity_problem(self) -> Reason | None:
-        """A reason when the database's own structure is damaged (backends that can tell)."""
+        """A reason when the database's own structure is damaged (backends that can tell).
+
+        Called inside :meth:`_snapshot`, so it judges the same snapshot as the rows."""
         return None
 
     def _reading(self, read: Callable[[], _T]) -> _T:
@@ -155,10 +157,13 @@ class Ledger(abc.ABC):
         from plangate.ledger.chain import verify_values
 
         def read() -> Result:
-            problem = self._integrity_problem()
-            if problem is not None:
-                return integrity_result(problem)
+            # One read snapshot for everything verify looks at (SQLite: one read
+            # transaction; PostgreSQL: REPEATABLE READ): an append committed meanwhile
+            # is either wholly in it or wholly out, never half a reason for TAMPERED.
             with self._snapshot() as (head, rows):
+                problem = self._integrity_problem()
+                if problem is not None:
+                    return integrity_result(problem)
                 return verify_values(rows, head, anchor=anchor)
 
         result = self._reading(read)

@@ -438,7 +438,13 @@ class SQLiteLedger(Ledger):
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             self._rollback()
+            self._check_unchanged()
             raise self._read_error(exc) from None
+        except LedgerError:
+            # A read error of an immutable read whose file changed meanwhile is a retry.
+            self._rollback()
+            self._check_unchanged()
+            raise
         except BaseException:
             self._rollback()
             raise
@@ -448,7 +454,13 @@ class SQLiteLedger(Ledger):
         """``PRAGMA integrity_check``: pages, indexes against their table, constraints."""
         try:
             rows = self._connection().execute("PRAGMA integrity_check").fetchall()
+        except sqlite3.OperationalError as exc:
+            # Busy, locked or unopenable says nothing about the data: a read error, which
+            # an immutable read whose file changed meanwhile turns into a retry.
+            self._check_unchanged()
+            raise self._read_error(exc) from None
         except sqlite3.DatabaseError as exc:
+            self._check_unchanged()
             return Reason(
                 "LEDGER_INTEGRITY_FAILED",
                 f"the database cannot be checked: {exc}",
@@ -457,6 +469,9 @@ class SQLiteLedger(Ledger):
         problems = [str(row[0]) for row in rows if row and row[0] != "ok"]
         if not problems:
             return None
+        # An immutable read of a file another process rewrote meanwhile can see torn
+        # pages: that is a changed file (read again), not a damaged one.
+        self._check_unchanged()
         shown = "; ".join(problems[:3]) + (
             f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
         )

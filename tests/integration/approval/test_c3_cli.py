@@ -229,11 +229,24 @@ def test_verify_expected_sha_accepts_a_revision_resolved_to_the_full_id(
     assert issue(run_cli, git_repo, tmp_path).code == 0
     head = git(git_repo, "rev-parse", "HEAD")
     git(git_repo, "tag", "approved")
-    given = {"short": head[:12], "tag": "approved"}.get(rev, rev)
+    given = {"short": head[:12], "tag": "refs/tags/approved"}.get(rev, rev)
     res = run_cli(git_repo, "c3", "verify", TASK, "--expected-sha", given, "--json")
     doc = json.loads(res.out)
     assert res.code == 0, res.out
     assert doc["facts"]["expected_sha"] == head  # resolved once, to the full object id
+
+
+@pytest.mark.parametrize(("tag", "code"), [("approved", "GIT_REF_NOT_A_BRANCH"),
+                                            ("main", "GIT_REF_AMBIGUOUS")])
+def test_verify_expected_sha_is_never_a_name_a_tag_can_redirect(
+    run_cli: RunCli, git_repo: Path, tmp_path: Path, tag: str, code: str
+) -> None:
+    make_task(git_repo)
+    assert issue(run_cli, git_repo, tmp_path).code == 0
+    git(git_repo, "tag", tag)
+    res = run_cli(git_repo, "c3", "verify", TASK, "--expected-sha", tag, "--json")
+    assert res.code == 2, res.out
+    assert "C3_EXPECTED_SHA_INVALID" in res.err and code in res.err
 
 
 def test_verify_expected_sha_of_another_commit_is_a_mismatch(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from support.cli import run_cli_in
-from support.fakessh import fake_path
+from support.fakessh import fake_path, use_fakes
 
 
 def test_the_authority_demo_accepts_the_signed_approval_and_rejects_the_forgeries(
@@ -25,7 +25,7 @@ def test_the_authority_demo_accepts_the_signed_approval_and_rejects_the_forgerie
 def test_without_ssh_keygen_the_demo_says_why_it_skips(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PATH", fake_path(tmp_path / "bin"))
+    use_fakes(monkeypatch, fake_path(tmp_path / "bin"))
     result = run_cli_in(tmp_path, "demo", "--only", "authority")
     assert "authority steps skipped: AUTH_SSH_KEYGEN_MISSING" in result.out
     assert "UNEXPECTED" not in result.out

@@ -187,11 +187,9 @@ def test_the_trust_branch_counts_when_the_working_tree_has_no_trust_file(
     (git_repo / ".plangate/trust.toml").unlink()
     if where == "a directory":
         (git_repo / ".plangate/trust.toml").mkdir()
+    # Whatever the working tree holds in its place, the trust branch's root is in force.
     code, codes, _ = _verify(git_repo)
-    if where == "deleted":
-        assert code == 1 and codes == ["C3_SIGNATURE_MISSING"]
-    else:
-        assert code == 1 and codes == ["AUTH_TRUST_NOT_A_FILE"]
+    assert code == 1 and codes == ["C3_SIGNATURE_MISSING"]
 
 
 def test_an_unreadable_trust_branch_is_a_refusal_not_an_unsigned_accept(
@@ -350,3 +348,23 @@ def test_review_mark_refuses_an_unlisted_key_before_writing(
     )
     assert result.code == 1 and "AUTH_SIGNER_NOT_LISTED" in result.err
     assert (task_dir(git_repo) / "review-self.md").read_bytes() == before
+
+
+def test_an_agents_branch_cannot_name_itself_the_trust_branch(
+    git_repo: Path, team: dict[str, Key]
+) -> None:
+    from support.signed import commit_trust_root
+    from support.taskkit import approve_task
+
+    commit_trust_root(git_repo, team)  # on main: signatures required
+    git(git_repo, "checkout", "-q", "-b", "feature")
+    (git_repo / ".plangate/trust.toml").write_bytes(
+        trust_toml(["alice@example.com", "bob@example.com"], ["carol@example.com"],
+                   require=False, extra='trust_branch = "feature"')
+    )
+    commit_all(git_repo, "the agent's own trust root, naming its own branch")
+    make_task(git_repo)
+    approve_task(git_repo)  # an unsigned self-approval
+    commit_all(git_repo, "self-approval")
+    code, codes, _ = _verify(git_repo)
+    assert code == 1 and "C3_SIGNATURE_MISSING" in codes, codes

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from support.cli import run_cli_in
-from support.fakessh import fake_path
+from support.fakessh import fake_path, use_fakes
 from support.keys import Key
 from support.signed import commit_trust_root, make_team, signed_task
 
@@ -47,7 +47,7 @@ def test_a_signed_task_is_rejected_when_ssh_keygen_cannot_be_trusted(
     commit_trust_root(git_repo, team)
     signed_task(git_repo, tmp_path, team)
     assert _verify(git_repo)[0] == 0
-    monkeypatch.setenv("PATH", fake_path(tmp_path / "bin", **programs))
+    use_fakes(monkeypatch, fake_path(tmp_path / "bin", **programs))
     exit_code, out = _verify(git_repo)
     assert exit_code == 1 and out["verdict"] == "REJECTED"
     reason = next(r for r in out["reasons"] if r["code"] == code)
@@ -65,6 +65,6 @@ def test_without_required_signatures_ssh_keygen_is_not_needed(
 ) -> None:
     commit_trust_root(git_repo, team, require=False)
     signed_task(git_repo, tmp_path, team, reviewers=None, approver=None)
-    monkeypatch.setenv("PATH", fake_path(tmp_path / "bin"))
+    use_fakes(monkeypatch, fake_path(tmp_path / "bin"))
     exit_code, out = _verify(git_repo)
     assert exit_code == 0 and out["facts"]["authority"] == "unauthenticated"

@@ -66,17 +66,68 @@ def test_a_feature_branch_reads_the_trust_branch(git_repo: Path, team: list[Key]
     assert local.root is not None and len(local.root.signers.entries) == 3
 
 
+def _record(repo: Path, text: str) -> Path:
+    record = repo / ".git" / "plangate" / "trust-branch"
+    record.parent.mkdir(exist_ok=True)
+    record.write_text(text)
+    return record
+
+
 def test_trust_branch_missing_or_mismatched(git_repo: Path, team: list[Key]) -> None:
+    _record(git_repo, "trunk\n")
     _write_root(git_repo, team, extra='trust_branch = "trunk"')
     with pytest.raises(InputRejected) as info:
         local_root(Git(git_repo), git_repo)
     assert info.value.code == "AUTH_TRUST_BRANCH_MISSING"
-    commit_all(git_repo, "root naming trunk, committed on main")
+    _write_root(git_repo, team)  # names main
+    commit_all(git_repo, "root naming main, committed on main")
     git(git_repo, "branch", "trunk")
-    (git_repo / ".plangate/trust.toml").write_bytes(trust_toml(R, A))  # names main locally
     with pytest.raises(InputRejected) as info:
         local_root(Git(git_repo), git_repo)
     assert info.value.code == "AUTH_TRUST_BRANCH_MISMATCH"
+
+
+def test_the_trust_branch_is_the_recorded_one_not_the_working_trees(
+    git_repo: Path, team: list[Key]
+) -> None:
+    _write_root(git_repo, team)
+    commit_all(git_repo, "trust root on main")
+    # An agent's branch whose own trust.toml names itself and drops signatures.
+    git(git_repo, "checkout", "-q", "-b", "feature")
+    (git_repo / ".plangate/trust.toml").write_bytes(
+        trust_toml(R, A, require=False, extra='trust_branch = "feature"')
+    )
+    commit_all(git_repo, "self-naming trust root")
+    local = local_root(Git(git_repo), git_repo)
+    assert local.branch == "main"
+    assert local.root is not None and local.root.require_signatures
+    # A record names the trust branch; the working tree still has no say.
+    _record(git_repo, "feature\n")
+    local = local_root(Git(git_repo), git_repo)
+    assert local.branch == "feature" and local.root is not None
+    assert not local.root.require_signatures
+
+
+@pytest.mark.parametrize("text", ["", "../main\n", "a b\n", "x" * 300])
+def test_a_bad_record_is_refused(git_repo: Path, text: str) -> None:
+    _record(git_repo, text)
+    with pytest.raises(InputRejected) as info:
+        local_root(Git(git_repo), git_repo)
+    assert info.value.code == "AUTH_TRUST_BRANCH_RECORD_BAD"
+
+
+def test_trust_init_records_the_branch_once(git_repo: Path) -> None:
+    from plangate.authority import service
+    from plangate.authority.source import recorded_trust_branch
+
+    assert recorded_trust_branch(git_repo) == "main"
+    service.init(git_repo, trust_branch="trunk", force=False)
+    assert (git_repo / ".git/plangate/trust-branch").read_text() == "trunk\n"
+    assert recorded_trust_branch(git_repo) == "trunk"
+    with pytest.raises(InputRejected) as info:
+        service.init(git_repo, trust_branch="main", force=True)
+    assert info.value.code == "AUTH_TRUST_BRANCH_RECORDED"
+    assert recorded_trust_branch(git_repo) == "trunk"
 
 
 def test_incomplete_and_not_a_file(git_repo: Path, team: list[Key]) -> None:

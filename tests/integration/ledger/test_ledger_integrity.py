@@ -126,3 +126,30 @@ def test_an_open_run_is_found_and_a_tampered_segment_is_refused(tmp_path: Path) 
     with open_ledger(repo, {}, create=False) as ledger, pytest.raises(LedgerError) as info:
         open_run(ledger, utc_now())
     assert info.value.code == "LEDGER_TAMPERED"
+
+
+def test_damage_seen_by_a_read_of_a_file_rewritten_meanwhile_is_read_again(
+    tmp_path: Path,
+) -> None:
+    """A reader that opened the file while it was mid-rewrite (here: a damaged copy, as a
+    half-finished checkpoint leaves it) and sees it replaced by the finished file reads
+    again: the finished ledger is judged, never the torn one."""
+    from plangate.ledger.sqlite import SQLiteLedger
+
+    repo, db = _repo(tmp_path)
+    _grant_then_revoke(repo)
+    whole = db.read_bytes()
+    _corrupt_kind_index(db, b"override_revoked", b"override_revokee")
+    reader = SQLiteLedger(db, read_only=True)  # opens the torn file
+    try:
+        finished = db.with_name("finished.sqlite3")
+        finished.write_bytes(whole)
+        finished.replace(db)  # the writer finishes: the whole file takes its place
+        result = reader.verify()
+    finally:
+        reader.close()
+    assert result.verdict == "INTACT", result.reasons
+    # A damaged file nobody rewrote is still reported.
+    _corrupt_kind_index(db, b"override_revoked", b"override_revokee")
+    with SQLiteLedger(db, read_only=True) as damaged:
+        assert [r.code for r in damaged.verify().reasons] == ["LEDGER_INTEGRITY_FAILED"]

@@ -55,6 +55,7 @@ LAYERS: tuple[tuple[str, str], ...] = (
     ("clock", "the clock and the one timestamp format"),
     ("_spawn", "process mechanics"),
     ("fsutil", "defensive reads, atomic writes, locks"),
+    ("sysbin", "system programs found only where the user cannot write"),
     ("git", "the single git adapter"),
     ("snapshot", "the task snapshot"),
     ("surfaces", "protected surfaces"),

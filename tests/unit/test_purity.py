@@ -62,7 +62,7 @@ RULE_MODULES = frozenset({
 """Pure: decisions, validation and rendering over bytes and facts handed to them."""
 
 IO_MODULES = frozenset({
-    "_spawn.py", "clock.py", "fsutil.py", "git.py", "githead.py", "snapshot.py", "startup.py", "surfaces.py",
+    "_spawn.py", "clock.py", "fsutil.py", "sysbin.py", "git.py", "githead.py", "snapshot.py", "startup.py", "surfaces.py",
     "approval/arbiter_input.py", "approval/arbiter_service.py", "approval/holds.py",
     "approval/service.py", "approval/status.py",
     "authority/approval.py", "authority/consumer.py", "authority/service.py",

@@ -4,7 +4,7 @@ Backends, by platform:
 
 - **bubblewrap** (Linux): the ``bwrap`` binary of the distribution's
   ``bubblewrap`` package. It is looked for only in fixed system directories
-  (:data:`SEARCH_DIRS`), never through ``PATH``, and must be a regular file
+  (:data:`plangate.sysbin.SYSTEM_BIN_DIRS`), never through ``PATH``, and must be a regular file
   owned by root that nobody else can write: a ``bwrap`` an agent could put in
   front of the real one would run the command without a box. It is then
   started once, with the namespace options every box uses, to prove that
@@ -25,7 +25,6 @@ without one.
 from __future__ import annotations
 
 import os
-import stat
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -35,6 +34,7 @@ from plangate.isolation.bwrap import NAMESPACE_ARGS, bwrap_argv
 from plangate.isolation.policy import SandboxPolicy
 from plangate.isolation.seatbelt import SANDBOX_EXEC, seatbelt_argv
 from plangate.records import NamedTuple
+from plangate.sysbin import find_system_binary, trusted_binary
 from plangate.verdict import Reason
 
 SANDBOX_UNAVAILABLE = "SANDBOX_UNAVAILABLE"
@@ -42,14 +42,6 @@ SANDBOX_UNAVAILABLE = "SANDBOX_UNAVAILABLE"
 BUBBLEWRAP = "bubblewrap"
 SEATBELT = "seatbelt"
 
-SEARCH_DIRS: tuple[str, ...] = (
-    "/usr/bin",
-    "/bin",
-    "/usr/local/bin",
-    "/usr/sbin",
-    "/run/current-system/sw/bin",
-)
-"""Where ``bwrap`` is looked for (root-owned system directories only)."""
 
 PROBE_TIMEOUT_SECONDS = 20
 
@@ -115,41 +107,13 @@ def choose(statuses: tuple[BackendStatus, ...]) -> Backend | Reason:
     )
 
 
-def trusted_binary(path: str) -> str | None:
-    """Why ``path`` cannot be trusted as a sandbox binary (None: it can)."""
-    try:
-        info = Path(path).stat()
-    except OSError as exc:
-        return f"{path}: {exc.strerror or exc}"
-    if not stat.S_ISREG(info.st_mode):
-        return f"{path} is not a regular file"
-    if info.st_uid != 0:
-        return f"{path} is not owned by root"
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"{path} is writable by others than its owner"
-    if not os.access(path, os.X_OK):
-        return f"{path} is not executable"
-    return None
-
-
 def _find_bwrap() -> tuple[str | None, str]:
-    problems = []
-    for directory in SEARCH_DIRS:
-        candidate = Path(directory) / "bwrap"
-        if not os.path.lexists(candidate):
-            continue
-        real = str(candidate.resolve())
-        problem = trusted_binary(real)
-        if problem is None:
-            return real, ""
-        problems.append(problem)
-    if problems:
-        return None, "; ".join(problems)
-    return None, (
-        "bwrap is not installed (install the 'bubblewrap' package; looked in "
-        + ", ".join(SEARCH_DIRS)
-        + ")"
-    )
+    path, problem = find_system_binary("bwrap")
+    if path is None and "is not installed" in problem:
+        problem = problem.replace(
+            "bwrap is not installed", "bwrap is not installed (install the 'bubblewrap' package)"
+        )
+    return path, problem
 
 
 def _read_sysctl(name: str) -> str | None:

@@ -35,6 +35,7 @@ from plangate.errors import EnvironmentFailure
 from plangate.isolation.config import EgressRule
 from plangate.isolation.policy import ProxyAccess
 from plangate.records import NamedTuple
+from plangate.sysbin import find_system_binary
 
 BOX_PROXY_PORT = 3128
 """The port the bridge listens on inside a box with its own network namespace."""
@@ -140,15 +141,10 @@ def bridge_argv(access: ProxyAccess, command: Iterable[str]) -> list[str]:
 
 
 def find_socat() -> str:
-    """A trusted ``socat`` in the system directories (root-owned, not writable by others)."""
-    for directory in ("/usr/bin", "/bin", "/usr/local/bin"):
-        candidate = os.path.join(directory, "socat")  # noqa: PTH118
-        if os.path.lexists(candidate):
-            real = os.path.realpath(candidate)
-            info = os.stat(real)  # noqa: PTH116
-            if info.st_uid == 0 and not info.st_mode & 0o022 and os.access(real, os.X_OK):
-                return real
-    return ""
+    """A trusted ``socat`` in the system directories (root-owned, not writable by others),
+    or ``""`` when there is none (the bridge is then PlanGate's own)."""
+    path, _problem = find_system_binary("socat")
+    return path or ""
 
 
 def proxy_env(port: int) -> dict[str, str]:

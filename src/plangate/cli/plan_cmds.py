@@ -280,6 +280,8 @@ def _print_lint(ctx: Context, report: PlanLint, *, brief: bool) -> None:
                 ctx.out(f"    skipped line {skipped.line}: `{skipped.text}`: {skipped.why}")
         for problem in files.problems:
             ctx.out(f"    not canonical line {problem.line}: {problem.text!r} ({problem.code})")
+        for refusal in files.refusals:
+            ctx.out(f"    refused line {refusal.line}: {refusal.code}: {refusal.message}")
     if report.scope.defined:
         ctx.out(f"  allowed: {', '.join(report.scope.patterns or ())}")
     else:

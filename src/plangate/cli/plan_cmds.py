@@ -129,7 +129,8 @@ def _review(args_list: list[str], ctx: Context) -> int:
         "mark",
         help="write the C1-VERDICT / C2-VERDICT marker line",
         description="Write exactly one marker line bound to the sha256 of the current "
-        "plan.md, replacing every earlier marker line, atomically.",
+        "plan.md and to the digest of the scope derived from it (printed: the allowed and "
+        "denied paths), replacing every earlier marker line, atomically.",
         epilog="exit codes: 0 written; 1 plan.md or the evidence file is unusable; 2 usage error",
     )
     mark.add_argument("task", help="task id, e.g. TASK-0001")
@@ -173,12 +174,25 @@ def _review(args_list: list[str], ctx: Context) -> int:
                 "marker": marked.marker,
                 "plan_hash": marked.plan_hash,
                 "evidence_sha256": marked.evidence_sha256,
+                "scope": {
+                    "allowed": list(marked.allowed),
+                    "denied": list(marked.denied),
+                    "digest": marked.scope_digest,
+                    "problem": marked.scope_problem or None,
+                },
                 "statement": signed,
             },
         )
         return 0
     ctx.out(f"{marked.task_id}: wrote {marked.kind_name} marker to {marked.file}")
     ctx.out(f"  {marked.marker}")
+    # the reviewer approves the derived scope: show exactly what the marker binds
+    if marked.scope_digest is not None:
+        ctx.out(f"  scope {marked.scope_digest}")
+        ctx.out(f"    allowed: {', '.join(marked.allowed)}")
+        ctx.out(f"    denied: {', '.join(marked.denied) or '(none)'}")
+    else:
+        ctx.out(f"  scope: undefined ({marked.scope_problem}); no task can run under this plan")
     if signed is not None:
         ctx.out(f"  signed statement: {signed}")
     if verdict != marked.accepted:

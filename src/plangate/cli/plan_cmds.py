@@ -162,7 +162,7 @@ def _review(args_list: list[str], ctx: Context) -> int:
 
         signed = sign_review(repo_root, task_id, review=which_review, verdict=verdict,
                              plan_hash=marked.plan_hash, evidence_sha256=marked.evidence_sha256,
-                             key=ctx.cwd / args.sign)
+                             key=ctx.cwd / args.sign, scope_digest=marked.scope_digest)
     if args.json:
         print_json(
             ctx,

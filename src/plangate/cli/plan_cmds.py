@@ -302,6 +302,8 @@ def _print_lint(ctx: Context, report: PlanLint, *, brief: bool) -> None:
         ctx.out(f"  scope: undefined ({report.scope.problem_text})")
     if report.scope.denied:
         ctx.out(f"  denied: {', '.join(report.scope.denied)}")
+    if report.scope.digest is not None:  # what review mark, the record and every check bind
+        ctx.out(f"  scope digest: {report.scope.digest}")
     for allowed, denied in report.conflicts:
         ctx.out(f"  note: {allowed} is allowed but denied by {denied}: the task cannot change it")
     if report.verification:

@@ -117,6 +117,7 @@ class PlanLint(NamedTuple):
             else [{"text": s.text, "line": s.line, "why": s.why} for s in files.unread],
             "allowed_paths": list(self.scope.patterns or ()),
             "denied_paths": list(self.scope.denied),
+            "scope_digest": self.scope.digest,
             "conflicts": [{"allowed": a, "denied_by": d} for a, d in self.conflicts],
             "scope_problem": self.scope.problem_text or None,
             "verification": list(self.verification),

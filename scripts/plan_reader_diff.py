@@ -36,7 +36,10 @@ def load_reader(revision: str) -> types.ModuleType:
     return module
 
 
-def old_scope(reader: types.ModuleType, plan: bytes) -> tuple[tuple[str, ...], tuple[str, ...]] | str:
+Derived = tuple[tuple[str, ...], tuple[str, ...]] | str
+
+
+def old_scope(reader: types.ModuleType, plan: bytes) -> Derived:
     """``(allowed, denied)`` under the older reader, or why it derives nothing."""
     try:
         section = reader.read_files_section(plan.decode("utf-8"))
@@ -51,7 +54,7 @@ def old_scope(reader: types.ModuleType, plan: bytes) -> tuple[tuple[str, ...], t
     return tuple(section.allowed), tuple(section.denied)
 
 
-def new_scope(plan: bytes) -> tuple[tuple[str, ...], tuple[str, ...]] | str:
+def new_scope(plan: bytes) -> Derived:
     """``(allowed, denied)`` under the current reader, or its problem."""
     scope = derive_scope(plan)
     if scope.patterns is None:

@@ -98,7 +98,12 @@ def parse_statement(data: bytes) -> Statement | str:
         return "every field must be a non-empty string"
     if not (is_digest(value["plan_hash"]) and is_digest(value["evidence_sha256"])):
         return "plan_hash and evidence_sha256 must be sha256 digests"
-    statement = Statement(**{k: value.get(k) for k in Statement._fields})
+    statement = Statement(
+        task_id=value["task_id"], review=review, verdict=value["verdict"],
+        plan_hash=value["plan_hash"], evidence_file=value["evidence_file"],
+        evidence_sha256=value["evidence_sha256"], principal=value["principal"],
+        scope_digest=value.get("scope_digest"),
+    )  # fmt: skip
     if statement_bytes(statement) != data:
         return "not in canonical form (written by 'plangate review mark --sign')"
     return statement

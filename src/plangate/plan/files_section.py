@@ -844,7 +844,8 @@ def hidden_character(text: str) -> str | None:
 
     Invisible (format, control) characters, bidirectional controls, and letters of
     another script or width that look like an ASCII letter or digit (a Cyrillic
-    ``о``, a full-width ``Ａ``). None for plain text, Japanese and Chinese included.
+    ``o``, U+043E, or a full-width ``A``, U+FF21). None for plain text, Japanese and
+    Chinese included.
     """
     if text.isascii():
         bad = next((ch for ch in text if not ch.isprintable() and ch not in "\t\n"), None)
@@ -874,7 +875,9 @@ def hidden_character(text: str) -> str | None:
 @cache
 def _parser() -> object:
     # lazy: the parser costs ~25 ms to import, and only a scope derivation needs it
-    from markdown_it import MarkdownIt
+    # a mypy outside the project's environment may not see the package: its types are not
+    # needed here (the parser is used through its tokens' attributes)
+    from markdown_it import MarkdownIt  # type: ignore[import-not-found, unused-ignore]
 
     return MarkdownIt("commonmark", {"html": True}).enable("table")
 
@@ -1063,7 +1066,7 @@ class _Reader:
             self.items[-1].has_list = True
         self.items.append(_Item(self.inherited()))
 
-    def close_item(self, line: int) -> None:
+    def close_item(self) -> None:
         item = self.items.pop()
         if item.bare_deny is not None and not item.has_list:
             self.refuse(
@@ -1178,7 +1181,7 @@ def _walk(tokens: list[Any], index: int, end: int, reader: _Reader, unread: list
         if kind == "list_item_open":
             reader.open_item()
         elif kind == "list_item_close":
-            reader.close_item(line)
+            reader.close_item()
         elif kind in ("fence", "code_block", "html_block"):
             reader.block(kind, token.content, line)
             if kind != "html_block":

@@ -147,7 +147,7 @@ EXPECTED: dict[str, tuple[str, int, tuple[str, ...]]] = {
             "docs/working/TASK-0077/**",
         ),
     ),
-    # "（... P4d非改変）" after an allowed path may say "not modified" in unrecognised words
+    # "(... P4d非改変)" (full-width brackets) after an allowed path may say "not modified" in unrecognised words
     "TASK-0082": (S, 0, ()),
     "TASK-0083": (S, 0, ()),
     "TASK-0084": (S, 0, ()),

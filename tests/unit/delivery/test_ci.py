@@ -12,8 +12,8 @@ from plangate.authority.root import TrustRoot
 from plangate.authority.signers import AllowedSigners
 from plangate.authority.trustfile import TrustConfig
 from plangate.delivery.ci import RULES, PullRequestFacts, TaskFacts, decide, touched_tasks
-from plangate.surfaces import ProtectedPattern, ResolvedSurfaces
 from plangate.plan.scope import derive_scope
+from plangate.surfaces import ProtectedPattern, ResolvedSurfaces
 from plangate.verdict import Reason, Result
 
 ROOT = Path(__file__).resolve().parents[3]

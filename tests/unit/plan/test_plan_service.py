@@ -18,8 +18,8 @@ from plangate.canonical import sha256_digest
 from plangate.errors import InputRejected
 from plangate.layout import MAX_ARTIFACT_BYTES
 from plangate.plan.loopspec import extract_allowed_paths
-from plangate.snapshot import ARTIFACTS
 from plangate.plan.scope import derive_scope
+from plangate.snapshot import ARTIFACTS
 from support.plan_tasks import PLAN_MD, task_dir, write_package
 
 

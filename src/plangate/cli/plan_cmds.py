@@ -212,10 +212,11 @@ def _plan(args_list: list[str], ctx: Context) -> int:
     lint = sub.add_parser(
         "lint",
         help="show what the scope derivation sees in plan.md and the smallest fix",
-        description="Show what the derivation sees in plan.md: the sections, each path "
-        "taken from '## Files / Components to Touch' with its line (allowed or denied), "
-        "each span skipped and why, the deny list, the verification commands and, for a "
-        "plan that does not derive, the smallest edit that would make it derive. "
+        description="Show what the derivation sees in plan.md, read as CommonMark: the "
+        "sections, each path taken from '## Files / Components to Touch' with its line "
+        "(allowed or denied), each span skipped and why, the text it refuses to guess at, "
+        "the deny list, the scope digest a review approves, the verification commands and, "
+        "for a plan that does not derive, the smallest edit that would make it derive. "
         "Never changes a file.",
         epilog="exit codes: 0 every plan linted derives its LoopSpec; 1 a plan does not "
         "(SCOPE_UNDERIVABLE or LOOPSPEC_UNDERIVABLE); 2 usage error",

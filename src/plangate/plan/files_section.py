@@ -990,6 +990,9 @@ class _Reader:
         self.label_deny = None
         title = _joined(run.parts).strip()
         if not self.visible(run, line, "a heading"):
+            # refused; what follows is shown (and read) as denied, the narrower reading
+            if self.deny_level is None or level <= self.deny_level:
+                self.deny_level = level
             self.subsections.append((line, title, True))
             return
         if self.deny_level is not None and level <= self.deny_level:

@@ -1052,7 +1052,12 @@ class _Reader:
                 "put the explanation before the 'not to touch' paragraph",
             )  # fmt: skip
             return
-        if not says_deny and not any(_CODE_SPAN_RE.search(t) for _, t in run.parts):
+        names_path = any(
+            span_skip_reason(m.group(1)) is None
+            for _, t in run.parts
+            for m in _CODE_SPAN_RE.finditer(t)
+        )
+        if not says_deny and not names_path:
             self.refuse(
                 joined.strip(), line, FILES_UNRECOGNISED,
                 f"{joined.strip()!r} is neither a list of paths nor a 'not to touch' statement",

@@ -153,3 +153,9 @@ def test_the_lint_json_lists_refusals_and_unread_blocks() -> None:
     out = lint_plan("TASK-0001", plan(body).encode()).to_json()
     assert out["refused"][0]["code"] == FILES_UNRECOGNISED
     assert out["not_read"][0]["why"].startswith("inside a code block")
+
+
+def test_a_paragraph_whose_code_spans_are_no_paths_is_prose() -> None:
+    found = read_files_section(plan("Run `make test` first.\n"))
+    assert [r.code for r in found.refusals] == [FILES_UNRECOGNISED]
+    assert not read_files_section(plan("We also touch `src/extra.py`.\n")).refusals

@@ -1,9 +1,9 @@
 """Compare the scope every plan of a folder derives now with the scope an older reader derived.
 
-Usage: ``python scripts/plan_reader_diff.py [TASKS_DIR] [--base REV]``. TASKS_DIR holds task
+Usage: ``python scripts/plan_reader_diff.py [TASKS_DIR] --base REV``. TASKS_DIR holds task
 directories (``TASK-*/plan.md``; default: the shared compatibility corpus next to the
 repository). The older reader is ``src/plangate/plan/files_section.py`` at git revision REV
-(default ``HEAD~1`` ... pass the revision before the CommonMark reader), loaded from that
+(a revision before the CommonMark reader, for the line-based one), loaded from that
 revision's text; the current one is the installed :func:`plangate.plan.scope.derive_scope`.
 
 Prints one line per plan whose outcome differs (derives / fails, allowed, denied) and a
@@ -66,7 +66,7 @@ def main(argv: list[str]) -> int:
     """Print the differences and the summary; exit status 0."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tasks", nargs="?", type=Path, default=DEFAULT_TASKS)
-    parser.add_argument("--base", default="HEAD~1", help="git revision of the older reader")
+    parser.add_argument("--base", required=True, help="git revision of the older reader")
     args = parser.parse_args(argv)
     reader = load_reader(args.base)
     plans = sorted(args.tasks.glob("*/plan.md"))

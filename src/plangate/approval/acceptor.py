@@ -451,6 +451,28 @@ def _plan_hash_current(ck: _Check) -> list[Reason]:
                REISSUE)]
 
 
+def _scope_digest(ck: _Check) -> list[Reason]:
+    if "scope_digest" not in ck.record:
+        return []  # an older record: the enforcing steps refuse its scope (SCOPE_NOT_APPROVED)
+    recorded = ck.record["scope_digest"]
+    if not is_digest(recorded):
+        return [_r("C3_SCOPE_DIGEST_INVALID", "scope_digest is not sha256:<64 lowercase hex>",
+                   REISSUE)]
+    current = _current_scope_digest(ck.snapshot)
+    if recorded == current:
+        return []
+    return [_r("C3_SCOPE_DIGEST_MISMATCH",
+               f"the scope derived from plan.md now ({current}) is not the scope approved "
+               f"({recorded})",
+               "run 'plangate plan lint TASK' to see the scope, then review and approve again")]
+
+
+def _current_scope_digest(snapshot: TaskSnapshot) -> str | None:
+    from plangate.plan.scope import derive_scope  # the CommonMark parser: only when recorded
+
+    return derive_scope(snapshot.artifact("plan.md")).digest
+
+
 def _artifact_hashes(ck: _Check) -> list[Reason]:
     if "artifact_hashes" not in ck.record:
         return []
@@ -632,6 +654,9 @@ RECORD_RULES: tuple[RecordRule, ...] = (
                ("C3_SIGNATURE_*", "C3_SIGNER_*", "REVIEW_*", "C3_REVIEWERS_NOT_DISTINCT",
                 "C3_APPROVER_IS_REVIEWER", "C3_NOT_IN_SOURCE_TREE", "C3_EVIDENCE_REF_NOT_IN_TREE",
                 "C3_SOURCE_NOT_ANCESTOR"), _authority),
+    RecordRule("`scope_digest` (if present) is a digest equal to the digest of the scope "
+               "derived from the current plan.md (docs/plan-lint.md)",
+               ("C3_SCOPE_DIGEST_INVALID", "C3_SCOPE_DIGEST_MISMATCH"), _scope_digest),
 )
 """The rules of a c3-prime record, in the documented order."""
 
@@ -718,7 +743,7 @@ _QUICK_COVERED: tuple[Callable[[_Check], list[Reason]], ...] = (
     _non_empty_fields, _issued_at, _annotations, _loopspec_hash, _presence, _evidence, _decision,
     _source_sha_resolved, _source_sha_expected, _plan_hash_current, _artifact_hashes,
     _package_hash, _reviewers_keys, _reviewer_snapshots, _reviewer_verdicts,
-    _independent_evidence, _decision_matches_verdicts, _authority,
+    _independent_evidence, _decision_matches_verdicts, _authority, _scope_digest,
 )
 """The record rules :func:`quick_accept` answers for, in table order."""
 
@@ -797,6 +822,8 @@ def quick_accept(
         return None
     if fields["plan_hash"] != package.plan_hash:  # rule 16 (the plan is readable: no presence)
         return None
+    if "scope_digest" in record and record["scope_digest"] != _current_scope_digest(snapshot):
+        return None  # rule 29: the recorded scope digest is the current scope's
     # Rules 17, 18: the recorded map equals the current one, whose six values are
     # digests of the files, and the recorded package hash is the current one,
     # computed from that same map.

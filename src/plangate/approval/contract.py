@@ -18,7 +18,7 @@ RECORD_REQUIRED_KEYS: tuple[str, ...] = (
     "issued_at",
     "issued_by",
 )
-RECORD_OPTIONAL_KEYS: tuple[str, ...] = ("derived_loopspec_hash",)
+RECORD_OPTIONAL_KEYS: tuple[str, ...] = ("derived_loopspec_hash", "scope_digest")
 RECORD_ALLOWED_KEYS = frozenset(RECORD_REQUIRED_KEYS + RECORD_OPTIONAL_KEYS)
 RECORD_REQUIRED_SET = frozenset(RECORD_REQUIRED_KEYS)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from plangate.plan.scope import TaskScope
+from plangate.plan.scope import TaskScope, check_scope_binding
 from plangate.snapshot import TaskSnapshot
 from plangate.verdict import Reason, Result
 
@@ -64,8 +64,22 @@ def holds_for_head(
         return _ancestor(repo_root, snapshot, head, trust)
     exact = _equal(repo_root, snapshot, head, trust)
     if policy == EQUAL or exact.accepted or exact.codes != ("C3_SOURCE_SHA_MISMATCH",):
-        return exact
-    return _descendant_in_scope(repo_root, snapshot, head, scope, trust)
+        return _scope_approved(exact, scope)
+    return _scope_approved(_descendant_in_scope(repo_root, snapshot, head, scope, trust), scope)
+
+
+def _scope_approved(result: Result, scope: TaskScope | tuple[str, ...] | None) -> Result:
+    """``result``, or a rejection when the scope the caller enforces is not the approved one.
+
+    The caller (hooks, exec) enforces ``scope``; an accepted record must carry its
+    digest (:func:`plangate.plan.scope.check_scope_binding`).
+    """
+    if not result.accepted or not isinstance(scope, TaskScope):
+        return result
+    problem = check_scope_binding(scope, result.facts.get("record"))
+    if problem is None:
+        return result
+    return Result("REJECTED", (problem,), result.facts)
 
 
 def _equal(repo_root: Path, snapshot: TaskSnapshot, head: str,

@@ -251,6 +251,7 @@ def build_record(
     issued_at: str,
     issued_by: str,
     derived_loopspec_hash: str | None = None,
+    scope_digest: str | None = None,
 ) -> dict[str, Any]:
     """Build the c3-prime record dict, or raise :class:`RecordRefused`.
 
@@ -265,7 +266,10 @@ def build_record(
     reasons = [reason for rule in INPUT_RULES for reason in rule(inputs)]
     if reasons:
         raise RecordRefused(reasons, evidence=False)
-    return _assemble(package, inputs)
+    record = _assemble(package, inputs)
+    if scope_digest is not None:  # the derived scope the reviewers approved (docs/approval.md)
+        record["scope_digest"] = scope_digest
+    return record
 
 
 def serialize_record(record: Mapping[str, Any]) -> bytes:

@@ -274,6 +274,7 @@ def _build_checked(snapshot: TaskSnapshot, request: IssueRequest, target_full: s
     """Build the record and run the acceptor on its exact bytes against the same snapshot."""
     # Lazy: the producer is not needed by the verify hot path.
     from plangate.approval.record import RecordRefused, build_record, serialize_record
+    from plangate.plan.scope import derive_scope
 
     try:
         record = build_record(
@@ -287,6 +288,7 @@ def _build_checked(snapshot: TaskSnapshot, request: IssueRequest, target_full: s
             issued_at=request.issued_at,
             issued_by=request.issued_by,
             derived_loopspec_hash=request.derived_loopspec_hash,
+            scope_digest=derive_scope(snapshot.artifact("plan.md")).digest,
         )
     except RecordRefused as refused:
         return _Built({}, b"", HUMAN_ESCALATED if refused.evidence else REJECTED, refused.reasons)

@@ -128,6 +128,8 @@ def _statements_current(case: _Case) -> list[Reason]:
             stale.append("plan_hash")
         if st.evidence_sha256 != case.artifact_digests.get(filename):
             stale.append(f"{filename} digest")
+        if st.scope_digest is not None and st.scope_digest != case.record.get("scope_digest"):
+            stale.append("scope_digest (the record approves another derived scope)")
         if stale:
             reasons.append(
                 Reason(

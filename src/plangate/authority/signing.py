@@ -101,8 +101,13 @@ def sign_review(
     plan_hash: str,
     evidence_sha256: str,
     key: Path,
+    scope_digest: str | None = None,
 ) -> str:
-    """Write and sign the review statement of ``review`` (c1/c2); return its path."""
+    """Write and sign the review statement of ``review`` (c1/c2); return its path.
+
+    ``scope_digest`` (the derived scope the reviewer approved) makes it a version 2
+    statement.
+    """
     from plangate.authority.sshkeygen import sign
 
     statement = Statement(
@@ -113,6 +118,7 @@ def sign_review(
         REVIEWS[review][0],
         evidence_sha256,
         principal_of_key(repo_root, key),
+        scope_digest,
     )
     data = statement_bytes(statement)
     task_dir_for(repo_root, task_id)  # the task id is checked

@@ -11,7 +11,11 @@ signature ``approvals/review-c1.json.sig`` (namespace ``plangate-review``)::
 
 The statement binds the whole evidence file (marker line included) by its
 digest, and the plan by ``plan_hash``; the principal it names must be the one
-whose key signed it.
+whose key signed it. Version 2 (written since the scope is part of the
+approval) adds ``scope_digest``, the digest of the scope derived from the plan
+(:func:`plangate.plan.scope.scope_digest`); it must equal the record's. A
+version 1 statement (no scope) still parses: its marker line, bound through the
+evidence digest, carries the scope when ``review mark`` wrote it.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ KEYS = frozenset(
         "principal",
     }
 )
+KEYS_V2 = KEYS | {"scope_digest"}
 MAX_STATEMENT_BYTES = 16 * 1024
 
 
@@ -57,12 +62,15 @@ class Statement(NamedTuple):
     evidence_file: str
     evidence_sha256: str
     principal: str
+    scope_digest: str | None = None  # version 2 only
 
 
 def statement_bytes(statement: Statement) -> bytes:
     """The canonical bytes that are signed and written."""
     value: dict[str, Any] = dict(statement._asdict())
-    value.update(kind=KIND, version=1, role="reviewer")
+    if statement.scope_digest is None:
+        del value["scope_digest"]
+    value.update(kind=KIND, version=1 if statement.scope_digest is None else 2, role="reviewer")
     return canonical_bytes(value) + b"\n"
 
 
@@ -74,10 +82,14 @@ def parse_statement(data: bytes) -> Statement | str:
         value = strict_loads(data)
     except StrictJSONError as exc:
         return f"{exc.code}: {exc.message}"
-    if not isinstance(value, dict) or value.keys() != KEYS:
-        return f"must hold exactly the keys {', '.join(sorted(KEYS))}"
-    if value["kind"] != KIND or value["version"] != 1 or value["role"] != "reviewer":
+    if not isinstance(value, dict) or value.keys() not in (KEYS, KEYS_V2):
+        return (f"must hold exactly the keys {', '.join(sorted(KEYS))} (version 1) or those "
+                "and scope_digest (version 2)")
+    version = 2 if value.keys() == KEYS_V2 else 1
+    if value["kind"] != KIND or value["version"] != version or value["role"] != "reviewer":
         return "kind, version or role is not a review statement's"
+    if version == 2 and not is_digest(value["scope_digest"]):
+        return "scope_digest must be a sha256 digest"
     review = value["review"]
     if review not in REVIEWS or value["evidence_file"] != REVIEWS[review][0]:
         return "review must be c1 (review-self.md) or c2 (review-external.md)"
@@ -86,6 +98,12 @@ def parse_statement(data: bytes) -> Statement | str:
         return "every field must be a non-empty string"
     if not (is_digest(value["plan_hash"]) and is_digest(value["evidence_sha256"])):
         return "plan_hash and evidence_sha256 must be sha256 digests"
-    if statement_bytes(Statement(**{k: value[k] for k in Statement._fields})) != data:
+    statement = Statement(
+        task_id=value["task_id"], review=review, verdict=value["verdict"],
+        plan_hash=value["plan_hash"], evidence_file=value["evidence_file"],
+        evidence_sha256=value["evidence_sha256"], principal=value["principal"],
+        scope_digest=value.get("scope_digest"),
+    )  # fmt: skip
+    if statement_bytes(statement) != data:
         return "not in canonical form (written by 'plangate review mark --sign')"
-    return Statement(**{k: value[k] for k in Statement._fields})
+    return statement

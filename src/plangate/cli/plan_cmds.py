@@ -129,7 +129,8 @@ def _review(args_list: list[str], ctx: Context) -> int:
         "mark",
         help="write the C1-VERDICT / C2-VERDICT marker line",
         description="Write exactly one marker line bound to the sha256 of the current "
-        "plan.md, replacing every earlier marker line, atomically.",
+        "plan.md and to the digest of the scope derived from it (printed: the allowed and "
+        "denied paths), replacing every earlier marker line, atomically.",
         epilog="exit codes: 0 written; 1 plan.md or the evidence file is unusable; 2 usage error",
     )
     mark.add_argument("task", help="task id, e.g. TASK-0001")
@@ -161,7 +162,7 @@ def _review(args_list: list[str], ctx: Context) -> int:
 
         signed = sign_review(repo_root, task_id, review=which_review, verdict=verdict,
                              plan_hash=marked.plan_hash, evidence_sha256=marked.evidence_sha256,
-                             key=ctx.cwd / args.sign)
+                             key=ctx.cwd / args.sign, scope_digest=marked.scope_digest)
     if args.json:
         print_json(
             ctx,
@@ -173,12 +174,25 @@ def _review(args_list: list[str], ctx: Context) -> int:
                 "marker": marked.marker,
                 "plan_hash": marked.plan_hash,
                 "evidence_sha256": marked.evidence_sha256,
+                "scope": {
+                    "allowed": list(marked.allowed),
+                    "denied": list(marked.denied),
+                    "digest": marked.scope_digest,
+                    "problem": marked.scope_problem or None,
+                },
                 "statement": signed,
             },
         )
         return 0
     ctx.out(f"{marked.task_id}: wrote {marked.kind_name} marker to {marked.file}")
     ctx.out(f"  {marked.marker}")
+    # the reviewer approves the derived scope: show exactly what the marker binds
+    if marked.scope_digest is not None:
+        ctx.out(f"  scope {marked.scope_digest}")
+        ctx.out(f"    allowed: {', '.join(marked.allowed)}")
+        ctx.out(f"    denied: {', '.join(marked.denied) or '(none)'}")
+    else:
+        ctx.out(f"  scope: undefined ({marked.scope_problem}); no task can run under this plan")
     if signed is not None:
         ctx.out(f"  signed statement: {signed}")
     if verdict != marked.accepted:
@@ -198,10 +212,11 @@ def _plan(args_list: list[str], ctx: Context) -> int:
     lint = sub.add_parser(
         "lint",
         help="show what the scope derivation sees in plan.md and the smallest fix",
-        description="Show what the derivation sees in plan.md: the sections, each path "
-        "taken from '## Files / Components to Touch' with its line (allowed or denied), "
-        "each span skipped and why, the deny list, the verification commands and, for a "
-        "plan that does not derive, the smallest edit that would make it derive. "
+        description="Show what the derivation sees in plan.md, read as CommonMark: the "
+        "sections, each path taken from '## Files / Components to Touch' with its line "
+        "(allowed or denied), each span skipped and why, the text it refuses to guess at, "
+        "the deny list, the scope digest a review approves, the verification commands and, "
+        "for a plan that does not derive, the smallest edit that would make it derive. "
         "Never changes a file.",
         epilog="exit codes: 0 every plan linted derives its LoopSpec; 1 a plan does not "
         "(SCOPE_UNDERIVABLE or LOOPSPEC_UNDERIVABLE); 2 usage error",
@@ -280,12 +295,16 @@ def _print_lint(ctx: Context, report: PlanLint, *, brief: bool) -> None:
                 ctx.out(f"    skipped line {skipped.line}: `{skipped.text}`: {skipped.why}")
         for problem in files.problems:
             ctx.out(f"    not canonical line {problem.line}: {problem.text!r} ({problem.code})")
+        for refusal in files.refusals:
+            ctx.out(f"    refused line {refusal.line}: {refusal.code}: {refusal.message}")
     if report.scope.defined:
         ctx.out(f"  allowed: {', '.join(report.scope.patterns or ())}")
     else:
         ctx.out(f"  scope: undefined ({report.scope.problem_text})")
     if report.scope.denied:
         ctx.out(f"  denied: {', '.join(report.scope.denied)}")
+    if report.scope.digest is not None:  # what review mark, the record and every check bind
+        ctx.out(f"  scope digest: {report.scope.digest}")
     for allowed, denied in report.conflicts:
         ctx.out(f"  note: {allowed} is allowed but denied by {denied}: the task cannot change it")
     if report.verification:

@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING, Any
 
 from plangate.authority.wording import signers_of
 from plangate.paths import match_any
-from plangate.plan.scope import TaskScope, derive_scope
+from plangate.plan.scope import TaskScope, check_scope_binding, derive_scope
 from plangate.records import NamedTuple
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import Reason, Result
@@ -202,6 +202,11 @@ def _judge_task(task: TaskFacts) -> _TaskJudgement:
             (Reason("CI_SCOPE_UNDEFINED", f"{task_id}: {scope.problem_text}",
                     "declare the allowed paths in plan.md"),),
             facts,
+        )
+    unbound = check_scope_binding(scope, outcome.facts.get("record"))
+    if unbound is not None:  # the scope enforced here is not the scope that was approved
+        return _TaskJudgement(
+            (Reason(unbound.code, f"{task_id}: {unbound.message}", unbound.hint),), facts
         )
     signers = signers_of(outcome.facts.get("authority"))
     if signers is not None:  # the verified principals, under the base's trust root

@@ -138,9 +138,10 @@ def _public_facts(facts: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in facts.items() if k != "record"}
 
 
-def derive_scope(task_dir: Path, plan_hash: str) -> Scope | Reason:
-    """The allowed paths of the approved plan.md, or a rejection when plan.md changed."""
-    from plangate.plan.scope import derive_scope
+def derive_scope(task_dir: Path, plan_hash: str, record: object = None) -> Scope | Reason:
+    """The allowed paths of the approved plan.md, or a rejection when plan.md changed or
+    the derived scope is not the one ``record`` (the verified c3 record) approved."""
+    from plangate.plan.scope import check_scope_binding, derive_scope
 
     read = read_regular_file(task_dir / "plan.md", MAX_ARTIFACT_BYTES)
     if not read.ok or read.data is None:
@@ -154,6 +155,9 @@ def derive_scope(task_dir: Path, plan_hash: str) -> Scope | Reason:
             "re-run the command; if plan.md was edited, the plan needs a new approval",
         )
     scope = derive_scope(read.data)
+    unbound = check_scope_binding(scope, record)
+    if unbound is not None:
+        return unbound
     return Scope(scope.patterns, scope.problem_text, scope.denied)
 
 
@@ -315,7 +319,7 @@ def assess_task(
     facts: dict[str, Any] = {"task_id": task_id, "snapshot_digest": sha256_digest(snapshot_bytes)}
     if snapshot.task_id != task_id:
         return _rejected([_task_mismatch(snapshot, task_id)], facts)
-    scope = derive_scope(task_dir, bound.plan_hash)
+    scope = derive_scope(task_dir, bound.plan_hash, verification.facts.get("record"))
     if isinstance(scope, Reason):
         return _rejected([scope], facts)
     ancestry = measure_ancestry(repo_root, bound.source_sha, snapshot.head_sha)

@@ -30,10 +30,11 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from functools import cache
+from typing import Any
 
 from plangate.paths import PathRejected, canonical_path, validate_pattern
 from plangate.records import NamedTuple
-from plangate.text import identity_skeleton
+from plangate.text import identity_skeleton, is_invisible
 
 FILES_HEADING = "Files / Components to Touch"
 MAX_BRACE_EXPANSION = 64
@@ -76,6 +77,17 @@ DENY_PHRASES: tuple[str, ...] = (
     "must not be",
     "unmodified",
     "excluded from",
+    "do not alter",
+    "don't alter",
+    "must not alter",
+    "off-limits",
+    "off limits",
+    "remain unchanged",
+    "不要修改",
+    "不要改动",
+    "请勿修改",
+    "禁止修改",
+    "不得修改",
     "触らない",
     "触れない",
     "編集不要",
@@ -224,6 +236,16 @@ class PathProblem(NamedTuple):
     suggestion: str | None
 
 
+class Refusal(NamedTuple):
+    """Text of the section the derivation cannot read without guessing: the scope fails."""
+
+    text: str
+    line: int
+    code: str
+    message: str
+    hint: str
+
+
 class FilesSection(NamedTuple):
     """Everything the derivation sees in the Files section of one plan."""
 
@@ -233,6 +255,8 @@ class FilesSection(NamedTuple):
     skipped: tuple[Skipped, ...]
     problems: tuple[PathProblem, ...]
     subsections: tuple[tuple[int, str, bool], ...]  # (line, heading text, deny)
+    refusals: tuple[Refusal, ...] = ()
+    unread: tuple[Skipped, ...] = ()  # code blocks and comments: shown as code or hidden
 
     @property
     def found(self) -> bool:
@@ -452,6 +476,8 @@ def _expand_braces(text: str) -> list[str] | None:
         if end < 0 or "{" in text[i + 1 : end]:
             return None
         options = text[i + 1 : end].split(",")
+        if any(option == "" for option in options):
+            return None  # "{a,}" also spells the bare prefix: a reader does not see that
         if len(results) * len(options) > MAX_BRACE_EXPANSION:
             return None
         results = [r + o for r in results for o in options]
@@ -480,8 +506,9 @@ def _to_patterns(text: str) -> tuple[str, ...]:
         if expanded is None:
             raise PathRejected(
                 "PATH_BRACES",
-                f"{text!r}: braces must be one level, at most {MAX_BRACE_EXPANSION} alternatives",
-                "write each path",
+                f"{text!r}: braces must be one level, with no empty alternative and at most "
+                f"{MAX_BRACE_EXPANSION} alternatives",
+                "write each path as its own list item",
             )
     else:
         expanded = [text]
@@ -567,24 +594,14 @@ def _is_delimiter_row(cells: list[str]) -> bool:
     return bool(cells) and all(c != "" and c.strip(":-") == "" and "-" in c for c in cells)
 
 
-_SETEXT_RE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
-_AFTER_UNDERLINE = (
-    "after a heading underlined with '===' or '---': a reader sees a new section there, so "
-    "only its 'not to touch' entries count"
-)
-
-
 class _Collector:
     def __init__(self) -> None:
         self.taken: list[Taken] = []
         self.skipped: list[Skipped] = []
         self.problems: list[PathProblem] = []
-        self.deny_only = False  # after an underlined heading: only denied entries count
+        self.refusals: list[Refusal] = []
 
     def take(self, text: str, line: int, denied: bool, form: str) -> None:
-        if self.deny_only and not denied:
-            self.skipped.append(Skipped(text, line, _AFTER_UNDERLINE))
-            return
         try:
             patterns = _to_patterns(text)
         except PathRejected as exc:
@@ -623,8 +640,12 @@ class _Collector:
             if len(words) == 1 and bare_path_like(words[0][1]):
                 self.take(words[0][1], line_at(words[0][0]), denied, form)
                 continue
-            for position, word in words if len(words) > 1 else ():
-                if bare_path_like(word):
+            for position, raw in words if len(words) > 1 else ():
+                word = raw.rstrip(".:;") if denied else raw
+                if bare_path_like(word) and denied:
+                    # a path inside a "do not touch" phrase is denied: narrowing is safe
+                    self.take(word, line_at(position), denied, form)
+                elif bare_path_like(word):
                     self.skipped.append(
                         Skipped(
                             word,
@@ -727,159 +748,506 @@ def _path_column(body: list[tuple[int, list[str]]], width: int) -> int | None:
     return next((i for i in range(width) if valid[i] and seen[i]), None)
 
 
-# -- the section ---------------------------------------------------------------------------
+# -- the section, as a CommonMark renderer shows it ------------------------------------------
+
+FILES_UNRECOGNISED = "LOOPSPEC_FILES_UNRECOGNISED"
+"""Text of the Files section that is neither a path list nor a recognised deny form."""
+FILES_HIDDEN_TEXT = "LOOPSPEC_FILES_HIDDEN_TEXT"
+"""An invisible, bidirectional-control or look-alike character in the Files section."""
+
+NEGATION_CUES: tuple[str, ...] = (
+    "not",
+    "never",
+    "don't",
+    "dont",
+    "cannot",
+    "can't",
+    "mustn't",
+    "shouldn't",
+    "won't",
+    "without",
+    "leave",
+    "keep",
+    "remain",
+    "remains",
+    "alone",
+    "unchanged",
+    "untouched",
+    "frozen",
+    "freeze",
+    "off-limits",
+    "limits",
+    "exclude",
+    "excluded",
+    "excluding",
+    "except",
+    "avoid",
+    "ignore",
+    "protected",
+    "preserve",
+    "immutable",
+    "forbid",
+    "prohibited",
+    "locked",
+    "hands",
+)
+"""Words (whole, case-folded) that may say "keep out" in a way :data:`DENY_PHRASES` does
+not recognise; text that holds one and no deny phrase fails the derivation."""
+
+NEGATION_CUES_CJK: tuple[str, ...] = (
+    "不要",
+    "不得",
+    "不准",
+    "不可",
+    "不改",
+    "不动",
+    "不变",
+    "不變",
+    "不碰",
+    "不修",
+    "不编",
+    "勿",
+    "禁",
+    "别动",
+    "保持不变",
+    "保持原样",
+    "ない",
+    "ません",
+    "非改変",
+    "対象外",
+)
+"""Words and endings of Chinese and Japanese that may negate (matched anywhere)."""
+
+_CUE_WORD_RE = re.compile(r"[a-z][a-z'\-]*")
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_EMOJI_SELECTORS = frozenset("\ufe0e\ufe0f")
+_BREAK_TAG_RE = re.compile(r"<br\s*/?>", re.IGNORECASE)
+_HINT_DENY = (
+    "say it with a recognised phrase: a sub-heading '### Do not touch' with the paths as "
+    "list items under it ('plangate plan lint TASK' shows how the section is read)"
+)
 
 
-def _blank_html_comments(
-    lines: list[str], start: int, end: int, outside: list[bool], skipped: list[Skipped]
-) -> list[str]:
-    """``lines`` with the text of HTML comments (``<!-- ... -->``) between ``start`` and
-    ``end`` blanked: a reader of the rendered plan never sees it, so nothing in it is in
-    scope. Code spans hidden there are reported. One pass, linear in the section."""
-    out = list(lines)
-    inside = False
-    for i in range(start, end):
-        if not outside[i]:
+def says_something_unrecognised(text: str) -> bool:
+    """True when ``text`` may say "keep out" but holds no recognised deny phrase."""
+    if contains_deny_phrase(text):
+        return False
+    folded = _deny_fold(text)
+    if any(cue in folded for cue in NEGATION_CUES_CJK):
+        return True
+    cues = frozenset(NEGATION_CUES)
+    return any(word.strip("'-") in cues or word in cues for word in _CUE_WORD_RE.findall(folded))
+
+
+def hidden_character(text: str) -> str | None:
+    """A description of the first character of ``text`` a reader may not see as it is.
+
+    Invisible (format, control) characters, bidirectional controls, and letters of
+    another script or width that look like an ASCII letter or digit (a Cyrillic
+    ``o``, U+043E, or a full-width ``A``, U+FF21). None for plain text, Japanese and
+    Chinese included.
+    """
+    if text.isascii():
+        bad = next((ch for ch in text if not ch.isprintable() and ch not in "\t\n"), None)
+        return None if bad is None else f"control character U+{ord(bad):04X}"
+    import unicodedata
+
+    previous = ""
+    for ch in text:
+        after, previous = previous, ch
+        if ch.isascii():
+            if not ch.isprintable() and ch not in "\t\n":
+                return f"control character U+{ord(ch):04X}"
             continue
-        line = lines[i]
-        kept: list[str] = []
-        hidden: list[str] = []
-        position = 0
-        while position < len(line):
-            if inside:
-                close = line.find("-->", position)
-                stop = len(line) if close < 0 else close + 3
-                hidden.append(line[position:stop])
-                kept.append(" " * (stop - position))
-                position = stop
-                inside = close < 0
+        if ch in _EMOJI_SELECTORS and after and unicodedata.category(after) == "So":
+            continue  # the emoji form of a symbol ("\u26a0\ufe0f"): shown, hides nothing
+        if ch in _BIDI:
+            return f"bidirectional control U+{ord(ch):04X}"
+        if is_invisible(ch):
+            return f"invisible character U+{ord(ch):04X}"
+        skeleton = identity_skeleton(ch)
+        if skeleton.isascii() and skeleton.isalnum():
+            name = unicodedata.name(ch, "unnamed")
+            return f"look-alike character U+{ord(ch):04X} ({name}) shown like {skeleton!r}"
+    return None
+
+
+@cache
+def _parser() -> object:
+    # lazy: the parser costs ~25 ms to import, and only a scope derivation needs it
+    # a mypy outside the project's environment may not see the package: its types are not
+    # needed here (the parser is used through its tokens' attributes)
+    from markdown_it import MarkdownIt  # type: ignore[import-not-found, unused-ignore]
+
+    return MarkdownIt("commonmark", {"html": True}).enable("table")
+
+
+class _Inline(NamedTuple):
+    """One inline run (a paragraph, heading or cell) as a reader sees it."""
+
+    parts: list[tuple[int, str]]  # (line, text) with code spans in backticks
+    html: list[str]  # inline HTML that is not a comment or a line break
+    comments: list[str]
+
+
+def _inline(token: object, first_line: int) -> _Inline:
+    """What ``token`` (an inline token) shows: text, code spans, link and image text."""
+    parts: list[tuple[int, str]] = []
+    current: list[str] = []
+    html: list[str] = []
+    comments: list[str] = []
+    line = first_line
+    for child in getattr(token, "children", None) or ():
+        kind, content = child.type, child.content
+        if kind == "text":
+            # a literal backtick (escaped in the source) is shown, never a code span
+            current.append(content.replace("`", " "))
+        elif kind == "code_inline":
+            current.append(f"`{content}`" if "`" not in content else " ")
+        elif kind in ("softbreak", "hardbreak"):
+            parts.append((line, "".join(current)))
+            current = []
+            line += 1
+        elif kind == "html_inline":
+            if content.startswith("<!--"):
+                comments.append(content)
+            elif _BREAK_TAG_RE.fullmatch(content):
+                current.append(", ")
             else:
-                opening = line.find("<!--", position)
-                stop = len(line) if opening < 0 else opening
-                kept.append(line[position:stop])
-                position = stop
-                if opening >= 0:
-                    inside = True
-                    kept.append(" " * 4)
-                    hidden.append("<!--")
-                    position += 4
-        out[i] = "".join(kept)
-        for match in _CODE_SPAN_RE.finditer(" ".join(hidden)):
-            skipped.append(Skipped(match.group(1), i + 1, "inside an HTML comment: not shown"))
-    return out
+                html.append(content)
+        elif kind == "image":
+            current.append(content)
+    parts.append((line, "".join(current)))
+    return _Inline(parts, html, comments)
+
+
+def _line_of(token: object) -> int:
+    lines = getattr(token, "map", None)
+    return lines[0] + 1 if lines else 0
+
+
+def _joined(parts: list[tuple[int, str]]) -> str:
+    return " ".join(text for _, text in parts)
+
+
+class _Item:
+    """An open list item: whether it denies, and what it has said so far."""
+
+    def __init__(self, denied: bool) -> None:
+        self.denied = denied
+        self.took_allowed = False
+        self.bare_deny: int | None = None  # line of a deny statement that names no path
+        self.has_list = False
+
+
+class _Reader:
+    """One walk over the tokens of the Files section (linear in the tokens)."""
+
+    def __init__(self, collector: _Collector, deny_level: int | None) -> None:
+        self.collector = collector
+        self.deny_level = deny_level
+        self.label_deny: int | None = None  # line of a paragraph that said "not to touch"
+        self.items: list[_Item] = []
+        self.subsections: list[tuple[int, str, bool]] = []
+
+    def refuse(self, text: str, line: int, code: str, message: str, hint: str) -> None:
+        self.collector.refusals.append(Refusal(text, line, code, message, hint))
+
+    def inherited(self) -> bool:
+        return (
+            self.deny_level is not None
+            or self.label_deny is not None
+            or bool(self.items and self.items[-1].denied)
+        )
+
+    def visible(self, run: _Inline, line: int, what: str) -> bool:
+        """False (and a refusal) when ``run`` holds HTML or a hidden character."""
+        text = _joined(run.parts)
+        for comment in run.comments:
+            for match in _CODE_SPAN_RE.finditer(comment):
+                self.collector.skipped.append(
+                    Skipped(match.group(1), line, "inside an HTML comment: not shown")
+                )
+        if run.html:
+            self.refuse(
+                run.html[0], line, FILES_UNRECOGNISED,
+                f"inline HTML {run.html[0]!r} in {what}: a renderer may show or hide it",
+                "write the text in plain Markdown",
+            )  # fmt: skip
+            return False
+        hidden = hidden_character(text)
+        if hidden is not None:
+            self.refuse(
+                text.strip(), line, FILES_HIDDEN_TEXT,
+                f"{what} holds a {hidden}: what a reviewer reads is not what is derived",
+                "retype the line in plain characters (paths in ASCII)",
+            )  # fmt: skip
+            return False
+        return True
+
+    def heading(self, level: int, run: _Inline, line: int) -> None:
+        self.items.clear()
+        self.label_deny = None
+        title = _joined(run.parts).strip()
+        if not self.visible(run, line, "a heading"):
+            # refused; what follows is shown (and read) as denied, the narrower reading
+            if self.deny_level is None or level <= self.deny_level:
+                self.deny_level = level
+            self.subsections.append((line, title, True))
+            return
+        if self.deny_level is not None and level <= self.deny_level:
+            self.deny_level = None
+        if self.deny_level is None and contains_deny_phrase(title):
+            self.deny_level = level
+        elif self.deny_level is None and says_something_unrecognised(title):
+            self.refuse(
+                title, line, FILES_UNRECOGNISED,
+                f"the heading {title!r} may say its paths are not to be touched, in words "
+                "the derivation does not recognise",
+                _HINT_DENY,
+            )  # fmt: skip
+        self.subsections.append((line, title, self.deny_level is not None))
+
+    def paragraph(self, run: _Inline, line: int) -> None:
+        """A paragraph: a list item's text when an item is open, else a label."""
+        if not self.visible(run, line, "a paragraph"):
+            return
+        joined = _joined(run.parts)
+        if self.deny_level is not None and not self.items:
+            # under a "not to touch" heading every path is denied, whatever the prose says
+            self.collector.unit(run.parts, True, bare=True)
+            return
+        says_deny = contains_deny_phrase(joined)
+        if not says_deny and not self.inherited() and says_something_unrecognised(joined):
+            self.refuse(
+                joined.strip(), line, FILES_UNRECOGNISED,
+                f"{joined.strip()!r} may say its paths are not to be touched, in words the "
+                "derivation does not recognise",
+                _HINT_DENY,
+            )  # fmt: skip
+            return
+        before = len(self.collector.taken)
+        if self.items:
+            item = self.items[-1]
+            item.denied = item.denied or says_deny
+            self.collector.unit(run.parts, item.denied, bare=True)
+            new = self.collector.taken[before:]
+            if says_deny and not new:
+                if item.took_allowed:
+                    self.refuse(
+                        joined.strip(), line, FILES_UNRECOGNISED,
+                        "a 'not to touch' statement inside a list item whose paths are "
+                        "allowed: it is unclear what it covers",
+                        "move the path under a '### Do not touch' sub-heading",
+                    )  # fmt: skip
+                item.bare_deny = item.bare_deny or line
+            item.took_allowed = item.took_allowed or any(not t.denied for t in new)
+            return
+        if self.label_deny is not None and not says_deny:
+            self.refuse(
+                joined.strip(), line, FILES_UNRECOGNISED,
+                f"a paragraph after the 'not to touch' paragraph of line {self.label_deny}: "
+                "it is unclear which of the lists after it are denied",
+                "start a sub-heading ('### Changed') before the paths the task may change, or "
+                "put the explanation before the 'not to touch' paragraph",
+            )  # fmt: skip
+            return
+        names_path = any(
+            span_skip_reason(m.group(1)) is None
+            for _, t in run.parts
+            for m in _CODE_SPAN_RE.finditer(t)
+        )
+        if not says_deny and not names_path:
+            self.refuse(
+                joined.strip(), line, FILES_UNRECOGNISED,
+                f"{joined.strip()!r} is neither a list of paths nor a 'not to touch' statement",
+                "move explanations out of the Files section (or into the list item they "
+                "explain), or end a label with ':' before its list as a list item",
+            )  # fmt: skip
+            return
+        self.collector.unit(run.parts, says_deny or self.inherited(), bare=says_deny)
+        if says_deny:
+            self.label_deny = line
+
+    def open_item(self) -> None:
+        if self.items:
+            self.items[-1].has_list = True
+        self.items.append(_Item(self.inherited()))
+
+    def close_item(self) -> None:
+        item = self.items.pop()
+        if item.bare_deny is not None and not item.has_list:
+            self.refuse(
+                "", item.bare_deny, FILES_UNRECOGNISED,
+                "a list item says 'not to touch' but names no path and holds no list",
+                "name the path in the same item ('- `dir/file` (do not touch)') or list the "
+                "paths under it",
+            )  # fmt: skip
+
+    def table(self, rows: list[tuple[int, list[_Inline]]]) -> None:
+        cells: list[tuple[int, list[str]]] = []
+        for line, runs in rows:
+            texts = []
+            for run in runs:
+                if not self.visible(run, line, "a table cell"):
+                    return
+                text = _joined(run.parts)
+                if (
+                    not self.inherited()
+                    and not contains_deny_phrase(text)
+                    and says_something_unrecognised(text)
+                ):
+                    self.refuse(
+                        text.strip(), line, FILES_UNRECOGNISED,
+                        f"the table cell {text.strip()!r} may say its paths are not to be "
+                        "touched, in words the derivation does not recognise",
+                        _HINT_DENY,
+                    )  # fmt: skip
+                    return
+                texts.append(text)
+            cells.append((line, texts))
+        if len(cells) >= 2:
+            # the delimiter row is not a token: put a stand-in back for the table rule
+            cells.insert(1, (cells[0][0] + 1, ["---"] * len(cells[0][1])))
+        self.collector.table(cells, self.inherited())
+
+    def block(self, kind: str, content: str, line: int) -> None:
+        """A code block or HTML block: never a path, and HTML fails the derivation."""
+        if kind == "html_block":
+            stripped = content.strip()
+            if stripped.startswith("<!--") and (stripped.endswith("-->") or "-->" not in stripped):
+                spans = _CODE_SPAN_RE.findall(stripped)
+                for span in spans or [stripped.splitlines()[0]]:
+                    self.collector.skipped.append(
+                        Skipped(span, line, "inside an HTML comment: not shown")
+                    )
+                return
+            self.refuse(
+                stripped.splitlines()[0] if stripped else "", line, FILES_UNRECOGNISED,
+                "an HTML block in the Files section: a renderer may show or hide it",
+                "write the section in plain Markdown (lists of paths, sub-headings)",
+            )  # fmt: skip
+            return
+        self.collector.skipped.append(
+            Skipped(content.strip().splitlines()[0] if content.strip() else "", line,
+                    "inside a code block: shown as code, never a path")
+        )  # fmt: skip
+
+
+def _headings(tokens: list[Any]) -> list[tuple[int, int, str]]:
+    """``(index, level, title)`` of every heading that is not inside a list or quote."""
+    return [
+        (index, int(token.tag[1]), _joined(_inline(tokens[index + 1], 0).parts).strip())
+        for index, token in enumerate(tokens)
+        if token.type == "heading_open" and token.level == 0
+    ]
+
+
+def _section_ends(heads: list[tuple[int, int, str]], total: int) -> list[int]:
+    """For each heading, the index of the next heading of its level or above (one pass)."""
+    ends = [total] * len(heads)
+    open_heads: list[int] = []  # positions in ``heads`` still waiting for their end
+    for position, (index, level, _) in enumerate(heads):
+        while open_heads and heads[open_heads[-1]][1] >= level:
+            ends[open_heads.pop()] = index
+        open_heads.append(position)
+    return ends
+
+
+def _section_bounds(tokens: list[object]) -> tuple[list[int], list[tuple[int, int, str]]]:
+    """Indices of the Files headings, and every top-level h1/h2 (index, line, title)."""
+    files: list[int] = []
+    tops: list[tuple[int, int, str]] = []
+    for index, token in enumerate(tokens):
+        if token.type != "heading_open" or token.level != 0 or token.tag not in ("h1", "h2"):  # type: ignore[attr-defined]
+            continue
+        title = _joined(_inline(tokens[index + 1], _line_of(token)).parts).strip()
+        tops.append((index, _line_of(token), title))
+        if token.tag == "h2" and heading_annotation(title, FILES_HEADING) is not None:  # type: ignore[attr-defined]
+            files.append(index)
+    return files, tops
+
+
+def _walk(tokens: list[Any], index: int, end: int, reader: _Reader, unread: list[Skipped]) -> None:
+    """Feed the tokens ``index`` to ``end`` (one section) to ``reader``, in order."""
+    collector = reader.collector
+    rows: list[tuple[int, list[_Inline]]] = []
+    row: list[_Inline] = []
+    row_line = 0
+    while index < end:
+        token = tokens[index]
+        kind = token.type
+        line = _line_of(token)
+        if kind == "heading_open":
+            reader.heading(int(token.tag[1]), _inline(tokens[index + 1], line), line)
+            index += 3
+            continue
+        if kind == "paragraph_open":
+            reader.paragraph(_inline(tokens[index + 1], line), line)
+            index += 3
+            continue
+        if kind == "list_item_open":
+            reader.open_item()
+        elif kind == "list_item_close":
+            reader.close_item()
+        elif kind in ("fence", "code_block", "html_block"):
+            reader.block(kind, token.content, line)
+            if kind != "html_block":
+                unread.append(collector.skipped[-1])
+        elif kind == "tr_open":
+            row, row_line = [], line
+        elif kind in ("th_open", "td_open"):
+            row.append(_inline(tokens[index + 1], row_line))
+        elif kind == "tr_close":
+            rows.append((row_line, row))
+        elif kind == "table_close":
+            reader.table(rows)
+            rows = []
+        index += 1
 
 
 def read_files_section(text: str) -> FilesSection:
-    """Everything :func:`plangate.plan.scope.derive_scope` reads from ``text`` (pure)."""
-    lines = text.splitlines()
-    outside = outside_fences(lines)
-    spans = section_spans(lines, outside, FILES_HEADING)
-    heading_lines = tuple(start + 1 for start, _ in spans)
-    if len(spans) != 1:
+    """Everything :func:`plangate.plan.scope.derive_scope` reads from ``text`` (pure).
+
+    The plan is parsed as CommonMark (with tables); the section is what a
+    renderer shows between the Files heading and the next level-1 or level-2
+    heading. Only list items, table cells and "not to touch" statements are read;
+    code blocks and comments are never a path, and HTML, hidden characters and
+    text that is neither a path list nor a recognised deny form are refusals.
+    """
+    tokens = _parser().parse(text)  # type: ignore[attr-defined]
+    files, tops = _section_bounds(tokens)
+    heading_lines = tuple(_line_of(tokens[i]) for i in files)
+    if len(files) != 1:
         return FilesSection(heading_lines, "", (), (), (), ())
-    start, end = spans[0]
-    head = heading(lines[start])
-    annotation = heading_annotation(head[1], FILES_HEADING) if head else ""
+    start = files[0]
+    end = next((i for i, _, _ in tops if i > start), len(tokens))
+    title = _joined(_inline(tokens[start + 1], heading_lines[0]).parts).strip()
+    annotation = heading_annotation(title, FILES_HEADING) or ""
     collector = _Collector()
-    lines = _blank_html_comments(lines, start + 1, end, outside, collector.skipped)
-    subsections: list[tuple[int, str, bool]] = []
-    # level of the deny sub-section we are in; an annotation of the Files heading
-    # itself that says "not to touch" makes the whole section deny
-    deny_level: int | None = 2 if contains_deny_phrase(annotation or "") else None
-    label_deny = False  # a paragraph said "not to touch" and a list or table follows
-    items: list[tuple[int, bool]] = []  # (indent, denied) of the open list items
-    unit: list[tuple[int, str]] = []
-    unit_kind = ""  # "item", "para"
-    unit_denied = False
-    unit_start = 0
-    table: list[tuple[int, list[str]]] = []
-
-    def flush() -> None:
-        nonlocal unit, unit_kind, table, label_deny
-        if unit:
-            joined = " ".join(t for _, t in unit)
-            denied = unit_denied or contains_deny_phrase(joined)
-            collector.unit(unit, denied, bare=unit_kind == "item")
-            if unit_kind in ("item", "inner") and items:
-                items[-1] = (items[-1][0], denied)  # what is nested under it inherits
-            elif unit_kind == "para":
-                label_deny = denied  # the list or table after it inherits
-        if table:
-            collector.table(
-                table, deny_level is not None or label_deny or bool(items and items[-1][1])
-            )
-        unit, unit_kind, table = [], "", []
-
-    for i in range(start + 1, end):
-        line = lines[i]
-        number = i + 1
-        if not outside[i]:
+    reader = _Reader(collector, 2 if contains_deny_phrase(annotation) else None)
+    hidden = hidden_character(title)
+    if hidden is not None:
+        reader.refuse(title, heading_lines[0], FILES_HIDDEN_TEXT,
+                      f"the Files heading holds a {hidden}", "retype the heading")
+    unread: list[Skipped] = []
+    _walk(tokens, start + 3, end, reader, unread)
+    heads = _headings(tokens)
+    ends = _section_ends(heads, len(tokens))
+    for (index, _, heading_title), later in zip(heads, ends, strict=True):
+        # a heading elsewhere in the plan that says "not to touch" (an underlined 'Do not
+        # touch' ends the Files section for a renderer): its paths are denied, never allowed
+        if (start <= index < end) or not contains_deny_phrase(heading_title):
             continue
-        head = heading(line)
-        if head is not None:
-            flush()
-            items.clear()
-            label_deny = False
-            level, title = head
-            if deny_level is not None and level <= deny_level:
-                deny_level = None
-            says_deny = contains_deny_phrase(title)
-            if deny_level is None and says_deny:
-                deny_level = level
-            subsections.append((number, title, deny_level is not None))
-            continue
-        stripped = line.strip()
-        if unit_kind == "para" and unit and _SETEXT_RE.match(line):
-            # The paragraph above is a heading underlined with '===' or '---' (level 1
-            # or 2): a reader sees the section end here. Its text is a heading, not a
-            # list of paths; what follows can still deny, never allow.
-            title = " ".join(t for _, t in unit)
-            if contains_deny_phrase(title):
-                deny_level = 1  # a heading that says not to touch: all that follows denies
-            unit, unit_kind = [], ""
-            items.clear()
-            label_deny = False
-            collector.deny_only = True
-            subsections.append((unit_start, title, deny_level is not None))
-            continue
-        if stripped == "":
-            flush()
-            continue
-        if stripped.startswith("|"):
-            if unit:
-                flush()
-            table.append((number, _split_cells(stripped)))
-            continue
-        if table:
-            flush()
-        marker = _LIST_RE.match(line)
-        if marker is not None:
-            flush()
-            indent = len(marker.group(1).expandtabs(4))
-            while items and items[-1][0] >= indent:
-                items.pop()
-            inherited = deny_level is not None or label_deny or bool(items and items[-1][1])
-            items.append((indent, inherited))
-            unit, unit_kind, unit_denied = [(number, line[marker.end() :])], "item", inherited
-            continue
-        if unit:
-            unit.append((number, stripped))  # a continuation line of the item or paragraph
-            continue
-        if line.startswith((" ", "\t")) and items:
-            kind = "inner"  # a paragraph inside the open list item
-        else:
-            kind = "para"
-            items.clear()
-            label_deny = False
-        unit, unit_kind = [(number, stripped)], kind
-        unit_start = number
-        unit_denied = deny_level is not None or label_deny or bool(items and items[-1][1])
-    flush()
+        stop = min(later, start) if index < start else later
+        _walk(tokens, index + 3, stop, _Reader(collector, 0), unread)
     return FilesSection(
         heading_lines,
-        annotation or "",
+        annotation,
         tuple(collector.taken),
         tuple(collector.skipped),
         tuple(collector.problems),
-        tuple(subsections),
+        tuple(reader.subsections),
+        tuple(collector.refusals),
+        tuple(unread),
     )

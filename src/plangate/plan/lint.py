@@ -105,8 +105,19 @@ class PlanLint(NamedTuple):
                 }
                 for p in files.problems
             ],
+            "refused": []
+            if files is None
+            else [
+                {"text": r.text, "line": r.line, "code": r.code, "message": r.message,
+                 "hint": r.hint}
+                for r in files.refusals
+            ],
+            "not_read": []
+            if files is None
+            else [{"text": s.text, "line": s.line, "why": s.why} for s in files.unread],
             "allowed_paths": list(self.scope.patterns or ()),
             "denied_paths": list(self.scope.denied),
+            "scope_digest": self.scope.digest,
             "conflicts": [{"allowed": a, "denied_by": d} for a, d in self.conflicts],
             "scope_problem": self.scope.problem_text or None,
             "verification": list(self.verification),
@@ -173,6 +184,10 @@ def _scope_edits(
         return [
             f"add a section '## {FILES_HEADING}' listing each path the task may change "
             "as a list item '- `dir/file`'"
+        ]
+    if files.refusals:
+        return [
+            f"line {r.line}: {r.hint} ({r.code}: {r.message})" for r in files.refusals[:5]
         ]
     if files.problems:
         edits = []

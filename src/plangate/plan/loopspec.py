@@ -139,6 +139,13 @@ def files_section(plan_text: str) -> FilesSection:
 
 
 def _first_problem(section: FilesSection) -> LoopSpecError | None:
+    if section.refusals:
+        refusal = section.refusals[0]
+        return LoopSpecError(
+            refusal.code,
+            f"loop.scope: line {refusal.line} of '## {FILES_HEADING}': {refusal.message}",
+            refusal.hint,
+        )
     if not section.problems:
         return None
     problem = section.problems[0]

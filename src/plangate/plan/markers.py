@@ -2,13 +2,18 @@
 
 Machine judgement of review evidence reads only one line-anchored marker:
 
-    C1-VERDICT: PASS plan=sha256:<64 lowercase hex>      (review-self.md, accepted: PASS)
-    C2-VERDICT: approve plan=sha256:<64 lowercase hex>   (review-external.md, accepted: approve)
+    C1-VERDICT: PASS plan=sha256:<64 hex> scope=sha256:<64 hex>     (review-self.md: PASS)
+    C2-VERDICT: approve plan=sha256:<64 hex> scope=sha256:<64 hex>  (review-external.md: approve)
 
 The marker must appear exactly once in full grammar, and no other line may
 even look like a marker. Free text ("判定: PASS") is never parsed, so appended
 prose cannot flip a verdict. ``plan=`` binds the verdict to the bytes of
 plan.md at review time; a different current hash makes the marker *stale*.
+``scope=`` (written by ``plangate review mark``; optional in the grammar so
+markers written before it still read) binds the verdict to the digest of the
+scope derived from those bytes (:func:`plangate.plan.scope.scope_digest`): a
+marker whose scope digest differs from the scope derived now is
+``EVIDENCE_<C>_SCOPE_CHANGED`` -- the reviewer approved another reading.
 Stale is decided by the hash only, never by modification times.
 
 Strict on purpose: lines are split on ``\\n`` only, so a CRLF line leaves a
@@ -20,6 +25,7 @@ full-width colon counts as a malformed marker line instead of being ignored.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from enum import StrEnum
 
 from plangate.records import NamedTuple
@@ -67,6 +73,7 @@ class MarkerResult(NamedTuple):
     verdict: str | None = None
     plan_hash: str | None = None
     reason: Reason | None = None
+    scope_digest: str | None = None
 
     @property
     def valid(self) -> bool:
@@ -91,9 +98,20 @@ _HASH_LENGTH = len(_HASH_PREFIX) + 64
 _LOWER_HEX = "0123456789abcdef"
 
 
+def _is_hash(text: str) -> bool:
+    # strip() removes every character of the set from both ends: nothing is left
+    # exactly when every character is lowercase hex.
+    return (
+        len(text) == _HASH_LENGTH
+        and text.startswith(_HASH_PREFIX)
+        and not text[len(_HASH_PREFIX) :].strip(_LOWER_HEX)
+    )
+
+
 def full_grammar(line: str, kind: MarkerKind) -> tuple[str, str] | None:
     """``(verdict, plan hash)`` when ``line`` is exactly
-    ``<NAME>-VERDICT: <verdict> plan=sha256:<64 lowercase hex>``, else None.
+    ``<NAME>-VERDICT: <verdict> plan=sha256:<64 lowercase hex>``, optionally followed by
+    `` scope=sha256:<64 lowercase hex>`` (:func:`marker_scope`), else None.
 
     The verdict is one or more characters none of which is whitespace
     (``str.isspace``). Written without a regular expression: compiling one costs
@@ -108,13 +126,16 @@ def full_grammar(line: str, kind: MarkerKind) -> tuple[str, str] | None:
     # An ASCII letter or digit is never whitespace: only other verdicts are scanned.
     if not (verdict.isascii() and verdict.isalnum()) and any(ch.isspace() for ch in verdict):
         return None
-    if len(plan_hash) != _HASH_LENGTH or not plan_hash.startswith(_HASH_PREFIX):
-        return None
-    # strip() removes every character of the set from both ends: nothing is left
-    # exactly when every character is lowercase hex.
-    if plan_hash[len(_HASH_PREFIX) :].strip(_LOWER_HEX):
+    plan_hash, separator, scope = plan_hash.partition(" scope=")
+    if not _is_hash(plan_hash) or (separator and not _is_hash(scope)):
         return None
     return verdict, plan_hash
+
+
+def marker_scope(line: str) -> str | None:
+    """The ``scope=`` digest of a marker line in full grammar, or None when it has none."""
+    _, separator, scope = line.partition(" scope=")
+    return scope if separator else None
 
 
 _FOLDED_PREFIXES = {kind.name: f"{kind.name}-verdict".casefold() for kind in KINDS}
@@ -223,11 +244,15 @@ def _plain_candidates(data: bytes, text: str, prefix: str) -> list[str] | None:
     return found
 
 
-def marker_line(kind: MarkerKind, verdict: str, plan_hash: str) -> str:
-    """The exact marker line (without newline) for ``verdict`` bound to ``plan_hash``."""
+def marker_line(
+    kind: MarkerKind, verdict: str, plan_hash: str, scope_digest: str | None = None
+) -> str:
+    """The exact marker line (without newline) for ``verdict`` bound to ``plan_hash`` and,
+    when given, to the digest of the scope derived from that plan."""
     if verdict not in kind.vocabulary:
         raise ValueError(f"{kind.name} verdict must be one of {kind.vocabulary}")
-    return f"{kind.prefix} {verdict} plan={plan_hash}"
+    scope = f" scope={scope_digest}" if scope_digest is not None else ""
+    return f"{kind.prefix} {verdict} plan={plan_hash}{scope}"
 
 
 def replace_marker(data: bytes, kind: MarkerKind, line: str) -> bytes:
@@ -263,12 +288,17 @@ def _reason(kind: MarkerKind, code: str, message: str, hint: str) -> Reason:
 
 
 def read_marker(
-    kind: MarkerKind, data: bytes | None, current_plan_hash: str | None
+    kind: MarkerKind,
+    data: bytes | None,
+    current_plan_hash: str | None,
+    current_scope: Callable[[], str | None] | None = None,
 ) -> MarkerResult:
     """Judge one evidence file's marker. ``data`` None means the file is unreadable.
 
     ``current_plan_hash`` is the ``sha256:`` of the current plan.md, or None when
     plan.md itself is unreadable (then the marker cannot be bound: undecidable).
+    ``current_scope`` gives the digest of the scope derived from the current
+    plan.md (None: undefined); it is asked only for a marker that names a scope.
     """
     redo = f"run the {kind.name} review again and write the marker with 'plangate review mark'"
     if data is None:
@@ -343,7 +373,8 @@ def read_marker(
                 kind,
                 f"EVIDENCE_{kind.name}_MARKER_MALFORMED",
                 f"marker line {detail}: {line.rstrip()[:120]!r}",
-                f"write exactly '{kind.prefix} <verdict> plan=sha256:<64 lowercase hex>'",
+                f"write exactly '{kind.prefix} <verdict> plan=sha256:<64 lowercase hex>' "
+                "(optionally ' scope=sha256:<64 lowercase hex>'): 'plangate review mark' does",
             ),
         )
     verdict, plan_hash = grammar
@@ -386,4 +417,19 @@ def read_marker(
                 f"plan.md changed after the review; {redo}",
             ),
         )
-    return MarkerResult(kind, MarkerState.VALID, verdict, plan_hash)
+    scope = marker_scope(line)
+    if scope is not None and current_scope is not None and scope != current_scope():
+        return MarkerResult(
+            kind,
+            MarkerState.STALE,
+            verdict=verdict,
+            plan_hash=plan_hash,
+            scope_digest=scope,
+            reason=_reason(
+                kind,
+                f"EVIDENCE_{kind.name}_SCOPE_CHANGED",
+                "the scope derived from plan.md now is not the scope this review approved",
+                f"'plangate plan lint TASK' shows the scope; {redo}",
+            ),
+        )
+    return MarkerResult(kind, MarkerState.VALID, verdict, plan_hash, scope_digest=scope)

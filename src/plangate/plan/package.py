@@ -159,8 +159,14 @@ def compute_package(snapshot: TaskSnapshot) -> PackageState:
             hashes[name] = sha256_digest(read.data)  # an empty file still has a hash
     # An empty plan.md is hashed above but has no plan hash (no data).
     plan_hash = hashes.get("plan.md") if snapshot.artifact("plan.md") else None
-    c1 = read_marker(C1, snapshot.artifact(C1.filename), plan_hash)
-    c2 = read_marker(C2, snapshot.artifact(C2.filename), plan_hash)
+    def current_scope() -> str | None:
+        # asked only for a marker that names a scope: the plan is parsed only then
+        from plangate.plan.scope import derive_scope
+
+        return derive_scope(snapshot.artifact("plan.md")).digest
+
+    c1 = read_marker(C1, snapshot.artifact(C1.filename), plan_hash, current_scope)
+    c2 = read_marker(C2, snapshot.artifact(C2.filename), plan_hash, current_scope)
     if presence:
         return PackageState(snapshot.task_id, tuple(presence), {}, plan_hash, None, c1, c2)
     # Without presence reasons all six are hashed above: well-formed digests.

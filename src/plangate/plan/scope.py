@@ -11,6 +11,9 @@ says not to touch is refused even when an allowed pattern covers it.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
+from plangate.canonical import digest, is_digest
 from plangate.errors import PlanGateError
 from plangate.paths import match_any
 from plangate.records import NamedTuple
@@ -63,6 +66,13 @@ class TaskScope(NamedTuple):
             return False
         return self.denies(path) is None
 
+    @property
+    def digest(self) -> str | None:
+        """:func:`scope_digest` of this scope, or None when it is undefined."""
+        if self.patterns is None:
+            return None
+        return scope_digest(self.patterns, self.denied)
+
     def outside(self, paths: object) -> list[str]:
         """The paths of ``paths`` (an iterable of canonical paths) this scope does not allow."""
         return [p for p in paths if not self.allows(p)]  # type: ignore[attr-defined]
@@ -75,8 +85,59 @@ def _undefined(message: str) -> TaskScope:
                                   "('plangate plan lint TASK' shows what is read)"))
 
 
+def scope_digest(allowed: tuple[str, ...] | list[str], denied: tuple[str, ...] | list[str]) -> str:
+    """``sha256:`` of the canonical JSON ``{"allowed": [...], "denied": [...]}``, in plan order.
+
+    What a reviewer approves (``plangate review mark`` and ``plangate plan lint``
+    print both lists) and what the record, the markers and every enforcing step
+    compare: a different reading of the same plan bytes gives a different digest.
+    """
+    return digest({"allowed": list(allowed), "denied": list(denied)})
+
+
+SCOPE_NOT_APPROVED = "SCOPE_NOT_APPROVED"
+SCOPE_DIGEST_MISMATCH = "SCOPE_DIGEST_MISMATCH"
+_REAPPROVE = (
+    "run 'plangate plan lint TASK' to see the scope, then review and approve it again "
+    "('plangate review mark', 'plangate c3 issue'): the new record carries its digest"
+)
+
+
+def check_scope_binding(scope: TaskScope, record: object) -> Reason | None:
+    """Why ``scope`` (derived now) is not the scope the record approved, or None (pure).
+
+    ``record`` is the parsed c3 record. A record without ``scope_digest`` (issued
+    before the field existed) approves plan bytes, not a scope: refused with
+    ``SCOPE_NOT_APPROVED``. A malformed or different digest is
+    ``SCOPE_DIGEST_MISMATCH``. An undefined scope is left to the caller (it
+    allows nothing anyway).
+    """
+    if scope.patterns is None:
+        return None
+    recorded = record.get("scope_digest") if isinstance(record, dict) else None
+    if recorded is None:
+        return Reason(SCOPE_NOT_APPROVED,
+                      "the approval record has no scope_digest: it approved the plan's bytes "
+                      "before the derived scope was part of the approval", _REAPPROVE)
+    current = scope.digest
+    if not is_digest(recorded) or recorded != current:
+        return Reason(SCOPE_DIGEST_MISMATCH,
+                      f"the scope derived from plan.md now ({current}) is not the scope the "
+                      f"record approved ({recorded!r})", _REAPPROVE)
+    return None
+
+
 def derive_scope(plan: bytes | None) -> TaskScope:
-    """The scope of the ``plan.md`` bytes given (None: the plan could not be read)."""
+    """The scope of the ``plan.md`` bytes given (None: the plan could not be read).
+
+    Remembered per bytes (a pure function): one process that checks the record's
+    scope digest and then enforces the scope parses the plan once.
+    """
+    return _derive_scope(plan)
+
+
+@lru_cache(maxsize=8)
+def _derive_scope(plan: bytes | None) -> TaskScope:
     from plangate.plan.loopspec import extract_scope
 
     if plan is None:

@@ -164,6 +164,10 @@ class MarkedReview(NamedTuple):
     evidence_sha256: str
     kind_name: str
     accepted: str
+    allowed: tuple[str, ...] = ()  # the derived scope the marker approves (empty: undefined)
+    denied: tuple[str, ...] = ()
+    scope_digest: str | None = None
+    scope_problem: str = ""
 
 
 def _plan_hash(snapshot: TaskSnapshot) -> str:
@@ -203,11 +207,12 @@ def marked_evidence(snapshot: TaskSnapshot, which: str, verdict: str) -> tuple[b
     artifact size bound (nothing is written then).
     """
     from plangate.plan.markers import C1, C2, marker_line, replace_marker
+    from plangate.plan.scope import derive_scope
 
     kind = C1 if which == "c1" else C2
     plan_hash = _plan_hash(snapshot)
     current = _current_evidence(snapshot, kind.filename)
-    line = marker_line(kind, verdict, plan_hash)
+    line = marker_line(kind, verdict, plan_hash, derive_scope(snapshot.artifact("plan.md")).digest)
     try:
         updated = replace_marker(current, kind, line)
     except UnicodeDecodeError:
@@ -229,10 +234,12 @@ def mark_review(repo_root: Path, task_id: str, which: str, verdict: str) -> Mark
     """Write the ``which`` (``c1``/``c2``) marker of ``task_id`` bound to the current plan.md."""
     from plangate.canonical import sha256_digest
     from plangate.plan.markers import C1, C2
+    from plangate.plan.scope import derive_scope
 
     kind = C1 if which == "c1" else C2
     snapshot = read_task(repo_root, task_id)
     updated, line, plan_hash = marked_evidence(snapshot, which, verdict)
+    scope = derive_scope(snapshot.artifact("plan.md"))
     with open_verified_dir(repo_root, f"{WORKING_DIR}/{snapshot.task_id}") as task:
         # The file is rewritten from the bytes judged above: refuse if the package
         # changed meanwhile (or the task directory was swapped: PATH_COMPONENT_LINK).
@@ -252,6 +259,10 @@ def mark_review(repo_root: Path, task_id: str, which: str, verdict: str) -> Mark
         evidence_sha256=sha256_digest(updated),
         kind_name=kind.name,
         accepted=kind.accepted,
+        allowed=scope.patterns or (),
+        denied=scope.denied,
+        scope_digest=scope.digest,
+        scope_problem=scope.problem_text,
     )
 
 

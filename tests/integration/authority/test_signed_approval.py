@@ -368,3 +368,18 @@ def test_an_agents_branch_cannot_name_itself_the_trust_branch(
     commit_all(git_repo, "self-approval")
     code, codes, _ = _verify(git_repo)
     assert code == 1 and "C3_SIGNATURE_MISSING" in codes, codes
+
+
+def test_signed_reviews_bind_the_derived_scope_the_record_approves(
+    git_repo: Path, tmp_path: Path, team: dict[str, Key]
+) -> None:
+    from plangate.plan.scope import derive_scope
+
+    _signed_task(git_repo, tmp_path, team)
+    tdir = task_dir(git_repo)
+    digest = derive_scope((tdir / "plan.md").read_bytes()).digest
+    for review in ("c1", "c2"):
+        statement = json.loads((tdir / "approvals" / f"review-{review}.json").read_text())
+        assert (statement["version"], statement["scope_digest"]) == (2, digest)
+    record = json.loads((tdir / "approvals" / "c3.json").read_text())
+    assert record["scope_digest"] == digest

@@ -665,3 +665,17 @@ def test_unprotected_change_in_scope_still_merge_ready(task, run_cli):
     surfaces = json.loads(result.out)["facts"]["protected_surfaces"]
     assert surfaces["provenance"] == "bundled_template"
     assert surfaces["hits"] == []
+
+
+def test_a_record_that_did_not_approve_the_derived_scope_is_refused(task, run_cli):
+    # a record issued before the scope digest existed approved the plan's bytes only
+    head = task.pr_commit()
+    c3 = task.task_dir / "approvals" / "c3.json"
+    record = json.loads(c3.read_text())
+    assert record["scope_digest"].startswith("sha256:")
+    del record["scope_digest"]
+    c3.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    result = assess(task, run_cli, task.snapshot(head))
+    assert result.code == 1
+    assert [r["code"] for r in json.loads(result.out)["reasons"]] == ["SCOPE_NOT_APPROVED"]
+    assert not task.record_path.exists()

@@ -421,7 +421,11 @@ def _legacy_record(status: str, plan_hash: str, **extra: str) -> str:
     return json.dumps(record, indent=2)
 
 
-def test_legacy_approved_record_runs(git_repo: Path, tmp_path: Path, run_cli) -> None:
+def test_a_legacy_approved_record_does_not_approve_the_derived_scope(
+    git_repo: Path, tmp_path: Path, run_cli
+) -> None:
+    # a legacy C-3 record approves plan bytes, never the scope exec would enforce:
+    # the task is approved again (the new record carries the scope digest)
     from plangate.canonical import sha256_digest
     from support.plan_tasks import PLAN_MD, write_package
 
@@ -433,9 +437,9 @@ def test_legacy_approved_record_runs(git_repo: Path, tmp_path: Path, run_cli) ->
     )
     marker = tmp_path / "ran"
     result = run_cli(git_repo, "exec", "TASK-0001", "--no-isolation", "--", *_touch_command(marker), tty=True)
-    assert result.code == 0, result.err
-    assert marker.exists()
-    assert _run_log(git_repo)[0]["kind"] == "legacy"
+    assert result.code == 1
+    assert "SCOPE_NOT_APPROVED" in result.err and "approve it again" in result.err
+    assert not marker.exists()
 
 
 @pytest.mark.parametrize(

@@ -835,6 +835,8 @@ RULES: list[tuple[int, str, Callable[[Path], None]]] = [
     (26, "C3_REVIEWER_EVIDENCE_NOT_INDEPENDENT", _edit(_same_evidence)),
     (27, "C3_DECISION_VERDICT_INCONSISTENT", _edit(_reject_b)),
     (28, "C3_SIGNATURE_*", _require_signatures),
+    (29, "C3_SCOPE_DIGEST_INVALID", _set("scope_digest", "sha256:x")),
+    (29, "C3_SCOPE_DIGEST_MISMATCH", _set("scope_digest", "sha256:" + "0" * 64)),
 ]
 
 
@@ -863,8 +865,8 @@ def test_the_documented_list_is_generated_from_the_table() -> None:
 
 
 def test_the_order_is_the_parse_rules_then_the_record_rules() -> None:
-    assert len(ACCEPTOR_RULE_ORDER) == len(PARSE_RULES) + len(RECORD_RULES) == 28
-    assert [r.number for r in ACCEPTOR_RULE_ORDER] == list(range(1, 29))
+    assert len(ACCEPTOR_RULE_ORDER) == len(PARSE_RULES) + len(RECORD_RULES) == 29
+    assert [r.number for r in ACCEPTOR_RULE_ORDER] == list(range(1, 30))
     assert [r.codes for r in ACCEPTOR_RULE_ORDER] == [
         *(r.codes for r in PARSE_RULES),
         *(r.codes for r in RECORD_RULES),

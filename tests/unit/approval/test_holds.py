@@ -142,3 +142,24 @@ def test_descendant_in_scope_rejects_a_commit_to_a_path_the_plan_denies(git_repo
                               scope=scope.patterns)
         assert bare.verdict == "ACCEPTED"
     assert approved
+
+
+def test_a_record_without_a_scope_digest_does_not_approve_the_scope_enforced(
+    task: Approved,
+) -> None:
+    # exec and the hooks pass the scope they enforce: a record issued before the scope
+    # digest existed approved bytes, not this scope
+    from support.taskkit import load_record, save_record
+
+    scope = derive_scope(PLAN_MD.encode())
+    record = load_record(task.repo)
+    assert record["scope_digest"] == scope.digest  # the producer stamps it
+    del record["scope_digest"]
+    save_record(task.repo, record)
+    snapshot = read_task_snapshot(task_dir(task.repo))
+    result = holds_for_head(task.repo, snapshot, task.approved, policy=EQUAL, scope=scope)
+    assert (result.verdict, result.codes) == ("REJECTED", ("SCOPE_NOT_APPROVED",))
+    assert "approve it again" in (result.reasons[0].hint or "")
+    # without a scope to enforce (c3 verify, ci's ancestor policy) the record still verifies
+    bare = holds_for_head(task.repo, snapshot, task.approved, policy=EQUAL)
+    assert bare.verdict == "ACCEPTED"

@@ -12,6 +12,7 @@ from plangate.authority.root import TrustRoot
 from plangate.authority.signers import AllowedSigners
 from plangate.authority.trustfile import TrustConfig
 from plangate.delivery.ci import RULES, PullRequestFacts, TaskFacts, decide, touched_tasks
+from plangate.plan.scope import derive_scope
 from plangate.surfaces import ProtectedPattern, ResolvedSurfaces
 from plangate.verdict import Reason, Result
 
@@ -28,7 +29,12 @@ SURFACES = ResolvedSurfaces(
         ProtectedPattern("AGENTS.md", "rules", "agent rules"),
     ),
 )
-ACCEPTED_TASK = TaskFacts("TASK-0001", None, Result("ACCEPTED", (), {}), PLAN, ARTIFACTS)
+def approved(plan: bytes = PLAN, **facts: object) -> Result:
+    """The acceptor's ACCEPTED outcome of a record that carries ``plan``'s scope digest."""
+    return Result("ACCEPTED", (), {"record": {"scope_digest": derive_scope(plan).digest}, **facts})
+
+
+ACCEPTED_TASK = TaskFacts("TASK-0001", None, approved(), PLAN, ARTIFACTS)
 TASK_FILES = ("docs/working/TASK-0001/plan.md", "docs/working/TASK-0001/approvals/c3.json")
 
 EXPECTED_ORDER = (
@@ -340,7 +346,7 @@ DENY_PLAN = (
 
 
 def test_a_path_the_plan_denies_is_outside_scope_whatever_it_allows():
-    task = ACCEPTED_TASK._replace(plan=DENY_PLAN)
+    task = ACCEPTED_TASK._replace(plan=DENY_PLAN, outcome=approved(DENY_PLAN))
     result = decide(facts("src/app.py", "src/Secret/key.py", tasks=(task,)))
     assert (result.verdict, codes(result)) == ("REJECTED", ["CI_OUTSIDE_SCOPE"])
     assert result.reasons[0].evidence == ("src/Secret/key.py",)
@@ -358,8 +364,8 @@ def test_a_plan_without_denied_paths_records_none():
 
 
 def test_a_deny_in_one_task_applies_to_another_tasks_allowed_paths():
-    other = TaskFacts("TASK-0002", None, Result("ACCEPTED", (), {}), PLAN, ARTIFACTS)
-    denying = ACCEPTED_TASK._replace(plan=DENY_PLAN)
+    other = TaskFacts("TASK-0002", None, approved(), PLAN, ARTIFACTS)
+    denying = ACCEPTED_TASK._replace(plan=DENY_PLAN, outcome=approved(DENY_PLAN))
     result = decide(
         facts("src/secret/a.py", "docs/working/TASK-0002/plan.md", tasks=(denying, other))
     )
@@ -502,7 +508,7 @@ def trust_root(require: bool) -> TrustRoot:
 
 
 SIGNED_TASK = ACCEPTED_TASK._replace(
-    outcome=Result("ACCEPTED", (), {"authority": {"approver": "a@example.com"}})
+    outcome=approved(authority={"approver": "a@example.com"})
 )
 TRUST_FILES = (".plangate/trust.toml",)
 
@@ -583,7 +589,7 @@ def _validations(monkeypatch, n_files: int, n_patterns: int) -> tuple[int, int]:
     paths_module._validated_pattern.cache_clear()
     allowed = "".join(f"- `lib{i}/**`\n" for i in range(n_patterns))
     plan = b"# Plan\n\n## Files / Components to Touch\n- `src/**`\n" + allowed.encode()
-    task = TaskFacts("TASK-0001", None, Result("ACCEPTED", (), {}), plan, ARTIFACTS)
+    task = TaskFacts("TASK-0001", None, approved(plan), plan, ARTIFACTS)
     surfaces = ResolvedSurfaces(
         "downstream",
         "x",
@@ -669,3 +675,17 @@ def test_a_signed_tasks_continuation_files_are_covered_and_an_unsigned_tasks_are
     for one in files:
         result = decide(facts(one))
         assert (result.verdict, result.reasons[0].evidence) == ("HUMAN_REQUIRED", (one,))
+
+
+@pytest.mark.parametrize(
+    ("record", "code"),
+    [
+        ({}, "SCOPE_NOT_APPROVED"),
+        ({"scope_digest": "sha256:" + "0" * 64}, "SCOPE_DIGEST_MISMATCH"),
+        ({"scope_digest": "not a digest"}, "SCOPE_DIGEST_MISMATCH"),
+    ],
+)
+def test_a_scope_the_record_did_not_approve_is_refused(record: dict, code: str) -> None:
+    task = ACCEPTED_TASK._replace(outcome=Result("ACCEPTED", (), {"record": record}))
+    verdict = decide(facts(tasks=(task,)))
+    assert verdict.verdict == "REJECTED" and code in verdict.codes

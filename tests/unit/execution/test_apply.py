@@ -13,6 +13,7 @@ from plangate.execution.apply import (
     judge,
     link_leaves_repository,
 )
+from plangate.plan.scope import derive_scope
 from plangate.surfaces import load_surfaces_bytes
 from plangate.verdict import Result
 
@@ -51,7 +52,12 @@ def _facts(changed: tuple[str, ...], **changes: object) -> ResultFacts:
         tree=tuple(TreeFact(p, "100644", None) for p in changed),
         workspace=(),
     )
-    return base._replace(**changes)
+    facts = base._replace(**changes)
+    if "verification" in changes:
+        return facts
+    # the record exec verified approves the scope derived from this plan (its digest)
+    approved = {"record": {"scope_digest": derive_scope(facts.plan).digest}}
+    return facts._replace(verification=Result("ACCEPTED", (), approved))
 
 
 def test_in_scope_changes_are_accepted() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -172,14 +173,22 @@ def test_a_label_paragraph_that_says_not_to_touch_denies_the_list_after_it() -> 
     assert found.denied == ("src/b.py", "src/c.py")
 
 
-def test_a_paragraph_that_says_not_to_touch_denies_what_follows_until_the_next_one() -> None:
+def test_a_paragraph_that_says_not_to_touch_denies_what_follows_until_the_next_heading() -> None:
     body = (
         "- `src/a.py`\n\nThe files below must not be touched\n\n- `src/b.py`\n\n"
-        "| path |\n|---|\n| `src/t.py` |\n\nThese are new.\n\n- `src/c.py`\n"
+        "| path |\n|---|\n| `src/t.py` |\n\n### New\n\n- `src/c.py`\n"
     )
     found = section(body)
     assert found.allowed == ("src/a.py", "src/c.py")
     assert found.denied == ("src/b.py", "src/t.py")
+
+
+def test_a_paragraph_after_a_deny_paragraph_fails_the_derivation() -> None:
+    # which lists does the deny cover now? A reader may take either view: refused
+    body = "The files below must not be touched\n\n- `src/b.py`\n\nThese are new.\n\n- `src/c.py`\n"
+    found = section(body)
+    assert found.refusals and found.refusals[0].line == 13
+    assert not derive_scope(plan("- `src/a.py`\n\n" + body).encode()).defined
 
 
 def test_a_paragraph_inside_a_list_item_that_says_not_to_touch_denies_its_children() -> None:
@@ -201,21 +210,25 @@ def test_a_files_heading_annotated_not_to_touch_allows_nothing() -> None:
     assert not derive_scope(plan("- `src/a.py`\n", f"## {FILES} (read-only)").encode()).defined
 
 
-@pytest.mark.parametrize(
-    "title",
-    [
-        "DO  NOT TOUCH",
-        "do no\u200bt touch",
-        "Don\u2019t edit",
-        "\uff24\uff4f not touch",
-        "do n\u043et touch",
-        "read\u2010only",
-        "\u30b9\u30b3\u30fc\u30d5\u309a\u5916",
-    ],
-)
+@pytest.mark.parametrize("title", ["DO  NOT TOUCH", "Don\u2019t edit", "read\u2010only"])
 def test_a_deny_heading_is_read_as_a_reader_sees_it(title: str) -> None:
     found = section(f"- `src/a.py`\n\n### {title}\n\n- `src/b.py`\n")
     assert found.denied == ("src/b.py",) and found.allowed == ("src/a.py",)
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "do no\u200bt touch",
+        "\uff24\uff4f not touch",
+        "do n\u043et touch",
+        "\u30b9\u30b3\u30fc\u30d5\u309a\u5916",
+    ],
+)
+def test_a_heading_with_a_hidden_or_look_alike_character_fails_the_derivation(title: str) -> None:
+    found = section(f"- `src/a.py`\n\n### {title}\n\n- `src/b.py`\n")
+    assert [r.code for r in found.refusals] == [fs.FILES_HIDDEN_TEXT]
+    assert not derive_scope(plan(f"- `src/a.py`\n\n### {title}\n\n- `src/b.py`\n").encode()).defined
 
 
 def test_a_denied_path_wins_over_an_allowed_pattern_in_every_case_spelling() -> None:
@@ -310,7 +323,7 @@ def test_bare_paths_as_whole_list_entries_are_taken() -> None:
 
 
 def test_a_bare_path_inside_a_phrase_is_skipped() -> None:
-    body = "- we read config/x.yaml but never write it\n- `src/a.py`\n"
+    body = "- we read config/x.yaml for its defaults\n- `src/a.py`\n"
     found = section(body)
     assert found.allowed == ("src/a.py",)
     assert [(s.text, s.why.startswith("a bare path")) for s in found.skipped] == [
@@ -384,18 +397,22 @@ def test_paths_outside_the_section_are_ignored() -> None:
 
 
 def _work(text: str) -> int:
-    """Lines of the section reader executed while reading ``text`` (a deterministic count).
+    """Lines of the section reader and the parser executed reading ``text`` (a deterministic count).
 
     Regular expressions and string methods run in C and are linear here; every loop of
     the reader is Python, so superlinear work shows up as superlinear line counts.
     """
+    import markdown_it
+
     import plangate.plan.files_section as module
 
     count = [0]
     source = module.__file__
+    parser = str(Path(markdown_it.__file__).parent)  # the CommonMark parser's work counts too
 
     def tracer(frame, event, _arg):
-        if frame.f_code.co_filename != source:
+        name = frame.f_code.co_filename
+        if name != source and not name.startswith(parser):
             return None
         if event == "line":
             count[0] += 1
@@ -426,6 +443,10 @@ ADVERSARIAL = {
     "comments": lambda n: "- `a/b.md` <!-- `x/y.md` --> " * n + "<!--\n" + "- `c.md`\n" * n,
     # many sub-sections, half of them denying
     "headings": lambda n: "### Forbidden\n- `a/b.md`\n### New\n- `c/d.md`\n" * n,
+    # unmatched backtick runs and emphasis delimiters: the parser's known hard cases
+    "delimiters": lambda n: "- `a/b.md` " + "` `` *a_ [x](" * n + "\n",
+    # a fence opened in the section and never closed
+    "open fence": lambda n: "- `a/b.md`\n\n````\n" + "```\n- `x/y.md`\n" * n,
 }
 
 
@@ -438,9 +459,9 @@ def test_reading_the_section_is_linear_in_the_plan(shape: str) -> None:
     assert large <= 10 * small, f"{shape}: x8 input cost x{large / small:.1f}"
 
 
-def test_an_underlined_heading_ends_what_the_section_allows() -> None:
-    # A reader sees 'Notes' as a level-2 heading: paths after it are not in the section,
-    # and the heading's own text is no list of paths; a deny after it still denies.
+def test_an_underlined_heading_ends_the_section_and_a_deny_under_it_still_denies() -> None:
+    # A renderer shows 'Notes' as a level-2 heading: paths after it are not in the section;
+    # a 'Do not touch' heading anywhere in the plan still denies its paths.
     body = (
         "- `src/**`\n\nNotes `x/y.md`\n-----\n\n- `evil/**`\n\n"
         "### Do not touch\n\n- `src/keys.py`\n"
@@ -448,7 +469,6 @@ def test_an_underlined_heading_ends_what_the_section_allows() -> None:
     found = section(body)
     assert found.allowed == ("src/**",)
     assert found.denied == ("src/keys.py",)
-    assert [s.text for s in found.skipped] == ["evil/**"]
 
 
 def test_an_underlined_heading_that_says_not_to_touch_denies_what_follows() -> None:

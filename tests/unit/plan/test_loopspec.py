@@ -31,7 +31,7 @@ It says hello.
 - `src/app/greet.py` (new)
 - `tests/test_greet.py`
 - `src/app/greet.py` again
-- `todo` is not a path
+- `todo` is a word, skipped
 - `README.md`
 - `docs/**`
 

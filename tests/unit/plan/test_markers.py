@@ -402,3 +402,38 @@ def test_a_file_that_is_not_plain_takes_the_general_search(text: str) -> None:
     assert state(data) in {
         MarkerState.VALID, MarkerState.DUPLICATE, MarkerState.MALFORMED, MarkerState.MISSING
     }
+
+
+S = "sha256:" + hashlib.sha256(b"scope").hexdigest()
+
+
+def test_a_marker_bound_to_the_scope_derived_now_is_valid() -> None:
+    line = marker_line(C1, "PASS", H, S)
+    assert line == f"C1-VERDICT: PASS plan={H} scope={S}"
+    result = read_marker(C1, (line + "\n").encode(), H, lambda: S)
+    assert result.state is MarkerState.VALID and result.scope_digest == S
+
+
+def test_a_marker_bound_to_another_scope_is_stale_with_its_own_code() -> None:
+    # same plan bytes, another reading of them: the reviewer approved another scope
+    data = (marker_line(C2, "approve", H, S) + "\n").encode()
+    result = read_marker(C2, data, H, lambda: "sha256:" + "0" * 64)
+    assert result.state is MarkerState.STALE
+    assert result.reason is not None and result.reason.code == "EVIDENCE_C2_SCOPE_CHANGED"
+    assert read_marker(C2, data, H, lambda: None).state is MarkerState.STALE  # now undefined
+
+
+@pytest.mark.parametrize(
+    "tail", [" scope=", " scope=sha256:" + "A" * 64, " scope=" + S + " ", " scope=" + S[:-1]]
+)
+def test_a_malformed_scope_binding_is_a_malformed_marker(tail: str) -> None:
+    data = f"C1-VERDICT: PASS plan={H}{tail}\n".encode()
+    assert read_marker(C1, data, H, lambda: S).state is MarkerState.MALFORMED
+
+
+def test_a_marker_written_before_the_scope_binding_still_reads() -> None:
+    asked: list[int] = []
+    result = read_marker(C1, f"C1-VERDICT: PASS plan={H}\n".encode(), H,
+                         lambda: asked.append(1) or S)  # fmt: skip
+    assert result.state is MarkerState.VALID and result.scope_digest is None
+    assert asked == []  # the plan is not parsed for a marker that names no scope

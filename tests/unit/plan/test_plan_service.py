@@ -18,6 +18,7 @@ from plangate.canonical import sha256_digest
 from plangate.errors import InputRejected
 from plangate.layout import MAX_ARTIFACT_BYTES
 from plangate.plan.loopspec import extract_allowed_paths
+from plangate.plan.scope import derive_scope
 from plangate.snapshot import ARTIFACTS
 from support.plan_tasks import PLAN_MD, task_dir, write_package
 
@@ -116,6 +117,7 @@ def test_init_from_a_subdirectory_uses_the_repo_root(git_repo: Path, run_cli) ->
 
 
 PLAN_HASH = sha256_digest(PLAN_MD.encode())
+SCOPE = derive_scope(PLAN_MD.encode()).digest  # what review mark binds besides the bytes
 
 
 def _package(repo: Path, run_cli, task: str = "TASK-0001") -> tuple[int, dict]:
@@ -291,13 +293,25 @@ def test_mark_writes_one_marker_bound_to_plan(git_repo: Path, run_cli) -> None:
     result = run_cli(git_repo, "review", "mark", "TASK-0001", "--c1", "PASS")
     assert result.code == 0, result.err
     lines = _marker_lines(task / "review-self.md", "C1-VERDICT")
-    assert lines == [f"C1-VERDICT: PASS plan={PLAN_HASH}"]
+    assert lines == [f"C1-VERDICT: PASS plan={PLAN_HASH} scope={SCOPE}"]
     assert (task / "review-self.md").read_text().startswith("# review-self.md of TASK-0001")
     assert run_cli(git_repo, "review", "mark", "TASK-0001", "--c2", "approve").code == 0
     assert _marker_lines(task / "review-external.md", "C2-VERDICT") == [
-        f"C2-VERDICT: approve plan={PLAN_HASH}"
+        f"C2-VERDICT: approve plan={PLAN_HASH} scope={SCOPE}"
     ]
     assert run_cli(git_repo, "package", "TASK-0001").code == 0
+
+
+def test_mark_prints_the_scope_the_marker_approves(git_repo: Path, run_cli) -> None:
+    write_package(git_repo, markers=False)
+    result = run_cli(git_repo, "review", "mark", "TASK-0001", "--c1", "PASS")
+    scope = derive_scope(PLAN_MD.encode())
+    assert f"  scope {SCOPE}" in result.out.splitlines()
+    assert f"    allowed: {', '.join(scope.patterns or ())}" in result.out.splitlines()
+    doc = json.loads(run_cli(git_repo, "review", "mark", "TASK-0001", "--c1", "PASS",
+                             "--json").out)  # fmt: skip
+    assert doc["scope"] == {"allowed": list(scope.patterns or ()), "denied": list(scope.denied),
+                            "digest": SCOPE, "problem": None}  # fmt: skip
 
 
 def test_mark_replaces_every_earlier_marker_line(git_repo: Path, run_cli) -> None:
@@ -313,7 +327,7 @@ def test_mark_replaces_every_earlier_marker_line(git_repo: Path, run_cli) -> Non
     text = (task / "review-self.md").read_text()
     assert "prose that stays" in text
     assert [ln for ln in text.split("\n") if "VERDICT" in ln.upper()] == [
-        f"C1-VERDICT: PASS plan={PLAN_HASH}"
+        f"C1-VERDICT: PASS plan={PLAN_HASH} scope={SCOPE}"
     ]
     _, doc = 0, json.loads(run_cli(git_repo, "package", "TASK-0001", "--json").out)
     assert doc["markers"]["c1"]["state"] == "valid"
@@ -351,7 +365,7 @@ def test_missing_evidence_file_is_created(git_repo: Path, run_cli) -> None:
     task = write_package(git_repo, markers=False)
     (task / "review-external.md").unlink()
     assert run_cli(git_repo, "review", "mark", "TASK-0001", "--c2", "reject").code == 0
-    assert (task / "review-external.md").read_text() == f"C2-VERDICT: reject plan={PLAN_HASH}\n"
+    assert (task / "review-external.md").read_text() == f"C2-VERDICT: reject plan={PLAN_HASH} scope={SCOPE}\n"
 
 
 @pytest.mark.parametrize("damage", ["missing", "empty", "symlink", "directory"])
@@ -412,7 +426,7 @@ def test_review_json(git_repo: Path, run_cli) -> None:
     task = write_package(git_repo, markers=False)
     result = run_cli(git_repo, "review", "mark", "TASK-0001", "--c2", "approve", "--json")
     doc = json.loads(result.out)
-    assert doc["marker"] == f"C2-VERDICT: approve plan={PLAN_HASH}"
+    assert doc["marker"] == f"C2-VERDICT: approve plan={PLAN_HASH} scope={SCOPE}"
     assert doc["evidence_sha256"] == sha256_digest((task / "review-external.md").read_bytes())
 
 
@@ -423,7 +437,7 @@ def test_the_review_evidence_size_bound_is_the_artifact_bound(git_repo: Path, ru
     from plangate.plan.markers import C1, marker_line
 
     task = write_package(git_repo, markers=False)
-    line = marker_line(C1, "PASS", PLAN_HASH)
+    line = marker_line(C1, "PASS", PLAN_HASH, SCOPE)
     # The rewritten file is the kept text, a blank line, the marker line and a newline.
     fits = b"x" * (MAX_ARTIFACT_BYTES - len(line) - 3)
     (task / "review-self.md").write_bytes(fits)
@@ -446,7 +460,7 @@ def test_marked_evidence_is_pure_over_the_snapshot(git_repo: Path) -> None:
     before = (task / "review-external.md").read_bytes()
     updated, line, plan_hash = marked_evidence(read_task(git_repo, "TASK-0001"), "c2", "approve")
     assert plan_hash == PLAN_HASH
-    assert line == f"C2-VERDICT: approve plan={PLAN_HASH}"
+    assert line == f"C2-VERDICT: approve plan={PLAN_HASH} scope={SCOPE}"
     assert updated.endswith((line + "\n").encode())
     assert (task / "review-external.md").read_bytes() == before
 

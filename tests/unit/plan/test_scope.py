@@ -41,7 +41,7 @@ def test_the_scope_is_the_loopspecs_allowed_paths() -> None:
         (_plan("- `./src/app.py`\n"), "LOOPSPEC_PATH_NOT_CANONICAL"),
         (_plan("- `src//app.py`\n"), "LOOPSPEC_PATH_NOT_CANONICAL"),
         (_plan("- `../app.py`\n"), "LOOPSPEC_PATH_NOT_CANONICAL"),
-        (_plan("nothing in backticks\n"), "lists no path"),
+        (_plan("nothing in backticks\n"), "LOOPSPEC_FILES_UNRECOGNISED"),
         (_plan(""), "lists no path"),
         (PLAN_MD.replace("## Files / Components to Touch", "## Files").encode(), "lists no path"),
     ],

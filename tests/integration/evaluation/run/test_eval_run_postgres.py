@@ -18,6 +18,11 @@ from support.evalrun import GOOD_VERIFIER, build_harness_repo
 pytestmark = pytest.mark.postgres
 
 VERIFIER = "harness/verifiers/completion_evidence.py"
+CRASHING_VERIFIER = GOOD_VERIFIER.replace(
+    "def check(fixture):\n",
+    "def check(fixture):\n    if fixture.get('tests_pass') is False:\n"
+    "        raise RuntimeError('boom')\n",
+)
 
 
 @pytest.fixture
@@ -37,7 +42,7 @@ def pg_ledger_url(pg_url: str) -> Iterator[str]:
         )
 
 
-def test_pass_then_inconclusive_finality_on_postgresql(
+def test_pass_then_a_rerunnable_preflight_and_a_final_inconclusive_on_postgresql(
     tmp_path: Path, run_cli: RunCli, pg_ledger_url: str
 ) -> None:
     env = {**os.environ, "PLANGATE_LEDGER_URL": pg_ledger_url}
@@ -49,9 +54,18 @@ def test_pass_then_inconclusive_finality_on_postgresql(
     assert result.code == 0, result.err
     assert json.loads(result.out)["verdict"] == "PASS"
 
-    unreviewed, _ = harness.candidate("unreviewed", {VERIFIER: GOOD_VERIFIER})
+    # A missing review stops the run before any trial: INCONCLUSIVE, not final.
+    unreviewed, unreviewed_commit = harness.candidate("unreviewed", {VERIFIER: CRASHING_VERIFIER})
     first = run_cli(harness.repo, "eval", "run", unreviewed, "--json", env=env)
     assert first.code == 4
+    assert [r["code"] for r in json.loads(first.out)["reasons"]] == ["INDEPENDENCE_INSUFFICIENT"]
+    # Trial evidence is final: crashing trials end INCONCLUSIVE and a later run cannot
+    # overturn it.
+    review = harness.review("candidate:unreviewed:v1", unreviewed_commit)
+    assert run_cli(harness.repo, "eval", "review", "add", unreviewed, str(review), env=env).code == 0
+    crashed = run_cli(harness.repo, "eval", "run", unreviewed, "--json", env=env)
+    assert crashed.code == 4
+    assert "TRIALS_INCOMPLETE" in [r["code"] for r in json.loads(crashed.out)["reasons"]]
     again = run_cli(harness.repo, "eval", "run", unreviewed, "--json", env=env)
     assert again.code == 4
     assert [r["code"] for r in json.loads(again.out)["reasons"]] == [
@@ -61,6 +75,6 @@ def test_pass_then_inconclusive_finality_on_postgresql(
     with open_ledger(harness.repo, {"PLANGATE_LEDGER_URL": pg_ledger_url}) as ledger:
         assert ledger.verify().verdict == "INTACT"
         kinds = [e.kind for e in ledger.entries()]
-    assert kinds.count("eval_promotion_decision") == 3
-    assert kinds.count("eval_experiment_result") == 3
-    assert kinds.count("eval_review_added") == 1
+    assert kinds.count("eval_promotion_decision") == 4
+    assert kinds.count("eval_experiment_result") == 4
+    assert kinds.count("eval_review_added") == 2

@@ -21,7 +21,6 @@ paths = st.lists(segment, min_size=1, max_size=4).map("/".join)
 # branch is reached; mixed with arbitrary paths, which mostly fall outside it.
 prompt_paths = paths.map(lambda p: f"harness/prompts/{p}")
 diffs = st.one_of(
-    st.lists(paths, min_size=1, max_size=6, unique=True),
     st.lists(prompt_paths, min_size=1, max_size=6, unique=True),
     st.lists(st.one_of(paths, prompt_paths), min_size=1, max_size=6, unique=True),
 )

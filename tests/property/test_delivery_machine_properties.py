@@ -22,6 +22,7 @@ from plangate.delivery.machine import (
 )
 from plangate.delivery.pr_snapshot import parse_snapshot
 from plangate.surfaces import ProtectedPattern, ResolvedSurfaces
+from support.branches import Branches
 
 SOURCE = "c" * 40
 RECORD = BoundRecord("TASK-0001", SOURCE, "sha256:" + "1" * 64, "sha256:" + "2" * 64)
@@ -101,13 +102,61 @@ snapshots = st.builds(
 )
 ancestries = st.sampled_from([Ancestry("descends"), Ancestry("diverged"), Ancestry("unmeasurable")])
 
+# Snapshots where everything holds at the head (checks passed, review approved at the
+# head, mergeable, findings resolved, definition of done evaluated, no escalation, files
+# in scope), so that the MERGE_READY branch is reached; mixed with arbitrary ones.
+ready_snapshots = st.builds(
+    lambda head, conclusions, fs, files, taxonomy: {
+        "task_id": "TASK-0001",
+        "pr_number": 7,
+        "head_sha": head,
+        "mergeable": "MERGEABLE",
+        "checks": [
+            {"name": name, "sha": head, "conclusion": conclusion}
+            for name, conclusion in zip(["ci", "lint", "e2e"], conclusions, strict=False)
+        ],
+        "review": {"state": "approved", "sha": head},
+        "findings": fs,
+        "changed_files": files,
+        "escalation_flags": [],
+        "dod_evaluated": True,
+        "ci_failure_taxonomy": taxonomy,
+    },
+    st.sampled_from(SHAS),
+    st.lists(st.sampled_from(["success", "neutral"]), min_size=1, max_size=3),
+    st.lists(
+        st.builds(
+            lambda i, t, s, d: {"id": f"F{i}", "finding_type": t, "severity": s, "disposition": d},
+            st.integers(0, 9),
+            st.sampled_from(["lint", "logic"]),
+            st.sampled_from(["critical", "major", "minor", "info"]),
+            st.sampled_from([
+                {"kind": "adopted", "repair_commit": "d" * 40},
+                {"kind": "rejected", "evidence_ref": "e.log"},
+            ]),
+        ),
+        max_size=3,
+        unique_by=lambda f: f["id"],
+    ),
+    st.lists(
+        st.sampled_from(["src/a.py", "src/x/b.py", "docs/n.md"]), min_size=1, max_size=3,
+        unique=True,
+    ),
+    st.sampled_from([None, "code", "flaky", "permission"]),
+)
+cases = st.one_of(
+    st.tuples(snapshots, ancestries),
+    st.tuples(ready_snapshots, st.just(Ancestry("descends"))),
+    st.tuples(ready_snapshots, ancestries),
+)
+
 
 def _strip(rows: Any) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if k not in ("prev", "at", "entry_id")} for r in rows]
 
 
 @settings(max_examples=150, deadline=None)
-@given(snapshots, ancestries)
+@given(st.one_of(snapshots, ready_snapshots), ancestries)
 def test_assessing_twice_appends_nothing_the_second_time(raw, ancestry):
     snapshot = parse_snapshot(raw)
     first = assess(
@@ -124,16 +173,28 @@ def test_assessing_twice_appends_nothing_the_second_time(raw, ancestry):
     assert [a["action_id"] for a in second.actions] == [a["action_id"] for a in first.actions]
 
 
-@settings(max_examples=150, deadline=None)
-@given(snapshots, ancestries)
-def test_merge_ready_only_when_everything_holds(raw, ancestry):
+def test_merge_ready_only_when_everything_holds():
+    seen = Branches()
+
+    @settings(max_examples=150, deadline=None)
+    @given(cases)
+    def check(case):
+        seen.example()
+        _merge_ready_only_when_everything_holds(*case, seen)
+
+    check()
+    seen.assert_share("MERGE_READY")
+    seen.assert_share("not MERGE_READY")
+
+
+def _merge_ready_only_when_everything_holds(raw, ancestry, seen: Branches):
     snapshot = parse_snapshot(raw)
     result = assess(
         snapshot, (), scope=PROP_SCOPE, ancestry=ancestry, record=RECORD, surfaces=SURFACES
     )
     assert result.state in STATE_EXIT_CODES
     assert int(exit_code_for_state(result.state)) in (0, 1, 3, 4)
-    if result.state == "MERGE_READY":
+    if seen.reached("MERGE_READY", result.state == "MERGE_READY"):
         head = snapshot.head_sha
         at_head = [c for c in snapshot.checks if c.sha == head]
         assert ancestry.status == "descends"
@@ -147,12 +208,13 @@ def test_merge_ready_only_when_everything_holds(raw, ancestry):
         )
         assert result.merge_ready_record is not None
     else:
+        seen.reached("not MERGE_READY", True)
         assert result.reasons  # every non-terminal outcome says why
         assert result.merge_ready_record is None
 
 
 @settings(max_examples=100, deadline=None)
-@given(snapshots)
+@given(st.one_of(snapshots, ready_snapshots))  # ready ones would be MERGE_READY if descending
 def test_ancestry_failure_never_merge_ready(raw):
     snapshot = parse_snapshot(raw)
     for status in ("diverged", "unmeasurable"):

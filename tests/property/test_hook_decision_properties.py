@@ -13,17 +13,27 @@ from plangate.hooks.decision import (
     ALLOW,
     DENY,
     GUARDED,
+    PLANNING_FILES,
     OverrideGrant,
     decide,
     planning_file_task,
 )
 from plangate.paths import match_any
+from support.branches import Branches
 from support.hook_decision import NO_TASK, TASK, WITH_TASK, write
 
 SEGMENT = st.text(
     alphabet="abcdefghijklmnopqrstuvwxyzABCDEF0123456789._-", min_size=1, max_size=8
 ).filter(lambda s: s not in (".", ".."))
 PATH = st.lists(SEGMENT, min_size=1, max_size=4).map("/".join)
+# Paths that may be allowed, so that the ALLOW branches are reached: a task's planning
+# files (allowed without a task), and paths in the task's scope (src/app.py, tests/**).
+PLANNING_PATH = st.builds(
+    lambda n, name: f"docs/working/TASK-{n:04d}/{name}",
+    st.integers(0, 9999),
+    st.sampled_from(PLANNING_FILES),
+)
+IN_SCOPE_PATH = st.one_of(st.just("src/app.py"), PATH.map(lambda p: f"tests/{p}"))
 
 
 @settings(max_examples=150, deadline=None)
@@ -36,20 +46,34 @@ def test_protected_paths_are_never_allowed(path: str) -> None:
     assert decide(facts, write(protected)).verdict == DENY
 
 
-@settings(max_examples=150, deadline=None)
-@given(PATH)
-def test_without_task_nothing_outside_planning_files_is_allowed(path: str) -> None:
-    result = decide(NO_TASK, write(path))
-    if result.verdict == ALLOW:
-        assert planning_file_task(path) is not None
+def test_without_task_nothing_outside_planning_files_is_allowed() -> None:
+    seen = Branches()
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.one_of(PATH, PLANNING_PATH))
+    def check(path: str) -> None:
+        seen.example()
+        result = decide(NO_TASK, write(path))
+        if seen.reached("ALLOW", result.verdict == ALLOW):
+            assert planning_file_task(path) is not None
+
+    check()
+    seen.assert_share("ALLOW")
 
 
-@settings(max_examples=150, deadline=None)
-@given(PATH)
-def test_with_task_an_allow_is_always_inside_scope(path: str) -> None:
-    result = decide(WITH_TASK, write(path))
-    if result.verdict == ALLOW:
-        assert match_any(TASK.allowed_paths or (), path) is not None
+def test_with_task_an_allow_is_always_inside_scope() -> None:
+    seen = Branches()
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.one_of(PATH, IN_SCOPE_PATH))
+    def check(path: str) -> None:
+        seen.example()
+        result = decide(WITH_TASK, write(path))
+        if seen.reached("ALLOW", result.verdict == ALLOW):
+            assert match_any(TASK.allowed_paths or (), path) is not None
+
+    check()
+    seen.assert_share("ALLOW")
 
 
 def _mixed_case(text: str, flips: list[bool]) -> str:

@@ -39,6 +39,7 @@ from plangate.ledger.chain import (
     verify_values,
 )
 from plangate.verdict import Result
+from support.branches import Branches
 
 AT = "2026-12-02T10:00:00Z"
 DIGEST = "sha256:" + "0" * 64
@@ -79,21 +80,37 @@ def full_accepts(text: str) -> bool:
     return _decode_fields((1, "k", "s", text, AT, DIGEST, DIGEST))[0] is None
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(objects, st.data())
-def test_quick_payload_check_never_accepts_what_the_full_checks_refuse(
-    value: dict[str, Any], data: st.DataObject
-) -> None:
-    check = _PayloadCheck()
-    for text in writings(value):
-        mutated = [text]
-        if text:
-            index = data.draw(st.integers(0, len(text) - 1))
-            char = data.draw(st.sampled_from([" ", '"', "\\", "0", "-", "{", "}", "[", ",", "é"]))
-            mutated += [text[:index] + char + text[index + 1 :], text[:index] + char + text[index:]]
-        for candidate in mutated:
-            if check.accepts(candidate):
-                assert full_accepts(candidate), candidate
+def test_quick_payload_check_never_accepts_what_the_full_checks_refuse() -> None:
+    seen = Branches()
+
+    @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(objects, st.data())
+    def check_one(value: dict[str, Any], data: st.DataObject) -> None:
+        seen.example()
+        check = _PayloadCheck()
+        verdicts: set[bool] = set()
+        for text in writings(value):
+            mutated = [text]
+            if text:
+                index = data.draw(st.integers(0, len(text) - 1))
+                char = data.draw(
+                    st.sampled_from([" ", '"', "\\", "0", "-", "{", "}", "[", ",", "é"])
+                )
+                mutated += [
+                    text[:index] + char + text[index + 1 :],
+                    text[:index] + char + text[index:],
+                ]
+            for candidate in mutated:
+                accepted = check.accepts(candidate)
+                verdicts.add(accepted)
+                if accepted:
+                    assert full_accepts(candidate), candidate
+        seen.reached("quick check accepts", True in verdicts)
+        seen.reached("quick check refuses", False in verdicts)
+
+    check_one()
+    seen.assert_share("quick check accepts")
+    seen.assert_share("quick check refuses")
 
 
 @pytest.mark.parametrize(
@@ -185,10 +202,25 @@ items = st.tuples(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(items, min_size=1, max_size=6), st.data())
-def test_verify_values_equals_the_full_checks_row_by_row(
-    entries: list[tuple[str, str, str, str]], data: st.DataObject
+def _canonical_or_none(value: dict[str, Any]) -> str | None:
+    try:
+        return canonical_text(value)
+    except (StrictJSONError, TypeError):
+        return None
+
+
+# Well-formed entries (known kinds, a valid subject and time, the RFC 8785 payload), so
+# that untouched chains verify and the INTACT answers are compared too.
+well_formed_items = st.tuples(
+    st.sampled_from(["c3_issue", "hook_decision"]),
+    st.sampled_from(["TASK-0001", "-"]),
+    objects.map(_canonical_or_none).filter(lambda text: text is not None and full_accepts(text)),
+    st.sampled_from([AT, "2026-12-02T10:00:01Z"]),
+)
+
+
+def _verify_values_equals_the_full_checks(
+    seen: Branches, entries: list[tuple[str, str, str, str]], data: st.DataObject
 ) -> None:
     rows = chain(entries)
     # One optional edit behind the chain's back: any field of any row.
@@ -202,10 +234,31 @@ def test_verify_values_equals_the_full_checks_row_by_row(
         rows[index] = tuple(row)
     head = Head(len(rows), rows[-1][6])
     expected = reference_verify(rows, head)
+    seen.reached(expected.verdict, True)
     for got in (verify_values(rows, head), verify_rows([StoredRow(*r) for r in rows], head)):
         assert got.verdict == expected.verdict
         assert got.reasons == expected.reasons
         assert got.facts == expected.facts
+
+
+def test_verify_values_equals_the_full_checks_row_by_row() -> None:
+    seen = Branches()
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        st.one_of(
+            st.lists(items, min_size=1, max_size=6),
+            st.lists(well_formed_items, min_size=1, max_size=6),
+        ),
+        st.data(),
+    )
+    def check(entries: list[tuple[str, str, str, str]], data: st.DataObject) -> None:
+        seen.example()
+        _verify_values_equals_the_full_checks(seen, entries, data)
+
+    check()
+    seen.assert_share("INTACT")
+    seen.assert_share("TAMPERED")
 
 
 @pytest.mark.parametrize("at", ["", "2026-12-02 10:00:00"])

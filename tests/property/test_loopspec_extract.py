@@ -13,6 +13,7 @@ from plangate.plan.loopspec import (
     extract_allowed_paths,
     extract_section,
 )
+from support.branches import Branches
 
 # A span that starts with '-' is an option, not a path: segments start with a letter or digit.
 SEGMENT = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=8).map(
@@ -72,23 +73,64 @@ def test_non_canonical_candidates_always_fail(path: str, prefix: str) -> None:
     assert repr(f"{prefix}{path}") in err.value.message
 
 
-@settings(max_examples=200)
-@given(st.text(max_size=400))
-def test_arbitrary_text_yields_canonical_paths_or_a_named_error(text: str) -> None:
-    try:
-        result = extract_allowed_paths(text)
-    except LoopSpecError as exc:
-        code: str | None = exc.code
-        result = []
-    else:
-        code = None
-    assert code in (None, "LOOPSPEC_PATH_NOT_CANONICAL", "LOOPSPEC_SECTION_AMBIGUOUS")
-    for item in result:
-        if "*" in item or "?" in item:
-            validate_pattern(item)
+# Files-section entries of every kind: canonical paths, globs, non-canonical spellings
+# and free text, so that generated plans yield paths, patterns and named errors.
+GOOD_ENTRY = st.one_of(
+    PATH.map(lambda p: f"- `{p}`"),
+    PATH.map(lambda p: f"- `{p}/**`"),
+    PATH.map(lambda p: f"- `{p.replace('/', '/*', 1)}`"),
+)
+ENTRY = st.one_of(
+    GOOD_ENTRY,
+    st.tuples(st.sampled_from(["../", "./", "/", "a//"]), PATH).map(lambda t: f"- `{t[0]}{t[1]}`"),
+    LINE,
+)
+PLAN_TEXT = st.builds(
+    lambda files, other, tail: plan_with(files, other) + tail,
+    st.one_of(st.lists(GOOD_ENTRY, min_size=1, max_size=6), st.lists(ENTRY, max_size=6)),
+    st.lists(LINE, max_size=3),
+    st.sampled_from(["", f"\n## {FILES_HEADING}\n\n- `pz/q`\n"]),  # a second section
+)
+
+
+# The documented codes of a Files section that cannot be read (docs/reason-codes.md).
+FILES_SECTION_CODES = (
+    None,
+    "LOOPSPEC_PATH_NOT_CANONICAL",
+    "LOOPSPEC_SECTION_AMBIGUOUS",
+    "LOOPSPEC_FILES_UNRECOGNISED",
+    "LOOPSPEC_FILES_HIDDEN_TEXT",
+)
+
+
+def test_arbitrary_text_yields_canonical_paths_or_a_named_error() -> None:
+    seen = Branches()
+
+    @settings(max_examples=200)
+    @given(st.one_of(st.text(max_size=400), PLAN_TEXT))
+    def check(text: str) -> None:
+        seen.example()
+        try:
+            result = extract_allowed_paths(text)
+        except LoopSpecError as exc:
+            code: str | None = exc.code
+            result = []
         else:
-            assert is_canonical_path(item)
-    assert len(result) == len(set(result))
+            code = None
+        seen.reached("named error", code is not None)
+        assert code in FILES_SECTION_CODES
+        seen.reached("paths", bool(result))
+        seen.reached("pattern", any("*" in item or "?" in item for item in result))
+        for item in result:
+            if "*" in item or "?" in item:
+                validate_pattern(item)
+            else:
+                assert is_canonical_path(item)
+        assert len(result) == len(set(result))
+
+    check()
+    for branch in ("named error", "paths", "pattern"):
+        seen.assert_share(branch)
 
 
 @given(st.lists(LINE, max_size=8), st.sampled_from(["Goal", "Files / Components to Touch"]))

@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from plangate.plan.markers import C1, C2, MarkerState, marker_line, read_marker
+from support.branches import Branches
 
 H = "sha256:" + hashlib.sha256(b"plan").hexdigest()
 PLAN = "sha256:" + "a" * 64
@@ -176,13 +177,23 @@ def test_the_plain_search_matches_the_general_one_on_plain_files(lines: list[str
         assert _plain_candidates(text.encode(), text, prefix) == marker_candidates(text, prefix)
 
 
-@given(lines=any_lines)
-def test_the_plain_search_answers_only_for_plain_files_and_then_alike(lines: list[str]) -> None:
+def test_the_plain_search_answers_only_for_plain_files_and_then_alike() -> None:
     from plangate.plan.markers import _plain_candidates, marker_candidates
 
-    data = "\n".join(lines).encode()
-    text = data.decode("utf-8", errors="replace")
-    plain = _plain_candidates(data, text, "c1-verdict")
-    if plain is not None:
-        assert all(0x20 <= b < 0x7F or b == 0x0A for b in data)
-        assert plain == marker_candidates(text, "c1-verdict")
+    seen = Branches()
+
+    @given(lines=st.one_of(any_lines, plain_lines))
+    def check(lines: list[str]) -> None:
+        seen.example()
+        data = "\n".join(lines).encode()
+        text = data.decode("utf-8", errors="replace")
+        plain = _plain_candidates(data, text, "c1-verdict")
+        if seen.reached("plain", plain is not None):
+            assert all(0x20 <= b < 0x7F or b == 0x0A for b in data)
+            assert plain == marker_candidates(text, "c1-verdict")
+        else:
+            seen.reached("not plain", True)
+
+    check()
+    seen.assert_share("plain")
+    seen.assert_share("not plain")

@@ -16,6 +16,7 @@ from plangate.paths import (
     is_canonical_path,
     patterns_overlap,
 )
+from support.branches import Branches
 
 # A small alphabet makes collisions between generated paths and patterns likely, and
 # includes characters whose case folding is not one-to-one.
@@ -58,10 +59,20 @@ def test_canonical_path_never_crashes(text: str) -> None:
         assert re.fullmatch(r"PATH_[A-Z_]+", exc.code)  # noqa: PT017 -- either outcome is fine
 
 
-@given(st.text(alphabet="ae\u0301\u00e9/", min_size=1, max_size=8))
-def test_nfd_paths_are_rejected_not_normalised(text: str) -> None:
-    if not _nfc(text):
-        assert not is_canonical_path(text)
+def test_nfd_paths_are_rejected_not_normalised() -> None:
+    seen = Branches()
+
+    # "e" + U+0301 (the decomposed "é") as one piece, so that decomposed text is common.
+    pieces = st.sampled_from(["a", "e", "\u0301", "\u00e9", "/", "e\u0301"])
+
+    @given(st.lists(pieces, min_size=1, max_size=8).map("".join))
+    def check(text: str) -> None:
+        seen.example()
+        if seen.reached("not NFC", not _nfc(text)):
+            assert not is_canonical_path(text)
+
+    check()
+    seen.assert_share("not NFC")
 
 
 @given(st.lists(segment, min_size=2, max_size=5))
@@ -101,25 +112,6 @@ def test_casefold_matches_any_case(path: str) -> None:
     assert glob_match(path.upper(), path, casefold=True) or len(path.upper()) != len(path)
 
 
-@settings(max_examples=200)
-@given(patterns, patterns, paths)
-def test_patterns_overlap_is_sound(a: str, b: str, path: str) -> None:
-    assume(_nfc(a) and _nfc(b) and _nfc(path))
-    if glob_match(a, path) and glob_match(b, path):
-        assert patterns_overlap(a, b, casefold=False)
-        assert patterns_overlap(a, b)
-    if glob_match(a, path, casefold=True) and glob_match(b, path, casefold=True):
-        assert patterns_overlap(a, b)
-
-
-@settings(max_examples=200)
-@given(patterns, paths)
-def test_a_pattern_overlaps_every_path_it_matches(pattern: str, path: str) -> None:
-    assume(_nfc(pattern) and _nfc(path))
-    if glob_match(pattern, path):
-        assert patterns_overlap(pattern, path, casefold=False)
-
-
 def _pattern_from(data: st.DataObject, path: str) -> str:
     """A pattern that matches ``path`` exactly, built by generalising parts of it."""
     out: list[str] = []
@@ -139,21 +131,79 @@ def _pattern_from(data: st.DataObject, path: str) -> str:
     return "/".join(out)
 
 
-@settings(max_examples=300)
-@given(paths, st.data())
-def test_patterns_built_to_share_a_path_overlap(path: str, data: st.DataObject) -> None:
-    assume(_nfc(path))
-    a = _pattern_from(data, path)
-    b = _pattern_from(data, path)
-    assume(_nfc(a) and _nfc(b))
-    assert glob_match(a, path) and glob_match(b, path)
-    assert patterns_overlap(a, b, casefold=False)
-    assert patterns_overlap(a, b)
-    upper = path.upper()
-    if len(upper) == len(path) and is_canonical_path(upper) and _nfc(upper):
-        c = _pattern_from(data, upper)
-        if glob_match(c, path, casefold=True):
-            assert patterns_overlap(a, c)
+def _any_or_matching(data: st.DataObject, path: str) -> str:
+    """An arbitrary pattern, or one built to match ``path`` (so that matches occur)."""
+    if data.draw(st.booleans()):
+        return _pattern_from(data, path)
+    return data.draw(patterns)
+
+
+def test_patterns_overlap_is_sound() -> None:
+    seen = Branches()
+
+    @settings(max_examples=200)
+    @given(paths, st.data())
+    def check(path: str, data: st.DataObject) -> None:
+        assume(_nfc(path))
+        a = _any_or_matching(data, path)
+        b = _any_or_matching(data, path)
+        assume(_nfc(a) and _nfc(b))
+        seen.example()
+        if seen.reached("both match", glob_match(a, path) and glob_match(b, path)):
+            assert patterns_overlap(a, b, casefold=False)
+            assert patterns_overlap(a, b)
+        if seen.reached(
+            "both match folded",
+            glob_match(a, path, casefold=True) and glob_match(b, path, casefold=True),
+        ):
+            assert patterns_overlap(a, b)
+        else:
+            seen.reached("not both match folded", True)
+
+    check()
+    seen.assert_share("both match")
+    seen.assert_share("both match folded")
+    seen.assert_share("not both match folded")
+
+
+def test_a_pattern_overlaps_every_path_it_matches() -> None:
+    seen = Branches()
+
+    @settings(max_examples=200)
+    @given(paths, st.data())
+    def check(path: str, data: st.DataObject) -> None:
+        pattern = _any_or_matching(data, path)
+        assume(_nfc(pattern) and _nfc(path))
+        seen.example()
+        if seen.reached("matches", glob_match(pattern, path)):
+            assert patterns_overlap(pattern, path, casefold=False)
+
+    check()
+    seen.assert_share("matches")
+
+
+def test_patterns_built_to_share_a_path_overlap() -> None:
+    seen = Branches()
+
+    @settings(max_examples=300)
+    @given(paths, st.data())
+    def check(path: str, data: st.DataObject) -> None:
+        assume(_nfc(path))
+        a = _pattern_from(data, path)
+        b = _pattern_from(data, path)
+        assume(_nfc(a) and _nfc(b))
+        seen.example()
+        assert glob_match(a, path) and glob_match(b, path)
+        assert patterns_overlap(a, b, casefold=False)
+        assert patterns_overlap(a, b)
+        upper = path.upper()
+        if len(upper) == len(path) and is_canonical_path(upper) and _nfc(upper):
+            c = _pattern_from(data, upper)
+            if seen.reached("upper-case pattern matches", glob_match(c, path, casefold=True)):
+                assert patterns_overlap(a, c)
+
+    check()
+    seen.assert_share("upper-case pattern matches")
 
 
 ASCII_LETTERS = "abAB.-_"

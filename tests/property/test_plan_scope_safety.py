@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from plangate.plan.files_section import read_files_section
 from plangate.plan.scope import derive_scope
+from support.branches import Branches
 
 FILES = "## Files / Components to Touch"
 WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=6).map(
@@ -148,18 +149,26 @@ def test_nothing_outside_the_files_section_is_ever_in_scope(generated) -> None:
     assert {_as_pattern(p) for p in allowed} <= set(patterns)
 
 
-@settings(max_examples=150, deadline=None)
-@given(plans())
-def test_nothing_in_a_deny_subsection_is_ever_allowed(generated) -> None:
-    text, _allowed, denied = generated
-    scope = derive_scope(text.encode())
-    assert not [p for p in scope.patterns or () if p.startswith("dx/deny")]
-    for written in denied:
-        probe = written + "inner.md" if written.endswith("/") else written
-        assert not scope.allows(probe), written
-        assert not scope.allows(probe.upper()), written
-        if scope.defined:
-            assert scope.denies(probe) is not None
+def test_nothing_in_a_deny_subsection_is_ever_allowed() -> None:
+    seen = Branches()
+
+    @settings(max_examples=150, deadline=None)
+    @given(plans())
+    def check(generated) -> None:
+        seen.example()
+        text, _allowed, denied = generated
+        scope = derive_scope(text.encode())
+        assert not [p for p in scope.patterns or () if p.startswith("dx/deny")]
+        seen.reached("denied paths in a defined scope", bool(denied) and scope.defined)
+        for written in denied:
+            probe = written + "inner.md" if written.endswith("/") else written
+            assert not scope.allows(probe), written
+            assert not scope.allows(probe.upper()), written
+            if scope.defined:
+                assert scope.denies(probe) is not None
+
+    check()
+    seen.assert_share("denied paths in a defined scope")
 
 
 @settings(max_examples=100, deadline=None)

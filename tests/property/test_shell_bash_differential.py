@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from plangate.hooks.shell import ShellAnalysis, ShellKind, analyse
 from support.bashbox import PROTECTED, BashBox, covered
+from support.branches import Branches
 
 EXAMPLES = int(os.environ.get("PLANGATE_DIFFERENTIAL_EXAMPLES", "300"))
 
@@ -310,27 +311,38 @@ def test_a_ref_moving_command_is_a_write_of_git_that_bash_confirms(
     assert box.run(command).changed, f"the example no longer moves a ref: {command!r}"
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-@given(command=command_lines())
-@example(command="ls\r#; echo x > CLAUDE.md")
-@example(command="ls\x0b#; tee .claude/settings.json < /dev/null")
-@example(command="git status\x0c#; touch approvals/c3.json")
-@example(command="ls \r# x\nrm -f .git/hooks/pre-push")
-@example(command="git branch -f main HEAD~2")
-@example(command="git fetch . +topic:main")
-@example(command="git push . +HEAD~2:main")
-@example(command="git branch -M topic main")
-@example(command='ls ; echo x > "\nCLAUDE.md"')
-@example(command='echo x > "src/a.py\n"')
-@example(command="echo a\\\n# b > CLAUDE.md")
-def test_bash_agrees_with_the_classifier(command: str, box: BashBox) -> None:
-    # The share of verdicts (--hypothesis-show-statistics): only read-only and
-    # writes verdicts run in the box.
-    event(f"verdict: {_judge(command, box).kind}")
+def test_bash_agrees_with_the_classifier(box: BashBox) -> None:
+    """Only read-only and writes verdicts run in the box: each must be a good share of
+    the generated command lines (also shown by --hypothesis-show-statistics)."""
+    seen = Branches()
+
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    @given(command=command_lines())
+    @example(command="ls\r#; echo x > CLAUDE.md")
+    @example(command="ls\x0b#; tee .claude/settings.json < /dev/null")
+    @example(command="git status\x0c#; touch approvals/c3.json")
+    @example(command="ls \r# x\nrm -f .git/hooks/pre-push")
+    @example(command="git branch -f main HEAD~2")
+    @example(command="git fetch . +topic:main")
+    @example(command="git push . +HEAD~2:main")
+    @example(command="git branch -M topic main")
+    @example(command='ls ; echo x > "\nCLAUDE.md"')
+    @example(command='echo x > "src/a.py\n"')
+    @example(command="echo a\\\n# b > CLAUDE.md")
+    def check(command: str) -> None:
+        seen.example()
+        kind = _judge(command, box).kind
+        event(f"verdict: {kind}")
+        seen.reached("read-only", kind == ShellKind.READ_ONLY)
+        seen.reached("writes", kind == ShellKind.WRITES)
+
+    check()
+    seen.assert_share("read-only")
+    seen.assert_share("writes")
 
 
 def test_the_box_sees_a_change_bash_makes(box: BashBox) -> None:

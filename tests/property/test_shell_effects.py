@@ -17,11 +17,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plangate.hooks.shell import ShellKind, analyse
 from support.bashbox import bwrap_or_fail
+from support.branches import Branches
 
 FILES = ("a.txt", "b.txt", "sub/c.txt", "-n", "-o.txt")
 WORDS = ("a.txt", "b.txt", "sub/c.txt", "sub", "./-n", "out", "'*.txt'", "x")
@@ -155,41 +156,68 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+# Single commands writing through a redirect or a writing program, mixed with the free
+# grammar, so that the classifier's WRITES answer is common enough to be tested.
+writing_commands = st.builds(
+    lambda program, args, redirect: " ".join([program, *args]) + redirect,
+    st.sampled_from(("echo", "printf", "cat", "sort", "touch", "mkdir", "cp", "tee")),
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=2),
+    st.sampled_from((" > out", " >> out", " > sub/new.txt")),
 )
-@given(command=commands())
-def test_read_only_commands_change_no_file(command: str, template: Path, tmp_path_factory) -> None:
-    analysis = analyse(command)
-    if analysis.kind != ShellKind.READ_ONLY:
-        return
-    scratch = tmp_path_factory.mktemp("scratch")
-    shutil.copytree(template, scratch, dirs_exist_ok=True, symlinks=True)
-    before = _snapshot(scratch)
-    _run(command, scratch)
-    assert _snapshot(scratch) == before, command
+
+# Single reading commands, mixed with the free grammar, so that the READ_ONLY answer is
+# common enough to be tested.
+reading_commands = st.builds(
+    lambda program, args, redirect: " ".join([program, *args]) + redirect,
+    st.sampled_from(("cat", "head", "tail", "wc", "grep", "sort", "ls", "diff")),
+    st.lists(st.sampled_from(OPTIONS[:4] + WORDS), max_size=3),
+    st.sampled_from(("", " < a.txt", " > /dev/null", " 2>/dev/null")),
+)
 
 
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(command=commands())
-def test_declared_writes_cover_every_changed_file(
-    command: str, template: Path, tmp_path_factory
-) -> None:
-    analysis = analyse(command)
-    if analysis.kind != ShellKind.WRITES:
-        return
-    scratch = tmp_path_factory.mktemp("scratch")
-    shutil.copytree(template, scratch, dirs_exist_ok=True, symlinks=True)
-    before = _snapshot(scratch)
-    _run(command, scratch)
-    after = _snapshot(scratch)
-    changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
-    declared = {os.path.normpath(w.path) for w in analysis.writes}
-    declared |= {os.path.normpath(os.path.join(d, b)) for d, b, _s in analysis.into_dir}
-    for path in changed:
-        assert any(path == d or path.startswith(d + "/") for d in declared), (command, path)
+def test_read_only_commands_change_no_file(template: Path, tmp_path_factory) -> None:
+    seen = Branches()
+
+    @settings(max_examples=60, deadline=None)
+    @given(command=st.one_of(commands(), reading_commands))
+    def check(command: str) -> None:
+        seen.example()
+        analysis = analyse(command)
+        if not seen.reached("read-only", analysis.kind == ShellKind.READ_ONLY):
+            return
+        scratch = tmp_path_factory.mktemp("scratch")
+        shutil.copytree(template, scratch, dirs_exist_ok=True, symlinks=True)
+        before = _snapshot(scratch)
+        _run(command, scratch)
+        assert _snapshot(scratch) == before, command
+
+    check()
+    seen.assert_share("read-only")
+
+
+def test_declared_writes_cover_every_changed_file(template: Path, tmp_path_factory) -> None:
+    seen = Branches()
+
+    @settings(max_examples=40, deadline=None)
+    @given(command=st.one_of(commands(), writing_commands))
+    def check(command: str) -> None:
+        seen.example()
+        analysis = analyse(command)
+        if not seen.reached("writes", analysis.kind == ShellKind.WRITES):
+            return
+        scratch = tmp_path_factory.mktemp("scratch")
+        shutil.copytree(template, scratch, dirs_exist_ok=True, symlinks=True)
+        before = _snapshot(scratch)
+        _run(command, scratch)
+        after = _snapshot(scratch)
+        changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
+        declared = {os.path.normpath(w.path) for w in analysis.writes}
+        declared |= {os.path.normpath(os.path.join(d, b)) for d, b, _s in analysis.into_dir}
+        for path in changed:
+            assert any(path == d or path.startswith(d + "/") for d in declared), (command, path)
+
+    check()
+    seen.assert_share("writes")
 
 
 # -- sed scripts against GNU sed itself ------------------------------------------------------
@@ -253,26 +281,34 @@ def _gnu_sed() -> bool:
 
 
 @pytest.mark.skipif(not _gnu_sed(), reason="needs GNU sed")
-@settings(max_examples=300, deadline=None)
-@given(script=sed_scripts())
-def test_sed_scripts_the_classifier_reads_write_no_file(script: str) -> None:
+def test_sed_scripts_the_classifier_reads_write_no_file() -> None:
     """GNU sed creates a 'w' file while it reads the script and runs 'e' on a line:
     a script the classifier accepts as a reader must leave the directory as it was."""
-    if analyse(f"sed -e {shlex.quote(script)} in.txt").kind != ShellKind.READ_ONLY:
-        return
-    with tempfile.TemporaryDirectory() as scratch:
-        root = Path(scratch)
-        (root / "in.txt").write_text("a\nb\na\n")
-        (root / "R").write_text("r\n")
-        # A loop ('b' back to a label) times out: what it wrote so far is still checked.
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            subprocess.run(
-                ["sed", "-e", script, "in.txt"],
-                cwd=root,
-                capture_output=True,
-                timeout=5,
-                check=False,
-                stdin=subprocess.DEVNULL,
-                env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
-            )
-        assert sorted(p.name for p in root.iterdir()) == ["R", "in.txt"], script
+    seen = Branches()
+
+    @settings(max_examples=300, deadline=None)
+    @given(script=sed_scripts())
+    def check(script: str) -> None:
+        seen.example()
+        command = f"sed -e {shlex.quote(script)} in.txt"
+        if not seen.reached("read-only", analyse(command).kind == ShellKind.READ_ONLY):
+            return
+        with tempfile.TemporaryDirectory() as scratch:
+            root = Path(scratch)
+            (root / "in.txt").write_text("a\nb\na\n")
+            (root / "R").write_text("r\n")
+            # A loop ('b' back to a label) times out: what it wrote so far is still checked.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                subprocess.run(
+                    ["sed", "-e", script, "in.txt"],
+                    cwd=root,
+                    capture_output=True,
+                    timeout=5,
+                    check=False,
+                    stdin=subprocess.DEVNULL,
+                    env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
+                )
+            assert sorted(p.name for p in root.iterdir()) == ["R", "in.txt"], script
+
+    check()
+    seen.assert_share("read-only")

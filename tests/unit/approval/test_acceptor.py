@@ -970,3 +970,28 @@ def test_a_record_signed_under_a_trust_root_is_accepted(git_repo: Path, tmp_path
     result = verify_task(git_repo, TASK)
     assert (result.verdict, result.codes) == ("ACCEPTED", ())
     assert result.facts["authority"] != "unauthenticated"
+
+
+def _sharing_prefix(full: str, width: int) -> str:
+    """A different full commit id that shares the first ``width`` hex digits of ``full``."""
+    flipped = "".join("0" if ch != "0" else "1" for ch in full[width:])
+    return full[:width] + flipped
+
+
+@pytest.mark.parametrize("width", [7, 12, 39])
+def test_an_expected_commit_sharing_a_prefix_is_not_the_commit(width: int) -> None:
+    other = _sharing_prefix(SRC, width)
+    assert len(other) == 40 and other != SRC
+    result = check(expected=other)
+    assert (result.verdict, result.codes) == ("REJECTED", ("C3_SOURCE_SHA_MISMATCH",))
+    assert check(expected=SRC).verdict == "ACCEPTED"
+
+
+def test_the_expected_commit_of_a_real_approval_must_match_in_full(
+    approved: tuple[Path, str],
+) -> None:
+    repo, head = approved
+    assert verify_task(repo, TASK, expected_sha=head).verdict == "ACCEPTED"
+    for width in (7, 39):
+        result = verify_task(repo, TASK, expected_sha=_sharing_prefix(head, width))
+        assert result.codes == ("C3_SOURCE_SHA_MISMATCH",), width

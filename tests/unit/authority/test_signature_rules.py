@@ -162,3 +162,16 @@ def test_the_crypto_check_runs_only_after_the_pure_rules(team: dict[str, Key]) -
     assert _code(check_signature(case)) == "C3_SIGNER_UNKNOWN"
     assert asked == []
     assert SIGNATURE_RULES[0].suffixes == ("SIGNATURE_MISSING",)
+
+
+@pytest.mark.parametrize("role", ["override", "evaluator"])
+def test_a_role_nobody_holds_authorises_no_signer(team: dict[str, Key], role: str) -> None:
+    """The trust file lists no principal under ``role``: every listed human's valid
+    signature is still refused (an absent role never means everyone)."""
+    carol = sign_bytes(team["carol"], "plangate-c3", DATA)
+    assert isinstance(_check(team, carol), Verified)  # the approver's signature is good
+    for name in ("alice", "bob", "carol"):
+        sig = sign_bytes(team[name], "plangate-c3", DATA)
+        result = _check(team, sig, role=role)
+        assert _code(result) == "C3_SIGNER_NOT_AUTHORISED", name
+        assert isinstance(result, Reason) and f"does not hold the {role} role" in result.message

@@ -689,3 +689,18 @@ def test_a_scope_the_record_did_not_approve_is_refused(record: dict, code: str) 
     task = ACCEPTED_TASK._replace(outcome=Result("ACCEPTED", (), {"record": record}))
     verdict = decide(facts(tasks=(task,)))
     assert verdict.verdict == "REJECTED" and code in verdict.codes
+
+
+def test_a_trust_root_change_with_one_task_of_two_failing_is_refused():
+    second = SIGNED_TASK._replace(task_id="TASK-0002")
+    both = facts(*TRUST_FILES, tasks=(SIGNED_TASK, second))._replace(
+        trust=trust_root(True), trust_changed=TRUST_FILES
+    )
+    assert "CI_TRUST_ROOT_CHANGED" not in codes(decide(both))
+    for failing in (
+        second._replace(outcome=Result("REJECTED", (), {})),
+        second._replace(outcome=None),
+    ):
+        for tasks in ((SIGNED_TASK, failing), (failing, SIGNED_TASK)):
+            result = decide(both._replace(tasks=tasks))
+            assert "CI_TRUST_ROOT_CHANGED" in codes(result), tasks

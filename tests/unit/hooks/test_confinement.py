@@ -210,3 +210,52 @@ def test_exec_box_is_seen_only_when_every_mount_is_observed(tmp_path: Path) -> N
     assert _observe_in_bwrap(tmp_path, **{**good, "facts_ro": False}) == ""
     other = _facts_json(run_id="TASK-0001-20261203T093100Z-00000000")
     assert _observe_in_bwrap(tmp_path, **{**good, "facts": other}) == ""
+
+
+# The required paths written out here, not taken from the constant: dropping one from
+# SANDBOX_DENY_REQUIRED must turn a test red.
+REQUIRED_LITERAL = [".plangate", ".git", ".claude", ".codex", ".cursor", "docs/working"]
+
+
+def _literal_layer(deny: list[str], **settings: object) -> dict:
+    sandbox = {
+        "enabled": True,
+        "failIfUnavailable": True,
+        "allowUnsandboxedCommands": False,
+        "filesystem": {"denyWrite": deny},
+    }
+    return {"sandbox": {**sandbox, **settings}}
+
+
+def test_the_required_paths_are_the_documented_ones() -> None:
+    assert _problem(_literal_layer([*REQUIRED_LITERAL, "CLAUDE.md"])) == ""
+    for path in REQUIRED_LITERAL:
+        deny = [p for p in REQUIRED_LITERAL if p != path]
+        assert _problem(_literal_layer([*deny, "CLAUDE.md"])) == (
+            f"sandbox.filesystem.denyWrite does not name {path!r}"
+        ), path
+
+
+def test_a_sandbox_that_does_not_deny_docs_working_is_not_relied_on() -> None:
+    deny = [".plangate", ".git", ".claude", ".codex", ".cursor", "CLAUDE.md"]
+    assert "docs/working" in _problem(_literal_layer(deny))
+    assert _problem(_literal_layer([*deny, "//r/docs/working/**"])) == ""
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("enabled", 1),
+        ("enabled", 1.0),
+        ("failIfUnavailable", 1),
+        ("allowUnsandboxedCommands", 0),
+        ("allowUnsandboxedCommands", 0.0),
+        ("allowUnsandboxedCommands", None),
+    ],
+)
+def test_only_the_json_booleans_count(key: str, value: object) -> None:
+    """``1 == True`` in Python; only the JSON boolean itself establishes the setting."""
+    layer = _literal_layer([*REQUIRED_LITERAL, "CLAUDE.md"], **{key: value})
+    assert _problem(layer).startswith(f"sandbox.{key} is not ")
+    parsed = json.loads(json.dumps(layer))  # the same settings as a settings file holds them
+    assert _problem(parsed).startswith(f"sandbox.{key} is not ")

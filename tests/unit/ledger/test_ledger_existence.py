@@ -52,3 +52,17 @@ def test_messages_name_a_bounded_number_of_paths() -> None:
     assert all(path in text for path in logs[:MAX_EXAMPLES])
     assert logs[MAX_EXAMPLES] not in text
     assert f"and {len(logs) - MAX_EXAMPLES} more" in text
+
+
+@pytest.mark.parametrize(
+    ("count", "message"),
+    [
+        (1, "exec run logs: L1"),
+        (3, "exec run logs: L1, L2, L3"),
+        (4, "exec run logs: L1, L2, L3 and 1 more"),
+        (10, "exec run logs: L1, L2, L3 and 7 more"),
+    ],
+)
+def test_a_message_names_three_paths_then_counts_the_rest(count: int, message: str) -> None:
+    logs = tuple(f"L{i}" for i in range(1, count + 1))
+    assert evidence_of_a_ledger(Traces(run_logs=logs)) == (message,)

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from plangate.agents import AGENT_MARKER_PREFIXES, AGENT_MARKERS
 from plangate.cli.demo.harness import materialise, render_plan
 from plangate.git import scrubbed_env
 from support.cli import CliResult, RunCli
@@ -114,7 +115,7 @@ def make_harness_repo(
         prepare(repo)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "baseline harness")
-    hr = HarnessRepo(repo=repo, run_cli=run_cli, env=dict(os.environ))
+    hr = HarnessRepo(repo=repo, run_cli=run_cli, env=_without_agent_markers(dict(os.environ)))
     hr.baseline = git(repo, "rev-parse", "HEAD")
     hr.manifest_ref = hr.manifest(hr.baseline)["harness_id"]
     if register:
@@ -128,9 +129,21 @@ def codes(verdict: dict[str, Any]) -> list[str]:
     return [r["code"] for r in verdict["reasons"]]
 
 
+def _without_agent_markers(env: dict[str, str]) -> dict[str, str]:
+    """``env`` without agent or automation markers (CI sets ``CI=true``): the evaluator
+    registers plans in their own terminal, and a session-scoped fixture runs before the
+    per-test environment is cleaned."""
+    return {
+        k: v for k, v in env.items()
+        if k not in AGENT_MARKERS and not k.startswith(AGENT_MARKER_PREFIXES)
+    }
+
+
 def _clean_env() -> dict[str, str]:
     prefixes = ("PLANGATE_", "GIT_", "CLAUDE", "CODEX", "CURSOR")
-    return {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
+    return _without_agent_markers(
+        {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
+    )
 
 
 def _inprocess_cli(

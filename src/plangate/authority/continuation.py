@@ -25,10 +25,10 @@ signature's check and the pull request's facts, whether it holds.
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from plangate.authority.statement import one_version_bytes, read_one_version
 from plangate.authority.verify import Verified
-from plangate.canonical import StrictJSONError, canonical_bytes, is_digest, strict_loads
+from plangate.canonical import is_digest
 from plangate.records import NamedTuple
 from plangate.verdict import Reason
 
@@ -54,25 +54,15 @@ class Continuation(NamedTuple):
 
 def continuation_bytes(statement: Continuation) -> bytes:
     """The canonical bytes that are signed and written."""
-    value: dict[str, Any] = dict(statement._asdict())
-    value.update(kind=KIND, version=1)
-    return canonical_bytes(value) + b"\n"
+    return one_version_bytes(statement._asdict(), KIND)
 
 
 def parse_continuation(data: bytes) -> Continuation | str:
     """The statement, or why it is not one (a message)."""
-    if len(data) > MAX_CONTINUATION_BYTES:
-        return f"larger than {MAX_CONTINUATION_BYTES} bytes"
-    try:
-        value = strict_loads(data)
-    except StrictJSONError as exc:
-        return f"{exc.code}: {exc.message}"
-    if not isinstance(value, dict) or value.keys() != KEYS:
-        return f"must hold exactly the keys {', '.join(sorted(KEYS))}"
-    if value["kind"] != KIND or value["version"] != 1:
-        return "kind or version is not a continuation statement's"
-    if not all(isinstance(value[k], str) and value[k] for k in _FIELDS):
-        return "every field must be a non-empty string"
+    value = read_one_version(data, kind=KIND, fields=_FIELDS,
+                             max_bytes=MAX_CONTINUATION_BYTES, what="a continuation statement's")
+    if isinstance(value, str):
+        return value
     if not is_digest(value["plan_hash"]):
         return "plan_hash must be a sha256 digest"
     if not (_SHA_RE.fullmatch(value["source_sha"]) and _SHA_RE.fullmatch(value["base"])):

@@ -20,6 +20,7 @@ evidence digest, carries the scope when ``review mark`` wrote it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from plangate.canonical import StrictJSONError, canonical_bytes, is_digest, strict_loads
@@ -107,3 +108,34 @@ def parse_statement(data: bytes) -> Statement | str:
     if statement_bytes(statement) != data:
         return "not in canonical form (written by 'plangate review mark --sign')"
     return statement
+
+
+def one_version_bytes(fields: Mapping[str, str], kind: str) -> bytes:
+    """The canonical bytes of a version 1 statement of ``kind`` holding ``fields``: what is
+    signed and written (the opt-out and continuation statements)."""
+    value: dict[str, Any] = dict(fields)
+    value.update(kind=kind, version=1)
+    return canonical_bytes(value) + b"\n"
+
+
+def read_one_version(
+    data: bytes, *, kind: str, fields: tuple[str, ...], max_bytes: int, what: str
+) -> dict[str, str] | str:
+    """The non-empty text ``fields`` of a version 1 statement of ``kind``, or why ``data``
+    is not one (a message): too large, not strict JSON, other keys, another kind or
+    version (``what`` names the statement in that message), or an empty or non-text field.
+    The caller checks each field's form and that ``data`` is in canonical form."""
+    if len(data) > max_bytes:
+        return f"larger than {max_bytes} bytes"
+    try:
+        value = strict_loads(data)
+    except StrictJSONError as exc:
+        return f"{exc.code}: {exc.message}"
+    keys = frozenset({"kind", "version", *fields})
+    if not isinstance(value, dict) or value.keys() != keys:
+        return f"must hold exactly the keys {', '.join(sorted(keys))}"
+    if value["kind"] != kind or value["version"] != 1:
+        return f"kind or version is not {what}"
+    if not all(isinstance(value[k], str) and value[k] for k in fields):
+        return "every field must be a non-empty string"
+    return {k: value[k] for k in fields}

@@ -36,6 +36,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from plangate.errors import EnvironmentFailure
+
 if TYPE_CHECKING:
     from plangate.hooks.sandbox_settings import PathFacts
 
@@ -184,8 +186,14 @@ def path_facts(root: str, wanted: Sequence[str]) -> PathFacts:
         if directory in existing and os.path.isdir(full) and not os.path.islink(full):
             try:
                 children[directory] = tuple(sorted(os.listdir(full)))
-            except OSError:
-                children[directory] = ()
+            except OSError as exc:
+                # An unlisted directory would leave its entries undenied: refuse instead.
+                raise EnvironmentFailure(
+                    "SANDBOX_PATHS_UNREADABLE",
+                    f"{directory} cannot be listed ({exc.strerror or exc}), so the sandbox "
+                    "settings cannot deny its entries",
+                    f"make {directory} readable to you, then start the task again",
+                ) from None
     return PathFacts(existing | {f"{d}/{c}" for d, cs in children.items() for c in cs},
                      children)
 

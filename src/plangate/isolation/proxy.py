@@ -73,18 +73,18 @@ def pump(src, dst):
         except OSError:
             pass
 def serve(client):
-    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    remote = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        upstream.connect(target)
+        remote.connect(target)
     except OSError:
         client.close()
         return
-    back = threading.Thread(target=pump, args=(upstream, client), daemon=True)
+    back = threading.Thread(target=pump, args=(remote, client), daemon=True)
     back.start()
-    pump(client, upstream)
+    pump(client, remote)
     back.join()
     client.close()
-    upstream.close()
+    remote.close()
 if os.fork() == 0:
     os.setsid()
     while True:
@@ -365,22 +365,22 @@ class EgressProxy:
                 return
             self._note(True, request.host, request.port, connections=1)
             try:
-                upstream = socket.create_connection(
+                remote = socket.create_connection(
                     (request.host.strip("[]"), request.port), timeout=CONNECT_TIMEOUT_SECONDS
                 )
             except OSError as exc:
                 _reply(client, b"502 Bad Gateway", f"plangate: {exc}\n".encode())
                 return
-            with contextlib.closing(upstream):
+            with contextlib.closing(remote):
                 client.settimeout(None)
-                upstream.settimeout(None)
+                remote.settimeout(None)
                 if request.tunnel:
                     client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
                 else:
-                    upstream.sendall(request.head)
+                    remote.sendall(request.head)
                 if request.rest:
-                    upstream.sendall(request.rest)
-                up, down = _relay(client, upstream)
+                    remote.sendall(request.rest)
+                up, down = _relay(client, remote)
                 self._note(True, request.host, request.port, up=up + len(request.rest), down=down)
 
     def stop(self) -> EgressSummary:
@@ -409,7 +409,7 @@ def _reply(client: socket.socket, status: bytes, body: bytes) -> None:
         client.sendall(head + body)
 
 
-def _relay(client: socket.socket, upstream: socket.socket) -> tuple[int, int]:
+def _relay(client: socket.socket, remote: socket.socket) -> tuple[int, int]:
     """Copy both ways until both sides close; ``(bytes up, bytes down)``."""
     counts = [0, 0]
 
@@ -428,9 +428,9 @@ def _relay(client: socket.socket, upstream: socket.socket) -> tuple[int, int]:
         with contextlib.suppress(OSError):
             dst.shutdown(socket.SHUT_WR)
 
-    back = threading.Thread(target=pump, args=(upstream, client, 1), daemon=True)
+    back = threading.Thread(target=pump, args=(remote, client, 1), daemon=True)
     back.start()
-    pump(client, upstream, 0)
+    pump(client, remote, 0)
     back.join()
     return counts[0], counts[1]
 

@@ -259,3 +259,22 @@ def test_only_the_json_booleans_count(key: str, value: object) -> None:
     assert _problem(layer).startswith(f"sandbox.{key} is not ")
     parsed = json.loads(json.dumps(layer))  # the same settings as a settings file holds them
     assert _problem(parsed).startswith(f"sandbox.{key} is not ")
+
+
+def test_a_directory_that_cannot_be_listed_refuses_the_deny_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from plangate.errors import EnvironmentFailure
+    from plangate.hooks.confinement import path_facts
+
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text("{}\n")
+    assert "settings.json" in path_facts(str(tmp_path), [".claude"]).children[".claude"]
+
+    def unlistable(path: object) -> list[str]:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "listdir", unlistable)
+    with pytest.raises(EnvironmentFailure) as raised:
+        path_facts(str(tmp_path), [".claude"])
+    assert raised.value.code == "SANDBOX_PATHS_UNREADABLE"

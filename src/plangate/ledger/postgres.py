@@ -172,20 +172,14 @@ class PostgresLedger(Ledger):
     def schema_state(self) -> str:
         """``absent`` (no ledger table), ``complete``; a partial schema is refused.
 
-        Read without a lock or a write: opening an existing ledger changes nothing.
+        Read without a write: opening an existing ledger changes nothing.
         """
-        conn = self._connection()
-        try:
-            row = conn.execute(
-                "SELECT to_regclass('plangate_ledger_entries') IS NOT NULL, "
-                "to_regclass('plangate_ledger_head') IS NOT NULL, "
-                "(SELECT count(*) FROM pg_trigger WHERE tgname = ANY(%s) "
-                "     AND tgrelid = to_regclass('plangate_ledger_entries'))",
-                ([name for name, _ in _TRIGGERS],),
-            ).fetchone()
-        except self._pg.Error as exc:
-            raise self._fail("cannot read the catalog", exc) from None
-        entries, head, triggers = (bool(row[0]), bool(row[1]), int(row[2])) if row else (0, 0, 0)
+        entries, head, triggers = self._read_catalog(serialised=False)
+        if entries != head:
+            # Catalog lookups take no lock, so a creator committing between the two
+            # lookups looks like half a schema. Read again once creation, which holds
+            # the schema lock, can no longer be in flight.
+            entries, head, triggers = self._read_catalog(serialised=True)
         if not entries and not head:
             return "absent"
         if entries and head:
@@ -202,6 +196,30 @@ class PostgresLedger(Ledger):
             "someone altered the ledger's tables: run 'plangate ledger verify', restore them, "
             "or start over with 'plangate ledger init --force'",
         )
+
+    def _read_catalog(self, *, serialised: bool) -> tuple[bool, bool, int]:
+        """Whether each table exists and how many append-only triggers are present.
+
+        ``serialised`` waits for the schema lock (shared) first, so no creation is
+        half-way through while the catalog is read.
+        """
+        conn = self._connection()
+        try:
+            with conn.transaction():
+                if serialised:
+                    conn.execute("SELECT pg_advisory_xact_lock_shared(%s)", (SCHEMA_LOCK_KEY,))
+                row = conn.execute(
+                    "SELECT to_regclass('plangate_ledger_entries') IS NOT NULL, "
+                    "to_regclass('plangate_ledger_head') IS NOT NULL, "
+                    "(SELECT count(*) FROM pg_trigger WHERE tgname = ANY(%s) "
+                    "     AND tgrelid = to_regclass('plangate_ledger_entries'))",
+                    ([name for name, _ in _TRIGGERS],),
+                ).fetchone()
+        except self._pg.Error as exc:
+            raise self._fail("cannot read the catalog", exc) from None
+        if row is None:
+            return False, False, 0
+        return bool(row[0]), bool(row[1]), int(row[2])
 
     def create_schema(
         self, *, first: Callable[[Ledger], None] | None = None, replace_suffix: str | None = None

@@ -322,3 +322,64 @@ def test_no_temporary_file_is_left_after_creation(tmp_path: Path) -> None:
         [".gitignore", "ledger.sqlite3"],
         [".gitignore", "ledger.sqlite3", "ledger.sqlite3-shm", "ledger.sqlite3-wal"],
     )
+
+
+@pytest.mark.postgres
+def test_a_schema_half_seen_while_another_process_creates_it_is_read_again(
+    backend: Backend,
+) -> None:
+    """Catalog lookups take no lock: a creator committing between them looks like half a
+    schema. Opening waits for the schema lock and reads again instead of refusing."""
+    if backend.name != "postgresql":
+        pytest.skip("PostgreSQL only")
+    import threading
+
+    import psycopg
+
+    from plangate.ledger.postgres import SCHEMA_LOCK_KEY
+
+    with backend.open() as ledger:
+        ledger.append("c3_issue", "TASK-0001", {"n": 1})
+    url = backend.env["PLANGATE_LEDGER_URL"]
+    with psycopg.connect(url, autocommit=True) as setter:
+        setter.execute("ALTER TABLE plangate_ledger_head RENAME TO plangate_ledger_head_aside")
+    creator = psycopg.connect(url)
+    outcome: list[object] = []
+
+    def open_it() -> None:
+        try:
+            with backend.open() as opened:
+                outcome.append([e.payload["n"] for e in opened.entries()])
+        except LedgerError as exc:
+            outcome.append(exc.code)
+
+    try:
+        # A creator in the middle of its transaction: it holds the schema lock and
+        # the half schema is what everyone else sees until it commits.
+        creator.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
+        creator.execute("ALTER TABLE plangate_ledger_head_aside RENAME TO plangate_ledger_head")
+        opener = threading.Thread(target=open_it)
+        opener.start()
+        opener.join(timeout=1.0)
+        assert opener.is_alive(), f"opened without waiting for the creator: {outcome}"
+        creator.commit()
+        opener.join(timeout=30)
+    finally:
+        creator.close()
+    assert outcome == [[1]]
+
+
+@pytest.mark.postgres
+def test_a_half_postgres_schema_nobody_is_creating_is_refused(backend: Backend) -> None:
+    if backend.name != "postgresql":
+        pytest.skip("PostgreSQL only")
+    import psycopg
+
+    with backend.open() as ledger:
+        ledger.append("c3_issue", "TASK-0001", {"n": 1})
+    with psycopg.connect(backend.env["PLANGATE_LEDGER_URL"], autocommit=True) as setter:
+        setter.execute("ALTER TABLE plangate_ledger_head RENAME TO plangate_ledger_head_aside")
+    with pytest.raises(LedgerError) as info:
+        backend.open()
+    assert info.value.code == "LEDGER_SCHEMA_INCOMPLETE"
+    assert "plangate_ledger_head" in str(info.value)

@@ -22,9 +22,11 @@ function: what people type to get past it), and the test fails when a listed ste
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shlex
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,7 +37,7 @@ import yaml
 
 from support.journey import Session
 from support.model_server import call, say
-from support.team import GitHubRun, PullRequest, Remote, WorkflowRun, Person, documented_workflow
+from support.team import GitHubRun, Person, PullRequest, Remote, WorkflowRun, documented_workflow
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,9 @@ SEAMS_NOT_YET_FIXED: tuple[Seam, ...] = (
         "HOOK_APPROVAL_FILE: approval records are written only by plangate commands a human "
         "runs: docs/working/TASK-0001/approvals/c3.json",
     ),
-    Seam("task_one_is_merge_ready_from_the_event", "the following arguments are required: --snapshot"),
+    Seam(
+        "task_one_is_merge_ready_from_the_event", "the following arguments are required: --snapshot"
+    ),
     Seam("the_report_agrees_with_status", "does not hold: exec would refuse"),
     Seam("doctor_probes_are_not_refusals", "doctor added 4 denials"),
     Seam(
@@ -94,7 +98,9 @@ SEAMS_NOT_YET_FIXED: tuple[Seam, ...] = (
         "HOOK_APPROVAL_FILE: approval records are written only by plangate commands a human "
         "runs: docs/working/TASK-0002/approvals/c3.json",
     ),
-    Seam("task_two_is_merge_ready_from_the_event", "the following arguments are required: --snapshot"),
+    Seam(
+        "task_two_is_merge_ready_from_the_event", "the following arguments are required: --snapshot"
+    ),
     Seam(
         "alice_pushes_a_readme_fix",
         "HOOK_NO_ACTIVE_TASK: no active task: only planning files may be written: README.md",
@@ -121,10 +127,16 @@ PROJECT_FILES = {
         "        entry: ruff check\n        language: system\n        types: [python]\n"
     ),
     ".claude/settings.json": json.dumps(
-        {"hooks": {"PostToolUse": [{"matcher": "Write|Edit", "hooks": [
-            {"type": "command", "command": TEAM_HOOK}]}]}},
+        {
+            "hooks": {
+                "PostToolUse": [
+                    {"matcher": "Write|Edit", "hooks": [{"type": "command", "command": TEAM_HOOK}]}
+                ]
+            }
+        },
         indent=2,
-    ) + "\n",
+    )
+    + "\n",
     ".github/workflows/tests.yml": (
         "on: [push, pull_request]\njobs:\n  tests:\n    runs-on: ubuntu-latest\n"
         "    steps:\n      - uses: actions/checkout@v4\n      - run: python -m pytest -q\n"
@@ -178,8 +190,12 @@ class TaskSpec:
     test: str
 
 
-TASK_ONE = TaskSpec("TASK-0001", "task-1-greeting", "Greet by name.", "src/app.py", "tests/test_app.py")
-TASK_TWO = TaskSpec("TASK-0002", "task-2-farewell", "Say goodbye.", "src/farewell.py", "tests/test_farewell.py")
+TASK_ONE = TaskSpec(
+    "TASK-0001", "task-1-greeting", "Greet by name.", "src/app.py", "tests/test_app.py"
+)
+TASK_TWO = TaskSpec(
+    "TASK-0002", "task-2-farewell", "Say goodbye.", "src/farewell.py", "tests/test_farewell.py"
+)
 
 
 @dataclass
@@ -223,13 +239,19 @@ def _setup(person: Person, *args: str) -> str:
 
 
 def _pull_branch(person: Person, branch: str) -> None:
-    person.sh(f"git fetch -q origin && git switch -q {branch} 2>/dev/null || git switch -q -c {branch} --track origin/{branch}; git pull -q --ff-only")
+    person.sh(
+        f"git fetch -q origin && git switch -q {branch} 2>/dev/null || git switch -q -c {branch} --track origin/{branch}; git pull -q --ff-only"
+    )
 
 
-def _commit_and_push(person: Person, paths: str, message: str, branch: str, *, no_verify: bool = False) -> None:
+def _commit_and_push(
+    person: Person, paths: str, message: str, branch: str, *, no_verify: bool = False
+) -> None:
     """``git add PATHS && git commit && git push`` through the git hooks."""
     skip = " --no-verify" if no_verify else ""
-    person.sh(f"git add {paths} && git commit -q{skip} -m {shlex.quote(message)} && git push -q{skip} -u origin {branch}")
+    person.sh(
+        f"git add {paths} && git commit -q{skip} -m {shlex.quote(message)} && git push -q{skip} -u origin {branch}"
+    )
 
 
 def _plan(person: Person, spec: TaskSpec, *, no_verify: bool = False) -> None:
@@ -237,14 +259,19 @@ def _plan(person: Person, spec: TaskSpec, *, no_verify: bool = False) -> None:
     person.sh(f"git switch -q main && git pull -q --ff-only && git switch -q -c {spec.branch}")
     person.plangate("init", spec.task)
     base = f"docs/working/{spec.task}"
-    _write(person, {
-        f"{base}/plan.md": PLAN.format(task=spec.task, goal=spec.goal, code=spec.code, test=spec.test),
-        f"{base}/pbi-input.md": f"# {spec.task}\n\n## Request\n\n{spec.goal}\n\n## Acceptance criteria\n\n- AC-1: a test shows it.\n",
-        f"{base}/todo.md": "- [ ] function\n- [ ] test\n",
-        f"{base}/test-cases.md": "| AC | test |\n|---|---|\n| AC-1 | unit |\n",
-        f"{base}/review-self.md": f"# {spec.task}: self review\n\nThe plan names both files and the test.\n",
-        f"{base}/review-external.md": f"# {spec.task}: external review\n\n",
-    })
+    _write(
+        person,
+        {
+            f"{base}/plan.md": PLAN.format(
+                task=spec.task, goal=spec.goal, code=spec.code, test=spec.test
+            ),
+            f"{base}/pbi-input.md": f"# {spec.task}\n\n## Request\n\n{spec.goal}\n\n## Acceptance criteria\n\n- AC-1: a test shows it.\n",
+            f"{base}/todo.md": "- [ ] function\n- [ ] test\n",
+            f"{base}/test-cases.md": "| AC | test |\n|---|---|\n| AC-1 | unit |\n",
+            f"{base}/review-self.md": f"# {spec.task}: self review\n\nThe plan names both files and the test.\n",
+            f"{base}/review-external.md": f"# {spec.task}: external review\n\n",
+        },
+    )
     person.plangate("review", "mark", spec.task, "--c1", "PASS", "--sign", str(person.key.path))
     _commit_and_push(person, base, f"Plan {spec.task}", spec.branch, no_verify=no_verify)
 
@@ -253,7 +280,12 @@ def _review(person: Person, spec: TaskSpec, *, no_verify: bool = False) -> None:
     """The second reviewer reads the plan, signs the external review (C-2) and pushes it."""
     _pull_branch(person, spec.branch)
     base = f"docs/working/{spec.task}"
-    _write(person, {f"{base}/review-external.md": f"# {spec.task}: external review\n\nNo findings: scope is two files.\n"})
+    _write(
+        person,
+        {
+            f"{base}/review-external.md": f"# {spec.task}: external review\n\nNo findings: scope is two files.\n"
+        },
+    )
     person.plangate("review", "mark", spec.task, "--c2", "approve", "--sign", str(person.key.path))
     _commit_and_push(person, base, f"Review {spec.task}", spec.branch, no_verify=no_verify)
 
@@ -261,8 +293,6 @@ def _review(person: Person, spec: TaskSpec, *, no_verify: bool = False) -> None:
 def _approve(person: Person, spec: TaskSpec, *, no_verify: bool = False) -> None:
     """The approver issues the record for the reviewed commit, signs it and pushes it."""
     _pull_branch(person, spec.branch)
-    import hashlib
-
     base = f"docs/working/{spec.task}"
     refs = {}
     for key, name in (("model_a", "review-self.md"), ("model_b", "review-external.md")):
@@ -271,11 +301,25 @@ def _approve(person: Person, spec: TaskSpec, *, no_verify: bool = False) -> None
     reviewers = person.machine.home / f"reviewers-{spec.task}.json"
     reviewers.write_text(json.dumps(refs))
     person.plangate(
-        "c3", "issue", spec.task, "--target-sha", person.head(), "--reviewers", str(reviewers),
-        "--decision", "AUTO_APPROVED", "--policy-ref", "plangate-arbiter@v1",
-        "--issued-by", person.email, "--sign", str(person.key.path),
+        "c3",
+        "issue",
+        spec.task,
+        "--target-sha",
+        person.head(),
+        "--reviewers",
+        str(reviewers),
+        "--decision",
+        "AUTO_APPROVED",
+        "--policy-ref",
+        "plangate-arbiter@v1",
+        "--issued-by",
+        person.email,
+        "--sign",
+        str(person.key.path),
     )
-    _commit_and_push(person, f"{base}/approvals", f"Approve {spec.task}", spec.branch, no_verify=no_verify)
+    _commit_and_push(
+        person, f"{base}/approvals", f"Approve {spec.task}", spec.branch, no_verify=no_verify
+    )
 
 
 def _open_and_check(week: Week, key: str, title: str, branch: str, author: Person) -> WorkflowRun:
@@ -298,11 +342,14 @@ def _assess(week: Week, key: str, task: str) -> tuple[int, dict[str, object], st
     """``plangate delivery assess TASK`` in the pull request's CI checkout, with the event."""
     run = week.runs[key]
     env = week.github.env | {"GITHUB_EVENT_PATH": str(run.event_path), "GITHUB_ACTIONS": "true"}
-    import subprocess
-
     proc = subprocess.run(
         ["plangate", "delivery", "assess", task, "--now", NOW, "--json"],
-        cwd=run.workspace, env=env, capture_output=True, text=True, check=False, timeout=120,
+        cwd=run.workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
     )
     try:
         result = json.loads(proc.stdout)
@@ -336,12 +383,22 @@ def step_the_lead_adopts_at_a_terminal(week: Week) -> None:
     alice = week.alice
     alice.trust_project_in_codex()
     _setup(
-        alice, "--claude", "--codex", "--git",
-        "--reviewer", alice.signer(), "--reviewer", week.bob.signer(), "--approver", week.carol.signer(),
+        alice,
+        "--claude",
+        "--codex",
+        "--git",
+        "--reviewer",
+        alice.signer(),
+        "--reviewer",
+        week.bob.signer(),
+        "--approver",
+        week.carol.signer(),
     )
     trust = (alice.clone / ".plangate/trust.toml").read_text()
     settings = json.loads((alice.clone / ".claude/settings.json").read_text())
-    commands = [h.get("command") for e in settings["hooks"].get("PostToolUse", []) for h in e["hooks"]]
+    commands = [
+        h.get("command") for e in settings["hooks"].get("PostToolUse", []) for h in e["hooks"]
+    ]
     assert TEAM_HOOK in commands, settings
     assert re.search(r"^require_signatures\s*=\s*true", trust, re.M), trust
 
@@ -355,7 +412,7 @@ def bypass_the_lead_adopts_at_a_terminal(week: Week) -> str:
 def step_the_lead_opens_the_adoption_pull_request(week: Week) -> None:
     """The adoption and the documented workflow, committed and pushed through the git hooks."""
     alice = week.alice
-    page, workflow = documented_workflow()
+    _page, workflow = documented_workflow()
     _write(alice, {".github/workflows/plangate.yml": yaml.safe_dump(workflow, sort_keys=False)})
     alice.sh("git switch -q -c adopt-plangate")
     _commit_and_push(alice, "-A", "Adopt PlanGate", "adopt-plangate")
@@ -389,7 +446,9 @@ def step_ci_annotates_each_finding_once(week: Week) -> None:
     annotations = run.annotations()
     messages = [a.split("::", 2)[-1] for a in annotations]
     assert annotations, run.describe()
-    assert len(messages) == len(set(messages)), "one message annotated more than once:\n" + "\n".join(annotations)
+    assert len(messages) == len(set(messages)), (
+        "one message annotated more than once:\n" + "\n".join(annotations)
+    )
 
 
 def step_the_adoption_is_merged(week: Week) -> None:
@@ -424,7 +483,13 @@ def bypass_the_teammates_start(week: Week) -> str:
 def step_local_settings_do_not_block_a_read(week: Week) -> None:
     """With no task, Claude Code's own local settings never make a Read's hook fail."""
     bob = week.bob
-    _write(bob, {".claude/settings.local.json": json.dumps({"permissions": {"allow": ["Bash(ls:*)"]}}) + "\n"})
+    _write(
+        bob,
+        {
+            ".claude/settings.local.json": json.dumps({"permissions": {"allow": ["Bash(ls:*)"]}})
+            + "\n"
+        },
+    )
     session = bob.machine.claude([call("Read", file_path=str(bob.clone / "README.md")), say("ok")])
     told = json.dumps(session.turns[-1].body["messages"]) if session.turns else ""
     assert session.returncode == 0, session.describe()
@@ -438,7 +503,13 @@ def step_alice_plans_task_one(week: Week) -> None:
 
 
 def bypass_alice_plans_task_one(week: Week) -> str:
-    _commit_and_push(week.alice, f"docs/working/{TASK_ONE.task}", f"Plan {TASK_ONE.task}", TASK_ONE.branch, no_verify=True)
+    _commit_and_push(
+        week.alice,
+        f"docs/working/{TASK_ONE.task}",
+        f"Plan {TASK_ONE.task}",
+        TASK_ONE.branch,
+        no_verify=True,
+    )
     return "git commit --no-verify; git push --no-verify"
 
 
@@ -447,7 +518,13 @@ def step_bob_reviews_task_one(week: Week) -> None:
 
 
 def bypass_bob_reviews_task_one(week: Week) -> str:
-    _commit_and_push(week.bob, f"docs/working/{TASK_ONE.task}", f"Review {TASK_ONE.task}", TASK_ONE.branch, no_verify=True)
+    _commit_and_push(
+        week.bob,
+        f"docs/working/{TASK_ONE.task}",
+        f"Review {TASK_ONE.task}",
+        TASK_ONE.branch,
+        no_verify=True,
+    )
     return "git commit --no-verify; git push --no-verify"
 
 
@@ -456,7 +533,13 @@ def step_carol_approves_task_one(week: Week) -> None:
 
 
 def bypass_carol_approves_task_one(week: Week) -> str:
-    _commit_and_push(week.carol, f"docs/working/{TASK_ONE.task}/approvals", f"Approve {TASK_ONE.task}", TASK_ONE.branch, no_verify=True)
+    _commit_and_push(
+        week.carol,
+        f"docs/working/{TASK_ONE.task}/approvals",
+        f"Approve {TASK_ONE.task}",
+        TASK_ONE.branch,
+        no_verify=True,
+    )
     return "git commit --no-verify; git push --no-verify"
 
 
@@ -466,17 +549,27 @@ def step_claude_code_does_task_one(week: Week) -> None:
     _pull_branch(alice, TASK_ONE.branch)
     alice.plangate("task", "start", TASK_ONE.task)
     app, test = alice.clone / TASK_ONE.code, alice.clone / TASK_ONE.test
-    session = alice.machine.claude([
-        call("Read", file_path=str(app)),
-        call("Edit", file_path=str(app), old_string="def greet():\n    return \"hi\"",
-             new_string="def greet(name=\"you\"):\n    return f\"hi {name}\""),
-        call("Write", file_path=str(test), content="from app import greet\n\n\ndef test_greet():\n    assert greet(\"bob\") == \"hi bob\"\n"),
-        say("done"),
-    ])
+    session = alice.machine.claude(
+        [
+            call("Read", file_path=str(app)),
+            call(
+                "Edit",
+                file_path=str(app),
+                old_string='def greet():\n    return "hi"',
+                new_string='def greet(name="you"):\n    return f"hi {name}"',
+            ),
+            call(
+                "Write",
+                file_path=str(test),
+                content='from app import greet\n\n\ndef test_greet():\n    assert greet("bob") == "hi bob"\n',
+            ),
+            say("done"),
+        ]
+    )
     week.sessions["claude"] = session
     assert session.returncode == 0, session.describe()
     assert [r.is_error for r in session.tool_results()] == [False, False, False], session.describe()
-    assert 'hi {name}' in app.read_text() and test.exists(), session.describe()
+    assert "hi {name}" in app.read_text() and test.exists(), session.describe()
     assert session.stop_feedback() == [], session.describe()
     assert (alice.machine.home / "team-hook.log").exists(), "the team's own hook did not run"
 
@@ -488,7 +581,13 @@ def step_alice_pushes_task_one(week: Week) -> None:
 
 
 def bypass_alice_pushes_task_one(week: Week) -> str:
-    _commit_and_push(week.alice, f"{TASK_ONE.code} {TASK_ONE.test}", "Greet by name", TASK_ONE.branch, no_verify=True)
+    _commit_and_push(
+        week.alice,
+        f"{TASK_ONE.code} {TASK_ONE.test}",
+        "Greet by name",
+        TASK_ONE.branch,
+        no_verify=True,
+    )
     week.alice.plangate("task", "stop", ok=False)
     return "git commit --no-verify; git push --no-verify"
 
@@ -516,26 +615,37 @@ def bypass_task_one_is_merge_ready_from_the_event(week: Week) -> str:
 def _assess_with_a_written_snapshot(week: Week, key: str, task: str, person: Person) -> str:
     """What a person does today: write the pull request snapshot by hand and assess it in
     their own clone (at the pull request's head)."""
-    import subprocess
-
     run, pr = week.runs[key], week.prs[key]
     assert person.head() == pr.head_sha
     changed = subprocess.run(
         ["git", "diff", "--name-only", f"{pr.base_sha}...{pr.head_sha}"],
-        cwd=run.workspace, capture_output=True, text=True, check=True,
+        cwd=run.workspace,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
     snapshot = {
-        "task_id": task, "pr_number": pr.number, "head_sha": pr.head_sha,
-        "changed_files": changed, "mergeable": "MERGEABLE",
+        "task_id": task,
+        "pr_number": pr.number,
+        "head_sha": pr.head_sha,
+        "changed_files": changed,
+        "mergeable": "MERGEABLE",
         "checks": [{"name": "plangate", "sha": pr.head_sha, "conclusion": "success"}],
-        "review": {"state": "approved", "sha": pr.head_sha}, "findings": [],
-        "escalation_flags": [], "dod_evaluated": True,
+        "review": {"state": "approved", "sha": pr.head_sha},
+        "findings": [],
+        "escalation_flags": [],
+        "dod_evaluated": True,
     }
     path = person.machine.home / f"snapshot-{key}.json"
     path.write_text(json.dumps(snapshot))
     proc = subprocess.run(
         ["plangate", "delivery", "assess", task, "--snapshot", str(path), "--now", NOW, "--json"],
-        cwd=person.clone, env=person.machine.env, capture_output=True, text=True, check=False, timeout=120,
+        cwd=person.clone,
+        env=person.machine.env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
     )
     try:
         result = json.loads(proc.stdout)
@@ -568,7 +678,9 @@ def _report_agrees_with_status(person: Person, tasks: tuple[str, ...]) -> None:
         row = next((line for line in report.splitlines() if line.startswith(f"| {task} |")), None)
         assert row is not None, f"{task} is not one row of the report:\n{report}"
         holds = verdicts.get(task) == "ACCEPTED"
-        assert ("does not hold" in row) != holds, f"status: {json.dumps(status)[:2000]}\nreport row: {row}"
+        assert ("does not hold" in row) != holds, (
+            f"status: {json.dumps(status)[:2000]}\nreport row: {row}"
+        )
 
 
 @_observes
@@ -595,7 +707,13 @@ def step_bob_plans_task_two(week: Week) -> None:
 
 
 def bypass_bob_plans_task_two(week: Week) -> str:
-    _commit_and_push(week.bob, f"docs/working/{TASK_TWO.task}", f"Plan {TASK_TWO.task}", TASK_TWO.branch, no_verify=True)
+    _commit_and_push(
+        week.bob,
+        f"docs/working/{TASK_TWO.task}",
+        f"Plan {TASK_TWO.task}",
+        TASK_TWO.branch,
+        no_verify=True,
+    )
     return "git commit --no-verify; git push --no-verify"
 
 
@@ -604,7 +722,13 @@ def step_alice_reviews_task_two(week: Week) -> None:
 
 
 def bypass_alice_reviews_task_two(week: Week) -> str:
-    _commit_and_push(week.alice, f"docs/working/{TASK_TWO.task}", f"Review {TASK_TWO.task}", TASK_TWO.branch, no_verify=True)
+    _commit_and_push(
+        week.alice,
+        f"docs/working/{TASK_TWO.task}",
+        f"Review {TASK_TWO.task}",
+        TASK_TWO.branch,
+        no_verify=True,
+    )
     return "git commit --no-verify; git push --no-verify"
 
 
@@ -613,7 +737,13 @@ def step_carol_approves_task_two(week: Week) -> None:
 
 
 def bypass_carol_approves_task_two(week: Week) -> str:
-    _commit_and_push(week.carol, f"docs/working/{TASK_TWO.task}/approvals", f"Approve {TASK_TWO.task}", TASK_TWO.branch, no_verify=True)
+    _commit_and_push(
+        week.carol,
+        f"docs/working/{TASK_TWO.task}/approvals",
+        f"Approve {TASK_TWO.task}",
+        TASK_TWO.branch,
+        no_verify=True,
+    )
     return "git commit --no-verify; git push --no-verify"
 
 
@@ -622,16 +752,20 @@ def step_codex_does_task_two(week: Week) -> None:
     bob = week.bob
     _pull_branch(bob, TASK_TWO.branch)
     bob.plangate("task", "start", TASK_TWO.task)
-    code = "def farewell():\\n    return \\\"bye\\\"\\n"
-    test = "from farewell import farewell\\n\\n\\ndef test_farewell():\\n    assert farewell() == \\\"bye\\\"\\n"
-    session = bob.machine.codex([
-        call("exec_command", cmd=f'printf "{code}" > {TASK_TWO.code}'),
-        call("exec_command", cmd=f'mkdir -p tests && printf "{test}" > {TASK_TWO.test}'),
-        say("done"),
-    ])
+    code = 'def farewell():\\n    return \\"bye\\"\\n'
+    test = 'from farewell import farewell\\n\\n\\ndef test_farewell():\\n    assert farewell() == \\"bye\\"\\n'
+    session = bob.machine.codex(
+        [
+            call("exec_command", cmd=f'printf "{code}" > {TASK_TWO.code}'),
+            call("exec_command", cmd=f'mkdir -p tests && printf "{test}" > {TASK_TWO.test}'),
+            say("done"),
+        ]
+    )
     week.sessions["codex"] = session
     assert session.returncode == 0, session.describe()
-    assert (bob.clone / TASK_TWO.code).read_text() == 'def farewell():\n    return "bye"\n', session.describe()
+    assert (bob.clone / TASK_TWO.code).read_text() == 'def farewell():\n    return "bye"\n', (
+        session.describe()
+    )
     assert (bob.clone / TASK_TWO.test).exists(), session.describe()
     assert session.stop_feedback() == [], session.describe()
     assert "PlanGate denied" not in json.dumps(session.turns[-1].body), session.describe()
@@ -644,7 +778,9 @@ def step_bob_pushes_task_two(week: Week) -> None:
 
 
 def bypass_bob_pushes_task_two(week: Week) -> str:
-    _commit_and_push(week.bob, f"{TASK_TWO.code} {TASK_TWO.test}", "Say goodbye", TASK_TWO.branch, no_verify=True)
+    _commit_and_push(
+        week.bob, f"{TASK_TWO.code} {TASK_TWO.test}", "Say goodbye", TASK_TWO.branch, no_verify=True
+    )
     week.bob.plangate("task", "stop", ok=False)
     return "git commit --no-verify; git push --no-verify"
 
@@ -679,7 +815,9 @@ def step_alice_pushes_a_readme_fix(week: Week) -> None:
 
 
 def bypass_alice_pushes_a_readme_fix(week: Week) -> str:
-    _commit_and_push(week.alice, "README.md", "README: say what it does", "readme-fix", no_verify=True)
+    _commit_and_push(
+        week.alice, "README.md", "README: say what it does", "readme-fix", no_verify=True
+    )
     return "git commit --no-verify; git push --no-verify"
 
 

@@ -204,10 +204,20 @@ class Remote:
         ).splitlines()[0]
         message = f"Merge pull request #{pr.number} from {pr.head_ref}\n\n{pr.title}"
         merged = _git(
-            self.path, "commit-tree", tree, "-p", pr.base_sha, "-p", pr.head_sha, "-m", message,
+            self.path,
+            "commit-tree",
+            tree,
+            "-p",
+            pr.base_sha,
+            "-p",
+            pr.head_sha,
+            "-m",
+            message,
             env=FORGE_ENV,
         )
-        _git(self.path, "update-ref", f"refs/heads/{pr.base_ref}", merged, pr.base_sha, env=FORGE_ENV)
+        _git(
+            self.path, "update-ref", f"refs/heads/{pr.base_ref}", merged, pr.base_sha, env=FORGE_ENV
+        )
         return merged
 
 
@@ -299,7 +309,9 @@ def documented_workflow(root: Path = ROOT) -> tuple[str, dict[str, Any]]:
             steps = [s for job in parsed["jobs"].values() for s in job.get("steps", [])]
             if any(PLANGATE_ACTION.search(str(s.get("uses", ""))) for s in steps):
                 return page, parsed
-    raise AssertionError(f"no pull_request workflow using PlanGate's action in {DOCUMENTED_WORKFLOW_PAGES}")
+    raise AssertionError(
+        f"no pull_request workflow using PlanGate's action in {DOCUMENTED_WORKFLOW_PAGES}"
+    )
 
 
 @dataclass
@@ -356,7 +368,9 @@ class WorkflowRun:
 
     def annotations(self) -> list[str]:
         """The workflow commands that annotate the pull request (``::error``/``::warning``)."""
-        return [line for line in self.log.splitlines() if re.match(r"::(error|warning|notice)\b", line)]
+        return [
+            line for line in self.log.splitlines() if re.match(r"::(error|warning|notice)\b", line)
+        ]
 
     def describe(self) -> str:
         """Everything a failing assertion should show."""
@@ -364,8 +378,12 @@ class WorkflowRun:
         for job in self.jobs:
             lines.append(f"job {job.name}: {job.conclusion}")
             for step in job.steps:
-                lines.append(f"  step {step.name!r}: {step.outcome} exit {step.exit_code} {step.outputs}")
-        return "\n".join(lines) + f"\n--- log ---\n{self.log[-6000:]}\n--- summary ---\n{self.summary}"
+                lines.append(
+                    f"  step {step.name!r}: {step.outcome} exit {step.exit_code} {step.outputs}"
+                )
+        return (
+            "\n".join(lines) + f"\n--- log ---\n{self.log[-6000:]}\n--- summary ---\n{self.summary}"
+        )
 
 
 _EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
@@ -391,7 +409,12 @@ class _Context:
         self.failed = False
 
     def lookup(self, dotted: str) -> Any:
-        roots = {"github": self.github, "inputs": self.inputs, "steps": self.steps, "needs": self.needs}
+        roots = {
+            "github": self.github,
+            "inputs": self.inputs,
+            "steps": self.steps,
+            "needs": self.needs,
+        }
         head, *rest = dotted.split(".")
         value: Any = roots.get(head)
         if value is None:
@@ -403,7 +426,10 @@ class _Context:
     def evaluate(self, expression: str) -> Any:
         """A small subset of GitHub's expressions: literals, context paths, ``==``/``!=``,
         ``&&``/``||``/``!``, parentheses, ``always()``/``success()``/``failure()``."""
-        tokens = re.findall(r"'(?:[^']|'')*'|&&|\|\||==|!=|!|\(|\)|[A-Za-z_][\w.\-]*\(\)|[A-Za-z_][\w.\-]*|\d+", expression)
+        tokens = re.findall(
+            r"'(?:[^']|'')*'|&&|\|\||==|!=|!|\(|\)|[A-Za-z_][\w.\-]*\(\)|[A-Za-z_][\w.\-]*|\d+",
+            expression,
+        )
         position = 0
 
         def peek() -> str | None:
@@ -429,8 +455,12 @@ class _Context:
             if token.isdigit():
                 return int(token)
             if token.endswith("()"):
-                return {"always()": True, "success()": not self.failed, "failure()": self.failed,
-                        "cancelled()": False}[token]
+                return {
+                    "always()": True,
+                    "success()": not self.failed,
+                    "failure()": self.failed,
+                    "cancelled()": False,
+                }[token]
             return self.lookup(token)
 
         def comparison() -> Any:
@@ -570,12 +600,14 @@ class GitHubRun:
                 if outcome.outcome == "failure" and not step.get("continue-on-error"):
                     context.failed = True
             conclusion = "failure" if context.failed else "success"
-            context.needs[job_id] = {"result": conclusion, "outputs": {
-                k: context.render(v) for k, v in (job.get("outputs") or {}).items()
-            }}
+            context.needs[job_id] = {
+                "result": conclusion,
+                "outputs": {k: context.render(v) for k, v in (job.get("outputs") or {}).items()},
+            }
             jobs.append(JobRun(job_id, conclusion, steps, environment))
-        return WorkflowRun(self.page, pr, event_path, workspace, jobs, summary_path.read_text(),
-                           uploaded, left_out)
+        return WorkflowRun(
+            self.page, pr, event_path, workspace, jobs, summary_path.read_text(), uploaded, left_out
+        )
 
     def _step(
         self,
@@ -593,8 +625,8 @@ class GitHubRun:
         inputs = {k: context.render(v) for k, v in (step.get("with") or {}).items()}
         if uses.startswith("actions/checkout@"):
             return self._checkout(name, inputs, workspace, env)
-        if uses.split("@")[0] in SKIPPED_ACTIONS:
-            left_out.append(f"{uses}: {SKIPPED_ACTIONS[uses.split('@')[0]]}")
+        if uses.split("@", maxsplit=1)[0] in SKIPPED_ACTIONS:
+            left_out.append(f"{uses}: {SKIPPED_ACTIONS[uses.split('@', maxsplit=1)[0]]}")
             return StepRun(name, "emulated")
         if uses.startswith("github/codeql-action/upload-sarif@"):
             sarif = workspace / inputs.get("sarif_file", "results.sarif")
@@ -611,12 +643,22 @@ class GitHubRun:
             return self._bash(name, context.render(step["run"]), step_env, workspace, temp)
         raise AssertionError(f"the runner does not know the step {step!r}")
 
-    def _checkout(self, name: str, inputs: dict[str, str], workspace: Path, env: dict[str, str]) -> StepRun:
+    def _checkout(
+        self, name: str, inputs: dict[str, str], workspace: Path, env: dict[str, str]
+    ) -> StepRun:
         """actions/checkout: ``ref`` checked out detached; ``fetch-depth: 0`` the whole history
         (anything else would be a shallow clone, which the runner refuses to pretend)."""
         assert str(inputs.get("fetch-depth")) == "0", f"the workflow checks out shallowly: {inputs}"
         ref = inputs.get("ref") or f"refs/pull/{0}/merge"
-        _git(self.root, "clone", "-q", "--no-checkout", str(self.remote.path), str(workspace), env=env)
+        _git(
+            self.root,
+            "clone",
+            "-q",
+            "--no-checkout",
+            str(self.remote.path),
+            str(workspace),
+            env=env,
+        )
         _git(workspace, "checkout", "-q", "--detach", ref, env=env)
         return StepRun(name, "success", 0, f"checked out {ref}")
 
@@ -634,15 +676,20 @@ class GitHubRun:
         action = yaml.safe_load((self.action_path / "action.yml").read_text())
         inner = _Context(context.github["event"], workspace, self.action_path)
         for key, spec in (action.get("inputs") or {}).items():
-            inner.inputs[key] = given[key] if key in given else inner.render(spec.get("default", ""))
+            inner.inputs[key] = (
+                given[key] if key in given else inner.render(spec.get("default", ""))
+            )
         logs: list[str] = []
         failed: StepRun | None = None
-        for index, step in enumerate(action["runs"]["steps"]):
+        for step in action["runs"]["steps"]:
             step_name = str(step.get("name") or step.get("uses"))
             if not inner.condition(step.get("if")):
                 continue
             uses = str(step.get("uses", ""))
-            if uses.split("@")[0] in SKIPPED_ACTIONS or step_name in SKIPPED_COMPOSITE_STEPS:
+            if (
+                uses.split("@", maxsplit=1)[0] in SKIPPED_ACTIONS
+                or step_name in SKIPPED_COMPOSITE_STEPS
+            ):
                 left_out.append(f"action step {step_name!r}: PlanGate is installed already")
                 continue
             assert "run" in step, f"the runner does not know the action's step {step!r}"
@@ -650,18 +697,25 @@ class GitHubRun:
             outcome = self._bash(step_name, inner.render(step["run"]), step_env, workspace, temp)
             logs.append(outcome.log)
             if step.get("id"):
-                inner.steps[str(step["id"])] = {"outputs": outcome.outputs, "outcome": outcome.outcome}
+                inner.steps[str(step["id"])] = {
+                    "outputs": outcome.outputs,
+                    "outcome": outcome.outcome,
+                }
             if outcome.outcome == "failure":
                 inner.failed = True
                 failed = outcome
                 break
-        outputs = {k: inner.render(v.get("value", "")) for k, v in (action.get("outputs") or {}).items()}
+        outputs = {
+            k: inner.render(v.get("value", "")) for k, v in (action.get("outputs") or {}).items()
+        }
         log = "\n".join(logs)
         if failed is not None:
             return StepRun(name, "failure", failed.exit_code, log, outputs)
         return StepRun(name, "success", 0, log, outputs)
 
-    def _bash(self, name: str, script: str, env: dict[str, str], workspace: Path, temp: Path) -> StepRun:
+    def _bash(
+        self, name: str, script: str, env: dict[str, str], workspace: Path, temp: Path
+    ) -> StepRun:
         """A ``run:`` step as GitHub runs ``shell: bash``: ``bash --noprofile --norc -e -o
         pipefail FILE`` in the workspace, with its own ``GITHUB_OUTPUT`` file."""
         script_file = temp / f"step-{len(list(temp.glob('step-*.sh')))}.sh"
@@ -679,4 +733,6 @@ class GitHubRun:
             check=False,
         )
         outcome = "success" if proc.returncode == 0 else "failure"
-        return StepRun(name, outcome, proc.returncode, proc.stdout + proc.stderr, _read_outputs(output_file))
+        return StepRun(
+            name, outcome, proc.returncode, proc.stdout + proc.stderr, _read_outputs(output_file)
+        )

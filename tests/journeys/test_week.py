@@ -37,7 +37,15 @@ import yaml
 
 from support.journey import Session
 from support.model_server import call, say
-from support.team import GitHubRun, Person, PullRequest, Remote, WorkflowRun, documented_workflow
+from support.team import (
+    Conversation,
+    GitHubRun,
+    Person,
+    PullRequest,
+    Remote,
+    WorkflowRun,
+    documented_workflow,
+)
 
 
 @dataclass(frozen=True)
@@ -49,7 +57,8 @@ class Seam:
 
 
 SEAMS_NOT_YET_FIXED: tuple[Seam, ...] = (
-    Seam("the_lead_adopts_at_a_terminal", "require_signatures = false"),
+    Seam("the_lead_adopts_at_a_terminal", "setup refused and still wrote"),
+    Seam("the_trust_root_requires_signatures", "require_signatures = false"),
     Seam(
         "the_lead_opens_the_adoption_pull_request",
         "HOOK_PROTECTED_SURFACE: the target is a protected surface: .claude/settings.json",
@@ -81,6 +90,7 @@ SEAMS_NOT_YET_FIXED: tuple[Seam, ...] = (
     Seam(
         "task_one_is_merge_ready_from_the_event", "the following arguments are required: --snapshot"
     ),
+    Seam("the_teams_pre_commit_hook_still_runs", "the team's ruff hook did not run"),
     Seam("the_report_agrees_with_status", "does not hold: exec would refuse"),
     Seam("doctor_probes_are_not_refusals", "doctor added 4 denials"),
     Seam(
@@ -124,7 +134,7 @@ PROJECT_FILES = {
     "src/app.py": 'def greet():\n    return "hi"\n',
     ".pre-commit-config.yaml": (
         "repos:\n  - repo: local\n    hooks:\n      - id: ruff\n        name: ruff\n"
-        "        entry: ruff check\n        language: system\n        types: [python]\n"
+        "        entry: python -m ruff check\n        language: system\n        types: [python]\n"
     ),
     ".claude/settings.json": json.dumps(
         {
@@ -211,6 +221,7 @@ class Week:
     prs: dict[str, PullRequest] = field(default_factory=dict)
     runs: dict[str, WorkflowRun] = field(default_factory=dict)
     sessions: dict[str, Session] = field(default_factory=dict)
+    commits: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -246,12 +257,13 @@ def _pull_branch(person: Person, branch: str) -> None:
 
 def _commit_and_push(
     person: Person, paths: str, message: str, branch: str, *, no_verify: bool = False
-) -> None:
-    """``git add PATHS && git commit && git push`` through the git hooks."""
+) -> str:
+    """``git add PATHS && git commit && git push`` through the git hooks; what they printed."""
     skip = " --no-verify" if no_verify else ""
-    person.sh(
+    done = person.sh(
         f"git add {paths} && git commit -q{skip} -m {shlex.quote(message)} && git push -q{skip} -u origin {branch}"
     )
+    return done.stdout + done.stderr
 
 
 def _plan(person: Person, spec: TaskSpec, *, no_verify: bool = False) -> None:
@@ -371,19 +383,19 @@ def step_the_project_exists(week: Week) -> None:
     alice = week.alice
     alice.clone.mkdir(parents=True)
     _write(alice, PROJECT_FILES)
+    # The team's pre-commit framework runs ruff on every commit (installed long ago).
     alice.sh(
-        "git init -q -b main && git config commit.gpgsign false && git add -A && "
+        "git init -q -b main && git config commit.gpgsign false && pre-commit install >/dev/null && "
+        "git add -A && "
         f"git commit -q -m 'The project' && git remote add origin {week.remote.path} && "
         "git push -q -u origin main"
     )
 
 
-def step_the_lead_adopts_at_a_terminal(week: Week) -> None:
-    """``plangate setup`` with the team's keys, answered at a terminal: signatures required."""
+def _lead_setup(week: Week) -> Conversation:
     alice = week.alice
-    alice.trust_project_in_codex()
-    _setup(
-        alice,
+    return alice.at_terminal(
+        "setup",
         "--claude",
         "--codex",
         "--git",
@@ -393,17 +405,41 @@ def step_the_lead_adopts_at_a_terminal(week: Week) -> None:
         week.bob.signer(),
         "--approver",
         week.carol.signer(),
+        answers=ANSWERS,
     )
-    trust = (alice.clone / ".plangate/trust.toml").read_text()
+
+
+def step_the_lead_adopts_at_a_terminal(week: Week) -> None:
+    """``plangate setup`` with the team's keys, answered at a terminal, beside the team's
+    pre-commit framework: it succeeds or writes nothing, and keeps the team's own hook."""
+    alice = week.alice
+    alice.trust_project_in_codex()
+    talk = _lead_setup(week)
+    if talk.returncode != 0:
+        left = alice.sh("git status --porcelain --untracked-files=all").stdout
+        assert left == "", f"setup refused and still wrote:\n{left}\n{talk.screen[-1200:]}"
+    assert talk.returncode == 0, talk.describe()
     settings = json.loads((alice.clone / ".claude/settings.json").read_text())
     commands = [
         h.get("command") for e in settings["hooks"].get("PostToolUse", []) for h in e["hooks"]
     ]
     assert TEAM_HOOK in commands, settings
-    assert re.search(r"^require_signatures\s*=\s*true", trust, re.M), trust
 
 
 def bypass_the_lead_adopts_at_a_terminal(week: Week) -> str:
+    week.alice.sh("pre-commit uninstall")
+    talk = _lead_setup(week)
+    assert talk.returncode == 0, talk.describe()
+    return "pre-commit uninstall (the team's ruff hook is gone), setup again"
+
+
+def step_the_trust_root_requires_signatures(week: Week) -> None:
+    """Setup given reviewers and an approver leaves signatures required."""
+    trust = (week.alice.clone / ".plangate/trust.toml").read_text()
+    assert re.search(r"^require_signatures\s*=\s*true", trust, re.M), trust
+
+
+def bypass_the_trust_root_requires_signatures(week: Week) -> str:
     talk = week.alice.at_terminal("trust", "require", "on", answers=ANSWERS)
     assert talk.returncode == 0, talk.describe()
     return "plangate trust require on"
@@ -470,13 +506,16 @@ def step_the_teammates_start(week: Week) -> None:
 
 
 def bypass_the_teammates_start(week: Week) -> str:
+    printed = []
     for person, hosts in ((week.bob, ("--claude", "--codex", "--git")), (week.carol, ("--git",))):
         talk = person.at_terminal("ledger", "init", "--force", answers=ANSWERS)
         assert talk.returncode == 0, talk.describe()
-        _setup(person, *hosts)
+        if "adopt-plangate" in _setup(person, *hosts):
+            printed.append(person.name)
     doctor = week.bob.plangate("doctor", ok=False)
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
-    return "plangate ledger init --force (bob, carol), setup again"
+    also = f"; setup then printed the adoption steps to {', '.join(printed)}" if printed else ""
+    return f"plangate ledger init --force (bob, carol), setup again{also}"
 
 
 @_observes
@@ -576,12 +615,14 @@ def step_claude_code_does_task_one(week: Week) -> None:
 
 def step_alice_pushes_task_one(week: Week) -> None:
     alice = week.alice
-    _commit_and_push(alice, f"{TASK_ONE.code} {TASK_ONE.test}", "Greet by name", TASK_ONE.branch)
+    week.commits["task-1-work"] = _commit_and_push(
+        alice, f"{TASK_ONE.code} {TASK_ONE.test}", "Greet by name", TASK_ONE.branch
+    )
     alice.plangate("task", "stop")
 
 
 def bypass_alice_pushes_task_one(week: Week) -> str:
-    _commit_and_push(
+    week.commits["task-1-work"] = _commit_and_push(
         week.alice,
         f"{TASK_ONE.code} {TASK_ONE.test}",
         "Greet by name",
@@ -590,6 +631,13 @@ def bypass_alice_pushes_task_one(week: Week) -> str:
     )
     week.alice.plangate("task", "stop", ok=False)
     return "git commit --no-verify; git push --no-verify"
+
+
+@_observes
+def step_the_teams_pre_commit_hook_still_runs(week: Week) -> None:
+    """alice's commit of the task's code ran the team's ruff hook beside PlanGate's check."""
+    printed = week.commits["task-1-work"]
+    assert re.search(r"^ruff\.+", printed, re.M), f"the team's ruff hook did not run:\n{printed}"
 
 
 @_observes
@@ -838,6 +886,7 @@ def step_the_week_in_the_report(week: Week) -> None:
 WEEK: tuple[Callable[[Week], None], ...] = (
     step_the_project_exists,
     step_the_lead_adopts_at_a_terminal,
+    step_the_trust_root_requires_signatures,
     step_the_lead_opens_the_adoption_pull_request,
     step_ci_hands_the_adoption_to_a_human,
     step_ci_uploads_the_sarif,
@@ -850,6 +899,7 @@ WEEK: tuple[Callable[[Week], None], ...] = (
     step_carol_approves_task_one,
     step_claude_code_does_task_one,
     step_alice_pushes_task_one,
+    step_the_teams_pre_commit_hook_still_runs,
     step_ci_accepts_task_one,
     step_task_one_is_merge_ready_from_the_event,
     step_task_one_is_merged,

@@ -373,6 +373,7 @@ def _assess(week: Week, key: str, task: str) -> tuple[int, dict[str, object], st
 def _accepted_run(run: WorkflowRun) -> None:
     assert run.output("verdict") == "ACCEPTED", run.describe()
     assert not run.red, run.describe()
+    assert run.human_gates == [], "an accepted pull request waits for a human\n" + run.describe()
 
 
 # -- day one -------------------------------------------------------------------------------
@@ -466,6 +467,8 @@ def step_ci_hands_the_adoption_to_a_human(week: Week) -> None:
     assert run.output("verdict") == "HUMAN_REQUIRED", run.describe()
     assert "CI_ADOPTS_PLANGATE" in run.log, run.describe()
     assert not run.red, "the check is red for HUMAN_REQUIRED\n" + run.describe()
+    codeowners = (run.workspace / ".github/CODEOWNERS").exists()
+    assert run.human_gates or codeowners, "no human gate holds the merge\n" + run.describe()
 
 
 @_observes

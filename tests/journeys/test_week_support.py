@@ -115,3 +115,18 @@ def test_the_documented_workflow_runs_plangate_on_pull_requests() -> None:
     page, workflow = documented_workflow()
     assert page.startswith("docs/")
     assert "pull_request" in json.dumps(workflow.get("on", workflow.get(True)))
+
+
+def test_hash_files_is_empty_until_the_file_exists(tmp_path: Path) -> None:
+    context = _context(tmp_path)
+    condition = "${{ !cancelled() && hashFiles('plangate.sarif') != '' }}"
+    assert context.condition(condition) is False
+    (tmp_path / "plangate.sarif").write_text("{}")
+    assert context.condition(condition) is True
+    context.failed = True  # a failed check still uploads its SARIF
+    assert context.condition(condition) is True
+
+
+def test_an_unknown_function_is_never_guessed(tmp_path: Path) -> None:
+    with pytest.raises(AssertionError, match="does not know fromJSON"):
+        _context(tmp_path).evaluate("fromJSON('{}')")

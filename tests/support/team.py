@@ -18,6 +18,7 @@ The week's journey (tests/journeys/test_week.py) is built from these parts:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pty
@@ -354,6 +355,12 @@ class WorkflowRun:
         return any(job.conclusion == "failure" for job in self.jobs)
 
     @property
+    def human_gates(self) -> list[str]:
+        """The deployment environments whose jobs ran: GitHub holds each such job until a
+        required reviewer approves it (the runner lets it run, as after that approval)."""
+        return [job.environment for job in self.jobs if job.environment and job.steps]
+
+    @property
     def log(self) -> str:
         """Every step's log, in order."""
         return "\n".join(s.log for job in self.jobs for s in job.steps)
@@ -425,10 +432,9 @@ class _Context:
 
     def evaluate(self, expression: str) -> Any:
         """A small subset of GitHub's expressions: literals, context paths, ``==``/``!=``,
-        ``&&``/``||``/``!``, parentheses, ``always()``/``success()``/``failure()``."""
+        ``&&``/``||``/``!``, parentheses and the functions of :meth:`call`."""
         tokens = re.findall(
-            r"'(?:[^']|'')*'|&&|\|\||==|!=|!|\(|\)|[A-Za-z_][\w.\-]*\(\)|[A-Za-z_][\w.\-]*|\d+",
-            expression,
+            r"'(?:[^']|'')*'|&&|\|\||==|!=|!|\(|\)|,|[A-Za-z_][\w.\-]*|\d+", expression
         )
         position = 0
 
@@ -454,13 +460,15 @@ class _Context:
                 return token == "true"
             if token.isdigit():
                 return int(token)
-            if token.endswith("()"):
-                return {
-                    "always()": True,
-                    "success()": not self.failed,
-                    "failure()": self.failed,
-                    "cancelled()": False,
-                }[token]
+            if peek() == "(":
+                take()
+                arguments = []
+                while peek() != ")":
+                    arguments.append(disjunction())
+                    if peek() == ",":
+                        take()
+                take()
+                return self.call(token, arguments)
             return self.lookup(token)
 
         def comparison() -> Any:
@@ -490,6 +498,25 @@ class _Context:
         value = disjunction()
         assert position == len(tokens), f"the runner cannot read the expression {expression!r}"
         return value
+
+    def call(self, name: str, arguments: list[Any]) -> Any:
+        """The functions a workflow of the docs uses: the status checks, ``hashFiles`` (a
+        digest of the named workspace files, ``''`` when none exists) and ``contains``."""
+        if name == "hashFiles":
+            workspace = Path(self.github["workspace"])
+            files = [workspace / str(a) for a in arguments if (workspace / str(a)).is_file()]
+            digest = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()
+            return digest if files else ""
+        if name == "contains":
+            return str(arguments[1]).lower() in str(arguments[0]).lower()
+        statuses = {
+            "always": True,
+            "success": not self.failed,
+            "failure": self.failed,
+            "cancelled": False,
+        }
+        assert name in statuses and not arguments, f"the runner does not know {name}()"
+        return statuses[name]
 
     def render(self, text: Any) -> str:
         """``text`` with every ``${{ ... }}`` replaced by its value."""
@@ -532,12 +559,15 @@ def _read_outputs(path: Path) -> dict[str, str]:
 class GitHubRun:
     """Runs the documented workflow for pull requests of ``remote`` as GitHub does."""
 
-    def __init__(self, root: Path, remote: Remote, env: dict[str, str]) -> None:
+    def __init__(
+        self, root: Path, remote: Remote, env: dict[str, str], source: Path = ROOT
+    ) -> None:
         self.root = root
         self.remote = remote
         self.env = env
-        self.page, self.workflow = documented_workflow()
-        self.action_path = ROOT
+        # The docs and the action of one checkout of PlanGate (this one by default).
+        self.page, self.workflow = documented_workflow(source)
+        self.action_path = source
         self.runs = 0
 
     def run(self, pr: PullRequest) -> WorkflowRun:
@@ -558,14 +588,19 @@ class GitHubRun:
         jobs: list[JobRun] = []
         context = _Context(event, workspace, self.action_path)
         for job_id, job in self.workflow["jobs"].items():
+            needs = job.get("needs") or []
+            needs = [needs] if isinstance(needs, str) else list(needs)
             context.steps = {}
-            context.failed = False
+            # A job's implicit success(): every job it needs succeeded.
+            context.failed = any(context.needs.get(n, {}).get("result") != "success" for n in needs)
             environment = job.get("environment")
             if isinstance(environment, dict):
                 environment = environment.get("name")
-            if "if" in job and not context.condition(job["if"]):
+            if not context.condition(job.get("if")):
+                context.needs[job_id] = {"result": "skipped", "outputs": {}}
                 jobs.append(JobRun(job_id, "skipped", [], environment))
                 continue
+            context.failed = False
             steps: list[StepRun] = []
             for index, step in enumerate(job.get("steps", [])):
                 name = str(step.get("name") or step.get("uses") or step.get("run", "")[:40])

@@ -44,7 +44,9 @@ from support.team import (
     PullRequest,
     Remote,
     WorkflowRun,
+    commands_a_screen_asks_for,
     documented_workflow,
+    files_a_screen_asks_for,
 )
 
 
@@ -242,16 +244,12 @@ def _write(person: Person, files: dict[str, str]) -> None:
         path.write_text(text)
 
 
-ASKED_COMMANDS = re.compile(r"pre-commit install(?: --hook-type [a-z-]+)*")
-"""Commands setup may ask a person to run next, which the person then types."""
-
-
 def _setup(person: Person, *args: str) -> str:
     """``plangate setup ARGS`` at the person's terminal, then what its screen asks the person
     to run (the pre-commit framework's install); the screen when it succeeds."""
     talk = person.at_terminal("setup", *args, answers=ANSWERS)
     assert talk.returncode == 0, talk.describe()
-    for command in dict.fromkeys(ASKED_COMMANDS.findall(talk.screen)):
+    for command in commands_a_screen_asks_for(talk.screen):
         person.sh(command)
     return talk.screen
 
@@ -427,8 +425,9 @@ def step_the_lead_adopts_at_a_terminal(week: Week) -> None:
         left = alice.sh("git status --porcelain --untracked-files=all").stdout
         assert left == "", f"setup refused and still wrote:\n{left}\n{talk.screen[-1200:]}"
     assert talk.returncode == 0, talk.describe()
-    for command in dict.fromkeys(ASKED_COMMANDS.findall(talk.screen)):
+    for command in commands_a_screen_asks_for(talk.screen):
         alice.sh(command)
+    _write(alice, files_a_screen_asks_for(talk.screen))
     settings = json.loads((alice.clone / ".claude/settings.json").read_text())
     commands = [
         h.get("command") for e in settings["hooks"].get("PostToolUse", []) for h in e["hooks"]

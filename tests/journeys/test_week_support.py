@@ -16,8 +16,10 @@ from support.team import (
     Remote,
     _Context,
     _read_outputs,
+    commands_a_screen_asks_for,
     converse,
     documented_workflow,
+    files_a_screen_asks_for,
 )
 
 ASKS = (
@@ -130,3 +132,31 @@ def test_hash_files_is_empty_until_the_file_exists(tmp_path: Path) -> None:
 def test_an_unknown_function_is_never_guessed(tmp_path: Path) -> None:
     with pytest.raises(AssertionError, match="does not know fromJSON"):
         _context(tmp_path).evaluate("fromJSON('{}')")
+
+
+SETUP_SCREEN = """written  .gitignore
+
+No .plangate/policy.toml: every pull request needs an approved task. A common set to start
+from (write it to that file and commit it with the adoption):
+    # what a pull request without a task may change
+
+    [[taskless]]
+    name = "docs"
+Next: pre-commit install --hook-type pre-commit --hook-type pre-push, then plangate doctor
+"""
+
+
+def test_a_person_writes_the_file_a_screen_asks_for() -> None:
+    screen = SETUP_SCREEN.replace("task. A common set to start\nfrom", "task. A common set from")
+    assert files_a_screen_asks_for(screen) == {
+        ".plangate/policy.toml": (
+            '# what a pull request without a task may change\n\n[[taskless]]\nname = "docs"\n'
+        )
+    }
+    assert files_a_screen_asks_for("nothing asked\n") == {}
+
+
+def test_a_person_runs_the_commands_a_screen_asks_for() -> None:
+    assert commands_a_screen_asks_for(SETUP_SCREEN + SETUP_SCREEN) == [
+        "pre-commit install --hook-type pre-commit --hook-type pre-push"
+    ]

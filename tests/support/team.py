@@ -116,6 +116,31 @@ def converse(
     return Conversation(list(argv), returncode, text, answered)
 
 
+ASKED_COMMANDS = re.compile(r"pre-commit install(?: --hook-type [a-z-]+)*")
+"""Commands a program may ask a person to run next (the pre-commit framework's install)."""
+
+SUGGESTED_FILE = re.compile(r"^No (?P<path>[\w./-]+): .*write it to that file", re.M)
+"""A program's request to write a file whose text it prints, indented by four spaces."""
+
+
+def commands_a_screen_asks_for(screen: str) -> list[str]:
+    """The commands a program's screen asks the person to run, each once, in order."""
+    return list(dict.fromkeys(ASKED_COMMANDS.findall(screen)))
+
+
+def files_a_screen_asks_for(screen: str) -> dict[str, str]:
+    """The files a program's screen asks the person to write, with the text it shows."""
+    files = {}
+    for match in SUGGESTED_FILE.finditer(screen):
+        body = []
+        for line in screen[match.end() :].split("\n")[1:]:
+            if line.strip() and not line.startswith("    "):
+                break
+            body.append(line[4:])
+        files[match.group("path")] = "\n".join(body).strip("\n") + "\n"
+    return files
+
+
 # -- the forge's repository --------------------------------------------------------------
 
 

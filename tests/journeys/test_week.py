@@ -249,8 +249,7 @@ def _setup(person: Person, *args: str) -> str:
     to run (the pre-commit framework's install); the screen when it succeeds."""
     talk = person.at_terminal("setup", *args, answers=ANSWERS)
     assert talk.returncode == 0, talk.describe()
-    for command in commands_a_screen_asks_for(talk.screen):
-        person.sh(command)
+    _do_what_setup_asks(person, talk)
     return talk.screen
 
 
@@ -415,6 +414,13 @@ def _lead_setup(week: Week) -> Conversation:
     )
 
 
+def _do_what_setup_asks(person: Person, talk: Conversation) -> None:
+    """The person runs the commands and writes the files setup's screen asks for."""
+    for command in commands_a_screen_asks_for(talk.screen):
+        person.sh(command)
+    _write(person, files_a_screen_asks_for(talk.screen))
+
+
 def step_the_lead_adopts_at_a_terminal(week: Week) -> None:
     """``plangate setup`` with the team's keys, answered at a terminal, beside the team's
     pre-commit framework: it succeeds or writes nothing, and keeps the team's own hook."""
@@ -425,9 +431,7 @@ def step_the_lead_adopts_at_a_terminal(week: Week) -> None:
         left = alice.sh("git status --porcelain --untracked-files=all").stdout
         assert left == "", f"setup refused and still wrote:\n{left}\n{talk.screen[-1200:]}"
     assert talk.returncode == 0, talk.describe()
-    for command in commands_a_screen_asks_for(talk.screen):
-        alice.sh(command)
-    _write(alice, files_a_screen_asks_for(talk.screen))
+    _do_what_setup_asks(alice, talk)
     settings = json.loads((alice.clone / ".claude/settings.json").read_text())
     commands = [
         h.get("command") for e in settings["hooks"].get("PostToolUse", []) for h in e["hooks"]
@@ -439,6 +443,7 @@ def bypass_the_lead_adopts_at_a_terminal(week: Week) -> str:
     week.alice.sh("pre-commit uninstall")
     talk = _lead_setup(week)
     assert talk.returncode == 0, talk.describe()
+    _do_what_setup_asks(week.alice, talk)
     return "pre-commit uninstall (the team's ruff hook is gone), setup again"
 
 

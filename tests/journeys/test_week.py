@@ -1,6 +1,6 @@
 """A team's week with PlanGate, on real tools, with nothing to work around.
 
-Three people (alice, the lead; bob, the teammate; carol, who approves), each with a real
+Three people (alice, who switches PlanGate on; bob, her teammate; carol, who approves), each with a real
 ssh key, a home and a clone of one bare remote. Day one: alice adopts PlanGate at a
 terminal in an existing Python project (a team hook in ``.claude/settings.json``, a
 pre-commit configuration, a CI workflow), the adoption pull request goes to a human in CI,
@@ -59,10 +59,10 @@ class Seam:
 
 
 SEAMS_NOT_YET_FIXED: tuple[Seam, ...] = (
-    Seam("the_lead_adopts_at_a_terminal", "setup refused and still wrote"),
+    Seam("alice_adopts_at_a_terminal", "setup refused and still wrote"),
     Seam("the_trust_root_requires_signatures", "require_signatures = false"),
     Seam(
-        "the_lead_opens_the_adoption_pull_request",
+        "alice_opens_the_adoption_pull_request",
         "HOOK_PROTECTED_SURFACE: the target is a protected surface: .claude/settings.json",
     ),
     Seam("ci_hands_the_adoption_to_a_human", "the check is red for HUMAN_REQUIRED"),
@@ -224,7 +224,6 @@ class Week:
     runs: dict[str, WorkflowRun] = field(default_factory=dict)
     sessions: dict[str, Session] = field(default_factory=dict)
     commits: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
 
 
 def _observes(step: Callable[[Week], None]) -> Callable[[Week], None]:
@@ -397,7 +396,7 @@ def step_the_project_exists(week: Week) -> None:
     )
 
 
-def _lead_setup(week: Week) -> Conversation:
+def _adoption_setup(week: Week) -> Conversation:
     alice = week.alice
     return alice.at_terminal(
         "setup",
@@ -421,12 +420,12 @@ def _do_what_setup_asks(person: Person, talk: Conversation) -> None:
     _write(person, files_a_screen_asks_for(talk.screen))
 
 
-def step_the_lead_adopts_at_a_terminal(week: Week) -> None:
+def step_alice_adopts_at_a_terminal(week: Week) -> None:
     """``plangate setup`` with the team's keys, answered at a terminal, beside the team's
     pre-commit framework: it succeeds or writes nothing, and keeps the team's own hook."""
     alice = week.alice
     alice.trust_project_in_codex()
-    talk = _lead_setup(week)
+    talk = _adoption_setup(week)
     if talk.returncode != 0:
         left = alice.sh("git status --porcelain --untracked-files=all").stdout
         assert left == "", f"setup refused and still wrote:\n{left}\n{talk.screen[-1200:]}"
@@ -439,9 +438,9 @@ def step_the_lead_adopts_at_a_terminal(week: Week) -> None:
     assert TEAM_HOOK in commands, settings
 
 
-def bypass_the_lead_adopts_at_a_terminal(week: Week) -> str:
+def bypass_alice_adopts_at_a_terminal(week: Week) -> str:
     week.alice.sh("pre-commit uninstall")
-    talk = _lead_setup(week)
+    talk = _adoption_setup(week)
     assert talk.returncode == 0, talk.describe()
     _do_what_setup_asks(week.alice, talk)
     return "pre-commit uninstall (the team's ruff hook is gone), setup again"
@@ -459,7 +458,7 @@ def bypass_the_trust_root_requires_signatures(week: Week) -> str:
     return "plangate trust require on"
 
 
-def step_the_lead_opens_the_adoption_pull_request(week: Week) -> None:
+def step_alice_opens_the_adoption_pull_request(week: Week) -> None:
     """The adoption and the documented workflow, committed and pushed through the git hooks."""
     alice = week.alice
     _page, workflow = documented_workflow()
@@ -468,7 +467,7 @@ def step_the_lead_opens_the_adoption_pull_request(week: Week) -> None:
     _commit_and_push(alice, "-A", "Adopt PlanGate", "adopt-plangate")
 
 
-def bypass_the_lead_opens_the_adoption_pull_request(week: Week) -> str:
+def bypass_alice_opens_the_adoption_pull_request(week: Week) -> str:
     _commit_and_push(week.alice, "-A", "Adopt PlanGate", "adopt-plangate", no_verify=True)
     return "git commit --no-verify; git push --no-verify"
 
@@ -901,9 +900,9 @@ def step_the_week_in_the_report(week: Week) -> None:
 
 WEEK: tuple[Callable[[Week], None], ...] = (
     step_the_project_exists,
-    step_the_lead_adopts_at_a_terminal,
+    step_alice_adopts_at_a_terminal,
     step_the_trust_root_requires_signatures,
-    step_the_lead_opens_the_adoption_pull_request,
+    step_alice_opens_the_adoption_pull_request,
     step_ci_hands_the_adoption_to_a_human,
     step_ci_uploads_the_sarif,
     step_ci_annotates_each_finding_once,

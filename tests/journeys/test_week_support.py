@@ -45,7 +45,11 @@ def test_converse_answers_a_prompt_at_a_terminal(tmp_path: Path) -> None:
 
 def test_converse_never_answers_an_unknown_question(tmp_path: Path) -> None:
     talk = converse(
-        [sys.executable, "-c", ASKS], cwd=tmp_path, env=dict(os.environ), answers=[("nothing", "y")]
+        [sys.executable, "-c", ASKS],
+        cwd=tmp_path,
+        env=dict(os.environ),
+        answers=[("nothing", "y")],
+        give_up_after=1.0,
     )
     assert talk.returncode != 0
     assert "UNANSWERED PROMPT 'Type SETUP to write them:'" in talk.screen

@@ -64,12 +64,15 @@ def converse(
     cwd: Path,
     env: dict[str, str],
     answers: Sequence[tuple[str, str]],
+    give_up_after: float = 10.0,
 ) -> Conversation:
     """Run ``argv`` with a pseudo-terminal for stdin, stdout and stderr, and answer its
     questions as a person does: when the output stops at a line without a newline (a
     prompt), the first rule of ``answers`` (``(regex, reply)``) matching that line is
-    typed with a newline. A prompt no rule answers stops the program (the conversation
-    records ``UNANSWERED PROMPT``), so a new question is never answered by accident."""
+    typed with a newline. A line no rule matches may be a prompt still being written, so
+    it is read again; once it has stood unchanged for ``give_up_after`` seconds it is a
+    question nobody expected, and the program is stopped (the conversation records
+    ``UNANSWERED PROMPT``): a new question is never answered by accident."""
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         list(argv), cwd=cwd, env=env, stdin=slave, stdout=slave, stderr=slave, close_fds=True
@@ -79,6 +82,7 @@ def converse(
     answered: list[tuple[str, str]] = []
     deadline = time.monotonic() + SESSION_TIMEOUT
     pending_since = len(screen)
+    last_output = time.monotonic()
     try:
         while True:
             if time.monotonic() > deadline:
@@ -94,17 +98,19 @@ def converse(
                 if not chunk:
                     break
                 screen += chunk
+                last_output = time.monotonic()
                 continue
             if proc.poll() is not None:
-                continue  # drain what is left, then the read above ends the loop
+                break  # ended, and nothing more to read (a lingering child may hold the pty)
             tail = screen[pending_since:].decode("utf-8", "replace")
             last_line = tail.rsplit("\n", 1)[-1].strip()
             if not last_line:
                 continue
             reply = next((r for pattern, r in answers if re.search(pattern, last_line)), None)
             if reply is None:
-                screen += f"\n[converse: UNANSWERED PROMPT {last_line!r}]\n".encode()
-                proc.kill()
+                if time.monotonic() - last_output >= give_up_after:
+                    screen += f"\n[converse: UNANSWERED PROMPT {last_line!r}]\n".encode()
+                    proc.kill()
                 continue
             os.write(master, reply.encode() + b"\n")
             answered.append((last_line, reply))

@@ -15,6 +15,14 @@ from typing import TYPE_CHECKING
 
 from plangate.delivery.ci import PullRequestFacts, TaskFacts, touched_tasks
 from plangate.delivery.ci import decide as decide_pull_request
+from plangate.delivery.pr_policy import (
+    MAX_POLICY_BYTES,
+    POLICY_INVALID,
+    POLICY_RELPATH,
+    STRICT,
+    PullRequestPolicy,
+    parse_policy,
+)
 from plangate.errors import PlanGateError
 from plangate.git import Git, GitError
 from plangate.snapshot import task_dir_for
@@ -103,11 +111,38 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
             continued = read_continuation(task_dir_for(root, task_id), trust)
             if continued is not None:
                 continuations.append((task_id, continued))
+    # The policy for pull requests without a task: the base's (it judges), and the head's
+    # when the pull request changes it (it must be a valid policy before it can merge).
+    policy, policy_problem = (_policy_at(git, base) if not tasks
+                              else (STRICT, None))
+    head_policy_problem = (_policy_at(git, head)[1] if POLICY_RELPATH in changed
+                           else None)
     return PullRequestFacts(base, head, checked_out, tuple(changed), surfaces, tuple(tasks),
                             since, tuple(unmatchable), trust=trust, trust_problem=trust_problem,
                             trust_changed=tuple(p for p in changed if p in TRUST_FILES),
                             stale_approvals=tuple(stale), base_adopted=base_adopted,
-                            continuations=tuple(continuations))
+                            continuations=tuple(continuations), policy=policy,
+                            policy_problem=policy_problem,
+                            head_policy_problem=head_policy_problem)
+
+
+def _policy_at(git: Git, commit: str) -> tuple[PullRequestPolicy, Reason | None]:
+    """``.plangate/policy.toml`` committed at ``commit`` (:data:`STRICT` when absent), or
+    why it cannot be used (then :data:`STRICT`, with the problem)."""
+    from plangate.errors import InputRejected
+
+    where = f"{POLICY_RELPATH}@{commit[:12]}"
+    try:
+        if not any(e.path == POLICY_RELPATH for e in git.ls_tree(commit, [POLICY_RELPATH])):
+            return STRICT, None  # deleted at the head: back to the strict default
+        data = git.read_blob(commit, POLICY_RELPATH, MAX_POLICY_BYTES)
+        return parse_policy(data, where), None
+    except GitError as exc:  # a link, a directory, too large
+        return STRICT, Reason(POLICY_INVALID, f"{where}: {exc.message}",
+                              f"commit {POLICY_RELPATH} as a regular file of at most "
+                              f"{MAX_POLICY_BYTES} bytes")
+    except InputRejected as exc:
+        return STRICT, Reason(exc.code, exc.message, exc.hint)
 
 
 def _base_trust_root(git: Git, base: str) -> tuple[TrustRoot | None, Reason | None]:

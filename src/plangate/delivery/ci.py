@@ -474,7 +474,7 @@ def _policy_unchanged(case: Case) -> tuple[Reason, ...]:
         "CI_POLICY_CHANGED",
         f"the pull request changes {POLICY_RELPATH}: it is judged by the base commit's "
         "version, and only a human lets the new one in force",
-        "a human reviews what the new policy lets pull requests without a task change",
+        "a human reviews what the new policy lets a pull request without a task change",
         (POLICY_RELPATH,),
     ),)
 
@@ -622,4 +622,12 @@ def decide(facts: PullRequestFacts) -> Result:
                 break
     verdict = next((v for v in _STRICTNESS if any(r.verdict == v for r, _ in failed)), ACCEPTED)
     reasons = tuple(reason for _, found in failed for reason in found)
-    return Result(verdict, reasons, _facts_json(case))
+    out = _facts_json(case)
+    # Each reason's own weight (a protected surface beside a refusal is still a human's
+    # finding, not an error): what the annotations and the SARIF log grade it by.
+    severity: dict[str, str] = {}
+    for rule, found in failed:
+        for reason in found:
+            severity.setdefault(reason.code, rule.verdict)
+    out["severity"] = severity
+    return Result(verdict, reasons, out)

@@ -111,7 +111,7 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
             continued = read_continuation(task_dir_for(root, task_id), trust)
             if continued is not None:
                 continuations.append((task_id, continued))
-    # The policy for pull requests without a task: the base's (it judges), and the head's
+    # The policy for a pull request without a task: the base's (it judges), and the head's
     # when the pull request changes it (it must be a valid policy before it can merge).
     policy, policy_problem = (_policy_at(git, base) if not tasks
                               else (STRICT, None))

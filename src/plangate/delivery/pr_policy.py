@@ -1,4 +1,4 @@
-"""``.plangate/policy.toml``: what a pull request that touches no task may change (strict parse, pure).
+"""``.plangate/policy.toml``: what a pull request without a task may change (strict parse, pure).
 
 Without this file a pull request that touches no task is refused
 (``CI_NO_TASK``): every change needs an approved task. A repository may
@@ -51,7 +51,7 @@ NEVER_TASKLESS = (".plangate/**", "docs/working/**")
 
 _TOP_KEYS = ("taskless",)
 _RULE_KEYS = ("name", "paths", "human")
-_HINT = f"fix {POLICY_RELPATH} (see docs/agents.md, 'Pull requests without a task')"
+_HINT = f"fix {POLICY_RELPATH} (see docs/agents.md, 'A pull request without a task')"
 
 
 class TasklessRule(NamedTuple):

@@ -268,6 +268,7 @@ def test_a_head_not_checked_out_is_the_only_thing_judged():
         "changed_paths": [],
         "unmatchable_paths": [],
         "authority": "unauthenticated: the base commit has no trust root requiring signatures",
+        "severity": {"CI_HEAD_NOT_CHECKED_OUT": "REJECTED"},
     }
 
 
@@ -507,6 +508,9 @@ def test_facts_of_a_judged_pull_request():
         "surfaces_provenance": "downstream",
         "outside_scope": ["stray.py"],
         "protected_paths": ["src/approvals/x.py"],
+        # each reason graded by its own row: the protected path is a human's finding
+        "severity": {"CI_PATH_UNMATCHABLE": "REJECTED", "CI_OUTSIDE_SCOPE": "REJECTED",
+                     "CI_PROTECTED_SURFACE": "HUMAN_REQUIRED"},
     }
 
 

@@ -123,7 +123,8 @@ report "$verdict" "$code"
 case "$verdict" in
   ACCEPTED) exit 0 ;;
   HUMAN_REQUIRED)
-    echo "::warning title=PlanGate HUMAN_REQUIRED::a human must approve this pull request:" \
+    # A notice, not a warning: the findings' warnings may use all ten GitHub shows.
+    echo "::notice title=PlanGate HUMAN_REQUIRED::a human must approve this pull request:" \
       "the check passes and hands the decision to the workflow's human gate"
     if [ "${FAIL_ON_HUMAN_REQUIRED:-false}" = "true" ]; then exit 3; fi
     exit 0 ;;

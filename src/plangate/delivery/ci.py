@@ -316,7 +316,7 @@ class Case:
         The policy file itself is never among them: a change to it goes to a human
         (``policy_unchanged``), judged by the base's version.
         """
-        if self.facts.tasks or self.adopting:
+        if self.facts.tasks or self.adopting or not self.facts.policy.taskless:
             return {}
         out: dict[str, TasklessRule] = {}
         for path in self.outside:

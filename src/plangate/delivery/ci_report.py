@@ -31,10 +31,9 @@ _MEANING = {
                 ".plangate/policy.toml lets a pull request make without a task; no protected "
                 "surface changed",
     "HUMAN_REQUIRED": "a human must approve this pull request (protected surfaces, the policy "
-                      "for a pull request without a task, or adoption). This check does not "
-                      "fail for it: it hands the decision to the repository's human gate (a "
-                      "job in a deployment environment with required reviewers, or code-owner "
-                      "review)",
+                      "for a pull request without a task, or adoption): PlanGate hands the "
+                      "decision to the repository's human gate (a job in a deployment "
+                      "environment with required reviewers, or code-owner review)",
     "REJECTED": "this pull request cannot merge as it is",
 }
 

@@ -164,6 +164,7 @@ def test_human_required_passes_the_step_and_hands_the_decision_to_a_human(
     assert ("::warning file=AGENTS.md,title=PlanGate CI_PROTECTED_SURFACE::AGENTS.md: a "
             "protected surface") in run.log
     assert "::error" not in run.log
+    assert "::notice title=PlanGate HUMAN_REQUIRED::a human must approve" in run.log
     assert "## PlanGate ci check: HUMAN_REQUIRED" in run.summary
     assert "hands the decision to the repository's human gate" in run.summary
     assert run.sarif is not None

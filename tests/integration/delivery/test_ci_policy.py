@@ -154,3 +154,14 @@ def _branch_named(repo: Path, name: str, files: dict[str, str]) -> None:
     for rel, text in files.items():
         (repo / rel).write_text(text)
     commit_all(repo, name)
+
+
+def test_deleting_the_policy_goes_to_a_human(git_repo: Path, run_cli) -> None:
+    base = _with_policy(git_repo)
+    git(git_repo, "switch", "-q", "-c", "pr")
+    (git_repo / ".plangate" / "policy.toml").unlink()
+    commit_all(git_repo, "drop the policy")
+    code, body = _ci(git_repo, run_cli, base)
+    assert code == 3, body
+    assert "CI_POLICY_CHANGED" in _codes(body)
+    assert "PR_POLICY_INVALID" not in _codes(body)

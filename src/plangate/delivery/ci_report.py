@@ -1,6 +1,7 @@
 """What ``ci check`` hands to a CI system besides its verdict (pure renderers).
 
-Three forms of one :class:`~plangate.verdict.Result`:
+The forms of one :class:`~plangate.verdict.Result` a CI system reads, and the CODEOWNERS
+suggestion that hands the same paths to code-owner review:
 
 - :func:`workflow_annotations`: GitHub workflow commands
   (``::error file=PATH,title=CODE::message``), one per finding (:func:`findings`: a
@@ -8,6 +9,7 @@ Three forms of one :class:`~plangate.verdict.Result`:
   reason on the file it is about;
 - :func:`summary_markdown`: a short Markdown job summary (verdict, what it means, reasons);
 - :func:`sarif`: a SARIF 2.1.0 log for code-scanning tools, one result per finding;
+- :func:`codeowners`: a CODEOWNERS suggestion for the paths a human approves;
 - :func:`authority_lines`: who approved, in plain words: approvals are
   unauthenticated when the base has no trust root requiring signatures, else
   each task's verified approver and reviewers.
@@ -19,6 +21,7 @@ values), so a path or message can never start a command of its own.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from plangate.records import NamedTuple
@@ -243,3 +246,45 @@ def sarif(result: Result, *, version: str) -> dict[str, Any]:
             }
         ],
     }
+
+
+_CODEOWNERS_SAFE = re.compile(r"[A-Za-z0-9._+@/*?-]+")
+"""Pattern text a CODEOWNERS line carries as is (it has no escape for '#', '!', '[', ' ')."""
+
+OWNER_RE = re.compile(r"@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:/[A-Za-z0-9._-]+)?"
+                      r"|[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+"""A GitHub user (``@name``), team (``@org/team``) or e-mail address."""
+
+
+def codeowners_pattern(pattern: str) -> str | None:
+    """A PlanGate glob (anchored at the repository root) as a CODEOWNERS pattern, or None
+    when CODEOWNERS cannot say it. ``**/x`` matches at any depth in both."""
+    if _CODEOWNERS_SAFE.fullmatch(pattern) is None:
+        return None
+    return pattern if pattern.startswith("**/") else "/" + pattern
+
+
+def codeowners(sections: list[tuple[str, tuple[str, ...]]], owner: str) -> str:
+    """A CODEOWNERS suggestion: per section (a comment, its PlanGate globs), one line per
+    pattern naming ``owner``; a pattern CODEOWNERS cannot say is left as a comment.
+
+    GitHub matches CODEOWNERS case-sensitively and the last matching line wins, so the
+    text warns that lines added after it may take paths away from ``owner``.
+    """
+    lines = [
+        "# Code owners for the paths PlanGate hands to a human (plangate ci codeowners).",
+        "# Require review from Code Owners on the base branch for it to hold. GitHub matches",
+        "# these lines case-sensitively (PlanGate's surfaces fold case) and the last matching",
+        "# line wins: keep them at the end of .github/CODEOWNERS.",
+    ]
+    seen: set[str] = set()
+    for title, patterns in sections:
+        lines += ["", f"# {title}"]
+        for pattern in patterns:
+            if pattern in seen:
+                continue
+            seen.add(pattern)
+            said = codeowners_pattern(pattern)
+            lines.append(f"{said} {owner}" if said else
+                         f"# not expressible in CODEOWNERS, review by hand: {pattern!r}")
+    return "\n".join(lines) + "\n"

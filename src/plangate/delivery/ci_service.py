@@ -193,3 +193,37 @@ def publish_ci_result(
             f"cannot write {exc.filename or 'a CI output file'}: {exc.strerror}",
             "check the path given to --sarif or --summary",
         ) from None
+
+
+def codeowners_at(cwd: Path, rev: str, owner: str) -> str:
+    """``plangate ci codeowners``: a CODEOWNERS suggestion from what ``rev`` commits.
+
+    The protected surfaces at ``rev`` (the bundled template when it has none), the policy
+    file itself, and the paths of each policy rule with ``human = true``: what ``ci check``
+    hands to a human when ``rev`` is a pull request's base. A policy that cannot be read
+    refuses (its reason code), as ``ci check`` would.
+    """
+    from plangate.delivery.ci_report import OWNER_RE, codeowners
+    from plangate.errors import InputRejected, UsageError
+    from plangate.surfaces import surfaces_with_presence_at_commit
+
+    if OWNER_RE.fullmatch(owner) is None:
+        raise UsageError("CI_CODEOWNERS_OWNER", f"{owner!r} is not a GitHub owner",
+                         "give @user, @org/team or an e-mail address")
+    git = Git(Git(cwd).toplevel())
+    try:
+        commit = git.resolve_commit(rev)
+        surfaces, _ = surfaces_with_presence_at_commit(git, commit)
+    except GitError as exc:
+        raise InputRejected(exc.code, exc.message, exc.hint) from None
+    policy, problem = _policy_at(git, commit)
+    if problem is not None:
+        raise InputRejected(problem.code, problem.message, problem.hint)
+    sections: list[tuple[str, tuple[str, ...]]] = [
+        (f"protected surfaces ({surfaces.path or surfaces.provenance})",
+         tuple(e.pattern for e in surfaces.entries)),
+        ("the policy for a pull request without a task", (POLICY_RELPATH,)),
+    ]
+    sections += [(f"policy rule {rule.name!r}: human = true", rule.paths)
+                 for rule in policy.taskless if rule.human]
+    return codeowners(sections, owner)

@@ -11,8 +11,9 @@ from plangate.cli.output import print_result
 
 def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=prog, description="Verify every task a pull request touches, its scope and the "
-        "protected surfaces (read from the base commit).")
+        prog=prog, description="Verify every task a pull request touches, its scope, the "
+        "protected surfaces and, for a pull request without a task, .plangate/policy.toml "
+        "(all read from the base commit); print CODEOWNERS lines for what needs a human.")
     sub = parser.add_subparsers(dest="action", required=True)
     check = sub.add_parser("check", help="check base..head")
     check.add_argument("--base", required=True,

@@ -110,6 +110,11 @@ def test_bytes_that_are_not_utf8_or_too_many_are_refused() -> None:
         with pytest.raises(InputRejected) as caught:
             parse_policy(data)
         assert caught.value.code == "PR_POLICY_INVALID"
+    assert parse_policy(b"#" * (64 * 1024)) == STRICT  # 64 KiB exactly is within the limit
+
+
+def test_a_rule_built_without_human_needs_one() -> None:
+    assert TasklessRule("deps", ("uv.lock",)).human is True
 
 
 def test_no_rule_reaches_plangates_own_files_or_the_tasks() -> None:
@@ -138,6 +143,7 @@ def test_a_docs_change_the_policy_lets_through_is_accepted() -> None:
     assert (result.verdict, codes(result)) == ("ACCEPTED", [])
     assert result.facts["policy"]["taskless"] == {"README.md": "docs", "docs/guide.md": "docs"}
     assert result.facts["policy"]["read_at"] == BASE
+    assert result.facts["policy"]["rules"] == ["docs", "dependencies"]
 
 
 def test_docs_mixed_with_code_is_refused_for_the_code_alone() -> None:
@@ -162,6 +168,8 @@ def test_a_change_to_the_policy_file_goes_to_a_human_even_without_a_policy() -> 
     result = decide(pull_request(".plangate/policy.toml", policy=STRICT))
     assert result.verdict == "HUMAN_REQUIRED"
     assert "CI_POLICY_CHANGED" in codes(result)
+    changed = next(r for r in result.reasons if r.code == "CI_POLICY_CHANGED")
+    assert changed.evidence == (".plangate/policy.toml",)  # annotated on the file
     assert "CI_NO_TASK" not in codes(result)
 
 

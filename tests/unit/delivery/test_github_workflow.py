@@ -63,6 +63,8 @@ def test_the_action_declares_what_the_workflow_uses_and_the_script_sets_it() -> 
     assert action["inputs"]["fail-on-human-required"]["default"] == "false"
     assert action["outputs"]["human_required"]["value"] == (
         "${{ steps.check.outputs.human_required }}")
+    (check,) = [s for s in action["runs"]["steps"] if s.get("id") == "check"]
+    assert check["env"]["FAIL_ON_HUMAN_REQUIRED"] == "${{ inputs.fail-on-human-required }}"
     script = (ROOT / "scripts" / "ci-action.sh").read_text()
     assert 'echo "human_required=true" >> "$OUTPUT_FILE"' in script
 

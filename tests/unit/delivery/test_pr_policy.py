@@ -204,3 +204,15 @@ def test_a_pull_request_with_a_task_is_never_judged_by_the_policy() -> None:
     result = decide(built)
     assert (result.verdict, codes(result)) == ("REJECTED", ["CI_OUTSIDE_SCOPE"])
     assert result.reasons[0].evidence == ("README.md",)
+
+
+def test_the_adoption_may_bring_the_policy_but_not_a_broken_one() -> None:
+    adoption = PullRequestFacts(BASE, HEAD, HEAD, (".plangate/protected-surfaces.toml",
+                                                   ".plangate/policy.toml"),
+                                SURFACES, (), "m" * 40, base_adopted=False)
+    result = decide(adoption)
+    assert (result.verdict, codes(result)) == ("HUMAN_REQUIRED", ["CI_ADOPTS_PLANGATE"])
+    broken = decide(adoption._replace(
+        head_policy_problem=Reason("PR_POLICY_INVALID", "not valid TOML")))
+    assert (broken.verdict, codes(broken)) == ("REJECTED", ["PR_POLICY_INVALID",
+                                                            "CI_ADOPTS_PLANGATE"])

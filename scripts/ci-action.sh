@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # The check step of the composite GitHub Action (action.yml): runs `plangate ci check`
 # on the pull request and always reports, whatever the outcome: the reasons in the log,
-# one annotation per offending path, a job summary, the `verdict` and `exit-code` outputs,
-# and a SARIF file when asked. GitHub runs steps with `bash -e -o pipefail`, so every
-# command that may fail is guarded here: the report is written before the step fails.
+# one annotation per finding, a job summary, the `verdict`, `human_required` and
+# `exit-code` outputs, and a SARIF file when asked. GitHub runs steps with
+# `bash -e -o pipefail`, so every command that may fail is guarded here: the report is
+# written before the step fails.
 #
-# Inputs (environment): BASE, HEAD (commits), SARIF (optional path), and GitHub's
-# GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files (optional outside GitHub).
-# Exit: 0 ACCEPTED, 3 HUMAN_REQUIRED, 1 REJECTED, 2 usage or setup problem.
+# HUMAN_REQUIRED is not a failure of this step: it passes (exit 0) with a warning and
+# `human_required=true`, and the workflow hands the decision to GitHub's own human gate
+# (a job in a deployment environment with required reviewers; see docs/agents.md).
+# REJECTED always fails the step.
+#
+# Inputs (environment): BASE, HEAD (commits; when empty, read from the pull request in
+# GitHub's event file GITHUB_EVENT_PATH), SARIF (optional path), FAIL_ON_HUMAN_REQUIRED
+# ("true": HUMAN_REQUIRED fails the step with exit 3), and GitHub's GITHUB_OUTPUT and
+# GITHUB_STEP_SUMMARY files (optional outside GitHub).
+# Exit: 0 ACCEPTED or HUMAN_REQUIRED, 1 REJECTED, 2 usage or setup problem
+# (3 HUMAN_REQUIRED with FAIL_ON_HUMAN_REQUIRED=true).
 set -euo pipefail
 
 OUTPUT_FILE="${GITHUB_OUTPUT:-/dev/null}"
@@ -17,6 +26,11 @@ RESULT_FILE="${PLANGATE_RESULT_FILE:-plangate-ci.json}"
 report() {  # report VERDICT EXIT-CODE
   echo "verdict=$1" >> "$OUTPUT_FILE"
   echo "exit-code=$2" >> "$OUTPUT_FILE"
+  if [ "$1" = "HUMAN_REQUIRED" ]; then
+    echo "human_required=true" >> "$OUTPUT_FILE"
+  else
+    echo "human_required=false" >> "$OUTPUT_FILE"
+  fi
 }
 
 fail_early() {  # fail_early CODE MESSAGE: no check ran; say why everywhere, fail closed
@@ -28,6 +42,34 @@ fail_early() {  # fail_early CODE MESSAGE: no check ran; say why everywhere, fai
   exit 2
 }
 
+if ! command -v python3 >/dev/null 2>&1; then
+  fail_early PLANGATE_NOT_INSTALLED "python3 is not on PATH"
+fi
+
+if [ -z "${BASE:-}" ] && [ -z "${HEAD:-}" ] && [ -n "${GITHUB_EVENT_PATH:-}" ]; then
+  # Run as a plain 'run:' step: the pull request's commits are in GitHub's event file.
+  # Only a pull_request or pull_request_target event names them; anything else is usage.
+  event="$(python3 -c '
+import json, re, sys
+name = sys.argv[2]
+if name not in ("pull_request", "pull_request_target"):
+    sys.exit("the event is " + (name or "unnamed") + ", not a pull request")
+try:
+    with open(sys.argv[1], encoding="utf-8") as f:
+        pr = json.load(f)["pull_request"]
+    base, head = pr["base"]["sha"], pr["head"]["sha"]
+except (OSError, ValueError, KeyError, TypeError):
+    sys.exit("the event file names no pull request base and head")
+sha = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
+if not (isinstance(base, str) and isinstance(head, str)
+        and sha.fullmatch(base) and sha.fullmatch(head)):
+    sys.exit("the event file names no pull request base and head")
+print(base, head)
+' "$GITHUB_EVENT_PATH" "${GITHUB_EVENT_NAME:-}" 2>&1)" \
+    || fail_early CI_USAGE "base and head are required: ${event}"
+  BASE="${event% *}"
+  HEAD="${event#* }"
+fi
 if [ -z "${BASE:-}" ] || [ -z "${HEAD:-}" ]; then
   fail_early CI_USAGE "base and head are required (run on pull_request, or pass them as inputs)"
 fi
@@ -81,7 +123,10 @@ report "$verdict" "$code"
 case "$verdict" in
   ACCEPTED) exit 0 ;;
   HUMAN_REQUIRED)
-    echo "::warning title=PlanGate HUMAN_REQUIRED::a human must review this pull request"
-    exit 3 ;;
+    # A notice, not a warning: the findings' warnings may use all ten GitHub shows.
+    echo "::notice title=PlanGate HUMAN_REQUIRED::a human must approve this pull request:" \
+      "the check passes and hands the decision to the workflow's human gate"
+    if [ "${FAIL_ON_HUMAN_REQUIRED:-false}" = "true" ]; then exit 3; fi
+    exit 0 ;;
   *) exit 1 ;;
 esac

@@ -1,7 +1,7 @@
 """A team's first day, end to end, in fresh repositories with two developers (two homes,
 two virtual environments at different paths) and a CI runner:
 
-setup at a terminal, the adoption pull request (``ci check`` exit 3), a task planned and
+setup at a terminal, the adoption pull request (``HUMAN_REQUIRED``), a task planned and
 approved, an agent run through ``plangate exec`` that calls the committed hook, a teammate's
 hook call on the same committed configuration (allowed in scope, denied outside), a human
 commit with no environment variable, and the task's pull request checked by the action's
@@ -161,10 +161,11 @@ def test_a_teams_first_day(tmp_path: Path) -> None:
     committed = (alice.clone / ".claude" / "settings.json").read_text()
     assert str(alice.bin) not in committed and sys.executable not in committed
 
-    # 2. The adoption pull request: a human must review it (exit 3), never REJECTED.
+    # 2. The adoption pull request: a human must review it, never REJECTED; the step passes
+    # and hands the decision to GitHub's human gate (the human_required output).
     code, out = _ci(alice, origin, "adopt-plangate", tmp_path, "ci-adopt")
-    assert code == 3, out["log"]
-    assert out["verdict"] == "HUMAN_REQUIRED"
+    assert code == 0, out["log"]
+    assert (out["verdict"], out["human_required"]) == ("HUMAN_REQUIRED", "true")
     assert "CI_ADOPTS_PLANGATE" in out["log"]
     # A human reviewed and merged it (on the server, where no git hook of Alice's runs).
     alice.sh(f"git -C {origin} update-ref refs/heads/main refs/heads/adopt-plangate", cwd=tmp_path)

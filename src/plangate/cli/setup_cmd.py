@@ -11,9 +11,13 @@ automation markers and without an interactive terminal, and asks the human to ty
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 CONFIRM_WORD = "SETUP"
 HOSTS = ("claude", "codex", "cursor", "git")
@@ -137,7 +141,23 @@ def run(argv: list[str], ctx: Context) -> int:
     ctx.out("The first commits, in this order:")
     for number, line in enumerate(order, 1):
         ctx.out(f"  {number}. {line}")
+    _suggest_policy(ctx, root)
     return 0
+
+
+def _suggest_policy(ctx: Context, root: Path) -> None:
+    """Print the common policy for a pull request without a task, when the repository has none
+    (suggested, never written: a person decides what may change without a task)."""
+    from plangate.delivery.pr_policy import POLICY_RELPATH, SUGGESTED_POLICY
+
+    if (root / POLICY_RELPATH).exists() or (root / POLICY_RELPATH).is_symlink():
+        return
+    ctx.out("")
+    ctx.out(f"No {POLICY_RELPATH}: every pull request needs an approved task, a README fix "
+            "included. A common set to start from (write it to that file and commit it with "
+            "the adoption; docs/agents.md, 'A pull request without a task'):")
+    for line in SUGGESTED_POLICY.splitlines():
+        ctx.out(f"    {line}" if line else "")
 
 
 def _show(ctx: Context, plan: object) -> None:

@@ -37,6 +37,17 @@ without IO, as the ordered table :data:`RULES`:
    or a copy of it: ``HO_BOUNDARY_UNDEFINED``) still protects its patterns, but it
    never lets a pull request pass: a human must define the repository's surfaces.
 
+A pull request that touches no task is judged by ``.plangate/policy.toml`` **at the
+base commit** (:mod:`plangate.delivery.pr_policy`; none: every change needs a task):
+``policy_readable`` (before ``in_scope``) refuses a policy file the pull request would
+merge that is not a valid policy, and a base policy that cannot be read when a
+pull request without a task needs it (the strict default judges it meanwhile);
+``in_scope`` leaves out the paths a policy rule lets through and the policy file
+itself; ``taskless_approval`` (``CI_TASKLESS_HUMAN``) sends the paths of a rule
+with ``human = true`` to a human; ``policy_unchanged`` (``CI_POLICY_CHANGED``)
+sends every change to the policy file to a human. Protected surfaces and the
+trust root are judged as always: no policy rule lifts them.
+
 Adopting PlanGate is one pull request: ``adopts_plangate`` (after ``in_scope``) holds
 when the base commit has no ``.plangate/protected-surfaces.toml``, the pull request
 adds it, touches no task and changes only :data:`ADOPTION_PATHS` (surfaces, tool
@@ -52,8 +63,8 @@ signed its continuation for this pull request's merge base:
 :mod:`plangate.authority.continuation`) and ``trust_root_unchanged``.
 
 Every row is evaluated and every failing row is listed, in table order. The
-verdict is the strictest failing row's: ``REJECTED`` (exit 1) for rows 1-5,
-else ``HUMAN_REQUIRED`` (exit 3) for rows 6-7, else ``ACCEPTED`` (exit 0).
+verdict is the strictest failing row's (:data:`RULES` gives each row's): ``REJECTED``
+(exit 1), else ``HUMAN_REQUIRED`` (exit 3), else ``ACCEPTED`` (exit 0).
 """
 
 from __future__ import annotations
@@ -64,6 +75,13 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from plangate.authority.wording import signers_of
+from plangate.delivery.pr_policy import (
+    POLICY_RELPATH,
+    STRICT,
+    PullRequestPolicy,
+    TasklessRule,
+    taskless_rule_for,
+)
 from plangate.paths import match_any
 from plangate.plan.scope import TaskScope, check_scope_binding, derive_scope
 from plangate.records import NamedTuple
@@ -87,6 +105,7 @@ ADOPTION_PATHS: tuple[str, ...] = (
     ".plangate/allowed_signers",
     ".plangate/revoked_signers",
     ".plangate/.gitignore",
+    ".plangate/policy.toml",
     ".gitignore",
     ".claude/settings.json",
     ".codex/hooks.json",
@@ -150,6 +169,12 @@ class PullRequestFacts(NamedTuple):
     base_adopted: bool = True
     """The base commit already holds ``.plangate/protected-surfaces.toml``."""
     continuations: tuple[tuple[str, ContinuationFacts], ...] = ()
+    policy: PullRequestPolicy = STRICT
+    """The base commit's ``.plangate/policy.toml`` (:data:`STRICT` without one)."""
+    policy_problem: Reason | None = None
+    """Why the base commit's policy file cannot be used (then :data:`STRICT` is in force)."""
+    head_policy_problem: Reason | None = None
+    """Why the head's policy file, when the pull request changes it, is not a valid policy."""
 
 
 def touched_tasks(changed: tuple[str, ...]) -> list[str]:
@@ -285,6 +310,33 @@ class Case:
                      or any(s.denies(p) is not None for s in scopes))]
 
     @cached_property
+    def taskless(self) -> dict[str, TasklessRule]:
+        """A pull request without a task: each changed path the base's policy lets through.
+
+        The policy file itself is never among them: a change to it goes to a human
+        (``policy_unchanged``), judged by the base's version.
+        """
+        if self.facts.tasks or self.adopting or not self.facts.policy.taskless:
+            return {}
+        out: dict[str, TasklessRule] = {}
+        for path in self.outside:
+            rule = taskless_rule_for(self.facts.policy, path)
+            if rule is not None:
+                out[path] = rule
+        return out
+
+    @cached_property
+    def unowned(self) -> list[str]:
+        """Changed paths outside every task that nothing else answers for: ``in_scope``'s list.
+
+        With a task, every path :attr:`outside` lists. Without one, the policy file (a
+        human's decision) and the paths the base's policy lets through are left out.
+        """
+        if self.facts.tasks:
+            return self.outside
+        return [p for p in self.outside if p != POLICY_RELPATH and p not in self.taskless]
+
+    @cached_property
     def protected(self) -> list[str]:
         """Changed paths (not covered) that a protected surface of the base commit covers."""
         surfaces = self.facts.surfaces
@@ -370,14 +422,16 @@ def _tasks_verified(case: Case) -> tuple[Reason, ...]:
 
 
 def _in_scope(case: Case) -> tuple[Reason, ...]:
-    outside = case.outside
+    outside = case.unowned
     if not outside or case.adopting:
         return ()
     named = ", ".join(outside[:_LISTED])
     if not case.facts.tasks:
         return (Reason("CI_NO_TASK", f"{len(outside)} changed path(s) belong to no task: "
                        + named,
-                       "every change needs an approved task (docs/working/TASK-XXXX)",
+                       "every change needs an approved task (docs/working/TASK-XXXX), or a "
+                       f"rule in {POLICY_RELPATH} on the base branch that lets a pull request "
+                       "without a task change these paths",
                        tuple(outside)),)
     return (Reason("CI_OUTSIDE_SCOPE",
                    f"{len(outside)} changed path(s) are outside every task's allowed paths "
@@ -385,6 +439,44 @@ def _in_scope(case: Case) -> tuple[Reason, ...]:
                    + named,
                    "revert them or re-plan the task with a wider scope",
                    tuple(outside)),)
+
+
+def _policy_readable(case: Case) -> tuple[Reason, ...]:
+    facts = case.facts
+    reasons: list[Reason] = []
+    if facts.head_policy_problem is not None:  # never merge a policy that cannot be read
+        reasons.append(facts.head_policy_problem)
+    needed = (not facts.tasks and not case.adopting
+              and any(p != POLICY_RELPATH for p in case.outside))
+    if facts.policy_problem is not None and needed:  # the strict default judged instead
+        reasons.append(facts.policy_problem)
+    return tuple(reasons)
+
+
+def _taskless_approval(case: Case) -> tuple[Reason, ...]:
+    needs_human = [p for p, rule in case.taskless.items() if rule.human]
+    if not needs_human:
+        return ()
+    names = sorted({case.taskless[p].name for p in needs_human})
+    return (Reason(
+        "CI_TASKLESS_HUMAN",
+        f"{len(needs_human)} changed path(s) without a task that {POLICY_RELPATH} ("
+        + ", ".join(names) + ") sends to a human: " + ", ".join(needs_human[:_LISTED]),
+        "a human reviews and approves the change (the policy rule says human = true)",
+        tuple(needs_human),
+    ),)
+
+
+def _policy_unchanged(case: Case) -> tuple[Reason, ...]:
+    if POLICY_RELPATH not in case.facts.changed or case.adopting:
+        return ()
+    return (Reason(
+        "CI_POLICY_CHANGED",
+        f"the pull request changes {POLICY_RELPATH}: it is judged by the base commit's "
+        "version, and only a human lets the new one in force",
+        "a human reviews what the new policy lets a pull request without a task change",
+        (POLICY_RELPATH,),
+    ),)
 
 
 def _protected_surfaces(case: Case) -> tuple[Reason, ...]:
@@ -462,8 +554,11 @@ RULES: tuple[Rule, ...] = (
     Rule("tasks_verified", REJECTED, _tasks_verified),
     Rule("approvals_fresh", REJECTED, _approvals_fresh),
     Rule("paths_matchable", REJECTED, _paths_matchable),
+    Rule("policy_readable", REJECTED, _policy_readable),
     Rule("in_scope", REJECTED, _in_scope),
     Rule("adopts_plangate", HUMAN_REQUIRED, _adopts),
+    Rule("taskless_approval", HUMAN_REQUIRED, _taskless_approval),
+    Rule("policy_unchanged", HUMAN_REQUIRED, _policy_unchanged),
     Rule("protected_surfaces", HUMAN_REQUIRED, _protected_surfaces),
     Rule("surfaces_defined", HUMAN_REQUIRED, _surfaces_defined),
     Rule("trust_root_unchanged", HUMAN_REQUIRED, _trust_root_unchanged),
@@ -493,6 +588,12 @@ def _facts_json(case: Case) -> dict[str, Any]:
                  for task_id, held in case.continued.items() if not held}
     if continued:  # tasks an approver's signed continuation lets this pull request use
         out["continued"] = continued
+    if not facts.tasks and facts.surfaces is not None:  # a pull request without a task
+        out["policy"] = {
+            "read_at": facts.base,
+            "rules": [rule.name for rule in facts.policy.taskless],
+            "taskless": {p: rule.name for p, rule in case.taskless.items()},
+        }
     if facts.surfaces is not None:
         out["surfaces_provenance"] = facts.surfaces.provenance
         out["outside_scope"] = case.outside
@@ -521,4 +622,12 @@ def decide(facts: PullRequestFacts) -> Result:
                 break
     verdict = next((v for v in _STRICTNESS if any(r.verdict == v for r, _ in failed)), ACCEPTED)
     reasons = tuple(reason for _, found in failed for reason in found)
-    return Result(verdict, reasons, _facts_json(case))
+    out = _facts_json(case)
+    # Each reason's own weight (a protected surface beside a refusal is still a human's
+    # finding, not an error): what the annotations and the SARIF log grade it by.
+    severity: dict[str, str] = {}
+    for rule, found in failed:
+        for reason in found:
+            severity.setdefault(reason.code, rule.verdict)
+    out["severity"] = severity
+    return Result(verdict, reasons, out)

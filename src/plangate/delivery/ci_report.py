@@ -1,12 +1,15 @@
 """What ``ci check`` hands to a CI system besides its verdict (pure renderers).
 
-Three forms of one :class:`~plangate.verdict.Result`:
+The forms of one :class:`~plangate.verdict.Result` a CI system reads, and the CODEOWNERS
+suggestion that hands the same paths to code-owner review:
 
 - :func:`workflow_annotations`: GitHub workflow commands
-  (``::error file=PATH,title=CODE::message``), one per offending path, so a
-  reviewer sees each reason on the file it is about;
+  (``::error file=PATH,title=CODE::message``), one per finding (:func:`findings`: a
+  reason on one path, saying what is wrong with that path), so a reviewer sees each
+  reason on the file it is about;
 - :func:`summary_markdown`: a short Markdown job summary (verdict, what it means, reasons);
-- :func:`sarif`: a SARIF 2.1.0 log for code-scanning tools, one result per offending path;
+- :func:`sarif`: a SARIF 2.1.0 log for code-scanning tools, one result per finding;
+- :func:`codeowners`: a CODEOWNERS suggestion for the paths a human approves;
 - :func:`authority_lines`: who approved, in plain words: approvals are
   unauthenticated when the base has no trust root requiring signatures, else
   each task's verified approver and reviewers.
@@ -18,15 +21,22 @@ values), so a path or message can never start a command of its own.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from plangate.records import NamedTuple
 from plangate.verdict import Reason, Result
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 _MEANING = {
-    "ACCEPTED": "every change lies in an approved task's scope; no protected surface changed",
-    "HUMAN_REQUIRED": "a human must review this pull request (protected surfaces or adoption)",
+    "ACCEPTED": "every change lies in an approved task's scope, or is one the base's "
+                ".plangate/policy.toml lets a pull request make without a task; no protected "
+                "surface changed",
+    "HUMAN_REQUIRED": "a human must approve this pull request (protected surfaces, the policy "
+                      "for a pull request without a task, or adoption): PlanGate hands the "
+                      "decision to the repository's human gate (a job in a deployment "
+                      "environment with required reviewers, or code-owner review)",
     "REJECTED": "this pull request cannot merge as it is",
 }
 
@@ -58,20 +68,85 @@ def _offending(reason: Reason) -> tuple[str, ...]:
     return tuple(p for p in reason.evidence if p)
 
 
-def workflow_annotations(result: Result) -> list[str]:
-    """GitHub workflow command lines for ``result``: one per offending path, else per reason."""
-    command = "error" if result.verdict == "REJECTED" else "warning"
-    lines: list[str] = []
+FINDING: dict[str, str] = {
+    "CI_OUTSIDE_SCOPE": "outside every task's allowed paths, or denied by a task's plan",
+    "CI_NO_TASK": "changed without a task, and no rule of the base's .plangate/policy.toml "
+                  "lets it through",
+    "CI_TASKLESS_HUMAN": "changed without a task: the base's .plangate/policy.toml sends it "
+                         "to a human",
+    "CI_POLICY_CHANGED": "the policy for a pull request without a task: a human approves a "
+                         "change to it",
+    "CI_PROTECTED_SURFACE": "a protected surface: a human reviews and approves the change",
+    "CI_ADOPTS_PLANGATE": "adopts PlanGate: a human reviews it",
+    "CI_TRUST_ROOT_CHANGED": "a trust-root file: it changes only with approvals signed under "
+                             "the base's trust root, or a human's review",
+    "CI_PATH_UNMATCHABLE": "not a canonical repository path: no scope or surface rule can "
+                           "judge it",
+    "CI_HEAD_NOT_CHECKED_OUT": "differs from the head commit in the working tree",
+}
+"""What one finding says about the one path it is on, per reason code (the reason's own
+message lists every path; a finding names only its own). A code without a row keeps its
+message."""
+
+ANNOTATIONS_PER_KIND = 10
+"""Annotations of one kind (error, warning) GitHub shows for a step; the rest are dropped,
+so the last one shown says how many more the job summary and the SARIF log hold."""
+
+
+class Finding(NamedTuple):
+    """One thing to fix or review: a reason on one path (or on no path), with its level."""
+
+    code: str
+    level: str
+    text: str
+    path: str = ""
+
+
+def findings(result: Result) -> list[Finding]:
+    """One finding per offending path of each reason (one for a reason without a path).
+
+    Its level is the reason's own weight: ``error`` for a row that rejects, ``warning``
+    for one that needs a human (``facts["severity"]``, else the result's verdict).
+    """
+    severity = result.facts.get("severity")
+    graded = severity if isinstance(severity, dict) else {}
+    out: list[Finding] = []
     for reason in result.reasons:
+        level = _LEVEL.get(str(graded.get(reason.code, result.verdict)), "error")
         hint = f" (hint: {reason.hint})" if reason.hint else ""
-        text = _escape_data(reason.message + hint)
-        title = _escape_property(f"PlanGate {reason.code}")
         paths = _offending(reason)
         if not paths:
-            lines.append(f"::{command} title={title}::{text}")
+            out.append(Finding(reason.code, level, reason.message + hint))
             continue
+        phrase = FINDING.get(reason.code)
         for path in paths:
-            lines.append(f"::{command} file={_escape_property(path)},title={title}::{text}")
+            text = f"{path}: {phrase}{hint}" if phrase else reason.message + hint
+            out.append(Finding(reason.code, level, text, path))
+    return out
+
+
+def workflow_annotations(result: Result) -> list[str]:
+    """GitHub workflow command lines for ``result``: one per finding (:func:`findings`).
+
+    At most :data:`ANNOTATIONS_PER_KIND` of each kind: past that, the last one says how
+    many more findings the job summary and the SARIF log hold.
+    """
+    kinds: dict[str, list[str]] = {}
+    for finding in findings(result):
+        command = "error" if finding.level == "error" else "warning"
+        title = _escape_property(f"PlanGate {finding.code}")
+        where = f"file={_escape_property(finding.path)}," if finding.path else ""
+        kinds.setdefault(command, []).append(
+            f"::{command} {where}title={title}::{_escape_data(finding.text)}")
+    lines: list[str] = []
+    for command, found in kinds.items():
+        if len(found) <= ANNOTATIONS_PER_KIND:
+            lines += found
+            continue
+        more = len(found) - ANNOTATIONS_PER_KIND + 1
+        lines += found[:ANNOTATIONS_PER_KIND - 1]
+        lines.append(f"::{command} title=PlanGate::{more} more {command} finding(s): see the "
+                     "job summary, the SARIF log or the JSON result in the log")
     return lines
 
 
@@ -136,9 +211,7 @@ def summary_markdown(result: Result) -> str:
 
 def sarif(result: Result, *, version: str) -> dict[str, Any]:
     """A SARIF 2.1.0 log of ``result`` (one run, one result per offending path)."""
-    level = _LEVEL.get(result.verdict, "error")
     rules: dict[str, dict[str, Any]] = {}
-    results: list[dict[str, Any]] = []
     for reason in result.reasons:
         rules.setdefault(
             reason.code,
@@ -148,29 +221,14 @@ def sarif(result: Result, *, version: str) -> dict[str, Any]:
                 "help": {"text": reason.hint or reason.message},
             },
         )
-        message = {"text": reason.message + (f" (hint: {reason.hint})" if reason.hint else "")}
-        paths = _offending(reason)
-        if not paths:
-            results.append({"ruleId": reason.code, "level": level, "message": message})
-            continue
-        for path in paths:
-            results.append(
-                {
-                    "ruleId": reason.code,
-                    "level": level,
-                    "message": message,
-                    "locations": [
-                        {
-                            "physicalLocation": {
-                                "artifactLocation": {
-                                    "uri": _uri_reference(path),
-                                    "uriBaseId": "%SRCROOT%",
-                                }
-                            }
-                        }
-                    ],
-                }
-            )
+    results: list[dict[str, Any]] = []
+    for finding in findings(result):
+        entry: dict[str, Any] = {"ruleId": finding.code, "level": finding.level,
+                                 "message": {"text": finding.text}}
+        if finding.path:
+            entry["locations"] = [{"physicalLocation": {"artifactLocation": {
+                "uri": _uri_reference(finding.path), "uriBaseId": "%SRCROOT%"}}}]
+        results.append(entry)
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -188,3 +246,45 @@ def sarif(result: Result, *, version: str) -> dict[str, Any]:
             }
         ],
     }
+
+
+_CODEOWNERS_SAFE = re.compile(r"[A-Za-z0-9._+@/*?-]+")
+"""Pattern text a CODEOWNERS line carries as is (it has no escape for '#', '!', '[', ' ')."""
+
+OWNER_RE = re.compile(r"@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:/[A-Za-z0-9._-]+)?"
+                      r"|[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+"""A GitHub user (``@name``), team (``@org/team``) or e-mail address."""
+
+
+def codeowners_pattern(pattern: str) -> str | None:
+    """A PlanGate glob (anchored at the repository root) as a CODEOWNERS pattern, or None
+    when CODEOWNERS cannot say it. ``**/x`` matches at any depth in both."""
+    if _CODEOWNERS_SAFE.fullmatch(pattern) is None:
+        return None
+    return pattern if pattern.startswith("**/") else "/" + pattern
+
+
+def codeowners(sections: list[tuple[str, tuple[str, ...]]], owner: str) -> str:
+    """A CODEOWNERS suggestion: per section (a comment, its PlanGate globs), one line per
+    pattern naming ``owner``; a pattern CODEOWNERS cannot say is left as a comment.
+
+    GitHub matches CODEOWNERS case-sensitively and the last matching line wins, so the
+    text warns that lines added after it may take paths away from ``owner``.
+    """
+    lines = [
+        "# Code owners for the paths PlanGate hands to a human (plangate ci codeowners).",
+        "# Require review from Code Owners on the base branch for it to hold. GitHub matches",
+        "# these lines case-sensitively (PlanGate's surfaces fold case) and the last matching",
+        "# line wins: keep them at the end of .github/CODEOWNERS.",
+    ]
+    seen: set[str] = set()
+    for title, patterns in sections:
+        lines += ["", f"# {title}"]
+        for pattern in patterns:
+            if pattern in seen:
+                continue
+            seen.add(pattern)
+            said = codeowners_pattern(pattern)
+            lines.append(f"{said} {owner}" if said else
+                         f"# not expressible in CODEOWNERS, review by hand: {pattern!r}")
+    return "\n".join(lines) + "\n"

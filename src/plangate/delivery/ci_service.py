@@ -15,6 +15,14 @@ from typing import TYPE_CHECKING
 
 from plangate.delivery.ci import PullRequestFacts, TaskFacts, touched_tasks
 from plangate.delivery.ci import decide as decide_pull_request
+from plangate.delivery.pr_policy import (
+    MAX_POLICY_BYTES,
+    POLICY_INVALID,
+    POLICY_RELPATH,
+    STRICT,
+    PullRequestPolicy,
+    parse_policy,
+)
 from plangate.errors import PlanGateError
 from plangate.git import Git, GitError
 from plangate.snapshot import task_dir_for
@@ -103,11 +111,38 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
             continued = read_continuation(task_dir_for(root, task_id), trust)
             if continued is not None:
                 continuations.append((task_id, continued))
+    # The policy for a pull request without a task: the base's (it judges), and the head's
+    # when the pull request changes it (it must be a valid policy before it can merge).
+    policy, policy_problem = (_policy_at(git, base) if not tasks
+                              else (STRICT, None))
+    head_policy_problem = (_policy_at(git, head)[1] if POLICY_RELPATH in changed
+                           else None)
     return PullRequestFacts(base, head, checked_out, tuple(changed), surfaces, tuple(tasks),
                             since, tuple(unmatchable), trust=trust, trust_problem=trust_problem,
                             trust_changed=tuple(p for p in changed if p in TRUST_FILES),
                             stale_approvals=tuple(stale), base_adopted=base_adopted,
-                            continuations=tuple(continuations))
+                            continuations=tuple(continuations), policy=policy,
+                            policy_problem=policy_problem,
+                            head_policy_problem=head_policy_problem)
+
+
+def _policy_at(git: Git, commit: str) -> tuple[PullRequestPolicy, Reason | None]:
+    """``.plangate/policy.toml`` committed at ``commit`` (:data:`STRICT` when absent), or
+    why it cannot be used (then :data:`STRICT`, with the problem)."""
+    from plangate.errors import InputRejected
+
+    where = f"{POLICY_RELPATH}@{commit[:12]}"
+    try:
+        if not any(e.path == POLICY_RELPATH for e in git.ls_tree(commit, [POLICY_RELPATH])):
+            return STRICT, None  # deleted at the head: back to the strict default
+        data = git.read_blob(commit, POLICY_RELPATH, MAX_POLICY_BYTES)
+        return parse_policy(data, where), None
+    except GitError as exc:  # a link, a directory, too large
+        return STRICT, Reason(POLICY_INVALID, f"{where}: {exc.message}",
+                              f"commit {POLICY_RELPATH} as a regular file of at most "
+                              f"{MAX_POLICY_BYTES} bytes")
+    except InputRejected as exc:
+        return STRICT, Reason(exc.code, exc.message, exc.hint)
 
 
 def _base_trust_root(git: Git, base: str) -> tuple[TrustRoot | None, Reason | None]:
@@ -158,3 +193,37 @@ def publish_ci_result(
             f"cannot write {exc.filename or 'a CI output file'}: {exc.strerror}",
             "check the path given to --sarif or --summary",
         ) from None
+
+
+def codeowners_at(cwd: Path, rev: str, owner: str) -> str:
+    """``plangate ci codeowners``: a CODEOWNERS suggestion from what ``rev`` commits.
+
+    The protected surfaces at ``rev`` (the bundled template when it has none), the policy
+    file itself, and the paths of each policy rule with ``human = true``: what ``ci check``
+    hands to a human when ``rev`` is a pull request's base. A policy that cannot be read
+    refuses (its reason code), as ``ci check`` would.
+    """
+    from plangate.delivery.ci_report import OWNER_RE, codeowners
+    from plangate.errors import InputRejected, UsageError
+    from plangate.surfaces import surfaces_with_presence_at_commit
+
+    if OWNER_RE.fullmatch(owner) is None:
+        raise UsageError("CI_CODEOWNERS_OWNER", f"{owner!r} is not a GitHub owner",
+                         "give @user, @org/team or an e-mail address")
+    git = Git(Git(cwd).toplevel())
+    try:
+        commit = git.resolve_commit(rev)
+        surfaces, _ = surfaces_with_presence_at_commit(git, commit)
+    except GitError as exc:
+        raise InputRejected(exc.code, exc.message, exc.hint) from None
+    policy, problem = _policy_at(git, commit)
+    if problem is not None:
+        raise InputRejected(problem.code, problem.message, problem.hint)
+    sections: list[tuple[str, tuple[str, ...]]] = [
+        (f"protected surfaces ({surfaces.path or surfaces.provenance})",
+         tuple(e.pattern for e in surfaces.entries)),
+        ("the policy for a pull request without a task", (POLICY_RELPATH,)),
+    ]
+    sections += [(f"policy rule {rule.name!r}: human = true", rule.paths)
+                 for rule in policy.taskless if rule.human]
+    return codeowners(sections, owner)

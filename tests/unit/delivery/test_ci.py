@@ -12,6 +12,7 @@ from plangate.authority.root import TrustRoot
 from plangate.authority.signers import AllowedSigners
 from plangate.authority.trustfile import TrustConfig
 from plangate.delivery.ci import RULES, PullRequestFacts, TaskFacts, decide, touched_tasks
+from plangate.delivery.pr_policy import PullRequestPolicy, TasklessRule
 from plangate.plan.scope import derive_scope
 from plangate.surfaces import ProtectedPattern, ResolvedSurfaces
 from plangate.verdict import Reason, Result
@@ -44,8 +45,11 @@ EXPECTED_ORDER = (
     "tasks_verified",
     "approvals_fresh",
     "paths_matchable",
+    "policy_readable",
     "in_scope",
     "adopts_plangate",
+    "taskless_approval",
+    "policy_unchanged",
     "protected_surfaces",
     "surfaces_defined",
     "trust_root_unchanged",
@@ -79,7 +83,7 @@ def codes(result: Result) -> list[str]:
 
 def test_the_table_order():
     assert tuple(rule.name for rule in RULES) == EXPECTED_ORDER
-    assert [rule.verdict for rule in RULES] == ["REJECTED"] * 7 + ["HUMAN_REQUIRED"] * 4
+    assert [rule.verdict for rule in RULES] == ["REJECTED"] * 8 + ["HUMAN_REQUIRED"] * 6
 
 
 def test_the_documented_table_is_the_tables_order():
@@ -153,6 +157,25 @@ ROW_CASES = {
         facts()._replace(trust_changed=(".plangate/allowed_signers",)),
         "HUMAN_REQUIRED",
         ["CI_TRUST_ROOT_CHANGED"],
+    ),
+    "policy_readable": (
+        facts()._replace(
+            head_policy_problem=Reason("PR_POLICY_UNKNOWN_KEY", "unknown key(s) allow"),
+            changed=(*TASK_FILES, ".plangate/policy.toml"),
+        ),
+        "REJECTED",
+        ["PR_POLICY_UNKNOWN_KEY", "CI_OUTSIDE_SCOPE", "CI_POLICY_CHANGED"],
+    ),
+    "taskless_approval": (
+        PullRequestFacts(BASE, HEAD, HEAD, ("pyproject.toml",), SURFACES, (), "m" * 40,
+                         policy=PullRequestPolicy((TasklessRule("deps", ("pyproject.toml",)),))),
+        "HUMAN_REQUIRED",
+        ["CI_TASKLESS_HUMAN"],
+    ),
+    "policy_unchanged": (
+        PullRequestFacts(BASE, HEAD, HEAD, (".plangate/policy.toml",), SURFACES, (), "m" * 40),
+        "HUMAN_REQUIRED",
+        ["CI_POLICY_CHANGED"],
     ),
     "adopts_plangate": (
         PullRequestFacts(
@@ -245,6 +268,7 @@ def test_a_head_not_checked_out_is_the_only_thing_judged():
         "changed_paths": [],
         "unmatchable_paths": [],
         "authority": "unauthenticated: the base commit has no trust root requiring signatures",
+        "severity": {"CI_HEAD_NOT_CHECKED_OUT": "REJECTED"},
     }
 
 
@@ -484,6 +508,9 @@ def test_facts_of_a_judged_pull_request():
         "surfaces_provenance": "downstream",
         "outside_scope": ["stray.py"],
         "protected_paths": ["src/approvals/x.py"],
+        # each reason graded by its own row: the protected path is a human's finding
+        "severity": {"CI_PATH_UNMATCHABLE": "REJECTED", "CI_OUTSIDE_SCOPE": "REJECTED",
+                     "CI_PROTECTED_SURFACE": "HUMAN_REQUIRED"},
     }
 
 

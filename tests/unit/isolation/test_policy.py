@@ -150,3 +150,83 @@ def test_network_access_only_through_the_proxy() -> None:
     assert check_policy(_policy(network=False, proxy=None)) == ()
     bad_port = ProxyAccess("/s", 0, "/usr/bin/python3")
     assert check_policy(_policy(proxy=bad_port))
+
+
+def test_a_hidden_path_missing_on_the_host_too_is_a_known_kind() -> None:
+    policy = _policy(hidden=(Hidden("/home/u/.kube", "missing"),))
+    assert check_policy(policy) == ()
+
+
+def test_the_environment_map_is_the_policy_environment() -> None:
+    assert _policy().env_map == {"HOME": "/home/u", "PATH": "/usr/bin"}
+
+
+def test_a_proxy_access_names_no_bridge_until_one_is_given() -> None:
+    access = ProxyAccess("/srv/p.sock", 3128)
+    assert (access.python, access.socat) == ("", "")
+
+
+@pytest.mark.parametrize("path", ["/home/u/my repo", "/home/u/~tilde", "/home/u/\u00e9"])
+def test_printable_characters_including_space_are_clean(path: str) -> None:
+    assert check_policy(_policy(visible=(Mount.same(path),))) == ()
+
+
+@pytest.mark.parametrize("char", ["\x1f", "\x01", "\t", "\x7f"])
+def test_every_control_character_is_unclean(char: str) -> None:
+    assert check_policy(_policy(visible=(Mount.same(f"/home/u/a{char}b"),)))
+
+
+@pytest.mark.parametrize("side", ["source", "target"])
+def test_an_unclean_mount_side_is_named(side: str) -> None:
+    mount = Mount("/ok", "/bad/../x") if side == "target" else Mount("/bad/../x", "/ok")
+    (reason,) = check_policy(_policy(visible=(mount,)))
+    assert "'/bad/../x'" in reason.message
+    assert reason.message.startswith("1 path(s)")
+
+
+def test_the_message_names_the_first_four_unclean_paths() -> None:
+    bad = tuple(Mount.same(f"rel{i}") for i in range(5))
+    (reason,) = check_policy(_policy(visible=bad))
+    assert reason.message.startswith("10 path(s)")
+    # each mount is listed twice (source and target): rel0, rel0, rel1, rel1
+    assert reason.message.endswith("'rel0', 'rel0', 'rel1', 'rel1'")
+
+
+def test_a_writable_root_is_refused_even_with_nothing_hidden() -> None:
+    policy = _policy(writable=(Mount.same("/"),), read_only=(), hidden=())
+    (reason,) = check_policy(policy)
+    assert "writable path / is the root" in reason.message
+
+
+@pytest.mark.parametrize("field", list(Limits._fields))
+def test_a_limit_of_one_is_positive(field: str) -> None:
+    assert check_policy(_policy(limits=Limits(**{field: 1}))) == ()
+
+
+@pytest.mark.parametrize(("port", "valid"), [(0, False), (1, True), (65535, True), (65536, False)])
+def test_the_proxy_port_is_a_tcp_port(port: int, valid: bool) -> None:
+    access = ProxyAccess("/srv/p.sock", port, "/usr/bin/python3")
+    assert (check_policy(_policy(proxy=access)) == ()) is valid
+
+
+def test_the_rules_are_named_in_their_order() -> None:
+    assert [name for name, _ in RULES] == [
+        "paths_clean",
+        "hidden_kinds_known",
+        "writable_not_over_hidden",
+        "read_only_inside_writable",
+        "limits_positive",
+        "env_names_valid",
+        "network_only_through_proxy",
+    ]
+
+
+ALLOWED_BY_DEFAULT = [
+    "PATH", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "COLORTERM", "TZ",
+    "EDITOR", "VISUAL", "PAGER", "NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ALLOWED_BY_DEFAULT)
+def test_each_harmless_variable_passes_by_default(name: str) -> None:
+    assert dict(allowed_env({name: "v", "SECRET_TOKEN": "s"})) == {name: "v"}

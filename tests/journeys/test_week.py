@@ -65,9 +65,6 @@ SEAMS_NOT_YET_FIXED: tuple[Seam, ...] = (
         "alice_opens_the_adoption_pull_request",
         "HOOK_PROTECTED_SURFACE: the target is a protected surface: .claude/settings.json",
     ),
-    Seam("ci_hands_the_adoption_to_a_human", "the check is red for HUMAN_REQUIRED"),
-    Seam("ci_uploads_the_sarif", "the workflow uploads no SARIF file"),
-    Seam("ci_annotates_each_finding_once", "one message annotated more than once"),
     Seam("the_teammates_start", "LEDGER_MISSING: ledger"),
     Seam(
         "local_settings_do_not_block_a_read",
@@ -117,7 +114,6 @@ SEAMS_NOT_YET_FIXED: tuple[Seam, ...] = (
         "alice_pushes_a_readme_fix",
         "HOOK_NO_ACTIVE_TASK: no active task: only planning files may be written: README.md",
     ),
-    Seam("ci_lets_a_readme_fix_through", "CI_NO_TASK"),
     Seam("the_week_in_the_report", "does not hold: exec would refuse"),
 )
 """Steps of the week known to fail today, each with a text its failure contains. When a

@@ -152,21 +152,25 @@ def _report_completion(
     ctx: Context, done: Completion, *, as_json: bool, isolation: dict[str, Any],
 ) -> int:
     before, after = done.run.verification, done.after
+    started = done.command.started
     exit_code = done.command.exit_code
-    if done.command.error:
+    verdict = done.verdict
+    if done.command.error and started:
         ctx.err(f"plangate exec: {done.command.error}")
     if done.drift:
         ctx.err(f"plangate exec: WARNING: the approved package changed during the run: "
-                f"{', '.join(done.drift)} (post-run verdict {after.verdict})")
+                f"{', '.join(done.drift)}")
     if as_json:
         facts = {k: v for k, v in before.facts.items() if k != "record"}
-        facts.update({"head": done.run.head, "started": True, "head_after": done.head_after})
+        facts.update({"head": done.run.head, "started": started, "head_after": done.head_after})
         print_json(ctx, {
-            "verdict": before.verdict,
+            "verdict": verdict,
             "reasons": _reason_json(before.reasons),
             "facts": facts,
             "exit_code": done.exit_code,
-            "command_exit_code": exit_code,
+            "started": started,
+            "command_exit_code": exit_code if started else None,
+            "error": done.command.error,
             "drift": done.drift,
             "post_verdict": after.verdict,
             "post_reasons": _reason_json(after.reasons),
@@ -174,6 +178,21 @@ def _report_completion(
             "isolation": isolation,
         })
     else:
-        ctx.err(f"plangate exec: command exited {exit_code}; post-run verdict {after.verdict}"
-                + (f"; drift: {', '.join(done.drift)}" if done.drift else ""))
+        ctx.err(f"plangate exec: {verdict}: {_outcome_text(done)}")
     return done.exit_code
+
+
+def _outcome_text(done: Completion) -> str:
+    """What the one verdict line says after the word: never 'command exited' for a command
+    that was not started."""
+    if not done.command.started:
+        return f"the command was not started: {done.command.error or 'see the ledger'}"
+    parts = [f"command exited {done.command.exit_code}"]
+    if not done.after.accepted:
+        codes = ", ".join(done.after.codes) or done.after.verdict
+        parts.append(f"the approval no longer holds after the run ({codes})")
+    if done.drift:
+        parts.append(f"drift: {', '.join(done.drift)}")
+    if not done.recorded:
+        parts.append("the end of the run was not recorded")
+    return "; ".join(parts)

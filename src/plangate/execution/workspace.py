@@ -87,14 +87,56 @@ def new_run_id(task_id: str, at: str) -> str:
     return f"{task_id}-{stamp}-{secrets.token_hex(4)}"
 
 
-def _ignore_runs(runs: Path) -> None:
-    from plangate.fsutil import atomic_write
+RUNS_GITIGNORE = b"# written by plangate: isolated runs are not source\n*\n"
+"""``.plangate/runs/.gitignore``: every run's directory stays out of ``git status``."""
 
-    target = runs / ".gitignore"
-    if not target.exists() and not target.is_symlink():
-        atomic_write(
-            target, b"# written by plangate: isolated runs are not source\n*\n", overwrite=False
-        )
+
+def _ignore_runs(root: Path) -> None:
+    """Write ``.plangate/runs/.gitignore`` unless a file is already in its place.
+
+    Parallel first runs all create it: a concurrent creator that wrote the same
+    bytes is no failure (:func:`plangate.fsutil.create_if_absent_at`). Written
+    relative to the verified directory, never through a link.
+    """
+    from plangate.fsutil import FileState, create_if_absent_at, open_verified_dir, read_at
+
+    with open_verified_dir(root, RUNS_DIR_RELPATH, create=True) as runs:
+        if read_at(runs, ".gitignore", len(RUNS_GITIGNORE)).state is FileState.MISSING:
+            create_if_absent_at(runs, ".gitignore", RUNS_GITIGNORE)
+
+
+class LeftOut(NamedTuple):
+    """A path of the caller's working tree the run does not see: ``modified`` (tracked,
+    changed or deleted since HEAD, staged or not) or ``untracked``."""
+
+    path: str
+    kind: str
+
+
+def left_out_of_run(status: bytes, *, own: tuple[str, ...] = ()) -> list[LeftOut]:
+    """The uncommitted and untracked paths of ``git status --porcelain=v1 -z --no-renames``.
+
+    The workspace is made from the approved commit, so each of them stays out of
+    the run; ``own`` names files PlanGate writes itself for this run (its run
+    log), which are not the caller's work. Ignored files are never listed.
+    """
+    out: list[LeftOut] = []
+    for record in status.split(b"\x00"):
+        if len(record) < 4:
+            continue
+        path = record[3:].decode("utf-8", "surrogateescape")
+        if path in own:
+            continue
+        out.append(LeftOut(path, "untracked" if record[:2] == b"??" else "modified"))
+    return sorted(out)
+
+
+def caller_status(root: Path) -> bytes:
+    """``git status`` of the caller's working tree, as :func:`left_out_of_run` reads it."""
+    proc = Git(root).run(
+        ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"]
+    )
+    return proc.stdout
 
 
 def _wrap(exc: GitError, what: str) -> EnvironmentFailure:
@@ -125,8 +167,7 @@ def create_workspace(root: Path, task_id: str, approved: str, at: str) -> Worksp
     """Extract ``approved`` into a fresh workspace beside PlanGate's own repository of it."""
     runs = root / RUNS_DIR_RELPATH
     try:
-        runs.mkdir(parents=True, exist_ok=True)
-        _ignore_runs(runs)
+        _ignore_runs(root)
         run_id = new_run_id(task_id, at)
         run_dir = runs / run_id
         run_dir.mkdir(mode=0o700)

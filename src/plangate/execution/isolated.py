@@ -120,6 +120,7 @@ class IsolatedRunner:
         """Run ``run`` isolated; the report of the run is kept in :attr:`report`."""
         self.report = {"backend": self.backend.name}
         self._started = False
+        self._box_code: int | None = None
         try:
             return self._run(run, cwd, env)
         except PlanGateError as exc:
@@ -133,6 +134,8 @@ class IsolatedRunner:
             )
             self._record(run, env)
             code = int(exc.exit_code) if exc.exit_code != ExitCode.ACCEPTED else 1
+            if self._box_code is not None:
+                code = self._box_code  # the command ran: its own code; the verdict refuses
             hint = f"\n  hint: {exc.hint}" if exc.hint else ""
             return CommandResult(
                 code, f"{exc.code}: {exc.message}{hint}", started=self._started,
@@ -196,6 +199,7 @@ class IsolatedRunner:
             if started is not None:
                 self._egress_summary(started[0], started[2])
             self._home_summary(box_home)
+        self._box_code = box.exit_code
         self.report.update(
             {"command_exit_code": box.exit_code, "forwarded_signal": box.forwarded_signal}
         )
@@ -212,11 +216,11 @@ class IsolatedRunner:
     def _say_left_out(self, run: PreparedRun) -> None:
         """Say (and record) which uncommitted or untracked work of the caller's tree the
         run leaves out: the workspace holds the approved commit and nothing else."""
-        from plangate.execution.runlog import RUN_LOG_NAME
         from plangate.execution.workspace import caller_status, left_out_of_run
         from plangate.git import GitError
+        from plangate.layout import PLANGATE_DIR, WORKING_DIR
 
-        own = (f"docs/working/{run.task_id}/{RUN_LOG_NAME}",)
+        own = (f"{WORKING_DIR}/{run.task_id}", PLANGATE_DIR)
         try:
             left = left_out_of_run(caller_status(self.root), own=own)
         except GitError as exc:
@@ -343,7 +347,6 @@ class IsolatedRunner:
     ) -> CommandResult:
         from plangate.execution.apply import (
             ACCEPTED,
-            HUMAN_REQUIRED,
             apply_result,
             judge,
             workspace_facts,
@@ -388,8 +391,8 @@ class IsolatedRunner:
                 f"'plangate runs apply {ws.run_id} --in-scope' (a person, at a terminal)"
             )
             self._record(run, env)
-            code = ExitCode.HUMAN if decision.verdict == HUMAN_REQUIRED else ExitCode.REJECTED
-            return CommandResult(int(code), result_verdict=decision.verdict)
+            # The command's own exit code; the refused verdict sets exec's (1 or 3).
+            return CommandResult(box_code, result_verdict=decision.verdict)
         applied = apply_result(
             self.root, ws.git_dir, result, run.head, ws.run_id, succeeded=box_code == 0
         )
@@ -414,51 +417,16 @@ class IsolatedRunner:
         return CommandResult(box_code, result_verdict=ACCEPTED)
 
     def _result_facts(self, run: PreparedRun, ws: Any, result: str, found: Any) -> Any:
-        from plangate.errors import InputRejected
-        from plangate.execution.apply import ResultFacts, tree_facts
-        from plangate.git import Git, GitError
-        from plangate.layout import MAX_ARTIFACT_BYTES
-        from plangate.paths import canonical_path
-        from plangate.surfaces import surfaces_at_commit
-
-        git = ws.git()
-        changed: list[str] = []
-        unmatchable: list[tuple[str, str]] = []
-        raw_changed = tuple(git.changed_paths(run.head, result))
-        try:
-            tree = tree_facts(git, result, raw_changed)
-        except GitError as exc:
-            raise EnvironmentFailure("EXEC_APPLY_FAILED", exc.message, exc.hint) from None
-        for raw in raw_changed:
-            try:
-                changed.append(canonical_path(raw))
-            except InputRejected as exc:
-                unmatchable.append((raw, exc.code))
-        repo = Git(self.root)
-        try:
-            surfaces = surfaces_at_commit(repo, run.head)
-        except GitError as exc:
-            raise EnvironmentFailure("CI_SURFACES_UNREADABLE", exc.message, exc.hint) from None
-        plan: bytes | None
-        try:
-            plan = repo.read_blob(
-                run.head, f"docs/working/{run.task_id}/plan.md", MAX_ARTIFACT_BYTES
-            )
-        except GitError:
-            plan = None
-        if plan is not None and sha256_digest(plan) != run.bound.get("plan_hash"):
-            plan = None  # not the verified plan: the scope is undefined, nothing is allowed
-        return ResultFacts(
-            run.task_id,
-            run.head,
-            result,
-            tuple(changed),
-            tuple(unmatchable),
-            surfaces,
-            run.verification,
-            plan,
-            tree,
-            found,
+        plan_hash = run.bound.get("plan_hash")
+        return gather_result_facts(
+            self.root,
+            ws.git(),
+            task_id=run.task_id,
+            approved=run.head,
+            result=result,
+            verification=run.verification,
+            plan_hash=plan_hash if isinstance(plan_hash, str) else None,
+            workspace=found,
         )
 
     def _keep_patch(self, ws: Any, approved: str, result: str) -> dict[str, Any]:
@@ -492,6 +460,70 @@ class IsolatedRunner:
 
         body = {"verdict": decision.verdict, "reasons": [r.to_json() for r in decision.reasons]}
         atomic_write(ws.run_dir / "reasons.json", canonical_bytes(body) + b"\n", mode=0o600)
+
+
+def gather_result_facts(
+    root: Path,
+    result_git: Any,
+    *,
+    task_id: str,
+    approved: str,
+    result: str,
+    verification: Any,
+    plan_hash: str | None,
+    workspace: Any = (),
+) -> Any:
+    """The facts :func:`plangate.execution.apply.judge` reads of ``approved`` -> ``result``.
+
+    ``result_git`` is the repository holding the result commit (a run's own
+    ``state.git``, which borrows the repository's objects); the surfaces and the
+    plan are read from the approved commit in the repository itself. A plan whose
+    digest is not ``plan_hash`` (the verified plan's) gives no scope: nothing is
+    allowed.
+    """
+    from plangate.errors import InputRejected
+    from plangate.execution.apply import ResultFacts, tree_facts
+    from plangate.git import Git, GitError
+    from plangate.layout import MAX_ARTIFACT_BYTES
+    from plangate.paths import canonical_path
+    from plangate.surfaces import surfaces_at_commit
+
+    changed: list[str] = []
+    unmatchable: list[tuple[str, str]] = []
+    try:
+        raw_changed = tuple(result_git.changed_paths(approved, result))
+        tree = tree_facts(result_git, result, raw_changed)
+    except GitError as exc:
+        raise EnvironmentFailure("EXEC_APPLY_FAILED", exc.message, exc.hint) from None
+    for raw in raw_changed:
+        try:
+            changed.append(canonical_path(raw))
+        except InputRejected as exc:
+            unmatchable.append((raw, exc.code))
+    repo = Git(root)
+    try:
+        surfaces = surfaces_at_commit(repo, approved)
+    except GitError as exc:
+        raise EnvironmentFailure("CI_SURFACES_UNREADABLE", exc.message, exc.hint) from None
+    plan: bytes | None
+    try:
+        plan = repo.read_blob(approved, f"docs/working/{task_id}/plan.md", MAX_ARTIFACT_BYTES)
+    except GitError:
+        plan = None
+    if plan is not None and sha256_digest(plan) != plan_hash:
+        plan = None  # not the verified plan: the scope is undefined, nothing is allowed
+    return ResultFacts(
+        task_id,
+        approved,
+        result,
+        tuple(changed),
+        tuple(unmatchable),
+        surfaces,
+        verification,
+        plan,
+        tree,
+        workspace,
+    )
 
 
 OPT_OUT = HumanOnly(

@@ -240,20 +240,18 @@ def ledger_payload(entry: Mapping[str, Any]) -> dict[str, Any]:
 def final_exit_code(
     command_exit_code: int, *, recorded: bool, verdict: str = ACCEPTED
 ) -> int:
-    """The command's own exit code, unless the run's verdict refuses a success.
+    """The exit code of a run whose command started, agreeing with its one verdict.
 
-    A success whose end was not recorded exits 1 (a run that is not fully
-    accounted for is not a success); a success whose :func:`run_verdict` is not
-    ``ACCEPTED`` exits with that verdict's code (1, or 3 when a human must
-    decide), so the exit code never contradicts the verdict printed.
+    ``ACCEPTED``: the command's own exit code, except that a success whose end
+    was not recorded exits 1 (a run that is not fully accounted for is not a
+    success). Any other verdict exits with its own code: 3 for
+    ``HUMAN_REQUIRED``, else 1, whatever the command returned.
     """
-    if command_exit_code != 0:
-        return command_exit_code
-    if not recorded:
-        return int(ExitCode.REJECTED)
     if verdict != ACCEPTED:
         return int(ExitCode.HUMAN if verdict == HUMAN_REQUIRED else ExitCode.REJECTED)
-    return 0
+    if recorded or command_exit_code != 0:
+        return command_exit_code
+    return int(ExitCode.REJECTED)
 
 
 class RunOutcome(NamedTuple):

@@ -117,15 +117,17 @@ def left_out_of_run(status: bytes, *, own: tuple[str, ...] = ()) -> list[LeftOut
     """The uncommitted and untracked paths of ``git status --porcelain=v1 -z --no-renames``.
 
     The workspace is made from the approved commit, so each of them stays out of
-    the run; ``own`` names files PlanGate writes itself for this run (its run
-    log), which are not the caller's work. Ignored files are never listed.
+    the run. ``own`` names directories that are not the caller's work for this
+    run (the task's own Plan Package and PlanGate's state, which the box shows
+    read-only and a run may never change): paths below them are not listed.
+    Ignored files are never listed.
     """
     out: list[LeftOut] = []
     for record in status.split(b"\x00"):
         if len(record) < 4:
             continue
         path = record[3:].decode("utf-8", "surrogateescape")
-        if path in own:
+        if any(path == d or path.startswith(d + "/") for d in own):
             continue
         out.append(LeftOut(path, "untracked" if record[:2] == b"??" else "modified"))
     return sorted(out)
@@ -147,8 +149,11 @@ def _wrap(exc: GitError, what: str) -> EnvironmentFailure:
     )
 
 
-def _identity(root: Path) -> list[str]:
-    """``-c user.name=... -c user.email=...`` from the repository's configuration (one git call)."""
+def commit_identity(root: Path) -> list[str]:
+    """``-c user.name=... -c user.email=...`` from the repository's configuration (one git call).
+
+    PlanGate's own commits of a run (its result, a partial apply) carry the
+    repository's identity, or PlanGate's when none is configured."""
     proc = Git(root).run(
         ["config", "--null", "--get-regexp", r"^user\.(name|email)$"], ok_codes=(0, 1)
     )
@@ -183,7 +188,7 @@ def create_workspace(root: Path, task_id: str, approved: str, at: str) -> Worksp
     try:
         scratch_repository(root, ws.git_dir)
         ws.git().run([f"--work-tree={tree}", "read-tree", "-u", "--reset", approved])
-        _init_agent_repository(tree, approved, _identity(root))
+        _init_agent_repository(tree, approved, commit_identity(root))
     except GitError as exc:
         raise _wrap(exc, "cannot extract the approved commit") from None
     _ensure_state_dir(tree)
@@ -245,7 +250,7 @@ def record_state(ws: Workspace, root: Path, message: str) -> str:
             return ws.approved
         proc = git.run(
             [
-                *_identity(root),
+                *commit_identity(root),
                 "-c",
                 "commit.gpgsign=false",
                 "commit-tree",

@@ -19,6 +19,7 @@ from typing import Any
 from plangate.agents import HumanOnly, refuse_unless_human
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
+from plangate.clock import utc_now
 from plangate.errors import PlanGateError, UsageError
 from plangate.execution import runs, salvage
 from plangate.snapshot import find_repo_root
@@ -200,8 +201,6 @@ def _apply(ctx: Context, root: Any, run_id: str, *, as_json: bool) -> int:
 
 
 def _prune(ctx: Context, root: Any, older_than: str, *, dry_run: bool, as_json: bool) -> int:
-    from plangate.clock import utc_now
-
     age = salvage.parse_duration(older_than)
     if age is None:
         raise UsageError(

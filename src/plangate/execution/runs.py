@@ -40,10 +40,15 @@ from plangate.canonical import sha256_digest
 from plangate.errors import EnvironmentFailure, InputRejected, PlanGateError
 from plangate.execution import salvage
 from plangate.execution.apply import BRANCH_PREFIX, Applied, apply_result, branch_for, judge
+from plangate.execution.isolated import gather_result_facts
+from plangate.execution.preflight import bound_facts
 from plangate.execution.salvage import PathVerdict, RunId
-from plangate.execution.workspace import RUNS_DIR_RELPATH
+from plangate.execution.service import verify_for_head
+from plangate.execution.workspace import RUNS_DIR_RELPATH, commit_identity
+from plangate.fsutil import lock_at, open_verified_dir
 from plangate.git import Git, GitError
 from plangate.layout import LOCK_DIR_RELPATH
+from plangate.ledger import open_ledger
 from plangate.records import NamedTuple
 from plangate.verdict import Reason, Result
 
@@ -100,8 +105,6 @@ def _refuse(code: str, message: str, hint: str) -> InputRejected:
 
 
 def _ledger_entries(root: Path, env: Mapping[str, str], kind: str) -> list[Any]:
-    from plangate.ledger import open_ledger
-
     with open_ledger(root, env, create=False) as ledger:
         return ledger.entries(kind=kind)
 
@@ -109,8 +112,6 @@ def _ledger_entries(root: Path, env: Mapping[str, str], kind: str) -> list[Any]:
 def _ledger_append(
     root: Path, env: Mapping[str, str], kind: str, subject: str, payload: Mapping[str, Any]
 ) -> None:
-    from plangate.ledger import open_ledger
-
     with open_ledger(root, env) as ledger:
         ledger.append(kind, subject, dict(payload))
 
@@ -177,14 +178,13 @@ def list_runs(root: Path, env: Mapping[str, str]) -> list[RunSummary]:
         payload = recorded.get(run_id)
         changed = payload.get("changed_count") if payload else None
         branch_commit = branches.get(run_id)
+        # What the branch may name: the recorded result, or the recorded partial apply.
+        expected = {payload.get("result") if payload else None,
+                    partials[run_id].get("applied") if run_id in partials else None}
         if branch_commit is None:
             state = "none"
-        elif payload is not None and branch_commit == payload.get("result"):
-            state = "intact"
-        elif run_id in partials and branch_commit == partials[run_id].get("applied"):
-            state = "intact"
         else:
-            state = "rewritten"
+            state = "intact" if branch_commit in expected else "rewritten"
         if payload is not None:
             verdict = str(payload.get("verdict", "REJECTED"))
         else:
@@ -208,8 +208,6 @@ def list_runs(root: Path, env: Mapping[str, str]) -> list[RunSummary]:
 @contextmanager
 def task_lock(root: Path, task_id: str) -> Iterator[None]:
     """The task's exec lock (``LOCK_HELD`` at once when a run of the task holds it)."""
-    from plangate.fsutil import lock_at, open_verified_dir
-
     with (
         open_verified_dir(root, LOCK_DIR_RELPATH, create=True) as locks,
         lock_at(locks, f"{task_id}.lock", wait=False),
@@ -266,10 +264,6 @@ def load_run(root: Path, env: Mapping[str, str], run_id: str) -> LoadedRun:
     (``RUNS_RESULT_MISSING``) or whose diff does not hash to the recorded patch
     digest (``RUNS_RESULT_MISMATCH``).
     """
-    from plangate.execution.isolated import gather_result_facts
-    from plangate.execution.preflight import bound_facts
-    from plangate.execution.service import verify_for_head
-
     parsed = salvage.parse_run_id(run_id)
     if parsed is None:
         raise _refuse(
@@ -333,7 +327,7 @@ def load_run(root: Path, env: Mapping[str, str], run_id: str) -> LoadedRun:
         result,
         state,
         diff,
-        salvage.path_verdicts(facts),
+        salvage.path_verdicts(facts, judge),
         verification,
         facts,
         problem,
@@ -394,8 +388,6 @@ def _refuse_unless_separable(loaded: LoadedRun) -> None:
 
 def _build_in_scope_commit(root: Path, loaded: LoadedRun) -> str:
     """One commit on the approved commit: its tree with the in-scope paths of the result."""
-    from plangate.execution.workspace import commit_identity
-
     assert loaded.state_git is not None  # noqa: S101 -- _refuse_unless_separable checked it
     git = Git(loaded.state_git)
     keep = [v.path for v in loaded.verdicts if v.in_scope]
@@ -452,8 +444,6 @@ def apply_in_scope(root: Path, env: Mapping[str, str], run_id: str, *, by: str) 
         loaded = load_run(root, env, run_id)
         _refuse_unless_separable(loaded)
         commit = _build_in_scope_commit(root, loaded)
-        from plangate.execution.isolated import gather_result_facts
-        from plangate.execution.preflight import bound_facts
 
         assert loaded.state_git is not None  # noqa: S101 -- checked above
         plan_hash = bound_facts(loaded.verification.facts).get("plan_hash")

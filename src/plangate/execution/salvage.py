@@ -10,7 +10,7 @@ it alone (:func:`path_verdicts`). A path is in scope only when that judgement is
 ``ACCEPTED``; a problem of the whole run (the approval no longer holds, the
 scope is undefined) refuses every path, so nothing is separable then. The
 commit made of the in-scope paths is judged again as a whole before it lands
-(:func:`in_scope_facts`).
+(:func:`plangate.execution.runs.apply_in_scope`).
 
 **Prune.** :data:`PRUNE_RULES` keep a run, first rule that answers wins: a run
 whose task is locked (a run or an apply of that task is in progress), a run
@@ -25,10 +25,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
-from plangate.execution.apply import ACCEPTED, HUMAN_REQUIRED, ResultFacts, judge
+from plangate.delivery.ci import ACCEPTED, REJECTED
 from plangate.records import NamedTuple
-from plangate.verdict import Reason
+from plangate.verdict import Reason, Result
+
+if TYPE_CHECKING:
+    from plangate.execution.apply import ResultFacts
+
+Judge = Callable[["ResultFacts"], Result]
+"""Exec's judgement of a result (:func:`plangate.execution.apply.judge`), handed in."""
 
 RUN_ID_RE = re.compile(r"(TASK-[0-9]{4})-([0-9]{8}T[0-9]{6}Z)-([0-9a-f]{8})")
 """A run id as :func:`plangate.execution.workspace.new_run_id` makes it."""
@@ -89,8 +96,8 @@ def _alone(facts: ResultFacts, path: str) -> ResultFacts:
     )
 
 
-def path_verdicts(facts: ResultFacts) -> tuple[PathVerdict, ...]:
-    """Each changed path judged as if the run had changed it alone (see the module doc).
+def path_verdicts(facts: ResultFacts, judge: Judge) -> tuple[PathVerdict, ...]:
+    """Each changed path judged by ``judge`` as if the run had changed it alone (module doc).
 
     A path that is not a canonical repository path (``facts.unmatchable``) is
     never in scope.
@@ -99,28 +106,8 @@ def path_verdicts(facts: ResultFacts) -> tuple[PathVerdict, ...]:
     for path in facts.changed:
         result = judge(_alone(facts, path))
         out.append(PathVerdict(path, result.verdict, result.codes))
-    out += [PathVerdict(raw, "REJECTED", (code,)) for raw, code in facts.unmatchable]
+    out += [PathVerdict(raw, REJECTED, (code,)) for raw, code in facts.unmatchable]
     return tuple(out)
-
-
-def in_scope_facts(facts: ResultFacts, verdicts: tuple[PathVerdict, ...]) -> ResultFacts:
-    """The run's facts restricted to its in-scope paths (what a partial apply lands)."""
-    keep = {v.path for v in verdicts if v.in_scope}
-    return facts._replace(
-        changed=tuple(p for p in facts.changed if p in keep),
-        unmatchable=(),
-        tree=tuple(t for t in facts.tree if t.path in keep),
-        workspace=(),
-    )
-
-
-def strictest(verdicts: tuple[PathVerdict, ...]) -> str:
-    """The run's verdict over its paths: ``REJECTED`` beats ``HUMAN_REQUIRED`` beats
-    ``ACCEPTED`` (an empty run is ``ACCEPTED``)."""
-    words = {v.verdict for v in verdicts}
-    if words - {ACCEPTED, HUMAN_REQUIRED}:
-        return "REJECTED"
-    return HUMAN_REQUIRED if HUMAN_REQUIRED in words else ACCEPTED
 
 
 def left_out_reason(verdicts: tuple[PathVerdict, ...]) -> Reason | None:

@@ -155,7 +155,8 @@ def _report_completion(
     started = done.command.started
     exit_code = done.command.exit_code
     verdict = done.verdict
-    if done.command.error and started:
+    if done.command.error and (started or as_json):
+        # Without --json, a command that did not start says why on its verdict line.
         ctx.err(f"plangate exec: {done.command.error}")
     if done.drift:
         ctx.err(f"plangate exec: WARNING: the approved package changed during the run: "

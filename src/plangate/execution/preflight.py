@@ -213,7 +213,8 @@ def ended_entry(
     after: Result,
     head_after: str | None,
 ) -> dict[str, Any]:
-    """The ``exec_ended`` run-log line: exit code, post-run verdict and drift."""
+    """The ``exec_ended`` run-log line: exit code, the run's one verdict, the post-run
+    verdict and drift."""
     after_bound = bound_facts(after.facts)
     return {
         "event": "exec_ended",
@@ -221,8 +222,12 @@ def ended_entry(
         "at": at,
         "head": run.head,
         "head_after": head_after,
-        "exit_code": outcome.exit_code,
+        # The command's own exit code; none for a command that was not started.
+        "exit_code": outcome.exit_code if outcome.started else None,
         "started": outcome.started,
+        "verdict": run_verdict(
+            RunOutcome(outcome.started, outcome.result_verdict, after.verdict, outcome.exit_code)
+        ),
         "error": outcome.error,
         "command_digest": run.command_digest,
         "post_verdict": after.verdict,

@@ -125,3 +125,5 @@ def test_the_ended_entry_says_whether_the_command_started() -> None:
     ended = ended_entry(run, "t", CommandResult(1, "EXEC_WORKSPACE_FAILED: x", started=False),
                         ACCEPTED, SHA)
     assert ended["started"] is False
+    assert ended["exit_code"] is None  # never an exit code for a command that did not run
+    assert ended["verdict"] == "REJECTED"

@@ -213,8 +213,8 @@ def _prune(ctx: Context, root: Any, older_than: str, *, dry_run: bool, as_json: 
         print_json(ctx, {"dry_run": dry_run, **done.to_json()})
         return 0
     verb = "would remove" if dry_run else "removed"
-    ctx.out(f"plangate runs prune: {verb} {len(done.removed_dirs)} run directorie(s) and "
-            f"{len(done.removed_branches)} branch(es)")
+    ctx.out(f"plangate runs prune: {verb} the directories of {len(done.removed_dirs)} run(s) "
+            f"and {len(done.removed_branches)} branch(es)")
     for name in done.removed_branches:
         ctx.out(f"  {verb} branch {name}")
     for run_id, what, reason in done.kept:

@@ -236,9 +236,10 @@ def _result_repository(root: Path, run_id: str, result: str) -> tuple[Git, Path 
     """The repository that holds the recorded result commit: the run's own ``state.git``
     (a refused run), else the repository itself (an accepted run fetched it there)."""
     state = _state_git(root, run_id)
-    for git, where in ((Git(state), state) if state else (None, None), (Git(root), None)):
-        if git is not None and git.commit_exists(result):
-            return git, where
+    if state is not None and Git(state).commit_exists(result):
+        return Git(state), state
+    if Git(root).commit_exists(result):
+        return Git(root), None
     raise _refuse(
         "RUNS_RESULT_MISSING",
         f"run {run_id}: the result commit {result[:12]} the ledger recorded is not in the "
@@ -256,6 +257,17 @@ def _diff(git: Git, approved: str, result: str) -> bytes:
         ) from None
 
 
+def _parse(run_id: str) -> RunId:
+    parsed = salvage.parse_run_id(run_id)
+    if parsed is None:
+        raise _refuse(
+            "RUNS_ID_MALFORMED",
+            f"{run_id!r} is not a run id (TASK-XXXX-YYYYMMDDTHHMMSSZ-xxxxxxxx)",
+            "'plangate runs list' shows the runs",
+        )
+    return parsed
+
+
 def load_run(root: Path, env: Mapping[str, str], run_id: str) -> LoadedRun:
     """The run ``run_id`` as the ledger recorded it, checked against git (module doc).
 
@@ -264,13 +276,7 @@ def load_run(root: Path, env: Mapping[str, str], run_id: str) -> LoadedRun:
     (``RUNS_RESULT_MISSING``) or whose diff does not hash to the recorded patch
     digest (``RUNS_RESULT_MISMATCH``).
     """
-    parsed = salvage.parse_run_id(run_id)
-    if parsed is None:
-        raise _refuse(
-            "RUNS_ID_MALFORMED",
-            f"{run_id!r} is not a run id (TASK-XXXX-YYYYMMDDTHHMMSSZ-xxxxxxxx)",
-            "'plangate runs list' shows the runs",
-        )
+    parsed = _parse(run_id)
     recorded = _recorded_results(root, env).get(run_id)
     if recorded is None or recorded.get("task_id") != parsed.task_id:
         raise _refuse(
@@ -436,10 +442,7 @@ def apply_in_scope(root: Path, env: Mapping[str, str], run_id: str, *, by: str) 
     The caller has checked that a person runs this. ``by`` is what the ledger
     says of who asked.
     """
-    parsed = salvage.parse_run_id(run_id)
-    if parsed is None:
-        load_run(root, env, run_id)  # raises RUNS_ID_MALFORMED
-        raise AssertionError("unreachable")
+    parsed = _parse(run_id)
     with task_lock(root, parsed.task_id):
         loaded = load_run(root, env, run_id)
         _refuse_unless_separable(loaded)
@@ -515,15 +518,14 @@ def _contained_elsewhere(git: Git, commit: str, own_ref: str) -> bool:
     return any(r != own_ref and not r.startswith(f"refs/heads/{BRANCH_PREFIX}/") for r in refs)
 
 
-def _remove_dir(path: Path) -> bool:
+def _remove_dir(path: Path) -> None:
+    """Remove a run's directory; a link in its place is left alone (never followed)."""
     try:
         info = path.lstat()
     except OSError:
-        return False
-    if not stat.S_ISDIR(info.st_mode):
-        return False  # never through a link
-    shutil.rmtree(path, ignore_errors=True)
-    return not path.exists()
+        return
+    if stat.S_ISDIR(info.st_mode):
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def prune(
@@ -534,7 +536,12 @@ def prune(
     now: datetime,
     dry_run: bool = False,
 ) -> Pruned:
-    """Remove finished runs' directories and branches (:data:`salvage.PRUNE_RULES`)."""
+    """Remove finished runs' directories and branches (:data:`salvage.PRUNE_RULES`).
+
+    Every task's lock is held from the decision to the removal; ``runs_pruned``
+    reaches the ledger before anything is removed (a ledger that cannot be
+    written removes nothing).
+    """
     git = Git(root)
     dirs = _run_dirs(root)
     branches = _run_branches(root)
@@ -544,11 +551,11 @@ def prune(
         parsed = salvage.parse_run_id(run_id)
         if parsed is not None:
             by_task.setdefault(parsed.task_id, []).append(parsed)
-    removed_dirs: list[str] = []
-    removed_branches: list[str] = []
+    remove_dirs: list[str] = []
+    remove_branches: list[tuple[str, str]] = []
     kept: list[tuple[str, str, str]] = []
-    for task_id, runs in sorted(by_task.items()):
-        with ExitStack() as held:
+    with ExitStack() as held:
+        for task_id, runs in sorted(by_task.items()):
             try:
                 held.enter_context(task_lock(root, task_id))
                 locked = False
@@ -559,7 +566,7 @@ def prune(
             for run in runs:
                 ref = f"refs/heads/{branch_for(run.run_id)}"
                 commit = branches.get(run.run_id)
-                facts = salvage.PruneFacts(
+                keep = salvage.prune_decision(salvage.PruneFacts(
                     run=run,
                     now=now,
                     older_than=older_than,
@@ -569,24 +576,30 @@ def prune(
                         commit is not None and _contained_elsewhere(git, commit, ref)
                     ),
                     branch_checked_out=checked_out == ref,
-                )
-                keep = salvage.prune_decision(facts)
+                ))
                 if keep is not None:
                     kept.append((run.run_id, keep.what, keep.reason))
                     if keep.what == "run":
                         continue
-                if run.run_id in dirs and (dry_run or _remove_dir(dirs[run.run_id])):
-                    removed_dirs.append(run.run_id)
+                if run.run_id in dirs:
+                    remove_dirs.append(run.run_id)
                 if commit is not None and keep is None:
-                    if not dry_run:
-                        # Deleted only while it still names the commit judged above.
-                        git.run(["update-ref", "-d", ref, commit])
-                    removed_branches.append(branch_for(run.run_id))
-    out = Pruned(tuple(removed_dirs), tuple(removed_branches), tuple(kept))
-    if not dry_run and (removed_dirs or removed_branches):
+                    remove_branches.append((run.run_id, commit))
+        out = Pruned(
+            tuple(remove_dirs),
+            tuple(branch_for(run_id) for run_id, _ in remove_branches),
+            tuple(kept),
+        )
+        if dry_run or not (remove_dirs or remove_branches):
+            return out
         _ledger_append(root, env, "runs_pruned", "runs", {
-            "removed_dirs": list(removed_dirs),
-            "removed_branches": list(removed_branches),
+            "removed_dirs": list(out.removed_dirs),
+            "removed_branches": list(out.removed_branches),
             "older_than_seconds": int(older_than.total_seconds()),
         })
+        for run_id in remove_dirs:
+            _remove_dir(dirs[run_id])
+        for run_id, commit in remove_branches:
+            # Deleted only while it still names the commit judged above.
+            git.run(["update-ref", "-d", f"refs/heads/{branch_for(run_id)}", commit])
     return out

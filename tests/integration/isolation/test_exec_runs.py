@@ -371,3 +371,24 @@ def test_prune_refuses_a_malformed_age(git_repo: Path, run_cli) -> None:
     result = run_cli(git_repo, "runs", "prune", "--older-than", "soon")
     assert result.code == 2
     assert "RUNS_AGE_MALFORMED" in result.err
+
+
+def test_an_in_scope_deletion_lands_as_a_deletion(git_repo: Path, run_cli) -> None:
+    backend_or_fail()
+    (git_repo / "src").mkdir()
+    (git_repo / "src" / "greet.py").write_text("print('old')\n")
+    (git_repo / "src" / "keep.py").write_text("KEEP = 1\n")
+    commit_all(git_repo, "code")
+    define_surfaces(git_repo)
+    approved = approve_task(git_repo, run_cli)
+    result = run_cli(git_repo, "exec", TASK, "--json", "--", *_py("""
+        import pathlib
+        pathlib.Path("src/greet.py").unlink()
+        pathlib.Path("src/keep.py").write_text("stray\\n")
+    """))
+    assert result.code == 1, result.err
+    run_id = json.loads(result.out)["isolation"]["run_id"]
+    applied = run_cli(git_repo, "runs", "apply", run_id, "--in-scope", "--json", tty=True)
+    assert applied.code == 0, applied.err
+    commit = json.loads(applied.out)["commit"]
+    assert git(git_repo, "diff", "--name-status", approved, commit) == "D\tsrc/greet.py"

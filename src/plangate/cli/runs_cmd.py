@@ -182,7 +182,8 @@ def _apply(ctx: Context, root: Any, run_id: str, *, as_json: bool) -> int:
     done = runs.apply_in_scope(root, ctx.env, run_id, by=APPLIED_BY)
     if as_json:
         print_json(ctx, {
-            "verdict": "PARTIAL",
+            "verdict": "ACCEPTED",  # the commit of the in-scope paths, judged as a whole
+            "partial": True,
             "run_id": run_id,
             "commit": done.commit,
             "branch": done.landed.branch,

@@ -307,18 +307,35 @@ def test_a_rewritten_run_branch_is_reported_and_never_applied(git_repo: Path, ru
     assert git(git_repo, "rev-parse", f"plangate/runs/{run_id}") == approved
 
 
-def test_a_tampered_patch_digest_refuses_show_and_apply(git_repo: Path, run_cli) -> None:
+def test_a_result_whose_objects_are_gone_is_refused(git_repo: Path, run_cli) -> None:
     _, run_id = _refused_run(git_repo, run_cli)
-    state = git_repo / ".plangate" / "runs" / run_id / "state.git"
-    # Rewrite the recorded result commit's object in place: same id, other content is not
-    # possible with git's hashing, so remove it instead: the ledger's commit is then gone.
-    objects = state / "objects"
+    objects = git_repo / ".plangate" / "runs" / run_id / "state.git" / "objects"
     for path in objects.rglob("*"):
         if path.is_file() and path.parent.name != "info":
             path.unlink()
     shown = run_cli(git_repo, "runs", "show", run_id)
     assert shown.code == 1
     assert "RUNS_RESULT_MISSING" in shown.err
+    applied = run_cli(git_repo, "runs", "apply", run_id, "--in-scope", tty=True)
+    assert applied.code == 1
+    assert "RUNS_RESULT_MISSING" in applied.err
+
+
+def test_a_diff_that_no_longer_hashes_to_the_recorded_patch_is_refused(
+    git_repo: Path, run_cli
+) -> None:
+    _, run_id = _refused_run(git_repo, run_cli)
+    # The run's repository now makes git show every file as binary: the diff PlanGate reads
+    # is not the one whose digest the ledger recorded, so nothing is shown or applied.
+    state = git_repo / ".plangate" / "runs" / run_id / "state.git"
+    (state / "info" / "attributes").write_text("* -diff\n")
+    shown = run_cli(git_repo, "runs", "show", run_id)
+    assert shown.code == 1
+    assert "RUNS_RESULT_MISMATCH" in shown.err
+    applied = run_cli(git_repo, "runs", "apply", run_id, "--in-scope", tty=True)
+    assert applied.code == 1
+    assert "RUNS_RESULT_MISMATCH" in applied.err
+    assert git(git_repo, "branch", "--list", "plangate/*") == ""
 
 
 def test_prune_removes_finished_runs_but_never_one_in_progress(git_repo: Path, run_cli) -> None:

@@ -409,3 +409,20 @@ def test_an_in_scope_deletion_lands_as_a_deletion(git_repo: Path, run_cli) -> No
     assert applied.code == 0, applied.err
     commit = json.loads(applied.out)["commit"]
     assert git(git_repo, "diff", "--name-status", approved, commit) == "D\tsrc/greet.py"
+
+
+def test_an_accepted_run_is_shown_from_the_repository_and_is_not_applied_twice(
+    git_repo: Path, run_cli
+) -> None:
+    _approved(git_repo, run_cli)
+    result = run_cli(git_repo, "exec", TASK, "--json", "--",
+                     *_py("import pathlib; pathlib.Path('src/greet.py').write_text('ok\\n')"))
+    assert result.code == 0, result.err
+    run_id = json.loads(result.out)["isolation"]["run_id"]
+    shown = json.loads(run_cli(git_repo, "runs", "show", run_id, "--json").out)
+    assert shown["verdict"] == "ACCEPTED"
+    assert [(p["path"], p["verdict"]) for p in shown["paths"]] == [("src/greet.py", "ACCEPTED")]
+    assert shown["branch_problem"] is None
+    applied = run_cli(git_repo, "runs", "apply", run_id, "--in-scope", tty=True)
+    assert applied.code == 1
+    assert "RUNS_ALREADY_APPLIED" in applied.err

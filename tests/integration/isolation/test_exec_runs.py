@@ -359,6 +359,11 @@ def test_prune_removes_finished_runs_but_never_one_in_progress(git_repo: Path, r
     # Young runs stay under --older-than.
     young = json.loads(run_cli(git_repo, "runs", "prune", "--older-than", "2w", "--json").out)
     assert young["removed_dirs"] == []
+    # A dry run says what would go and removes nothing.
+    dry = json.loads(run_cli(git_repo, "runs", "prune", "--dry-run", "--json").out)
+    assert refused in dry["removed_dirs"]
+    assert (runs_dir / refused).is_dir()
+    assert git(git_repo, "branch", "--list", "plangate/*") != ""
     # The accepted run's branch was fast-forwarded into main: it goes with the directory.
     pruned = run_cli(git_repo, "runs", "prune", "--json")
     assert pruned.code == 0, pruned.err

@@ -475,6 +475,34 @@ def atomic_write_at(
                 os.unlink(tmp, dir_fd=dfd)
 
 
+def create_if_absent_at(
+    directory: VerifiedDir, name: str, data: bytes, *, mode: int = 0o644
+) -> bool:
+    """Create ``name`` holding ``data`` in ``directory`` unless it already holds exactly ``data``.
+
+    :func:`atomic_write_at` without overwriting, made safe for processes that
+    race to create the same file: ``True`` when this call created it, ``False``
+    when a regular file with these very bytes was already there (written by a
+    concurrent creator, or earlier). Any other file in its place is refused
+    (``FILE_EXISTS``, or the refusal of :func:`atomic_write_at` for a link or a
+    non-regular file): it is never replaced.
+    """
+    try:
+        atomic_write_at(directory, name, data, overwrite=False, mode=mode)
+        return True
+    except InputRejected as exc:
+        if exc.code != "FILE_EXISTS":
+            raise
+    found = read_at(directory, name, len(data))
+    if found.ok and found.data == data:
+        return False
+    raise InputRejected(
+        "FILE_EXISTS",
+        f"{directory.shown(name)} already exists with other content ({found.state.value})",
+        "remove it if PlanGate should write its own, then retry",
+    )
+
+
 def append_at(directory: VerifiedDir, name: str, data: bytes) -> None:
     """Append ``data`` to ``name`` inside the verified ``directory`` (created if missing), fsynced.
 

@@ -183,11 +183,16 @@ class Git:
         *,
         ok_codes: tuple[int, ...] = (0,),
         input_data: bytes | None = None,
+        index_file: str | None = None,
     ) -> subprocess.CompletedProcess[bytes]:
-        """Run ``git <args>``; raise :class:`GitError` unless the exit code is in ``ok_codes``."""
+        """Run ``git <args>``; raise :class:`GitError` unless the exit code is in ``ok_codes``.
+
+        ``index_file`` makes git use that index instead of the repository's own
+        (``GIT_INDEX_FILE``): a commit built from a temporary index.
+        """
         import subprocess  # lazy: only the result type; see _call
 
-        out = self._call(args, ok_codes=ok_codes, input_data=input_data)
+        out = self._call(args, ok_codes=ok_codes, input_data=input_data, index_file=index_file)
         return subprocess.CompletedProcess(out.args, out.returncode, out.stdout, out.stderr)
 
     def _call(

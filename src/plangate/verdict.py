@@ -34,6 +34,8 @@ _EXIT_BY_VERDICT: dict[str, ExitCode] = {
     "MERGE_READY": ExitCode.ACCEPTED,
     "ALLOW": ExitCode.ACCEPTED,
     "COMPLETE": ExitCode.ACCEPTED,
+    # An isolated run whose result changed nothing: accepted, nothing to apply.
+    "NO_CHANGES": ExitCode.ACCEPTED,
     "INTACT": ExitCode.ACCEPTED,
     "HUMAN_ESCALATED": ExitCode.HUMAN,
     "HUMAN_REQUIRED": ExitCode.HUMAN,

@@ -6,9 +6,14 @@ default), calls :func:`plangate.execution.service.execute` and prints the
 outcome; the rules are in :mod:`plangate.execution.preflight`,
 :mod:`plangate.execution.apply` and docs/isolation.md.
 
+The run ends with one verdict line (:func:`plangate.execution.preflight.run_verdict`):
+``ACCEPTED``, ``REJECTED`` or ``HUMAN_REQUIRED``; ``command exited N`` is printed only
+for a command that started.
+
 Exit code: the preflight's (1 or 3) when it fails; 1 when no sandbox works
-(``SANDBOX_UNAVAILABLE``) or the isolated result was refused, 3 when it needs
-a human (a protected surface); else the command's own
+(``SANDBOX_UNAVAILABLE``), the isolated result was refused or the approval no
+longer holds after the run, 3 when it needs a human (a protected surface); else
+the command's own
 (127 when it cannot be found, 126 when it cannot be executed, 128+N when it
 died of signal N). If ``exec_ended`` cannot be recorded, a command that
 succeeded exits 1 instead (the run is not fully accounted for).
@@ -30,9 +35,10 @@ from plangate.execution.service import Completion, Refusal, execute
 from plangate.verdict import Reason
 
 EXIT_HELP = (
-    "exit codes: the command's own exit code when the preflight passed; 1 preflight rejected "
+    "exit codes: the command's own exit code when the run's verdict is ACCEPTED; 1 REJECTED "
     "(no HEAD, lock held, record not accepted, ledger or run log not writable, no sandbox "
-    "backend, the result out of scope or touching a plan package); 3 a human must decide "
+    "backend, the command not started, the result out of scope or touching a plan package, "
+    "the approval no longer holding after the run); 3 HUMAN_REQUIRED, a human must decide "
     "(HUMAN_ESCALATED, legacy CONDITIONAL, a protected surface changed by the run, "
     "--no-isolation without a terminal, under agent markers, or, where a trust root is in "
     "force, without a valid opt-out statement signed by an override holder: "
@@ -50,7 +56,9 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         "approved commit, then judge the diff with ci check's rules: in scope, it is committed "
         "on branch plangate/runs/<run id> (and the current branch is fast-forwarded when it "
         "is still at the approved commit, clean, and COMMAND succeeded); otherwise nothing "
-        "reaches the repository and the patch is kept. Re-verify and record drift.",
+        "reaches the repository and the patch is kept ('plangate runs apply RUN --in-scope' "
+        "lands its in-scope part). Uncommitted and untracked files of the working tree are "
+        "not in the run: exec names them. Re-verify, record drift, end with one verdict.",
         epilog=EXIT_HELP,
     )
     parser.add_argument("task", help="task id, e.g. TASK-0001")
@@ -152,21 +160,26 @@ def _report_completion(
     ctx: Context, done: Completion, *, as_json: bool, isolation: dict[str, Any],
 ) -> int:
     before, after = done.run.verification, done.after
+    started = done.command.started
     exit_code = done.command.exit_code
-    if done.command.error:
+    verdict = done.verdict
+    if done.command.error and (started or as_json):
+        # Without --json, a command that did not start says why on its verdict line.
         ctx.err(f"plangate exec: {done.command.error}")
     if done.drift:
         ctx.err(f"plangate exec: WARNING: the approved package changed during the run: "
-                f"{', '.join(done.drift)} (post-run verdict {after.verdict})")
+                f"{', '.join(done.drift)}")
     if as_json:
         facts = {k: v for k, v in before.facts.items() if k != "record"}
-        facts.update({"head": done.run.head, "started": True, "head_after": done.head_after})
+        facts.update({"head": done.run.head, "started": started, "head_after": done.head_after})
         print_json(ctx, {
-            "verdict": before.verdict,
+            "verdict": verdict,
             "reasons": _reason_json(before.reasons),
             "facts": facts,
             "exit_code": done.exit_code,
-            "command_exit_code": exit_code,
+            "started": started,
+            "command_exit_code": exit_code if started else None,
+            "error": done.command.error,
             "drift": done.drift,
             "post_verdict": after.verdict,
             "post_reasons": _reason_json(after.reasons),
@@ -174,6 +187,21 @@ def _report_completion(
             "isolation": isolation,
         })
     else:
-        ctx.err(f"plangate exec: command exited {exit_code}; post-run verdict {after.verdict}"
-                + (f"; drift: {', '.join(done.drift)}" if done.drift else ""))
+        ctx.err(f"plangate exec: {verdict}: {_outcome_text(done)}")
     return done.exit_code
+
+
+def _outcome_text(done: Completion) -> str:
+    """What the one verdict line says after the word: never 'command exited' for a command
+    that was not started."""
+    if not done.command.started:
+        return f"the command was not started: {done.command.error or 'see the ledger'}"
+    parts = [f"command exited {done.command.exit_code}"]
+    if not done.after.accepted:
+        codes = ", ".join(done.after.codes) or done.after.verdict
+        parts.append(f"the approval no longer holds after the run ({codes})")
+    if done.drift:
+        parts.append(f"drift: {', '.join(done.drift)}")
+    if not done.recorded:
+        parts.append("the end of the run was not recorded")
+    return "; ".join(parts)

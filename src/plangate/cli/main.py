@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plan": ("plangate.cli.plan_cmds", "lint plan.md: what the scope derivation sees and fixes"),
     "c3": ("plangate.cli.c3_cmds", "issue or verify the c3-prime record approvals/c3.json"),
     "exec": ("plangate.cli.exec_cmd", "verify the approval against HEAD, then run a command"),
+    "runs": ("plangate.cli.runs_cmd", "list, show, apply the in-scope part of, prune exec runs"),
     "status": ("plangate.cli.status_cmd", "show every task's package, markers and record verdict"),
     "surfaces": ("plangate.cli.surfaces_cmd", "show the resolved protected surfaces"),
     "loopspec": ("plangate.cli.loopspec_cmd", "derive the LoopSpec from plan.md"),

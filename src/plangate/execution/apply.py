@@ -411,8 +411,13 @@ def apply_result(
     run_id: str,
     *,
     succeeded: bool,
+    source_ref: str = "refs/heads/result",
 ) -> Applied:
-    """Fetch ``result`` into its run branch; fast-forward the current branch when allowed."""
+    """Fetch ``result`` into its run branch; fast-forward the current branch when allowed.
+
+    ``source_ref`` is the ref of ``state_git`` that names ``result`` (a partial
+    apply lands its own commit from another ref of the run's repository).
+    """
     git = Git(root)
     branch = branch_for(run_id)
     try:
@@ -423,7 +428,7 @@ def apply_result(
                 "--no-write-fetch-head",
                 "-q",
                 str(state_git),
-                f"refs/heads/result:refs/heads/{branch}",
+                f"{source_ref}:refs/heads/{branch}",
             ]
         )
         fetched = git.resolve_commit(f"refs/heads/{branch}")

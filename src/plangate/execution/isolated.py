@@ -79,6 +79,10 @@ if TYPE_CHECKING:
     from plangate.authority.optout import OptOut, OptOutFacts
     from plangate.authority.verify import Verified
 
+LEFT_OUT_SHOWN = 5
+"""How many left-out paths the note names (the report records up to :data:`MAX_LEFT_OUT_LISTED`)."""
+MAX_LEFT_OUT_LISTED = 200
+
 MAX_PATCH_BYTES = 256 * 1024 * 1024
 """The largest patch kept for a refused result (bigger: only the reasons are kept)."""
 
@@ -115,14 +119,28 @@ class IsolatedRunner:
     def __call__(self, run: PreparedRun, *, cwd: Path, env: Mapping[str, str]) -> CommandResult:
         """Run ``run`` isolated; the report of the run is kept in :attr:`report`."""
         self.report = {"backend": self.backend.name}
+        self._started = False
+        self._box_code: int | None = None
         try:
             return self._run(run, cwd, env)
         except PlanGateError as exc:
-            self.report.update({"verdict": "REJECTED", "error": exc.code, "reasons": [exc.code]})
+            self.report.update(
+                {
+                    "verdict": "REJECTED",
+                    "error": exc.code,
+                    "reasons": [exc.code],
+                    "started": self._started,
+                }
+            )
             self._record(run, env)
             code = int(exc.exit_code) if exc.exit_code != ExitCode.ACCEPTED else 1
+            if self._box_code is not None:
+                code = self._box_code  # the command ran: its own code; the verdict refuses
             hint = f"\n  hint: {exc.hint}" if exc.hint else ""
-            return CommandResult(code, f"{exc.code}: {exc.message}{hint}")
+            return CommandResult(
+                code, f"{exc.code}: {exc.message}{hint}", started=self._started,
+                result_verdict="REJECTED",
+            )
 
     def _record(self, run: PreparedRun, env: Mapping[str, str]) -> None:
         payload = {"head": run.head, "command_digest": run.command_digest, **self.report}
@@ -134,6 +152,7 @@ class IsolatedRunner:
             self.note(f"{exc.code}: exec_result not written to the ledger")
 
     def _run(self, run: PreparedRun, cwd: Path, env: Mapping[str, str]) -> CommandResult:
+        self._say_left_out(run)
         config = read_isolation_config(self.root, run.head)
         home = env.get("HOME", "") or str(Path.home())
         check_grants(config, home)
@@ -174,11 +193,13 @@ class IsolatedRunner:
                 f"{f'through the egress proxy (allowed: {rules})' if network else 'off'}, "
                 f"workspace from {run.head[:12]}"
             )
+            self._started = True  # from here on the command's own exit code is reported
             box = run_in_box(self.backend, policy, run.command)
         finally:
             if started is not None:
                 self._egress_summary(started[0], started[2])
             self._home_summary(box_home)
+        self._box_code = box.exit_code
         self.report.update(
             {"command_exit_code": box.exit_code, "forwarded_signal": box.forwarded_signal}
         )
@@ -191,6 +212,34 @@ class IsolatedRunner:
         if box_dir is not None:
             self._import_box_ledger(run, ws, box_dir, env)
         return self._finish(run, ws, box.exit_code, env)
+
+    def _say_left_out(self, run: PreparedRun) -> None:
+        """Say (and record) which uncommitted or untracked work of the caller's tree the
+        run leaves out: the workspace holds the approved commit and nothing else."""
+        from plangate.execution.workspace import caller_status, left_out_of_run
+        from plangate.git import GitError
+        from plangate.layout import PLANGATE_DIR, WORKING_DIR
+
+        own = (f"{WORKING_DIR}/{run.task_id}", PLANGATE_DIR)
+        try:
+            left = left_out_of_run(caller_status(self.root), own=own)
+        except GitError as exc:
+            self.report["left_out"] = {"error": exc.code}
+            self.note(f"cannot list the uncommitted work the run leaves out ({exc.code})")
+            return
+        self.report["left_out"] = {
+            "count": len(left),
+            "paths": [p.path for p in left[:MAX_LEFT_OUT_LISTED]],
+        }
+        if not left:
+            return
+        shown = ", ".join(f"{p.path} ({p.kind})" for p in left[:LEFT_OUT_SHOWN])
+        more = f" and {len(left) - LEFT_OUT_SHOWN} more" if len(left) > LEFT_OUT_SHOWN else ""
+        self.note(
+            f"left out of the run: {len(left)} uncommitted or untracked path(s) of your "
+            f"working tree, which the box does not see (it works on commit "
+            f"{run.head[:12]}): {shown}{more}; commit them first to include them"
+        )
 
     def _egress_summary(self, proxy: EgressProxy, directory: str) -> None:
         """Stop the proxy; record and say what the box contacted and what it was refused."""
@@ -298,7 +347,6 @@ class IsolatedRunner:
     ) -> CommandResult:
         from plangate.execution.apply import (
             ACCEPTED,
-            HUMAN_REQUIRED,
             apply_result,
             judge,
             workspace_facts,
@@ -317,7 +365,7 @@ class IsolatedRunner:
             self.note("the run changed nothing; the repository is unchanged")
             shutil.rmtree(ws.run_dir, ignore_errors=True)
             self._record(run, env)
-            return CommandResult(box_code)
+            return CommandResult(box_code, result_verdict="NO_CHANGES")
         facts = self._result_facts(run, ws, result, found)
         decision = judge(facts)
         patch = self._keep_patch(ws, run.head, result)
@@ -333,14 +381,18 @@ class IsolatedRunner:
         if decision.verdict != ACCEPTED:
             self._keep_reasons(ws, decision)
             self.note(
-                f"result {decision.verdict}: nothing reached the repository; the patch "
+                f"the result was refused: nothing reached the repository; the patch "
                 f"and the reasons are kept in {ws.run_dir}"
             )
             for reason in decision.reasons:
                 self.note(f"  - {reason.code}: {reason.message}")
+            self.note(
+                f"  to keep the in-scope part: 'plangate runs show {ws.run_id}', then "
+                f"'plangate runs apply {ws.run_id} --in-scope' (a person, at a terminal)"
+            )
             self._record(run, env)
-            code = ExitCode.HUMAN if decision.verdict == HUMAN_REQUIRED else ExitCode.REJECTED
-            return CommandResult(int(code))
+            # The command's own exit code; the refused verdict sets exec's (1 or 3).
+            return CommandResult(box_code, result_verdict=decision.verdict)
         applied = apply_result(
             self.root, ws.git_dir, result, run.head, ws.run_id, succeeded=box_code == 0
         )
@@ -358,58 +410,23 @@ class IsolatedRunner:
             else f"the current branch was not moved ({applied.note})"
         )
         self.note(
-            f"result ACCEPTED: {len(facts.changed)} path(s) committed as {result[:12]} "
+            f"{len(facts.changed)} path(s) committed as {result[:12]} "
             f"on branch {applied.branch}; {where}"
         )
         self._record(run, env)
-        return CommandResult(box_code)
+        return CommandResult(box_code, result_verdict=ACCEPTED)
 
     def _result_facts(self, run: PreparedRun, ws: Any, result: str, found: Any) -> Any:
-        from plangate.errors import InputRejected
-        from plangate.execution.apply import ResultFacts, tree_facts
-        from plangate.git import Git, GitError
-        from plangate.layout import MAX_ARTIFACT_BYTES
-        from plangate.paths import canonical_path
-        from plangate.surfaces import surfaces_at_commit
-
-        git = ws.git()
-        changed: list[str] = []
-        unmatchable: list[tuple[str, str]] = []
-        raw_changed = tuple(git.changed_paths(run.head, result))
-        try:
-            tree = tree_facts(git, result, raw_changed)
-        except GitError as exc:
-            raise EnvironmentFailure("EXEC_APPLY_FAILED", exc.message, exc.hint) from None
-        for raw in raw_changed:
-            try:
-                changed.append(canonical_path(raw))
-            except InputRejected as exc:
-                unmatchable.append((raw, exc.code))
-        repo = Git(self.root)
-        try:
-            surfaces = surfaces_at_commit(repo, run.head)
-        except GitError as exc:
-            raise EnvironmentFailure("CI_SURFACES_UNREADABLE", exc.message, exc.hint) from None
-        plan: bytes | None
-        try:
-            plan = repo.read_blob(
-                run.head, f"docs/working/{run.task_id}/plan.md", MAX_ARTIFACT_BYTES
-            )
-        except GitError:
-            plan = None
-        if plan is not None and sha256_digest(plan) != run.bound.get("plan_hash"):
-            plan = None  # not the verified plan: the scope is undefined, nothing is allowed
-        return ResultFacts(
-            run.task_id,
-            run.head,
-            result,
-            tuple(changed),
-            tuple(unmatchable),
-            surfaces,
-            run.verification,
-            plan,
-            tree,
-            found,
+        plan_hash = run.bound.get("plan_hash")
+        return gather_result_facts(
+            self.root,
+            ws.git(),
+            task_id=run.task_id,
+            approved=run.head,
+            result=result,
+            verification=run.verification,
+            plan_hash=plan_hash if isinstance(plan_hash, str) else None,
+            workspace=found,
         )
 
     def _keep_patch(self, ws: Any, approved: str, result: str) -> dict[str, Any]:
@@ -443,6 +460,70 @@ class IsolatedRunner:
 
         body = {"verdict": decision.verdict, "reasons": [r.to_json() for r in decision.reasons]}
         atomic_write(ws.run_dir / "reasons.json", canonical_bytes(body) + b"\n", mode=0o600)
+
+
+def gather_result_facts(
+    root: Path,
+    result_git: Any,
+    *,
+    task_id: str,
+    approved: str,
+    result: str,
+    verification: Any,
+    plan_hash: str | None,
+    workspace: Any = (),
+) -> Any:
+    """The facts :func:`plangate.execution.apply.judge` reads of ``approved`` -> ``result``.
+
+    ``result_git`` is the repository holding the result commit (a run's own
+    ``state.git``, which borrows the repository's objects); the surfaces and the
+    plan are read from the approved commit in the repository itself. A plan whose
+    digest is not ``plan_hash`` (the verified plan's) gives no scope: nothing is
+    allowed.
+    """
+    from plangate.errors import InputRejected
+    from plangate.execution.apply import ResultFacts, tree_facts
+    from plangate.git import Git, GitError
+    from plangate.layout import MAX_ARTIFACT_BYTES
+    from plangate.paths import canonical_path
+    from plangate.surfaces import surfaces_at_commit
+
+    changed: list[str] = []
+    unmatchable: list[tuple[str, str]] = []
+    try:
+        raw_changed = tuple(result_git.changed_paths(approved, result))
+        tree = tree_facts(result_git, result, raw_changed)
+    except GitError as exc:
+        raise EnvironmentFailure("EXEC_APPLY_FAILED", exc.message, exc.hint) from None
+    for raw in raw_changed:
+        try:
+            changed.append(canonical_path(raw))
+        except InputRejected as exc:
+            unmatchable.append((raw, exc.code))
+    repo = Git(root)
+    try:
+        surfaces = surfaces_at_commit(repo, approved)
+    except GitError as exc:
+        raise EnvironmentFailure("CI_SURFACES_UNREADABLE", exc.message, exc.hint) from None
+    plan: bytes | None
+    try:
+        plan = repo.read_blob(approved, f"docs/working/{task_id}/plan.md", MAX_ARTIFACT_BYTES)
+    except GitError:
+        plan = None
+    if plan is not None and sha256_digest(plan) != plan_hash:
+        plan = None  # not the verified plan: the scope is undefined, nothing is allowed
+    return ResultFacts(
+        task_id,
+        approved,
+        result,
+        tuple(changed),
+        tuple(unmatchable),
+        surfaces,
+        verification,
+        plan,
+        tree,
+        workspace,
+    )
 
 
 OPT_OUT = HumanOnly(
@@ -629,8 +710,8 @@ class UnisolatedRunner:
             self.report.update({"error": exc.code})
             return CommandResult(
                 int(exc.exit_code) if exc.exit_code != ExitCode.ACCEPTED else 1,
-                f"{exc.code}: the opt-out was not recorded ({exc.message}); "
-                "the command did not run",
+                f"{exc.code}: the opt-out was not recorded ({exc.message})",
+                started=False,
             )
         if self.signed is None:
             self.note("WARNING: running without isolation (unauthenticated opt-out: no trust root)")

@@ -29,7 +29,11 @@ from typing import Any
 from plangate.canonical import command_digest
 from plangate.errors import EnvironmentFailure
 from plangate.records import NamedTuple
-from plangate.verdict import ExitCode, Result
+from plangate.verdict import ExitCode, Result, exit_code_for
+
+ACCEPTED = "ACCEPTED"
+REJECTED = "REJECTED"
+HUMAN_REQUIRED = "HUMAN_REQUIRED"
 
 BOUND_FACTS: tuple[str, ...] = (
     "snapshot_digest",
@@ -66,10 +70,20 @@ class PreparedRun(NamedTuple):
 
 
 class CommandResult(NamedTuple):
-    """How the command ended: its exit code and, when it could not start, why."""
+    """How the command ended: its exit code and, when it could not start, why.
+
+    ``started`` is false when the run failed before the command was started (a
+    workspace that could not be made, an opt-out that could not be recorded):
+    ``exit_code`` is then PlanGate's own (1, or 3 when a human must decide),
+    never the command's. ``result_verdict`` is how an isolated run's result was
+    judged (``ACCEPTED``, ``NO_CHANGES``, ``REJECTED``, ``HUMAN_REQUIRED``);
+    ``None`` when nothing judged one.
+    """
 
     exit_code: int
     error: str | None = None
+    started: bool = True
+    result_verdict: str | None = None
 
 
 def branch_head(
@@ -199,7 +213,8 @@ def ended_entry(
     after: Result,
     head_after: str | None,
 ) -> dict[str, Any]:
-    """The ``exec_ended`` run-log line: exit code, post-run verdict and drift."""
+    """The ``exec_ended`` run-log line: exit code, the run's one verdict, the post-run
+    verdict and drift."""
     after_bound = bound_facts(after.facts)
     return {
         "event": "exec_ended",
@@ -207,7 +222,12 @@ def ended_entry(
         "at": at,
         "head": run.head,
         "head_after": head_after,
-        "exit_code": outcome.exit_code,
+        # The command's own exit code; none for a command that was not started.
+        "exit_code": outcome.exit_code if outcome.started else None,
+        "started": outcome.started,
+        "verdict": run_verdict(
+            RunOutcome(outcome.started, outcome.result_verdict, after.verdict, outcome.exit_code)
+        ),
         "error": outcome.error,
         "command_digest": run.command_digest,
         "post_verdict": after.verdict,
@@ -222,14 +242,68 @@ def ledger_payload(entry: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in entry.items() if k not in _NOT_IN_LEDGER}
 
 
-def final_exit_code(command_exit_code: int, *, recorded: bool) -> int:
-    """The command's own exit code; a success whose end was not recorded exits 1.
+def final_exit_code(
+    command_exit_code: int, *, recorded: bool, verdict: str = ACCEPTED
+) -> int:
+    """The exit code of a run whose command started, agreeing with its one verdict.
 
-    A run that is not fully accounted for is not a success.
+    ``ACCEPTED``: the command's own exit code, except that a success whose end
+    was not recorded exits 1 (a run that is not fully accounted for is not a
+    success). Any other verdict exits with its own code: 3 for
+    ``HUMAN_REQUIRED``, else 1, whatever the command returned.
     """
+    if verdict != ACCEPTED:
+        return int(ExitCode.HUMAN if verdict == HUMAN_REQUIRED else ExitCode.REJECTED)
     if recorded or command_exit_code != 0:
         return command_exit_code
     return int(ExitCode.REJECTED)
+
+
+class RunOutcome(NamedTuple):
+    """What :func:`run_verdict` reads: whether the command started, how the result was
+    judged (``None`` when nothing judged a result: a run without isolation) and the
+    verdict of the approval checked again after the run."""
+
+    started: bool
+    result_verdict: str | None
+    post_verdict: str
+    refusal_exit_code: int = int(ExitCode.REJECTED)
+
+
+def _not_started(outcome: RunOutcome) -> str | None:
+    if outcome.started:
+        return None
+    return HUMAN_REQUIRED if outcome.refusal_exit_code == ExitCode.HUMAN else REJECTED
+
+
+def _result_refused(outcome: RunOutcome) -> str | None:
+    verdict = outcome.result_verdict
+    if verdict is None or exit_code_for(verdict) == ExitCode.ACCEPTED:
+        return None
+    return HUMAN_REQUIRED if exit_code_for(verdict) == ExitCode.HUMAN else REJECTED
+
+
+def _approval_lost(outcome: RunOutcome) -> str | None:
+    code = exit_code_for(outcome.post_verdict)
+    if code == ExitCode.ACCEPTED:
+        return None
+    return HUMAN_REQUIRED if code == ExitCode.HUMAN else REJECTED
+
+
+RUN_VERDICT_RULES = (_not_started, _result_refused, _approval_lost)
+"""The run's one verdict, first rule that answers wins: the command never started; the
+result was refused; the approval no longer holds after the run; else ``ACCEPTED``."""
+
+
+def run_verdict(outcome: RunOutcome) -> str:
+    """The one verdict word ``plangate exec`` ends with: ``ACCEPTED``, ``REJECTED`` or
+    ``HUMAN_REQUIRED`` (:data:`RUN_VERDICT_RULES`). A result that changed nothing is
+    ``ACCEPTED`` (:data:`plangate.verdict` maps ``NO_CHANGES`` to exit 0)."""
+    for rule in RUN_VERDICT_RULES:
+        verdict = rule(outcome)
+        if verdict is not None:
+            return verdict
+    return ACCEPTED
 
 
 def refusal_exit_code(verification: Result) -> int:

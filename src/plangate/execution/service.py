@@ -79,9 +79,24 @@ class Completion(NamedTuple):
     recorded: bool
 
     @property
+    def verdict(self) -> str:
+        """The run's one verdict word (:func:`plangate.execution.preflight.run_verdict`)."""
+        return preflight.run_verdict(
+            preflight.RunOutcome(
+                started=self.command.started,
+                result_verdict=self.command.result_verdict,
+                post_verdict=self.after.verdict,
+                refusal_exit_code=self.command.exit_code,
+            )
+        )
+
+    @property
     def exit_code(self) -> int:
-        """The command's own exit code, or 1 for a success whose end was not recorded."""
-        return preflight.final_exit_code(self.command.exit_code, recorded=self.recorded)
+        """The command's own exit code; 1 (or 3) for a success the verdict refuses or whose
+        end was not recorded."""
+        return preflight.final_exit_code(
+            self.command.exit_code, recorded=self.recorded, verdict=self.verdict
+        )
 
 
 def execute(

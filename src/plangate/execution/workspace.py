@@ -87,14 +87,58 @@ def new_run_id(task_id: str, at: str) -> str:
     return f"{task_id}-{stamp}-{secrets.token_hex(4)}"
 
 
-def _ignore_runs(runs: Path) -> None:
-    from plangate.fsutil import atomic_write
+RUNS_GITIGNORE = b"# written by plangate: isolated runs are not source\n*\n"
+"""``.plangate/runs/.gitignore``: every run's directory stays out of ``git status``."""
 
-    target = runs / ".gitignore"
-    if not target.exists() and not target.is_symlink():
-        atomic_write(
-            target, b"# written by plangate: isolated runs are not source\n*\n", overwrite=False
-        )
+
+def _ignore_runs(root: Path) -> None:
+    """Write ``.plangate/runs/.gitignore`` unless a file is already in its place.
+
+    Parallel first runs all create it: a concurrent creator that wrote the same
+    bytes is no failure (:func:`plangate.fsutil.create_if_absent_at`). Written
+    relative to the verified directory, never through a link.
+    """
+    from plangate.fsutil import FileState, create_if_absent_at, open_verified_dir, read_at
+
+    with open_verified_dir(root, RUNS_DIR_RELPATH, create=True) as runs:
+        if read_at(runs, ".gitignore", len(RUNS_GITIGNORE)).state is FileState.MISSING:
+            create_if_absent_at(runs, ".gitignore", RUNS_GITIGNORE)
+
+
+class LeftOut(NamedTuple):
+    """A path of the caller's working tree the run does not see: ``modified`` (tracked,
+    changed or deleted since HEAD, staged or not) or ``untracked``."""
+
+    path: str
+    kind: str
+
+
+def left_out_of_run(status: bytes, *, own: tuple[str, ...] = ()) -> list[LeftOut]:
+    """The uncommitted and untracked paths of ``git status --porcelain=v1 -z --no-renames``.
+
+    The workspace is made from the approved commit, so each of them stays out of
+    the run. ``own`` names directories that are not the caller's work for this
+    run (the task's own Plan Package and PlanGate's state, which the box shows
+    read-only and a run may never change): paths below them are not listed.
+    Ignored files are never listed.
+    """
+    out: list[LeftOut] = []
+    for record in status.split(b"\x00"):
+        if len(record) < 4:
+            continue
+        path = record[3:].decode("utf-8", "surrogateescape")
+        if any(path == d or path.startswith(d + "/") for d in own):
+            continue
+        out.append(LeftOut(path, "untracked" if record[:2] == b"??" else "modified"))
+    return sorted(out)
+
+
+def caller_status(root: Path) -> bytes:
+    """``git status`` of the caller's working tree, as :func:`left_out_of_run` reads it."""
+    proc = Git(root).run(
+        ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"]
+    )
+    return proc.stdout
 
 
 def _wrap(exc: GitError, what: str) -> EnvironmentFailure:
@@ -105,8 +149,11 @@ def _wrap(exc: GitError, what: str) -> EnvironmentFailure:
     )
 
 
-def _identity(root: Path) -> list[str]:
-    """``-c user.name=... -c user.email=...`` from the repository's configuration (one git call)."""
+def commit_identity(root: Path) -> list[str]:
+    """``-c user.name=... -c user.email=...`` from the repository's configuration (one git call).
+
+    PlanGate's own commits of a run (its result, a partial apply) carry the
+    repository's identity, or PlanGate's when none is configured."""
     proc = Git(root).run(
         ["config", "--null", "--get-regexp", r"^user\.(name|email)$"], ok_codes=(0, 1)
     )
@@ -125,8 +172,7 @@ def create_workspace(root: Path, task_id: str, approved: str, at: str) -> Worksp
     """Extract ``approved`` into a fresh workspace beside PlanGate's own repository of it."""
     runs = root / RUNS_DIR_RELPATH
     try:
-        runs.mkdir(parents=True, exist_ok=True)
-        _ignore_runs(runs)
+        _ignore_runs(root)
         run_id = new_run_id(task_id, at)
         run_dir = runs / run_id
         run_dir.mkdir(mode=0o700)
@@ -142,7 +188,7 @@ def create_workspace(root: Path, task_id: str, approved: str, at: str) -> Worksp
     try:
         scratch_repository(root, ws.git_dir)
         ws.git().run([f"--work-tree={tree}", "read-tree", "-u", "--reset", approved])
-        _init_agent_repository(tree, approved, _identity(root))
+        _init_agent_repository(tree, approved, commit_identity(root))
     except GitError as exc:
         raise _wrap(exc, "cannot extract the approved commit") from None
     _ensure_state_dir(tree)
@@ -204,7 +250,7 @@ def record_state(ws: Workspace, root: Path, message: str) -> str:
             return ws.approved
         proc = git.run(
             [
-                *_identity(root),
+                *commit_identity(root),
                 "-c",
                 "commit.gpgsign=false",
                 "commit-tree",

@@ -36,7 +36,8 @@ def require_charts() -> Any:
         raise EnvironmentFailure(
             "REPORT_CHARTS_UNAVAILABLE",
             "the HTML report draws its charts with the 'leather' package, which is not installed",
-            "install it with pip install 'plangate[report]', or use --format markdown",
+            "leather is one of PlanGate's own dependencies: reinstall PlanGate (pip install "
+            "--force-reinstall plangate), or use --format markdown",
         ) from None
     theme = leather.theme
     for name in (

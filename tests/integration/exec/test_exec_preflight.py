@@ -290,9 +290,12 @@ def test_drift_during_the_run_is_recorded(git_repo: Path, run_cli) -> None:
     todo = task_dir(git_repo) / "todo.md"
     command = [PY, "-c", f"open({str(todo)!r}, 'a').write('changed by the agent')"]
     result = run_cli(git_repo, "exec", "TASK-0001", "--no-isolation", "--json", "--", *command, tty=True)
-    assert result.code == 0  # the command's own code
+    # One verdict: the command succeeded, but the approval no longer holds after the
+    # run, so the run is REJECTED and exits 1 (never ACCEPTED beside a REJECTED re-check).
+    assert result.code == 1
     doc = json.loads(result.out)
-    assert doc["verdict"] == "ACCEPTED"
+    assert doc["verdict"] == "REJECTED"
+    assert doc["command_exit_code"] == 0
     assert doc["post_verdict"] == "REJECTED"
     assert "snapshot_digest" in doc["drift"]
     assert "plan_package_hash" in doc["drift"]

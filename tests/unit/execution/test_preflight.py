@@ -10,6 +10,7 @@ from plangate.errors import EnvironmentFailure
 from plangate.execution.preflight import (
     BOUND_FACTS,
     CommandResult,
+    RunOutcome,
     bound_facts,
     branch_head,
     drift,
@@ -18,6 +19,7 @@ from plangate.execution.preflight import (
     ledger_payload,
     prepare,
     refusal_exit_code,
+    run_verdict,
     started_entry,
 )
 from plangate.verdict import Reason, Result
@@ -90,3 +92,38 @@ def test_exit_codes() -> None:
     assert final_exit_code(7, recorded=False) == 7
     assert refusal_exit_code(Result("HUMAN_ESCALATED", (), {})) == 3
     assert refusal_exit_code(Result("REJECTED", (), {})) == 1
+
+
+@pytest.mark.parametrize(
+    ("outcome", "verdict"),
+    [
+        (RunOutcome(True, "ACCEPTED", "ACCEPTED"), "ACCEPTED"),
+        (RunOutcome(True, "NO_CHANGES", "ACCEPTED"), "ACCEPTED"),
+        (RunOutcome(True, None, "ACCEPTED"), "ACCEPTED"),
+        (RunOutcome(True, "REJECTED", "ACCEPTED"), "REJECTED"),
+        (RunOutcome(True, "HUMAN_REQUIRED", "ACCEPTED"), "HUMAN_REQUIRED"),
+        (RunOutcome(True, "ACCEPTED", "REJECTED"), "REJECTED"),
+        (RunOutcome(True, None, "HUMAN_ESCALATED"), "HUMAN_REQUIRED"),
+        (RunOutcome(True, "SOMETHING_NEW", "ACCEPTED"), "REJECTED"),
+        (RunOutcome(False, "REJECTED", "ACCEPTED", 1), "REJECTED"),
+        (RunOutcome(False, None, "ACCEPTED", 3), "HUMAN_REQUIRED"),
+    ],
+)
+def test_one_verdict_per_run(outcome: RunOutcome, verdict: str) -> None:
+    assert run_verdict(outcome) == verdict
+
+
+def test_the_exit_code_agrees_with_the_verdict() -> None:
+    assert final_exit_code(0, recorded=True, verdict="REJECTED") == 1
+    assert final_exit_code(0, recorded=True, verdict="HUMAN_REQUIRED") == 3
+    assert final_exit_code(2, recorded=True, verdict="REJECTED") == 1
+    assert final_exit_code(2, recorded=True, verdict="ACCEPTED") == 2
+
+
+def test_the_ended_entry_says_whether_the_command_started() -> None:
+    run = prepare("TASK-0001", SHA, ["make"], ACCEPTED)
+    ended = ended_entry(run, "t", CommandResult(1, "EXEC_WORKSPACE_FAILED: x", started=False),
+                        ACCEPTED, SHA)
+    assert ended["started"] is False
+    assert ended["exit_code"] is None  # never an exit code for a command that did not run
+    assert ended["verdict"] == "REJECTED"

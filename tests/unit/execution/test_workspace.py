@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from plangate.execution.workspace import ExecBoxFacts, exec_policy, new_run_id
+from plangate.execution.workspace import (
+    ExecBoxFacts,
+    LeftOut,
+    exec_policy,
+    left_out_of_run,
+    new_run_id,
+)
 from plangate.isolation.config import expand_home
 from plangate.isolation.policy import Hidden, Mount, ProxyAccess, check_policy
 
@@ -110,3 +116,18 @@ def test_without_remapping_the_box_directory_is_not_shown_but_the_run_is_named()
     assert all(m.target != "/run/plangate-box" for m in policy.writable)
     assert "PLANGATE_BOX_LEDGER" not in policy.env_map
     assert policy.env_map["PLANGATE_BOX"] == "TASK-0001-20261203T093100Z-4bf50be3"
+
+
+def test_left_out_lists_the_callers_work_but_not_plangates_own() -> None:
+    status = (b" M src/a.py\x00?? notes.txt\x00D  gone.py\x00MM both.py\x00"
+              b"?? docs/working/TASK-0001/approvals/c3.json\x00?? .plangate/.gitignore\x00"
+              b"?? docs/working/TASK-0002/plan.md\x00")
+    got = left_out_of_run(status, own=("docs/working/TASK-0001", ".plangate"))
+    assert got == [
+        LeftOut("both.py", "modified"),
+        LeftOut("docs/working/TASK-0002/plan.md", "untracked"),
+        LeftOut("gone.py", "modified"),
+        LeftOut("notes.txt", "untracked"),
+        LeftOut("src/a.py", "modified"),
+    ]
+    assert left_out_of_run(b"") == []

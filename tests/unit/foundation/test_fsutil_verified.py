@@ -18,6 +18,7 @@ from plangate.fsutil import (
     append_at,
     atomic_write_at,
     child_dir,
+    create_if_absent_at,
     lock_at,
     mkdir_at,
     open_verified_dir,
@@ -285,3 +286,26 @@ def test_proc_path_reaches_the_verified_directory_after_a_swap(tmp_path: Path) -
         conn.close()
     assert list(outside.iterdir()) == []
     assert (root / "a" / "b.moved" / "db.sqlite3").is_file()
+
+
+def test_create_if_absent_tolerates_a_creator_that_wrote_the_same_bytes(tmp_path: Path) -> None:
+    with open_verified_dir(tmp_path, "runs", create=True) as runs:
+        assert create_if_absent_at(runs, ".gitignore", b"*\n") is True
+        # A second creator (another process's first run) finds the same bytes: no failure.
+        assert create_if_absent_at(runs, ".gitignore", b"*\n") is False
+    assert (tmp_path / "runs" / ".gitignore").read_bytes() == b"*\n"
+
+
+def test_create_if_absent_never_replaces_other_bytes_or_a_link(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "mine").write_bytes(b"my own\n")
+    (tmp_path / "target").write_bytes(b"*\n")
+    (tmp_path / "d" / "link").symlink_to(tmp_path / "target")
+    with open_verified_dir(tmp_path, "d") as d:
+        with pytest.raises(PlanGateError) as exc:
+            create_if_absent_at(d, "mine", b"*\n")
+        assert exc.value.code == "FILE_EXISTS"
+        with pytest.raises(PlanGateError) as exc:
+            create_if_absent_at(d, "link", b"*\n")
+        assert exc.value.code == "FILE_IS_SYMLINK"
+    assert (tmp_path / "d" / "mine").read_bytes() == b"my own\n"

@@ -9,8 +9,11 @@ from __future__ import annotations
 import io
 import os
 import subprocess
+import sys
+import sysconfig
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,8 +116,58 @@ class Demo:
         return self.git("rev-parse", "HEAD")
 
 
+CONSOLE_SCRIPTS = ("plangate-hook", "plangate")
+"""The programs the installed hooks run by name (the demo's hooks and doctor's canaries)."""
+
+
+def console_scripts_dir() -> Path | None:
+    """The directory holding this installation's ``plangate`` and ``plangate-hook``.
+
+    The scripts directory of the running interpreter's installation (a virtual
+    environment's ``bin/``, pipx's, the user's), else the interpreter's own
+    directory; ``None`` when neither holds the console scripts (running from a
+    source tree).
+    """
+    candidates = [sysconfig.get_path("scripts")]
+    if sys.executable:
+        candidates.append(str(Path(sys.executable).parent))
+    for candidate in candidates:
+        if candidate and all(Path(candidate, name).is_file() for name in CONSOLE_SCRIPTS):
+            return Path(candidate)
+    return None
+
+
+def path_with_console_scripts(path: str) -> str:
+    """``PATH`` with :func:`console_scripts_dir` first, so that the hooks the demo installs
+    find this very installation, also when it was invoked by path (``.venv/bin/plangate
+    demo``) and its directory is not on ``PATH``."""
+    scripts = console_scripts_dir()
+    if scripts is None:
+        return path
+    return os.pathsep.join([str(scripts), *(p for p in path.split(os.pathsep) if p)])
+
+
+@contextmanager
+def console_scripts_on_path() -> Iterator[None]:
+    """Put :func:`console_scripts_dir` first on this process's ``PATH`` for the demo.
+
+    ``plangate doctor`` runs the installed hook commands through a shell, as the
+    hosts do, with this process's environment: they find ``plangate-hook`` there.
+    """
+    saved = os.environ.get("PATH")
+    os.environ["PATH"] = path_with_console_scripts(saved or os.defpath)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("PATH", None)
+        else:
+            os.environ["PATH"] = saved
+
+
 def demo_env(base: Mapping[str, str]) -> dict[str, str]:
-    """Environment for demo steps: no inherited task, ledger URL or agent markers."""
+    """Environment for demo steps: no inherited task, ledger URL or agent markers, and this
+    installation's console scripts first on ``PATH``."""
     return {
         k: v
         for k, v in base.items()
@@ -122,4 +175,8 @@ def demo_env(base: Mapping[str, str]) -> dict[str, str]:
             ("PLANGATE_", "GIT_", "CLAUDE", "CODEX", "CURSOR", *AGENT_MARKER_PREFIXES)
         )
         and k not in AGENT_MARKERS
-    } | {"PLANGATE_DEMO": "1", "HOME": os.environ.get("HOME", tempfile.gettempdir())}
+    } | {
+        "PLANGATE_DEMO": "1",
+        "HOME": os.environ.get("HOME", tempfile.gettempdir()),
+        "PATH": path_with_console_scripts(base.get("PATH", os.defpath)),
+    }

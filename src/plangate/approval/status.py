@@ -319,27 +319,37 @@ def _row(
             problem = Reason(exc.code, exc.message, exc.hint)
             return _refused(task_row(snap, source, parsed=parsed, head=head), problem)
     row = task_row(snap, source, parsed=parsed, head=head, authority=authority)
-    return _as_exec(root, snap, head, row, trust)
+    return _as_exec(root, snap, head, row, trust, parsed)
 
 
 def _as_exec(
-    root: Path, snap: TaskSnapshot, head: str | None, row: dict[str, Any], trust: TrustState
+    root: Path, snap: TaskSnapshot, head: str | None, row: dict[str, Any], trust: TrustState,
+    parsed: ParsedRecord | None,
 ) -> dict[str, Any]:
-    """The row with exec's own verdict: when the record binds another commit than HEAD,
-    exec (and the hooks) still accept a HEAD that descends from it through in-scope commits."""
-    if head is None or row.get("first_reason") != "C3_SOURCE_SHA_MISMATCH":
-        return row
-    from plangate.approval.holds import DESCENDANT_IN_SCOPE, holds_for_head
-    from plangate.plan.scope import derive_scope
+    """The row with exec's own verdict (:func:`plangate.approval.holds.approval_holds`).
 
-    outcome = holds_for_head(
-        root,
-        snap,
-        head,
-        policy=DESCENDANT_IN_SCOPE,
-        scope=derive_scope(snap.artifact("plan.md")),
-        trust=trust.root,
-    )
+    The row's acceptor verdict at HEAD is the first half of it; an accepted record must
+    also approve the scope its ``plan.md`` gives now, and a record that binds another
+    commit than HEAD still holds when HEAD descends from it through in-scope commits.
+    """
+    if head is None:
+        return row
+    if row["verdict"] == "ACCEPTED":
+        from plangate.plan.scope import check_scope_binding, derive_scope
+
+        record = parsed.value if parsed is not None else None
+        problem = check_scope_binding(derive_scope(snap.artifact("plan.md")), record)
+        if problem is None:
+            return row
+        return _with_outcome(row, Result("REJECTED", (problem,), {}))
+    if row.get("first_reason") != "C3_SOURCE_SHA_MISMATCH":
+        return row
+    from plangate.approval.holds import approval_holds
+
+    return _with_outcome(row, approval_holds(root, snap, head, trust=trust.root))
+
+
+def _with_outcome(row: dict[str, Any], outcome: Result) -> dict[str, Any]:
     return {
         **row,
         "verdict": outcome.verdict,

@@ -65,7 +65,13 @@ from typing import TYPE_CHECKING, Any
 
 from plangate.authority.wording import signers_of
 from plangate.paths import match_any
-from plangate.plan.scope import TaskScope, check_scope_binding, derive_scope
+from plangate.plan.scope import (
+    PLANGATE_IGNORE_FILE,
+    TaskScope,
+    check_scope_binding,
+    derive_scope,
+    outside_scopes,
+)
 from plangate.records import NamedTuple
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import Reason, Result
@@ -98,7 +104,7 @@ ADOPTION_PATHS: tuple[str, ...] = (
 """What a pull request adopting PlanGate may change: the surfaces, the tool policy, the
 trust root, ignore files, hook configuration and CI workflows (``**`` any depth)."""
 
-ALWAYS_COVERED = ".plangate/.gitignore"
+ALWAYS_COVERED = PLANGATE_IGNORE_FILE
 """PlanGate's own ignore file: it can only ignore files inside ``.plangate/``."""
 
 REJECTED = "REJECTED"
@@ -278,11 +284,11 @@ class Case:
         A path the plan of any touched task says not to touch is outside too,
         whatever another pattern allows.
         """
-        scopes = [j.scope for j in self.tasks.values() if j.scope is not None]
-        return [p for p in self.facts.changed if TASK_PATH_RE.fullmatch(p) is None
-                and p not in self.covered
-                and (not any(s.allows(p) for s in scopes)
-                     or any(s.denies(p) is not None for s in scopes))]
+        undefined = TaskScope(None)  # a task that did not verify lends no scope
+        return outside_scopes(self.facts.changed, {
+            task_id: j.scope if j.scope is not None else undefined
+            for task_id, j in self.tasks.items()
+        })
 
     @cached_property
     def protected(self) -> list[str]:

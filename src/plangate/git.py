@@ -709,6 +709,20 @@ class Git:
             "merge the base branch into the pull request so that one merge base remains",
         )
 
+    def merges_cleanly(self, base: str, head: str) -> bool | None:
+        """Would merging ``head`` into ``base`` succeed without a conflict? None: unknown.
+
+        ``git merge-tree --write-tree`` (git 2.38 and later) merges in memory: the
+        working tree, the index and the refs are left as they are. An older git,
+        or any other failure, is None (unknown), never a clean merge.
+        """
+        try:
+            proc = self._call(["merge-tree", "--write-tree", "--no-messages", base, head],
+                              ok_codes=(0, 1))
+        except GitError:
+            return None
+        return proc.returncode == 0
+
     def ls_tree(self, commit: str, paths: list[str] | None = None) -> list[TreeEntry]:
         """Recursive ``ls-tree`` of ``commit`` (optionally limited to ``paths``)."""
         args = ["ls-tree", "-r", "-z", "--full-tree", commit, "--"]

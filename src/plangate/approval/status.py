@@ -319,12 +319,12 @@ def _row(
             problem = Reason(exc.code, exc.message, exc.hint)
             return _refused(task_row(snap, source, parsed=parsed, head=head), problem)
     row = task_row(snap, source, parsed=parsed, head=head, authority=authority)
-    return _as_exec(root, snap, head, row, trust, parsed)
+    return _as_exec(root, snap, head, row, trust=trust, parsed=parsed)
 
 
 def _as_exec(
-    root: Path, snap: TaskSnapshot, head: str | None, row: dict[str, Any], trust: TrustState,
-    parsed: ParsedRecord | None,
+    root: Path, snap: TaskSnapshot, head: str | None, row: dict[str, Any], *,
+    trust: TrustState, parsed: ParsedRecord | None,
 ) -> dict[str, Any]:
     """The row with exec's own verdict (:func:`plangate.approval.holds.approval_holds`).
 

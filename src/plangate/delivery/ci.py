@@ -63,6 +63,7 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from plangate.approval.contract import files_the_approval_covers
 from plangate.authority.wording import signers_of
 from plangate.paths import match_any
 from plangate.plan.scope import (
@@ -163,13 +164,6 @@ def touched_tasks(changed: tuple[str, ...]) -> list[str]:
     return sorted({m.group(1) for p in changed if (m := TASK_PATH_RE.fullmatch(p))})
 
 
-SIGNED_FILES = ("approvals/c3.json.sig", "approvals/review-c1.json",
-                "approvals/review-c1.json.sig", "approvals/review-c2.json",
-                "approvals/review-c2.json.sig")
-"""A task's signature and statement files, covered once its authority verified."""
-
-CONTINUATION_FILES = ("approvals/continuation.json", "approvals/continuation.json.sig")
-"""A task's continuation statement: judged by ``approvals_fresh``, never a scope change."""
 
 
 class _TaskJudgement(NamedTuple):
@@ -221,11 +215,9 @@ def _judge_task(task: TaskFacts) -> _TaskJudgement:
     facts["allowed_paths"] = list(scope.patterns)
     if scope.denied:
         facts["denied_paths"] = list(scope.denied)
-    covered = (f"docs/working/{task_id}/approvals/c3.json",
-               *(f"docs/working/{task_id}/{name}" for name in task.artifacts))
-    if isinstance(outcome.facts.get("authority"), dict):  # verified signatures and statements
-        covered += tuple(f"docs/working/{task_id}/{rel}" for rel in SIGNED_FILES)
-        covered += tuple(f"docs/working/{task_id}/{rel}" for rel in CONTINUATION_FILES)
+    covered = files_the_approval_covers(  # verified signatures and statements too
+        task_id, task.artifacts,
+        authority_verified=isinstance(outcome.facts.get("authority"), dict))
     return _TaskJudgement((), facts, scope.patterns, covered, scope)
 
 

@@ -192,6 +192,7 @@ def verify_for_merge(repo_root: Path, task_id: str, head_sha: str) -> MergeVerif
     """
     from plangate.approval.contract import files_the_approval_covers
     from plangate.approval.holds import NOT_ANCESTOR_CODE, approval_holds_for_merge
+    from plangate.plan.scope import PLANGATE_IGNORE_FILE
     from plangate.approval.service import verify_task
     from plangate.snapshot import read_task_snapshot
 
@@ -214,9 +215,10 @@ def verify_for_merge(repo_root: Path, task_id: str, head_sha: str) -> MergeVerif
             ancestry = Ancestry("diverged", f"{head_sha[:12]} does not descend from the "
                                 "approved commit")
     bound, result = _bound_record(outcome)
-    covered = frozenset(files_the_approval_covers(
+    # As in ci check: PlanGate's ignore file is no protected change either.
+    covered = frozenset((PLANGATE_IGNORE_FILE, *files_the_approval_covers(
         task_id, tuple(snapshot.artifacts),
-        authority_verified=isinstance(outcome.facts.get("authority"), dict)))
+        authority_verified=isinstance(outcome.facts.get("authority"), dict))))
     return MergeVerification(bound, result, ancestry, covered, snapshot.artifact("plan.md"))
 
 

@@ -365,7 +365,9 @@ def read_pull_request(repo_root: Path, event: PullRequestEvent) -> tuple[PullReq
     whether it merges cleanly (the event's own flag when GitHub computed one).
 
     A base or head this repository does not hold is ``DELIVERY_PR_COMMIT_UNKNOWN``
-    (exit 1): fetch the pull request before assessing it.
+    (exit 1): fetch the pull request before assessing it. The task is read from the
+    working tree, so it must be the head, clean under ``docs/working/`` (as ``ci
+    check`` requires): else ``DELIVERY_HEAD_NOT_CHECKED_OUT`` (exit 1).
     """
     from plangate.errors import InputRejected
 
@@ -384,6 +386,22 @@ def read_pull_request(repo_root: Path, event: PullRequestEvent) -> tuple[PullReq
             ) from None
         resolved.append(full)
     base, head = resolved
+    try:
+        checked_out = git.head()
+        # The task is read from the working tree: it must hold the head's bytes.
+        dirty = git.worktree_changes(("docs/working",), ignored=True)
+    except GitError as exc:
+        raise InputRejected(exc.code, exc.message, exc.hint) from None
+    if checked_out != head or dirty:
+        where = (f"the working tree is at {checked_out[:12]}, not the head {head[:12]}"
+                 if checked_out != head else
+                 f"{len(dirty)} file(s) under docs/working/ differ from the head: "
+                 + ", ".join(dirty[:8]))
+        raise InputRejected(
+            "DELIVERY_HEAD_NOT_CHECKED_OUT", where,
+            "check out the pull request's head commit, clean, before assessing it "
+            "(actions/checkout with ref: the pull request's head sha)",
+        )
     try:
         since = git.merge_base(base, head)
         changed = git.changed_paths(since, head)

@@ -29,6 +29,7 @@ RULE_MODULES = frozenset({
     "authority/verify.py",
     "authority/wording.py", "authority/continuation.py", "authority/optout.py", "agents.py", "session/__init__.py",
     "delivery/__init__.py", "delivery/ci.py", "delivery/ci_report.py", "delivery/machine.py",
+    "delivery/pr_event.py",
     "delivery/pr_snapshot.py",
     "evaluation/__init__.py", "evaluation/independence.py", "evaluation/words.py",
     "evaluation/gate/__init__.py", "evaluation/gate/links.py", "evaluation/gate/rules.py",

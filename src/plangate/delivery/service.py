@@ -192,8 +192,8 @@ def verify_for_merge(repo_root: Path, task_id: str, head_sha: str) -> MergeVerif
     """
     from plangate.approval.contract import files_the_approval_covers
     from plangate.approval.holds import NOT_ANCESTOR_CODE, approval_holds_for_merge
-    from plangate.plan.scope import PLANGATE_IGNORE_FILE
     from plangate.approval.service import verify_task
+    from plangate.plan.scope import PLANGATE_IGNORE_FILE
     from plangate.snapshot import read_task_snapshot
 
     try:

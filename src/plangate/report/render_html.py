@@ -251,10 +251,18 @@ def _timeline(data: Timeline) -> str:
     return chart + _table(["day", *data.kinds], rows, "timeline")
 
 
+def _probes(data: Denials) -> str:
+    if not data.probes:
+        return ""
+    return (f'<p class="meta">{esc(data.probes)} hook decision(s) of plangate doctor\'s probes '
+            "are not counted as refusals.</p>")
+
+
 def _denials(data: Denials) -> str:
     if not data.rows:
-        return "<p>No hook or exec refusals in this period.</p>"
+        return "<p>No hook or exec refusals in this period.</p>" + _probes(data)
     parts = [
+        _probes(data),
         charts.bar_chart("Refusals by reason code", [(c.label, c.count) for c in data.by_code])
     ]
     parts.append(_counts_table("Top reason code", data.by_code, code=True))

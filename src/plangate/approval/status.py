@@ -2,10 +2,12 @@
 
 For every task directory under ``docs/working/`` (or only the named tasks):
 the presence gate, both evidence markers, the record kind, its decision and the
-verdict the task would get at exec (the acceptor as ``plangate c3 verify
---expected-sha HEAD`` runs it: the record must bind HEAD) with the first reason
-for that verdict; the first package or marker problem is shown beside it
-(``package_reason``), never in place of the verdict's own reason. Without a
+verdict the task gets at exec, from the one function exec, the hooks and
+``plangate report`` call (:func:`plangate.approval.holds.approval_holds`: the
+acceptor at HEAD, a HEAD that descends from the approved commit through in-scope
+commits, the scope the record approved) with the first reason for that verdict;
+the first package or marker problem is shown beside it (``package_reason``),
+never in place of the verdict's own reason. Without a
 readable HEAD (not a git repository, no commit yet) the verdict is the static
 one (``source_sha`` must name exactly one commit, not compared with HEAD). Each
 task directory is read once (one snapshot); the records' ``source_sha`` values

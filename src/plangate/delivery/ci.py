@@ -121,7 +121,7 @@ class TaskFacts(NamedTuple):
 
     ``read_error`` is set when the task directory could not be read; otherwise
     ``outcome`` is the acceptor's verdict under the ancestor policy
-    (:func:`plangate.approval.holds.holds_for_head`), ``plan`` the verified
+    (:func:`plangate.approval.holds.approval_holds_for_merge`), ``plan`` the verified
     ``plan.md`` bytes and ``artifacts`` the artifact names its verification covers.
     """
 

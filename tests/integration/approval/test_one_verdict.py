@@ -215,3 +215,20 @@ def test_all_five_refuse_a_record_without_a_scope_digest(
     save_record(unsigned_repo, record)
     commit_all(unsigned_repo, "record from before scope digests")
     assert_all(five_verdicts(unsigned_repo, tmp_path), holds=False, code="SCOPE_NOT_APPROVED")
+
+
+def test_all_five_refuse_a_commit_outside_the_scope_each_in_its_words(
+    signed_repo: Path, tmp_path: Path
+) -> None:
+    (signed_repo / "lib").mkdir()
+    (signed_repo / "lib/extra.py").write_text("x = 1\n")
+    commit_all(signed_repo, "outside the plan's scope")
+    verdicts = five_verdicts(signed_repo, tmp_path)
+    assert_all(verdicts, holds=False)
+    # One in-scope rule (plangate.plan.scope.outside_scopes), each command's own code.
+    expected = {"status": "HOOK_COMMITTED_OUTSIDE_SCOPE", "exec": "HOOK_COMMITTED_OUTSIDE_SCOPE",
+                "ci check": "CI_OUTSIDE_SCOPE", "delivery": "DELIVERY_PLAN_DEVIATION"}
+    for name, code in expected.items():
+        found = [text for text in verdicts[name].reasons if text.startswith(code)]
+        assert found and "lib/extra.py" in found[0], (name, verdicts[name].reasons)
+        assert "docs/working/" not in found[0]  # the task's own package is never outside

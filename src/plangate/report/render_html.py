@@ -96,7 +96,8 @@ def free_code(value: object) -> str:
 def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], cls: str = "") -> str:
     """A table; ``rows`` cells are already-safe markup. A table wider than the page
     scrolls sideways rather than squeezing its columns."""
-    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
+    # A header such as a ledger kind may break after an underscore, never inside a word.
+    head = "".join(f"<th>{esc(h).replace('_', '_<wbr>')}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
     attr = f' class="{esc(cls)}"' if cls else ""
     return (f'<div class="scroll"><table{attr}><thead><tr>{head}</tr></thead>'

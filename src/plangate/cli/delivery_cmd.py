@@ -45,7 +45,9 @@ def _parser() -> argparse.ArgumentParser:
         + ".",
         epilog=ASSESS_EXIT_HELP,
     )
-    assess.add_argument("task", help="task id, e.g. TASK-0001")
+    assess.add_argument("task", nargs="?",
+                        help="task id, e.g. TASK-0001; from a CI event or --base/--head it may be "
+                        "left out: the one task whose directory the pull request changes")
     assess.add_argument("--event", metavar="FILE",
                         help="the CI event of the pull request (default: the file named by "
                         "GITHUB_EVENT_PATH); the changed paths are measured with git")
@@ -141,7 +143,7 @@ def _read_snapshot(ctx: Context, name: str) -> bytes:
     return read.data
 
 
-def _assess(ctx: Context, args: argparse.Namespace, task_id: str) -> DeliveryOutcome:
+def _assess(ctx: Context, args: argparse.Namespace, task_id: str | None) -> DeliveryOutcome:
     from plangate.delivery.pr_event import parse_check
     from plangate.delivery.service import (
         PullRequestInputs,
@@ -159,6 +161,12 @@ def _assess(ctx: Context, args: argparse.Namespace, task_id: str) -> DeliveryOut
                 "--snapshot describes the whole pull request: it takes no --event, --base, "
                 "--head, --pr, --check or --dod-evaluated",
                 "give the snapshot alone, or the event and the checks",
+            )
+        if task_id is None:
+            raise UsageError(
+                "DELIVERY_TASK_UNSPECIFIED",
+                "--snapshot needs the task id",
+                "plangate delivery assess TASK-0001 --snapshot FILE --now TIME",
             )
         data = _read_snapshot(ctx, args.snapshot)
         return assess_task(repo_root, task_id, data, args.now, ctx.env)
@@ -181,11 +189,13 @@ def run(argv: list[str], ctx: Context) -> int:
         return 0
     from plangate.delivery.service import record_receipt
 
-    task_id = check_task_id(args.task)
+    task_id = check_task_id(args.task) if args.task is not None else None
     repo_root = find_repo_root(ctx.cwd)
     if args.action == "assess":
         outcome = _assess(ctx, args, task_id)
-        title = f"{task_id} delivery"
+        title = f"{outcome.result.facts.get('task_id') or task_id or 'pull request'} delivery"
+    elif task_id is None:  # receipt's task is a required argument
+        raise UsageError("DELIVERY_TASK_UNSPECIFIED", "no task id given", "name the task")
     else:
         outcome = record_receipt(
             repo_root,

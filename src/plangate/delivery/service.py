@@ -56,6 +56,7 @@ from plangate.delivery.pr_event import PullRequestEvent
 from plangate.delivery.pr_snapshot import PRSnapshot, parse_snapshot_bytes
 from plangate.errors import PlanGateError, UsageError
 from plangate.git import Git, GitError
+from plangate.layout import DELIVERY_RECORD_RELPATH, RUN_LOG_NAME, WORKING_DIR
 from plangate.records import NamedTuple
 from plangate.snapshot import check_task_id, task_dir_for
 from plangate.surfaces import ResolvedSurfaces
@@ -388,8 +389,10 @@ def read_pull_request(repo_root: Path, event: PullRequestEvent) -> tuple[PullReq
     base, head = resolved
     try:
         checked_out = git.head()
-        # The task is read from the working tree: it must hold the head's bytes.
-        dirty = git.worktree_changes(("docs/working",), ignored=True)
+        # The task is read from the working tree: it must hold the head's bytes. The logs
+        # PlanGate itself appends there (delivery records, run logs) are not read as the task.
+        dirty = [p for p in git.worktree_changes(("docs/working",), ignored=True)
+                 if not _plangate_log(p)]
     except GitError as exc:
         raise InputRejected(exc.code, exc.message, exc.hint) from None
     if checked_out != head or dirty:
@@ -415,7 +418,7 @@ def read_pull_request(repo_root: Path, event: PullRequestEvent) -> tuple[PullReq
 
 def assess_pull_request(
     repo_root: Path,
-    task_id: str,
+    task_id: str | None,
     event: PullRequestEvent,
     now: str,
     env: Mapping[str, str],
@@ -427,15 +430,19 @@ def assess_pull_request(
     The pull request's number, title, body and commits come from the event, what it
     changes from git (:func:`read_pull_request`); the snapshot the machine judges is
     built from them (:func:`plangate.delivery.pr_event.snapshot_object`) and
-    validated by the snapshot's contract.
+    validated by the snapshot's contract. Without ``task_id`` the task is the one whose
+    directory the pull request changes (:func:`pull_request_task`).
     """
     from plangate.delivery.pr_event import snapshot_object
     from plangate.delivery.pr_snapshot import parse_snapshot
 
-    check_task_id(task_id)
+    if task_id is not None:
+        check_task_id(task_id)
     check_now(now)
     inputs = inputs or PullRequestInputs()
     event, changed, mergeable = read_pull_request(repo_root, event)
+    if task_id is None:
+        task_id = pull_request_task(changed)
     obj = snapshot_object(event, task_id, changed, mergeable=mergeable, checks=inputs.checks,
                           dod_evaluated=inputs.dod_evaluated)
     snapshot = parse_snapshot(obj)
@@ -450,6 +457,40 @@ def assess_pull_request(
         },
     }
     return _assess(repo_root, task_id, snapshot, now, env, facts=facts)
+
+
+def _plangate_log(path: str) -> bool:
+    """A task's delivery record or run log: written by PlanGate, never part of the approval."""
+    parts = path.split("/")
+    if len(parts) < 4 or "/".join(parts[:2]) != WORKING_DIR:
+        return False
+    inside = "/".join(parts[3:])
+    return inside == RUN_LOG_NAME or inside.startswith(DELIVERY_RECORD_RELPATH.split("/")[0] + "/")
+
+
+def pull_request_task(changed: list[str]) -> str:
+    """The one task whose directory the pull request changes (as ``ci check`` finds its
+    tasks), or the refusal: none (``DELIVERY_PR_NO_TASK``, exit 1) or several
+    (``DELIVERY_PR_TASK_AMBIGUOUS``, exit 2: name the one to assess)."""
+    from plangate.delivery.ci import touched_tasks
+    from plangate.errors import InputRejected
+
+    tasks = touched_tasks(tuple(changed))
+    if len(tasks) == 1:
+        return tasks[0]
+    if not tasks:
+        raise InputRejected(
+            "DELIVERY_PR_NO_TASK",
+            "the pull request changes no task directory (docs/working/TASK-XXXX/): there is "
+            "no approved plan to assess it against",
+            "merge readiness is assessed for a task's pull request; name the task if its "
+            "package was merged before",
+        )
+    raise UsageError(
+        "DELIVERY_PR_TASK_AMBIGUOUS",
+        f"the pull request changes {len(tasks)} task directories: {', '.join(tasks)}",
+        "name the task to assess: plangate delivery assess TASK-XXXX ...",
+    )
 
 
 def _assess(

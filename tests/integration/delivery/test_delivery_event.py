@@ -51,9 +51,10 @@ def pr_repo(git_repo: Path, tmp_path: Path) -> Path:
     return git_repo
 
 
-def pull_request_event(repo: Path, *, review: str | None = None, **pull: Any) -> dict[str, Any]:
+def pull_request_event(repo: Path, *, review: str | None = None, feature: str = "feature",
+                       **pull: Any) -> dict[str, Any]:
     """The event GitHub writes for the pull request feature -> main (a review when asked)."""
-    head = git(repo, "rev-parse", "feature")
+    head = git(repo, "rev-parse", feature)
     body: dict[str, Any] = {
         "number": 7,
         "title": "TASK-0001: greet",
@@ -70,7 +71,7 @@ def pull_request_event(repo: Path, *, review: str | None = None, **pull: Any) ->
 
 
 def assess(repo: Path, *args: str, event: dict[str, Any] | bytes | None = None,
-           name: str | None = None) -> CliResult:
+           name: str | None = None, task: str | None = TASK) -> CliResult:
     """``delivery assess TASK ... --json`` with the event where GitHub puts it."""
     env = {"HOME": str(repo.parent)}
     if event is not None:
@@ -79,7 +80,8 @@ def assess(repo: Path, *args: str, event: dict[str, Any] | bytes | None = None,
         env["GITHUB_EVENT_PATH"] = str(path)
     if name is not None:
         env["GITHUB_EVENT_NAME"] = name
-    return run_cli_in(repo, "delivery", "assess", TASK, *args, "--now", NOW, "--json", env=env)
+    named = (task,) if task is not None else ()
+    return run_cli_in(repo, "delivery", "assess", *named, *args, "--now", NOW, "--json", env=env)
 
 
 def record_rows(repo: Path) -> list[str]:
@@ -228,3 +230,37 @@ def test_a_working_tree_that_is_not_the_head_is_refused(pr_repo: Path) -> None:
     _refused(assess(pr_repo, event=pull_request_event(pr_repo)),
              "DELIVERY_HEAD_NOT_CHECKED_OUT", 1)
     assert record_rows(pr_repo) == []
+
+
+def test_without_a_task_id_the_task_is_the_one_the_pull_request_changes(pr_repo: Path) -> None:
+    result = assess(pr_repo, "--check", "tests=success", "--dod-evaluated", task=None,
+                    event=pull_request_event(pr_repo, review="approved"))
+    doc = json.loads(result.out)
+    assert (result.code, doc["verdict"]) == (0, "MERGE_READY"), doc["reasons"]
+    assert doc["facts"]["task_id"] == TASK
+    human = run_cli_in(pr_repo, "delivery", "assess", "--base", "main", "--head", "feature",
+                       "--pr", "7", "--now", NOW)
+    assert human.out.startswith(f"{TASK} delivery: "), human.out
+
+
+def test_without_a_task_id_a_pull_request_without_a_task_is_refused(git_repo: Path) -> None:
+    define_surfaces(git_repo)
+    git(git_repo, "checkout", "-q", "-b", "readme")
+    (git_repo / "README.md").write_text("# fixed typo\n")
+    commit_all(git_repo, "readme")
+    head = git(git_repo, "rev-parse", "HEAD")
+    event = pull_request_event(git_repo, feature=head, head={"ref": "readme", "sha": head})
+    _refused(assess(git_repo, task=None, event=event), "DELIVERY_PR_NO_TASK", 1)
+
+
+def test_without_a_task_id_several_tasks_are_ambiguous(pr_repo: Path) -> None:
+    make_task(pr_repo, "TASK-0002")  # committed on feature: the pull request changes both
+    _refused(assess(pr_repo, task=None, event=pull_request_event(pr_repo)),
+             "DELIVERY_PR_TASK_AMBIGUOUS", 2)
+    assert record_rows(pr_repo) == []
+
+
+def test_a_snapshot_needs_the_task_id(pr_repo: Path) -> None:
+    path = pr_repo.parent / "snap.json"
+    path.write_text("{}")
+    _refused(assess(pr_repo, "--snapshot", str(path), task=None), "DELIVERY_TASK_UNSPECIFIED", 2)

@@ -264,3 +264,25 @@ def test_a_snapshot_needs_the_task_id(pr_repo: Path) -> None:
     path = pr_repo.parent / "snap.json"
     path.write_text("{}")
     _refused(assess(pr_repo, "--snapshot", str(path), task=None), "DELIVERY_TASK_UNSPECIFIED", 2)
+
+
+def test_a_configured_merge_driver_is_never_run_to_measure_mergeability(
+    pr_repo: Path,
+) -> None:
+    marker = pr_repo.parent / "driver-ran"
+    git(pr_repo, "config", "merge.evil.driver", f"touch {marker}; false")
+    # main selects the driver and changes the file the pull request changes: a merge runs it.
+    other = pr_repo.parent / "main-worktree"
+    git(pr_repo, "worktree", "add", "-q", str(other), "main")
+    (other / ".gitattributes").write_text("* merge=evil\n")
+    (other / "src").mkdir(exist_ok=True)
+    (other / "src/app.py").write_text("def greet():\n    return 'hello'\n")
+    commit_all(other, "attributes pick the driver")
+    git(pr_repo, "worktree", "remove", str(other))
+    result = assess(pr_repo, "--check", "tests=success",
+                    event=pull_request_event(pr_repo, review="approved"))
+    doc = json.loads(result.out)
+    assert not marker.exists()
+    # Unknown is never mergeable: the pull request waits in CONFLICT.
+    assert (doc["verdict"], doc["reasons"][0]["code"]) == ("CONFLICT", "DELIVERY_CONFLICT")
+    assert "UNKNOWN" in doc["reasons"][0]["message"]

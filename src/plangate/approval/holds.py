@@ -111,6 +111,7 @@ def approval_holds_for_merge(
 NOT_ANCESTOR_CODE = _NOT_RELATED_CODE[ANCESTOR]
 """The code of :data:`ANCESTOR`'s one rejection that is about history, not the record."""
 
+
 def _scope_approved(result: Result, scope: TaskScope | tuple[str, ...] | None) -> Result:
     """``result``, or a rejection when the scope the caller enforces is not the approved one.
 

@@ -52,31 +52,3 @@ LEGACY_REQUIRED_KEYS: tuple[str, ...] = (
 LEGACY_OPTIONAL_KEYS: tuple[str, ...] = ("conditions", "rejection_reason", "source", "gate_checks")
 LEGACY_SOURCES: tuple[str, ...] = ("cli", "conversation")
 
-
-SIGNED_FILES: tuple[str, ...] = (
-    "approvals/c3.json.sig", "approvals/review-c1.json", "approvals/review-c1.json.sig",
-    "approvals/review-c2.json", "approvals/review-c2.json.sig",
-)
-"""A task's signature and statement files, covered once its authority verified."""
-
-CONTINUATION_FILES: tuple[str, ...] = (
-    "approvals/continuation.json", "approvals/continuation.json.sig",
-)
-"""A task's continuation statement: judged by ``ci check``'s freshness row, never a change."""
-
-
-def files_the_approval_covers(
-    task_id: str, artifacts: tuple[str, ...], *, authority_verified: bool
-) -> tuple[str, ...]:
-    """The task's own files that its accepted verification covers (pure).
-
-    The record, the ``artifacts`` the verification hashed and, when it verified the
-    task's authority (signatures required), its signature and statement files.
-    ``ci check`` and ``delivery assess`` do not count them as protected-surface
-    changes: the verification is their review.
-    """
-    prefix = f"docs/working/{task_id}/"
-    covered = (f"{prefix}approvals/c3.json", *(f"{prefix}{name}" for name in artifacts))
-    if authority_verified:
-        covered += tuple(f"{prefix}{rel}" for rel in (*SIGNED_FILES, *CONTINUATION_FILES))
-    return covered

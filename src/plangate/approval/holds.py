@@ -28,7 +28,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from plangate.plan.scope import TaskScope, check_scope_binding, derive_scope, outside_scopes
+from plangate.plan.scope import (
+    TaskScope,
+    check_scope_binding,
+    derive_scope,
+    is_plangate_ignore_file,
+    outside_scopes,
+)
 from plangate.snapshot import TaskSnapshot
 from plangate.verdict import Reason, Result
 
@@ -220,7 +226,8 @@ def _descendant_in_scope(
         scope = TaskScope(scope)
     if scope is None or not scope.defined:
         return _rejected("HOOK_SCOPE_UNDEFINED", "the task's scope cannot be derived", "", static)
-    outside = outside_scopes(committed, {snapshot.task_id: scope})
+    outside = outside_scopes(committed, {snapshot.task_id: scope},
+                             exempt=is_plangate_ignore_file)
     if outside:
         return _rejected(
             "HOOK_COMMITTED_OUTSIDE_SCOPE",

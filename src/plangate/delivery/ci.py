@@ -63,7 +63,6 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from plangate.approval.contract import files_the_approval_covers
 from plangate.authority.wording import signers_of
 from plangate.paths import match_any
 from plangate.plan.scope import (
@@ -164,6 +163,13 @@ def touched_tasks(changed: tuple[str, ...]) -> list[str]:
     return sorted({m.group(1) for p in changed if (m := TASK_PATH_RE.fullmatch(p))})
 
 
+SIGNED_FILES = ("approvals/c3.json.sig", "approvals/review-c1.json",
+                "approvals/review-c1.json.sig", "approvals/review-c2.json",
+                "approvals/review-c2.json.sig")
+"""A task's signature and statement files, covered once its authority verified."""
+
+CONTINUATION_FILES = ("approvals/continuation.json", "approvals/continuation.json.sig")
+"""A task's continuation statement: judged by ``approvals_fresh``, never a scope change."""
 
 
 class _TaskJudgement(NamedTuple):
@@ -215,9 +221,11 @@ def _judge_task(task: TaskFacts) -> _TaskJudgement:
     facts["allowed_paths"] = list(scope.patterns)
     if scope.denied:
         facts["denied_paths"] = list(scope.denied)
-    covered = files_the_approval_covers(  # verified signatures and statements too
-        task_id, task.artifacts,
-        authority_verified=isinstance(outcome.facts.get("authority"), dict))
+    covered = (f"docs/working/{task_id}/approvals/c3.json",
+               *(f"docs/working/{task_id}/{name}" for name in task.artifacts))
+    if isinstance(outcome.facts.get("authority"), dict):  # verified signatures and statements
+        covered += tuple(f"docs/working/{task_id}/{rel}" for rel in SIGNED_FILES)
+        covered += tuple(f"docs/working/{task_id}/{rel}" for rel in CONTINUATION_FILES)
     return _TaskJudgement((), facts, scope.patterns, covered, scope)
 
 
@@ -276,11 +284,11 @@ class Case:
         A path the plan of any touched task says not to touch is outside too,
         whatever another pattern allows.
         """
+        # The one in-scope rule (exec's commits since approval and delivery use it too).
         undefined = TaskScope(None)  # a task that did not verify lends no scope
-        return outside_scopes(self.facts.changed, {
-            task_id: j.scope if j.scope is not None else undefined
-            for task_id, j in self.tasks.items()
-        })
+        scopes = {task_id: j.scope if j.scope is not None else undefined
+                  for task_id, j in self.tasks.items()}
+        return outside_scopes(self.facts.changed, scopes, exempt=self.covered.__contains__)
 
     @cached_property
     def protected(self) -> list[str]:
@@ -520,3 +528,13 @@ def decide(facts: PullRequestFacts) -> Result:
     verdict = next((v for v in _STRICTNESS if any(r.verdict == v for r, _ in failed)), ACCEPTED)
     reasons = tuple(reason for _, found in failed for reason in found)
     return Result(verdict, reasons, _facts_json(case))
+
+
+def covered_changes(changed: tuple[str, ...], tasks: tuple[TaskFacts, ...]) -> frozenset[str]:
+    """The changed paths that are no protected-surface change and no scope change of
+    ``tasks`` (:attr:`Case.covered`): what their verification covers and PlanGate's own.
+
+    ``delivery assess`` asks this of its one task, so that merge readiness and ``ci check``
+    never disagree on a task's own files.
+    """
+    return frozenset(Case(PullRequestFacts("", "", "", changed, tasks=tasks)).covered)

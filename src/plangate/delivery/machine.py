@@ -239,7 +239,8 @@ class Case:
     surfaces: ResolvedSurfaces
     completed: int
     covered: frozenset[str] = frozenset()
-    """The task's own files its verified approval covers (never a protected change)."""
+    """What ``ci check`` counts as no change of the task's: the files its verified approval
+    covers and PlanGate's own (:func:`plangate.delivery.ci.covered_changes`)."""
 
     @cached_property
     def judged_files(self) -> tuple[str, ...]:
@@ -330,7 +331,8 @@ def _plan_deviation(case: Case) -> Outcome | None:
     # (its Plan Package, approvals) is the task, never a deviation from it.
     scope = TaskScope(patterns, None, case.scope.denied)
     canonical = [p for p in snapshot.changed_files if p not in bad]
-    outside = outside_scopes(canonical, {snapshot.task_id: scope})
+    outside = outside_scopes(canonical, {snapshot.task_id: scope},
+                             exempt=case.covered.__contains__)
     if outside:
         reasons.append(_reason(
             "DELIVERY_PLAN_DEVIATION",
@@ -779,8 +781,9 @@ def assess(
     same observation, an ``intent`` per requested action not yet intended, and
     a ``merge_ready`` entry when terminal. Assessing the same snapshot against
     a record that already holds these entries yields no new entries. ``covered``
-    (:func:`plangate.approval.holds.files_the_approval_covers`) are the task's own
-    files its verification covers: no protected-surface change, as in ``ci check``.
+    (:func:`plangate.delivery.ci.covered_changes`) are the files its verification
+    covers and PlanGate's own: no protected-surface change and no deviation, as in
+    ``ci check``.
     """
     case = Case(
         snapshot, entries, scope, ancestry, surfaces,

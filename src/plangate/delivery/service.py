@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from plangate.canonical import is_digest, sha256_digest
+from plangate.delivery.ci import TaskFacts, covered_changes
 from plangate.delivery.log import (
     Anchor,
     DeliveryLog,
@@ -174,13 +175,13 @@ def head_commit(repo_root: Path, head_sha: str) -> Ancestry | None:
 
 
 class MergeVerification(NamedTuple):
-    """The record's verdict for merging a head, the bound fields, ancestry and covered files."""
+    """The record's verdict for merging a head, the bound fields, ancestry, and the task as
+    ``ci check`` judges it (its verified ``plan.md`` and artifacts)."""
 
     bound: BoundRecord | None
     result: Result
     ancestry: Ancestry
-    covered: frozenset[str] = frozenset()
-    plan: bytes | None = None
+    task: TaskFacts | None = None
 
 
 def verify_for_merge(repo_root: Path, task_id: str, head_sha: str) -> MergeVerification:
@@ -191,10 +192,8 @@ def verify_for_merge(repo_root: Path, task_id: str, head_sha: str) -> MergeVerif
     record here: delivery escalates it (``ancestry_fail``). A head git cannot name is
     an unmeasurable ancestry, judged with the record's static verification.
     """
-    from plangate.approval.contract import files_the_approval_covers
     from plangate.approval.holds import NOT_ANCESTOR_CODE, approval_holds_for_merge
     from plangate.approval.service import verify_task
-    from plangate.plan.scope import PLANGATE_IGNORE_FILE
     from plangate.snapshot import read_task_snapshot
 
     try:
@@ -216,11 +215,9 @@ def verify_for_merge(repo_root: Path, task_id: str, head_sha: str) -> MergeVerif
             ancestry = Ancestry("diverged", f"{head_sha[:12]} does not descend from the "
                                 "approved commit")
     bound, result = _bound_record(outcome)
-    # As in ci check: PlanGate's ignore file is no protected change either.
-    covered = frozenset((PLANGATE_IGNORE_FILE, *files_the_approval_covers(
-        task_id, tuple(snapshot.artifacts),
-        authority_verified=isinstance(outcome.facts.get("authority"), dict))))
-    return MergeVerification(bound, result, ancestry, covered, snapshot.artifact("plan.md"))
+    task = TaskFacts(task_id, None, outcome, snapshot.artifact("plan.md"),
+                     tuple(snapshot.artifacts))
+    return MergeVerification(bound, result, ancestry, task)
 
 
 def protection_at(repo_root: Path, source_sha: str) -> ResolvedSurfaces:
@@ -510,7 +507,8 @@ def _assess(
         return DeliveryOutcome(verified.result, int(ExitCode.REJECTED))
     if snapshot.task_id != task_id:
         return _rejected([_task_mismatch(snapshot, task_id)], facts)
-    scope = approved_scope(verified.plan, verified.result.facts.get("record"))
+    task = verified.task
+    scope = approved_scope(task.plan if task else None, verified.result.facts.get("record"))
     if isinstance(scope, Reason):
         return _rejected([scope], facts)
     surfaces = protection_at(repo_root, bound.source_sha)
@@ -529,7 +527,7 @@ def _assess(
                 ancestry=verified.ancestry,
                 record=bound,
                 surfaces=surfaces,
-                covered=verified.covered,
+                covered=covered_changes(snapshot.changed_files, (task,) if task else ()),
             )
             rows = seal_entries(assessment.new_entries, prev=judged.last_entry_id, at=now)
             refusal = _write_rows(

@@ -11,7 +11,7 @@ says not to touch is refused even when an allowed pattern covers it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 
 from plangate.canonical import digest, is_digest
@@ -100,25 +100,34 @@ def belongs_to_task(path: str, task_ids: Iterable[str]) -> bool:
     return any(path.startswith(task_directory(task_id)) for task_id in task_ids)
 
 
-def outside_scopes(paths: Iterable[str], scopes: Mapping[str, TaskScope]) -> list[str]:
+def outside_scopes(
+    paths: Iterable[str], scopes: Mapping[str, TaskScope],
+    *, exempt: Callable[[str], bool] = lambda _path: False,
+) -> list[str]:
     """The changed ``paths`` that the tasks of ``scopes`` (task id -> scope) may not change (pure).
 
     The one answer to "is this changed path in scope" for ``ci check``, exec, the
     hooks (commits since the approved commit) and ``delivery assess``. A path is
     inside when it lies in one of the tasks' own directories
-    (:func:`belongs_to_task`), when it is PlanGate's ignore file, or when at least
-    one task's scope allows it and no task's scope denies it. An undefined scope
-    allows nothing; with no scope at all, every other path is outside.
+    (:func:`belongs_to_task`), when the caller ``exempt``-s it (files the tasks'
+    verification covers, PlanGate's own files), or when at least one task's scope
+    allows it and no task's scope denies it. An undefined scope allows nothing; with
+    no scope at all, every other path is outside.
     """
     defined = [scope for scope in scopes.values() if scope.defined]
     out: list[str] = []
     for path in paths:
-        if path == PLANGATE_IGNORE_FILE or belongs_to_task(path, scopes):
+        if belongs_to_task(path, scopes) or exempt(path):
             continue
         allowed = any(scope.allows(path) for scope in defined)
         if not allowed or any(scope.denies(path) is not None for scope in defined):
             out.append(path)
     return out
+
+
+def is_plangate_ignore_file(path: str) -> bool:
+    """PlanGate's own ignore file (:data:`PLANGATE_IGNORE_FILE`): never a task's change."""
+    return path == PLANGATE_IGNORE_FILE
 
 
 def _undefined(message: str) -> TaskScope:

@@ -1425,14 +1425,14 @@ def test_another_tasks_plan_package_is_a_plan_deviation():
     assert outcome.reasons[0].evidence == ("docs/working/TASK-0002/plan.md",)
 
 
-def test_the_files_the_approval_covers_are_no_protected_surface_change():
-    changed = ["src/app/hello.py", *PACKAGE]
-    covered = frozenset(PACKAGE)
+def test_the_files_ci_check_covers_are_no_protected_surface_change_nor_deviation():
+    changed = ["src/app/hello.py", ".plangate/.gitignore", *PACKAGE]
+    covered = frozenset((*PACKAGE, ".plangate/.gitignore"))
     outcome = assess(parse_snapshot(snap(changed_files=changed)), (), scope=SCOPE,
                      ancestry=DESCENDS, record=RECORD, surfaces=SURFACES, covered=covered)
     assert outcome.state == "MERGE_READY"
     # Not covered (not verified by the approval): the approvals surface escalates.
-    uncovered = run(snap(changed_files=changed))
+    uncovered = run(snap(changed_files=[p for p in changed if p.startswith(("src/", "docs/"))]))
     assert (uncovered.rule, uncovered.state) == ("protected_surface", "HUMAN_ESCALATED")
     assert uncovered.reasons[0].evidence == ("docs/working/TASK-0001/approvals/c3.json "
                                              "(approval: **/approvals/**)",)

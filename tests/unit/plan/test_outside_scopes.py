@@ -6,6 +6,7 @@ from plangate.plan.scope import (
     PLANGATE_IGNORE_FILE,
     TaskScope,
     belongs_to_task,
+    is_plangate_ignore_file,
     outside_scopes,
     task_directory,
 )
@@ -32,10 +33,12 @@ def test_a_directory_whose_name_only_starts_like_the_task_is_outside() -> None:
     assert outside_scopes([path], {"TASK-0001": APP}) == [path]
 
 
-def test_plangates_ignore_file_is_plangates_own() -> None:
-    assert outside_scopes([PLANGATE_IGNORE_FILE, ".plangate/tools.toml"], {"TASK-0001": APP}) == [
+def test_what_the_caller_exempts_is_inside_and_nothing_else() -> None:
+    paths = [PLANGATE_IGNORE_FILE, ".plangate/tools.toml"]
+    assert outside_scopes(paths, {"TASK-0001": APP}, exempt=is_plangate_ignore_file) == [
         ".plangate/tools.toml"
     ]
+    assert outside_scopes(paths, {"TASK-0001": APP}) == paths  # no exemption of its own
 
 
 def test_allowed_by_one_scope_and_denied_by_another_is_outside() -> None:
@@ -56,8 +59,9 @@ def test_an_undefined_scope_allows_nothing_but_its_own_directory() -> None:
     assert outside_scopes(paths, {"TASK-0003": UNDEFINED}) == ["src/app/x.py"]
 
 
-def test_without_any_task_every_path_but_plangates_own_is_outside() -> None:
-    assert outside_scopes(["README.md", PLANGATE_IGNORE_FILE], {}) == ["README.md"]
+def test_without_any_task_every_path_not_exempted_is_outside() -> None:
+    assert outside_scopes(["README.md", PLANGATE_IGNORE_FILE], {},
+                          exempt=is_plangate_ignore_file) == ["README.md"]
 
 
 def test_task_directory_is_under_docs_working() -> None:

@@ -65,13 +65,7 @@ from typing import TYPE_CHECKING, Any
 
 from plangate.authority.wording import signers_of
 from plangate.paths import match_any
-from plangate.plan.scope import (
-    PLANGATE_IGNORE_FILE,
-    TaskScope,
-    check_scope_binding,
-    derive_scope,
-    outside_scopes,
-)
+from plangate.plan.scope import TaskScope, check_scope_binding, derive_scope, outside_scopes
 from plangate.records import NamedTuple
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import Reason, Result
@@ -104,7 +98,7 @@ ADOPTION_PATHS: tuple[str, ...] = (
 """What a pull request adopting PlanGate may change: the surfaces, the tool policy, the
 trust root, ignore files, hook configuration and CI workflows (``**`` any depth)."""
 
-ALWAYS_COVERED = PLANGATE_IGNORE_FILE
+ALWAYS_COVERED = ".plangate/.gitignore"
 """PlanGate's own ignore file: it can only ignore files inside ``.plangate/``."""
 
 REJECTED = "REJECTED"
@@ -506,6 +500,16 @@ def _facts_json(case: Case) -> dict[str, Any]:
     return out
 
 
+def covered_changes(changed: tuple[str, ...], tasks: tuple[TaskFacts, ...]) -> frozenset[str]:
+    """The changed paths that are no protected-surface change and no scope change of
+    ``tasks`` (:attr:`Case.covered`): what their verification covers and PlanGate's own.
+
+    ``delivery assess`` asks this of its one task, so that merge readiness and ``ci check``
+    never disagree on a task's own files.
+    """
+    return frozenset(Case(PullRequestFacts("", "", "", changed, tasks=tasks)).covered)
+
+
 def _continued_by(case: Case, task_id: str) -> str | None:
     from plangate.authority.verify import Verified
 
@@ -529,12 +533,3 @@ def decide(facts: PullRequestFacts) -> Result:
     reasons = tuple(reason for _, found in failed for reason in found)
     return Result(verdict, reasons, _facts_json(case))
 
-
-def covered_changes(changed: tuple[str, ...], tasks: tuple[TaskFacts, ...]) -> frozenset[str]:
-    """The changed paths that are no protected-surface change and no scope change of
-    ``tasks`` (:attr:`Case.covered`): what their verification covers and PlanGate's own.
-
-    ``delivery assess`` asks this of its one task, so that merge readiness and ``ci check``
-    never disagree on a task's own files.
-    """
-    return frozenset(Case(PullRequestFacts("", "", "", changed, tasks=tasks)).covered)

@@ -43,7 +43,7 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
     the check (exit 1). A working tree that differs from the head under
     ``docs/working/`` is reported instead of read.
     """
-    from plangate.approval.holds import approval_holds_for_merge
+    from plangate.approval.holds import ANCESTOR, holds_for_head
     from plangate.authority.consumer import read_continuation
     from plangate.authority.trustpaths import TRUST_FILES
     from plangate.errors import InputRejected
@@ -93,7 +93,7 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
         except InputRejected as exc:
             tasks.append(TaskFacts(task_id, read_error=Reason(exc.code, exc.message, exc.hint)))
             continue
-        outcome = approval_holds_for_merge(root, snapshot, head, trust=trust)
+        outcome = holds_for_head(root, snapshot, head, policy=ANCESTOR, trust=trust)
         tasks.append(TaskFacts(task_id, None, outcome, snapshot.artifact("plan.md"),
                                tuple(snapshot.artifacts)))
         source = outcome.facts.get("source_sha_full")

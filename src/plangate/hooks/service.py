@@ -180,7 +180,7 @@ def load_surfaces(root: str) -> tuple[ResolvedSurfaces | None, str]:
 
 def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
     """Verify the task's record against HEAD and read its allowed paths from the same bytes."""
-    from plangate.approval.holds import approval_holds
+    from plangate.approval.holds import DESCENDANT_IN_SCOPE, holds_for_head
     from plangate.plan.scope import derive_scope
     from plangate.snapshot import read_task_snapshot, task_dir_for
 
@@ -194,7 +194,7 @@ def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
     scope_problem = scope.problem_text
     # While an agent works, it may commit in-scope work: HEAD may descend from
     # the approved commit through in-scope commits.
-    outcome = approval_holds(Path(root), snapshot, head)
+    outcome = holds_for_head(Path(root), snapshot, head, policy=DESCENDANT_IN_SCOPE, scope=scope)
     first = outcome.reasons[0].message if outcome.reasons else ""
     return TaskFacts(
         task_id=task_id,

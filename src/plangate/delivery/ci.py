@@ -532,4 +532,3 @@ def decide(facts: PullRequestFacts) -> Result:
     verdict = next((v for v in _STRICTNESS if any(r.verdict == v for r, _ in failed)), ACCEPTED)
     reasons = tuple(reason for _, found in failed for reason in found)
     return Result(verdict, reasons, _facts_json(case))
-

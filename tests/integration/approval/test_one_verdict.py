@@ -232,3 +232,24 @@ def test_all_five_refuse_a_commit_outside_the_scope_each_in_its_words(
         found = [text for text in verdicts[name].reasons if text.startswith(code)]
         assert found and "lib/extra.py" in found[0], (name, verdicts[name].reasons)
         assert "docs/working/" not in found[0]  # the task's own package is never outside
+
+
+def test_at_the_approved_commit_itself_report_status_and_exec_agree_on_the_scope_digest(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    # The record is not committed: HEAD is the approved commit (no pull request yet).
+    make_task(git_repo, TASK, commit=False)
+    commit_all(git_repo, "plan")
+    result = run_cli_in(git_repo, "c3", "issue", TASK, "--target-sha",
+                        git(git_repo, "rev-parse", "HEAD"), "--reviewers",
+                        str(_reviewers(tmp_path)), "--decision", "AUTO_APPROVED",
+                        "--policy-ref", "plangate-arbiter@v1")
+    assert result.code == 0, result.out + result.err
+    local = {"report": lambda: _report(git_repo, tmp_path / "report.md"),
+             "status": lambda: _status(git_repo), "exec": lambda: _exec(git_repo)}
+    assert_all({name: run() for name, run in local.items()}, holds=True)
+    record = load_record(git_repo)
+    del record["scope_digest"]
+    save_record(git_repo, record)
+    assert_all({name: run() for name, run in local.items()}, holds=False,
+               code="SCOPE_NOT_APPROVED")

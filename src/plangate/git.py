@@ -94,7 +94,8 @@ class GitError(EnvironmentFailure):
 
 WORKTREE_COMMANDS = frozenset((
     "add", "am", "apply", "checkout", "checkout-index", "cherry-pick", "commit", "diff",
-    "hash-object", "merge", "read-tree", "rebase", "reset", "restore", "revert", "stash",
+    "hash-object", "merge", "merge-tree", "read-tree", "rebase", "reset", "restore", "revert",
+    "stash",
     "status", "switch", "update-index", "worktree",
 ))
 """git commands that may read or write the working tree, and so run filter drivers:
@@ -713,6 +714,29 @@ class Git:
             f"{one[:12]} and {two[:12]} have {detail}",
             "merge the base branch into the pull request so that one merge base remains",
         )
+
+    def merges_cleanly(self, base: str, head: str) -> bool | None:
+        """Would merging ``head`` into ``base`` succeed without a conflict? None: unknown.
+
+        ``git merge-tree --write-tree`` (git 2.38 and later) merges in memory: the
+        working tree, the index and the refs are left as they are, and filter drivers
+        are off. A merge driver is a program the configuration names and the merged
+        ``.gitattributes`` may select: with one configured, nothing is run and the
+        answer is None. An older git, or any other failure, is None (unknown), never a
+        clean merge.
+        """
+        drivers = self._call(
+            ["config", "--null", "--name-only", "--get-regexp", r"^merge\..*\.driver$"],
+            ok_codes=(0, 1),
+        ).stdout
+        if drivers.strip(b"\0"):
+            return None
+        try:
+            proc = self._call(["merge-tree", "--write-tree", "--no-messages", base, head],
+                              ok_codes=(0, 1))
+        except GitError:
+            return None
+        return proc.returncode == 0
 
     def ls_tree(self, commit: str, paths: list[str] | None = None) -> list[TreeEntry]:
         """Recursive ``ls-tree`` of ``commit`` (optionally limited to ``paths``)."""

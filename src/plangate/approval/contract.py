@@ -51,3 +51,4 @@ LEGACY_REQUIRED_KEYS: tuple[str, ...] = (
 )
 LEGACY_OPTIONAL_KEYS: tuple[str, ...] = ("conditions", "rejection_reason", "source", "gate_checks")
 LEGACY_SOURCES: tuple[str, ...] = ("cli", "conversation")
+

@@ -1,16 +1,22 @@
 """Does an approval hold for this HEAD? One function, three named policies.
 
 The record binds one commit (``source_sha``). Where that commit must stand in
-relation to the commit being judged depends on who asks, and each caller names
-its policy at the call site so a reader sees all three side by side:
+relation to the commit being judged depends on who asks:
 
 - :data:`EQUAL`: HEAD is the approved commit itself.
-- :data:`DESCENDANT_IN_SCOPE` (exec, task sessions and the hooks): HEAD is the
-  approved commit, or descends from it through commits that changed only paths
-  inside the task's scope or its own task directory.
-- :data:`ANCESTOR` (``ci check``): the approved commit is an ancestor of the
-  head being merged; what the pull request changed is judged separately against
-  the scope and the protected surfaces.
+- :data:`DESCENDANT_IN_SCOPE`: HEAD is the approved commit, or descends from it
+  through commits that changed only the task's own directory, PlanGate's ignore
+  file and paths inside the task's scope
+  (:func:`plangate.plan.scope.outside_scopes`).
+- :data:`ANCESTOR`: the approved commit is an ancestor of the head being merged;
+  what the pull request changed is judged separately against the scope and the
+  protected surfaces.
+
+Two named entry points give every command the same answer to the same question:
+:func:`approval_holds` ("may the task work at HEAD now": exec, the hooks,
+``plangate status`` and ``plangate report``) and :func:`approval_holds_for_merge`
+("may this head be merged under the approval": ``ci check`` and ``delivery
+assess``).
 
 Every policy first runs the acceptor on the record's own bindings; anything it
 rejects is rejected whatever the policy. Anything git cannot measure is a
@@ -22,7 +28,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from plangate.plan.scope import TaskScope, check_scope_binding
+from plangate.plan.scope import (
+    TaskScope,
+    check_scope_binding,
+    derive_scope,
+    is_plangate_ignore_file,
+    outside_scopes,
+)
 from plangate.snapshot import TaskSnapshot
 from plangate.verdict import Reason, Result
 
@@ -66,6 +78,44 @@ def holds_for_head(
     if policy == EQUAL or exact.accepted or exact.codes != ("C3_SOURCE_SHA_MISMATCH",):
         return _scope_approved(exact, scope)
     return _scope_approved(_descendant_in_scope(repo_root, snapshot, head, scope, trust), scope)
+
+
+def approval_holds(
+    repo_root: Path, snapshot: TaskSnapshot, head: str, *,
+    trust: TrustRoot | str | None = "local",
+) -> Result:
+    """Does the task's approval hold at ``head`` now? The one verdict of exec, the hooks,
+    ``plangate status`` and ``plangate report``.
+
+    :data:`DESCENDANT_IN_SCOPE` with the scope derived from the snapshot's own
+    ``plan.md`` bytes: HEAD is the approved commit, or descends from it through
+    commits that changed only the task's own directory, PlanGate's ignore file and
+    paths inside the scope (:func:`plangate.plan.scope.outside_scopes`); the record
+    must carry that scope's digest.
+    """
+    scope = derive_scope(snapshot.artifact("plan.md"))
+    return holds_for_head(repo_root, snapshot, head, policy=DESCENDANT_IN_SCOPE, scope=scope,
+                          trust=trust)
+
+
+def approval_holds_for_merge(
+    repo_root: Path, snapshot: TaskSnapshot, head: str, *,
+    trust: TrustRoot | str | None = "local",
+) -> Result:
+    """Does the task's approval hold for merging ``head``? The verdict of ``ci check``
+    and ``delivery assess``.
+
+    :data:`ANCESTOR`: the approved commit is an ancestor of ``head`` (what the pull
+    request changed is judged against the scope separately, with
+    :func:`plangate.plan.scope.outside_scopes`). The scope binding is judged by the
+    caller with :func:`plangate.plan.scope.check_scope_binding`, so that it can name
+    the task in its own words.
+    """
+    return holds_for_head(repo_root, snapshot, head, policy=ANCESTOR, trust=trust)
+
+
+NOT_ANCESTOR_CODE = _NOT_RELATED_CODE[ANCESTOR]
+"""The code of :data:`ANCESTOR`'s one rejection that is about history, not the record."""
 
 
 def _scope_approved(result: Result, scope: TaskScope | tuple[str, ...] | None) -> Result:
@@ -176,8 +226,8 @@ def _descendant_in_scope(
         scope = TaskScope(scope)
     if scope is None or not scope.defined:
         return _rejected("HOOK_SCOPE_UNDEFINED", "the task's scope cannot be derived", "", static)
-    task_prefix = f"docs/working/{snapshot.task_id}/"
-    outside = [p for p in committed if not p.startswith(task_prefix) and not scope.allows(p)]
+    outside = outside_scopes(committed, {snapshot.task_id: scope},
+                             exempt=is_plangate_ignore_file)
     if outside:
         return _rejected(
             "HOOK_COMMITTED_OUTSIDE_SCOPE",

@@ -2,10 +2,12 @@
 
 For every task directory under ``docs/working/`` (or only the named tasks):
 the presence gate, both evidence markers, the record kind, its decision and the
-verdict the task would get at exec (the acceptor as ``plangate c3 verify
---expected-sha HEAD`` runs it: the record must bind HEAD) with the first reason
-for that verdict; the first package or marker problem is shown beside it
-(``package_reason``), never in place of the verdict's own reason. Without a
+verdict the task gets at exec, from the one function exec, the hooks and
+``plangate report`` call (:func:`plangate.approval.holds.approval_holds`: the
+acceptor at HEAD, a HEAD that descends from the approved commit through in-scope
+commits, the scope the record approved) with the first reason for that verdict;
+the first package or marker problem is shown beside it (``package_reason``),
+never in place of the verdict's own reason. Without a
 readable HEAD (not a git repository, no commit yet) the verdict is the static
 one (``source_sha`` must name exactly one commit, not compared with HEAD). Each
 task directory is read once (one snapshot); the records' ``source_sha`` values
@@ -319,27 +321,37 @@ def _row(
             problem = Reason(exc.code, exc.message, exc.hint)
             return _refused(task_row(snap, source, parsed=parsed, head=head), problem)
     row = task_row(snap, source, parsed=parsed, head=head, authority=authority)
-    return _as_exec(root, snap, head, row, trust)
+    return _as_exec(root, snap, head, row, trust=trust, parsed=parsed)
 
 
 def _as_exec(
-    root: Path, snap: TaskSnapshot, head: str | None, row: dict[str, Any], trust: TrustState
+    root: Path, snap: TaskSnapshot, head: str | None, row: dict[str, Any], *,
+    trust: TrustState, parsed: ParsedRecord | None,
 ) -> dict[str, Any]:
-    """The row with exec's own verdict: when the record binds another commit than HEAD,
-    exec (and the hooks) still accept a HEAD that descends from it through in-scope commits."""
-    if head is None or row.get("first_reason") != "C3_SOURCE_SHA_MISMATCH":
-        return row
-    from plangate.approval.holds import DESCENDANT_IN_SCOPE, holds_for_head
-    from plangate.plan.scope import derive_scope
+    """The row with exec's own verdict (:func:`plangate.approval.holds.approval_holds`).
 
-    outcome = holds_for_head(
-        root,
-        snap,
-        head,
-        policy=DESCENDANT_IN_SCOPE,
-        scope=derive_scope(snap.artifact("plan.md")),
-        trust=trust.root,
-    )
+    The row's acceptor verdict at HEAD is the first half of it; an accepted record must
+    also approve the scope its ``plan.md`` gives now, and a record that binds another
+    commit than HEAD still holds when HEAD descends from it through in-scope commits.
+    """
+    if head is None:
+        return row
+    if row["verdict"] == "ACCEPTED":
+        from plangate.plan.scope import check_scope_binding, derive_scope
+
+        record = parsed.value if parsed is not None else None
+        problem = check_scope_binding(derive_scope(snap.artifact("plan.md")), record)
+        if problem is None:
+            return row
+        return _with_outcome(row, Result("REJECTED", (problem,), {}))
+    if row.get("first_reason") != "C3_SOURCE_SHA_MISMATCH":
+        return row
+    from plangate.approval.holds import approval_holds
+
+    return _with_outcome(row, approval_holds(root, snap, head, trust=trust.root))
+
+
+def _with_outcome(row: dict[str, Any], outcome: Result) -> dict[str, Any]:
     return {
         **row,
         "verdict": outcome.verdict,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+from typing import TYPE_CHECKING
 
 from plangate.cli.context import Context
 from plangate.cli.output import print_json, print_result
@@ -11,11 +12,16 @@ from plangate.errors import UsageError
 from plangate.fsutil import read_regular_file
 from plangate.snapshot import check_task_id, find_repo_root
 
+if TYPE_CHECKING:
+    from plangate.delivery.pr_event import PullRequestEvent
+    from plangate.delivery.service import DeliveryOutcome
+
 ASSESS_EXIT_HELP = (
     "exit codes: 0 MERGE_READY; 4 not yet ready (WAITING_FOR_CHECKS, WAITING_FOR_REVIEW, "
     "CHECKS_FAILED, CONFLICT, REVIEW_REPAIR, MERGE_READY_CANDIDATE: the requested actions are in "
     "--json); 3 HUMAN_ESCALATED; 1 EXEC_RETURN (plan deviation) or the c3-prime record does not "
-    "verify; 2 malformed snapshot or command line"
+    "verify, or the pull request's commits are not in this repository; 2 malformed or missing "
+    "snapshot or CI event, an event that is not about a pull request, or a bad command line"
 )
 
 
@@ -30,15 +36,32 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="action", required=True)
     assess = sub.add_parser(
         "assess",
-        help="assess a PR snapshot",
-        description="Re-verify the c3-prime record, measure ancestry with git and assess "
-        "the PR snapshot; the first rule that applies decides, in this order: "
+        help="assess a pull request (its CI event, or a PR snapshot)",
+        description="Read the pull request from its CI event (GITHUB_EVENT_PATH, or --event, "
+        "or --base/--head/--pr) and git, or from a PR snapshot; verify the c3-prime record for "
+        "its head as ci check does, measure ancestry with git and assess it; the first rule "
+        "that applies decides, in this order: "
         + ", ".join(PRIORITY_ORDER)
         + ".",
         epilog=ASSESS_EXIT_HELP,
     )
-    assess.add_argument("task", help="task id, e.g. TASK-0001")
-    assess.add_argument("--snapshot", required=True, help="PR snapshot JSON file ('-' = stdin)")
+    assess.add_argument("task", nargs="?",
+                        help="task id, e.g. TASK-0001; from a CI event or --base/--head it may be "
+                        "left out: the one task whose directory the pull request changes")
+    assess.add_argument("--event", metavar="FILE",
+                        help="the CI event of the pull request (default: the file named by "
+                        "GITHUB_EVENT_PATH); the changed paths are measured with git")
+    assess.add_argument("--base", metavar="REV", help="the pull request's base, with --head and "
+                        "--pr instead of an event")
+    assess.add_argument("--head", metavar="REV", help="the pull request's head commit")
+    assess.add_argument("--pr", metavar="N", type=_positive, help="the pull request's number")
+    assess.add_argument("--check", metavar="NAME=CONCLUSION", action="append", default=[],
+                        help="a check that ran on the head and its conclusion (success, failure, "
+                        "pending...); repeatable")
+    assess.add_argument("--dod-evaluated", action="store_true",
+                        help="the Definition of Done has been evaluated for the head")
+    assess.add_argument("--snapshot", metavar="FILE",
+                        help="a PR snapshot JSON file ('-' = stdin) instead of the event")
     assess.add_argument("--now", required=True, help="time of the assessment, YYYY-MM-DDTHH:MM:SSZ")
     assess.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -57,6 +80,47 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("contract", help="print the state machine contract as JSON")
     return parser
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive pull request number")
+    return int(text)
+
+
+def _read_event(ctx: Context, args: argparse.Namespace) -> PullRequestEvent:
+    """The pull request: from ``--base``/``--head``/``--pr``, ``--event`` or the CI's event file."""
+    from plangate.delivery.pr_event import MAX_EVENT_BYTES, PullRequestEvent, parse_event
+
+    explicit = (args.base, args.head, args.pr)
+    if any(v is not None for v in explicit):
+        if args.event is not None or any(v is None for v in explicit):
+            raise UsageError(
+                "DELIVERY_PR_UNSPECIFIED",
+                "--base, --head and --pr go together, without --event",
+                "give all three, or the event file alone",
+            )
+        return PullRequestEvent("explicit", args.pr, "", "", args.base, args.head)
+    name = args.event
+    event_name = None
+    if name is None:
+        name = ctx.env.get("GITHUB_EVENT_PATH") or None
+        event_name = ctx.env.get("GITHUB_EVENT_NAME")
+    if name is None:
+        raise UsageError(
+            "DELIVERY_PR_UNSPECIFIED",
+            "no pull request to assess: no --event, --base/--head/--pr or --snapshot, and "
+            "GITHUB_EVENT_PATH is not set",
+            "run it in a pull_request workflow, or pass --event FILE or --base/--head/--pr",
+        )
+    read = read_regular_file(ctx.cwd / name, MAX_EVENT_BYTES)
+    if not read.ok or read.data is None:
+        raise UsageError(
+            "DELIVERY_EVENT_UNREADABLE",
+            f"the CI event file {name} {read.detail}",
+            "pass the event file of a pull_request workflow run (GITHUB_EVENT_PATH)",
+        )
+    return parse_event(read.data, event_name)
 
 
 def _read_snapshot(ctx: Context, name: str) -> bytes:
@@ -79,6 +143,40 @@ def _read_snapshot(ctx: Context, name: str) -> bytes:
     return read.data
 
 
+def _assess(ctx: Context, args: argparse.Namespace, task_id: str | None) -> DeliveryOutcome:
+    from plangate.delivery.pr_event import parse_check
+    from plangate.delivery.service import (
+        PullRequestInputs,
+        assess_pull_request,
+        assess_task,
+        check_now,
+    )
+
+    repo_root = find_repo_root(ctx.cwd)
+    if args.snapshot is not None:
+        pull = (args.event, args.base, args.head, args.pr)
+        if any(v is not None for v in pull) or args.check or args.dod_evaluated:
+            raise UsageError(
+                "DELIVERY_PR_UNSPECIFIED",
+                "--snapshot describes the whole pull request: it takes no --event, --base, "
+                "--head, --pr, --check or --dod-evaluated",
+                "give the snapshot alone, or the event and the checks",
+            )
+        if task_id is None:
+            raise UsageError(
+                "DELIVERY_TASK_UNSPECIFIED",
+                "--snapshot needs the task id",
+                "plangate delivery assess TASK-0001 --snapshot FILE --now TIME",
+            )
+        data = _read_snapshot(ctx, args.snapshot)
+        return assess_task(repo_root, task_id, data, args.now, ctx.env)
+    check_now(args.now)
+    checks = tuple(parse_check(text) for text in args.check)
+    event = _read_event(ctx, args)
+    inputs = PullRequestInputs(checks, args.dod_evaluated)
+    return assess_pull_request(repo_root, task_id, event, args.now, ctx.env, inputs=inputs)
+
+
 def run(argv: list[str], ctx: Context) -> int:
     """Entry point of ``plangate delivery``."""
     # argparse prints usage errors and --help itself: route them to this context.
@@ -89,14 +187,15 @@ def run(argv: list[str], ctx: Context) -> int:
 
         ctx.stdout.write(contract_text())
         return 0
-    from plangate.delivery.service import assess_task, record_receipt
+    from plangate.delivery.service import record_receipt
 
-    task_id = check_task_id(args.task)
+    task_id = check_task_id(args.task) if args.task is not None else None
     repo_root = find_repo_root(ctx.cwd)
     if args.action == "assess":
-        data = _read_snapshot(ctx, args.snapshot)
-        outcome = assess_task(repo_root, task_id, data, args.now, ctx.env)
-        title = f"{task_id} delivery"
+        outcome = _assess(ctx, args, task_id)
+        title = f"{outcome.result.facts.get('task_id') or task_id or 'pull request'} delivery"
+    elif task_id is None:  # receipt's task is a required argument
+        raise UsageError("DELIVERY_TASK_UNSPECIFIED", "no task id given", "name the task")
     else:
         outcome = record_receipt(
             repo_root,

@@ -83,7 +83,7 @@ from plangate.delivery.pr_policy import (
     taskless_rule_for,
 )
 from plangate.paths import match_any
-from plangate.plan.scope import TaskScope, check_scope_binding, derive_scope
+from plangate.plan.scope import TaskScope, check_scope_binding, derive_scope, outside_scopes
 from plangate.records import NamedTuple
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import Reason, Result
@@ -133,7 +133,7 @@ class TaskFacts(NamedTuple):
 
     ``read_error`` is set when the task directory could not be read; otherwise
     ``outcome`` is the acceptor's verdict under the ancestor policy
-    (:func:`plangate.approval.holds.holds_for_head`), ``plan`` the verified
+    (:func:`plangate.approval.holds.approval_holds_for_merge`), ``plan`` the verified
     ``plan.md`` bytes and ``artifacts`` the artifact names its verification covers.
     """
 
@@ -303,11 +303,11 @@ class Case:
         A path the plan of any touched task says not to touch is outside too,
         whatever another pattern allows.
         """
-        scopes = [j.scope for j in self.tasks.values() if j.scope is not None]
-        return [p for p in self.facts.changed if TASK_PATH_RE.fullmatch(p) is None
-                and p not in self.covered
-                and (not any(s.allows(p) for s in scopes)
-                     or any(s.denies(p) is not None for s in scopes))]
+        # The one in-scope rule (exec's commits since approval and delivery use it too).
+        undefined = TaskScope(None)  # a task that did not verify lends no scope
+        scopes = {task_id: j.scope if j.scope is not None else undefined
+                  for task_id, j in self.tasks.items()}
+        return outside_scopes(self.facts.changed, scopes, exempt=self.covered.__contains__)
 
     @cached_property
     def taskless(self) -> dict[str, TasklessRule]:
@@ -599,6 +599,16 @@ def _facts_json(case: Case) -> dict[str, Any]:
         out["outside_scope"] = case.outside
         out["protected_paths"] = case.protected
     return out
+
+
+def covered_changes(changed: tuple[str, ...], tasks: tuple[TaskFacts, ...]) -> frozenset[str]:
+    """The changed paths that are no protected-surface change and no scope change of
+    ``tasks`` (:attr:`Case.covered`): what their verification covers and PlanGate's own.
+
+    ``delivery assess`` asks this of its one task, so that merge readiness and ``ci check``
+    never disagree on a task's own files.
+    """
+    return frozenset(Case(PullRequestFacts("", "", "", changed, tasks=tasks)).covered)
 
 
 def _continued_by(case: Case, task_id: str) -> str | None:

@@ -33,7 +33,7 @@ from plangate.delivery.pr_snapshot import (
     PRSnapshot,
 )
 from plangate.paths import PathRejected, is_canonical_path, validate_pattern
-from plangate.plan.scope import TaskScope
+from plangate.plan.scope import TaskScope, outside_scopes
 from plangate.records import NamedTuple
 from plangate.surfaces import PROVENANCE_BUNDLED_TEMPLATE, ResolvedSurfaces
 from plangate.verdict import ExitCode, Reason, Result
@@ -238,6 +238,14 @@ class Case:
     ancestry: Ancestry
     surfaces: ResolvedSurfaces
     completed: int
+    covered: frozenset[str] = frozenset()
+    """What ``ci check`` counts as no change of the task's: the files its verified approval
+    covers and PlanGate's own (:func:`plangate.delivery.ci.covered_changes`)."""
+
+    @cached_property
+    def judged_files(self) -> tuple[str, ...]:
+        """The changed files a protected surface judges: all but :attr:`covered`."""
+        return tuple(p for p in self.snapshot.changed_files if p not in self.covered)
 
     @cached_property
     def at_head(self) -> tuple[Check, ...]:
@@ -319,8 +327,12 @@ def _plan_deviation(case: Case) -> Outcome | None:
             "the collector must report paths as git prints them (no ./, //, \\\\ or /abs)",
             bad,
         ))
+    # The one in-scope rule of ci check, exec and the hooks: the task's own directory
+    # (its Plan Package, approvals) is the task, never a deviation from it.
     scope = TaskScope(patterns, None, case.scope.denied)
-    outside = [p for p in snapshot.changed_files if p not in bad and not scope.allows(p)]
+    canonical = [p for p in snapshot.changed_files if p not in bad]
+    outside = outside_scopes(canonical, {snapshot.task_id: scope},
+                             exempt=case.covered.__contains__)
     if outside:
         reasons.append(_reason(
             "DELIVERY_PLAN_DEVIATION",
@@ -394,7 +406,7 @@ def _protected_surface(case: Case) -> Outcome | None:
             f"the protected-surface definition at source_sha cannot be used: {problem}",
             "commit a valid .plangate/protected-surfaces.toml",
         ))
-    touched = protected_hits(case.surfaces, case.snapshot.changed_files)
+    touched = protected_hits(case.surfaces, case.judged_files)
     if not touched:
         return None
     return _escalate(_reason(
@@ -739,7 +751,7 @@ def _facts(case: Case, record: BoundRecord, rule: str) -> dict[str, Any]:
             "path": surfaces.path,
             "digest": surfaces.digest,
             "pattern_count": surfaces.pattern_count,
-            "hits": protected_hits(surfaces, snapshot.changed_files)
+            "hits": protected_hits(surfaces, case.judged_files)
             if all(is_canonical_path(p) for p in snapshot.changed_files)
             else None,
         },
@@ -759,6 +771,7 @@ def assess(
     ancestry: Ancestry,
     record: BoundRecord,
     surfaces: ResolvedSurfaces,
+    covered: frozenset[str] = frozenset(),
 ) -> Assessment:
     """Decide the delivery state of one PR snapshot; pure.
 
@@ -767,11 +780,14 @@ def assess(
     entries to append: a ``state`` entry unless the last recorded state is the
     same observation, an ``intent`` per requested action not yet intended, and
     a ``merge_ready`` entry when terminal. Assessing the same snapshot against
-    a record that already holds these entries yields no new entries.
+    a record that already holds these entries yields no new entries. ``covered``
+    (:func:`plangate.delivery.ci.covered_changes`) are the files its verification
+    covers and PlanGate's own: no protected-surface change and no deviation, as in
+    ``ci check``.
     """
     case = Case(
         snapshot, entries, scope, ancestry, surfaces,
-        completed_rounds(entries, snapshot.pr_number),
+        completed_rounds(entries, snapshot.pr_number), covered,
     )
     rule, outcome = decide(case)
     receipted = {e.get("action_id") for e in entries if e.get("kind") == "receipt"}

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from plangate.canonical import is_digest, sha256_digest
+from plangate.delivery.ci import TaskFacts, covered_changes
 from plangate.delivery.log import (
     Anchor,
     DeliveryLog,
@@ -52,11 +53,12 @@ from plangate.delivery.machine import (
     assess,
     exit_code_for_state,
 )
+from plangate.delivery.pr_event import PullRequestEvent
 from plangate.delivery.pr_snapshot import PRSnapshot, parse_snapshot_bytes
 from plangate.errors import PlanGateError, UsageError
-from plangate.fsutil import read_regular_file
 from plangate.git import Git, GitError
-from plangate.layout import MAX_ARTIFACT_BYTES
+from plangate.layout import DELIVERY_RECORD_RELPATH, RUN_LOG_NAME, WORKING_DIR
+from plangate.records import NamedTuple
 from plangate.snapshot import check_task_id, task_dir_for
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import ExitCode, Reason, Result
@@ -97,7 +99,11 @@ def verify_record(repo_root: Path, task_id: str) -> tuple[BoundRecord | None, Re
     """Run the acceptor; return the bound fields when (and only when) delivery may proceed."""
     from plangate.approval.service import verify_task
 
-    outcome = verify_task(repo_root, task_id)
+    return _bound_record(verify_task(repo_root, task_id))
+
+
+def _bound_record(outcome: Result) -> tuple[BoundRecord | None, Result]:
+    """The bound fields when (and only when) the acceptor's ``outcome`` lets delivery proceed."""
     facts = outcome.facts
     reasons = list(outcome.reasons)
     if facts.get("kind") == "legacy":
@@ -138,35 +144,23 @@ def _public_facts(facts: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in facts.items() if k != "record"}
 
 
-def derive_scope(task_dir: Path, plan_hash: str, record: object = None) -> Scope | Reason:
-    """The allowed paths of the approved plan.md, or a rejection when plan.md changed or
-    the derived scope is not the one ``record`` (the verified c3 record) approved."""
+def approved_scope(plan: bytes | None, record: object) -> Scope | Reason:
+    """The scope of the verified ``plan.md`` bytes, or a rejection when the record did not
+    approve that scope (:func:`plangate.plan.scope.check_scope_binding`, as ``ci check``)."""
     from plangate.plan.scope import check_scope_binding, derive_scope
 
-    read = read_regular_file(task_dir / "plan.md", MAX_ARTIFACT_BYTES)
-    if not read.ok or read.data is None:
-        return Reason(
-            "DELIVERY_PLAN_UNREADABLE", f"plan.md {read.detail}", "restore the approved plan.md"
-        )
-    if sha256_digest(read.data) != plan_hash:
-        return Reason(
-            "DELIVERY_PLAN_CHANGED",
-            "plan.md changed after the record was verified",
-            "re-run the command; if plan.md was edited, the plan needs a new approval",
-        )
-    scope = derive_scope(read.data)
+    scope = derive_scope(plan)
     unbound = check_scope_binding(scope, record)
     if unbound is not None:
         return unbound
     return Scope(scope.patterns, scope.problem_text, scope.denied)
 
 
-def measure_ancestry(repo_root: Path, source_sha: str, head_sha: str) -> Ancestry:
-    """Does ``head_sha`` descend from ``source_sha``? Measured with git; never assumed."""
+def head_commit(repo_root: Path, head_sha: str) -> Ancestry | None:
+    """None when ``head_sha`` names a commit of this repository as itself, else why not
+    (an unmeasurable ancestry: the machine escalates)."""
     try:
-        git = Git(repo_root)
-        source_full = git.resolve_commit(source_sha)
-        head_full = git.resolve_commit(head_sha)
+        head_full = Git(repo_root).resolve_commit(head_sha)
     except GitError as exc:
         return Ancestry("unmeasurable", f"{exc.code}: {exc.message}")
     if head_full != head_sha:
@@ -177,13 +171,53 @@ def measure_ancestry(repo_root: Path, source_sha: str, head_sha: str) -> Ancestr
             f"head_sha {head_sha[:12]} is not a commit object "
             f"(git resolves it to {head_full[:12]})",
         )
+    return None
+
+
+class MergeVerification(NamedTuple):
+    """The record's verdict for merging a head, the bound fields, ancestry, and the task as
+    ``ci check`` judges it (its verified ``plan.md`` and artifacts)."""
+
+    bound: BoundRecord | None
+    result: Result
+    ancestry: Ancestry
+    task: TaskFacts | None = None
+
+
+def verify_for_merge(repo_root: Path, task_id: str, head_sha: str) -> MergeVerification:
+    """The task's approval for merging ``head_sha``: the verdict ``ci check`` gets
+    (:func:`plangate.approval.holds.approval_holds_for_merge`).
+
+    A head that does not descend from the approved commit is not a rejection of the
+    record here: delivery escalates it (``ancestry_fail``). A head git cannot name is
+    an unmeasurable ancestry, judged with the record's static verification.
+    """
+    from plangate.approval.holds import NOT_ANCESTOR_CODE, approval_holds_for_merge
+    from plangate.approval.service import verify_task
+    from plangate.snapshot import read_task_snapshot
+
     try:
-        descends = git.is_ancestor(source_full, head_full)
-    except GitError as exc:
-        return Ancestry("unmeasurable", f"{exc.code}: {exc.message}")
-    if descends:
-        return Ancestry("descends", f"{head_full[:12]} descends from {source_full[:12]}")
-    return Ancestry("diverged", f"{head_full[:12]} does not descend from {source_full[:12]}")
+        snapshot = read_task_snapshot(task_dir_for(repo_root, task_id))
+    except PlanGateError as exc:
+        reason = Reason(exc.code, exc.message, exc.hint)
+        return MergeVerification(None, Result(REJECTED, (reason,), {"task_id": task_id}),
+                                 Ancestry("unmeasurable"))
+    unmeasurable = head_commit(repo_root, head_sha)
+    if unmeasurable is not None:
+        outcome = verify_task(repo_root, task_id, snapshot=snapshot)
+        ancestry = unmeasurable
+    else:
+        outcome = approval_holds_for_merge(repo_root, snapshot, head_sha)
+        ancestry = Ancestry("descends", f"{head_sha[:12]} descends from the approved commit")
+        if outcome.codes == (NOT_ANCESTOR_CODE,):
+            # The record itself verified; only history differs.
+            outcome = Result("ACCEPTED", (), outcome.facts)
+            ancestry = Ancestry("diverged", f"{head_sha[:12]} does not descend from the "
+                                "approved commit")
+    bound, result = _bound_record(outcome)
+    task = TaskFacts(task_id, None, outcome, snapshot.artifact("plan.md"),
+                     tuple(snapshot.artifacts))
+    return MergeVerification(bound, result, ancestry, task)
 
 
 def protection_at(repo_root: Path, source_sha: str) -> ResolvedSurfaces:
@@ -306,23 +340,177 @@ def _write_rows(
 def assess_task(
     repo_root: Path, task_id: str, snapshot_bytes: bytes, now: str, env: Mapping[str, str]
 ) -> DeliveryOutcome:
-    """``plangate delivery assess``: see the module docstring for the order of steps."""
+    """``plangate delivery assess --snapshot``: see the module docstring for the order of steps."""
     check_task_id(task_id)
     check_now(now)
-    task_dir = task_dir_for(repo_root, task_id)
     # Malformed snapshots are usage errors (exit 2) before anything is read.
     snapshot: PRSnapshot = parse_snapshot_bytes(snapshot_bytes)
+    return _assess(repo_root, task_id, snapshot, now, env,
+                   facts={"task_id": task_id, "snapshot_digest": sha256_digest(snapshot_bytes)})
 
-    bound, verification = verify_record(repo_root, task_id)
+
+class PullRequestInputs(NamedTuple):
+    """What the command line adds to the pull request: checks at its head, the DoD flag."""
+
+    checks: tuple[tuple[str, str], ...] = ()
+    dod_evaluated: bool = False
+
+
+def read_pull_request(repo_root: Path, event: PullRequestEvent) -> tuple[PullRequestEvent,
+                                                                        list[str], bool | None]:
+    """The event's pull request measured with git: its commits resolved in this repository,
+    the paths it changes since the merge base (a three-dot diff, as ``ci check``) and
+    whether it merges cleanly (the event's own flag when GitHub computed one).
+
+    A base or head this repository does not hold is ``DELIVERY_PR_COMMIT_UNKNOWN``
+    (exit 1): fetch the pull request before assessing it. The task is read from the
+    working tree, so it must be the head, clean under ``docs/working/`` (as ``ci
+    check`` requires): else ``DELIVERY_HEAD_NOT_CHECKED_OUT`` (exit 1).
+    """
+    from plangate.errors import InputRejected
+
+    git = Git(repo_root)
+    resolved = []
+    for what, sha in (("base", event.base_sha), ("head", event.head_sha)):
+        try:
+            full = git.resolve_commit(sha)
+        except GitError as exc:
+            raise InputRejected(
+                "DELIVERY_PR_COMMIT_UNKNOWN",
+                f"the pull request's {what} {sha[:12]} is not a commit of this repository "
+                f"({exc.code})",
+                "fetch the pull request's history before assessing it (actions/checkout "
+                "with fetch-depth: 0)",
+            ) from None
+        resolved.append(full)
+    base, head = resolved
+    try:
+        checked_out = git.head()
+        # The task is read from the working tree: it must hold the head's bytes. The logs
+        # PlanGate itself appends there (delivery records, run logs) are not read as the task.
+        dirty = [p for p in git.worktree_changes(("docs/working",), ignored=True)
+                 if not _plangate_log(p)]
+    except GitError as exc:
+        raise InputRejected(exc.code, exc.message, exc.hint) from None
+    if checked_out != head or dirty:
+        where = (f"the working tree is at {checked_out[:12]}, not the head {head[:12]}"
+                 if checked_out != head else
+                 f"{len(dirty)} file(s) under docs/working/ differ from the head: "
+                 + ", ".join(dirty[:8]))
+        raise InputRejected(
+            "DELIVERY_HEAD_NOT_CHECKED_OUT", where,
+            "check out the pull request's head commit, clean, before assessing it "
+            "(actions/checkout with ref: the pull request's head sha)",
+        )
+    try:
+        since = git.merge_base(base, head)
+        changed = git.changed_paths(since, head)
+    except GitError as exc:
+        raise InputRejected(exc.code, exc.message, exc.hint) from None
+    mergeable = event.mergeable
+    if mergeable is None:
+        mergeable = git.merges_cleanly(base, head)
+    return event._replace(base_sha=base, head_sha=head), changed, mergeable
+
+
+def assess_pull_request(
+    repo_root: Path,
+    task_id: str | None,
+    event: PullRequestEvent,
+    now: str,
+    env: Mapping[str, str],
+    *,
+    inputs: PullRequestInputs | None = None,
+) -> DeliveryOutcome:
+    """``plangate delivery assess`` from a CI event (or ``--base``/``--head``): no snapshot.
+
+    The pull request's number, title, body and commits come from the event, what it
+    changes from git (:func:`read_pull_request`); the snapshot the machine judges is
+    built from them (:func:`plangate.delivery.pr_event.snapshot_object`) and
+    validated by the snapshot's contract. Without ``task_id`` the task is the one whose
+    directory the pull request changes (:func:`pull_request_task`).
+    """
+    from plangate.delivery.pr_event import snapshot_object
+    from plangate.delivery.pr_snapshot import parse_snapshot
+
+    if task_id is not None:
+        check_task_id(task_id)
+    check_now(now)
+    inputs = inputs or PullRequestInputs()
+    event, changed, mergeable = read_pull_request(repo_root, event)
+    if task_id is None:
+        task_id = pull_request_task(changed)
+    obj = snapshot_object(event, task_id, changed, mergeable=mergeable, checks=inputs.checks,
+                          dod_evaluated=inputs.dod_evaluated)
+    snapshot = parse_snapshot(obj)
+    facts: dict[str, Any] = {
+        "task_id": task_id,
+        "pull_request": {
+            "event": event.name,
+            "number": event.number,
+            "title": event.title,
+            "base_sha": event.base_sha,
+            "head_sha": event.head_sha,
+        },
+    }
+    return _assess(repo_root, task_id, snapshot, now, env, facts=facts)
+
+
+def _plangate_log(path: str) -> bool:
+    """A task's delivery record or run log: written by PlanGate, never part of the approval."""
+    parts = path.split("/")
+    if len(parts) < 4 or "/".join(parts[:2]) != WORKING_DIR:
+        return False
+    inside = "/".join(parts[3:])
+    return inside == RUN_LOG_NAME or inside.startswith(DELIVERY_RECORD_RELPATH.split("/")[0] + "/")
+
+
+def pull_request_task(changed: list[str]) -> str:
+    """The one task whose directory the pull request changes (as ``ci check`` finds its
+    tasks), or the refusal: none (``DELIVERY_PR_NO_TASK``, exit 1) or several
+    (``DELIVERY_PR_TASK_AMBIGUOUS``, exit 2: name the one to assess)."""
+    from plangate.delivery.ci import touched_tasks
+    from plangate.errors import InputRejected
+
+    tasks = touched_tasks(tuple(changed))
+    if len(tasks) == 1:
+        return tasks[0]
+    if not tasks:
+        raise InputRejected(
+            "DELIVERY_PR_NO_TASK",
+            "the pull request changes no task directory (docs/working/TASK-XXXX/): there is "
+            "no approved plan to assess it against",
+            "merge readiness is assessed for a task's pull request; name the task if its "
+            "package was merged before",
+        )
+    raise UsageError(
+        "DELIVERY_PR_TASK_AMBIGUOUS",
+        f"the pull request changes {len(tasks)} task directories: {', '.join(tasks)}",
+        "name the task to assess: plangate delivery assess TASK-XXXX ...",
+    )
+
+
+def _assess(
+    repo_root: Path,
+    task_id: str,
+    snapshot: PRSnapshot,
+    now: str,
+    env: Mapping[str, str],
+    *,
+    facts: dict[str, Any],
+) -> DeliveryOutcome:
+    """Verify the record for the snapshot's head, then run the machine under the lock."""
+    task_dir = task_dir_for(repo_root, task_id)
+    verified = verify_for_merge(repo_root, task_id, snapshot.head_sha)
+    bound = verified.bound
     if bound is None:
-        return DeliveryOutcome(verification, int(ExitCode.REJECTED))
-    facts: dict[str, Any] = {"task_id": task_id, "snapshot_digest": sha256_digest(snapshot_bytes)}
+        return DeliveryOutcome(verified.result, int(ExitCode.REJECTED))
     if snapshot.task_id != task_id:
         return _rejected([_task_mismatch(snapshot, task_id)], facts)
-    scope = derive_scope(task_dir, bound.plan_hash, verification.facts.get("record"))
+    task = verified.task
+    scope = approved_scope(task.plan if task else None, verified.result.facts.get("record"))
     if isinstance(scope, Reason):
         return _rejected([scope], facts)
-    ancestry = measure_ancestry(repo_root, bound.source_sha, snapshot.head_sha)
     surfaces = protection_at(repo_root, bound.source_sha)
 
     try:
@@ -336,9 +524,10 @@ def assess_task(
                 snapshot,
                 judged.entries,
                 scope=scope,
-                ancestry=ancestry,
+                ancestry=verified.ancestry,
                 record=bound,
                 surfaces=surfaces,
+                covered=covered_changes(snapshot.changed_files, (task,) if task else ()),
             )
             rows = seal_entries(assessment.new_entries, prev=judged.last_entry_id, at=now)
             refusal = _write_rows(

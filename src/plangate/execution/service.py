@@ -150,7 +150,7 @@ def verify_for_head(root: Path, task_id: str, head: str) -> Result:
     """Does the task's approval hold for ``head``? The hooks' policy: HEAD is the approved
     commit or descends from it through in-scope commits (a second agent session after the
     first commit needs no new approval)."""
-    from plangate.approval.holds import DESCENDANT_IN_SCOPE, holds_for_head
+    from plangate.approval.holds import approval_holds
     from plangate.snapshot import read_task_snapshot
 
     task_dir = task_dir_for(root, task_id)
@@ -159,10 +159,7 @@ def verify_for_head(root: Path, task_id: str, head: str) -> Result:
     except PlanGateError as exc:
         return Result(REJECTED, (Reason(exc.code, exc.message, exc.hint),), {"task_id": task_id})
     # The result carries the digests the run binds (the snapshot and the record's bytes).
-    from plangate.plan.scope import derive_scope
-
-    scope = derive_scope(snapshot.artifact("plan.md"))
-    return holds_for_head(root, snapshot, head, policy=DESCENDANT_IN_SCOPE, scope=scope)
+    return approval_holds(root, snapshot, head)
 
 
 def _ledger_append(

@@ -113,6 +113,18 @@ LIFTABLE = frozenset(
 """Reason codes an override grant may lift (never a protected or guarded path)."""
 
 
+DOCTOR_PROBE_ENV = "PLANGATE_DOCTOR_PROBE"
+"""Set (to ``1``) by ``plangate doctor`` for the hook commands it probes with canaries."""
+
+PROBE_FIELD = "probe"
+"""The ``hook_decision`` payload field that marks a decision as a probe, at its source."""
+
+DOCTOR_PROBE = "doctor"
+"""The value of :data:`PROBE_FIELD` for doctor's canaries: the report and status count
+such a decision as a probe, never as a refusal of an agent (the decision itself is the
+same: a probed hook denies what it would deny anyway)."""
+
+
 class ActionKind(StrEnum):
     """What the agent (or git) is about to do."""
 

@@ -155,8 +155,13 @@ def allow_target(root: str) -> tuple[str, str]:
 
 
 def _scrubbed_env() -> dict[str, str]:
-    # The canary must be judged as in a fresh agent session: no inherited task.
-    return {k: v for k, v in os.environ.items() if k != "PLANGATE_TASK"}
+    # The canary must be judged as in a fresh agent session: no inherited task. Its
+    # decision is recorded as doctor's probe, so no report counts it as a refusal.
+    from plangate.hooks.decision import DOCTOR_PROBE_ENV
+
+    env = {k: v for k, v in os.environ.items() if k != "PLANGATE_TASK"}
+    env[DOCTOR_PROBE_ENV] = "1"
+    return env
 
 
 def _run_shell(command: str, cwd: str, stdin: bytes) -> subprocess.CompletedProcess[bytes]:

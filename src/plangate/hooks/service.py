@@ -45,6 +45,9 @@ from plangate.clock import utc_now
 from plangate.errors import PlanGateError
 from plangate.hooks.decision import (
     DENY,
+    DOCTOR_PROBE,
+    DOCTOR_PROBE_ENV,
+    PROBE_FIELD,
     Action,
     ActionKind,
     Facts,
@@ -601,7 +604,8 @@ def _surface_prefixes(root: str) -> list[str]:
     return out
 
 
-def _record(ledger: Ledger, request: HookRequest, result: Result, task: str | None) -> None:
+def _record(ledger: Ledger, request: HookRequest, result: Result, task: str | None,
+            env: Mapping[str, str]) -> None:
     targets = list(result.facts.get("targets", []))[:MAX_RECORDED_TARGETS]
     payload: dict[str, Any] = {
         "host": request.host,
@@ -621,6 +625,9 @@ def _record(ledger: Ledger, request: HookRequest, result: Result, task: str | No
     used = result.facts.get("overrides_used")
     if used:
         payload["overrides_used"] = list(used)
+    if env.get(DOCTOR_PROBE_ENV) == "1":
+        # Marked where it is made: doctor's canary, not an agent's call.
+        payload[PROBE_FIELD] = DOCTOR_PROBE
     ledger.append(KIND_DECISION, task or "-", payload)
 
 
@@ -788,7 +795,8 @@ def evaluate(
                 # git or a file failed while reading facts: a recorded deny, never an allow.
                 result = deny_result(exc.code, exc.message, exc.hint)
             task_id = result.facts.get("task")
-            _record(ledger, request, result, task_id if isinstance(task_id, str) else None)
+            _record(ledger, request, result, task_id if isinstance(task_id, str) else None,
+                    env)
     except (LedgerError, OSError) as exc:
         return deny_result(
             "HOOK_LEDGER_UNAVAILABLE",

@@ -11,6 +11,7 @@ says not to touch is refused even when an allowed pattern covers it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 
 from plangate.canonical import digest, is_digest
@@ -76,6 +77,57 @@ class TaskScope(NamedTuple):
     def outside(self, paths: object) -> list[str]:
         """The paths of ``paths`` (an iterable of canonical paths) this scope does not allow."""
         return [p for p in paths if not self.allows(p)]  # type: ignore[attr-defined]
+
+
+TASK_DIR_PREFIX = "docs/working/"
+"""Where every task's own directory (its Plan Package, approvals, logs) lives."""
+
+PLANGATE_IGNORE_FILE = ".plangate/.gitignore"
+"""PlanGate's own ignore file: it can only ignore files inside ``.plangate/``."""
+
+
+def task_directory(task_id: str) -> str:
+    """``docs/working/<task_id>/``: the prefix of every path of the task's own directory."""
+    return f"{TASK_DIR_PREFIX}{task_id}/"
+
+
+def belongs_to_task(path: str, task_ids: Iterable[str]) -> bool:
+    """True when ``path`` lies in the own directory of one of ``task_ids``.
+
+    A task's own directory is the task itself (its Plan Package, signatures,
+    statements): judged by the task's verification, never a scope change.
+    """
+    return any(path.startswith(task_directory(task_id)) for task_id in task_ids)
+
+
+def outside_scopes(
+    paths: Iterable[str], scopes: Mapping[str, TaskScope],
+    *, exempt: Callable[[str], bool] = lambda _path: False,
+) -> list[str]:
+    """The changed ``paths`` that the tasks of ``scopes`` (task id -> scope) may not change (pure).
+
+    The one answer to "is this changed path in scope" for ``ci check``, exec, the
+    hooks (commits since the approved commit) and ``delivery assess``. A path is
+    inside when it lies in one of the tasks' own directories
+    (:func:`belongs_to_task`), when the caller ``exempt``-s it (files the tasks'
+    verification covers, PlanGate's own files), or when at least one task's scope
+    allows it and no task's scope denies it. An undefined scope allows nothing; with
+    no scope at all, every other path is outside.
+    """
+    defined = [scope for scope in scopes.values() if scope.defined]
+    out: list[str] = []
+    for path in paths:
+        if belongs_to_task(path, scopes) or exempt(path):
+            continue
+        allowed = any(scope.allows(path) for scope in defined)
+        if not allowed or any(scope.denies(path) is not None for scope in defined):
+            out.append(path)
+    return out
+
+
+def is_plangate_ignore_file(path: str) -> bool:
+    """PlanGate's own ignore file (:data:`PLANGATE_IGNORE_FILE`): never a task's change."""
+    return path == PLANGATE_IGNORE_FILE
 
 
 def _undefined(message: str) -> TaskScope:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from plangate.hooks.decision import DOCTOR_PROBE, PROBE_FIELD
 from plangate.report.model import (
     Count,
     Denials,
@@ -123,9 +124,15 @@ def _denial(entry: Entry) -> DenialView | None:
     return None
 
 
+def is_probe(entry: Entry) -> bool:
+    """A hook decision ``plangate doctor`` made with a canary, as marked when it was recorded."""
+    return entry.kind == "hook_decision" and entry.payload.get(PROBE_FIELD) == DOCTOR_PROBE
+
+
 def denials(entries: Sequence[Entry]) -> Denials:
-    """Hook and exec refusals, by reason code, by path and by task."""
-    rows = [d for d in (_denial(e) for e in entries) if d is not None]
+    """Hook and exec refusals, by reason code, by path and by task; doctor's probes apart."""
+    probes = sum(1 for e in entries if is_probe(e))
+    rows = [d for d in (_denial(e) for e in entries if not is_probe(e)) if d is not None]
     by_code: Counter[str] = Counter()
     by_path: Counter[str] = Counter()
     by_subject: Counter[str] = Counter()
@@ -133,4 +140,6 @@ def denials(entries: Sequence[Entry]) -> Denials:
         by_code.update(row.codes or ("(no code recorded)",))
         by_path.update(row.paths)
         by_subject[row.subject] += 1
-    return Denials(tuple(rows), _ranked(by_code), _ranked(by_path), _ranked(by_subject))
+    return Denials(
+        tuple(rows), _ranked(by_code), _ranked(by_path), _ranked(by_subject), probes
+    )

@@ -207,6 +207,8 @@ class Denials:
     by_code: tuple[Count, ...]
     by_path: tuple[Count, ...]
     by_subject: tuple[Count, ...]
+    probes: int = 0
+    """Decisions ``plangate doctor`` marked as its probes: counted apart, never as refusals."""
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,10 @@ h1 { font-size: 22px; margin: 8px 0; } h2 { font-size: 18px; margin-top: 28px;
   border-bottom: 1px solid #ccc; } h3 { font-size: 15px; margin: 18px 0 6px; }
 table { border-collapse: collapse; margin: 8px 0; width: 100%; }
 th, td { border: 1px solid #d0d0d0; padding: 3px 6px; text-align: left; vertical-align: top;
-         overflow-wrap: anywhere; }
+         overflow-wrap: break-word; }
+.keep { white-space: nowrap; }
+.free { overflow-wrap: anywhere; }
+.scroll { overflow-x: auto; }
 th { background: #f2f2f2; }
 code, .mono { font-family: ui-monospace, 'SFMono-Regular', Menlo, Consolas, monospace;
               font-size: 12px; }
@@ -70,12 +73,35 @@ def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def keep(value: object) -> str:
+    """An id, a time, a digest or a code: laid out on one line, never broken inside.
+
+    Table cells may break long words (``overflow-wrap``) so that a long path cannot
+    widen the page; without this an id or a time in a crowded table is squeezed to
+    one character per line.
+    """
+    return f'<span class="keep">{esc(value)}</span>'
+
+
+def keep_code(value: object) -> str:
+    """:func:`keep` in the monospace face (reason codes, commit ids)."""
+    return f'<code class="keep">{esc(value)}</code>'
+
+
+def free_code(value: object) -> str:
+    """A path or other long text in the monospace face: it may wrap anywhere in its cell."""
+    return f'<code class="free">{esc(value)}</code>'
+
+
 def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], cls: str = "") -> str:
-    """A table; ``rows`` cells are already-safe markup."""
-    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
+    """A table; ``rows`` cells are already-safe markup. A table wider than the page
+    scrolls sideways rather than squeezing its columns."""
+    # A header such as a ledger kind may break after an underscore, never inside a word.
+    head = "".join(f"<th>{esc(h).replace('_', '_<wbr>')}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
     attr = f' class="{esc(cls)}"' if cls else ""
-    return f"<table{attr}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return (f'<div class="scroll"><table{attr}><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>")
 
 
 def _reasons(reasons: Sequence[Reason]) -> str:
@@ -89,7 +115,7 @@ def _reasons(reasons: Sequence[Reason]) -> str:
 
 
 def _codes(codes: Sequence[str]) -> str:
-    return ", ".join(f"<code>{esc(c)}</code>" for c in codes)
+    return ", ".join(keep_code(c) for c in codes)
 
 
 def _ledger(view: LedgerView) -> str:
@@ -133,12 +159,12 @@ def _task_row(task: TaskView) -> list[str]:
     if not task.delivery_verified:
         delivery = f'<span class="unverified">{delivery} (unverified)</span>'
     return [
-        f'<a href="#task-{esc(task.task_id)}">{esc(task.task_id)}</a>',
-        esc(task.title),
+        f'<a class="keep" href="#task-{esc(task.task_id)}">{esc(task.task_id)}</a>',
+        f'<span class="free">{esc(task.title)}</span>',
         f'<span class="{state_cls}">{esc(task.state)}</span>',
         esc(task.decision),
         f"<span{who_cls}>{esc(task.approved_by)}</span>",
-        f"<code>{esc(task.source_sha[:12])}</code>",
+        keep_code(task.source_sha[:12]),
         esc(len(task.runs)),
         delivery,
     ]
@@ -159,8 +185,8 @@ def _task_detail(task: TaskView) -> str:
             ["entry", "at", "program", "isolation", "outcome", "codes"],
             [
                 [
-                    esc(run.seq),
-                    esc(run.at),
+                    keep(run.seq),
+                    keep(run.at),
                     esc(run.program),
                     esc(run.isolation),
                     f'<span class="{"bad-text" if run.refused else ""}">{esc(run.outcome)}</span>',
@@ -201,9 +227,13 @@ def _tasks(tasks: Sequence[TaskView]) -> str:
     return table + "".join(_task_detail(t) for t in tasks)
 
 
-def _counts_table(title: str, counts: Sequence[Count], code: bool = False) -> str:
+def _counts_table(
+    title: str, counts: Sequence[Count], *, code: bool = False, paths: bool = False
+) -> str:
     def cell(label: str) -> str:
-        return f"<code>{esc(label)}</code>" if code else esc(label)
+        if not code:
+            return keep(label)
+        return free_code(label) if paths else keep_code(label)
 
     return f"<h3>{esc(title)}</h3>" + _table(
         [title.rsplit(" ", maxsplit=1)[-1], "count"],
@@ -216,21 +246,29 @@ def _timeline(data: Timeline) -> str:
         return "<p>No ledger entries in this period.</p>"
     chart = charts.timeline_chart(data)
     rows = [
-        [esc(day)] + [esc(data.counts.get((day, kind), "")) for kind in data.kinds]
+        [keep(day)] + [esc(data.counts.get((day, kind), "")) for kind in data.kinds]
         for day in data.days
     ]
     return chart + _table(["day", *data.kinds], rows, "timeline")
 
 
+def _probes(data: Denials) -> str:
+    if not data.probes:
+        return ""
+    return (f'<p class="meta">{esc(data.probes)} hook decision(s) of plangate doctor\'s probes '
+            "are not counted as refusals.</p>")
+
+
 def _denials(data: Denials) -> str:
     if not data.rows:
-        return "<p>No hook or exec refusals in this period.</p>"
+        return "<p>No hook or exec refusals in this period.</p>" + _probes(data)
     parts = [
+        _probes(data),
         charts.bar_chart("Refusals by reason code", [(c.label, c.count) for c in data.by_code])
     ]
     parts.append(_counts_table("Top reason code", data.by_code, code=True))
     if data.by_path:
-        parts.append(_counts_table("Top path", data.by_path, code=True))
+        parts.append(_counts_table("Top path", data.by_path, code=True, paths=True))
     parts.append(_counts_table("Top offending task", data.by_subject))
     head = "".join(
         f"<th>{h}</th>" for h in ("entry", "at", "kind", "task", "tool", "codes", "paths")
@@ -242,15 +280,15 @@ def _denials(data: Denials) -> str:
             "is counted above.</p>"
         )
     body = "".join(
-        f'<tr id="e{d.seq}"><td><a href="#e{d.seq}">{d.seq}</a></td><td>{esc(d.at)}</td>'
-        f"<td>{esc(d.kind)}</td><td>{esc(d.subject)}</td><td>{esc(d.tool)}</td>"
-        f"<td>{_codes(d.codes)}</td>"
-        f"<td>{', '.join(f'<code>{esc(p)}</code>' for p in d.paths)}</td></tr>"
+        f'<tr id="e{d.seq}"><td><a class="keep" href="#e{d.seq}">{d.seq}</a></td>'
+        f"<td>{keep(d.at)}</td><td>{keep(d.kind)}</td><td>{keep(d.subject)}</td>"
+        f"<td>{keep(d.tool)}</td><td>{_codes(d.codes)}</td>"
+        f"<td>{', '.join(free_code(p) for p in d.paths)}</td></tr>"
         for d in listed
     )
     parts.append(
-        f'<h3>Every refusal</h3><table class="denials"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table>"
+        f'<h3>Every refusal</h3><div class="scroll"><table class="denials"><thead><tr>{head}'
+        f"</tr></thead><tbody>{body}</tbody></table></div>"
     )
     return "".join(parts)
 
@@ -263,7 +301,7 @@ def _matrix(view: EvaluationView) -> str:
         return '<td class="hit">detected</td>' if hit else '<td class="miss">missed</td>'
 
     rows = "".join(
-        f"<tr><td><code>{esc(m)}</code></td>{cell(m in view.baseline_detected)}"
+        f"<tr><td>{keep_code(m)}</td>{cell(m in view.baseline_detected)}"
         f"{cell(m in view.candidate_detected)}</tr>"
         for m in view.mutants
     )
@@ -293,7 +331,7 @@ def _evaluation(view: EvaluationView) -> str:
             ["fixture", "role", "baseline stopped", "candidate stopped"],
             [
                 [
-                    f"<code>{esc(f.fixture)}</code>",
+                    keep_code(f.fixture),
                     esc(f.role),
                     esc(f"{f.baseline_stopped}/{f.baseline_completed}"),
                     esc(f"{f.candidate_stopped}/{f.candidate_completed}"),
@@ -328,8 +366,8 @@ def _evaluations(views: Sequence[EvaluationView]) -> str:
         ["candidate", "Policy Verdict", "independence", "decision"],
         [
             [
-                esc(v.candidate_id),
-                esc(v.policy_verdict),
+                keep(v.candidate_id),
+                keep(v.policy_verdict),
                 esc(f"{v.independence} (required {v.independence_required})"),
                 esc(v.decision),
             ]
@@ -362,8 +400,8 @@ def render_html(report: Report) -> str:
         f"<title>PlanGate report: {esc(report.repository)}</title>"
         f"<style>{STYLE}</style></head><body>"
         f"<header><h1>PlanGate report: {esc(report.repository)}</h1>"
-        f'<p class="meta">Generated {esc(report.generated_at)}{since}; HEAD '
-        f"<code>{esc(report.head)}</code></p>{notes}{_ledger(report.ledger)}</header>"
+        f'<p class="meta">Generated {keep(report.generated_at)}{since}; HEAD '
+        f"{keep_code(report.head)}</p>{notes}{_ledger(report.ledger)}</header>"
         + _section("tasks", "Tasks", _tasks(report.tasks))
         + _section("timeline", "Timeline", timeline)
         + _section("denials", "Denials", denials)

@@ -63,6 +63,8 @@ def render_markdown(report: Report) -> str:
     lines.append("")
     if report.denials is not None:
         lines += [f"### Denials: {len(report.denials.rows)}", ""]
+        if report.denials.probes:
+            lines += [f"{report.denials.probes} doctor probe(s) not counted as refusals.", ""]
         if report.denials.by_code:
             lines += _table(
                 ["reason code", "count"], [[c.label, c.count] for c in report.denials.by_code[:TOP]]

@@ -3,7 +3,8 @@
 1. The ledger is read in one snapshot and verified; only a chain that verifies
    hands its entries on (a ledger that cannot be read is ``UNAVAILABLE``).
 2. Each task directory is read through :mod:`plangate.snapshot` and judged by
-   :func:`plangate.approval.holds.holds_for_head` under exec's policy at HEAD.
+   :func:`plangate.approval.holds.approval_holds` at HEAD, the verdict exec,
+   the hooks and ``plangate status`` give.
 3. Each task's scope (from the snapshot's ``plan.md``), its ``run.ndjson`` and
    its delivery record (checked against the verified ledger) are read.
 4. The pure builder makes the page model; the renderer makes the text.
@@ -138,7 +139,7 @@ def read_task(
     root: Path, task_id: str, head: str | None, head_problem: Reason | None, ledger: LedgerFacts
 ) -> TaskFacts:
     """One task as exec would judge it now, with its scope, run log and delivery record."""
-    from plangate.approval.holds import EQUAL, holds_for_head
+    from plangate.approval.holds import approval_holds
     from plangate.plan.scope import derive_scope
     from plangate.report.tasks import plan_title
     from plangate.snapshot import read_task_snapshot, task_dir_for
@@ -153,7 +154,7 @@ def read_task(
         verdict, reasons, facts = "REJECTED", (reason,), {}
     else:
         try:
-            result = holds_for_head(root, snapshot, head, policy=EQUAL)
+            result = approval_holds(root, snapshot, head)
             verdict, reasons, facts = result.verdict, result.reasons, dict(result.facts)
         except PlanGateError as exc:
             verdict, reasons, facts = "REJECTED", (Reason(exc.code, exc.message, exc.hint),), {}

@@ -163,3 +163,17 @@ def test_a_record_without_a_scope_digest_does_not_approve_the_scope_enforced(
     # without a scope to enforce (c3 verify, ci's ancestor policy) the record still verifies
     bare = holds_for_head(task.repo, snapshot, task.approved, policy=EQUAL)
     assert bare.verdict == "ACCEPTED"
+
+
+def test_descendant_in_scope_accepts_a_commit_of_plangates_ignore_file(task: Approved) -> None:
+    # ci check counts PlanGate's own ignore file as no change of the task's; so does exec.
+    head = task.commit(".plangate/.gitignore")
+    assert task.holds(head, DESCENDANT_IN_SCOPE) == ("ACCEPTED", ())
+
+
+def test_approval_holds_is_execs_policy_with_the_plans_own_scope(task: Approved) -> None:
+    from plangate.approval.holds import approval_holds
+
+    assert approval_holds(task.repo, task.snapshot, task.commit("src/app.py")).accepted
+    outside = approval_holds(task.repo, task.snapshot, task.commit("lib/extra.py"))
+    assert outside.codes == ("HOOK_COMMITTED_OUTSIDE_SCOPE",)

@@ -1407,3 +1407,37 @@ def test_a_state_that_differs_in_any_field_is_recorded(recorded):
     assert [e["kind"] for e in result.new_entries] == ["state", "merge_ready"]
     same = run(snap(), chain(state_body("MERGE_READY", parse_snapshot(snap()), ready.reasons)))
     assert [e["kind"] for e in same.new_entries] == ["merge_ready"]
+
+
+PACKAGE = [f"docs/working/TASK-0001/{name}" for name in ("plan.md", "todo.md",
+                                                          "approvals/c3.json")]
+
+
+def test_the_tasks_own_plan_package_is_not_a_plan_deviation():
+    outcome = run(snap(changed_files=["src/app/hello.py", *PACKAGE]), surfaces=NO_APPROVALS)
+    assert outcome.rule != "plan_deviation"
+    assert outcome.state == "MERGE_READY"
+
+
+def test_another_tasks_plan_package_is_a_plan_deviation():
+    outcome = run(snap(changed_files=["src/app/hello.py", "docs/working/TASK-0002/plan.md"]))
+    assert (outcome.rule, outcome.state) == ("plan_deviation", "EXEC_RETURN")
+    assert outcome.reasons[0].evidence == ("docs/working/TASK-0002/plan.md",)
+
+
+def test_the_files_ci_check_covers_are_no_protected_surface_change_nor_deviation():
+    changed = ["src/app/hello.py", ".plangate/.gitignore", *PACKAGE]
+    covered = frozenset((*PACKAGE, ".plangate/.gitignore"))
+    outcome = assess(parse_snapshot(snap(changed_files=changed)), (), scope=SCOPE,
+                     ancestry=DESCENDS, record=RECORD, surfaces=SURFACES, covered=covered)
+    assert outcome.state == "MERGE_READY"
+    # Not covered (not verified by the approval): the approvals surface escalates.
+    uncovered = run(snap(changed_files=[p for p in changed if p.startswith(("src/", "docs/"))]))
+    assert (uncovered.rule, uncovered.state) == ("protected_surface", "HUMAN_ESCALATED")
+    assert uncovered.reasons[0].evidence == ("docs/working/TASK-0001/approvals/c3.json "
+                                             "(approval: **/approvals/**)",)
+
+
+NO_APPROVALS = ResolvedSurfaces(
+    "explicit", None, None, (ProtectedPattern(".claude/**", "settings", "agent settings"),)
+)

@@ -14,7 +14,7 @@ PACKAGE = Path(plangate.delivery.__file__).parent
 
 DOC_MODULES = ("__init__.py",)
 """The package docstring; imports nothing."""
-RULE_MODULES = ("ci.py", "ci_report.py", "machine.py", "pr_policy.py", "pr_snapshot.py")
+RULE_MODULES = ("ci.py", "ci_report.py", "machine.py", "pr_event.py", "pr_policy.py", "pr_snapshot.py")
 """Pure: decisions and validation over facts handed to them."""
 IO_MODULES = ("ci_service.py", "log.py", "service.py")
 """The IO edge: the record file and its lock; the acceptor, git, the ledger; a pull

@@ -87,7 +87,7 @@ IO_MODULES = frozenset({
     "isolation/backend.py", "isolation/runner.py", "isolation/trees.py", "isolation/views.py",
     "isolation/config.py", "isolation/contract.py", "isolation/home.py", "isolation/proxy.py",
     "ledger/__init__.py", "ledger/base.py", "ledger/config.py", "ledger/postgres.py",
-    "ledger/sqlite.py", "ledger/traces.py", "ledger/initialise.py", "ledger/checkpoint_store.py",
+    "ledger/sqlite.py", "ledger/traces.py", "ledger/witness.py", "ledger/initialise.py", "ledger/checkpoint_store.py",
     "session/openrun.py", "session/state.py", "session/baseline.py",
     "execution/boxledger.py", "ledger/foreign.py",
     "plan/lint_service.py", "plan/service.py",

@@ -80,7 +80,7 @@ IO_MODULES = frozenset({
     "hooks/hosts/cursor.py", "hooks/hosts/git.py", "hooks/hosts/protocol.py",
     "hooks/hosts/tool_policy.py", "hooks/hosts/requests.py", "hooks/hosts/claude_protocol.py",
     "hooks/hosts/table.py",
-    "hooks/doctor_versions.py", "hooks/doctor_settings.py", "hooks/setup.py",
+    "hooks/doctor_versions.py", "hooks/doctor_settings.py", "hooks/setup.py", "hooks/precommit.py",
     "hooks/install.py", "hooks/native_build.py", "hooks/override.py", "hooks/host_sandbox.py",
     "hooks/codex_trust.py",
     "hooks/override_service.py", "hooks/paths.py", "hooks/service.py",

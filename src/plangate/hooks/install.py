@@ -468,8 +468,8 @@ def _foreign_hook(path: Path, host: str, content: str) -> InputRejected:
         return InputRejected(
             "HOOKS_PRE_COMMIT_FRAMEWORK",
             f"{path} is the pre-commit framework's hook; PlanGate does not replace it",
-            "add PlanGate to .pre-commit-config.yaml (hook ids plangate-pre-commit and "
-            "plangate-pre-push, see docs/agents.md), then run 'pre-commit install "
+            "run 'plangate setup --git' beside .pre-commit-config.yaml (it adds PlanGate's "
+            "'repo: local' entry there; docs/agents.md), then 'pre-commit install "
             "--hook-type pre-commit --hook-type pre-push'; install the other hosts without --git",
         )
     return InputRejected(

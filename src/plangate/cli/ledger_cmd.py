@@ -64,9 +64,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
             "(an issued c3-prime record, a run log, a delivery log, a configured ledger, the "
             "ledger's ignore file; what HEAD holds came with the clone and does not count), "
             "so a fresh clone or CI checkout creates its own; for a shared PostgreSQL ledger "
-            "any of those traces. Otherwise it is missing, and --force is the explicit way to start over: what is in "
-            "its place is moved aside (never deleted) and the new chain's first entry "
-            "(ledger_reinitialised) records the previous head, when it could be read."
+            "any of those traces. Otherwise it is missing, and --force is the explicit way "
+            "to start over: what is in its place is moved aside (never deleted) and the new "
+            "chain's first entry (ledger_reinitialised) records the previous head, when it could be read."
         ),
     )
     init.add_argument(

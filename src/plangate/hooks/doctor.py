@@ -300,7 +300,6 @@ def run_doctor(root: Path, *, home: str | None = None,
     the installed hosts' versions against the pinned ones (:func:`version_findings`)."""
     from plangate.hooks.hosts.table import HOSTS
     from plangate.hooks.install import LOCAL, installed_commands
-
     from plangate.hooks.precommit import framework_findings, read_config
 
     real_root = os.path.realpath(root)

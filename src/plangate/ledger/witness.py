@@ -54,7 +54,8 @@ def _key(target: str) -> str:
 
 
 def _normal(target: str) -> str:
-    return os.path.normpath(os.path.abspath(target))
+    # As named, links not followed: the key is the path the location resolves to.
+    return os.path.normpath(Path(target).absolute())
 
 
 def witness_path(location: LedgerLocation) -> Path | None:

@@ -66,7 +66,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
             "so a fresh clone or CI checkout creates its own; for a shared PostgreSQL ledger "
             "any of those traces. Otherwise it is missing, and --force is the explicit way "
             "to start over: what is in its place is moved aside (never deleted) and the new "
-            "chain's first entry (ledger_reinitialised) records the previous head, when it could be read."
+            "chain's first entry (ledger_reinitialised) records the previous head, when it "
+            "could be read."
         ),
     )
     init.add_argument(

@@ -6,16 +6,24 @@ What it writes, each only when missing or different (a second run changes nothin
    template's marker line removed: this explicit step is what turns the template
    into the repository's own definition (the command shows every pattern first);
 2. the trust root (``.plangate/trust.toml``, ``.plangate/allowed_signers``) when
-   keys are given (``--approver NAME=KEY.pub``, ``--reviewer NAME=KEY.pub``), through
-   :mod:`plangate.authority.service`; ``--require-signatures`` turns signatures on;
+   keys are given (``--approver NAME=KEY.pub``, ``--reviewer NAME=KEY.pub``), computed
+   in memory through :mod:`plangate.authority.service` and checked as a reader checks
+   it; ``require_signatures`` turned on when asked (the command asks when an approver
+   is given);
 3. ``.gitignore`` entries for what is never committed (:data:`IGNORED`: the ledger,
    locks, task sessions, run logs, a developer's local Claude Code settings);
-4. the hook configuration of the hosts asked for (``plangate hooks install``: it
-   creates the ledger and records the installation).
+4. with ``--git`` beside ``.pre-commit-config.yaml``: PlanGate's ``repo: local`` entry
+   in it (:mod:`plangate.hooks.precommit`); the framework keeps git's hooks;
+5. this clone's ledger and the hook configuration of the hosts asked for
+   (``plangate hooks install``: it creates the ledger and records the installation).
 
-Steps 1 and 2 change authority; :func:`preview` says what would change so the
-command can show it and ask a human before :func:`apply_setup` writes anything.
-:func:`first_commits` is the order of the first commits a team makes.
+:func:`preview` computes every write and checks every precondition (the surfaces,
+the trust root, ``.gitignore``, the framework's configuration, each host's file,
+git's hooks, a ledger lost on this clone) before :func:`apply_setup` writes anything:
+a refusal writes nothing, and a write that still fails names what was written before
+it. Steps 1, 2 and 4 change what decides: the command shows them and asks a human
+first. :func:`next_steps` is the order of a team's first commits, or, on a clone of
+a repository that already adopted PlanGate, a teammate's next steps.
 """
 
 from __future__ import annotations

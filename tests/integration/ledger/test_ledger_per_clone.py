@@ -250,3 +250,23 @@ def test_no_witness_is_written_outside_a_git_working_tree(tmp_path: Path) -> Non
         ledger.append("c3_issue", "TASK-0001", {"n": 1})
     assert witness_path(resolve_location(repo, {})) is None
     assert sorted(os.listdir(repo)) == [".plangate"]
+
+
+def test_doctor_warns_of_a_ledger_without_its_witness_and_ledger_init_records_it(
+    git_repo: Path, run_cli: RunCli
+) -> None:
+    with open_ledger(git_repo, {}) as ledger:
+        ledger.append("c3_issue", "TASK-0001", {"n": 1})
+    where = witness_path(resolve_location(git_repo, {}))
+    assert where is not None
+    where.unlink()
+    res = run_cli(git_repo, "doctor", "--json", env={})
+    findings = {f["code"]: f for f in json.loads(res.out)["facts"]["findings"]}
+    assert "DOCTOR_LEDGER_WITNESS" in findings
+    assert findings["DOCTOR_LEDGER_WITNESS"]["fails"] is False
+    res = run_cli(git_repo, "ledger", "init", env={})
+    assert res.code == 0 and "already initialised" in res.out
+    assert where.is_file()
+    res = run_cli(git_repo, "doctor", "--json", env={})
+    codes = {f["code"] for f in json.loads(res.out)["facts"]["findings"]}
+    assert "DOCTOR_LEDGER_WITNESS" not in codes

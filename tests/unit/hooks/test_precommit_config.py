@@ -127,3 +127,19 @@ def test_skip_names_plangate_s_hooks_only_when_it_lists_them() -> None:
     assert skipped_by_env({"SKIP": "ruff"}) == []
     assert skipped_by_env({"SKIP": " plangate-pre-push "}) == [HOOK_IDS["pre-push"]]
     assert skipped_by_env({}) == []
+
+
+def test_the_local_entry_runs_what_the_published_hooks_run() -> None:
+    """The ``repo: local`` item setup writes and ``.pre-commit-hooks.yaml`` agree on every
+    hook's id, name, entry, stage and flags (only the language differs: ``system``)."""
+    from pathlib import Path
+
+    published = yaml.safe_load(
+        (Path(__file__).resolve().parents[3] / ".pre-commit-hooks.yaml").read_text("utf-8")
+    )
+    local = yaml.safe_load("repos:\n" + local_entry())["repos"][0]["hooks"]
+    keys = ("id", "name", "entry", "pass_filenames", "always_run", "require_serial", "stages")
+    assert [{k: h[k] for k in keys} for h in local] == [
+        {k: h[k] for k in keys} for h in published
+    ]
+    assert {h["language"] for h in local} == {"system"}

@@ -223,6 +223,8 @@ def _check_hosts(root: Path, env: Mapping[str, str], hosts: list[str], framework
     for host in hosts:
         if host in CONFIG_FILES:
             _read_config(root, host)  # a configuration that cannot be read refuses here
+    if not hosts:
+        return False  # no hooks to install: the ledger is left alone
     # A ledger lost on this clone refuses here (LEDGER_MISSING, with its hint); a new
     # clone's absent ledger reads as empty and is created by apply_setup.
     with open_ledger(root, env, create=False) as ledger:

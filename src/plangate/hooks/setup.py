@@ -28,6 +28,7 @@ a repository that already adopted PlanGate, a teammate's next steps.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -154,9 +155,14 @@ def _planned_trust(
     from plangate.authority.trustfile import TrustConfig
     from plangate.authority.trustpaths import SIGNERS_RELPATH, TRUST_RELPATH
 
-    exists = (root / TRUST_RELPATH).exists() and (root / SIGNERS_RELPATH).exists()
+    if not principals and not require_signatures:
+        return None, (), False, "main"
+    present = [os.path.lexists(root / rel) for rel in (TRUST_RELPATH, SIGNERS_RELPATH)]
+    exists = all(present)
     branch = recorded_trust_branch(root)
-    if exists:
+    if any(present):
+        # Both files are read (one alone is AUTH_TRUST_INCOMPLETE): never overwritten blind.
+        exists = True
         config, signers = service.load_worktree(root)
     else:
         config, signers = TrustConfig(False, branch, False, {}, (), ()), AllowedSigners(())

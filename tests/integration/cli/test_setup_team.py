@@ -187,3 +187,16 @@ def test_help_describes_the_signature_question_and_the_pre_commit_entry() -> Non
     assert "setup asks when an approver is given (default yes)" in text
     assert "repo: local" in text
     assert "a refusal writes nothing" in text
+
+
+def test_a_trust_root_with_one_file_missing_is_never_overwritten(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    (git_repo / ".plangate").mkdir()
+    (git_repo / ".plangate" / "trust.toml").write_text("version = 1\n")
+    before = _files(git_repo)
+    proc = at_terminal(git_repo, "setup", *_signers(tmp_path), "--no-require-signatures",
+                       typed="SETUP\n")
+    assert proc.returncode == 1
+    assert "AUTH_TRUST_INCOMPLETE" in proc.stderr
+    assert _files(git_repo) == before

@@ -186,3 +186,31 @@ def test_doctor_reports_the_framework_s_real_state(team_repo: Path, tmp_path: Pa
     assert doc["verdict"] == "FAIL"
     assert "DOCTOR_PRE_COMMIT_SKIPPED" in _codes(doc)
     assert os.path.isfile(team_repo / ".git" / "hooks" / "pre-push")
+
+
+def test_a_commit_that_skipped_plangate_is_still_judged_at_the_push(
+    team_repo: Path, tmp_path: Path
+) -> None:
+    """SKIP=plangate-pre-commit lets one commit through; the framework's pre-push stage runs
+    PlanGate over the whole pushed range, so the push of that commit is stopped."""
+    env = _env(tmp_path)
+    assert at_terminal(team_repo, "setup", "--git", typed="SETUP\n", env=env).returncode == 0
+    git(team_repo, "add", "-A")
+    git(team_repo, "commit", "-q", "--no-verify", "-m", "Adopt PlanGate")
+    remote = tmp_path / "origin.git"
+    git(tmp_path, "clone", "-q", "--bare", str(team_repo), str(remote))
+    git(team_repo, "remote", "add", "origin", str(remote))
+    git(team_repo, "fetch", "-q", "origin")
+    assert _run(team_repo, env, _pre_commit(), "install", "--hook-type", "pre-commit",
+                "--hook-type", "pre-push").returncode == 0
+    (team_repo / "src").mkdir()
+    (team_repo / "src" / "ok.py").write_text("VALUE = 1\n")
+    git(team_repo, "add", "src/ok.py")
+    skipped = _run(team_repo, _env(tmp_path, SKIP="plangate-pre-commit"), "git", "commit",
+                   "-q", "-m", "outside a task")
+    assert skipped.returncode == 0, skipped.stdout + skipped.stderr
+    push = _run(team_repo, env, "git", "push", "origin", "HEAD:refs/heads/main")
+    assert push.returncode != 0
+    said = push.stdout + push.stderr
+    assert "PlanGate (pushed range" in said and "src/ok.py" in said
+    assert git(remote, "rev-parse", "main") != git(team_repo, "rev-parse", "HEAD")

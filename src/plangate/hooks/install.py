@@ -469,7 +469,8 @@ def _foreign_hook(path: Path, host: str, content: str) -> InputRejected:
             "HOOKS_PRE_COMMIT_FRAMEWORK",
             f"{path} is the pre-commit framework's hook; PlanGate does not replace it",
             "run 'plangate setup --git' beside .pre-commit-config.yaml (it adds PlanGate's "
-            "'repo: local' entry there; docs/agents.md), then 'pre-commit install "
+            "'repo: local' entry there, hook ids plangate-pre-commit and plangate-pre-push; "
+            "docs/agents.md), then 'pre-commit install "
             "--hook-type pre-commit --hook-type pre-push'; install the other hosts without --git",
         )
     return InputRejected(

@@ -107,7 +107,8 @@ def run(argv: list[str], ctx: Context) -> int:
         args.reviewer, "reviewer"
     )
     require = _ask_signatures(ctx, root, principals, args.require_signatures)
-    plan = setup.preview(root, principals, require_signatures=require, hosts=hosts, env=ctx.env)
+    plan = setup.preview(root, principals, require_signatures=require, hosts=hosts, env=ctx.env,
+                         local_python=args.local_python)
     if plan.changes_authority:
         _show(ctx, plan)
         ctx.stdout.write(f"Type {CONFIRM_WORD} to write them: ")

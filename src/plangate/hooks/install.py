@@ -497,6 +497,15 @@ def check_git_hooks(root: Path) -> None:
             raise _foreign_hook(path, host, content)
 
 
+def check_host_configs(root: Path, hosts: list[str], *, local_python: bool = False) -> None:
+    """Refuse, before anything is written, a host configuration file installing would have
+    to read and cannot (not JSON, a link in the way, not a regular file)."""
+    for host in hosts:
+        for name in (host, host + LOCAL) if local_python else (host,):
+            if name in CONFIG_FILES:
+                _read_config(root, name)
+
+
 def ensure_ledger(root: Path, env: Mapping[str, str], hosts: list[str]) -> None:
     """Create the ledger if needed and record the installation (hooks never create it)."""
     from plangate.ledger import open_ledger

@@ -217,18 +217,18 @@ def _committed_at_head(root: Path, rel: str) -> bool:
         return False
 
 
-def _check_hosts(root: Path, env: Mapping[str, str], hosts: list[str], framework: bool) -> bool:
+def _check_hosts(
+    root: Path, env: Mapping[str, str], hosts: list[str], framework: bool, local_python: bool
+) -> bool:
     """Refuse, before anything is written, what would stop the hooks' installation half-way;
     whether this clone's ledger is new (it is created then)."""
-    from plangate.hooks.install import CONFIG_FILES, _read_config, check_git_hooks
+    from plangate.hooks.install import check_git_hooks, check_host_configs
     from plangate.ledger import open_ledger
     from plangate.ledger.base import EmptyLedger
 
     if "git" in hosts and not framework:
         check_git_hooks(root)
-    for host in hosts:
-        if host in CONFIG_FILES:
-            _read_config(root, host)  # a configuration that cannot be read refuses here
+    check_host_configs(root, hosts, local_python=local_python)
     if not hosts:
         return False  # no hooks to install: the ledger is left alone
     # A ledger lost on this clone refuses here (LEDGER_MISSING, with its hint); a new
@@ -244,6 +244,7 @@ def preview(
     require_signatures: bool = False,
     hosts: list[str] | None = None,
     env: Mapping[str, str] | None = None,
+    local_python: bool = False,
 ) -> Preview:
     """Everything setup would write in the repository at ``root``, with every precondition
     checked (nothing is written; a refusal here leaves the repository as it was)."""
@@ -287,7 +288,7 @@ def preview(
                 "make it a regular file",
             )
         pre_commit = precommit.planned_config(read.data)
-    ledger_new = _check_hosts(root, env or {}, hosts, framework)
+    ledger_new = _check_hosts(root, env or {}, hosts, framework, local_python)
     return Preview(
         surfaces,
         entries,

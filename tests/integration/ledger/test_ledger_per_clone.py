@@ -108,6 +108,25 @@ def test_a_truncated_ledger_on_the_same_clone_is_still_refused(
     assert ledger_file.read_bytes() == b""
 
 
+def test_a_witness_replaced_by_a_link_is_not_followed_and_counts(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    with open_ledger(git_repo, {}) as ledger:
+        ledger.append("c3_issue", "TASK-0001", {"n": 1})
+    commit_all(git_repo, "ignore file committed")
+    where = witness_path(resolve_location(git_repo, {}))
+    assert where is not None
+    elsewhere = tmp_path / "copy.json"
+    elsewhere.write_bytes(where.read_bytes())
+    where.unlink()
+    where.symlink_to(elsewhere)
+    (git_repo / ".plangate" / "ledger.sqlite3").unlink()
+    with pytest.raises(LedgerError) as info:
+        open_ledger(git_repo, {})
+    assert info.value.code == "LEDGER_MISSING"
+    assert "cannot be used" in info.value.message
+
+
 @pytest.mark.parametrize(
     ("content", "why"),
     [
@@ -158,6 +177,14 @@ def test_a_ledger_made_before_witnesses_gets_one_from_its_next_writer(git_repo: 
     where.unlink()
     with open_ledger(git_repo, {}, create=False) as ledger:  # readers write nothing
         ledger.entries()
+    assert not where.exists()
+    from support.hooks import claude_payload, hook_env, run_hook
+
+    payload = claude_payload(
+        "PreToolUse", git_repo, "Write",
+        {"file_path": str(git_repo / "docs/working/TASK-0009/plan.md"), "content": "x"},
+    )
+    run_hook(git_repo, "claude", payload, hook_env(None))  # the hooks write none either
     assert not where.exists()
     with open_ledger(git_repo, {}) as ledger:
         ledger.append("c3_issue", "TASK-0002", {"n": 2})

@@ -65,8 +65,12 @@ def test_a_teammate_whose_ledger_was_deleted_is_refused_and_told_why(
     for suffix in ("", "-wal", "-shm"):
         Path(f"{clone}/.plangate/ledger.sqlite3{suffix}").unlink(missing_ok=True)
     (clone / ".git" / "hooks" / "pre-commit").unlink()
+    ignore = (clone / ".gitignore").read_text()
+    (clone / ".gitignore").write_text(ignore.replace("/.plangate/locks/\n", ""))
+    before = _files(clone)
     proc = at_terminal(clone, "setup", "--claude", "--git")
     assert proc.returncode == 1
+    assert _files(clone) == before  # checked first: .gitignore was not completed either
     assert "LEDGER_MISSING" in proc.stderr
     assert "this clone created it" in proc.stderr
     assert "init --force" in proc.stderr

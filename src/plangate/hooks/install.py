@@ -481,8 +481,19 @@ def _foreign_hook(path: Path, host: str, content: str) -> InputRejected:
 
 
 def check_git_hooks(root: Path) -> None:
-    """Refuse, before anything is written, when a git hook PlanGate would write is not its own."""
+    """Refuse, before anything is written, when a git hook PlanGate would write is not its own,
+    or when git's hooks directory cannot be made (something that is not a directory in its
+    way: ``HOOKS_GIT_HOOKS_DIR_UNUSABLE``)."""
     directory = git_hooks_dir(root)
+    existing = directory
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise InputRejected(
+            "HOOKS_GIT_HOOKS_DIR_UNUSABLE",
+            f"git's hooks directory {directory} cannot be made: {existing} is not a directory",
+            "fix core.hooksPath (git config --get core.hooksPath) or move that file away",
+        )
     for name, host in GIT_HOOKS:
         path = directory / name
         if path.is_symlink() or (path.exists() and not path.is_file()):

@@ -157,16 +157,36 @@ def test_one_name_in_two_roles_refuses_before_any_write(git_repo: Path, tmp_path
     assert not (git_repo / ".git" / "hooks" / "pre-commit").exists()
 
 
-def test_a_write_that_fails_after_the_checks_names_what_was_written(git_repo: Path) -> None:
-    """git's hooks directory cannot be made (its parent is a file): the surfaces and
-    .gitignore were written before; the message says so."""
+def test_a_hooks_directory_that_cannot_be_made_refuses_before_any_write(git_repo: Path) -> None:
     (git_repo / "not-a-dir").write_text("x\n")
     commit_all(git_repo, "a file")
     git(git_repo, "config", "core.hooksPath", "not-a-dir/hooks")
+    before = _files(git_repo)
     proc = at_terminal(git_repo, "setup", "--git", typed="SETUP\n")
+    assert proc.returncode == 1
+    assert "HOOKS_GIT_HOOKS_DIR_UNUSABLE" in proc.stderr
+    assert _files(git_repo) == before
+
+
+def test_a_write_that_fails_after_the_checks_names_what_was_written(git_repo: Path) -> None:
+    """``.claude`` on a read-only mount (a real bubblewrap bind): every check passes (the
+    settings can be read), the surfaces and .gitignore are written, then Claude Code's
+    settings cannot be: the message names what was written before."""
+    from support.bashbox import bwrap_or_fail
+
+    (git_repo / ".claude").mkdir()
+    (git_repo / ".claude" / "settings.json").write_text("{}\n")
+    claude = str(git_repo / ".claude")
+    proc = at_terminal(
+        git_repo, "setup", "--claude", typed="SETUP\n",
+        wrapper=[bwrap_or_fail(), "--dev-bind", "/", "/", "--ro-bind", claude, claude],
+    )
     assert proc.returncode != 0
-    assert "written before it: .plangate/protected-surfaces.toml" in proc.stderr
-    assert ".gitignore (ignored local state)" in proc.stderr
+    said = " ".join(proc.stderr.split())
+    assert "written before it: .plangate/protected-surfaces.toml (protected surfaces)" in said
+    assert ".gitignore (ignored local state)" in said
+    assert (git_repo / ".plangate" / "protected-surfaces.toml").is_file()
+    assert (git_repo / ".claude" / "settings.json").read_text() == "{}\n"
 
 
 def test_setup_refuses_without_writing_when_a_host_file_cannot_be_read(git_repo: Path) -> None:

@@ -535,6 +535,7 @@ def apply(
     local_python: bool = False,
     helper: bool = False,
     native: str | None = None,
+    record: bool = True,
 ) -> list[Change]:
     """Install (or uninstall) PlanGate's hooks for ``hosts`` in the repository at ``root``.
 
@@ -542,12 +543,13 @@ def apply(
     the hooks themselves refuse to start a new ledger. ``local_python`` adds this
     machine's interpreter entries to ``.claude/settings.local.json`` (with
     ``claude``), ``helper`` makes them the hook helper's client (``native``: the built
-    native client at that path, :mod:`plangate.hooks.native_build`); uninstalling
+    native client at that path, :mod:`plangate.hooks.native_build`); ``record=False``: the
+    caller has already created the ledger and recorded the installation; uninstalling
     ``claude`` removes PlanGate's entries from both files.
     """
     if install and any(HOSTS[h].config_format == "git-hooks" for h in hosts):
         check_git_hooks(root)  # a refusal leaves no ledger entry and no file behind
-    if install:
+    if install and record:
         ensure_ledger(root, {} if env is None else env, hosts)
     targets: list[str] = []
     for host in hosts:

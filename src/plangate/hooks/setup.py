@@ -382,14 +382,12 @@ def _write_all(
     ledger = Step("this clone's own ledger" if plan.ledger_new else "ledger",
                   resolve_location(root, env).display,
                   "created" if plan.ledger_new else "unchanged")
-    if direct:
-        changes = apply(root, direct, install=True, python=python, env=env,
-                        local_python=local_python)
-    else:
-        ensure_ledger(root, env, hosts)
-        changes = []
+    ensure_ledger(root, env, hosts)
     steps.append(ledger)
-    steps += [Step(f"{change.host} hooks", change.path, change.action) for change in changes]
+    if direct:
+        for change in apply(root, direct, install=True, python=python, env=env,
+                            local_python=local_python, record=False):
+            steps.append(Step(f"{change.host} hooks", change.path, change.action))
 
 
 def _trust(root: Path, plan: Preview) -> list[Step]:

@@ -185,6 +185,7 @@ def test_a_write_that_fails_after_the_checks_names_what_was_written(git_repo: Pa
     said = " ".join(proc.stderr.split())
     assert "written before it: .plangate/protected-surfaces.toml (protected surfaces)" in said
     assert ".gitignore (ignored local state)" in said
+    assert "ledger.sqlite3 (this clone's own ledger)" in said
     assert (git_repo / ".plangate" / "protected-surfaces.toml").is_file()
     assert (git_repo / ".claude" / "settings.json").read_text() == "{}\n"
 

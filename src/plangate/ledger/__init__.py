@@ -122,7 +122,7 @@ def _ignore_default_ledger(directory: VerifiedDir) -> None:
 
 def missing(location: LedgerLocation, detail: str, evidence: tuple[str, ...]) -> LedgerError:
     """``LEDGER_MISSING``: an absent ledger that must not be created here."""
-    said = f"; the repository says it existed ({'; '.join(evidence)})" if evidence else ""
+    said = f"; it existed ({'; '.join(evidence)})" if evidence else ""
     return LedgerError(
         "LEDGER_MISSING",
         f"ledger {location.display} {detail}{said}; it is never re-created silently",

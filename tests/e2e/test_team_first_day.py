@@ -250,9 +250,12 @@ def test_a_teams_first_day(tmp_path: Path) -> None:
         "git checkout -q -b task-0001 origin/task-0001",
         cwd=tmp_path,
     )
-    # A fresh clone of a repository with approved tasks starts its own ledger chain (the
-    # start is recorded), then setup has nothing to confirm: his git hooks.
-    bob.sh("plangate ledger init --force >/dev/null && plangate setup --claude --git >/dev/null")
+    # A fresh clone of a repository with approved tasks: setup starts his clone's own
+    # ledger with no recovery command, asks nothing and says what a teammate does next.
+    setup = bob.sh("plangate setup --claude --git")
+    assert "PlanGate is already adopted here" in setup.stdout
+    assert "this clone's own ledger" in setup.stdout
+    assert "adopt-plangate" not in setup.stdout
     bob.sh("plangate task start TASK-0001 >/dev/null")
     command = _claude_command(bob.clone)
     allowed = bob.hook(command, _pre_tool_use(bob.clone, "src/example/module.py"))

@@ -28,10 +28,12 @@ def at_terminal(
     typed: str = "",
     env: dict[str, str] | None = None,
     tty: bool = True,
+    wrapper: list[str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``plangate ARGS`` with a pseudo-terminal as stdin (``typed`` is what the person types);
-    ``tty=False`` gives a plain pipe instead."""
-    command = [sys.executable, "-m", "plangate", *args]
+    ``tty=False`` gives a plain pipe instead; ``wrapper`` is a command line it runs under
+    (e.g. a bubblewrap mount)."""
+    command = [*(wrapper or []), sys.executable, "-m", "plangate", *args]
     if not tty:
         return subprocess.run(
             command,

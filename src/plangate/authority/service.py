@@ -62,13 +62,24 @@ def _read(top: Path, relpath: str, limit: int) -> bytes | None:
     return read.data
 
 
-def _write_both(top: Path, config: TrustConfig, signers: AllowedSigners) -> None:
+def root_files(config: TrustConfig, signers: AllowedSigners) -> tuple[bytes, bytes]:
+    """The bytes of ``trust.toml`` and ``allowed_signers`` for ``config`` and ``signers``,
+    checked as a reader checks them (what a reader would refuse is refused here)."""
     trust = render_trust(config)
     lines = "".join(e.allowed_signers_line() + "\n" for e in signers.entries)
     allowed = ("# principal [options] keytype key: see docs/authority.md\n" + lines).encode()
-    build_root(trust, allowed, None, "0" * 40)  # what a reader would refuse is never written
+    build_root(trust, allowed, None, "0" * 40)
+    return trust, allowed
+
+
+def write_root_files(top: Path, trust: bytes, allowed: bytes) -> None:
+    """Write the trust root's two files (from :func:`root_files`) into the working tree."""
     atomic_write_in(top, SIGNERS_RELPATH, allowed)
     atomic_write_in(top, TRUST_RELPATH, trust)
+
+
+def _write_both(top: Path, config: TrustConfig, signers: AllowedSigners) -> None:
+    write_root_files(top, *root_files(config, signers))
 
 
 def init(top: Path, *, trust_branch: str, force: bool) -> None:
@@ -113,6 +124,26 @@ def add(
 ) -> None:
     """Add ``principal`` with its key and roles (a principal already listed is refused)."""
     config, signers = load_worktree(top)
+    _write_both(top, *with_principal(
+        config, signers, principal, public_key, roles=roles, human=human, agent=agent,
+        namespaces=namespaces, valid_after=valid_after, valid_before=valid_before))
+
+
+def with_principal(
+    config: TrustConfig,
+    signers: AllowedSigners,
+    principal: str,
+    public_key: str,
+    *,
+    roles: list[str],
+    human: bool,
+    agent: bool,
+    namespaces: list[str] | None = None,
+    valid_after: str | None = None,
+    valid_before: str | None = None,
+) -> tuple[TrustConfig, AllowedSigners]:
+    """``config`` and ``signers`` with ``principal`` added (nothing is written; a principal
+    already listed is refused)."""
     if signers.by_principal(principal) is not None:
         raise InputRejected(
             "AUTH_SIGNERS_DUPLICATE_PRINCIPAL",
@@ -141,7 +172,7 @@ def add(
     )
     # Re-parse the rendered entry so the line obeys every reader rule.
     line = parse_allowed_signers(entry.allowed_signers_line().encode(), "--key").entries[0]
-    _write_both(top, new_config, AllowedSigners((*signers.entries, line)))
+    return new_config, AllowedSigners((*signers.entries, line))
 
 
 def set_required(top: Path, required: bool) -> None:

@@ -59,11 +59,15 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         help="create the ledger (a human's --force starts a new chain, recorded)",
         description=(
             "Create the repository's ledger. An intact ledger is left alone. An absent ledger "
-            "is created only when the repository holds no trace of one (issued c3-prime "
-            "records, run logs, delivery logs, a configured ledger, the ledger's ignore file); "
-            "otherwise it is missing, and --force is the explicit way to start over: what is in "
-            "its place is moved aside (never deleted) and the new chain's first entry "
-            "(ledger_reinitialised) records the previous head, when it could be read."
+            "is created only when nothing says one existed: for a SQLite ledger (one per "
+            "clone) this clone's witness in its git directory or a trace not yet committed "
+            "(an issued c3-prime record, a run log, a delivery log, a configured ledger, the "
+            "ledger's ignore file; what HEAD holds came with the clone and does not count), "
+            "so a fresh clone or CI checkout creates its own; for a shared PostgreSQL ledger "
+            "any of those traces. Otherwise it is missing, and --force is the explicit way "
+            "to start over: what is in its place is moved aside (never deleted) and the new "
+            "chain's first entry (ledger_reinitialised) records the previous head, when it "
+            "could be read."
         ),
     )
     init.add_argument(
@@ -135,6 +139,7 @@ def _init(ctx: Context, *, force: bool, as_json: bool) -> int:
                 if head is None
                 else {"seq": head.seq, "hash": head.entry_hash},
                 "moved_to": outcome.moved_to,
+                "witness": outcome.witness,
             },
         )
         return 0
@@ -142,6 +147,9 @@ def _init(ctx: Context, *, force: bool, as_json: bool) -> int:
         ctx.out(
             f"ledger {outcome.location}: already initialised (head seq {head.seq if head else '?'})"
         )
+    elif outcome.action == "created" and outcome.witness is not None:
+        ctx.out(f"ledger {outcome.location}: created (this clone's own ledger; the clone "
+                f"records it in {outcome.witness})")
     elif outcome.action == "created":
         ctx.out(f"ledger {outcome.location}: created")
     else:

@@ -1,9 +1,12 @@
 """``plangate setup [--claude] [--codex] [--cursor] [--git] [--all] [--approver NAME=KEY.pub]...``.
 
 Switches PlanGate on in one idempotent step (:mod:`plangate.hooks.setup`): the
-repository's protected surfaces (shown first), the trust root when keys are given,
-``.gitignore`` entries for local state and the hooks of the hosts asked for; then
-prints the order of the first commits. A human runs it: it refuses under agent or
+repository's protected surfaces (shown first), the trust root when keys are given
+(asking whether signatures are required from now on), ``.gitignore`` entries for
+local state, PlanGate's entry in an existing ``.pre-commit-config.yaml``, this
+clone's ledger and the hooks of the hosts asked for; every precondition is checked
+before the first write. Then prints the order of the first commits, or a teammate's
+next steps on a clone of an adopted repository. A human runs it: it refuses under agent or
 automation markers and without an interactive terminal, and asks the human to type
 ``SETUP`` before it changes the surfaces or the trust root.
 """
@@ -11,13 +14,14 @@ automation markers and without an interactive terminal, and asks the human to ty
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    from plangate.hooks.setup import Principal
 
 CONFIRM_WORD = "SETUP"
 HOSTS = ("claude", "codex", "cursor", "git")
@@ -29,9 +33,13 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         description="Switch PlanGate on in this repository: write the protected surfaces "
         "from the bundled template (after showing them), the trust root when keys are given, "
         ".gitignore entries for local state (ledger, locks, task sessions, run logs, local "
-        "settings) and the hooks of the hosts named (--codex: trusted for this clone "
-        "through 'codex app-server'; setup fails when it cannot, naming 'plangate hooks "
-        "trust --codex' to run later); then print the order of the first commits. "
+        "settings), this clone's own ledger and the hooks of the hosts named (--codex: "
+        "trusted for this clone through 'codex app-server'; setup fails when it cannot, "
+        "naming 'plangate hooks trust --codex' to run later; --git beside a "
+        ".pre-commit-config.yaml: PlanGate's 'repo: local' entry in it, the framework keeps "
+        "git's hooks). Every precondition is checked before the first write: a refusal "
+        "writes nothing. Then print the order of the first commits, or on a clone of a "
+        "repository that already adopted PlanGate a teammate's next steps. "
         "Idempotent; a human runs it in a terminal.",
     )
     for host in HOSTS:
@@ -53,8 +61,11 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--require-signatures",
-        action="store_true",
-        help="require signed approvals from now on (needs an approver)",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="require signed approvals from now on (needs two reviewers and an approver in "
+        "the trust root); without either flag, setup asks when an approver is given "
+        "(default yes)",
     )
     parser.add_argument(
         "--local-python",
@@ -95,7 +106,9 @@ def run(argv: list[str], ctx: Context) -> int:
     principals = setup.parse_keys(args.approver, "approver") + setup.parse_keys(
         args.reviewer, "reviewer"
     )
-    plan = setup.preview(root, principals, require_signatures=args.require_signatures)
+    require = _ask_signatures(ctx, root, principals, args.require_signatures)
+    plan = setup.preview(root, principals, require_signatures=require, hosts=hosts, env=ctx.env,
+                         local_python=args.local_python)
     if plan.changes_authority:
         _show(ctx, plan)
         ctx.stdout.write(f"Type {CONFIRM_WORD} to write them: ")
@@ -117,7 +130,7 @@ def run(argv: list[str], ctx: Context) -> int:
         # Codex skips an untrusted hook without a word: setup does not succeed without
         # trust (the refusal names 'plangate hooks trust --codex' for later).
         trust = record_trust(root, ctx.env)
-    order = setup.first_commits(root)
+    title, order = setup.next_steps(root, plan, steps)
     if args.json:
         print_json(
             ctx,
@@ -125,7 +138,9 @@ def run(argv: list[str], ctx: Context) -> int:
                 "verdict": "ACCEPTED",
                 "reasons": [],
                 "steps": [s._asdict() for s in steps],
-                "first_commits": order,
+                "adopted": plan.adopted,
+                "next_steps": order,
+                **({} if plan.adopted else {"first_commits": order}),
                 **({"codex_trust": {"trusted": list(trust.trusted),
                                     "already_trusted": list(trust.already),
                                     "config": trust.config}} if trust is not None else {}),
@@ -138,7 +153,7 @@ def run(argv: list[str], ctx: Context) -> int:
         ctx.out(f"{'trusted':9} {trust.config}  (PlanGate's Codex hooks of this clone: "
                 f"{len(trust.trusted)} new, {len(trust.already)} already; Codex confirms)")
     ctx.out("")
-    ctx.out("The first commits, in this order:")
+    ctx.out(title)
     for number, line in enumerate(order, 1):
         ctx.out(f"  {number}. {line}")
     _suggest_policy(ctx, root)
@@ -160,6 +175,39 @@ def _suggest_policy(ctx: Context, root: Path) -> None:
         ctx.out(f"    {line}" if line else "")
 
 
+def _ask_signatures(
+    ctx: Context, root: Path, principals: list[Principal], flag: bool | None
+) -> bool:
+    """Whether setup turns required signatures on: the flag when given; otherwise, when an
+    approver is given and the trust root does not require them yet, the person's answer
+    (default yes), asked only when the root would name the signers it needs."""
+    from plangate.errors import UsageError
+    from plangate.hooks import setup
+
+    if flag is not None:
+        return flag
+    if not any(p.role == "approver" for p in principals) or setup.signatures_required(root):
+        return False
+    if not setup.signatures_can_be_required(root, principals):
+        ctx.out("Signatures stay optional for now: requiring them needs two reviewers and an "
+                "approver in the trust root (add them with --reviewer/--approver, then run "
+                "'plangate setup --require-signatures').")
+        return False
+    ctx.stdout.write("Require signed approvals and reviews from now on "
+                     "(require_signatures = true)? [Y/n] ")
+    ctx.stdout.flush()
+    answer = ctx.stdin.readline().decode("utf-8", "replace").strip().lower()
+    if answer in ("", "y", "yes"):
+        return True
+    if answer in ("n", "no"):
+        return False
+    raise UsageError(
+        "SETUP_NOT_CONFIRMED",
+        f"answer {answer!r} is neither yes nor no; nothing was written",
+        "answer y or n (or pass --require-signatures / --no-require-signatures)",
+    )
+
+
 def _show(ctx: Context, plan: object) -> None:
     from plangate.hooks.setup import SURFACES_RELPATH, Preview
 
@@ -177,4 +225,11 @@ def _show(ctx: Context, plan: object) -> None:
     for principal in plan.principals:
         ctx.out(f"Trust root: {principal.name} becomes a human {principal.role}.")
     if plan.require_signatures:
-        ctx.out("Trust root: approvals must be signed from now on.")
+        ctx.out("Trust root: approvals must be signed from now on (require_signatures = true).")
+    if plan.pre_commit is not None:
+        from plangate.hooks.precommit import CONFIG_RELPATH, local_entry
+
+        ctx.out(f"{CONFIG_RELPATH} gets PlanGate's hooks beside yours (the framework keeps "
+                "git's hooks):")
+        for line in local_entry().splitlines():
+            ctx.out(f"  {line}")

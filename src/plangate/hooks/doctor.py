@@ -194,7 +194,18 @@ def _is_plangate(command: str) -> bool:
     return MARKER in command or "plangate hook" in command or "plangate.hooks" in command
 
 
-def _scratch_repository_probes(host: str, event: str, script: str) -> list[Probe]:
+def _is_framework(content: str) -> bool:
+    from plangate.hooks.install import PRE_COMMIT_FRAMEWORK_MARKS
+
+    return any(mark in content for mark in PRE_COMMIT_FRAMEWORK_MARKS)
+
+
+def _scratch_repository_probes(
+    host: str, event: str, command: str, *, framework: bool = False
+) -> list[Probe]:
+    """Run ``command`` (a shell line) as git runs the ``event`` hook in a throwaway
+    repository with the canary staged or pushed; ``framework``: as the pre-commit framework
+    runs a hook's entry (no stdin; the pushed range in ``PRE_COMMIT_FROM_REF``/``_TO_REF``)."""
     from plangate.git import scrubbed_env
 
     with tempfile.TemporaryDirectory(prefix="plangate-doctor-") as tmp:
@@ -217,16 +228,21 @@ def _scratch_repository_probes(host: str, event: str, script: str) -> list[Probe
         canary.write_text("canary\n")
         git("add", "-f", CANARY_RELPATH)
         stdin = b""
+        hook_env = _scrubbed_env() | ({"PRE_COMMIT": "1"} if framework else {})
         if event == "pre-push":
             git("-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", "canary")
             head = git("rev-parse", "HEAD").stdout.decode().strip()
-            stdin = f"refs/heads/main {head} refs/heads/main {base}\n".encode()
-        proc = subprocess.run(  # noqa: S602 -- the hook file is run as git would run it
-            f"{_quote(script)}", shell=True, cwd=tmp, input=stdin, capture_output=True,
-            timeout=TIMEOUT_SECONDS, env=_scrubbed_env(), check=False,
+            if framework:
+                hook_env |= {"PRE_COMMIT_FROM_REF": base, "PRE_COMMIT_TO_REF": head}
+            else:
+                stdin = f"refs/heads/main {head} refs/heads/main {base}\n".encode()
+        proc = subprocess.run(  # noqa: S602 -- the hook is run as git (or the framework) runs it
+            command, shell=True, cwd=tmp, input=stdin, capture_output=True,
+            timeout=TIMEOUT_SECONDS, env=hook_env, check=False,
         )
         denied, detail = judge(host, proc)
-        return [Probe(host, event, "guarded-write", denied, detail)]
+        label = f"{event} (pre-commit framework)" if framework else event
+        return [Probe(host, label, "guarded-write", denied, detail)]
 
 
 def _quote(text: str) -> str:
@@ -289,8 +305,10 @@ def run_doctor(root: Path, *, home: str | None = None,
     the installed hosts' versions against the pinned ones (:func:`version_findings`)."""
     from plangate.hooks.hosts.table import HOSTS
     from plangate.hooks.install import LOCAL, installed_commands
+    from plangate.hooks.precommit import framework_findings, read_config
 
     real_root = os.path.realpath(root)
+    framework = read_config(root)
     allowed, no_allowed = allow_target(real_root)
     installed = installed_commands(root)
     local = {h.removesuffix(LOCAL) for h, _e, c in installed
@@ -309,10 +327,15 @@ def run_doctor(root: Path, *, home: str | None = None,
             continue
         if host.scratch_repository_probe:
             content = Path(command).read_text("utf-8", "replace")
+            through = framework.stages.get(event) if _is_framework(content) else None
+            if through is not None:
+                # The framework runs PlanGate's entry from its configuration: probe that.
+                probes += _scratch_repository_probes(name, event, through, framework=True)
+                continue
             if not _is_plangate(content):
                 skipped.append({"host": name, "event": event, "reason": "not PlanGate's"})
                 continue
-            probes += _scratch_repository_probes(name, event, command)
+            probes += _scratch_repository_probes(name, event, _quote(command))
             continue
         if not _is_plangate(command):
             skipped.append({"host": name, "event": event, "reason": "not PlanGate's"})
@@ -345,7 +368,8 @@ def run_doctor(root: Path, *, home: str | None = None,
 
     findings = setting_findings(root, home=home, managed_settings=managed_settings, env=env)
     natives = native_clients(installed)
-    findings = [*findings, *native_findings(natives)]
+    findings = [*findings, *native_findings(natives),
+                *framework_findings(root, framework, os.environ if env is None else env)]
     if not allowed and probes:
         findings.append(Finding(
             "canaries", "DOCTOR_NO_ALLOWED_WRITE",

@@ -4,7 +4,9 @@ Each check is one small function returning findings; :func:`setting_findings` ru
 them in order:
 
 1. ``ledger``: the ledger exists and its chain verifies (``DOCTOR_LEDGER_MISSING``,
-   ``DOCTOR_LEDGER_BROKEN``): the hooks deny every call without it;
+   ``DOCTOR_LEDGER_BROKEN``): the hooks deny every call without it; a SQLite ledger
+   without this clone's witness warns (``DOCTOR_LEDGER_WITNESS``,
+   :mod:`plangate.ledger.witness`);
 2. ``machine_paths``: a committed hook file (not ignored by git) names an absolute
    path in a PlanGate command (``DOCTOR_MACHINE_PATH``): every teammate's hook
    would fail;
@@ -97,7 +99,26 @@ def ledger(root: Path) -> list[Finding]:
         first = result.reasons[0].message if result.reasons else result.verdict
         return [Finding("ledger", "DOCTOR_LEDGER_BROKEN", f"the ledger does not verify: {first}",
                         "run 'plangate ledger verify'; a human repairs or restores it", True)]
-    return []
+    return _witness(root)
+
+
+def _witness(root: Path) -> list[Finding]:
+    """A SQLite ledger without this clone's witness: its deletion would go unnoticed."""
+    from plangate.ledger import LedgerError, resolve_location
+    from plangate.ledger.witness import read_witness
+
+    try:
+        witness = read_witness(resolve_location(root, dict(os.environ)))
+    except LedgerError:
+        return []
+    if witness is None or witness.state == "present":
+        return []
+    why = "is missing" if witness.state == "absent" else f"cannot be used ({witness.detail})"
+    return [Finding("ledger", "DOCTOR_LEDGER_WITNESS",
+                    f"this clone's ledger witness {witness.path} {why}: a deletion of the "
+                    "ledger would not be told from a new clone",
+                    "run 'plangate ledger init' (it records the witness of an existing ledger); "
+                    "remove a witness that cannot be used first", False)]
 
 
 def _ignored(root: Path, rel: str) -> bool:

@@ -468,8 +468,9 @@ def _foreign_hook(path: Path, host: str, content: str) -> InputRejected:
         return InputRejected(
             "HOOKS_PRE_COMMIT_FRAMEWORK",
             f"{path} is the pre-commit framework's hook; PlanGate does not replace it",
-            "add PlanGate to .pre-commit-config.yaml (hook ids plangate-pre-commit and "
-            "plangate-pre-push, see docs/agents.md), then run 'pre-commit install "
+            "run 'plangate setup --git' beside .pre-commit-config.yaml (it adds PlanGate's "
+            "'repo: local' entry there, hook ids plangate-pre-commit and plangate-pre-push; "
+            "docs/agents.md), then 'pre-commit install "
             "--hook-type pre-commit --hook-type pre-push'; install the other hosts without --git",
         )
     return InputRejected(
@@ -480,8 +481,19 @@ def _foreign_hook(path: Path, host: str, content: str) -> InputRejected:
 
 
 def check_git_hooks(root: Path) -> None:
-    """Refuse, before anything is written, when a git hook PlanGate would write is not its own."""
+    """Refuse, before anything is written, when a git hook PlanGate would write is not its own,
+    or when git's hooks directory cannot be made (something that is not a directory in its
+    way: ``HOOKS_GIT_HOOKS_DIR_UNUSABLE``)."""
     directory = git_hooks_dir(root)
+    existing = directory
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise InputRejected(
+            "HOOKS_GIT_HOOKS_DIR_UNUSABLE",
+            f"git's hooks directory {directory} cannot be made: {existing} is not a directory",
+            "fix core.hooksPath (git config --get core.hooksPath) or move that file away",
+        )
     for name, host in GIT_HOOKS:
         path = directory / name
         if path.is_symlink() or (path.exists() and not path.is_file()):
@@ -494,6 +506,15 @@ def check_git_hooks(root: Path) -> None:
             content = ""
         if MARKER not in content:
             raise _foreign_hook(path, host, content)
+
+
+def check_host_configs(root: Path, hosts: list[str], *, local_python: bool = False) -> None:
+    """Refuse, before anything is written, a host configuration file installing would have
+    to read and cannot (not JSON, a link in the way, not a regular file)."""
+    for host in hosts:
+        for name in (host, host + LOCAL) if local_python else (host,):
+            if name in CONFIG_FILES:
+                _read_config(root, name)
 
 
 def ensure_ledger(root: Path, env: Mapping[str, str], hosts: list[str]) -> None:
@@ -514,6 +535,7 @@ def apply(
     local_python: bool = False,
     helper: bool = False,
     native: str | None = None,
+    record: bool = True,
 ) -> list[Change]:
     """Install (or uninstall) PlanGate's hooks for ``hosts`` in the repository at ``root``.
 
@@ -521,12 +543,13 @@ def apply(
     the hooks themselves refuse to start a new ledger. ``local_python`` adds this
     machine's interpreter entries to ``.claude/settings.local.json`` (with
     ``claude``), ``helper`` makes them the hook helper's client (``native``: the built
-    native client at that path, :mod:`plangate.hooks.native_build`); uninstalling
+    native client at that path, :mod:`plangate.hooks.native_build`); ``record=False``: the
+    caller has already created the ledger and recorded the installation; uninstalling
     ``claude`` removes PlanGate's entries from both files.
     """
     if install and any(HOSTS[h].config_format == "git-hooks" for h in hosts):
         check_git_hooks(root)  # a refusal leaves no ledger entry and no file behind
-    if install:
+    if install and record:
         ensure_ledger(root, {} if env is None else env, hosts)
     targets: list[str] = []
     for host in hosts:

@@ -122,7 +122,7 @@ def _ignore_default_ledger(directory: VerifiedDir) -> None:
 
 def missing(location: LedgerLocation, detail: str, evidence: tuple[str, ...]) -> LedgerError:
     """``LEDGER_MISSING``: an absent ledger that must not be created here."""
-    said = f"; the repository says it existed ({'; '.join(evidence)})" if evidence else ""
+    said = f"; it existed ({'; '.join(evidence)})" if evidence else ""
     return LedgerError(
         "LEDGER_MISSING",
         f"ledger {location.display} {detail}{said}; it is never re-created silently",
@@ -135,12 +135,16 @@ def repository_evidence(location: LedgerLocation) -> tuple[str, ...]:
     """What in the repository says this ledger existed (see plangate.ledger.existence)."""
     from plangate.ledger.existence import evidence_of_a_ledger
     from plangate.ledger.traces import gather_traces
+    from plangate.ledger.witness import read_witness
 
     if not location.repo_root:
         return ()
     sqlite_path = Path(location.target) if location.backend == "sqlite" else None
     traces = gather_traces(
-        Path(location.repo_root), sqlite_path, default_location=location.source == "default"
+        Path(location.repo_root),
+        sqlite_path,
+        default_location=location.source == "default",
+        witness=read_witness(location),
     )
     return evidence_of_a_ledger(traces)
 
@@ -178,6 +182,8 @@ def _open_sqlite(
                 f"ledger {path} is unavailable: {PLANGATE_DIR} is a symbolic link",
                 f"make {PLANGATE_DIR} a real directory (remove the link)",
             )
+    from plangate.ledger.witness import record_witness
+
     if file_state(path) == FileState.ABSENT:
         refusal = _absent_refusal(location, "does not exist", must_exist=must_exist)
         # Another process may have created it meanwhile (and with it a trace, its
@@ -191,7 +197,12 @@ def _open_sqlite(
                 create_file(directory, path.name)
                 if location.source == "default":
                     _ignore_default_ledger(directory)
-    return SQLiteLedger(path, read_only=not create, clock=clock)
+    ledger = SQLiteLedger(path, read_only=not create, clock=clock)
+    if create and not must_exist:
+        # A writer records the witness (a ledger made before witnesses existed gets
+        # its own here); the hooks never write one.
+        record_witness(location)
+    return ledger
 
 
 def _open_postgres(

@@ -1,29 +1,40 @@
 """Did this repository have a ledger? The rule that keeps a lost ledger from restarting silently.
 
 A ledger that is absent (no SQLite file, no PostgreSQL tables) is either new or
-lost. It is *lost* when the repository itself says decisions were recorded,
+lost. It is *lost* when this clone or the repository says decisions were recorded,
 and then nothing creates a fresh chain in its place: every command refuses with
 ``LEDGER_MISSING`` until a human restores it or starts over explicitly with
 ``plangate ledger init --force`` (which records the restart as the new chain's
 first entry).
 
-The repository says a ledger existed when any of these traces is present (the
+A ledger existed when any of these traces is present (the
 rules below, in order; each trace is written only after, or together with, an
 entry in the ledger):
 
-1. ``issued_record``: a task's ``approvals/c3.json`` issued by ``plangate c3
+1. ``clone_witness``: this working tree's git directory holds the witness
+   written when its SQLite ledger was created (:mod:`plangate.ledger.witness`):
+   the ledger was created here and has been deleted or moved since;
+2. ``witness_unreadable``: a witness is there but cannot be read or names
+   another ledger (fail closed: it counts);
+3. ``issued_record``: a task's ``approvals/c3.json`` issued by ``plangate c3
    issue`` (a JSON object whose ``approval_kind`` is ``c3-prime``);
-2. ``run_log``: a task's ``run.ndjson`` (``plangate exec`` writes it after its
+4. ``run_log``: a task's ``run.ndjson`` (``plangate exec`` writes it after its
    ``exec_started`` entry);
-3. ``delivery_log``: a task's ``delivery/record.jsonl`` (delivery records its
+5. ``delivery_log``: a task's ``delivery/record.jsonl`` (delivery records its
    transitions in the ledger too);
-4. ``ledger_configured``: ``.plangate/config.toml`` names a ledger (``[ledger]
+6. ``ledger_configured``: ``.plangate/config.toml`` names a ledger (``[ledger]
    url``): a configured shared ledger is created once, by ``plangate ledger
    init``, never by whichever command happens to run first;
-5. ``ledger_ignore_file``: ``.plangate/.gitignore`` as PlanGate writes it when
+7. ``ledger_ignore_file``: ``.plangate/.gitignore`` as PlanGate writes it when
    it creates the default SQLite ledger (a trace of that ledger only);
-6. ``sqlite_sidecar``: the SQLite ledger's own ``-wal``, ``-shm`` or
+8. ``sqlite_sidecar``: the SQLite ledger's own ``-wal``, ``-shm`` or
    ``-journal`` file without the database beside it (a trace of that file only).
+
+A SQLite ledger belongs to one clone: for it, a trace that HEAD's commit holds
+(an issued record, a committed ``.plangate/.gitignore``...) came with the clone
+and speaks of the ledger of the clone that wrote it, not of this one, so the
+gatherer leaves it out; a new clone or CI checkout then starts its own ledger.
+A PostgreSQL ledger is shared by URL: every trace counts, committed or not.
 
 Nothing else counts (in particular not the ``PLANGATE_LEDGER_URL`` variable: it
 is the caller's choice, not the repository's record). Legacy records (with
@@ -45,6 +56,10 @@ MAX_EXAMPLES = 3
 class Traces(NamedTuple):
     """What the repository holds that only a recorded decision leaves behind."""
 
+    witness: str | None = None
+    """This working tree's witness of its ledger: ``"PATH (created TIME)"``."""
+    witness_problem: str | None = None
+    """A witness that cannot be read: ``"PATH: why"``."""
     issued_records: tuple[str, ...] = ()
     run_logs: tuple[str, ...] = ()
     delivery_logs: tuple[str, ...] = ()
@@ -59,6 +74,21 @@ def _paths(kind: str, paths: tuple[str, ...]) -> str | None:
     shown = ", ".join(paths[:MAX_EXAMPLES])
     more = f" and {len(paths) - MAX_EXAMPLES} more" if len(paths) > MAX_EXAMPLES else ""
     return f"{kind}: {shown}{more}"
+
+
+def clone_witness(traces: Traces) -> str | None:
+    """This clone's git directory says the ledger was created here."""
+    if traces.witness is None:
+        return None
+    return (f"this clone created it and recorded so in {traces.witness}: it was deleted "
+            "or moved since")
+
+
+def witness_unreadable(traces: Traces) -> str | None:
+    """A witness is there but cannot be read: it counts (fail closed)."""
+    if traces.witness_problem is None:
+        return None
+    return f"this clone's ledger witness {traces.witness_problem}"
 
 
 def issued_record(traces: Traces) -> str | None:
@@ -96,6 +126,8 @@ def sqlite_sidecar(traces: Traces) -> str | None:
 
 
 RULES: tuple[tuple[str, Callable[[Traces], str | None]], ...] = (
+    ("clone_witness", clone_witness),
+    ("witness_unreadable", witness_unreadable),
     ("issued_record", issued_record),
     ("run_log", run_log),
     ("delivery_log", delivery_log),

@@ -30,6 +30,7 @@ from plangate.ledger import (
     repository_evidence,
 )
 from plangate.ledger.chain import Head
+from plangate.ledger.witness import record_witness
 from plangate.records import NamedTuple
 
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ class InitOutcome(NamedTuple):
     previous_state: str | None = None
     previous_head: Head | None = None
     moved_to: str | None = None
+    witness: str | None = None
+    """This working tree's witness of a SQLite ledger (None: PostgreSQL, or no git)."""
 
 
 def _payload(
@@ -99,7 +102,10 @@ def _sqlite(location: LedgerLocation, *, force: bool) -> InitOutcome:
     state, head, problem = _sqlite_state(path)
     if not force:
         if state == "present":
-            return InitOutcome("exists", str(path), state, head)
+            witness = record_witness(location)
+            return InitOutcome(
+                "exists", str(path), state, head, witness=None if witness is None else str(witness)
+            )
         if state == "empty":
             raise missing_error(str(path), "is empty (0 bytes)")
         if problem is not None:
@@ -126,8 +132,11 @@ def _sqlite(location: LedgerLocation, *, force: bool) -> InitOutcome:
             )
         if location.source == "default":
             _ignore_default_ledger(directory)
+    witness = record_witness(location)
     action = "reinitialised" if force else "created"
-    return InitOutcome(action, str(path), state, head, moved_to)
+    return InitOutcome(
+        action, str(path), state, head, moved_to, None if witness is None else str(witness)
+    )
 
 
 def _move_aside(dir_fd: int, name: str, moved_to: str) -> None:

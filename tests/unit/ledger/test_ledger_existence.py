@@ -8,6 +8,8 @@ import pytest
 from plangate.ledger.existence import MAX_EXAMPLES, RULES, Traces, evidence_of_a_ledger
 
 ONE_OF_EACH = {
+    "clone_witness": Traces(witness=".git/plangate/ledgers/k.json (created 2026-12-05T00:00:00Z)"),
+    "witness_unreadable": Traces(witness_problem=".git/plangate/ledgers/k.json: not JSON"),
     "issued_record": Traces(issued_records=("docs/working/TASK-0001/approvals/c3.json",)),
     "run_log": Traces(run_logs=("docs/working/TASK-0001/run.ndjson",)),
     "delivery_log": Traces(delivery_logs=("docs/working/TASK-0001/delivery/record.jsonl",)),
@@ -32,6 +34,8 @@ def test_each_trace_alone_says_a_ledger_existed(name: str) -> None:
 def test_every_rule_is_exercised_and_in_table_order() -> None:
     assert [name for name, _rule in RULES] == list(ONE_OF_EACH)
     merged = Traces(
+        witness=ONE_OF_EACH["clone_witness"].witness,
+        witness_problem=ONE_OF_EACH["witness_unreadable"].witness_problem,
         issued_records=ONE_OF_EACH["issued_record"].issued_records,
         run_logs=ONE_OF_EACH["run_log"].run_logs,
         delivery_logs=ONE_OF_EACH["delivery_log"].delivery_logs,
@@ -41,8 +45,10 @@ def test_every_rule_is_exercised_and_in_table_order() -> None:
     )
     evidence = evidence_of_a_ledger(merged)
     assert len(evidence) == len(RULES)
-    assert "c3-prime" in evidence[0]
-    assert "run logs" in evidence[1]
+    assert "this clone created it" in evidence[0]
+    assert "cannot" in evidence[1] or "not JSON" in evidence[1]
+    assert "c3-prime" in evidence[2]
+    assert "run logs" in evidence[3]
     assert "journal files" in evidence[-1]
 
 

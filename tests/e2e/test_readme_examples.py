@@ -21,7 +21,7 @@ from support.terminal import person_env
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 RUN_BY_CI = {
-    "pipx install git+https://github.com/OWNER/plangate.git": "installs this project",
+    "pipx install 'git+https://github.com/OWNER/plangate.git@vX.Y.Z'": "installs this project",
     "make test": "runs this project's test suite",
     "pip install -e '.[dev]'": "installs this project and runs its checks and test suite",
 }

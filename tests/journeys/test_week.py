@@ -59,13 +59,10 @@ class Seam:
 
 
 SEAMS_NOT_YET_FIXED: tuple[Seam, ...] = (
-    Seam("alice_adopts_at_a_terminal", "setup refused and still wrote"),
-    Seam("the_trust_root_requires_signatures", "require_signatures = false"),
     Seam(
         "alice_opens_the_adoption_pull_request",
         "HOOK_PROTECTED_SURFACE: the target is a protected surface: .claude/settings.json",
     ),
-    Seam("the_teammates_start", "LEDGER_MISSING: ledger"),
     Seam(
         "local_settings_do_not_block_a_read",
         "HOOK_CONFIG_FILE: writes to Claude Code hook configuration are never allowed from "
@@ -87,12 +84,6 @@ SEAMS_NOT_YET_FIXED: tuple[Seam, ...] = (
         "runs: docs/working/TASK-0001/approvals/c3.json",
     ),
     Seam(
-        "task_one_is_merge_ready_from_the_event", "the following arguments are required: --snapshot"
-    ),
-    Seam("the_teams_pre_commit_hook_still_runs", "the team's ruff hook did not run"),
-    Seam("the_report_agrees_with_status", "does not hold: exec would refuse"),
-    Seam("doctor_probes_are_not_refusals", "doctor added 4 denials"),
-    Seam(
         "bob_plans_task_two",
         "HOOK_APPROVAL_FILE: approval records are written only by plangate commands a human "
         "runs: docs/working/TASK-0002/approvals/review-c1.json",
@@ -108,13 +99,9 @@ SEAMS_NOT_YET_FIXED: tuple[Seam, ...] = (
         "runs: docs/working/TASK-0002/approvals/c3.json",
     ),
     Seam(
-        "task_two_is_merge_ready_from_the_event", "the following arguments are required: --snapshot"
-    ),
-    Seam(
         "alice_pushes_a_readme_fix",
         "HOOK_NO_ACTIVE_TASK: no active task: only planning files may be written: README.md",
     ),
-    Seam("the_week_in_the_report", "does not hold: exec would refuse"),
 )
 """Steps of the week known to fail today, each with a text its failure contains. When a
 fix lands, its step passes, the week fails with "remove it from SEAMS_NOT_YET_FIXED", and

@@ -32,7 +32,8 @@ without IO, as the ordered table :data:`RULES`:
 6. ``protected_surfaces``: a changed path a protected surface covers
    (case-folded; a path that cannot be matched counts as protected) needs a
    human (``CI_PROTECTED_SURFACE``). Files a verified task's own verification
-   covers, and PlanGate's own ignore file, are not protected changes.
+   covers (its approval parts, :mod:`plangate.approval.parts`), and the files PlanGate
+   never blames in history (:mod:`plangate.ownfiles`), are not protected changes.
 7. ``surfaces_defined``: a definition with a problem (only the bundled template,
    or a copy of it: ``HO_BOUNDARY_UNDEFINED``) still protects its patterns, but it
    never lets a pull request pass: a human must define the repository's surfaces.
@@ -63,7 +64,9 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from plangate.approval.parts import verified_parts
 from plangate.authority.wording import signers_of
+from plangate.ownfiles import HISTORY, never_blamed
 from plangate.paths import match_any
 from plangate.plan.scope import TaskScope, check_scope_binding, derive_scope
 from plangate.records import NamedTuple
@@ -97,9 +100,6 @@ ADOPTION_PATHS: tuple[str, ...] = (
 )
 """What a pull request adopting PlanGate may change: the surfaces, the tool policy, the
 trust root, ignore files, hook configuration and CI workflows (``**`` any depth)."""
-
-ALWAYS_COVERED = ".plangate/.gitignore"
-"""PlanGate's own ignore file: it can only ignore files inside ``.plangate/``."""
 
 REJECTED = "REJECTED"
 HUMAN_REQUIRED = "HUMAN_REQUIRED"
@@ -157,15 +157,6 @@ def touched_tasks(changed: tuple[str, ...]) -> list[str]:
     return sorted({m.group(1) for p in changed if (m := TASK_PATH_RE.fullmatch(p))})
 
 
-SIGNED_FILES = ("approvals/c3.json.sig", "approvals/review-c1.json",
-                "approvals/review-c1.json.sig", "approvals/review-c2.json",
-                "approvals/review-c2.json.sig")
-"""A task's signature and statement files, covered once its authority verified."""
-
-CONTINUATION_FILES = ("approvals/continuation.json", "approvals/continuation.json.sig")
-"""A task's continuation statement: judged by ``approvals_fresh``, never a scope change."""
-
-
 class _TaskJudgement(NamedTuple):
     reasons: tuple[Reason, ...]
     facts: dict[str, Any]
@@ -215,11 +206,9 @@ def _judge_task(task: TaskFacts) -> _TaskJudgement:
     facts["allowed_paths"] = list(scope.patterns)
     if scope.denied:
         facts["denied_paths"] = list(scope.denied)
-    covered = (f"docs/working/{task_id}/approvals/c3.json",
-               *(f"docs/working/{task_id}/{name}" for name in task.artifacts))
-    if isinstance(outcome.facts.get("authority"), dict):  # verified signatures and statements
-        covered += tuple(f"docs/working/{task_id}/{rel}" for rel in SIGNED_FILES)
-        covered += tuple(f"docs/working/{task_id}/{rel}" for rel in CONTINUATION_FILES)
+    # The record, its artifacts and, once verified under a trust root requiring them, the
+    # signatures and statements: the task's approval parts (one rule with the hooks).
+    covered = verified_parts(task_id, outcome.facts.get("authority"), task.artifacts)
     return _TaskJudgement((), facts, scope.patterns, covered, scope)
 
 
@@ -259,12 +248,13 @@ class Case:
         return out
 
     @cached_property
-    def covered(self) -> set[str]:
-        """Files that a verified task's own verification covers, and PlanGate's ignore file."""
-        out = {ALWAYS_COVERED}
+    def covered(self) -> frozenset[str]:
+        """Files that a verified task's own verification covers, and the changed files
+        PlanGate never blames in history (:func:`plangate.ownfiles.never_blamed`)."""
+        out = {p for p in self.facts.changed if never_blamed(p, HISTORY)}
         for judgement in self.tasks.values():
             out.update(judgement.covered)
-        return out
+        return frozenset(out)
 
     @cached_property
     def adopting(self) -> bool:

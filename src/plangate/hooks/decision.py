@@ -45,11 +45,12 @@ fresh record is usually uncommitted while the agent runs).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from plangate.ownfiles import HISTORY, WORKTREE, never_blamed
 from plangate.paths import PathRejected, match_any
 from plangate.plan.scope import TaskScope
 from plangate.records import NamedTuple
@@ -92,20 +93,6 @@ GUARDED: tuple[tuple[str, str, str], ...] = (
 
 APPROVALS_PATTERN = "docs/working/*/approvals/**"
 """The approval records of every task, as a pattern (for the ancestor rule)."""
-
-EFFECT_EXEMPT: tuple[str, ...] = (
-    ".plangate/ledger.sqlite3",
-    ".plangate/ledger.sqlite3-wal",
-    ".plangate/ledger.sqlite3-shm",
-    ".plangate/ledger.sqlite3-journal",
-    ".plangate/*.lock",
-    ".plangate/locks/**",
-    ".plangate/cache/**",
-    ".plangate/session/**",
-    ".plangate/.gitignore",
-    "docs/working/*/run.ndjson",
-)
-"""Runtime files PlanGate itself writes; effect checks do not count them as changes."""
 
 LIFTABLE = frozenset(
     {"HOOK_NO_ACTIVE_TASK", "HOOK_OUTSIDE_SCOPE", "HOOK_SCOPE_UNDEFINED", "HOOK_TASK_NOT_VERIFIED"}
@@ -225,6 +212,9 @@ class Facts(NamedTuple):
     (``exec:bubblewrap``, ``claude-sandbox``), or ``""``: none is assumed."""
     box_run: str = ""
     """The run id of exec's isolated run the hook observed itself in (``""``: none)."""
+    approval_parts: Mapping[str, Reason | None] = {}
+    """For effect checks: approval parts among the targets (:mod:`plangate.approval.parts`),
+    each None when it verified for its own task, else why it did not."""
 
 
 class _Collector:
@@ -271,9 +261,16 @@ def is_approvals_path(path: str) -> bool:
     return _APPROVALS_RE.fullmatch(path) is not None
 
 
-def effect_exempt(path: str) -> bool:
-    """True for PlanGate's own runtime files (ledger, locks, ``run.ndjson``)."""
-    return match_any(EFFECT_EXEMPT, path) is not None
+def effect_exempt(path: str, kind: ActionKind = ActionKind.EFFECT) -> bool:
+    """True when ``path`` is not counted as a change by an effect-like check of ``kind``:
+    the files PlanGate never blames (:func:`plangate.ownfiles.never_blamed`). A working
+    tree check skips PlanGate's runtime state and host-local settings; a commit or push
+    skips only PlanGate's committed ignore file. Tool calls (READ, WRITE, SHELL) never."""
+    if kind is ActionKind.EFFECT:
+        return never_blamed(path, WORKTREE)
+    if kind in (ActionKind.COMMIT, ActionKind.PUSH):
+        return never_blamed(path, HISTORY)
+    return False
 
 
 def _parent_of_match(patterns: Iterable[str], path: str) -> bool:
@@ -414,6 +411,13 @@ def _target_reasons(
         # The verification that made the task active proved these exact bytes are
         # the approved package and its record: as effects they are not edits.
         return out
+    part = facts.approval_parts.get(path, False) if effect_like else False
+    if part is None:
+        # It verified as a part of its own task's approval (a record that verifies,
+        # a signature or statement that verifies under the trust root): not an edit.
+        return out
+    if isinstance(part, Reason):
+        out.append((part.code, part.message, part.hint))
     for pattern, code, what in GUARDED:
         if match_any((pattern,), path, casefold=True):
             out.append(
@@ -579,7 +583,7 @@ def decide(facts: Facts, action: Action) -> Result:
                 target.raw,
             )
             continue
-        if action.kind is ActionKind.EFFECT and effect_exempt(target.path):
+        if effect_exempt(target.path, action.kind):
             continue
         broken = _target_reasons(
             facts, action, target.path, target.directory, target.regular_file

@@ -68,8 +68,11 @@ from plangate.verdict import Reason, Result
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from plangate.approval.parts import StatementFacts
+    from plangate.authority.root import TrustRoot
     from plangate.isolation.contract import BoxFacts
     from plangate.ledger import Ledger, LedgerLocation
+    from plangate.plan.scope import TaskScope
     from plangate.surfaces import ResolvedSurfaces
 
 KIND_DECISION = "hook_decision"
@@ -175,23 +178,36 @@ def load_surfaces(root: str) -> tuple[ResolvedSurfaces | None, str]:
     return resolved, ""
 
 
-def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
-    """Verify the task's record against HEAD and read its allowed paths from the same bytes."""
+class TaskVerification(NamedTuple):
+    """A task's record judged for HEAD: the snapshot's artifact names, its scope, the verdict."""
+
+    artifacts: tuple[str, ...]
+    scope: TaskScope
+    outcome: Result
+
+
+def verify_task_at_head(root: str, task_id: str) -> TaskVerification:
+    """The acceptor's verdict on the task for HEAD (raises :class:`PlanGateError` when the
+    task cannot be read). While an agent works it may commit in-scope work: HEAD may
+    descend from the approved commit through in-scope commits."""
     from plangate.approval.holds import DESCENDANT_IN_SCOPE, holds_for_head
     from plangate.plan.scope import derive_scope
     from plangate.snapshot import read_task_snapshot, task_dir_for
 
+    head = current_head(root)
+    snapshot = read_task_snapshot(task_dir_for(Path(root), task_id))
+    scope = derive_scope(snapshot.artifact("plan.md"))
+    outcome = holds_for_head(Path(root), snapshot, head, policy=DESCENDANT_IN_SCOPE, scope=scope)
+    return TaskVerification(tuple(snapshot.artifacts), scope, outcome)
+
+
+def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
+    """Verify the task's record against HEAD and read its allowed paths from the same bytes."""
     try:
-        head = current_head(root)
-        snapshot = read_task_snapshot(task_dir_for(Path(root), task_id))
+        verification = verify_task_at_head(root, task_id)
     except PlanGateError as exc:
         return TaskFacts(task_id, source, False, (exc.code,), exc.message, None, exc.message)
-    scope = derive_scope(snapshot.artifact("plan.md"))
-    allowed = scope.patterns
-    scope_problem = scope.problem_text
-    # While an agent works, it may commit in-scope work: HEAD may descend from
-    # the approved commit through in-scope commits.
-    outcome = holds_for_head(Path(root), snapshot, head, policy=DESCENDANT_IN_SCOPE, scope=scope)
+    outcome, scope = verification.outcome, verification.scope
     first = outcome.reasons[0].message if outcome.reasons else ""
     return TaskFacts(
         task_id=task_id,
@@ -199,10 +215,147 @@ def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
         verified=outcome.accepted,
         verification_codes=outcome.codes,
         verification_message=f"{outcome.verdict}: {first}" if not outcome.accepted else "",
-        allowed_paths=allowed,
-        scope_problem=scope_problem,
+        allowed_paths=scope.patterns,
+        scope_problem=scope.problem_text,
         denied_paths=scope.denied,
     )
+
+
+def approval_part_facts(root: str, paths: Sequence[str]) -> dict[str, Reason | None]:
+    """Per approval part among ``paths`` (:func:`plangate.approval.parts.part_of`): None
+    when it verifies for its own task, else why not; with a record that verifies, also
+    the artifacts it covers (None). Read only for effect checks."""
+    from plangate.approval.parts import part_of
+
+    by_task: dict[str, list[str]] = {}
+    for path in paths:
+        hit = part_of(path)
+        if hit is not None:
+            by_task.setdefault(hit[0], []).append(path)
+    out: dict[str, Reason | None] = {}
+    for task_id, wanted in sorted(by_task.items()):
+        out.update(_task_parts(root, task_id, wanted))
+    return out
+
+
+def _task_parts(root: str, task_id: str, wanted: list[str]) -> dict[str, Reason | None]:
+    """The verdicts of one task's parts: through its record, else one statement at a time."""
+    from plangate.approval.parts import (
+        RECORD_SIG_RELPATH,
+        statement_verdicts,
+        unverified,
+        verified_parts,
+    )
+    from plangate.authority.consumer import LOCAL_TRUST, trust_root_for
+    from plangate.authority.statement import REVIEWS, statement_relpath
+    from plangate.layout import RECORD_RELPATH, WORKING_DIR
+
+    task_dir = os.path.join(root, WORKING_DIR, task_id)
+    verdicts: dict[str, Reason | None] = {}
+    why = f"no record of {task_id} verifies for HEAD"
+    if os.path.lexists(os.path.join(task_dir, RECORD_RELPATH)):
+        try:
+            verification = verify_task_at_head(root, task_id)
+        except PlanGateError as exc:
+            why = f"the record of {task_id} cannot be read ({exc.code})"
+        else:
+            outcome = verification.outcome
+            if outcome.accepted:
+                authority = outcome.facts.get("authority")
+                verdicts.update(
+                    dict.fromkeys(verified_parts(task_id, authority, verification.artifacts))
+                )
+            else:
+                first = outcome.reasons[0] if outcome.reasons else None
+                why = f"the record of {task_id} does not verify for HEAD" + (
+                    f" ({first.code})" if first else ""
+                )
+    pending = [p for p in wanted if p not in verdicts]
+    if not pending:
+        return verdicts  # the record verified: its artifacts are covered with it
+    trust = trust_root_for(Path(root), LOCAL_TRUST)
+    base = f"{WORKING_DIR}/{task_id}/"
+    reviews = {
+        review
+        for review in REVIEWS
+        if {base + statement_relpath(review), base + statement_relpath(review) + ".sig"}
+        & set(pending)
+    }
+    if reviews:
+        statements = {r: _statement_facts(task_dir, r, trust) for r in sorted(reviews)}
+        verdicts.update(statement_verdicts(task_id, _plan_hash(task_dir), statements))
+    record_sig = base + RECORD_SIG_RELPATH
+    if record_sig in pending and verdicts.get(base + RECORD_RELPATH, False) is None:
+        # The record verified without signatures in force: its signature is a part when
+        # it verifies for an approver under the trust root that exists.
+        verdicts[record_sig] = _record_signature(task_dir, trust, record_sig)
+    return {**verdicts, **{p: unverified(p, why) for p in wanted if p not in verdicts}}
+
+
+def _plan_hash(task_dir: str) -> str | None:
+    """Digest of the task's current ``plan.md`` (None: unreadable)."""
+    from plangate.canonical import sha256_digest
+    from plangate.fsutil import read_regular_file
+    from plangate.layout import MAX_ARTIFACT_BYTES
+
+    read = read_regular_file(os.path.join(task_dir, "plan.md"), MAX_ARTIFACT_BYTES)
+    return sha256_digest(read.data) if read.ok and read.data is not None else None
+
+
+def _statement_facts(task_dir: str, review: str, trust: TrustRoot | None) -> StatementFacts:
+    """One review statement as read, with its signature checked under ``trust``."""
+    from plangate.approval.parts import SIG_SUFFIX, StatementFacts
+    from plangate.authority.consumer import check_detached
+    from plangate.authority.root import NAMESPACE_REVIEW
+    from plangate.authority.statement import MAX_STATEMENT_BYTES, parse_statement, statement_relpath
+    from plangate.fsutil import read_regular_file
+
+    rel = statement_relpath(review)
+    read = read_regular_file(os.path.join(task_dir, rel), MAX_STATEMENT_BYTES)
+    if not read.ok or read.data is None:
+        return StatementFacts(None, read.detail or read.state.value, None)
+    parsed = parse_statement(read.data)
+    if isinstance(parsed, str):
+        return StatementFacts(None, parsed, None)
+    if trust is None:
+        return StatementFacts(parsed, "", None)
+    sig = read_regular_file(os.path.join(task_dir, rel + SIG_SUFFIX), 16 * 1024)
+    check = check_detached(
+        trust,
+        read.data,
+        sig.data if sig.ok else None,
+        namespace=NAMESPACE_REVIEW,
+        prefix="REVIEW",
+        label=rel + SIG_SUFFIX,
+        role="reviewer",
+    )
+    return StatementFacts(parsed, "", check)
+
+
+def _record_signature(task_dir: str, trust: TrustRoot | None, path: str) -> Reason | None:
+    """None when the record's signature verifies for an approver under ``trust``."""
+    from plangate.approval.parts import RECORD_SIG_RELPATH, unverified
+    from plangate.authority.consumer import check_detached
+    from plangate.authority.root import NAMESPACE_C3
+    from plangate.fsutil import read_regular_file
+    from plangate.layout import MAX_RECORD_BYTES, RECORD_RELPATH
+
+    if trust is None:
+        return unverified(path, "no trust root is in force to verify it against")
+    record = read_regular_file(os.path.join(task_dir, RECORD_RELPATH), MAX_RECORD_BYTES)
+    sig = read_regular_file(os.path.join(task_dir, RECORD_SIG_RELPATH), 16 * 1024)
+    check = check_detached(
+        trust,
+        record.data or b"",
+        sig.data if sig.ok else None,
+        namespace=NAMESPACE_C3,
+        prefix="C3",
+        label=RECORD_SIG_RELPATH,
+        role="approver",
+    )
+    if isinstance(check, Reason):
+        return unverified(path, f"its signature does not verify ({check.code}: {check.message})")
+    return None
 
 
 def box_task_facts(root: str, box: BoxFacts) -> TaskFacts:
@@ -572,6 +725,7 @@ def effect_paths(root: str) -> list[str]:
     """Changed paths for an effect check: tracked and untracked changes, plus ignored files
     under host configuration, PlanGate's state, the task directories and protected surfaces."""
     from plangate.git import Git
+    from plangate.ownfiles import owned_directories
 
     git = Git(Path(root))
     changes = set(git.worktree_changes())
@@ -581,8 +735,32 @@ def effect_paths(root: str) -> list[str]:
         if os.path.lexists(os.path.join(root, d))
     ]
     if watched:
-        changes.update(git.worktree_changes(tuple(sorted(set(watched))), ignored=True))
+        # Directories PlanGate owns whole are never blamed (plangate.ownfiles): the ignored
+        # listing does not descend into them (an exec run holds a whole workspace, maybe
+        # a nested repository git would list as one 'dir/' entry).
+        under = _without_owned(root, sorted(set(watched)), owned_directories())
+        if under:
+            changes.update(git.worktree_changes(tuple(under), ignored=True))
     return sorted(changes)
+
+
+def _without_owned(root: str, watched: Sequence[str], owned: Sequence[str]) -> list[str]:
+    """``watched`` directories, each one holding an owned directory replaced by its other
+    entries (git's exclude pathspecs do not filter the ignored listing)."""
+    out: list[str] = []
+    for directory in watched:
+        if directory in owned:
+            continue
+        if not any(o.startswith(directory + "/") for o in owned):
+            out.append(directory)
+            continue
+        try:
+            names = sorted(os.listdir(os.path.join(root, directory)))
+        except OSError:
+            out.append(directory)  # not a listable directory: let git say what it is
+            continue
+        out += _without_owned(root, [f"{directory}/{name}" for name in names], owned)
+    return out
 
 
 def _surface_prefixes(root: str) -> list[str]:
@@ -705,6 +883,12 @@ def _decide_request(
     if action.kind is ActionKind.READ:
         return decide(Facts(surfaces=None), action)
     facts = gather_facts(root, env, ledger, moment, box=box)
+    if action.kind in (ActionKind.EFFECT, ActionKind.COMMIT, ActionKind.PUSH):
+        from plangate.approval.parts import part_of
+
+        paths = [t.path for t in action.targets if t.path is not None]
+        if any(part_of(path) is not None for path in paths):
+            facts = facts._replace(approval_parts=approval_part_facts(root, paths))
     if action.kind is ActionKind.EFFECT and facts.task is not None and (
         facts.task.source == "session" and request.canonical_targets is None
     ):

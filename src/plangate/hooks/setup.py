@@ -9,7 +9,7 @@ What it writes, each only when missing or different (a second run changes nothin
    keys are given (``--approver NAME=KEY.pub``, ``--reviewer NAME=KEY.pub``), through
    :mod:`plangate.authority.service`; ``--require-signatures`` turns signatures on;
 3. ``.gitignore`` entries for what is never committed (:data:`IGNORED`: the ledger,
-   locks, task sessions, run logs, a developer's local Claude Code settings);
+   locks, task sessions, exec's runs, run logs, a developer's local Claude Code settings);
 4. the hook configuration of the hosts asked for (``plangate hooks install``: it
    creates the ledger and records the installation).
 
@@ -24,20 +24,15 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from plangate.errors import InputRejected, UsageError
+from plangate.ownfiles import setup_ignore_lines
 from plangate.records import NamedTuple
 
 SURFACES_RELPATH = ".plangate/protected-surfaces.toml"
 GITIGNORE = ".gitignore"
 IGNORE_HEADER = "# PlanGate: local state, never committed (written by 'plangate setup')"
-IGNORED: tuple[str, ...] = (
-    "/.plangate/ledger.sqlite3*",
-    "/.plangate/locks/",
-    "/.plangate/session/",
-    "/.plangate/doctor-canary",
-    "/docs/working/*/run.ndjson",
-    "/.claude/settings.local.json",
-)
-"""What ``setup`` adds to ``.gitignore``."""
+IGNORED: tuple[str, ...] = setup_ignore_lines()
+"""What ``setup`` adds to ``.gitignore``: every local file PlanGate never blames
+(:mod:`plangate.ownfiles`), so none of them can slip into a commit."""
 
 
 class Principal(NamedTuple):

@@ -99,7 +99,10 @@ def _new_branch_paths(git: Git, local: str) -> set[str]:
     """Paths a new branch brings: changed against every commit where it meets a remote
     (``git rev-list --boundary <sha> --not --remotes``), or against the empty tree."""
     proc = git.run(["rev-list", "--boundary", local, "--not", "--remotes"])
-    boundaries = [line[1:] for line in proc.stdout.decode().splitlines() if line.startswith("-")]
+    lines = proc.stdout.decode().splitlines()
+    if not lines:
+        return set()  # every commit of the branch is already on a remote: nothing new
+    boundaries = [line[1:] for line in lines if line.startswith("-")]
     paths: set[str] = set()
     for boundary in boundaries or [git.empty_tree()]:
         paths.update(git.changed_paths(boundary, local))

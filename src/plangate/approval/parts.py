@@ -5,8 +5,8 @@ A task's approval is more than its record. Under ``docs/working/TASK-XXXX/approv
 - ``c3.json``, the record, and ``c3.json.sig``, the approver's signature;
 - ``review-c1.json``, ``review-c2.json``, the reviewers' signed statements, and their
   ``.sig`` files;
-- ``continuation.json`` and its ``.sig``: an approver's continuation (``ci check``
-  judges it against the pull request's merge base).
+- ``continuation.json`` and its ``.sig``: an approver's continuation
+  (:func:`continuation_verdicts`; ``ci check`` also judges the starting point it names).
 
 No agent ever writes them (every hook denies a tool call that would). The post-hoc
 checks (PostToolUse, Stop, the git hooks, ``ci check``) do not count a part as a
@@ -15,11 +15,14 @@ change when it verifies for **its own** task, by one of two routes:
 1. :func:`verified_parts`: the task's record verifies (the acceptor, at HEAD or at the
    pull request's head): the record and the artifacts it covers; and when the trust
    root requires signatures, the acceptor verified the signature and both statements
-   too, so they are parts (and the continuation, judged on its own by ``ci check``).
-2. :func:`statement_verdicts`: before any record exists (the plan commit), each review
-   statement on its own: it is a well-formed statement of this task and this review,
-   it binds the task's current plan (``plan_hash``), and its signature verifies for a
-   reviewer under the trust root in force and names the principal the statement names.
+   too, so they are parts.
+2. one statement at a time (:func:`statement_verdicts`, :func:`continuation_verdicts`),
+   for example before any record exists (the plan commit). A review statement is a
+   part when it is a well-formed statement of this task and this review, binds the
+   task's current plan (``plan_hash``), and its signature verifies for a reviewer under
+   the trust root in force and names the principal the statement names. A record's
+   signature is a part when it verifies for an approver over the record's bytes. The
+   hooks take this route; ``ci check`` judges the signatures through the acceptor.
 
 A part that verifies by neither route stays what it was: an approval file nobody may
 change (the hooks' ``HOOK_APPROVAL_FILE``, a protected surface), with the reason it
@@ -31,8 +34,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
+from plangate.authority.continuation import ContinuationFacts, Expected, continuation_reasons
 from plangate.authority.statement import REVIEWS, Statement, statement_relpath
 from plangate.authority.verify import Verified
 from plangate.layout import RECORD_RELPATH, WORKING_DIR
@@ -82,8 +85,40 @@ def verified_parts(
     base = f"{WORKING_DIR}/{task_id}/"
     out = [base + RECORD_RELPATH, *(base + name for name in artifacts)]
     if isinstance(authority, Mapping):
-        out += [base + rel for rel in (*SIGNED_RELPATHS, *CONTINUATION_RELPATHS)]
+        out += [base + rel for rel in SIGNED_RELPATHS]
     return tuple(out)
+
+
+def continuation_parts(task_id: str) -> tuple[str, ...]:
+    """The continuation statement of ``task_id`` and its signature (parts once it holds)."""
+    return tuple(f"{WORKING_DIR}/{task_id}/{rel}" for rel in CONTINUATION_RELPATHS)
+
+
+def continuation_verdicts(
+    task_id: str, plan_hash: str | None, source_sha: str | None, facts: ContinuationFacts | None
+) -> dict[str, Reason | None]:
+    """Per path of ``task_id``'s continuation statement and signature: None when it is a
+    part of the task's approval, else why not (route 2 for a continuation).
+
+    It must be a continuation of this task, its current plan and its record's
+    ``source_sha``, signed by the approver it names under the trust root in force. The
+    starting point it names is ``ci check``'s to judge (a hook knows no pull request).
+    """
+    if facts is None or facts.statement is None:
+        problem = "no trust root is in force to verify it against" if facts is None else (
+            f"not a continuation statement ({facts.problem})")
+    elif facts.signature is None:
+        problem = "no trust root is in force to verify it against"
+    elif source_sha is None:
+        problem = f"{task_id} has no readable record to continue"
+    else:
+        expected = Expected(task_id, plan_hash, source_sha, facts.statement.base)
+        problem = "; ".join(
+            f"{r.code}: {r.message}" for r in continuation_reasons(facts, expected))
+    verdict = None if not problem else Reason(
+        UNVERIFIED, f"approvals/continuation.json is not a part of {task_id}'s approval: "
+        + problem, _HINT)
+    return dict.fromkeys(continuation_parts(task_id), verdict)
 
 
 class StatementFacts(NamedTuple):
@@ -144,11 +179,3 @@ def statement_verdicts(
 def unverified(path: str, why: str) -> Reason:
     """The reason an approval part at ``path`` is not accepted as part of its task."""
     return Reason(UNVERIFIED, f"{path} is not a part of its task's approval: {why}", _HINT)
-
-
-def summary(parts: Mapping[str, Reason | None]) -> dict[str, Any]:
-    """JSON facts: the parts accepted and those refused (with their codes)."""
-    return {
-        "accepted": sorted(p for p, r in parts.items() if r is None),
-        "refused": {p: r.code for p, r in sorted(parts.items()) if r is not None},
-    }

@@ -64,7 +64,7 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from plangate.approval.parts import verified_parts
+from plangate.approval.parts import continuation_parts, verified_parts
 from plangate.authority.wording import signers_of
 from plangate.ownfiles import HISTORY, never_blamed
 from plangate.paths import match_any
@@ -254,6 +254,10 @@ class Case:
         out = {p for p in self.facts.changed if never_blamed(p, HISTORY)}
         for judgement in self.tasks.values():
             out.update(judgement.covered)
+        for task_id, _source in self.facts.stale_approvals:
+            # The continuation of a task approved on the base is judged by approvals_fresh
+            # (it holds, or the pull request is rejected); any other one is no part.
+            out.update(continuation_parts(task_id))
         return frozenset(out)
 
     @cached_property

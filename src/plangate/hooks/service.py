@@ -242,11 +242,13 @@ def _task_parts(root: str, task_id: str, wanted: list[str]) -> dict[str, Reason 
     """The verdicts of one task's parts: through its record, else one statement at a time."""
     from plangate.approval.parts import (
         RECORD_SIG_RELPATH,
+        continuation_parts,
+        continuation_verdicts,
         statement_verdicts,
         unverified,
         verified_parts,
     )
-    from plangate.authority.consumer import LOCAL_TRUST, trust_root_for
+    from plangate.authority.consumer import LOCAL_TRUST, read_continuation, trust_root_for
     from plangate.authority.statement import REVIEWS, statement_relpath
     from plangate.layout import RECORD_RELPATH, WORKING_DIR
 
@@ -284,12 +286,36 @@ def _task_parts(root: str, task_id: str, wanted: list[str]) -> dict[str, Reason 
     if reviews:
         statements = {r: _statement_facts(task_dir, r, trust) for r in sorted(reviews)}
         verdicts.update(statement_verdicts(task_id, _plan_hash(task_dir), statements))
+    if set(continuation_parts(task_id)) & set(pending):
+        continued = read_continuation(Path(task_dir), trust) if trust is not None else None
+        verdicts.update(
+            continuation_verdicts(
+                task_id, _plan_hash(task_dir), _record_source(task_dir), continued
+            )
+        )
     record_sig = base + RECORD_SIG_RELPATH
     if record_sig in pending and verdicts.get(base + RECORD_RELPATH, False) is None:
         # The record verified without signatures in force: its signature is a part when
         # it verifies for an approver under the trust root that exists.
         verdicts[record_sig] = _record_signature(task_dir, trust, record_sig)
     return {**verdicts, **{p: unverified(p, why) for p in wanted if p not in verdicts}}
+
+
+def _record_source(task_dir: str) -> str | None:
+    """The ``source_sha`` the task's record names (None: no readable record)."""
+    from plangate.canonical import StrictJSONError, strict_loads
+    from plangate.fsutil import read_regular_file
+    from plangate.layout import MAX_RECORD_BYTES, RECORD_RELPATH
+
+    read = read_regular_file(os.path.join(task_dir, RECORD_RELPATH), MAX_RECORD_BYTES)
+    if not read.ok or read.data is None:
+        return None
+    try:
+        record = strict_loads(read.data)
+    except StrictJSONError:
+        return None
+    source = record.get("source_sha") if isinstance(record, dict) else None
+    return source if isinstance(source, str) else None
 
 
 def _plan_hash(task_dir: str) -> str | None:

@@ -35,11 +35,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from plangate.authority.approval import ReviewFacts
 from plangate.authority.continuation import ContinuationFacts, Expected, continuation_reasons
-from plangate.authority.statement import REVIEWS, Statement, statement_relpath
-from plangate.authority.verify import Verified
+from plangate.authority.statement import REVIEWS, statement_relpath
 from plangate.layout import RECORD_RELPATH, WORKING_DIR
-from plangate.records import NamedTuple
 from plangate.verdict import Reason
 
 SIG_SUFFIX = ".sig"
@@ -121,16 +120,8 @@ def continuation_verdicts(
     return dict.fromkeys(continuation_parts(task_id), verdict)
 
 
-class StatementFacts(NamedTuple):
-    """One review statement as read: parsed (or why not), its signature's check."""
-
-    statement: Statement | None
-    problem: str
-    signature: Verified | Reason | None
-
-
 def _statement_problem(
-    task_id: str, review: str, plan_hash: str | None, facts: StatementFacts
+    task_id: str, review: str, plan_hash: str | None, facts: ReviewFacts
 ) -> str:
     """Why the statement of ``review`` is not a part of ``task_id`` ('' when it is)."""
     st = facts.statement
@@ -155,7 +146,7 @@ def _statement_problem(
 
 
 def statement_verdicts(
-    task_id: str, plan_hash: str | None, statements: Mapping[str, StatementFacts]
+    task_id: str, plan_hash: str | None, statements: Mapping[str, ReviewFacts]
 ) -> dict[str, Reason | None]:
     """Per part path of ``task_id``'s review statements (route 2 above): None when the
     statement and its signature are parts of the task's approval, else why not.

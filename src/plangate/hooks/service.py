@@ -68,8 +68,6 @@ from plangate.verdict import Reason, Result
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from plangate.approval.parts import StatementFacts
-    from plangate.authority.root import TrustRoot
     from plangate.isolation.contract import BoxFacts
     from plangate.ledger import Ledger, LedgerLocation
     from plangate.plan.scope import TaskScope
@@ -239,23 +237,16 @@ def approval_part_facts(root: str, paths: Sequence[str]) -> dict[str, Reason | N
 
 
 def _task_parts(root: str, task_id: str, wanted: list[str]) -> dict[str, Reason | None]:
-    """The verdicts of one task's parts: through its record, else one statement at a time."""
-    from plangate.approval.parts import (
-        RECORD_SIG_RELPATH,
-        continuation_parts,
-        continuation_verdicts,
-        statement_verdicts,
-        unverified,
-        verified_parts,
-    )
-    from plangate.authority.consumer import LOCAL_TRUST, read_continuation, trust_root_for
-    from plangate.authority.statement import REVIEWS, statement_relpath
+    """The verdicts of one task's parts: through its record, else one file at a time."""
+    from plangate.approval.parts import unverified, verified_parts
+    from plangate.approval.parts_service import single_parts
+    from plangate.authority.consumer import LOCAL_TRUST, trust_root_for
     from plangate.layout import RECORD_RELPATH, WORKING_DIR
 
-    task_dir = os.path.join(root, WORKING_DIR, task_id)
     verdicts: dict[str, Reason | None] = {}
     why = f"no record of {task_id} verifies for HEAD"
-    if os.path.lexists(os.path.join(task_dir, RECORD_RELPATH)):
+    record_verified = False
+    if os.path.lexists(os.path.join(root, WORKING_DIR, task_id, RECORD_RELPATH)):
         try:
             verification = verify_task_at_head(root, task_id)
         except PlanGateError as exc:
@@ -263,6 +254,7 @@ def _task_parts(root: str, task_id: str, wanted: list[str]) -> dict[str, Reason 
         else:
             outcome = verification.outcome
             if outcome.accepted:
+                record_verified = True
                 authority = outcome.facts.get("authority")
                 verdicts.update(
                     dict.fromkeys(verified_parts(task_id, authority, verification.artifacts))
@@ -273,115 +265,12 @@ def _task_parts(root: str, task_id: str, wanted: list[str]) -> dict[str, Reason 
                     f" ({first.code})" if first else ""
                 )
     pending = [p for p in wanted if p not in verdicts]
-    if not pending:
-        return verdicts  # the record verified: its artifacts are covered with it
-    trust = trust_root_for(Path(root), LOCAL_TRUST)
-    base = f"{WORKING_DIR}/{task_id}/"
-    reviews = {
-        review
-        for review in REVIEWS
-        if {base + statement_relpath(review), base + statement_relpath(review) + ".sig"}
-        & set(pending)
-    }
-    if reviews:
-        statements = {r: _statement_facts(task_dir, r, trust) for r in sorted(reviews)}
-        verdicts.update(statement_verdicts(task_id, _plan_hash(task_dir), statements))
-    if set(continuation_parts(task_id)) & set(pending):
-        continued = read_continuation(Path(task_dir), trust) if trust is not None else None
+    if pending:
+        trust = trust_root_for(Path(root), LOCAL_TRUST)
         verdicts.update(
-            continuation_verdicts(
-                task_id, _plan_hash(task_dir), _record_source(task_dir), continued
-            )
+            single_parts(Path(root), task_id, pending, trust, record_verified=record_verified)
         )
-    record_sig = base + RECORD_SIG_RELPATH
-    if record_sig in pending and verdicts.get(base + RECORD_RELPATH, False) is None:
-        # The record verified without signatures in force: its signature is a part when
-        # it verifies for an approver under the trust root that exists.
-        verdicts[record_sig] = _record_signature(task_dir, trust, record_sig)
     return {**verdicts, **{p: unverified(p, why) for p in wanted if p not in verdicts}}
-
-
-def _record_source(task_dir: str) -> str | None:
-    """The ``source_sha`` the task's record names (None: no readable record)."""
-    from plangate.canonical import StrictJSONError, strict_loads
-    from plangate.fsutil import read_regular_file
-    from plangate.layout import MAX_RECORD_BYTES, RECORD_RELPATH
-
-    read = read_regular_file(os.path.join(task_dir, RECORD_RELPATH), MAX_RECORD_BYTES)
-    if not read.ok or read.data is None:
-        return None
-    try:
-        record = strict_loads(read.data)
-    except StrictJSONError:
-        return None
-    source = record.get("source_sha") if isinstance(record, dict) else None
-    return source if isinstance(source, str) else None
-
-
-def _plan_hash(task_dir: str) -> str | None:
-    """Digest of the task's current ``plan.md`` (None: unreadable)."""
-    from plangate.canonical import sha256_digest
-    from plangate.fsutil import read_regular_file
-    from plangate.layout import MAX_ARTIFACT_BYTES
-
-    read = read_regular_file(os.path.join(task_dir, "plan.md"), MAX_ARTIFACT_BYTES)
-    return sha256_digest(read.data) if read.ok and read.data is not None else None
-
-
-def _statement_facts(task_dir: str, review: str, trust: TrustRoot | None) -> StatementFacts:
-    """One review statement as read, with its signature checked under ``trust``."""
-    from plangate.approval.parts import SIG_SUFFIX, StatementFacts
-    from plangate.authority.consumer import check_detached
-    from plangate.authority.root import NAMESPACE_REVIEW
-    from plangate.authority.statement import MAX_STATEMENT_BYTES, parse_statement, statement_relpath
-    from plangate.fsutil import read_regular_file
-
-    rel = statement_relpath(review)
-    read = read_regular_file(os.path.join(task_dir, rel), MAX_STATEMENT_BYTES)
-    if not read.ok or read.data is None:
-        return StatementFacts(None, read.detail or read.state.value, None)
-    parsed = parse_statement(read.data)
-    if isinstance(parsed, str):
-        return StatementFacts(None, parsed, None)
-    if trust is None:
-        return StatementFacts(parsed, "", None)
-    sig = read_regular_file(os.path.join(task_dir, rel + SIG_SUFFIX), 16 * 1024)
-    check = check_detached(
-        trust,
-        read.data,
-        sig.data if sig.ok else None,
-        namespace=NAMESPACE_REVIEW,
-        prefix="REVIEW",
-        label=rel + SIG_SUFFIX,
-        role="reviewer",
-    )
-    return StatementFacts(parsed, "", check)
-
-
-def _record_signature(task_dir: str, trust: TrustRoot | None, path: str) -> Reason | None:
-    """None when the record's signature verifies for an approver under ``trust``."""
-    from plangate.approval.parts import RECORD_SIG_RELPATH, unverified
-    from plangate.authority.consumer import check_detached
-    from plangate.authority.root import NAMESPACE_C3
-    from plangate.fsutil import read_regular_file
-    from plangate.layout import MAX_RECORD_BYTES, RECORD_RELPATH
-
-    if trust is None:
-        return unverified(path, "no trust root is in force to verify it against")
-    record = read_regular_file(os.path.join(task_dir, RECORD_RELPATH), MAX_RECORD_BYTES)
-    sig = read_regular_file(os.path.join(task_dir, RECORD_SIG_RELPATH), 16 * 1024)
-    check = check_detached(
-        trust,
-        record.data or b"",
-        sig.data if sig.ok else None,
-        namespace=NAMESPACE_C3,
-        prefix="C3",
-        label=RECORD_SIG_RELPATH,
-        role="approver",
-    )
-    if isinstance(check, Reason):
-        return unverified(path, f"its signature does not verify ({check.code}: {check.message})")
-    return None
 
 
 def box_task_facts(root: str, box: BoxFacts) -> TaskFacts:

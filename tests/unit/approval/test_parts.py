@@ -6,11 +6,11 @@ import pytest
 
 from plangate.approval.parts import (
     PART_RELPATHS,
-    StatementFacts,
     part_of,
     statement_verdicts,
     verified_parts,
 )
+from plangate.authority.approval import ReviewFacts
 from plangate.authority.statement import Statement
 from plangate.authority.verify import Verified
 from plangate.verdict import Reason
@@ -56,7 +56,7 @@ def test_a_verified_record_covers_signatures_only_when_they_were_verified() -> N
     assert all(p.startswith("docs/working/TASK-0001/") for p in signed)
 
 
-def _verdict(facts: StatementFacts, plan: str | None = PLAN) -> Reason | None:
+def _verdict(facts: ReviewFacts, plan: str | None = PLAN) -> Reason | None:
     out = statement_verdicts("TASK-0001", plan, {"c1": facts})
     assert set(out) == {"docs/working/TASK-0001/approvals/review-c1.json",
                         "docs/working/TASK-0001/approvals/review-c1.json.sig"}
@@ -66,26 +66,26 @@ def _verdict(facts: StatementFacts, plan: str | None = PLAN) -> Reason | None:
 
 
 def test_a_statement_of_this_task_and_plan_signed_by_its_principal_is_a_part() -> None:
-    assert _verdict(StatementFacts(statement(), "", ALICE)) is None
+    assert _verdict(ReviewFacts(statement(), "", ALICE)) is None
 
 
 @pytest.mark.parametrize(
     ("facts", "plan", "says"),
     [
-        (StatementFacts(statement(task="TASK-0002"), "", ALICE), PLAN, "of TASK-0002"),
-        (StatementFacts(statement(review="c2"), "", ALICE), PLAN, "review c2"),
-        (StatementFacts(statement(plan=OTHER_PLAN), "", ALICE), PLAN, "another plan"),
-        (StatementFacts(statement(), "", ALICE), None, "cannot be read"),
-        (StatementFacts(None, "not canonical", None), PLAN, "not a review statement"),
-        (StatementFacts(statement(), "", None), PLAN, "no trust root"),
-        (StatementFacts(statement(), "", Reason("REVIEW_SIGNATURE_INVALID", "bad")), PLAN,
+        (ReviewFacts(statement(task="TASK-0002"), "", ALICE), PLAN, "of TASK-0002"),
+        (ReviewFacts(statement(review="c2"), "", ALICE), PLAN, "review c2"),
+        (ReviewFacts(statement(plan=OTHER_PLAN), "", ALICE), PLAN, "another plan"),
+        (ReviewFacts(statement(), "", ALICE), None, "cannot be read"),
+        (ReviewFacts(None, "not canonical", None), PLAN, "not a review statement"),
+        (ReviewFacts(statement(), "", None), PLAN, "no trust root"),
+        (ReviewFacts(statement(), "", Reason("REVIEW_SIGNATURE_INVALID", "bad")), PLAN,
          "REVIEW_SIGNATURE_INVALID"),
-        (StatementFacts(statement(principal="bob@example.com"), "", ALICE), PLAN,
+        (ReviewFacts(statement(principal="bob@example.com"), "", ALICE), PLAN,
          "alice@example.com signed it"),
     ],
 )
 def test_anything_else_is_refused_with_why(
-    facts: StatementFacts, plan: str | None, says: str
+    facts: ReviewFacts, plan: str | None, says: str
 ) -> None:
     verdict = _verdict(facts, plan)
     assert verdict is not None and verdict.code == "HOOK_APPROVAL_PART_UNVERIFIED"

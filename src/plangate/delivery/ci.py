@@ -20,7 +20,9 @@ without IO, as the ordered table :data:`RULES`:
    is a task of this pull request. Each must verify (the acceptor on the head
    checkout, ``CI_TASK_NOT_VERIFIED``), its ``source_sha`` must be an ancestor of
    the head (``CI_SOURCE_NOT_ANCESTOR``) and its plan must name its allowed paths
-   (``CI_SCOPE_UNDEFINED``).
+   (``CI_SCOPE_UNDEFINED``). A signature or statement file of the task that its
+   verification did not check (the base's trust root does not require signatures)
+   must verify on its own under that root (``CI_APPROVAL_PART_UNVERIFIED``).
 4. ``paths_matchable``: every changed path is a canonical repository path
    (``CI_PATH_UNMATCHABLE``: no scope or surface rule can be trusted on it).
 5. ``in_scope``: every changed path outside the touched task directories
@@ -123,6 +125,10 @@ class TaskFacts(NamedTuple):
     outcome: Result | None = None
     plan: bytes | None = None
     artifacts: tuple[str, ...] = ()
+    parts: tuple[tuple[str, Reason | None], ...] = ()
+    """Approval parts the pull request changes that the record's verification does not
+    cover (signatures where the base's trust root does not require them), each checked
+    on its own under that root (:mod:`plangate.approval.parts_service`): None, or why not."""
 
 
 class PullRequestFacts(NamedTuple):
@@ -209,7 +215,10 @@ def _judge_task(task: TaskFacts) -> _TaskJudgement:
     # The record, its artifacts and, once verified under a trust root requiring them, the
     # signatures and statements: the task's approval parts (one rule with the hooks).
     covered = verified_parts(task_id, outcome.facts.get("authority"), task.artifacts)
-    return _TaskJudgement((), facts, scope.patterns, covered, scope)
+    covered += tuple(path for path, refused in task.parts if refused is None)
+    refused = tuple(Reason("CI_APPROVAL_PART_UNVERIFIED", f"{task_id}: {r.message}", r.hint,
+                           (path,)) for path, r in task.parts if r is not None)
+    return _TaskJudgement(refused, facts, scope.patterns, covered, scope)
 
 
 class Case:

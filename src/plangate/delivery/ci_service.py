@@ -94,8 +94,9 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
             tasks.append(TaskFacts(task_id, read_error=Reason(exc.code, exc.message, exc.hint)))
             continue
         outcome = holds_for_head(root, snapshot, head, policy=ANCESTOR, trust=trust)
+        parts = _single_parts(root, task_id, changed, outcome, trust)
         tasks.append(TaskFacts(task_id, None, outcome, snapshot.artifact("plan.md"),
-                               tuple(snapshot.artifacts)))
+                               tuple(snapshot.artifacts), parts))
         source = outcome.facts.get("source_sha_full")
         if (trust is not None and trust.require_signatures and isinstance(source, str)
                 and git.is_ancestor(source, since)):
@@ -108,6 +109,25 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
                             trust_changed=tuple(p for p in changed if p in TRUST_FILES),
                             stale_approvals=tuple(stale), base_adopted=base_adopted,
                             continuations=tuple(continuations))
+
+
+def _single_parts(
+    root: Path, task_id: str, changed: list[str], outcome: Result, trust: TrustRoot | None
+) -> tuple[tuple[str, Reason | None], ...]:
+    """The task's changed approval parts its verified record does not cover (signatures the
+    base's trust root does not require), each checked on its own under that root."""
+    from plangate.approval.parts import RECORD_RELPATH, part_of, unverified
+    from plangate.approval.parts_service import single_parts
+
+    if not outcome.accepted or isinstance(outcome.facts.get("authority"), dict):
+        return ()  # not verified (rejected anyway), or the acceptor checked them all
+    wanted = [p for p in changed if (hit := part_of(p)) is not None and hit[0] == task_id
+              and hit[1] != RECORD_RELPATH]
+    if not wanted:
+        return ()
+    found = single_parts(root, task_id, wanted, trust, record_verified=True)
+    return tuple((path, found[path] if path in found else unverified(path, "no check applies"))
+                 for path in wanted)
 
 
 def _base_trust_root(git: Git, base: str) -> tuple[TrustRoot | None, Reason | None]:

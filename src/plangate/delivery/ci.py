@@ -298,18 +298,24 @@ class Case:
                 if p not in self.covered and protecting(p) is not None]
 
 
-def adopts_plangate(facts: PullRequestFacts) -> bool:
-    """True when the pull request adopts PlanGate: the base has no protected-surfaces file,
-    the pull request adds it, touches no task, and changes only :data:`ADOPTION_PATHS`."""
+def adoption_change(changed: tuple[str, ...], base_adopted: bool) -> bool:
+    """True when a change adopts PlanGate: its base has no protected-surfaces file, the
+    change adds it, touches no task, and changes only :data:`ADOPTION_PATHS`. One rule for
+    ``ci check`` and the git hooks (which let a person commit and push it)."""
     return (
-        not facts.base_adopted
-        and ADOPTION_REQUIRED in facts.changed
-        and not facts.unmatchable
+        not base_adopted
+        and ADOPTION_REQUIRED in changed
         and all(
             TASK_PATH_RE.fullmatch(p) is None and match_any(ADOPTION_PATHS, p) is not None
-            for p in facts.changed
+            for p in changed
         )
     )
+
+
+def adopts_plangate(facts: PullRequestFacts) -> bool:
+    """True when the pull request adopts PlanGate (:func:`adoption_change`), every changed
+    path being a canonical one."""
+    return not facts.unmatchable and adoption_change(facts.changed, facts.base_adopted)
 
 
 def _adopts(case: Case) -> tuple[Reason, ...]:

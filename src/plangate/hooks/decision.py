@@ -35,6 +35,16 @@ target is reported, not just the first):
 4. an active override grant whose patterns match a target lifts rules f and g
    for that target only; it never lifts a, b, c, d or e.
 
+A commit or push that adopts PlanGate (:attr:`Facts.adoption`: its base has no
+protected-surfaces file and it changes only the adoption files, ``ci check``'s rule) is
+allowed: before it, nothing is PlanGate's to guard, and CI sends its pull request to a
+human. A tool call is never an adoption.
+
+For effect checks, files PlanGate never blames (:mod:`plangate.ownfiles`) are no
+changes, and an approval part that verifies for its own task
+(:mod:`plangate.approval.parts`) is no edit; one that does not verify is reported
+(``HOOK_APPROVAL_PART_UNVERIFIED``) beside the rules it breaks.
+
 For effect checks (PostToolUse, Stop, pre-commit, pre-push) the active task's
 own ``approvals/c3.json`` and six planning files are not "edits" when its
 record verifies: the verification proved they are the approved bytes, so no
@@ -212,6 +222,10 @@ class Facts(NamedTuple):
     (``exec:bubblewrap``, ``claude-sandbox``), or ``""``: none is assumed."""
     box_run: str = ""
     """The run id of exec's isolated run the hook observed itself in (``""``: none)."""
+    adoption: bool = False
+    """For a commit or push: the change adopts PlanGate (``ci check``'s rule,
+    :func:`plangate.delivery.ci.adoption_change`), which a person commits and CI sends to a
+    human reviewer."""
     approval_parts: Mapping[str, Reason | None] = {}
     """For effect checks: approval parts among the targets (:mod:`plangate.approval.parts`),
     each None when it verified for its own task, else why it did not."""
@@ -534,6 +548,10 @@ def decide(facts: Facts, action: Action) -> Result:
     }
     if action.kind is ActionKind.READ:
         return Result(ALLOW, (), base_facts)
+    if facts.adoption and action.kind in (ActionKind.COMMIT, ActionKind.PUSH):
+        # The repository has no PlanGate yet: its adoption is the one commit that writes
+        # PlanGate's own files, and CI hands its pull request to a human (CI_ADOPTS_PLANGATE).
+        return Result(ALLOW, (), {**base_facts, "adopts_plangate": True})
     collector = _Collector()
     if facts.task_problem is not None:
         problem = facts.task_problem

@@ -106,6 +106,8 @@ class HookRequest(NamedTuple):
     ``dangerouslyDisableSandbox``)."""
     host_sandbox: bool = False
     """The host may run the call in a sandbox PlanGate can check (Claude Code)."""
+    adoption: bool = False
+    """A commit or push that adopts PlanGate (git hooks: see :mod:`plangate.hooks.hosts.git`)."""
 
 
 def deny_result(code: str, message: str, hint: str = "", **facts: Any) -> Result:
@@ -798,6 +800,8 @@ def _decide_request(
     if action.kind is ActionKind.READ:
         return decide(Facts(surfaces=None), action)
     facts = gather_facts(root, env, ledger, moment, box=box)
+    if request.adoption and request.canonical_targets is not None:
+        facts = facts._replace(adoption=True)
     if action.kind in (ActionKind.EFFECT, ActionKind.COMMIT, ActionKind.PUSH):
         from plangate.approval.parts import part_of
 

@@ -42,7 +42,8 @@ def adopted(git_repo: Path) -> Path:
     proc = at_terminal(git_repo, "setup", "--claude", "--git", typed="SETUP\n")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     git(git_repo, "add", "-A")
-    git(git_repo, "commit", "-q", "--no-verify", "-m", "Adopt PlanGate")
+    adoption = _git(git_repo, "commit", "-q", "-m", "Adopt PlanGate")  # through the hooks
+    assert adoption.returncode == 0, adoption.stderr
     return git_repo
 
 

@@ -116,8 +116,9 @@ def _single_parts(
 ) -> tuple[tuple[str, Reason | None], ...]:
     """The task's changed approval parts its verified record does not cover (signatures the
     base's trust root does not require), each checked on its own under that root."""
-    from plangate.approval.parts import RECORD_RELPATH, part_of, unverified
+    from plangate.approval.parts import part_of, unverified
     from plangate.approval.parts_service import single_parts
+    from plangate.layout import RECORD_RELPATH
 
     if not outcome.accepted or isinstance(outcome.facts.get("authority"), dict):
         return ()  # not verified (rejected anyway), or the acceptor checked them all

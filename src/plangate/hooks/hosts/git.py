@@ -19,10 +19,15 @@ decision as the agent hooks over the paths that change:
   ``PRE_COMMIT_REMOTE_BRANCH`` or ``PRE_COMMIT_REMOTE_NAME`` set, the local branch
   is judged as a new branch.
 
+Two changes pass by the rule ``ci check`` applies to them: the adoption of
+PlanGate (:func:`adopts`: no base commit holds the protected-surfaces file and the
+change touches only the adoption files), and a task's approval parts that verify
+for their own task (:mod:`plangate.approval.parts`, judged in the decision).
+
 git's own protocol: exit 0 lets the commit or push happen, any other exit
 code stops it; the reason goes to stderr. Every failure stops it (exit 1).
-A human who must commit anyway uses ``git commit --no-verify`` (the agent
-hooks deny that flag to agents); CI checks the pull request regardless.
+A person who skips the hooks after their own review leaves the judgement to CI,
+which checks the pull request regardless (the agent hooks deny skipping to agents).
 """
 
 # ruff: noqa: PTH117, PTH118

@@ -18,8 +18,10 @@ Two kinds of row:
   request that carries one anyway (``git add -f``) is judged like any other
   path, so they cannot reach history unreviewed.
 - ``COMMITTED`` files belong to the repository: PlanGate's own ignore file
-  ``.plangate/.gitignore`` (it can only ignore files inside ``.plangate/``).
-  No check counts it as a change.
+  ``.plangate/.gitignore`` (it can only ignore files inside ``.plangate/``) and
+  delivery's record of a task (written only by ``plangate delivery``; a row written
+  behind its back is found against the ledger, ``DELIVERY_RECORD_NOT_IN_LEDGER``).
+  No check counts them as changes.
 
 This is no exemption for an agent's tool calls: a write an agent asks for is
 judged before it runs (PreToolUse), where every path here stays guarded
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 from plangate.layout import (
     CLAUDE_LOCAL_SETTINGS_RELPATH,
+    DELIVERY_RECORD_RELPATH,
     DOCTOR_CANARY_RELPATH,
     LOCK_DIR_RELPATH,
     PLANGATE_DIR,
@@ -92,6 +95,8 @@ OWN_FILES: tuple[OwnFile, ...] = (
             "Claude Code's local settings (a person's 'don't ask again', the task sandbox)",
             LOCAL, f"/{CLAUDE_LOCAL_SETTINGS_RELPATH}"),
     OwnFile(PLANGATE_IGNORE_RELPATH, "plangate", "PlanGate's own ignore file", COMMITTED),
+    OwnFile(f"{WORKING_DIR}/*/{DELIVERY_RECORD_RELPATH}", "plangate",
+            "delivery's chained record of a task (each row anchored in the ledger)", COMMITTED),
 )
 """Files PlanGate never blames, in order (see the module docstring)."""
 

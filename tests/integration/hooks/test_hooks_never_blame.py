@@ -166,3 +166,16 @@ def test_other_changes_are_still_blamed(adopted: Path) -> None:
     code, err = _post_read(adopted)
     assert code == 2
     assert ".claude/agents/helper.md" in err and "settings.local.json" not in err
+
+
+def test_a_delivery_record_is_no_change_in_the_working_tree_or_a_commit(adopted: Path) -> None:
+    """delivery writes its chained record into the task directory: neither the agent's
+    hooks nor a person's commit of it blame it."""
+    make_task(adopted)  # committed through the hooks: planning files only
+    record = adopted / "docs" / "working" / "TASK-0001" / "delivery" / "record.jsonl"
+    record.parent.mkdir()
+    record.write_text('{"kind":"state"}\n')
+    assert _post_read(adopted) == (0, "")
+    git(adopted, "add", "-A")
+    committed = _git(adopted, "commit", "-q", "-m", "delivery record")
+    assert committed.returncode == 0, committed.stderr

@@ -47,11 +47,14 @@ def test_claude_local_settings_are_the_hosts_and_local() -> None:
     assert not never_blamed(".claude/settings.local.json", HISTORY)
 
 
-def test_plangate_ignore_file_is_committed_and_never_blamed() -> None:
-    row = own_file(".plangate/.gitignore")
-    assert row is not None and row.kept == COMMITTED
-    assert never_blamed(".plangate/.gitignore", WORKTREE)
-    assert never_blamed(".plangate/.gitignore", HISTORY)
+@pytest.mark.parametrize(
+    "path", [".plangate/.gitignore", "docs/working/TASK-0001/delivery/record.jsonl"]
+)
+def test_committed_files_plangate_writes_are_never_blamed(path: str) -> None:
+    row = own_file(path)
+    assert row is not None and row.kept == COMMITTED and row.ignore_line == ""
+    assert never_blamed(path, WORKTREE)
+    assert never_blamed(path, HISTORY)
 
 
 @pytest.mark.parametrize(
@@ -69,6 +72,7 @@ def test_plangate_ignore_file_is_committed_and_never_blamed() -> None:
         "sub/.plangate/session/x",
         "docs/working/TASK-0001/approvals/c3.json",
         "docs/working/TASK-0001/sub/run.ndjson",
+        "docs/working/TASK-0001/delivery/other.jsonl",
     ],
 )
 def test_nothing_else_is_listed(path: str) -> None:
@@ -87,11 +91,12 @@ def test_setup_ignores_every_local_row(tmp_path: Path) -> None:
     assert setup_ignore_lines() == IGNORED
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / ".gitignore").write_text("\n".join(IGNORED) + "\n")
-    examples = [*LOCAL_EXAMPLES, ".claude/settings.local.json", ".plangate/.gitignore"]
+    committed = {".plangate/.gitignore", "docs/working/TASK-0001/delivery/record.jsonl"}
+    examples = [*LOCAL_EXAMPLES, ".claude/settings.local.json", *sorted(committed)]
     proc = subprocess.run(
         ["git", "check-ignore", "--no-index", "--stdin"],
         cwd=tmp_path, input="\n".join(examples), capture_output=True, text=True, check=False,
     )
     ignored = set(proc.stdout.split())
-    assert ignored == set(examples) - {".plangate/.gitignore"}
+    assert ignored == set(examples) - committed
     assert {row.kept for row in OWN_FILES} == {LOCAL, COMMITTED}

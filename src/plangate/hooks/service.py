@@ -668,11 +668,12 @@ def _without_owned(root: str, watched: Sequence[str], owned: Sequence[str]) -> l
     for directory in watched:
         if directory in owned:
             continue
-        if not any(o.startswith(directory + "/") for o in owned):
-            out.append(directory)
+        full = os.path.join(root, directory)
+        if not any(o.startswith(directory + "/") for o in owned) or os.path.islink(full):
+            out.append(directory)  # (a link is listed as git sees it: one entry)
             continue
         try:
-            names = sorted(os.listdir(os.path.join(root, directory)))
+            names = sorted(os.listdir(full))
         except OSError:
             out.append(directory)  # not a listable directory: let git say what it is
             continue

@@ -24,8 +24,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         prog=prog,
         description="Switch PlanGate on in this repository: write the protected surfaces "
         "from the bundled template (after showing them), the trust root when keys are given, "
-        ".gitignore entries for local state (ledger, locks, task sessions, run logs, local "
-        "settings) and the hooks of the hosts named (--codex: trusted for this clone "
+        ".gitignore entries for local state (ledger, locks, task sessions, exec runs, run "
+        "logs, local settings) and the hooks of the hosts named (--codex: trusted for this clone "
         "through 'codex app-server'; setup fails when it cannot, naming 'plangate hooks "
         "trust --codex' to run later); then print the order of the first commits. "
         "Idempotent; a human runs it in a terminal.",

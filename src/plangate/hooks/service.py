@@ -108,6 +108,8 @@ class HookRequest(NamedTuple):
     """The host may run the call in a sandbox PlanGate can check (Claude Code)."""
     adoption: bool = False
     """A commit or push that adopts PlanGate (git hooks: see :mod:`plangate.hooks.hosts.git`)."""
+    unlike_worktree: tuple[str, ...] = ()
+    """Staged approval parts whose working-tree bytes (the ones verified) differ (pre-commit)."""
 
 
 def deny_result(code: str, message: str, hint: str = "", **facts: Any) -> Result:
@@ -804,11 +806,16 @@ def _decide_request(
     if request.adoption and request.canonical_targets is not None:
         facts = facts._replace(adoption=True)
     if action.kind in (ActionKind.EFFECT, ActionKind.COMMIT, ActionKind.PUSH):
-        from plangate.approval.parts import part_of
+        from plangate.approval.parts import part_of, unverified
 
         paths = [t.path for t in action.targets if t.path is not None]
         if any(part_of(path) is not None for path in paths):
-            facts = facts._replace(approval_parts=approval_part_facts(root, paths))
+            parts = approval_part_facts(root, paths)
+            for path in request.unlike_worktree:
+                parts[path] = unverified(
+                    path, "its staged bytes differ from the working tree's, which were verified"
+                )
+            facts = facts._replace(approval_parts=parts)
     if action.kind is ActionKind.EFFECT and facts.task is not None and (
         facts.task.source == "session" and request.canonical_targets is None
     ):

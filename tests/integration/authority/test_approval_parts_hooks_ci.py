@@ -219,3 +219,21 @@ def test_signatures_not_required_still_verify_each_one_under_the_trust_root(
     found = {r["code"]: r for r in doc["reasons"]}
     assert "CI_APPROVAL_PART_UNVERIFIED" in found
     assert "C3_SIGNER_UNKNOWN" in found["CI_APPROVAL_PART_UNVERIFIED"]["message"]
+
+
+def test_a_staged_statement_unlike_the_verified_working_tree_is_refused(
+    signed: tuple[Path, dict[str, Key]], tmp_path: Path
+) -> None:
+    """The hook verifies the working tree's files; a commit records the index's."""
+    repo, team = signed
+    _plan_and_review(repo, team)
+    sig = task_dir(repo) / "approvals" / "review-c1.json.sig"
+    genuine = sig.read_bytes()
+    statement = (task_dir(repo) / "approvals" / "review-c1.json").read_bytes()
+    sig.write_bytes(sign_bytes(team["mallory"], "plangate-review", statement))
+    assert _git(repo, "add", "-A").returncode == 0
+    sig.write_bytes(genuine)  # the working tree verifies; the index holds the forgery
+    refused = _git(repo, "commit", "-q", "-m", "Plan TASK-0001")
+    assert refused.returncode == 1
+    assert "staged bytes differ from the working tree" in refused.stderr
+    assert _commit(repo, "Plan TASK-0001").returncode == 0  # staged as verified: fine

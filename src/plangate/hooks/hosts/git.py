@@ -88,6 +88,11 @@ def pre_commit(cwd: Path, env: Mapping[str, str]) -> HookOutput:
             return HookOutput("", "", 0)
         head = git.run(["rev-parse", "--verify", "-q", "HEAD^{commit}"], ok_codes=(0, 1))
         bases = [head.stdout.decode().strip()] if head.returncode == 0 else []
+        from plangate.approval.parts import part_of
+
+        # Approval parts are verified in the working tree: one whose staged bytes differ
+        # is not the file that verified.
+        parts = [p for p in staged if part_of(p) is not None]
         request = HookRequest(
             "git",
             HookEvent.COMMIT,
@@ -95,6 +100,7 @@ def pre_commit(cwd: Path, env: Mapping[str, str]) -> HookOutput:
             "pre-commit",
             canonical_targets=tuple(staged),
             adoption=adopts(git, staged, bases),
+            unlike_worktree=tuple(git.unstaged_paths(parts, index)),
         )
         return _output(evaluate(request, env), label)
 

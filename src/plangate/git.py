@@ -644,6 +644,18 @@ class Git:
         )
         return _split_z_paths(proc.stdout)
 
+    def unstaged_paths(self, paths: list[str], index_file: str | None = None) -> list[str]:
+        """Those of ``paths`` whose working-tree file differs from the index (``index_file``
+        as for :meth:`staged_paths`): what a commit records is not what the tree holds."""
+        if not paths:
+            return []
+        proc = self._call(
+            ["diff", "--no-ext-diff", "--no-renames", "--name-only", "-z", "--",
+             *(f":(literal){p}" for p in paths)],
+            index_file=index_file,
+        )
+        return _split_z_paths(proc.stdout)
+
     def empty_tree(self) -> str:
         """Object id of the empty tree in this repository's hash algorithm."""
         proc = self._call(["hash-object", "-t", "tree", "--stdin"], input_data=b"")

@@ -42,6 +42,24 @@ SQLITE_LEDGER_RELPATH = ".plangate/ledger.sqlite3"
 LOCK_DIR_RELPATH = ".plangate/locks"
 """Lock files of exec, delivery and overrides."""
 
+SESSION_DIR_RELPATH = ".plangate/session"
+"""Task sessions (``plangate task start``) and their baselines."""
+
+RUNS_DIR_RELPATH = ".plangate/runs"
+"""exec's isolated runs: workspaces, PlanGate's record of them, refused patches."""
+
+DOCTOR_CANARY_RELPATH = ".plangate/doctor-canary"
+"""The file doctor's canary probes try to write."""
+
+PLANGATE_IGNORE_RELPATH = ".plangate/.gitignore"
+"""PlanGate's own ignore file (written beside a new default ledger, committed)."""
+
+CLAUDE_LOCAL_SETTINGS_RELPATH = ".claude/settings.local.json"
+"""Claude Code's per-clone settings: written by the host and by ``task start``."""
+
+APPROVALS_DIR_NAME = "approvals"
+"""A task's approval directory: its record, signatures and review statements."""
+
 # -- size bounds shared by more than one module ---------------------------------------
 
 MAX_ARTIFACT_BYTES = 1024 * 1024

@@ -51,6 +51,7 @@ LAYERS: tuple[tuple[str, str], ...] = (
     ("errors", "error families with reason codes"),
     ("agents", "agent markers: who may run the human-only commands"),
     ("paths", "canonical repository paths and the glob matcher"),
+    ("ownfiles", "files PlanGate never blames: its own state, host-local settings"),
     ("canonical", "strict JSON, canonical JSON, digests"),
     ("clock", "the clock and the one timestamp format"),
     ("_spawn", "process mechanics"),

@@ -23,7 +23,7 @@ RULE_MODULES = frozenset({
     "layout.py", "paths.py", "records.py", "shapes.py", "text.py", "verdict.py", "deadlines.py",
     "approval/__init__.py", "approval/acceptor.py", "approval/arbiter.py",
     "approval/contract.py", "approval/legacy.py", "approval/loopspec_binding.py",
-    "approval/record.py",
+    "approval/record.py", "approval/parts.py", "ownfiles.py",
     "authority/__init__.py", "authority/root.py", "authority/signers.py", "authority/sshsig.py",
     "authority/statement.py", "authority/trustfile.py", "authority/trustpaths.py",
     "authority/verify.py",
@@ -66,7 +66,7 @@ RULE_MODULES = frozenset({
 IO_MODULES = frozenset({
     "_spawn.py", "clock.py", "fsutil.py", "sysbin.py", "git.py", "githead.py", "snapshot.py", "startup.py", "surfaces.py",
     "approval/arbiter_input.py", "approval/arbiter_service.py", "approval/holds.py",
-    "approval/service.py", "approval/status.py",
+    "approval/service.py", "approval/status.py", "approval/parts_service.py",
     "authority/approval.py", "authority/consumer.py", "authority/service.py",
     "authority/signing.py", "authority/source.py", "authority/sshkeygen.py",
     "delivery/ci_service.py", "delivery/log.py", "delivery/service.py",

@@ -28,11 +28,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from plangate.ownfiles import HISTORY, never_blamed
 from plangate.plan.scope import (
     TaskScope,
     check_scope_binding,
     derive_scope,
-    is_plangate_ignore_file,
     outside_scopes,
 )
 from plangate.snapshot import TaskSnapshot
@@ -50,6 +50,12 @@ _NOT_RELATED_CODE = {
     DESCENDANT_IN_SCOPE: "HOOK_HEAD_NOT_DESCENDANT",
     ANCESTOR: "CI_SOURCE_NOT_ANCESTOR",
 }
+
+
+def _never_blamed_in_history(path: str) -> bool:
+    # PlanGate's committed own files (its ignore file, a task's delivery record) are never
+    # a task's change: the same rule as the hooks and ``ci check``.
+    return never_blamed(path, HISTORY)
 
 
 def holds_for_head(
@@ -82,7 +88,7 @@ def holds_for_head(
 
 def approval_holds(
     repo_root: Path, snapshot: TaskSnapshot, head: str, *,
-    trust: TrustRoot | str | None = "local",
+    trust: TrustRoot | str | None = "local", scope: TaskScope | None = None,
 ) -> Result:
     """Does the task's approval hold at ``head`` now? The one verdict of exec, the hooks,
     ``plangate status`` and ``plangate report``.
@@ -91,9 +97,11 @@ def approval_holds(
     ``plan.md`` bytes: HEAD is the approved commit, or descends from it through
     commits that changed only the task's own directory, PlanGate's ignore file and
     paths inside the scope (:func:`plangate.plan.scope.outside_scopes`); the record
-    must carry that scope's digest.
+    must carry that scope's digest. ``scope``: the caller's own derivation from those
+    same bytes (the hook has one already), else derived here.
     """
-    scope = derive_scope(snapshot.artifact("plan.md"))
+    if scope is None:
+        scope = derive_scope(snapshot.artifact("plan.md"))
     return holds_for_head(repo_root, snapshot, head, policy=DESCENDANT_IN_SCOPE, scope=scope,
                           trust=trust)
 
@@ -227,7 +235,7 @@ def _descendant_in_scope(
     if scope is None or not scope.defined:
         return _rejected("HOOK_SCOPE_UNDEFINED", "the task's scope cannot be derived", "", static)
     outside = outside_scopes(committed, {snapshot.task_id: scope},
-                             exempt=is_plangate_ignore_file)
+                             exempt=_never_blamed_in_history)
     if outside:
         return _rejected(
             "HOOK_COMMITTED_OUTSIDE_SCOPE",

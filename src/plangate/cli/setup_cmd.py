@@ -32,8 +32,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         prog=prog,
         description="Switch PlanGate on in this repository: write the protected surfaces "
         "from the bundled template (after showing them), the trust root when keys are given, "
-        ".gitignore entries for local state (ledger, locks, task sessions, run logs, local "
-        "settings), this clone's own ledger and the hooks of the hosts named (--codex: "
+        ".gitignore entries for local state (ledger, locks, task sessions, exec runs, run logs, "
+        "local settings), this clone's own ledger and the hooks of the hosts named (--codex: "
         "trusted for this clone through 'codex app-server'; setup fails when it cannot, "
         "naming 'plangate hooks trust --codex' to run later; --git beside a "
         ".pre-commit-config.yaml: PlanGate's 'repo: local' entry in it, the framework keeps "

@@ -20,7 +20,9 @@ without IO, as the ordered table :data:`RULES`:
    is a task of this pull request. Each must verify (the acceptor on the head
    checkout, ``CI_TASK_NOT_VERIFIED``), its ``source_sha`` must be an ancestor of
    the head (``CI_SOURCE_NOT_ANCESTOR``) and its plan must name its allowed paths
-   (``CI_SCOPE_UNDEFINED``).
+   (``CI_SCOPE_UNDEFINED``). A signature or statement file of the task that its
+   verification did not check (the base's trust root does not require signatures)
+   must verify on its own under that root (``CI_APPROVAL_PART_UNVERIFIED``).
 4. ``paths_matchable``: every changed path is a canonical repository path
    (``CI_PATH_UNMATCHABLE``: no scope or surface rule can be trusted on it).
 5. ``in_scope``: every changed path outside the touched task directories
@@ -32,7 +34,8 @@ without IO, as the ordered table :data:`RULES`:
 6. ``protected_surfaces``: a changed path a protected surface covers
    (case-folded; a path that cannot be matched counts as protected) needs a
    human (``CI_PROTECTED_SURFACE``). Files a verified task's own verification
-   covers, and PlanGate's own ignore file, are not protected changes.
+   covers (its approval parts, :mod:`plangate.approval.parts`), and the files PlanGate
+   never blames in history (:mod:`plangate.ownfiles`), are not protected changes.
 7. ``surfaces_defined``: a definition with a problem (only the bundled template,
    or a copy of it: ``HO_BOUNDARY_UNDEFINED``) still protects its patterns, but it
    never lets a pull request pass: a human must define the repository's surfaces.
@@ -74,6 +77,7 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from plangate.approval.parts import continuation_parts, verified_parts
 from plangate.authority.wording import signers_of
 from plangate.delivery.pr_policy import (
     POLICY_RELPATH,
@@ -82,6 +86,7 @@ from plangate.delivery.pr_policy import (
     TasklessRule,
     taskless_rule_for,
 )
+from plangate.ownfiles import HISTORY, never_blamed
 from plangate.paths import match_any
 from plangate.plan.scope import TaskScope, check_scope_binding, derive_scope, outside_scopes
 from plangate.records import NamedTuple
@@ -117,9 +122,6 @@ ADOPTION_PATHS: tuple[str, ...] = (
 """What a pull request adopting PlanGate may change: the surfaces, the tool policy, the
 trust root, ignore files, hook configuration and CI workflows (``**`` any depth)."""
 
-ALWAYS_COVERED = ".plangate/.gitignore"
-"""PlanGate's own ignore file: it can only ignore files inside ``.plangate/``."""
-
 REJECTED = "REJECTED"
 HUMAN_REQUIRED = "HUMAN_REQUIRED"
 ACCEPTED = "ACCEPTED"
@@ -142,6 +144,10 @@ class TaskFacts(NamedTuple):
     outcome: Result | None = None
     plan: bytes | None = None
     artifacts: tuple[str, ...] = ()
+    parts: tuple[tuple[str, Reason | None], ...] = ()
+    """Approval parts the pull request changes that the record's verification does not
+    cover (signatures where the base's trust root does not require them), each checked
+    on its own under that root (:mod:`plangate.approval.parts_service`): None, or why not."""
 
 
 class PullRequestFacts(NamedTuple):
@@ -180,15 +186,6 @@ class PullRequestFacts(NamedTuple):
 def touched_tasks(changed: tuple[str, ...]) -> list[str]:
     """The task ids whose directories the pull request changes, sorted."""
     return sorted({m.group(1) for p in changed if (m := TASK_PATH_RE.fullmatch(p))})
-
-
-SIGNED_FILES = ("approvals/c3.json.sig", "approvals/review-c1.json",
-                "approvals/review-c1.json.sig", "approvals/review-c2.json",
-                "approvals/review-c2.json.sig")
-"""A task's signature and statement files, covered once its authority verified."""
-
-CONTINUATION_FILES = ("approvals/continuation.json", "approvals/continuation.json.sig")
-"""A task's continuation statement: judged by ``approvals_fresh``, never a scope change."""
 
 
 class _TaskJudgement(NamedTuple):
@@ -240,12 +237,13 @@ def _judge_task(task: TaskFacts) -> _TaskJudgement:
     facts["allowed_paths"] = list(scope.patterns)
     if scope.denied:
         facts["denied_paths"] = list(scope.denied)
-    covered = (f"docs/working/{task_id}/approvals/c3.json",
-               *(f"docs/working/{task_id}/{name}" for name in task.artifacts))
-    if isinstance(outcome.facts.get("authority"), dict):  # verified signatures and statements
-        covered += tuple(f"docs/working/{task_id}/{rel}" for rel in SIGNED_FILES)
-        covered += tuple(f"docs/working/{task_id}/{rel}" for rel in CONTINUATION_FILES)
-    return _TaskJudgement((), facts, scope.patterns, covered, scope)
+    # The record, its artifacts and, once verified under a trust root requiring them, the
+    # signatures and statements: the task's approval parts (one rule with the hooks).
+    covered = verified_parts(task_id, outcome.facts.get("authority"), task.artifacts)
+    covered += tuple(path for path, refused in task.parts if refused is None)
+    refused = tuple(Reason("CI_APPROVAL_PART_UNVERIFIED", f"{task_id}: {r.message}", r.hint,
+                           (path,)) for path, r in task.parts if r is not None)
+    return _TaskJudgement(refused, facts, scope.patterns, covered, scope)
 
 
 class Case:
@@ -284,12 +282,17 @@ class Case:
         return out
 
     @cached_property
-    def covered(self) -> set[str]:
-        """Files that a verified task's own verification covers, and PlanGate's ignore file."""
-        out = {ALWAYS_COVERED}
+    def covered(self) -> frozenset[str]:
+        """Files that a verified task's own verification covers, and the changed files
+        PlanGate never blames in history (:func:`plangate.ownfiles.never_blamed`)."""
+        out = {p for p in self.facts.changed if never_blamed(p, HISTORY)}
         for judgement in self.tasks.values():
             out.update(judgement.covered)
-        return out
+        for task_id, _source in self.facts.stale_approvals:
+            # The continuation of a task approved on the base is judged by approvals_fresh
+            # (it holds, or the pull request is rejected); any other one is no part.
+            out.update(continuation_parts(task_id))
+        return frozenset(out)
 
     @cached_property
     def adopting(self) -> bool:
@@ -347,18 +350,24 @@ class Case:
                 if p not in self.covered and protecting(p) is not None]
 
 
-def adopts_plangate(facts: PullRequestFacts) -> bool:
-    """True when the pull request adopts PlanGate: the base has no protected-surfaces file,
-    the pull request adds it, touches no task, and changes only :data:`ADOPTION_PATHS`."""
+def adoption_change(changed: tuple[str, ...], base_adopted: bool) -> bool:
+    """True when a change adopts PlanGate: its base has no protected-surfaces file, the
+    change adds it, touches no task, and changes only :data:`ADOPTION_PATHS`. One rule for
+    ``ci check`` and the git hooks (which let a person commit and push it)."""
     return (
-        not facts.base_adopted
-        and ADOPTION_REQUIRED in facts.changed
-        and not facts.unmatchable
+        not base_adopted
+        and ADOPTION_REQUIRED in changed
         and all(
             TASK_PATH_RE.fullmatch(p) is None and match_any(ADOPTION_PATHS, p) is not None
-            for p in facts.changed
+            for p in changed
         )
     )
+
+
+def adopts_plangate(facts: PullRequestFacts) -> bool:
+    """True when the pull request adopts PlanGate (:func:`adoption_change`), every changed
+    path being a canonical one."""
+    return not facts.unmatchable and adoption_change(facts.changed, facts.base_adopted)
 
 
 def _adopts(case: Case) -> tuple[Reason, ...]:

@@ -51,7 +51,7 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
     the check (exit 1). A working tree that differs from the head under
     ``docs/working/`` is reported instead of read.
     """
-    from plangate.approval.holds import ANCESTOR, holds_for_head
+    from plangate.approval.holds import approval_holds_for_merge
     from plangate.authority.consumer import read_continuation
     from plangate.authority.trustpaths import TRUST_FILES
     from plangate.errors import InputRejected
@@ -101,9 +101,10 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
         except InputRejected as exc:
             tasks.append(TaskFacts(task_id, read_error=Reason(exc.code, exc.message, exc.hint)))
             continue
-        outcome = holds_for_head(root, snapshot, head, policy=ANCESTOR, trust=trust)
+        outcome = approval_holds_for_merge(root, snapshot, head, trust=trust)
+        parts = _single_parts(root, task_id, changed, outcome, trust)
         tasks.append(TaskFacts(task_id, None, outcome, snapshot.artifact("plan.md"),
-                               tuple(snapshot.artifacts)))
+                               tuple(snapshot.artifacts), parts))
         source = outcome.facts.get("source_sha_full")
         if (trust is not None and trust.require_signatures and isinstance(source, str)
                 and git.is_ancestor(source, since)):
@@ -143,6 +144,26 @@ def _policy_at(git: Git, commit: str) -> tuple[PullRequestPolicy, Reason | None]
                               f"{MAX_POLICY_BYTES} bytes")
     except InputRejected as exc:
         return STRICT, Reason(exc.code, exc.message, exc.hint)
+
+
+def _single_parts(
+    root: Path, task_id: str, changed: list[str], outcome: Result, trust: TrustRoot | None
+) -> tuple[tuple[str, Reason | None], ...]:
+    """The task's changed approval parts its verified record does not cover (signatures the
+    base's trust root does not require), each checked on its own under that root."""
+    from plangate.approval.parts import part_of, unverified
+    from plangate.approval.parts_service import single_parts
+    from plangate.layout import RECORD_RELPATH
+
+    if not outcome.accepted or isinstance(outcome.facts.get("authority"), dict):
+        return ()  # not verified (rejected anyway), or the acceptor checked them all
+    wanted = [p for p in changed if (hit := part_of(p)) is not None and hit[0] == task_id
+              and hit[1] != RECORD_RELPATH]
+    if not wanted:
+        return ()
+    found = single_parts(root, task_id, wanted, trust, record_verified=True)
+    return tuple((path, found[path] if path in found else unverified(path, "no check applies"))
+                 for path in wanted)
 
 
 def _base_trust_root(git: Git, base: str) -> tuple[TrustRoot | None, Reason | None]:

@@ -35,6 +35,16 @@ target is reported, not just the first):
 4. an active override grant whose patterns match a target lifts rules f and g
    for that target only; it never lifts a, b, c, d or e.
 
+A commit or push that adopts PlanGate (:attr:`Facts.adoption`: its base has no
+protected-surfaces file and it changes only the adoption files, ``ci check``'s rule) is
+allowed: before it, nothing is PlanGate's to guard, and CI sends its pull request to a
+human. A tool call is never an adoption.
+
+For effect checks, files PlanGate never blames (:mod:`plangate.ownfiles`) are no
+changes, and an approval part that verifies for its own task
+(:mod:`plangate.approval.parts`) is no edit; one that does not verify is reported
+(``HOOK_APPROVAL_PART_UNVERIFIED``) beside the rules it breaks.
+
 For effect checks (PostToolUse, Stop, pre-commit, pre-push) the active task's
 own ``approvals/c3.json`` and six planning files are not "edits" when its
 record verifies: the verification proved they are the approved bytes, so no
@@ -45,11 +55,12 @@ fresh record is usually uncommitted while the agent runs).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from plangate.ownfiles import HISTORY, WORKTREE, never_blamed
 from plangate.paths import PathRejected, match_any
 from plangate.plan.scope import TaskScope
 from plangate.records import NamedTuple
@@ -92,20 +103,6 @@ GUARDED: tuple[tuple[str, str, str], ...] = (
 
 APPROVALS_PATTERN = "docs/working/*/approvals/**"
 """The approval records of every task, as a pattern (for the ancestor rule)."""
-
-EFFECT_EXEMPT: tuple[str, ...] = (
-    ".plangate/ledger.sqlite3",
-    ".plangate/ledger.sqlite3-wal",
-    ".plangate/ledger.sqlite3-shm",
-    ".plangate/ledger.sqlite3-journal",
-    ".plangate/*.lock",
-    ".plangate/locks/**",
-    ".plangate/cache/**",
-    ".plangate/session/**",
-    ".plangate/.gitignore",
-    "docs/working/*/run.ndjson",
-)
-"""Runtime files PlanGate itself writes; effect checks do not count them as changes."""
 
 LIFTABLE = frozenset(
     {"HOOK_NO_ACTIVE_TASK", "HOOK_OUTSIDE_SCOPE", "HOOK_SCOPE_UNDEFINED", "HOOK_TASK_NOT_VERIFIED"}
@@ -237,6 +234,13 @@ class Facts(NamedTuple):
     (``exec:bubblewrap``, ``claude-sandbox``), or ``""``: none is assumed."""
     box_run: str = ""
     """The run id of exec's isolated run the hook observed itself in (``""``: none)."""
+    adoption: bool = False
+    """For a commit or push: the change adopts PlanGate (``ci check``'s rule,
+    :func:`plangate.delivery.ci.adoption_change`), which a person commits and CI sends to a
+    human reviewer."""
+    approval_parts: Mapping[str, Reason | None] = {}
+    """For effect checks: approval parts among the targets (:mod:`plangate.approval.parts`),
+    each None when it verified for its own task, else why it did not."""
 
 
 class _Collector:
@@ -283,9 +287,16 @@ def is_approvals_path(path: str) -> bool:
     return _APPROVALS_RE.fullmatch(path) is not None
 
 
-def effect_exempt(path: str) -> bool:
-    """True for PlanGate's own runtime files (ledger, locks, ``run.ndjson``)."""
-    return match_any(EFFECT_EXEMPT, path) is not None
+def effect_exempt(path: str, kind: ActionKind = ActionKind.EFFECT) -> bool:
+    """True when ``path`` is not counted as a change by an effect-like check of ``kind``:
+    the files PlanGate never blames (:func:`plangate.ownfiles.never_blamed`). A working
+    tree check skips PlanGate's runtime state and host-local settings; a commit or push
+    skips only PlanGate's committed ignore file. Tool calls (READ, WRITE, SHELL) never."""
+    if kind is ActionKind.EFFECT:
+        return never_blamed(path, WORKTREE)
+    if kind in (ActionKind.COMMIT, ActionKind.PUSH):
+        return never_blamed(path, HISTORY)
+    return False
 
 
 def _parent_of_match(patterns: Iterable[str], path: str) -> bool:
@@ -426,6 +437,13 @@ def _target_reasons(
         # The verification that made the task active proved these exact bytes are
         # the approved package and its record: as effects they are not edits.
         return out
+    part = facts.approval_parts.get(path, False) if effect_like else False
+    if part is None:
+        # It verified as a part of its own task's approval (a record that verifies,
+        # a signature or statement that verifies under the trust root): not an edit.
+        return out
+    if isinstance(part, Reason):
+        out.append((part.code, part.message, part.hint))
     for pattern, code, what in GUARDED:
         if match_any((pattern,), path, casefold=True):
             out.append(
@@ -542,6 +560,10 @@ def decide(facts: Facts, action: Action) -> Result:
     }
     if action.kind is ActionKind.READ:
         return Result(ALLOW, (), base_facts)
+    if facts.adoption and action.kind in (ActionKind.COMMIT, ActionKind.PUSH):
+        # The repository has no PlanGate yet: its adoption is the one commit that writes
+        # PlanGate's own files, and CI hands its pull request to a human (CI_ADOPTS_PLANGATE).
+        return Result(ALLOW, (), {**base_facts, "adopts_plangate": True})
     collector = _Collector()
     if facts.task_problem is not None:
         problem = facts.task_problem
@@ -591,7 +613,7 @@ def decide(facts: Facts, action: Action) -> Result:
                 target.raw,
             )
             continue
-        if action.kind is ActionKind.EFFECT and effect_exempt(target.path):
+        if effect_exempt(target.path, action.kind):
             continue
         broken = _target_reasons(
             facts, action, target.path, target.directory, target.regular_file

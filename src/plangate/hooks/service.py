@@ -73,6 +73,7 @@ if TYPE_CHECKING:
 
     from plangate.isolation.contract import BoxFacts
     from plangate.ledger import Ledger, LedgerLocation
+    from plangate.plan.scope import TaskScope
     from plangate.surfaces import ResolvedSurfaces
 
 KIND_DECISION = "hook_decision"
@@ -108,6 +109,10 @@ class HookRequest(NamedTuple):
     ``dangerouslyDisableSandbox``)."""
     host_sandbox: bool = False
     """The host may run the call in a sandbox PlanGate can check (Claude Code)."""
+    adoption: bool = False
+    """A commit or push that adopts PlanGate (git hooks: see :mod:`plangate.hooks.hosts.git`)."""
+    unlike_worktree: tuple[str, ...] = ()
+    """Staged approval parts whose working-tree bytes (the ones verified) differ (pre-commit)."""
 
 
 def deny_result(code: str, message: str, hint: str = "", **facts: Any) -> Result:
@@ -178,23 +183,36 @@ def load_surfaces(root: str) -> tuple[ResolvedSurfaces | None, str]:
     return resolved, ""
 
 
-def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
-    """Verify the task's record against HEAD and read its allowed paths from the same bytes."""
-    from plangate.approval.holds import DESCENDANT_IN_SCOPE, holds_for_head
+class TaskVerification(NamedTuple):
+    """A task's record judged for HEAD: the snapshot's artifact names, its scope, the verdict."""
+
+    artifacts: tuple[str, ...]
+    scope: TaskScope
+    outcome: Result
+
+
+def verify_task_at_head(root: str, task_id: str) -> TaskVerification:
+    """The acceptor's verdict on the task for HEAD (raises :class:`PlanGateError` when the
+    task cannot be read). While an agent works it may commit in-scope work: HEAD may
+    descend from the approved commit through in-scope commits."""
+    from plangate.approval.holds import approval_holds
     from plangate.plan.scope import derive_scope
     from plangate.snapshot import read_task_snapshot, task_dir_for
 
+    head = current_head(root)
+    snapshot = read_task_snapshot(task_dir_for(Path(root), task_id))
+    scope = derive_scope(snapshot.artifact("plan.md"))
+    outcome = approval_holds(Path(root), snapshot, head, scope=scope)
+    return TaskVerification(tuple(snapshot.artifacts), scope, outcome)
+
+
+def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
+    """Verify the task's record against HEAD and read its allowed paths from the same bytes."""
     try:
-        head = current_head(root)
-        snapshot = read_task_snapshot(task_dir_for(Path(root), task_id))
+        verification = verify_task_at_head(root, task_id)
     except PlanGateError as exc:
         return TaskFacts(task_id, source, False, (exc.code,), exc.message, None, exc.message)
-    scope = derive_scope(snapshot.artifact("plan.md"))
-    allowed = scope.patterns
-    scope_problem = scope.problem_text
-    # While an agent works, it may commit in-scope work: HEAD may descend from
-    # the approved commit through in-scope commits.
-    outcome = holds_for_head(Path(root), snapshot, head, policy=DESCENDANT_IN_SCOPE, scope=scope)
+    outcome, scope = verification.outcome, verification.scope
     first = outcome.reasons[0].message if outcome.reasons else ""
     return TaskFacts(
         task_id=task_id,
@@ -202,10 +220,64 @@ def task_facts(root: str, task_id: str, source: str) -> TaskFacts:
         verified=outcome.accepted,
         verification_codes=outcome.codes,
         verification_message=f"{outcome.verdict}: {first}" if not outcome.accepted else "",
-        allowed_paths=allowed,
-        scope_problem=scope_problem,
+        allowed_paths=scope.patterns,
+        scope_problem=scope.problem_text,
         denied_paths=scope.denied,
     )
+
+
+def approval_part_facts(root: str, paths: Sequence[str]) -> dict[str, Reason | None]:
+    """Per approval part among ``paths`` (:func:`plangate.approval.parts.part_of`): None
+    when it verifies for its own task, else why not; with a record that verifies, also
+    the artifacts it covers (None). Read only for effect checks."""
+    from plangate.approval.parts import part_of
+
+    by_task: dict[str, list[str]] = {}
+    for path in paths:
+        hit = part_of(path)
+        if hit is not None:
+            by_task.setdefault(hit[0], []).append(path)
+    out: dict[str, Reason | None] = {}
+    for task_id, wanted in sorted(by_task.items()):
+        out.update(_task_parts(root, task_id, wanted))
+    return out
+
+
+def _task_parts(root: str, task_id: str, wanted: list[str]) -> dict[str, Reason | None]:
+    """The verdicts of one task's parts: through its record, else one file at a time."""
+    from plangate.approval.parts import unverified, verified_parts
+    from plangate.approval.parts_service import single_parts
+    from plangate.authority.consumer import LOCAL_TRUST, trust_root_for
+    from plangate.layout import RECORD_RELPATH, WORKING_DIR
+
+    verdicts: dict[str, Reason | None] = {}
+    why = f"no record of {task_id} verifies for HEAD"
+    record_verified = False
+    if os.path.lexists(os.path.join(root, WORKING_DIR, task_id, RECORD_RELPATH)):
+        try:
+            verification = verify_task_at_head(root, task_id)
+        except PlanGateError as exc:
+            why = f"the record of {task_id} cannot be read ({exc.code})"
+        else:
+            outcome = verification.outcome
+            if outcome.accepted:
+                record_verified = True
+                authority = outcome.facts.get("authority")
+                verdicts.update(
+                    dict.fromkeys(verified_parts(task_id, authority, verification.artifacts))
+                )
+            else:
+                first = outcome.reasons[0] if outcome.reasons else None
+                why = f"the record of {task_id} does not verify for HEAD" + (
+                    f" ({first.code})" if first else ""
+                )
+    pending = [p for p in wanted if p not in verdicts]
+    if pending:
+        trust = trust_root_for(Path(root), LOCAL_TRUST)
+        verdicts.update(
+            single_parts(Path(root), task_id, pending, trust, record_verified=record_verified)
+        )
+    return {**verdicts, **{p: unverified(p, why) for p in wanted if p not in verdicts}}
 
 
 def box_task_facts(root: str, box: BoxFacts) -> TaskFacts:
@@ -575,6 +647,7 @@ def effect_paths(root: str) -> list[str]:
     """Changed paths for an effect check: tracked and untracked changes, plus ignored files
     under host configuration, PlanGate's state, the task directories and protected surfaces."""
     from plangate.git import Git
+    from plangate.ownfiles import owned_directories
 
     git = Git(Path(root))
     changes = set(git.worktree_changes())
@@ -584,8 +657,33 @@ def effect_paths(root: str) -> list[str]:
         if os.path.lexists(os.path.join(root, d))
     ]
     if watched:
-        changes.update(git.worktree_changes(tuple(sorted(set(watched))), ignored=True))
+        # Directories PlanGate owns whole are never blamed (plangate.ownfiles): the ignored
+        # listing does not descend into them (an exec run holds a whole workspace, maybe
+        # a nested repository git would list as one 'dir/' entry).
+        under = _without_owned(root, sorted(set(watched)), owned_directories())
+        if under:
+            changes.update(git.worktree_changes(tuple(under), ignored=True))
     return sorted(changes)
+
+
+def _without_owned(root: str, watched: Sequence[str], owned: Sequence[str]) -> list[str]:
+    """``watched`` directories, each one holding an owned directory replaced by its other
+    entries (git's exclude pathspecs do not filter the ignored listing)."""
+    out: list[str] = []
+    for directory in watched:
+        if directory in owned:
+            continue
+        full = os.path.join(root, directory)
+        if not any(o.startswith(directory + "/") for o in owned) or os.path.islink(full):
+            out.append(directory)  # (a link is listed as git sees it: one entry)
+            continue
+        try:
+            names = sorted(os.listdir(full))
+        except OSError:
+            out.append(directory)  # not a listable directory: let git say what it is
+            continue
+        out += _without_owned(root, [f"{directory}/{name}" for name in names], owned)
+    return out
 
 
 def _surface_prefixes(root: str) -> list[str]:
@@ -712,6 +810,19 @@ def _decide_request(
     if action.kind is ActionKind.READ:
         return decide(Facts(surfaces=None), action)
     facts = gather_facts(root, env, ledger, moment, box=box)
+    if request.adoption and request.canonical_targets is not None:
+        facts = facts._replace(adoption=True)
+    if action.kind in (ActionKind.EFFECT, ActionKind.COMMIT, ActionKind.PUSH):
+        from plangate.approval.parts import part_of, unverified
+
+        paths = [t.path for t in action.targets if t.path is not None]
+        if any(part_of(path) is not None for path in paths):
+            parts = approval_part_facts(root, paths)
+            for path in request.unlike_worktree:
+                parts[path] = unverified(
+                    path, "its staged bytes differ from the working tree's, which were verified"
+                )
+            facts = facts._replace(approval_parts=parts)
     if action.kind is ActionKind.EFFECT and facts.task is not None and (
         facts.task.source == "session" and request.canonical_targets is None
     ):

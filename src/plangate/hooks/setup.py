@@ -11,7 +11,7 @@ What it writes, each only when missing or different (a second run changes nothin
    it; ``require_signatures`` turned on when asked (the command asks when an approver
    is given);
 3. ``.gitignore`` entries for what is never committed (:data:`IGNORED`: the ledger,
-   locks, task sessions, run logs, a developer's local Claude Code settings);
+   locks, task sessions, exec's runs, run logs, a developer's local Claude Code settings);
 4. with ``--git`` beside ``.pre-commit-config.yaml``: PlanGate's ``repo: local`` entry
    in it (:mod:`plangate.hooks.precommit`); the framework keeps git's hooks;
 5. this clone's ledger and the hook configuration of the hosts asked for
@@ -33,20 +33,15 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from plangate.errors import InputRejected, PlanGateError, UsageError
+from plangate.ownfiles import setup_ignore_lines
 from plangate.records import NamedTuple
 
 SURFACES_RELPATH = ".plangate/protected-surfaces.toml"
 GITIGNORE = ".gitignore"
 IGNORE_HEADER = "# PlanGate: local state, never committed (written by 'plangate setup')"
-IGNORED: tuple[str, ...] = (
-    "/.plangate/ledger.sqlite3*",
-    "/.plangate/locks/",
-    "/.plangate/session/",
-    "/.plangate/doctor-canary",
-    "/docs/working/*/run.ndjson",
-    "/.claude/settings.local.json",
-)
-"""What ``setup`` adds to ``.gitignore``."""
+IGNORED: tuple[str, ...] = setup_ignore_lines()
+"""What ``setup`` adds to ``.gitignore``: every local file PlanGate never blames
+(:mod:`plangate.ownfiles`), so none of them can slip into a commit."""
 
 
 class Principal(NamedTuple):
@@ -490,10 +485,9 @@ def first_commits(root: Path) -> list[str]:
     return [
         "git switch -c adopt-plangate",
         f"git add {files}",
-        "git commit --no-verify -m 'Adopt PlanGate'   # the git hooks guard these files "
-        "from every ordinary commit; this one is yours, and CI sends it to a human",
-        "git push --no-verify -u origin adopt-plangate (the same exception), then open a pull "
-        "request: 'plangate ci check' "
+        "git commit -m 'Adopt PlanGate'   # the git hooks let the adoption through (its base "
+        "has no PlanGate and it changes only these files); CI sends it to a human",
+        "git push -u origin adopt-plangate, then open a pull request: 'plangate ci check' "
         "reports HUMAN_REQUIRED (exit 3, CI_ADOPTS_PLANGATE: adopts PlanGate: a human "
         "reviews the trust root and surfaces); a human reviews and merges it",
         "every developer: install PlanGate, pull, run 'plangate setup' with their hosts "

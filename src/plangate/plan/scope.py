@@ -82,9 +82,6 @@ class TaskScope(NamedTuple):
 TASK_DIR_PREFIX = "docs/working/"
 """Where every task's own directory (its Plan Package, approvals, logs) lives."""
 
-PLANGATE_IGNORE_FILE = ".plangate/.gitignore"
-"""PlanGate's own ignore file: it can only ignore files inside ``.plangate/``."""
-
 
 def task_directory(task_id: str) -> str:
     """``docs/working/<task_id>/``: the prefix of every path of the task's own directory."""
@@ -123,11 +120,6 @@ def outside_scopes(
         if not allowed or any(scope.denies(path) is not None for scope in defined):
             out.append(path)
     return out
-
-
-def is_plangate_ignore_file(path: str) -> bool:
-    """PlanGate's own ignore file (:data:`PLANGATE_IGNORE_FILE`): never a task's change."""
-    return path == PLANGATE_IGNORE_FILE
 
 
 def _undefined(message: str) -> TaskScope:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from plangate.layout import SESSION_DIR_RELPATH
 from plangate.records import NamedTuple
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 KIND_STARTED = "task_started"
 KIND_STOPPED = "task_stopped"
-SESSION_DIR = ".plangate/session"
+SESSION_DIR = SESSION_DIR_RELPATH
 """Where a session's baseline is written: a directory no agent may write."""
 
 

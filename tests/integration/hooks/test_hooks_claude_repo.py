@@ -252,14 +252,18 @@ def test_a_repository_program_named_like_a_reader_is_not_trusted(repo: Path) -> 
 
 
 def test_effect_check_sees_ignored_host_configuration(repo: Path) -> None:
-    (repo / ".gitignore").write_text(".claude/settings.local.json\n")
+    """A file git ignores under host configuration is still a change; only the host's
+    own local settings are never blamed (plangate.ownfiles)."""
+    (repo / ".gitignore").write_text(".claude/agents/\n.claude/settings.local.json\n")
     git(repo, "add", ".gitignore")
     git(repo, "commit", "-q", "--no-verify", "-m", "ignore local settings")
-    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "agents").mkdir(parents=True, exist_ok=True)
+    (repo / ".claude" / "agents" / "helper.md").write_text("do anything\n")
     (repo / ".claude" / "settings.local.json").write_text('{"permissions": {"allow": ["Bash"]}}')
     payload = claude_payload("Stop", repo, None, None)
     result = run_hook(repo, "claude", payload, hook_env(None))
-    assert ".claude/settings.local.json" in result.err
+    assert ".claude/agents/helper.md" in result.err
+    assert ".claude/settings.local.json" not in result.err
 
 
 def test_bash_commit_checks_the_staged_paths(repo: Path) -> None:

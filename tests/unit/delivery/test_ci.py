@@ -693,15 +693,23 @@ def test_a_base_is_taken_as_adopted_unless_the_facts_say_otherwise():
     assert "CI_ADOPTS_PLANGATE" not in codes(decide(built))
 
 
-def test_a_signed_tasks_continuation_files_are_covered_and_an_unsigned_tasks_are_not():
+def test_continuation_files_are_covered_only_where_approvals_fresh_judges_them():
+    """A continuation is a part of its task's approval when the task was approved on the
+    base (approvals_fresh judges it: it holds, or the pull request is rejected); for any
+    other task, signed or not, it is an unverified file under approvals/."""
     files = (
         "docs/working/TASK-0001/approvals/continuation.json",
         "docs/working/TASK-0001/approvals/continuation.json.sig",
     )
-    assert decide(facts(*files, tasks=(SIGNED_TASK,))).verdict == "ACCEPTED"
-    for one in files:
-        result = decide(facts(one))
-        assert (result.verdict, result.reasons[0].evidence) == ("HUMAN_REQUIRED", (one,))
+    stale = facts(*files, tasks=(SIGNED_TASK,))._replace(
+        stale_approvals=(("TASK-0001", "s" * 40),))
+    result = decide(stale)
+    assert "CI_PROTECTED_SURFACE" not in codes(result)
+    assert "CI_APPROVAL_NOT_FRESH" in codes(result)
+    for tasks in ((SIGNED_TASK,), (ACCEPTED_TASK,)):
+        for one in files:
+            result = decide(facts(one, tasks=tasks))
+            assert (result.verdict, result.reasons[0].evidence) == ("HUMAN_REQUIRED", (one,))
 
 
 @pytest.mark.parametrize(
@@ -731,3 +739,17 @@ def test_a_trust_root_change_with_one_task_of_two_failing_is_refused():
         for tasks in ((SIGNED_TASK, failing), (failing, SIGNED_TASK)):
             result = decide(both._replace(tasks=tasks))
             assert "CI_TRUST_ROOT_CHANGED" in codes(result), tasks
+
+
+def test_a_part_checked_on_its_own_is_covered_and_a_refused_one_rejects():
+    sig = "docs/working/TASK-0001/approvals/c3.json.sig"
+    stmt = "docs/working/TASK-0001/approvals/review-c1.json"
+    checked = ACCEPTED_TASK._replace(parts=((sig, None),))
+    assert decide(facts(sig, tasks=(checked,))).verdict == "ACCEPTED"
+    why = Reason("HOOK_APPROVAL_PART_UNVERIFIED", f"{stmt} is not a part: forged", "re-sign")
+    refused = ACCEPTED_TASK._replace(parts=((sig, None), (stmt, why)))
+    result = decide(facts(sig, stmt, tasks=(refused,)))
+    assert result.verdict == "REJECTED"
+    assert codes(result) == ["CI_APPROVAL_PART_UNVERIFIED", "CI_PROTECTED_SURFACE"]
+    assert result.reasons[0].evidence == (stmt,)
+    assert result.reasons[1].evidence == (stmt,)

@@ -285,15 +285,48 @@ def test_other_agent_files_are_not_guarded() -> None:
         ".plangate/ledger.sqlite3-journal",
         ".plangate/ledger.lock",
         ".plangate/locks/a/b",
-        ".plangate/cache/x.json",
-        ".plangate/.gitignore",
+        ".plangate/session/claude-1.json",
+        ".plangate/runs/TASK-0009-1/tree/src/app.py",
+        ".plangate/doctor-canary",
         "docs/working/TASK-0009/run.ndjson",
+        ".claude/settings.local.json",
     ],
 )
-def test_each_runtime_file_is_exempt_from_effect_checks_only(path: str) -> None:
+def test_each_local_file_is_exempt_from_working_tree_checks_only(path: str) -> None:
+    """Local state is never blamed in the working tree; a commit or push carrying it (and
+    any tool call writing it) is judged like any path."""
     assert effect_exempt(path)
-    assert decide(WITH_TASK, write(path, kind=ActionKind.EFFECT)).verdict == ALLOW
-    assert decide(WITH_TASK, write(path, kind=ActionKind.COMMIT)).verdict == DENY
+    for facts in (WITH_TASK, NO_TASK):
+        assert decide(facts, write(path, kind=ActionKind.EFFECT)).verdict == ALLOW
+        assert decide(facts, write(path, kind=ActionKind.COMMIT)).verdict == DENY
+        assert decide(facts, write(path, kind=ActionKind.PUSH)).verdict == DENY
+        assert decide(facts, write(path)).verdict == DENY
+
+
+def test_plangate_ignore_file_is_blamed_nowhere_in_history_but_never_written_by_a_tool() -> None:
+    path = ".plangate/.gitignore"
+    for kind in (ActionKind.EFFECT, ActionKind.COMMIT, ActionKind.PUSH):
+        assert effect_exempt(path, kind)
+        assert decide(NO_TASK, write(path, kind=kind)).verdict == ALLOW
+    assert codes(NO_TASK, write(path))[0] == "HOOK_PLANGATE_STATE"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".plangate/protected-surfaces.toml",
+        ".plangate/trust.toml",
+        ".plangate/ledger-checkpoint.json",
+        ".plangate/session",
+        ".claude/settings.json",
+        ".claude/settings.local.json.bak",
+        "docs/working/TASK-0009/approvals/c3.json",
+        "src/.plangate/locks/x",
+    ],
+)
+def test_nothing_else_is_exempt_from_working_tree_checks(path: str) -> None:
+    assert not effect_exempt(path)
+    assert decide(NO_TASK, write(path, kind=ActionKind.EFFECT)).verdict == DENY
 
 
 @pytest.mark.parametrize(
@@ -588,3 +621,29 @@ def test_a_read_is_allowed_whatever_it_reads() -> None:
     for path in (".git/config", "CLAUDE.md", "docs/working/TASK-0002/approvals/c3.json", "x.py"):
         result = decide(NO_TASK, Action(ActionKind.READ, (Target(path, path),)))
         assert (result.verdict, result.reasons) == (ALLOW, ()), path
+
+
+RECORD_PART = "docs/working/TASK-0002/approvals/c3.json"
+STATEMENT_PART = "docs/working/TASK-0002/approvals/review-c1.json.sig"
+
+
+def test_a_verified_approval_part_is_no_change_in_commits_pushes_and_the_working_tree() -> None:
+    facts = NO_TASK._replace(
+        surfaces=protected("**/approvals/**"),
+        approval_parts={RECORD_PART: None, STATEMENT_PART: None},
+    )
+    for kind in (ActionKind.EFFECT, ActionKind.COMMIT, ActionKind.PUSH):
+        assert decide(facts, write(RECORD_PART, STATEMENT_PART, kind=kind)).verdict == ALLOW
+    # Never for a tool call: an agent writing a verified part is still denied before it runs.
+    for kind in (ActionKind.WRITE, ActionKind.SHELL):
+        assert "HOOK_APPROVAL_FILE" in codes(facts, write(STATEMENT_PART, kind=kind))
+
+
+def test_an_unverified_approval_part_is_refused_with_why() -> None:
+    why = Reason("HOOK_APPROVAL_PART_UNVERIFIED", "it is a statement of TASK-0001", "re-sign")
+    facts = NO_TASK._replace(approval_parts={STATEMENT_PART: why, RECORD_PART: None})
+    found = codes(facts, write(STATEMENT_PART, RECORD_PART, "src/other.py", kind=ActionKind.COMMIT))
+    assert found[:2] == ("HOOK_APPROVAL_PART_UNVERIFIED", "HOOK_APPROVAL_FILE")
+    assert "HOOK_NO_ACTIVE_TASK" in found  # the other path is still judged
+    result = decide(facts, write(STATEMENT_PART, RECORD_PART, kind=ActionKind.COMMIT))
+    assert all(RECORD_PART not in r.evidence for r in result.reasons)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from plangate.ownfiles import HISTORY, never_blamed
 from plangate.plan.scope import (
-    PLANGATE_IGNORE_FILE,
     TaskScope,
     belongs_to_task,
-    is_plangate_ignore_file,
     outside_scopes,
     task_directory,
 )
@@ -34,8 +33,9 @@ def test_a_directory_whose_name_only_starts_like_the_task_is_outside() -> None:
 
 
 def test_what_the_caller_exempts_is_inside_and_nothing_else() -> None:
-    paths = [PLANGATE_IGNORE_FILE, ".plangate/tools.toml"]
-    assert outside_scopes(paths, {"TASK-0001": APP}, exempt=is_plangate_ignore_file) == [
+    paths = [".plangate/.gitignore", ".plangate/tools.toml"]
+    exempt = lambda path: never_blamed(path, HISTORY)  # noqa: E731
+    assert outside_scopes(paths, {"TASK-0001": APP}, exempt=exempt) == [
         ".plangate/tools.toml"
     ]
     assert outside_scopes(paths, {"TASK-0001": APP}) == paths  # no exemption of its own
@@ -60,8 +60,8 @@ def test_an_undefined_scope_allows_nothing_but_its_own_directory() -> None:
 
 
 def test_without_any_task_every_path_not_exempted_is_outside() -> None:
-    assert outside_scopes(["README.md", PLANGATE_IGNORE_FILE], {},
-                          exempt=is_plangate_ignore_file) == ["README.md"]
+    assert outside_scopes(["README.md", ".plangate/.gitignore"], {},
+                          exempt=lambda path: never_blamed(path, HISTORY)) == ["README.md"]
 
 
 def test_task_directory_is_under_docs_working() -> None:

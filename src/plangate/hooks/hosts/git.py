@@ -19,10 +19,15 @@ decision as the agent hooks over the paths that change:
   ``PRE_COMMIT_REMOTE_BRANCH`` or ``PRE_COMMIT_REMOTE_NAME`` set, the local branch
   is judged as a new branch.
 
+Two changes pass by the rule ``ci check`` applies to them: the adoption of
+PlanGate (:func:`adopts`: no base commit holds the protected-surfaces file and the
+change touches only the adoption files), and a task's approval parts that verify
+for their own task (:mod:`plangate.approval.parts`, judged in the decision).
+
 git's own protocol: exit 0 lets the commit or push happen, any other exit
 code stops it; the reason goes to stderr. Every failure stops it (exit 1).
-A human who must commit anyway uses ``git commit --no-verify`` (the agent
-hooks deny that flag to agents); CI checks the pull request regardless.
+A person who skips the hooks after their own review leaves the judgement to CI,
+which checks the pull request regardless (the agent hooks deny skipping to agents).
 """
 
 # ruff: noqa: PTH117, PTH118
@@ -34,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from plangate.hooks.hosts.protocol import HookOutput, fail_closed, reason_text
+from plangate.records import NamedTuple
 from plangate.verdict import Result
 
 if TYPE_CHECKING:
@@ -76,42 +82,74 @@ def pre_commit(cwd: Path, env: Mapping[str, str]) -> HookOutput:
         index = env.get("GIT_INDEX_FILE") or None
         if index is not None and not os.path.isabs(index):
             index = os.path.join(str(cwd), index)
-        staged = Git(cwd).staged_paths(index)
+        git = Git(cwd)
+        staged = git.staged_paths(index)
         if not staged:
             return HookOutput("", "", 0)
+        head = git.run(["rev-parse", "--verify", "-q", "HEAD^{commit}"], ok_codes=(0, 1))
+        bases = [head.stdout.decode().strip()] if head.returncode == 0 else []
+        from plangate.approval.parts import part_of
+
+        # Approval parts are verified in the working tree: one whose staged bytes differ
+        # is not the file that verified.
+        parts = [p for p in staged if part_of(p) is not None]
         request = HookRequest(
             "git",
             HookEvent.COMMIT,
             str(cwd.resolve()),
             "pre-commit",
             canonical_targets=tuple(staged),
+            adoption=adopts(git, staged, bases),
+            unlike_worktree=tuple(git.unstaged_paths(parts, index)),
         )
         return _output(evaluate(request, env), label)
 
     return fail_closed(run, lambda r: _deny(r, label))
 
 
+def adopts(git: Git, paths: list[str], bases: list[str]) -> bool:
+    """Does this change adopt PlanGate (``ci check``'s rule)? No base commit holds the
+    protected-surfaces file (``bases``: where the change starts; none for a first commit)."""
+    from plangate.delivery.ci import ADOPTION_REQUIRED, adoption_change
+
+    if ADOPTION_REQUIRED not in paths:
+        return False
+    adopted = any(git.ls_tree(base, [ADOPTION_REQUIRED]) for base in bases)
+    return adoption_change(tuple(paths), adopted)
+
+
 def _is_zero(sha: str) -> bool:
     return bool(sha) and set(sha) <= ZERO_SHA_CHARS
 
 
-def _new_branch_paths(git: Git, local: str) -> set[str]:
+class PushedRange(NamedTuple):
+    """What a push brings: the changed paths, and the commits they are changed against."""
+
+    paths: set[str]
+    bases: list[str]
+
+
+def _new_branch_range(git: Git, local: str) -> PushedRange:
     """Paths a new branch brings: changed against every commit where it meets a remote
     (``git rev-list --boundary <sha> --not --remotes``), or against the empty tree."""
     proc = git.run(["rev-list", "--boundary", local, "--not", "--remotes"])
-    boundaries = [line[1:] for line in proc.stdout.decode().splitlines() if line.startswith("-")]
+    lines = proc.stdout.decode().splitlines()
+    if not lines:
+        return PushedRange(set(), [])  # every commit is already on a remote: nothing new
+    boundaries = [line[1:] for line in lines if line.startswith("-")]
     paths: set[str] = set()
     for boundary in boundaries or [git.empty_tree()]:
         paths.update(git.changed_paths(boundary, local))
-    return paths
+    return PushedRange(paths, boundaries)
 
 
-def _range_paths(git: Git, local_sha: str, remote_sha: str) -> set[str]:
+def _range(git: Git, local_sha: str, remote_sha: str) -> PushedRange:
     """Paths changed from the remote's commit to ``local_sha`` (a new branch: see above)."""
     local = git.resolve_commit(local_sha)
     if remote_sha and not _is_zero(remote_sha) and git.commit_exists(remote_sha):
-        return set(git.changed_paths(git.resolve_commit(remote_sha), local))
-    return _new_branch_paths(git, local)
+        remote = git.resolve_commit(remote_sha)
+        return PushedRange(set(git.changed_paths(remote, local)), [remote])
+    return _new_branch_range(git, local)
 
 
 FRAMEWORK_RANGE = ("PRE_COMMIT_FROM_REF", "PRE_COMMIT_TO_REF")
@@ -120,7 +158,14 @@ FRAMEWORK_PUSH = ("PRE_COMMIT_LOCAL_BRANCH", "PRE_COMMIT_REMOTE_BRANCH", "PRE_CO
 
 
 def framework_paths(cwd: Path, env: Mapping[str, str]) -> list[str] | None:
-    """Paths of the range the pre-commit framework presents, or None when it is not running.
+    """Paths of the range the pre-commit framework presents, or None when it is not running
+    (see :func:`framework_range`)."""
+    found = framework_range(cwd, env)
+    return None if found is None else sorted(found.paths)
+
+
+def framework_range(cwd: Path, env: Mapping[str, str]) -> PushedRange | None:
+    """The range the pre-commit framework presents, or None when it is not running.
 
     The framework reads git's stdin itself and hands its hooks one range:
     ``PRE_COMMIT_FROM_REF..PRE_COMMIT_TO_REF``. With no range (a branch whose commits
@@ -143,18 +188,23 @@ def framework_paths(cwd: Path, env: Mapping[str, str]) -> list[str] | None:
             "run the hook from the pre-commit framework's pre-push stage",
         )
     if to_ref:
-        return sorted(_range_paths(git, to_ref, from_ref))
+        return _range(git, to_ref, from_ref)
     local = env.get("PRE_COMMIT_LOCAL_BRANCH") or "HEAD"
-    return sorted(_new_branch_paths(git, git.resolve_commit(local)))
+    return _new_branch_range(git, git.resolve_commit(local))
 
 
 def pushed_paths(cwd: Path, stdin: bytes) -> list[str]:
     """Paths changed by the refs git is about to push (pre-push stdin lines)."""
+    return sorted(pushed_range(cwd, stdin).paths)
+
+
+def pushed_range(cwd: Path, stdin: bytes) -> PushedRange:
+    """The paths the refs git is about to push change, and the commits they start from."""
     from plangate.errors import InputRejected
     from plangate.git import Git
 
     git = Git(cwd)
-    paths: set[str] = set()
+    out = PushedRange(set(), [])
     for raw_line in stdin.decode("utf-8", "strict").splitlines():
         if not raw_line.strip():
             continue
@@ -168,8 +218,10 @@ def pushed_paths(cwd: Path, stdin: bytes) -> list[str]:
         _local_ref, local_sha, _remote_ref, remote_sha = parts
         if _is_zero(local_sha):
             continue  # deleting a remote ref changes no file
-        paths.update(_range_paths(git, local_sha, remote_sha))
-    return sorted(paths)
+        found = _range(git, local_sha, remote_sha)
+        out.paths.update(found.paths)
+        out.bases.extend(found.bases)
+    return out
 
 
 def pre_push(cwd: Path, stdin: bytes, env: Mapping[str, str]) -> HookOutput:
@@ -177,15 +229,18 @@ def pre_push(cwd: Path, stdin: bytes, env: Mapping[str, str]) -> HookOutput:
     label = "git push"
 
     def run() -> HookOutput:
+        from plangate.git import Git
         from plangate.hooks.service import HookEvent, HookRequest, evaluate
 
-        paths = pushed_paths(cwd, stdin) if stdin.strip() else None
-        if paths is None:
-            paths = framework_paths(cwd, env) or []
-        if not paths:
+        found = pushed_range(cwd, stdin) if stdin.strip() else None
+        if found is None:
+            found = framework_range(cwd, env) or PushedRange(set(), [])
+        if not found.paths:
             return HookOutput("", "", 0)
+        paths = sorted(found.paths)
         request = HookRequest(
-            "git", HookEvent.PUSH, str(cwd.resolve()), "pre-push", canonical_targets=tuple(paths)
+            "git", HookEvent.PUSH, str(cwd.resolve()), "pre-push",
+            canonical_targets=tuple(paths), adoption=adopts(Git(cwd), paths, found.bases),
         )
         return _output(evaluate(request, env), label)
 

@@ -87,7 +87,7 @@ from plangate.delivery.pr_policy import (
     taskless_rule_for,
 )
 from plangate.ownfiles import HISTORY, never_blamed
-from plangate.paths import match_any
+from plangate.paths import is_canonical_path, match_any
 from plangate.plan.scope import TaskScope, check_scope_binding, derive_scope, outside_scopes
 from plangate.records import NamedTuple
 from plangate.surfaces import ResolvedSurfaces
@@ -615,9 +615,11 @@ def covered_changes(changed: tuple[str, ...], tasks: tuple[TaskFacts, ...]) -> f
     ``tasks`` (:attr:`Case.covered`): what their verification covers and PlanGate's own.
 
     ``delivery assess`` asks this of its one task, so that merge readiness and ``ci check``
-    never disagree on a task's own files.
+    never disagree on a task's own files. A path that is not canonical is never covered
+    (the caller refuses it in its own words).
     """
-    return frozenset(Case(PullRequestFacts("", "", "", changed, tasks=tasks)).covered)
+    canonical = tuple(p for p in changed if is_canonical_path(p))
+    return frozenset(Case(PullRequestFacts("", "", "", canonical, tasks=tasks)).covered)
 
 
 def _continued_by(case: Case, task_id: str) -> str | None:

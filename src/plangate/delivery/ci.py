@@ -64,7 +64,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from plangate.authority.wording import signers_of
-from plangate.paths import match_any
+from plangate.paths import CanonicalPath, PathRejected, match_any
 from plangate.plan.scope import TaskScope, check_scope_binding, derive_scope
 from plangate.records import NamedTuple
 from plangate.surfaces import ResolvedSurfaces
@@ -128,7 +128,8 @@ class TaskFacts(NamedTuple):
 class PullRequestFacts(NamedTuple):
     """Everything :func:`decide` reads. ``surfaces`` is None when the head is not checked out.
 
-    ``changed`` holds the canonical changed paths since ``merge_base``;
+    ``changed`` holds the canonical changed paths since ``merge_base`` (each validated
+    once, when gathered: the rules match them without validating them again);
     ``unmatchable`` the changed paths that are not canonical repository paths
     (as git printed them, each with the code of its problem); ``dirty`` what
     differs from the head under ``docs/working/`` in the working tree.
@@ -137,7 +138,7 @@ class PullRequestFacts(NamedTuple):
     base: str
     head: str
     checked_out: str
-    changed: tuple[str, ...] = ()
+    changed: tuple[CanonicalPath, ...] = ()
     surfaces: ResolvedSurfaces | None = None
     tasks: tuple[TaskFacts, ...] = ()
     merge_base: str = ""
@@ -279,10 +280,11 @@ class Case:
         whatever another pattern allows.
         """
         scopes = [j.scope for j in self.tasks.values() if j.scope is not None]
+        covered = self.covered
         return [p for p in self.facts.changed if TASK_PATH_RE.fullmatch(p) is None
-                and p not in self.covered
-                and (not any(s.allows(p) for s in scopes)
-                     or any(s.denies(p) is not None for s in scopes))]
+                and p not in covered
+                and (not any(s.allows_canonical(p) for s in scopes)
+                     or any(s.denies_canonical(p) is not None for s in scopes))]
 
     @cached_property
     def protected(self) -> list[str]:
@@ -290,9 +292,13 @@ class Case:
         surfaces = self.facts.surfaces
         if surfaces is None or not surfaces.entries:
             return []
-        protecting = surfaces.protector()
+        try:
+            protecting = surfaces.canonical_protector()
+        except PathRejected:  # an entry that does not validate: nothing can be matched
+            return [p for p in self.facts.changed if p not in self.covered]
+        covered = self.covered
         return [p for p in self.facts.changed
-                if p not in self.covered and protecting(p) is not None]
+                if p not in covered and protecting(p) is not None]
 
 
 def adopts_plangate(facts: PullRequestFacts) -> bool:

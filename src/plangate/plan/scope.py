@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from plangate.canonical import digest, is_digest
 from plangate.errors import PlanGateError
-from plangate.paths import match_any
+from plangate.paths import CanonicalPath, canonical_path, compiled_patterns, match_any
 from plangate.records import NamedTuple
 from plangate.verdict import Reason
 
@@ -45,16 +45,26 @@ class TaskScope(NamedTuple):
 
         Matched case-insensitively: a path the plan says not to touch is refused
         under every spelling of its case, and everything under a denied path is
-        denied with it.
+        denied with it. A path that is not canonical raises
+        :class:`plangate.paths.PathRejected`.
         """
         if not self.denied:
             return None
-        parts = path.split("/")
-        for end in range(len(parts), 0, -1):
-            hit = match_any(self.denied, "/".join(parts[:end]), casefold=True)
-            if hit is not None:
-                return hit
-        return None
+        return self.denies_canonical(canonical_path(path))
+
+    def denies_canonical(self, path: CanonicalPath) -> str | None:
+        """:meth:`denies` for a path :func:`plangate.paths.canonical_path` already accepted."""
+        if not self.denied:
+            return None
+        compiled = compiled_patterns(self.denied, casefold=True)
+        if compiled is None:  # an invalid pattern: refused in match_any's order
+            parts = path.split("/")
+            for end in range(len(parts), 0, -1):
+                hit = match_any(self.denied, "/".join(parts[:end]), casefold=True)
+                if hit is not None:
+                    return hit
+            return None
+        return compiled.first_in_prefixes(path)
 
     def allows(self, path: str) -> bool:
         """True when an allowed pattern matches ``path`` and no denied pattern does.
@@ -65,6 +75,18 @@ class TaskScope(NamedTuple):
         if self.patterns is None or match_any(self.patterns, path) is None:
             return False
         return self.denies(path) is None
+
+    def allows_canonical(self, path: CanonicalPath) -> bool:
+        """:meth:`allows` for a path :func:`plangate.paths.canonical_path` already accepted
+        (a check that validated its paths once matches them without validating again)."""
+        if not self.patterns:
+            return False
+        compiled = compiled_patterns(self.patterns)  # case-sensitive: never over-allowing
+        if compiled is None:
+            return self.allows(path)
+        if compiled.first_canonical(path) is None:
+            return False
+        return self.denies_canonical(path) is None
 
     @property
     def digest(self) -> str | None:

@@ -379,12 +379,13 @@ def _pattern_set(patterns: tuple[str, ...], casefold: bool) -> PatternSet:
 # lazily), and remembers where each segment it has seen leads: a directory shared by
 # many paths is decided once. For a segment seen for the first time a node needs only
 # (a) the states any segment advances ('**' and '*'), (b) one dictionary lookup for the
-# literal parts, and (c) the wildcard parts ('*.pem', 'id_rsa*', 'a?c') whose literal
-# tail (or head) the segment carries, found by dictionary lookups per distinct tail
-# length; only those are compared character by character. The result is looked up
-# again by which of (b) and (c) matched, so a file name seen once costs a handful of
-# dictionary lookups however many patterns the set holds. Only wildcard parts with no
-# literal head or tail ('*x*', '?') are compared with every segment.
+# literal parts, and (c) the wildcard parts ('*.pem', 'id_rsa*', '*key*', 'a?c') whose
+# literal tail (else head, else longest inner run) the segment carries, found by
+# dictionary lookups per distinct length; only those are compared character by
+# character. The result is looked up again by which of (b) and (c) matched, so a file
+# name seen once costs a handful of dictionary lookups however many patterns the set
+# holds. Only wildcard parts without any literal character ('?', '*?') are compared
+# with every segment.
 
 _KIND_END, _KIND_MANY, _KIND_ANY, _KIND_LITERAL, _KIND_WILD = range(5)
 _STEP_MEMO_LIMIT = 200_000  # remembered (node, segment) steps before they are forgotten
@@ -394,8 +395,8 @@ _NODE_LIMIT = 20_000  # nodes before the automaton starts afresh (bounded memory
 class _Node:
     """One set of automaton states, with what a segment does to it (built once)."""
 
-    __slots__ = ("always", "by_key", "dead", "first", "heads", "literal", "loose", "steps",
-                 "tails", "wild")
+    __slots__ = ("always", "by_key", "dead", "first", "heads", "inner", "literal", "loose",
+                 "steps", "tails", "wild")
 
     def __init__(self, states: frozenset[int], chains: _Chains) -> None:
         kinds, parts, advance, owner = chains.kinds, chains.parts, chains.advance, chains.owner
@@ -421,16 +422,21 @@ class _Node:
         self.literal = {part: frozenset(targets) for part, targets in literal.items()}
         self.wild = tuple((part, frozenset(targets)) for part, targets in sorted(wild.items()))
         # Wildcard parts by their literal tail (what follows the last '*' or '?': the
-        # segment must end with it), else their literal head; 'loose' have neither.
+        # segment must end with it), else their literal head (it must start with it), else
+        # their longest literal run (it must hold it); 'loose' have no literal character.
         self.tails: dict[int, dict[str, list[int]]] = {}
         self.heads: dict[int, dict[str, list[int]]] = {}
+        self.inner: dict[int, dict[str, list[int]]] = {}
         self.loose: list[int] = []
         for number, (part, _targets) in enumerate(self.wild):
             tail, head = _literal_tail(part), _literal_head(part)
+            run = max(_WILDCARDS.split(part), key=len)
             if tail:
                 self.tails.setdefault(len(tail), {}).setdefault(tail, []).append(number)
             elif head:
                 self.heads.setdefault(len(head), {}).setdefault(head, []).append(number)
+            elif run:
+                self.inner.setdefault(len(run), {}).setdefault(run, []).append(number)
             else:
                 self.loose.append(number)
 
@@ -445,12 +451,21 @@ class _Node:
             hit = runs.get(segment[:width])
             if hit:
                 candidates += hit
+        for width, runs in self.inner.items():
+            for start in range(len(segment) - width + 1):
+                hit = runs.get(segment[start:start + width])
+                if hit:
+                    candidates += hit
         candidates += self.loose
         if not candidates:
             return ()
-        chains.comparisons += len(candidates)
+        unique = set(candidates)  # a run can occur more than once in a segment
+        chains.comparisons += len(unique)
         wild = self.wild
-        return tuple(sorted(n for n in candidates if _segment_match(wild[n][0], segment, False)))
+        return tuple(sorted(n for n in unique if _segment_match(wild[n][0], segment, False)))
+
+
+_WILDCARDS = re.compile(r"[*?]")
 
 
 def _literal_tail(part: str) -> str:

@@ -254,21 +254,24 @@ def test_a_path_meets_only_the_wildcard_parts_whose_literal_tail_it_holds() -> N
 
 
 def _work_for(pattern_count: int) -> int:
-    """Wildcard parts compared while 300 paths meet a set with ``pattern_count`` patterns
-    that have no literal segment, each its own extension."""
+    """Wildcard parts compared while 900 paths meet a set with ``pattern_count`` patterns
+    that have no literal segment: each its own extension, or its own inner word."""
     from plangate.paths import PatternSet
 
     compiled = PatternSet(
-        ["src/**", *(f"**/*.ext{i}" for i in range(pattern_count)), "**/id_rsa*"],
+        ["src/**", *(f"**/*.ext{i}" for i in range(pattern_count)),
+         *(f"**/*secret{i}*" for i in range(pattern_count)), "**/id_rsa*"],
         casefold=True,
     )
     for i in range(300):
-        compiled.first(f"lib/pkg{i % 7}/m{i}.py")
-        compiled.first(f"keys/k{i}.ext{i % 3}")
+        assert compiled.first(f"lib/pkg{i % 7}/m{i}.py") is None
+        assert compiled.first(f"keys/k{i}.ext{i % 3}") == f"**/*.ext{i % 3}"
+        assert compiled.first(f"conf/a-secret{i % 5}-{i}") == f"**/*secret{i % 5}*"
     return compiled.comparisons
 
 
 def test_matching_work_does_not_grow_with_patterns_without_a_literal_segment() -> None:
-    # Each 'keys/kN.extM' is compared with the one part whose tail it carries ('*.extM');
-    # ten times more such patterns give the same comparisons, not ten times more.
-    assert _work_for(20) == _work_for(200) == 300
+    # 'keys/kN.extM' is compared with the one part whose tail it carries ('*.extM'),
+    # 'conf/a-secretM-N' with the one whose inner word it holds ('*secretM*'): ten times
+    # more such patterns give the same comparisons, not ten times more.
+    assert _work_for(20) == _work_for(200) == 600

@@ -24,7 +24,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache, lru_cache
-from typing import NewType
+from typing import NewType, cast
 
 from plangate.errors import InputRejected
 from plangate.records import NamedTuple
@@ -105,6 +105,60 @@ def canonical_path(text: object) -> CanonicalPath:
             "PATH_HAS_WILDCARD", f"path {path!r} contains a glob character", "give a concrete path"
         )
     return CanonicalPath(path)
+
+
+# What can make a path of a list not canonical, searched once over the list joined by
+# newlines (each a single scan in C): a control character (the newline aside: counted),
+# a backslash or a wildcard; a '.' or '..' segment; whitespace other than the newline
+# anywhere (a path with a space is then checked on its own, with the rest).
+_BULK_BAD_CHAR = re.compile(r"[\x00-\x09\x0b-\x1f\x7f\\*?]")
+_BULK_DOT_SEGMENT = re.compile(r"[\n/]\.\.?(?:[\n/]|\Z)")
+_BULK_SPACE = re.compile(r"[^\S\n]")
+
+
+def canonical_paths(
+    texts: Sequence[object],
+) -> tuple[list[CanonicalPath], list[tuple[object, str]]]:
+    """The canonical paths of ``texts`` and the others with the code of their problem, each
+    list in the order given: :func:`canonical_path` for every text, validated once.
+
+    A list in which nothing can be wrong (the usual diff) is checked in a few scans of
+    the whole list; otherwise every text is checked on its own, so the answers and the
+    codes are always :func:`canonical_path`'s.
+    """
+    plain = _plainly_canonical(texts)
+    if plain is not None:
+        return cast("list[CanonicalPath]", plain), []
+    valid: list[CanonicalPath] = []
+    rejected: list[tuple[object, str]] = []
+    for text in texts:
+        try:
+            valid.append(canonical_path(text))
+        except PathRejected as exc:
+            rejected.append((text, exc.code))
+    return valid, rejected
+
+
+def _plainly_canonical(texts: Sequence[object]) -> list[str] | None:
+    """``texts`` when every one is a canonical path, else None (check them one by one)."""
+    strings = [text for text in texts if isinstance(text, str)]
+    if not strings or len(strings) != len(texts):
+        return None
+    joined = "\n".join(strings)
+    if (
+        not joined
+        or joined.count("\n") != len(strings) - 1  # a newline inside a path
+        or "\n\n" in joined or "//" in joined  # an empty path, an empty segment
+        or "\n/" in joined or "/\n" in joined  # absolute, trailing '/'
+        or joined.startswith("/") or joined.endswith("/") or joined.startswith("\n")
+        or joined.endswith("\n")
+        or _BULK_BAD_CHAR.search(joined)
+        or _BULK_DOT_SEGMENT.search("\n" + joined)
+        or _BULK_SPACE.search(joined)
+        or not unicodedata.is_normalized("NFC", joined)  # newlines compose with nothing
+    ):
+        return None
+    return strings
 
 
 def is_canonical_path(text: object) -> bool:

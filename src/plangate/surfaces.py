@@ -211,7 +211,7 @@ class ResolvedSurfaces(NamedTuple):
         validating again. Raises :class:`plangate.paths.PathRejected` when an entry's
         pattern does not validate."""
         if not self.entries:
-            return lambda path: None
+            return lambda _path: None
         compiled, by_pattern = _compiled_entries(self.entries)
         first = compiled.first_canonical
 

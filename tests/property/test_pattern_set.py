@@ -241,3 +241,58 @@ def test_match_any_and_a_prepared_matcher_refuse_as_before() -> None:
 
     check()
     seen.assert_share("the path is refused")
+
+
+# -- a list of paths validated at once -------------------------------------------------
+
+AWKWARD = (
+    "", ".", "..", "a/.", "./a", "a/../b", "a//b", "a/", "/a", "a\\b", "a*b", "a?", " a", "a ",
+    "a/ b", "a b", "a\tb", "a\nb", "a\x00b", "a\x7f", "e\u0301", "\u00e9", "a\u2028b",
+    "a\x85", "\u3000a", "...", ".a/..b", "a/.b", "\u0301a", "a/..", "../a", "a\r",
+)
+_AWKWARD = st.sampled_from(AWKWARD)
+
+
+def _each(texts: list[object]) -> tuple[list[object], list[tuple[object, str]]]:
+    valid: list[object] = []
+    rejected: list[tuple[object, str]] = []
+    for text in texts:
+        try:
+            valid.append(canonical_path(text))
+        except PathRejected as exc:
+            rejected.append((text, exc.code))
+    return valid, rejected
+
+
+@pytest.mark.parametrize("awkward", AWKWARD)
+@pytest.mark.parametrize("where", [0, 1, 2])
+def test_one_awkward_path_among_plain_ones_is_validated_as_alone(awkward: str, where: int) -> None:
+    from plangate.paths import canonical_paths
+
+    texts: list[object] = ["src/a.py", ".github/x.yml"]
+    texts.insert(where, awkward)
+    assert canonical_paths(texts) == _each(texts)
+    assert canonical_paths([awkward]) == _each([awkward])
+
+
+def test_a_list_of_paths_is_validated_as_each_path_alone() -> None:
+    from plangate.paths import canonical_paths
+
+    seen = Branches()
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.lists(st.one_of(_path(LETTERS), _path(ASCII), _AWKWARD,
+                              st.text(alphabet=LETTERS + "/. \t\n*", max_size=6)),
+                    max_size=6))
+    def check(texts: list[str]) -> None:
+        seen.example()
+        expected_valid, expected_rejected = _each(list(texts))
+        valid, rejected = canonical_paths(texts)
+        assert valid == expected_valid
+        assert rejected == expected_rejected
+        seen.reached("every path is canonical", bool(texts) and not expected_rejected)
+        seen.reached("a path is refused", bool(expected_rejected))
+
+    check()
+    seen.assert_share("every path is canonical")
+    seen.assert_share("a path is refused")

@@ -47,7 +47,7 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
     from plangate.authority.consumer import read_continuation
     from plangate.authority.trustpaths import TRUST_FILES
     from plangate.errors import InputRejected
-    from plangate.paths import CanonicalPath, canonical_path
+    from plangate.paths import canonical_paths
     from plangate.snapshot import read_task_snapshot
     from plangate.surfaces import surfaces_with_presence_at_commit
 
@@ -71,13 +71,8 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
     except GitError as exc:
         raise InputRejected(exc.code, exc.message, exc.hint) from None
     # Each path is validated here, once: the rules match these paths as they are.
-    changed: list[CanonicalPath] = []
-    unmatchable: list[tuple[str, str]] = []
-    for raw in git.changed_paths(since, head):
-        try:
-            changed.append(canonical_path(raw))
-        except InputRejected as exc:
-            unmatchable.append((raw, exc.code))
+    changed, rejected = canonical_paths(git.changed_paths(since, head))
+    unmatchable = [(str(raw), code) for raw, code in rejected]
     try:
         # One listing answers both: the definition in force, and whether the base has
         # adopted PlanGate (ADOPTION_REQUIRED is the definition's own file).

@@ -365,26 +365,21 @@ class IsolatedRunner:
         return CommandResult(box_code)
 
     def _result_facts(self, run: PreparedRun, ws: Any, result: str, found: Any) -> Any:
-        from plangate.errors import InputRejected
         from plangate.execution.apply import ResultFacts, tree_facts
         from plangate.git import Git, GitError
         from plangate.layout import MAX_ARTIFACT_BYTES
-        from plangate.paths import canonical_path
+        from plangate.paths import canonical_paths
         from plangate.surfaces import surfaces_at_commit
 
         git = ws.git()
-        changed: list[str] = []
-        unmatchable: list[tuple[str, str]] = []
         raw_changed = tuple(git.changed_paths(run.head, result))
         try:
             tree = tree_facts(git, result, raw_changed)
         except GitError as exc:
             raise EnvironmentFailure("EXEC_APPLY_FAILED", exc.message, exc.hint) from None
-        for raw in raw_changed:
-            try:
-                changed.append(canonical_path(raw))
-            except InputRejected as exc:
-                unmatchable.append((raw, exc.code))
+        # Each path validated once: ci check's rules match these paths as they are.
+        changed, rejected = canonical_paths(raw_changed)
+        unmatchable = [(str(raw), code) for raw, code in rejected]
         repo = Git(self.root)
         try:
             surfaces = surfaces_at_commit(repo, run.head)

@@ -478,34 +478,38 @@ class _Node:
         # Wildcard parts by their literal tail (what follows the last '*' or '?': the
         # segment must end with it), else their literal head (it must start with it), else
         # their longest literal run (it must hold it); 'loose' have no literal character.
-        self.tails: dict[int, dict[str, list[int]]] = {}
-        self.heads: dict[int, dict[str, list[int]]] = {}
-        self.inner: dict[int, dict[str, list[int]]] = {}
+        tails: dict[int, dict[str, list[int]]] = {}
+        heads: dict[int, dict[str, list[int]]] = {}
+        inner: dict[int, dict[str, list[int]]] = {}
         self.loose: list[int] = []
         for number, (part, _targets) in enumerate(self.wild):
             tail, head = _literal_tail(part), _literal_head(part)
             run = max(_WILDCARDS.split(part), key=len)
             if tail:
-                self.tails.setdefault(len(tail), {}).setdefault(tail, []).append(number)
+                tails.setdefault(len(tail), {}).setdefault(tail, []).append(number)
             elif head:
-                self.heads.setdefault(len(head), {}).setdefault(head, []).append(number)
+                heads.setdefault(len(head), {}).setdefault(head, []).append(number)
             elif run:
-                self.inner.setdefault(len(run), {}).setdefault(run, []).append(number)
+                inner.setdefault(len(run), {}).setdefault(run, []).append(number)
             else:
                 self.loose.append(number)
+        # (length, runs of that length) pairs: a segment is sliced once per length.
+        self.tails = tuple((-width, runs) for width, runs in tails.items())
+        self.heads = tuple(heads.items())
+        self.inner = tuple(inner.items())
 
     def wild_matches(self, segment: str, chains: _Chains) -> tuple[int, ...]:
         """The wildcard parts of this node that match ``segment``, by number."""
         candidates: list[int] = []
-        for width, runs in self.tails.items():
-            hit = runs.get(segment[-width:])
+        for start, runs in self.tails:
+            hit = runs.get(segment[start:])
             if hit:
                 candidates += hit
-        for width, runs in self.heads.items():
+        for width, runs in self.heads:
             hit = runs.get(segment[:width])
             if hit:
                 candidates += hit
-        for width, runs in self.inner.items():
+        for width, runs in self.inner:
             for start in range(len(segment) - width + 1):
                 hit = runs.get(segment[start:start + width])
                 if hit:
@@ -533,30 +537,47 @@ def _literal_head(part: str) -> str:
 
 
 class _Chains:
-    """The states of every pattern of a set, numbered one after another."""
+    """The states of every pattern of a set, numbered one after another.
+
+    A pattern of n parts is n + 1 states (the last: matched). Built without
+    :func:`_compile`: a hook process builds one set for its single path.
+    """
 
     def __init__(self, entries: Sequence[tuple[int, str]]) -> None:
-        self.kinds: list[int] = []
-        self.parts: list[str] = []
-        self.owner: list[int] = []  # the pattern's position in the set
-        self.advance: list[frozenset[int]] = []  # where matching this state's part leads
-        self.stay: list[frozenset[int]] = []  # for '**': itself and what follows it
-        self.comparisons = 0  # wildcard parts compared with a segment (tests count work)
-        starts: set[int] = set()
+        kinds: list[int] = []
+        parts: list[str] = []
+        owner: list[int] = []  # the pattern's position in the set
+        advance: list[tuple[int, ...]] = []  # where matching this state's part leads
+        stay: list[tuple[int, ...]] = []  # for '**': itself and what follows it
+        starts: list[int] = []
         for position, source in entries:
-            compiled = _compile(source)
-            base = len(self.kinds)
-            closures = [frozenset(base + i for i in reach) for reach in compiled.closures]
-            starts.update(closures[0])
-            for index in range(len(compiled.parts) + 1):
-                part = compiled.parts[index] if index < len(compiled.parts) else ""
-                self.kinds.append(_part_kind(part) if index < len(compiled.parts) else _KIND_END)
-                self.parts.append(part)
-                self.owner.append(position)
-                self.advance.append(closures[index + 1] if index < len(compiled.parts)
-                                    else frozenset())
-                self.stay.append(closures[index])
+            pieces = source.split("/")
+            if pieces[-1] == _ANY_MANY:
+                pieces[-1:] = [_ANY_ONE, _ANY_MANY]
+            base = len(kinds)
+            # reach[i]: the states reachable from i by letting each '**' match nothing.
+            reach: list[tuple[int, ...]] = [(base + len(pieces),)]
+            for index in range(len(pieces) - 1, -1, -1):
+                here = (base + index,)
+                reach.append(here + reach[-1] if pieces[index] == _ANY_MANY else here)
+            reach.reverse()
+            starts += reach[0]
+            for index, part in enumerate(pieces):
+                kind = _part_kind(part)
+                kinds.append(kind)
+                parts.append(part)
+                owner.append(position)
+                advance.append(reach[index + 1])
+                stay.append(reach[index] if kind == _KIND_MANY else ())
+            kinds.append(_KIND_END)
+            parts.append("")
+            owner.append(position)
+            advance.append(())
+            stay.append(())
+        self.kinds, self.parts, self.owner = kinds, parts, owner
+        self.advance, self.stay = advance, stay
         self.starts = frozenset(starts)
+        self.comparisons = 0  # wildcard parts compared with a segment (tests count work)
 
 
 def _part_kind(part: str) -> int:

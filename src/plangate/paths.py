@@ -449,8 +449,8 @@ _NODE_LIMIT = 20_000  # nodes before the automaton starts afresh (bounded memory
 class _Node:
     """One set of automaton states, with what a segment does to it (built once)."""
 
-    __slots__ = ("always", "by_key", "dead", "first", "heads", "inner", "literal", "loose",
-                 "steps", "tails", "wild")
+    __slots__ = ("always", "by_key", "dead", "first", "heads", "inner", "inner_any", "literal",
+                 "loose", "steps", "tails", "wild")
 
     def __init__(self, states: frozenset[int], chains: _Chains) -> None:
         kinds, parts, advance, owner = chains.kinds, chains.parts, chains.advance, chains.owner
@@ -497,6 +497,12 @@ class _Node:
         self.tails = tuple((-width, runs) for width, runs in tails.items())
         self.heads = tuple(heads.items())
         self.inner = tuple(inner.items())
+        # Whether a segment holds any inner run at all, in one scan in C (most do not):
+        # only then is it sliced at every offset to find which ones.
+        self.inner_any = (
+            re.compile("|".join(re.escape(run) for _w, runs in self.inner for run in runs)).search
+            if self.inner else None
+        )
 
     def wild_matches(self, segment: str, chains: _Chains) -> tuple[int, ...]:
         """The wildcard parts of this node that match ``segment``, by number."""
@@ -509,11 +515,12 @@ class _Node:
             hit = runs.get(segment[:width])
             if hit:
                 candidates += hit
-        for width, runs in self.inner:
-            for start in range(len(segment) - width + 1):
-                hit = runs.get(segment[start:start + width])
-                if hit:
-                    candidates += hit
+        if self.inner_any is not None and self.inner_any(segment) is not None:
+            for width, runs in self.inner:
+                for start in range(len(segment) - width + 1):
+                    hit = runs.get(segment[start:start + width])
+                    if hit:
+                        candidates += hit
         candidates += self.loose
         if not candidates:
             return ()
@@ -599,6 +606,9 @@ class _Automaton:
 
     def _restart(self) -> None:
         self.nodes: dict[frozenset[int], _Node] = {}
+        # Where each directory seen so far leads ('lib/pkg3' -> its node): the paths of a
+        # check share directories, so each directory is walked once.
+        self.directories: dict[str, _Node] = {}
         self.remembered = 0
         self.root = self._node(self.chains.starts)
 
@@ -608,11 +618,8 @@ class _Automaton:
             node = self.nodes[states] = _Node(states, self.chains)
         return node
 
-    def step(self, node: _Node, segment: str) -> _Node:
-        """The node ``segment`` leads to from ``node`` (remembered)."""
-        following = node.steps.get(segment)
-        if following is not None:
-            return following
+    def _advance(self, node: _Node, segment: str) -> _Node:
+        """The node ``segment`` leads to from ``node``, by what of it the segment matches."""
         literal = segment if segment in node.literal else None
         matched = node.wild_matches(segment, self.chains) if node.wild else ()
         key = (literal, matched)
@@ -627,23 +634,44 @@ class _Automaton:
                 targets.update(node.wild[number][1])
             following = self._node(frozenset(targets))
             node.by_key[key] = following
+        return following
+
+    def step(self, node: _Node, segment: str) -> _Node:
+        """The node ``segment`` leads to from ``node`` (remembered)."""
+        following = node.steps.get(segment)
+        if following is not None:
+            return following
+        following = self._advance(node, segment)
         if self.remembered >= _STEP_MEMO_LIMIT:
             for known in self.nodes.values():
                 known.steps.clear()
+            self.directories.clear()
             self.remembered = 0
         node.steps[segment] = following
         self.remembered += 1
         return following
 
-    def first(self, segments: Sequence[str]) -> int | None:
-        """Position of the first pattern matching the whole path of ``segments``."""
-        node = self.root
-        step = self.step
-        for segment in segments:
-            node = node.steps.get(segment) or step(node, segment)
+    def first_of(self, path: str) -> int | None:
+        """:meth:`first` for the path text: its directory looked up (walked once), then its
+        last segment (not remembered: file names rarely repeat)."""
+        directory, slash, name = path.rpartition("/")
+        if slash:
+            node = self.directories.get(directory)
+            if node is None:
+                node = self.root
+                for segment in directory.split("/"):
+                    node = node.steps.get(segment) or self.step(node, segment)
+                    if node.dead:
+                        break
+                if len(self.directories) >= _STEP_MEMO_LIMIT:
+                    self.directories.clear()  # bounded memory
+                self.directories[directory] = node
             if node.dead:
                 return None
-        return node.first
+        else:
+            node = self.root
+        following = node.steps.get(name) or self._advance(node, name)
+        return following.first
 
     def first_in_prefixes(self, segments: Sequence[str]) -> int | None:
         """Position of the first pattern matching the longest matched prefix of the path."""
@@ -712,8 +740,7 @@ class PatternSet:
             return None
         if self.casefold and not path.isascii():
             return _first_each(self.patterns, path, casefold=True, counter=None)
-        segments = (path.lower() if self.casefold else path).split("/")
-        found = self._automaton.first(segments)
+        found = self._automaton.first_of(path.lower() if self.casefold else path)
         for position, compiled in self._folded:
             if found is not None and position > found:
                 break

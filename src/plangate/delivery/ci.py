@@ -77,6 +77,9 @@ if TYPE_CHECKING:
 TASK_PATH_RE = re.compile(r"docs/working/(TASK-[0-9]{4})/.+")
 """A changed path inside a task directory; the group is the task id."""
 
+_TASKS_DIR = "docs/working/"
+"""What every path of :data:`TASK_PATH_RE` starts with (a cheaper test, asked first)."""
+
 ADOPTION_REQUIRED = ".plangate/protected-surfaces.toml"
 """The file whose arrival adopts PlanGate: the repository's own protected surfaces."""
 
@@ -155,7 +158,12 @@ class PullRequestFacts(NamedTuple):
 
 def touched_tasks(changed: tuple[str, ...]) -> list[str]:
     """The task ids whose directories the pull request changes, sorted."""
-    return sorted({m.group(1) for p in changed if (m := TASK_PATH_RE.fullmatch(p))})
+    return sorted({m.group(1) for p in changed
+                   if p.startswith(_TASKS_DIR) and (m := TASK_PATH_RE.fullmatch(p))})
+
+
+def _in_task_dir(path: str) -> bool:
+    return path.startswith(_TASKS_DIR) and TASK_PATH_RE.fullmatch(path) is not None
 
 
 SIGNED_FILES = ("approvals/c3.json.sig", "approvals/review-c1.json",
@@ -281,10 +289,12 @@ class Case:
         """
         scopes = [j.scope for j in self.tasks.values() if j.scope is not None]
         covered = self.covered
-        return [p for p in self.facts.changed if TASK_PATH_RE.fullmatch(p) is None
-                and p not in covered
-                and (not any(s.allows_canonical(p) for s in scopes)
-                     or any(s.denies_canonical(p) is not None for s in scopes))]
+        candidates = [p for p in self.facts.changed if p not in covered and not _in_task_dir(p)]
+        if not scopes:
+            return candidates  # no verified task: nothing is allowed
+        return [p for p in candidates
+                if not any(s.allows_canonical(p) for s in scopes)
+                or any(s.denies_canonical(p) is not None for s in scopes)]
 
     @cached_property
     def protected(self) -> list[str]:

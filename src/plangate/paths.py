@@ -110,10 +110,13 @@ def canonical_path(text: object) -> CanonicalPath:
 # What can make a path of a list not canonical, searched once over the list joined by
 # newlines (each a single scan in C): a control character (the newline aside: counted),
 # a backslash or a wildcard; a '.' or '..' segment; whitespace other than the newline
-# anywhere (a path with a space is then checked on its own, with the rest).
-_BULK_BAD_CHAR = re.compile(r"[\x00-\x09\x0b-\x1f\x7f\\*?]")
-_BULK_DOT_SEGMENT = re.compile(r"[\n/]\.\.?(?:[\n/]|\Z)")
-_BULK_SPACE = re.compile(r"[^\S\n]")
+# anywhere (a path with a space is then checked on its own, with the rest). Compiled on
+# first use: a hook process, which validates one path, never compiles them.
+@cache
+def _bulk_checks() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    return (re.compile(r"[\x00-\x09\x0b-\x1f\x7f\\*?]"),
+            re.compile(r"[\n/]\.\.?(?:[\n/]|\Z)"),
+            re.compile(r"[^\S\n]"))
 
 
 def canonical_paths(
@@ -145,6 +148,7 @@ def _plainly_canonical(texts: Sequence[object]) -> list[str] | None:
     if not strings or len(strings) != len(texts):
         return None
     joined = "\n".join(strings)
+    bad_char, dot_segment, space = _bulk_checks()
     if (
         not joined
         or joined.count("\n") != len(strings) - 1  # a newline inside a path
@@ -152,9 +156,9 @@ def _plainly_canonical(texts: Sequence[object]) -> list[str] | None:
         or "\n/" in joined or "/\n" in joined  # absolute, trailing '/'
         or joined.startswith("/") or joined.endswith("/") or joined.startswith("\n")
         or joined.endswith("\n")
-        or _BULK_BAD_CHAR.search(joined)
-        or _BULK_DOT_SEGMENT.search("\n" + joined)
-        or _BULK_SPACE.search(joined)
+        or bad_char.search(joined)
+        or dot_segment.search("\n" + joined)
+        or space.search(joined)
         or not unicodedata.is_normalized("NFC", joined)  # newlines compose with nothing
     ):
         return None
@@ -484,7 +488,7 @@ class _Node:
         self.loose: list[int] = []
         for number, (part, _targets) in enumerate(self.wild):
             tail, head = _literal_tail(part), _literal_head(part)
-            run = max(_WILDCARDS.split(part), key=len)
+            run = max(part.replace("?", "*").split("*"), key=len)
             if tail:
                 tails.setdefault(len(tail), {}).setdefault(tail, []).append(number)
             elif head:
@@ -528,9 +532,6 @@ class _Node:
         chains.comparisons += len(unique)
         wild = self.wild
         return tuple(sorted(n for n in unique if _segment_match(wild[n][0], segment, False)))
-
-
-_WILDCARDS = re.compile(r"[*?]")
 
 
 def _literal_tail(part: str) -> str:

@@ -281,7 +281,7 @@ class Case:
         return adopts_plangate(self.facts)
 
     @cached_property
-    def outside(self) -> list[str]:
+    def outside(self) -> list[CanonicalPath]:
         """Changed paths outside the touched task directories that no verified task allows.
 
         A path the plan of any touched task says not to touch is outside too,

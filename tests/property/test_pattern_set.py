@@ -296,3 +296,46 @@ def test_a_list_of_paths_is_validated_as_each_path_alone() -> None:
     check()
     seen.assert_share("every path is canonical")
     seen.assert_share("a path is refused")
+
+
+# -- the scope and the surfaces over validated paths -----------------------------------
+
+
+def test_a_scope_and_the_surfaces_answer_validated_paths_as_any_path() -> None:
+    from plangate.plan.scope import TaskScope
+    from plangate.surfaces import ProtectedPattern, ResolvedSurfaces
+
+    seen = Branches()
+
+    @settings(max_examples=300, deadline=None)
+    @given(_cases(), st.data())
+    def check(case: tuple[list[str], list[str], bool], data: st.DataObject) -> None:
+        patterns, paths, _casefold = case
+        if not _assume_nfc(patterns, paths) or not patterns:
+            return
+        seen.example()
+        cut = data.draw(st.integers(min_value=0, max_value=len(patterns)))
+        scope = TaskScope(tuple(patterns[:cut]) or None, None, tuple(patterns[cut:]))
+        entries = tuple(ProtectedPattern(p, "human-owned", "r")
+                        for p in dict.fromkeys(patterns))
+        surfaces = ResolvedSurfaces("explicit", "x", None, entries)
+        protect = surfaces.canonical_protector()
+        reached: set[str] = set()
+        for path in paths:
+            valid = canonical_path(path)
+            allowed = scope.allows(path)
+            assert scope.allows_canonical(valid) is allowed
+            assert scope.denies_canonical(valid) == scope.denies(path)
+            assert protect(valid) == surfaces.protecting(path) == surfaces.match(path)
+            if allowed:
+                reached.add("allowed")
+            if scope.denies(path) is not None:
+                reached.add("denied")
+            if surfaces.protecting(path) is not None:
+                reached.add("protected")
+        for name in ("allowed", "denied", "protected"):
+            seen.reached(name, name in reached)
+
+    check()
+    for name in ("allowed", "denied", "protected"):
+        seen.assert_share(name)

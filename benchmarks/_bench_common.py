@@ -78,10 +78,16 @@ def compare(
     runs: int,
     env: dict[str, str],
     expect_subject: int = 0,
+    baseline_cwd: Path | None = None,
+    expect_baseline: int = 0,
 ) -> dict[str, float]:
-    """Run subject and baseline interleaved ``runs`` times; print and return the medians."""
-    for argv in (subject, baseline):  # warm the page cache and .pyc files
-        time_once(argv, cwd, env)
+    """Run subject and baseline interleaved ``runs`` times; print and return the medians.
+
+    The baseline runs in ``baseline_cwd`` when given (another repository), else in ``cwd``.
+    """
+    where = cwd if baseline_cwd is None else baseline_cwd
+    time_once(subject, cwd, env)  # warm the page cache and .pyc files
+    time_once(baseline, where, env)
     sw, sc, bw, bc = [], [], [], []
     for _ in range(runs):
         wall, cpu, code = time_once(subject, cwd, env)
@@ -89,9 +95,9 @@ def compare(
             raise SystemExit(f"{name}: subject exited {code}, expected {expect_subject}")
         sw.append(wall)
         sc.append(cpu)
-        wall, cpu, code = time_once(baseline, cwd, env)
-        if code != 0:
-            raise SystemExit(f"{name}: baseline exited {code}")
+        wall, cpu, code = time_once(baseline, where, env)
+        if code != expect_baseline:
+            raise SystemExit(f"{name}: baseline exited {code}, expected {expect_baseline}")
         bw.append(wall)
         bc.append(cpu)
     out = {

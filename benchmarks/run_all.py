@@ -429,13 +429,42 @@ def bench_c3_status(report: Report, python: str, env: dict[str, str], full: bool
 
 # -- ci check ------------------------------------------------------------------------------
 
+CI_GOAL = 1.5  # ci check CPU against a Python process running the same git diff
+PATTERNS_GOAL = 1.2  # ci check with more wildcard surface patterns against the template
 
-def ci_repo(root: Path, count: int) -> tuple[Path, str, str]:
-    """A repository whose head commit adds ``count`` files (no task: every path is judged)."""
-    repo = root / f"ci-{count}"
+DIFF_BASELINE = (
+    "import subprocess, sys\n"
+    "subprocess.run(['git', 'diff', '-z', '--name-status', sys.argv[1], sys.argv[2]],"
+    " capture_output=True, check=True)\n"
+)
+"""The ci check floor: a Python process that runs the same diff and nothing else."""
+
+
+def ci_repo(root: Path, count: int, extra_patterns: int | None = None) -> tuple[Path, str, str]:
+    """A repository whose head commit adds ``count`` files (no task: every path is judged).
+
+    With ``extra_patterns`` (0 or more) the base commit holds the bundled template as
+    the repository's own definition (its marker line removed) plus that many surface
+    patterns without a literal segment: half of them by extension ('**/*.extN'), half
+    by a word inside the name ('**/*secretN*'). Without it the base has no definition
+    and the bundled template judges (as a repository that has not adopted PlanGate).
+    """
+    from plangate.surfaces import TEMPLATE_MARKER, bundled_template_bytes
+
+    repo = root / f"ci-{count}-{extra_patterns}"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "gc.auto", "0")  # no background gc writing while the run measures
     (repo / "README.md").write_text("bench\n")
+    if extra_patterns is not None:
+        text = bundled_template_bytes().decode()
+        text = "\n".join(line for line in text.splitlines() if TEMPLATE_MARKER not in line)
+        for index in range(extra_patterns):
+            pattern = f"**/*.ext{index}" if index % 2 == 0 else f"**/*secret{index}*"
+            text += (f'\n[[surface]]\npattern = "{pattern}"\nclass = "human-owned"\n'
+                     'reason = "bench"\n')
+        (repo / ".plangate").mkdir()
+        (repo / ".plangate" / "protected-surfaces.toml").write_text(text)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "base")
     base = git(repo, "rev-parse", "HEAD")
@@ -448,32 +477,76 @@ def ci_repo(root: Path, count: int) -> tuple[Path, str, str]:
     return repo, base, git(repo, "rev-parse", "HEAD")
 
 
+def _ci_argv(python: str, base: str, head: str) -> list[str]:
+    return [python, "-m", "plangate", "ci", "check", "--base", base, "--head", head]
+
+
 def bench_ci(report: Report, python: str, env: dict[str, str], full: bool) -> None:
-    sizes = (1_000, 10_000)
+    """``ci check`` against its floor at 1k, 10k and 100k changed files, and with 20 and
+    200 more surface patterns without a literal segment against the bundled template."""
+    sizes = (1_000, 10_000, 100_000)
     cpu = []
     with tempfile.TemporaryDirectory(prefix="plangate-bench-") as tmp:
         for count in sizes:
             repo, base, head = ci_repo(Path(tmp), count)
-            argv = [python, "-m", "plangate", "ci", "check", "--base", base, "--head", head]
-            code = exit_code(argv, repo, env)
+            argv = _ci_argv(python, base, head)
             result = compare(
                 "ci check",
                 argv,
-                ["git", "diff", "--name-only", base, head],
+                [python, "-c", DIFF_BASELINE, base, head],
                 cwd=repo,
-                runs=5 if full else 3,
+                runs=(7 if full else 5) if count < 100_000 else 3,
                 env=env,
-                expect_subject=code,
+                expect_subject=exit_code(argv, repo, env),
             )
             cpu.append(result["subject_cpu_ms"])
-            if count == 10_000:
-                report.goal(
-                    "ci check, 10,000 changed files (CPU)",
-                    result["ratio_cpu"],
-                    3.0,
-                    f"git diff --name-only ({result['baseline_cpu_ms']:.0f} ms)",
-                )
-    report.curve("ci check CPU vs changed files", sizes[0], cpu[0], cpu[1], "ms")
+            report.goal(
+                f"ci check, {count:,} changed files (CPU)",
+                result["ratio_cpu"],
+                CI_GOAL,
+                f"python running git diff -z --name-status ({result['baseline_cpu_ms']:.0f} ms; "
+                f"ci check {result['subject_cpu_ms']:.0f} ms)",
+            )
+            shutil.rmtree(repo)
+        report.curve("ci check CPU vs changed files", sizes[0], cpu[0], cpu[1], "ms")
+        report.curve("ci check CPU vs changed files", sizes[1], cpu[1], cpu[2], "ms")
+        bench_ci_patterns(report, python, env, Path(tmp), full)
+
+
+def bench_ci_patterns(
+    report: Report, python: str, env: dict[str, str], tmp: Path, full: bool
+) -> None:
+    """The bundled template committed as the repository's definition, and the same with 20
+    and 200 more patterns without a literal segment: the same changed files, read the same
+    way, so the ratio is what the extra patterns cost."""
+    count = 10_000
+    repo, base, head = ci_repo(tmp, count, 0)
+    template = _ci_argv(python, base, head)
+    cpu = []
+    for extra in (20, 200):
+        more, more_base, more_head = ci_repo(tmp, count, extra)
+        argv = _ci_argv(python, more_base, more_head)
+        # Interleaved with the template run in the other repository (same changed files).
+        result = compare(
+            f"ci check +{extra} patterns",
+            argv,
+            template,
+            cwd=more,
+            runs=7 if full else 5,
+            env=env,
+            expect_subject=exit_code(argv, more, env),
+            baseline_cwd=repo,
+            expect_baseline=exit_code(template, repo, env),
+        )
+        cpu.append(result["subject_cpu_ms"])
+        report.goal(
+            f"ci check, {count:,} files, +{extra} patterns without a literal segment (CPU)",
+            result["ratio_cpu"],
+            PATTERNS_GOAL,
+            f"ci check with the bundled template as the definition "
+            f"({result['baseline_cpu_ms']:.0f} ms; +{extra}: {result['subject_cpu_ms']:.0f} ms)",
+        )
+    report.curve("ci check CPU vs surface patterns (+n)", 20, cpu[0], cpu[1], "ms", flat=True)
 
 
 # -- ledger verify -------------------------------------------------------------------------

@@ -814,7 +814,16 @@ class GitOutput:
 
 
 def _split_z_paths(raw: bytes) -> list[str]:
-    return sorted({p.decode("utf-8", "surrogateescape") for p in raw.split(b"\x00") if p})
+    """The NUL-separated paths of ``raw``, decoded, unique and sorted.
+
+    One decode for the whole output (a NUL byte is never part of a UTF-8 sequence, so
+    each path decodes as it would alone), de-duplicated in git's order: on git's sorted
+    output the sort is a single pass.
+    """
+    paths = sorted(dict.fromkeys(raw.decode("utf-8", "surrogateescape").split("\x00")))
+    if paths and paths[0] == "":
+        del paths[0]  # the empty piece after the last NUL (it sorts first)
+    return paths
 
 
 _SIZE_DIGITS = 15  # a size git prints for one object (far beyond any output limit)

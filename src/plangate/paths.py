@@ -24,6 +24,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache, lru_cache
+from typing import NewType, cast
 
 from plangate.errors import InputRejected
 from plangate.records import NamedTuple
@@ -31,6 +32,10 @@ from plangate.records import NamedTuple
 
 class PathRejected(InputRejected):
     """A path or glob pattern is not canonical."""
+
+
+CanonicalPath = NewType("CanonicalPath", str)
+"""A path :func:`canonical_path` accepted: matched as it is, never checked again."""
 
 
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
@@ -88,7 +93,7 @@ def _check_common(text: object, what: str) -> str:
     return text
 
 
-def canonical_path(text: object) -> str:
+def canonical_path(text: object) -> CanonicalPath:
     """Return ``text`` if it is a canonical repository-relative path, else raise.
 
     Glob metacharacters ``*`` and ``?`` are refused in paths: a path names one
@@ -99,7 +104,65 @@ def canonical_path(text: object) -> str:
         raise PathRejected(
             "PATH_HAS_WILDCARD", f"path {path!r} contains a glob character", "give a concrete path"
         )
-    return path
+    return CanonicalPath(path)
+
+
+# What can make a path of a list not canonical, searched once over the list joined by
+# newlines (each a single scan in C): a control character (the newline aside: counted),
+# a backslash or a wildcard; a '.' or '..' segment; whitespace other than the newline
+# anywhere (a path with a space is then checked on its own, with the rest). Compiled on
+# first use: a hook process, which validates one path, never compiles them.
+@cache
+def _bulk_checks() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    return (re.compile(r"[\x00-\x09\x0b-\x1f\x7f\\*?]"),
+            re.compile(r"[\n/]\.\.?(?:[\n/]|\Z)"),
+            re.compile(r"[^\S\n]"))
+
+
+def canonical_paths(
+    texts: Sequence[object],
+) -> tuple[list[CanonicalPath], list[tuple[object, str]]]:
+    """The canonical paths of ``texts`` and the others with the code of their problem, each
+    list in the order given: :func:`canonical_path` for every text, validated once.
+
+    A list in which nothing can be wrong (the usual diff) is checked in a few scans of
+    the whole list; otherwise every text is checked on its own, so the answers and the
+    codes are always :func:`canonical_path`'s.
+    """
+    plain = _plainly_canonical(texts)
+    if plain is not None:
+        return cast("list[CanonicalPath]", plain), []
+    valid: list[CanonicalPath] = []
+    rejected: list[tuple[object, str]] = []
+    for text in texts:
+        try:
+            valid.append(canonical_path(text))
+        except PathRejected as exc:
+            rejected.append((text, exc.code))
+    return valid, rejected
+
+
+def _plainly_canonical(texts: Sequence[object]) -> list[str] | None:
+    """``texts`` when every one is a canonical path, else None (check them one by one)."""
+    strings = [text for text in texts if isinstance(text, str)]
+    if not strings or len(strings) != len(texts):
+        return None
+    joined = "\n".join(strings)
+    bad_char, dot_segment, space = _bulk_checks()
+    if (
+        not joined
+        or joined.count("\n") != len(strings) - 1  # a newline inside a path
+        or "\n\n" in joined or "//" in joined  # an empty path, an empty segment
+        or "\n/" in joined or "/\n" in joined  # absolute, trailing '/'
+        or joined.startswith("/") or joined.endswith("/") or joined.startswith("\n")
+        or joined.endswith("\n")
+        or bad_char.search(joined)
+        or dot_segment.search("\n" + joined)
+        or space.search(joined)
+        or not unicodedata.is_normalized("NFC", joined)  # newlines compose with nothing
+    ):
+        return None
+    return strings
 
 
 def is_canonical_path(text: object) -> bool:
@@ -335,129 +398,374 @@ def match_any(
     n x m pairs. No pattern, no validation: the answer is None. ``counter`` is
     :func:`glob_match`'s.
 
-    A tuple or list of patterns is compiled once per process into an index by
-    first segment, so a path is compared only with the patterns that can match
-    it: those whose first segment is the path's own (when literal) or a
-    wildcard. The answer is the same as trying every pattern in order.
+    A tuple or list of patterns is compiled once per process into one
+    :class:`PatternSet` (an automaton over path segments), so the work for a
+    path does not grow with the number of patterns. The answer is the same as
+    trying every pattern in order.
     """
     if (
         counter is None
         and isinstance(patterns, (tuple, list))
-        and len(patterns) > 1  # one pattern: nothing to index (and no cache churn)
-        and isinstance(path, str)
+        and len(patterns) > 1  # one pattern: nothing to share (and no cache churn)
     ):
-        try:
-            indexed, found = _match_indexed(tuple(patterns), path, casefold)
-        except TypeError:  # an unhashable pattern: refused below, in order
-            indexed, found = False, None
-        if indexed:
-            return found
+        compiled = compiled_patterns(patterns, casefold=casefold)
+        if compiled is not None:
+            return compiled.first(path)
     return _match_each(patterns, path, casefold=casefold, counter=counter)
 
 
-class _PatternIndex(NamedTuple):
-    """A tuple of patterns compiled once for matching many paths against them.
-
-    A path is compared only with the patterns that can match it, in their order:
-    those whose first segment is the path's first segment (when literal), those
-    keyed by a literal segment the path contains (a pattern such as ``**/.envrc``
-    or ``**/approvals/**`` needs that segment somewhere in the path), and those
-    with no literal segment at all.
-    """
-
-    # The patterns as compared (lower-cased for case-folded matching); each is compiled
-    # (once per process) only when a path meets it.
-    sources: tuple[str, ...]
-    by_first: dict[str, tuple[int, ...]]
-    # Patterns whose first segment is not literal, keyed by one literal segment each
-    # must meet in the path (the longest: the rarest, as a rule).
-    by_segment: dict[str, tuple[int, ...]]
-    unkeyed: tuple[int, ...]
+def compiled_patterns(patterns: Iterable[str], *, casefold: bool = False) -> PatternSet | None:
+    """The :class:`PatternSet` of ``patterns``, compiled once per process; None when a
+    pattern does not validate (or is not hashable): :func:`match_any` then refuses it
+    in its documented order."""
+    try:
+        return _pattern_set(tuple(patterns), casefold)
+    except (PathRejected, TypeError):
+        return None
 
 
 @lru_cache(maxsize=256)
-def _pattern_index(patterns: tuple[str, ...], lower: bool) -> _PatternIndex | None:
-    """The index of ``patterns``, lower-cased when ``lower``; None when ``lower`` and a
-    pattern is not ASCII (such a pattern folds per character). Every pattern is
-    validated first: an invalid one raises (and nothing is cached)."""
-    for pattern in patterns:
-        _validated_pattern(pattern)
-    sources: list[str] = []
-    by_first: dict[str, list[int]] = {}
-    by_segment: dict[str, list[int]] = {}
-    unkeyed: list[int] = []
-    for position, pattern in enumerate(patterns):
-        if lower and not pattern.isascii():
-            return None
-        source = pattern.lower() if lower else pattern
-        sources.append(source)
-        first_literal, required = _literal_keys(source.split("/"))
-        if first_literal is not None:
-            by_first.setdefault(first_literal, []).append(position)
-        elif required:
-            key = max(sorted(required), key=len)
-            by_segment.setdefault(key, []).append(position)
+def _pattern_set(patterns: tuple[str, ...], casefold: bool) -> PatternSet:
+    return PatternSet(patterns, casefold=casefold)
+
+
+# -- one automaton for a set of patterns -------------------------------------------------
+#
+# Every pattern of a set is one chain of states over path segments (the positions of
+# its compiled parts); the set's automaton runs all chains at once. A *node* is a set
+# of those states, built the first time a path reaches it (subset construction, done
+# lazily), and remembers where each segment it has seen leads: a directory shared by
+# many paths is decided once. For a segment seen for the first time a node needs only
+# (a) the states any segment advances ('**' and '*'), (b) one dictionary lookup for the
+# literal parts, and (c) the wildcard parts ('*.pem', 'id_rsa*', '*key*', 'a?c') whose
+# literal tail (else head, else longest inner run) the segment carries, found by
+# dictionary lookups per distinct length; only those are compared character by
+# character. The result is looked up again by which of (b) and (c) matched, so a file
+# name seen once costs a handful of dictionary lookups however many patterns the set
+# holds. Only wildcard parts without any literal character ('?', '*?') are compared
+# with every segment.
+
+_KIND_END, _KIND_MANY, _KIND_ANY, _KIND_LITERAL, _KIND_WILD = range(5)
+_STEP_MEMO_LIMIT = 200_000  # remembered (node, segment) steps before they are forgotten
+_NODE_LIMIT = 20_000  # nodes before the automaton starts afresh (bounded memory)
+
+
+class _Node:
+    """One set of automaton states, with what a segment does to it (built once)."""
+
+    __slots__ = ("always", "by_key", "dead", "first", "heads", "inner", "inner_any", "literal",
+                 "loose", "steps", "tails", "wild")
+
+    def __init__(self, states: frozenset[int], chains: _Chains) -> None:
+        kinds, parts, advance, owner = chains.kinds, chains.parts, chains.advance, chains.owner
+        self.dead = not states
+        ends = [owner[s] for s in states if kinds[s] == _KIND_END]
+        self.first: int | None = min(ends) if ends else None
+        self.steps: dict[str, _Node] = {}
+        self.by_key: dict[tuple[str | None, tuple[int, ...]], _Node] = {}
+        always: set[int] = set()
+        literal: dict[str, set[int]] = {}
+        wild: dict[str, set[int]] = {}
+        for state in states:
+            kind = kinds[state]
+            if kind == _KIND_MANY:
+                always.update(chains.stay[state])
+            elif kind == _KIND_ANY:
+                always.update(advance[state])
+            elif kind == _KIND_LITERAL:
+                literal.setdefault(parts[state], set()).update(advance[state])
+            elif kind == _KIND_WILD:
+                wild.setdefault(parts[state], set()).update(advance[state])
+        self.always = frozenset(always)
+        self.literal = {part: frozenset(targets) for part, targets in literal.items()}
+        self.wild = tuple((part, frozenset(targets)) for part, targets in sorted(wild.items()))
+        # Wildcard parts by their literal tail (what follows the last '*' or '?': the
+        # segment must end with it), else their literal head (it must start with it), else
+        # their longest literal run (it must hold it); 'loose' have no literal character.
+        tails: dict[int, dict[str, list[int]]] = {}
+        heads: dict[int, dict[str, list[int]]] = {}
+        inner: dict[int, dict[str, list[int]]] = {}
+        self.loose: list[int] = []
+        for number, (part, _targets) in enumerate(self.wild):
+            tail, head = _literal_tail(part), _literal_head(part)
+            run = max(part.replace("?", "*").split("*"), key=len)
+            if tail:
+                tails.setdefault(len(tail), {}).setdefault(tail, []).append(number)
+            elif head:
+                heads.setdefault(len(head), {}).setdefault(head, []).append(number)
+            elif run:
+                inner.setdefault(len(run), {}).setdefault(run, []).append(number)
+            else:
+                self.loose.append(number)
+        # (length, runs of that length) pairs: a segment is sliced once per length.
+        self.tails = tuple((-width, runs) for width, runs in tails.items())
+        self.heads = tuple(heads.items())
+        self.inner = tuple(inner.items())
+        # Whether a segment holds any inner run at all, in one scan in C (most do not):
+        # only then is it sliced at every offset to find which ones.
+        self.inner_any = (
+            re.compile("|".join(re.escape(run) for _w, runs in self.inner for run in runs)).search
+            if self.inner else None
+        )
+
+    def wild_matches(self, segment: str, chains: _Chains) -> tuple[int, ...]:
+        """The wildcard parts of this node that match ``segment``, by number."""
+        candidates: list[int] = []
+        for start, runs in self.tails:
+            hit = runs.get(segment[start:])
+            if hit:
+                candidates += hit
+        for width, runs in self.heads:
+            hit = runs.get(segment[:width])
+            if hit:
+                candidates += hit
+        if self.inner_any is not None and self.inner_any(segment) is not None:
+            for width, runs in self.inner:
+                for start in range(len(segment) - width + 1):
+                    hit = runs.get(segment[start:start + width])
+                    if hit:
+                        candidates += hit
+        candidates += self.loose
+        if not candidates:
+            return ()
+        unique = set(candidates)  # a run can occur more than once in a segment
+        chains.comparisons += len(unique)
+        wild = self.wild
+        return tuple(sorted(n for n in unique if _segment_match(wild[n][0], segment, False)))
+
+
+def _literal_tail(part: str) -> str:
+    cut = max(part.rfind("*"), part.rfind("?"))
+    return part[cut + 1:]
+
+
+def _literal_head(part: str) -> str:
+    stars = [i for i in (part.find("*"), part.find("?")) if i >= 0]
+    return part[: min(stars)] if stars else part
+
+
+class _Chains:
+    """The states of every pattern of a set, numbered one after another.
+
+    A pattern of n parts is n + 1 states (the last: matched). Built without
+    :func:`_compile`: a hook process builds one set for its single path.
+    """
+
+    def __init__(self, entries: Sequence[tuple[int, str]]) -> None:
+        kinds: list[int] = []
+        parts: list[str] = []
+        owner: list[int] = []  # the pattern's position in the set
+        advance: list[tuple[int, ...]] = []  # where matching this state's part leads
+        stay: list[tuple[int, ...]] = []  # for '**': itself and what follows it
+        starts: list[int] = []
+        for position, source in entries:
+            pieces = source.split("/")
+            if pieces[-1] == _ANY_MANY:
+                pieces[-1:] = [_ANY_ONE, _ANY_MANY]
+            base = len(kinds)
+            # reach[i]: the states reachable from i by letting each '**' match nothing.
+            reach: list[tuple[int, ...]] = [(base + len(pieces),)]
+            for index in range(len(pieces) - 1, -1, -1):
+                here = (base + index,)
+                reach.append(here + reach[-1] if pieces[index] == _ANY_MANY else here)
+            reach.reverse()
+            starts += reach[0]
+            for index, part in enumerate(pieces):
+                kind = _part_kind(part)
+                kinds.append(kind)
+                parts.append(part)
+                owner.append(position)
+                advance.append(reach[index + 1])
+                stay.append(reach[index] if kind == _KIND_MANY else ())
+            kinds.append(_KIND_END)
+            parts.append("")
+            owner.append(position)
+            advance.append(())
+            stay.append(())
+        self.kinds, self.parts, self.owner = kinds, parts, owner
+        self.advance, self.stay = advance, stay
+        self.starts = frozenset(starts)
+        self.comparisons = 0  # wildcard parts compared with a segment (tests count work)
+
+
+def _part_kind(part: str) -> int:
+    if part == _ANY_MANY:
+        return _KIND_MANY
+    if part in ("*", _ANY_ONE):
+        return _KIND_ANY  # any one segment (a canonical segment is never empty)
+    if "*" in part or "?" in part:
+        return _KIND_WILD
+    return _KIND_LITERAL
+
+
+class _Automaton:
+    """The automaton of a set of patterns (exact comparison), built as paths meet it."""
+
+    def __init__(self, entries: Sequence[tuple[int, str]]) -> None:
+        self.chains = _Chains(entries)
+        self._restart()
+
+    def _restart(self) -> None:
+        self.nodes: dict[frozenset[int], _Node] = {}
+        # Where each directory seen so far leads ('lib/pkg3' -> its node): the paths of a
+        # check share directories, so each directory is walked once.
+        self.directories: dict[str, _Node] = {}
+        self.remembered = 0
+        self.root = self._node(self.chains.starts)
+
+    def _node(self, states: frozenset[int]) -> _Node:
+        node = self.nodes.get(states)
+        if node is None:
+            node = self.nodes[states] = _Node(states, self.chains)
+        return node
+
+    def _advance(self, node: _Node, segment: str) -> _Node:
+        """The node ``segment`` leads to from ``node``, by what of it the segment matches."""
+        literal = segment if segment in node.literal else None
+        matched = node.wild_matches(segment, self.chains) if node.wild else ()
+        key = (literal, matched)
+        following = node.by_key.get(key)
+        if following is None:
+            if len(self.nodes) >= _NODE_LIMIT:
+                self._restart()  # bounded memory; the answer does not depend on it
+            targets = set(node.always)
+            if literal is not None:
+                targets.update(node.literal[literal])
+            for number in matched:
+                targets.update(node.wild[number][1])
+            following = self._node(frozenset(targets))
+            node.by_key[key] = following
+        return following
+
+    def step(self, node: _Node, segment: str) -> _Node:
+        """The node ``segment`` leads to from ``node`` (remembered)."""
+        following = node.steps.get(segment)
+        if following is not None:
+            return following
+        following = self._advance(node, segment)
+        if self.remembered >= _STEP_MEMO_LIMIT:
+            for known in self.nodes.values():
+                known.steps.clear()
+            self.directories.clear()
+            self.remembered = 0
+        node.steps[segment] = following
+        self.remembered += 1
+        return following
+
+    def first_of(self, path: str) -> int | None:
+        """:meth:`first` for the path text: its directory looked up (walked once), then its
+        last segment (not remembered: file names rarely repeat)."""
+        directory, slash, name = path.rpartition("/")
+        if slash:
+            node = self.directories.get(directory)
+            if node is None:
+                node = self.root
+                for segment in directory.split("/"):
+                    node = node.steps.get(segment) or self.step(node, segment)
+                    if node.dead:
+                        break
+                if len(self.directories) >= _STEP_MEMO_LIMIT:
+                    self.directories.clear()  # bounded memory
+                self.directories[directory] = node
+            if node.dead:
+                return None
         else:
-            unkeyed.append(position)
-    return _PatternIndex(
-        tuple(sources),
-        {key: tuple(hits) for key, hits in by_first.items()},
-        {key: tuple(hits) for key, hits in by_segment.items()},
-        tuple(unkeyed),
-    )
+            node = self.root
+        following = node.steps.get(name) or self._advance(node, name)
+        return following.first
 
-
-def _candidates(index: _PatternIndex, segments: list[str]) -> tuple[int, ...] | list[int]:
-    """The positions of the patterns that can match a path of ``segments``, in order."""
-    found: list[tuple[int, ...]] = []
-    first = index.by_first.get(segments[0])
-    if first:
-        found.append(first)
-    if index.by_segment:
+    def first_in_prefixes(self, segments: Sequence[str]) -> int | None:
+        """Position of the first pattern matching the longest matched prefix of the path."""
+        node = self.root
+        found = None
         for segment in segments:
-            keyed = index.by_segment.get(segment)
-            if keyed:
-                found.append(keyed)
-    if index.unkeyed:
-        found.append(index.unkeyed)
-    if not found:
-        return ()
-    if len(found) == 1:
-        return found[0]
-    return sorted({position for positions in found for position in positions})
+            node = node.steps.get(segment) or self.step(node, segment)
+            if node.dead:
+                break
+            if node.first is not None:
+                found = node.first
+        return found
 
 
-def _match_indexed(
-    patterns: tuple[str, ...], path: str, casefold: bool
-) -> tuple[bool, str | None]:
-    """``(True, answer)`` through the index, or ``(False, None)`` when the patterns or the
-    path need per-character case folding (then every pattern is tried in order)."""
-    if casefold and not path.isascii():
-        return False, None
-    try:
-        index = _pattern_index(patterns, casefold)
-    except PathRejected:
-        _validate_all(patterns, path)  # raises, in the documented order
-        raise
-    if index is None:
-        return False, None
-    return True, _first_indexed(index, patterns, path, casefold)
+class PatternSet:
+    """A set of glob patterns compiled once into one automaton, for matching many paths.
 
+    The one compiled matcher of PlanGate: protected surfaces, a task's allowed and
+    denied paths, and every ``match_any`` over a list of patterns use it. The answer
+    for a path is the first pattern of the set, in order, that matches it: exactly
+    :func:`glob_match` tried pattern by pattern. The work for a path grows with its
+    segments, not with the number of patterns (see the comment above ``_Node``).
 
-def _first_indexed(
-    index: _PatternIndex, patterns: tuple[str, ...], path: str, casefold: bool
-) -> str | None:
-    """The first of ``patterns`` (compiled as ``index``) matching ``path``; raises when the
-    path is not canonical. With ``casefold`` the path is ASCII (the caller checked)."""
-    canonical_path(path)
-    if casefold:
-        path = path.lower()  # ASCII folds one way only: compare lower-cased text exactly
-    segments = path.split("/")
-    sources = index.sources
-    for position in _candidates(index, segments):
-        if _nfa_match_segments(_compile(sources[position]), segments, False, None):
-            return patterns[position]
-    return None
+    Patterns are validated when the set is built (an invalid one raises
+    :class:`PathRejected`). :meth:`first` validates the path; the ``*_canonical``
+    methods take a path :func:`canonical_path` already returned, so a check that
+    validated its paths once never validates them again.
+
+    With ``casefold`` an ASCII path is lower-cased and compared exactly with the
+    lower-cased ASCII patterns (ASCII folds one way only); a pattern or a path that is
+    not ASCII is compared character by character as :func:`glob_match` does.
+    """
+
+    def __init__(self, patterns: Iterable[str], *, casefold: bool = False) -> None:
+        items = tuple(patterns)
+        for pattern in items:
+            if isinstance(pattern, str):
+                _validated_pattern(pattern)
+            else:
+                validate_pattern(pattern)  # raises: not a string
+        self.patterns = items
+        self.casefold = casefold
+        # Patterns that fold character by character (casefold and not ASCII), by position.
+        self._folded = tuple(
+            (position, _compile(pattern)) for position, pattern in enumerate(items)
+            if casefold and not pattern.isascii()
+        )
+        self._automaton = _Automaton([
+            (position, pattern.lower() if casefold else pattern)
+            for position, pattern in enumerate(items)
+            if not (casefold and not pattern.isascii())
+        ])
+
+    @property
+    def comparisons(self) -> int:
+        """Wildcard parts compared character by character with a segment so far."""
+        return self._automaton.chains.comparisons
+
+    def first(self, path: str) -> str | None:
+        """The first pattern matching ``path``, or None; raises when the path is not canonical."""
+        return self.first_canonical(canonical_path(path))
+
+    def first_canonical(self, path: CanonicalPath) -> str | None:
+        """:meth:`first` for a path :func:`canonical_path` already accepted (not re-checked)."""
+        if not self.patterns:
+            return None
+        if self.casefold and not path.isascii():
+            return _first_each(self.patterns, path, casefold=True, counter=None)
+        found = self._automaton.first_of(path.lower() if self.casefold else path)
+        for position, compiled in self._folded:
+            if found is not None and position > found:
+                break
+            if _nfa_match(compiled, path, True, None):
+                found = position
+                break
+        return None if found is None else self.patterns[found]
+
+    def first_in_prefixes(self, path: CanonicalPath) -> str | None:
+        """The first pattern matching ``path`` or the nearest directory above it that any
+        pattern matches, or None (everything under a matched directory is matched with it).
+        ``path`` is one :func:`canonical_path` accepted."""
+        if not self.patterns:
+            return None
+        if self.casefold and (self._folded or not path.isascii()):
+            parts = path.split("/")
+            for end in range(len(parts), 0, -1):
+                hit = self.first_canonical(CanonicalPath("/".join(parts[:end])))
+                if hit is not None:
+                    return hit
+            return None
+        segments = (path.lower() if self.casefold else path).split("/")
+        found = self._automaton.first_in_prefixes(segments)
+        return None if found is None else self.patterns[found]
 
 
 def first_match_of(
@@ -466,11 +774,9 @@ def first_match_of(
     """A function giving :func:`match_any` ``(patterns, path, casefold=casefold)`` for any
     ``path``, the same answer and the same errors, with the pattern work done once.
 
-    For matching many paths against one set of patterns (a pull request's
-    changed files against the protected surfaces): no per-path copy, hash or
-    lookup of the pattern tuple. A path the index cannot take (not a string, or
-    not ASCII when case-folding) and patterns that do not validate go through
-    :func:`match_any` itself, which answers or raises in its documented order.
+    For matching many paths against one set of patterns. Patterns that do not
+    validate go through :func:`match_any` itself, which answers or raises in its
+    documented order.
     """
     items = tuple(patterns)
 
@@ -479,19 +785,8 @@ def first_match_of(
 
     if len(items) <= 1:
         return each
-    try:
-        index = _pattern_index(items, casefold)
-    except (PathRejected, TypeError):
-        return each
-    if index is None:
-        return each
-
-    def indexed(path: str) -> str | None:
-        if type(path) is not str or (casefold and not path.isascii()):
-            return each(path)
-        return _first_indexed(index, items, path, casefold)
-
-    return indexed
+    compiled = compiled_patterns(items, casefold=casefold)
+    return each if compiled is None else compiled.first
 
 
 def _match_each(
@@ -506,6 +801,13 @@ def _match_each(
     if not items:
         return None
     _validate_all(items, path)
+    return _first_each(items, CanonicalPath(path), casefold=casefold, counter=counter)
+
+
+def _first_each(
+    items: Sequence[str], path: CanonicalPath, *, casefold: bool, counter: MatchCounter | None
+) -> str | None:
+    """The first of ``items`` (validated) matching ``path`` (canonical), pattern by pattern."""
     ascii_fold = casefold and path.isascii()
     segments = (path.lower() if ascii_fold else path).split("/")
     for pattern in items:

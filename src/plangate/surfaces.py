@@ -34,6 +34,7 @@ This module is on the hook hot path: standard library and plangate core only.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -41,11 +42,11 @@ from plangate.canonical import sha256_digest
 from plangate.fsutil import FileState, read_regular_file
 from plangate.layout import MAX_SURFACES_BYTES, SURFACES_RELPATH
 from plangate.paths import (
+    CanonicalPath,
     PathRejected,
+    PatternSet,
     canonical_path,
-    first_match_of,
     glob_match,
-    match_any,
     validate_pattern,
 )
 from plangate.records import NamedTuple
@@ -169,10 +170,9 @@ class ResolvedSurfaces(NamedTuple):
         if not self.entries:
             canonical_path(path)
             return None
-        hit = match_any([e.pattern for e in self.entries], path, casefold=True)
-        if hit is None:
-            return None
-        return next(e for e in self.entries if e.pattern == hit)
+        compiled, by_pattern = _compiled_entries(self.entries)
+        hit = compiled.first(path)
+        return None if hit is None else by_pattern[hit]
 
     def protecting(self, path: str) -> ProtectedPattern | None:
         """The entry protecting ``path``, or None; a path that cannot be matched is protected.
@@ -191,16 +191,32 @@ class ResolvedSurfaces(NamedTuple):
         many paths (every changed file of a pull request) against one definition."""
         if not self.entries:
             return self.protecting
-        first = first_match_of([e.pattern for e in self.entries], casefold=True)
-        by_pattern: dict[str, ProtectedPattern] = {}
-        for entry in self.entries:
-            by_pattern.setdefault(entry.pattern, entry)  # the first entry, as match() gives
+        try:
+            check = self.canonical_protector()
+        except PathRejected:  # an entry that does not validate: every path is refused
+            return self.protecting
 
         def protecting(path: str) -> ProtectedPattern | None:
             try:
-                hit = first(path)
+                valid = canonical_path(path)
             except PathRejected:
                 return UNMATCHABLE_PATH
+            return check(valid)
+
+        return protecting
+
+    def canonical_protector(self) -> Callable[[CanonicalPath], ProtectedPattern | None]:
+        """:meth:`match` as a function over paths :func:`plangate.paths.canonical_path`
+        already accepted: a check that validated every path once matches them without
+        validating again. Raises :class:`plangate.paths.PathRejected` when an entry's
+        pattern does not validate."""
+        if not self.entries:
+            return lambda _path: None
+        compiled, by_pattern = _compiled_entries(self.entries)
+        first = compiled.first_canonical
+
+        def protecting(path: CanonicalPath) -> ProtectedPattern | None:
+            hit = first(path)
             return None if hit is None else by_pattern[hit]
 
         return protecting
@@ -227,6 +243,19 @@ class ResolvedSurfaces(NamedTuple):
         out["entries"] = [e.to_json() for e in self.entries]
         out["problem"] = self.problem.to_json() if self.problem else None
         return out
+
+
+@lru_cache(maxsize=16)
+def _compiled_entries(
+    entries: tuple[ProtectedPattern, ...],
+) -> tuple[PatternSet, dict[str, ProtectedPattern]]:
+    """The entries' patterns as one case-folded :class:`PatternSet` (built once per
+    definition), and the first entry of each pattern (the entry :meth:`match` names)."""
+    compiled = PatternSet([e.pattern for e in entries], casefold=True)
+    by_pattern: dict[str, ProtectedPattern] = {}
+    for entry in entries:
+        by_pattern.setdefault(entry.pattern, entry)
+    return compiled, by_pattern
 
 
 class _InvalidDefinitionError(Exception):

@@ -87,7 +87,7 @@ from plangate.delivery.pr_policy import (
     taskless_rule_for,
 )
 from plangate.ownfiles import HISTORY, never_blamed
-from plangate.paths import is_canonical_path, match_any
+from plangate.paths import CanonicalPath, PathRejected, is_canonical_path, match_any
 from plangate.plan.scope import TaskScope, check_scope_binding, derive_scope, outside_scopes
 from plangate.records import NamedTuple
 from plangate.surfaces import ResolvedSurfaces
@@ -99,6 +99,9 @@ if TYPE_CHECKING:
 
 TASK_PATH_RE = re.compile(r"docs/working/(TASK-[0-9]{4})/.+")
 """A changed path inside a task directory; the group is the task id."""
+
+_TASKS_DIR = "docs/working/"
+"""What every path of :data:`TASK_PATH_RE` starts with (a cheaper test, asked first)."""
 
 ADOPTION_REQUIRED = ".plangate/protected-surfaces.toml"
 """The file whose arrival adopts PlanGate: the repository's own protected surfaces."""
@@ -153,7 +156,8 @@ class TaskFacts(NamedTuple):
 class PullRequestFacts(NamedTuple):
     """Everything :func:`decide` reads. ``surfaces`` is None when the head is not checked out.
 
-    ``changed`` holds the canonical changed paths since ``merge_base``;
+    ``changed`` holds the canonical changed paths since ``merge_base`` (each validated
+    once, when gathered: the rules match them without validating them again);
     ``unmatchable`` the changed paths that are not canonical repository paths
     (as git printed them, each with the code of its problem); ``dirty`` what
     differs from the head under ``docs/working/`` in the working tree.
@@ -162,7 +166,7 @@ class PullRequestFacts(NamedTuple):
     base: str
     head: str
     checked_out: str
-    changed: tuple[str, ...] = ()
+    changed: tuple[CanonicalPath, ...] = ()
     surfaces: ResolvedSurfaces | None = None
     tasks: tuple[TaskFacts, ...] = ()
     merge_base: str = ""
@@ -185,7 +189,12 @@ class PullRequestFacts(NamedTuple):
 
 def touched_tasks(changed: tuple[str, ...]) -> list[str]:
     """The task ids whose directories the pull request changes, sorted."""
-    return sorted({m.group(1) for p in changed if (m := TASK_PATH_RE.fullmatch(p))})
+    return sorted({m.group(1) for p in changed
+                   if p.startswith(_TASKS_DIR) and (m := TASK_PATH_RE.fullmatch(p))})
+
+
+def _in_task_dir(path: str) -> bool:
+    return path.startswith(_TASKS_DIR) and TASK_PATH_RE.fullmatch(path) is not None
 
 
 class _TaskJudgement(NamedTuple):
@@ -285,7 +294,7 @@ class Case:
     def covered(self) -> frozenset[str]:
         """Files that a verified task's own verification covers, and the changed files
         PlanGate never blames in history (:func:`plangate.ownfiles.never_blamed`)."""
-        out = {p for p in self.facts.changed if never_blamed(p, HISTORY)}
+        out: set[str] = {p for p in self.facts.changed if never_blamed(p, HISTORY)}
         for judgement in self.tasks.values():
             out.update(judgement.covered)
         for task_id, _source in self.facts.stale_approvals:
@@ -310,7 +319,8 @@ class Case:
         undefined = TaskScope(None)  # a task that did not verify lends no scope
         scopes = {task_id: j.scope if j.scope is not None else undefined
                   for task_id, j in self.tasks.items()}
-        return outside_scopes(self.facts.changed, scopes, exempt=self.covered.__contains__)
+        return outside_scopes(self.facts.changed, scopes, exempt=self.covered.__contains__,
+                              canonical=True)
 
     @cached_property
     def taskless(self) -> dict[str, TasklessRule]:
@@ -345,9 +355,13 @@ class Case:
         surfaces = self.facts.surfaces
         if surfaces is None or not surfaces.entries:
             return []
-        protecting = surfaces.protector()
+        try:
+            protecting = surfaces.canonical_protector()
+        except PathRejected:  # an entry that does not validate: nothing can be matched
+            return [p for p in self.facts.changed if p not in self.covered]
+        covered = self.covered
         return [p for p in self.facts.changed
-                if p not in self.covered and protecting(p) is not None]
+                if p not in covered and protecting(p) is not None]
 
 
 def adoption_change(changed: tuple[str, ...], base_adopted: bool) -> bool:
@@ -618,7 +632,7 @@ def covered_changes(changed: tuple[str, ...], tasks: tuple[TaskFacts, ...]) -> f
     never disagree on a task's own files. A path that is not canonical is never covered
     (the caller refuses it in its own words).
     """
-    canonical = tuple(p for p in changed if is_canonical_path(p))
+    canonical = tuple(CanonicalPath(p) for p in changed if is_canonical_path(p))
     return frozenset(Case(PullRequestFacts("", "", "", canonical, tasks=tasks)).covered)
 
 

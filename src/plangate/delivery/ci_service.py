@@ -11,6 +11,7 @@ starts a process for it.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from plangate.delivery.ci import PullRequestFacts, TaskFacts, touched_tasks
@@ -55,7 +56,7 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
     from plangate.authority.consumer import read_continuation
     from plangate.authority.trustpaths import TRUST_FILES
     from plangate.errors import InputRejected
-    from plangate.paths import canonical_path
+    from plangate.paths import canonical_paths
     from plangate.snapshot import read_task_snapshot
     from plangate.surfaces import surfaces_with_presence_at_commit
 
@@ -78,13 +79,9 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
         since = git.merge_base(base, head)
     except GitError as exc:
         raise InputRejected(exc.code, exc.message, exc.hint) from None
-    changed: list[str] = []
-    unmatchable: list[tuple[str, str]] = []
-    for raw in git.changed_paths(since, head):
-        try:
-            changed.append(canonical_path(raw))
-        except InputRejected as exc:
-            unmatchable.append((raw, exc.code))
+    # Each path is validated here, once: the rules match these paths as they are.
+    changed, rejected = canonical_paths(git.changed_paths(since, head))
+    unmatchable = [(str(raw), code) for raw, code in rejected]
     try:
         # One listing answers both: the definition in force, and whether the base has
         # adopted PlanGate (ADOPTION_REQUIRED is the definition's own file).
@@ -147,7 +144,7 @@ def _policy_at(git: Git, commit: str) -> tuple[PullRequestPolicy, Reason | None]
 
 
 def _single_parts(
-    root: Path, task_id: str, changed: list[str], outcome: Result, trust: TrustRoot | None
+    root: Path, task_id: str, changed: Sequence[str], outcome: Result, trust: TrustRoot | None
 ) -> tuple[tuple[str, Reason | None], ...]:
     """The task's changed approval parts its verified record does not cover (signatures the
     base's trust root does not require), each checked on its own under that root."""

@@ -44,6 +44,7 @@ from typing import Any
 from plangate.delivery import ci
 from plangate.errors import EnvironmentFailure
 from plangate.git import Git, GitError
+from plangate.paths import CanonicalPath
 from plangate.records import NamedTuple
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import Reason, Result
@@ -92,7 +93,7 @@ class ResultFacts(NamedTuple):
     task_id: str
     approved: str
     result: str
-    changed: tuple[str, ...]
+    changed: tuple[CanonicalPath, ...]
     unmatchable: tuple[tuple[str, str], ...]
     surfaces: ResolvedSurfaces
     verification: Result
@@ -102,7 +103,7 @@ class ResultFacts(NamedTuple):
 
 
 def _plan_package_untouched(facts: ResultFacts) -> tuple[Reason, ...]:
-    touched = [
+    touched: list[str] = [
         p
         for p in facts.changed
         if ci.TASK_PATH_RE.fullmatch(p) or p == ".plangate" or p.startswith(".plangate/")

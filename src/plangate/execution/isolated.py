@@ -481,25 +481,20 @@ def gather_result_facts(
     digest is not ``plan_hash`` (the verified plan's) gives no scope: nothing is
     allowed.
     """
-    from plangate.errors import InputRejected
     from plangate.execution.apply import ResultFacts, tree_facts
     from plangate.git import Git, GitError
     from plangate.layout import MAX_ARTIFACT_BYTES
-    from plangate.paths import canonical_path
+    from plangate.paths import canonical_paths
     from plangate.surfaces import surfaces_at_commit
 
-    changed: list[str] = []
-    unmatchable: list[tuple[str, str]] = []
     try:
         raw_changed = tuple(result_git.changed_paths(approved, result))
         tree = tree_facts(result_git, result, raw_changed)
     except GitError as exc:
         raise EnvironmentFailure("EXEC_APPLY_FAILED", exc.message, exc.hint) from None
-    for raw in raw_changed:
-        try:
-            changed.append(canonical_path(raw))
-        except InputRejected as exc:
-            unmatchable.append((raw, exc.code))
+    # Each path validated once: ci check's rules match these paths as they are.
+    changed, rejected = canonical_paths(raw_changed)
+    unmatchable = [(str(raw), code) for raw, code in rejected]
     repo = Git(root)
     try:
         surfaces = surfaces_at_commit(repo, approved)

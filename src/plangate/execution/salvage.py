@@ -28,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from plangate.delivery.ci import ACCEPTED, REJECTED
+from plangate.paths import CanonicalPath
 from plangate.records import NamedTuple
 from plangate.verdict import Reason, Result
 
@@ -89,7 +90,7 @@ class PathVerdict(NamedTuple):
 
 def _alone(facts: ResultFacts, path: str) -> ResultFacts:
     return facts._replace(
-        changed=(path,),
+        changed=(CanonicalPath(path),),
         unmatchable=(),
         tree=tuple(t for t in facts.tree if t.path == path),
         workspace=(),

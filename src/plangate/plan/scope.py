@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from plangate.canonical import digest, is_digest
 from plangate.errors import PlanGateError
-from plangate.paths import match_any
+from plangate.paths import CanonicalPath, canonical_path, compiled_patterns, match_any
 from plangate.records import NamedTuple
 from plangate.verdict import Reason
 
@@ -46,16 +46,26 @@ class TaskScope(NamedTuple):
 
         Matched case-insensitively: a path the plan says not to touch is refused
         under every spelling of its case, and everything under a denied path is
-        denied with it.
+        denied with it. A path that is not canonical raises
+        :class:`plangate.paths.PathRejected`.
         """
         if not self.denied:
             return None
-        parts = path.split("/")
-        for end in range(len(parts), 0, -1):
-            hit = match_any(self.denied, "/".join(parts[:end]), casefold=True)
-            if hit is not None:
-                return hit
-        return None
+        return self.denies_canonical(canonical_path(path))
+
+    def denies_canonical(self, path: CanonicalPath) -> str | None:
+        """:meth:`denies` for a path :func:`plangate.paths.canonical_path` already accepted."""
+        if not self.denied:
+            return None
+        compiled = compiled_patterns(self.denied, casefold=True)
+        if compiled is None:  # an invalid pattern: refused in match_any's order
+            parts = path.split("/")
+            for end in range(len(parts), 0, -1):
+                hit = match_any(self.denied, "/".join(parts[:end]), casefold=True)
+                if hit is not None:
+                    return hit
+            return None
+        return compiled.first_in_prefixes(path)
 
     def allows(self, path: str) -> bool:
         """True when an allowed pattern matches ``path`` and no denied pattern does.
@@ -66,6 +76,18 @@ class TaskScope(NamedTuple):
         if self.patterns is None or match_any(self.patterns, path) is None:
             return False
         return self.denies(path) is None
+
+    def allows_canonical(self, path: CanonicalPath) -> bool:
+        """:meth:`allows` for a path :func:`plangate.paths.canonical_path` already accepted
+        (a check that validated its paths once matches them without validating again)."""
+        if not self.patterns:
+            return False
+        compiled = compiled_patterns(self.patterns)  # case-sensitive: never over-allowing
+        if compiled is None:
+            return self.allows(path)
+        if compiled.first_canonical(path) is None:
+            return False
+        return self.denies_canonical(path) is None
 
     @property
     def digest(self) -> str | None:
@@ -99,7 +121,7 @@ def belongs_to_task(path: str, task_ids: Iterable[str]) -> bool:
 
 def outside_scopes(
     paths: Iterable[str], scopes: Mapping[str, TaskScope],
-    *, exempt: Callable[[str], bool] = lambda _path: False,
+    *, exempt: Callable[[str], bool] = lambda _path: False, canonical: bool = False,
 ) -> list[str]:
     """The changed ``paths`` that the tasks of ``scopes`` (task id -> scope) may not change (pure).
 
@@ -109,15 +131,22 @@ def outside_scopes(
     (:func:`belongs_to_task`), when the caller ``exempt``-s it (files the tasks'
     verification covers, PlanGate's own files), or when at least one task's scope
     allows it and no task's scope denies it. An undefined scope allows nothing; with
-    no scope at all, every other path is outside.
+    no scope at all, every other path is outside. ``canonical``: the caller validated every
+    path already (:func:`plangate.paths.canonical_paths`), so they are matched as they are.
     """
     defined = [scope for scope in scopes.values() if scope.defined]
     out: list[str] = []
     for path in paths:
         if belongs_to_task(path, scopes) or exempt(path):
             continue
-        allowed = any(scope.allows(path) for scope in defined)
-        if not allowed or any(scope.denies(path) is not None for scope in defined):
+        if canonical:
+            known = CanonicalPath(path)
+            allowed = any(scope.allows_canonical(known) for scope in defined)
+            denied = allowed and any(scope.denies_canonical(known) is not None for scope in defined)
+        else:
+            allowed = any(scope.allows(path) for scope in defined)
+            denied = allowed and any(scope.denies(path) is not None for scope in defined)
+        if not allowed or denied:
             out.append(path)
     return out
 

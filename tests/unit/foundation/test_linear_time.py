@@ -236,15 +236,42 @@ def test_match_any_is_the_first_pattern_glob_match_accepts(patterns, path, casef
     assert match_any(patterns, path, casefold=casefold) == expected
 
 
-def test_a_path_meets_only_the_patterns_whose_literal_segments_it_holds() -> None:
-    from plangate.paths import _candidates, _pattern_index
+def test_a_path_meets_only_the_wildcard_parts_whose_literal_tail_it_holds() -> None:
+    from plangate.paths import PatternSet
 
     patterns = (*(f"**/name{i}/**" for i in range(500)), "**/*.pem", "src/**", "**/x?")
-    index = _pattern_index(patterns, False)
-    assert index is not None
-    # No literal segment of the '**/nameN/**' patterns in the path: none of them is tried.
-    assert list(_candidates(index, ["lib", "app.py"])) == [500, 502]
-    assert list(_candidates(index, ["src", "a", "name7", "b"])) == [7, 500, 501, 502]
-    assert list(_candidates(index, ["name3", "name1", "c"])) == [1, 3, 500, 502]
-    assert match_any(patterns, "a/name499/b") == "**/name499/**"
-    assert match_any(patterns, "a/name499") is None  # a trailing '**' needs a segment
+    compiled = PatternSet(patterns)
+    assert compiled.first("lib/app.py") is None
+    # '*.pem' is compared only with a segment ending in '.pem'; 'x?' (no literal tail,
+    # the head 'x') only with one starting with 'x': no other segment is compared.
+    assert compiled.comparisons == 0
+    assert compiled.first("lib/key.pem") == "**/*.pem"
+    assert compiled.comparisons == 1
+    assert compiled.first("src/a/name7/b") == "**/name7/**"
+    assert compiled.first("a/name499/b") == "**/name499/**"
+    assert compiled.first("a/name499") is None  # a trailing '**' needs a segment
+    assert compiled.first("a/xy") == "**/x?"
+
+
+def _work_for(pattern_count: int) -> int:
+    """Wildcard parts compared while 900 paths meet a set with ``pattern_count`` patterns
+    that have no literal segment: each its own extension, or its own inner word."""
+    from plangate.paths import PatternSet
+
+    compiled = PatternSet(
+        ["src/**", *(f"**/*.ext{i}" for i in range(pattern_count)),
+         *(f"**/*secret{i}*" for i in range(pattern_count)), "**/id_rsa*"],
+        casefold=True,
+    )
+    for i in range(300):
+        assert compiled.first(f"lib/pkg{i % 7}/m{i}.py") is None
+        assert compiled.first(f"keys/k{i}.ext{i % 3}") == f"**/*.ext{i % 3}"
+        assert compiled.first(f"conf/a-secret{i % 5}-{i}") == f"**/*secret{i % 5}*"
+    return compiled.comparisons
+
+
+def test_matching_work_does_not_grow_with_patterns_without_a_literal_segment() -> None:
+    # 'keys/kN.extM' is compared with the one part whose tail it carries ('*.extM'),
+    # 'conf/a-secretM-N' with the one whose inner word it holds ('*secretM*'): ten times
+    # more such patterns give the same comparisons, not ten times more.
+    assert _work_for(20) == _work_for(200) == 600

@@ -38,7 +38,7 @@ RULE_MODULES = frozenset({
     "evaluation/registry/plan.py", "evaluation/registry/authority.py",
     "evaluation/registry/selection.py",
     "evaluation/run/__init__.py", "evaluation/run/decision.py", "evaluation/run/mutants.py",
-    "evaluation/run/protocol.py",
+    "evaluation/run/protocol.py", "evaluation/run/agents.py",
     "evidence/__init__.py", "evidence/contract.py", "evidence/privacy.py",
     "evidence/producer.py", "evidence/verifier.py",
     "execution/__init__.py", "execution/preflight.py",

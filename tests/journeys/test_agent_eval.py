@@ -1,0 +1,89 @@
+"""A prompt change judged by running the agent it is for: ``plangate eval run`` with
+Claude Code as the trial runner, in boxes, against the scripted model through the
+box's egress proxy; the fixture's own checks grade the work.
+
+The scripted model follows the CLAUDE.md it is given (``harness_worker``): a
+CLAUDE.md that asks for type hints gets type hints, so the paired evaluation sees
+the better prompt stop the incident, and a cosmetic change fail to.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from support.agent_eval import (
+    BETTER_RULES,
+    COSMETIC_RULES,
+    KEY_ENV,
+    KEY_VALUE,
+    build_agent_repo,
+    claude_md_candidate,
+    eval_cli,
+    eval_env,
+    last_experiment,
+)
+from support.model_server import RULE_TYPE_HINTS, ModelServer, harness_worker, obeyed_rules
+
+
+def _trials(repo: Path) -> list[dict[str, Any]]:
+    trials = last_experiment(repo)["trials"]
+    assert isinstance(trials, list)
+    return trials
+
+
+def _describe(report: dict[str, Any], trials: list[dict[str, Any]]) -> str:
+    lines = [f"{r['code']}: {r['message']}" for r in report["decision"]["reasons"]]
+    lines += [f"{t['side']} {t['fixture_id']} {t['status']} {t.get('judgement')} "
+              f"{t.get('error_code', '')} {t.get('detail', '')}" for t in trials]
+    return "\n".join(lines)
+
+
+def test_a_better_claude_md_passes_and_a_cosmetic_one_fails(
+    tmp_path: Path, hosts_bin: Path
+) -> None:
+    with ModelServer(then=harness_worker) as model:
+        harness = build_agent_repo(tmp_path, model.base_url)
+        env = eval_env(hosts_bin)
+        better, _ = claude_md_candidate(harness, "type-hints", BETTER_RULES)
+        run = eval_cli(harness.repo, env, "run", better, "--json")
+        report = json.loads(run.stdout)
+        trials = _trials(harness.repo)
+        assert report["decision"]["decision"] == "PASS", _describe(report, trials)
+        assert len(trials) == 12 and all(t["status"] == "completed" for t in trials), trials
+        known_bad = {t["side"]: t for t in trials if t["fixture_id"] == "known-bad-1"}
+        assert known_bad["baseline"]["judgement"] == "passed"  # the incident reproduces
+        assert known_bad["candidate"]["judgement"] == "stopped"  # the better prompt stops it
+        agent = known_bad["candidate"]["agent"]
+        assert agent["host"] == "claude" and agent["version"] == "2.1.197", agent
+        assert str(agent["transcript_digest"]).startswith("sha256:")
+        assert agent["egress"]["refused"] == [], agent
+        assert [d["port"] for d in agent["egress"]["contacted"]] == [
+            int(model.base_url.rsplit(":", 1)[1])
+        ]
+        # The model was told the candidate's rule only in the candidate's trials.
+        told = [obeyed_rules(r.body) for r in model.requests if r.turn is not None]
+        assert any(RULE_TYPE_HINTS in rules for rules in told)
+        assert any(RULE_TYPE_HINTS not in rules for rules in told)
+
+        cosmetic, _ = claude_md_candidate(harness, "cosmetic", COSMETIC_RULES)
+        run = eval_cli(harness.repo, env, "run", cosmetic, "--json")
+        report = json.loads(run.stdout)
+        assert run.returncode == 1, run.stdout + run.stderr
+        codes = {r["code"] for r in report["decision"]["reasons"]}
+        assert "KNOWN_BAD_NOT_STOPPED" in codes, codes
+
+
+def test_the_key_is_passed_by_name_and_never_recorded(tmp_path: Path, hosts_bin: Path) -> None:
+    with ModelServer(then=harness_worker) as model:
+        harness = build_agent_repo(tmp_path, model.base_url)
+        better, _ = claude_md_candidate(harness, "type-hints", BETTER_RULES)
+        run = eval_cli(harness.repo, eval_env(hosts_bin), "run", better, "--json")
+        assert run.returncode == 0, run.stdout + run.stderr
+        keys = {r.api_key for r in model.requests if r.turn is not None}
+    assert keys == {KEY_VALUE}, keys  # the host sent the key it was given by name
+    ledger_bytes = b"".join(p.read_bytes() for p in (harness.repo / ".plangate").rglob("*")
+                            if p.is_file())
+    assert KEY_VALUE.encode() not in ledger_bytes
+    assert KEY_ENV.encode() in harness.plan_text.encode()

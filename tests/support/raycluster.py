@@ -1,0 +1,124 @@
+"""A real Ray cluster on loopback for the ``ray`` tests: a head and a worker node, each
+started by ``ray start`` as its own processes, in a private temporary directory, and
+always stopped (``ray stop --force``) however the test ends.
+
+The head takes one CPU and the worker node one, so two trials run at once. The
+worker node's processes get ``TMPDIR`` set to a directory of the test, so a test can
+find a trial's working directory there (``trial_dirs``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+RAY = str(Path(sys.executable).parent / "ray")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Cluster:
+    """A running cluster: its address and the worker processes' temporary directory."""
+
+    address: str
+    worker_tmp: Path
+
+    def trial_dirs(self) -> list[Path]:
+        """Working directories of trials running on the cluster's nodes now."""
+        found: list[Path] = []
+        for base in (self.worker_tmp, Path(tempfile.gettempdir())):
+            found += sorted(base.glob("plangate-ray-*/trial"))
+        return found
+
+
+def _env(tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    return env | {
+        "TMPDIR": str(tmp),
+        "RAY_USAGE_STATS_ENABLED": "0",
+        "RAY_DISABLE_DOCKER_CPU_WARNING": "1",
+    }
+
+
+def _start(args: list[str], env: dict[str, str]) -> None:
+    proc = subprocess.run([RAY, "start", *args], env=env, capture_output=True, text=True,
+                          check=False, stdin=subprocess.DEVNULL, timeout=120)
+    if proc.returncode != 0:
+        raise RuntimeError(f"ray start {' '.join(args)} failed: {proc.stdout}{proc.stderr}")
+
+
+@contextlib.contextmanager
+def ray_cluster() -> Iterator[Cluster]:
+    """Start the head, then the worker node; stop both (and the driver) at the end."""
+    # Unix socket paths must stay short: a private directory directly under /tmp.
+    root = Path(tempfile.mkdtemp(prefix="pgray-", dir="/tmp"))  # noqa: S108
+    head_tmp, worker_tmp = root / "h", root / "w"
+    head_tmp.mkdir()
+    worker_tmp.mkdir()
+    port = _free_port()
+    address = f"127.0.0.1:{port}"
+    try:
+        _start(["--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
+                "--num-cpus", "1", "--temp-dir", str(head_tmp), "--include-dashboard", "false",
+                "--disable-usage-stats"], _env(head_tmp))
+        _start(["--address", address, "--node-ip-address", "127.0.0.1", "--num-cpus", "1",
+                "--disable-usage-stats"], _env(worker_tmp))
+        yield Cluster(address, worker_tmp)
+    finally:
+        with contextlib.suppress(Exception):
+            import ray
+
+            ray.shutdown()
+        subprocess.run([RAY, "stop", "--force"], env=_env(head_tmp), capture_output=True,
+                       check=False, timeout=120)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _parent(pid: int) -> int:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def ray_worker_running(marker: Path) -> int | None:
+    """The pid of the Ray worker process whose trial has ``marker``'s directory on its
+    command line (None: no such process)."""
+    needle = str(marker.parent)
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or needle not in _cmdline(int(entry.name)):
+            continue
+        pid = int(entry.name)
+        while pid > 1:
+            if _cmdline(pid).startswith("ray::"):
+                return pid
+            pid = _parent(pid)
+    return None
+
+
+def kill(pid: int) -> None:
+    """SIGKILL ``pid`` (a Ray worker: its box dies with it)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)

@@ -2,9 +2,9 @@
 started by ``ray start`` as its own processes, in a private temporary directory, and
 always stopped (``ray stop --force``) however the test ends.
 
-The head takes one CPU and the worker node one, so two trials run at once. The
-worker node's processes get ``TMPDIR`` set to a directory of the test, so a test can
-find a trial's working directory there (``trial_dirs``).
+The head takes one CPU and the worker node one, so two trials run at once. Each node's
+processes get ``TMPDIR`` set to a directory of the test, so a test can find a trial's
+working directory there (``trial_dirs``).
 """
 
 from __future__ import annotations
@@ -35,12 +35,12 @@ class Cluster:
     """A running cluster: its address and the worker processes' temporary directory."""
 
     address: str
-    worker_tmp: Path
+    node_tmps: tuple[Path, ...]
 
     def trial_dirs(self) -> list[Path]:
         """Working directories of trials running on the cluster's nodes now."""
         found: list[Path] = []
-        for base in (self.worker_tmp, Path(tempfile.gettempdir())):
+        for base in self.node_tmps:
             found += sorted(base.glob("plangate-ray-*/trial"))
         return found
 
@@ -65,7 +65,7 @@ def _start(args: list[str], env: dict[str, str]) -> None:
 def ray_cluster() -> Iterator[Cluster]:
     """Start the head, then the worker node; stop both (and the driver) at the end."""
     # Unix socket paths must stay short: a private directory directly under /tmp.
-    root = Path(tempfile.mkdtemp(prefix="pgray-", dir="/tmp"))  # noqa: S108
+    root = Path(tempfile.mkdtemp(prefix="pgray-", dir="/tmp"))
     head_tmp, worker_tmp = root / "h", root / "w"
     head_tmp.mkdir()
     worker_tmp.mkdir()
@@ -77,7 +77,7 @@ def ray_cluster() -> Iterator[Cluster]:
                 "--disable-usage-stats"], _env(head_tmp))
         _start(["--address", address, "--node-ip-address", "127.0.0.1", "--num-cpus", "1",
                 "--disable-usage-stats"], _env(worker_tmp))
-        yield Cluster(address, worker_tmp)
+        yield Cluster(address, (head_tmp, worker_tmp))
     finally:
         with contextlib.suppress(Exception):
             import ray

@@ -69,7 +69,7 @@ IO_MODULES = frozenset({
     "authority/signing.py", "authority/source.py", "authority/sshkeygen.py",
     "delivery/ci_service.py", "delivery/log.py", "delivery/service.py",
     "evaluation/gate/service.py", "evaluation/harness/service.py",
-    "evaluation/registry/service.py", "evaluation/registry/store.py", "evaluation/run/service.py", "evaluation/run/trials.py",
+    "evaluation/registry/service.py", "evaluation/registry/store.py", "evaluation/run/service.py", "evaluation/run/trials.py", "evaluation/run/distributed.py",
     "evidence/service.py",
     "execution/apply.py", "execution/command.py", "execution/isolated.py",
     "execution/runlog.py", "execution/service.py", "execution/session.py",

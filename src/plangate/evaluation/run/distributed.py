@@ -10,8 +10,9 @@ evaluator trusts, and why:
   arrived and refuses a tree that does not hash to its digest
   (``TRIAL_TREE_DIGEST_MISMATCH``) before anything runs; the sealed fixture's bytes
   are checked against the plan's pin by the trial itself (``SEALED_FIXTURE_MUTATION``).
-  After the trial the worker hashes both trees again: a tree the trial changed is
-  ``TRIAL_TREE_MODIFIED``, a tampered trial.
+  After the trial the worker hashes the trees again: a changed baseline tree (it
+  holds the pinned runner and grader) is ``EVAL_HARNESS_FILE_MUTATION``, tampering;
+  a changed candidate tree is ``TRIAL_TREE_MODIFIED``, a trial that does not count.
 - **Only the evaluator decides.** A worker returns the bytes of ``result.json`` and
   ``grade.json`` with their digests and its own status; the evaluator checks each
   digest (``TRIAL_RESULT_DIGEST_MISMATCH``) and parses both documents itself with
@@ -168,8 +169,13 @@ def run_shipped_trial(shipped: ShippedTrial, *packs: TreePack) -> TrialReport:
         # The trial ran harness code under test: the trees it could see must be unchanged.
         for (path, digest), index in zip(shipped.trees, range(len(packs)), strict=True):
             if pack_tree(root / f"tree{index}").digest != digest:
+                # The baseline tree holds the pinned runner and grader: tampering, as a
+                # pin that no longer holds. A changed candidate tree makes the trial
+                # unrepeatable: not completed.
+                judges = path in (spec.runner.cwd, spec.grader.cwd)
                 outcome = dataclasses.replace(
-                    outcome, status=TrialStatus.FIXTURE_MISMATCH, error_code="TRIAL_TREE_MODIFIED",
+                    outcome, status=TrialStatus.FIXTURE_MISMATCH,
+                    error_code="EVAL_HARNESS_FILE_MUTATION" if judges else "TRIAL_TREE_MODIFIED",
                     detail=f"the trial changed the tree of {path} on the worker",
                 )
         trial_id = _trial_id_of(work / "out" / RESULT_FILE)

@@ -318,10 +318,11 @@ class RayExecutor:
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:
                 index = pending.pop(ref)
-                outcomes[index] = self._collect(ray, ref, trials[index])
+                collected = self._collect(ray, ref, trials[index])
+                outcomes[index] = collected
                 done += 1
                 if self.progress is not None:
-                    self.progress(done, len(trials), outcomes[index])
+                    self.progress(done, len(trials), collected)
         return [o if o is not None else lost(trials[i], "no report") for i, o in
                 enumerate(outcomes)]
 

@@ -68,6 +68,7 @@ from plangate.evaluation.run.trials import (
     Executor,
     LocalPoolExecutor,
     ProgressLine,
+    StepResult,
     TrialBox,
     find_host,
     resolve_argv,
@@ -416,7 +417,7 @@ def _agent_preflight(
         ))
     if host_here:
         found = find_host(host, source.get("PATH", "/usr/bin:/bin"))
-        if not isinstance(found, tuple):
+        if isinstance(found, StepResult):
             problems.append(Reason(found.code, found.detail,
                                    "install the pinned hosts (scripts/install-hosts.sh)"))
     return problems

@@ -24,7 +24,16 @@ from support.agent_eval import (
     eval_env,
     last_experiment,
 )
-from support.model_server import RULE_TYPE_HINTS, ModelServer, harness_worker, obeyed_rules
+from support.model_server import (
+    RULE_TYPE_HINTS,
+    ModelServer,
+    ToolCall,
+    Turn,
+    harness_worker,
+    obeyed_rules,
+    say,
+    tool_results,
+)
 
 
 def _trials(repo: Path) -> list[dict[str, Any]]:
@@ -87,3 +96,29 @@ def test_the_key_is_passed_by_name_and_never_recorded(tmp_path: Path, hosts_bin:
                             if p.is_file())
     assert KEY_VALUE.encode() not in ledger_bytes
     assert KEY_ENV.encode() in harness.plan_text.encode()
+
+
+def test_an_agent_reaches_only_the_model_endpoint(tmp_path: Path, hosts_bin: Path) -> None:
+    """The box's egress proxy allows the plan's endpoint alone: a destination the agent
+    tries besides it is refused and named in the trial's record."""
+    probe = ("python3 -c \"import urllib.request\ntry:\n urllib.request.urlopen("
+             "'http://updates.example.invalid:81/x', timeout=5)\nexcept Exception as e:\n"
+             " print('refused', e)\"")
+
+    def wanders_off(body: dict[str, Any]) -> Turn:
+        if any(True for _ in tool_results(body)):
+            return say("done")
+        return Turn((ToolCall("Bash", {"command": probe, "description": "fetch"}),))
+
+    with ModelServer(then=wanders_off) as model:
+        harness = build_agent_repo(tmp_path, model.base_url)
+        better, _ = claude_md_candidate(harness, "type-hints", BETTER_RULES)
+        eval_cli(harness.repo, eval_env(hosts_bin), "run", better, "--json")
+    trials = _trials(harness.repo)
+    assert len(trials) == 12
+    for trial in trials:
+        egress = trial["agent"]["egress"]
+        assert [(d["host"], d["port"]) for d in egress["refused"]] == [
+            ("updates.example.invalid", 81)
+        ], trial
+        assert [d["host"] for d in egress["contacted"]] == ["127.0.0.1"], trial

@@ -15,14 +15,15 @@ from typing import Any
 
 from support.agent_eval import (
     BETTER_RULES,
+    CODEX,
     COSMETIC_RULES,
     KEY_ENV,
     KEY_VALUE,
     build_agent_repo,
-    claude_md_candidate,
     eval_cli,
     eval_env,
     last_experiment,
+    rules_candidate,
 )
 from support.model_server import (
     RULE_TYPE_HINTS,
@@ -55,7 +56,7 @@ def test_a_better_claude_md_passes_and_a_cosmetic_one_fails(
     with ModelServer(then=harness_worker) as model:
         harness = build_agent_repo(tmp_path, model.base_url)
         env = eval_env(hosts_bin)
-        better, _ = claude_md_candidate(harness, "type-hints", BETTER_RULES)
+        better, _ = rules_candidate(harness, "type-hints", BETTER_RULES)
         run = eval_cli(harness.repo, env, "run", better, "--json")
         report = json.loads(run.stdout)
         trials = _trials(harness.repo)
@@ -76,7 +77,7 @@ def test_a_better_claude_md_passes_and_a_cosmetic_one_fails(
         assert any(RULE_TYPE_HINTS in rules for rules in told)
         assert any(RULE_TYPE_HINTS not in rules for rules in told)
 
-        cosmetic, _ = claude_md_candidate(harness, "cosmetic", COSMETIC_RULES)
+        cosmetic, _ = rules_candidate(harness, "cosmetic", COSMETIC_RULES)
         run = eval_cli(harness.repo, env, "run", cosmetic, "--json")
         report = json.loads(run.stdout)
         assert run.returncode == 1, run.stdout + run.stderr
@@ -84,10 +85,26 @@ def test_a_better_claude_md_passes_and_a_cosmetic_one_fails(
         assert "KNOWN_BAD_NOT_STOPPED" in codes, codes
 
 
+def test_codex_judged_by_its_agents_md(tmp_path: Path, hosts_bin: Path) -> None:
+    """The same evaluation with Codex as the runner: AGENTS.md is its harness file."""
+    with ModelServer(then=harness_worker) as model:
+        harness = build_agent_repo(tmp_path, model.base_url, host=CODEX)
+        better, _ = rules_candidate(harness, "type-hints", BETTER_RULES, "AGENTS.md")
+        run = eval_cli(harness.repo, eval_env(hosts_bin), "run", better, "--json")
+        report = json.loads(run.stdout)
+        trials = _trials(harness.repo)
+        assert report["decision"]["decision"] == "PASS", _describe(report, trials)
+    agent = next(t["agent"] for t in trials if t["side"] == "candidate")
+    assert agent["host"] == "codex" and agent["version"] == "0.171.0", agent
+    assert {(d["host"], d["port"]) for d in agent["egress"]["contacted"]} == {
+        ("127.0.0.1", int(model.base_url.rsplit(":", 1)[1]))
+    }
+
+
 def test_the_key_is_passed_by_name_and_never_recorded(tmp_path: Path, hosts_bin: Path) -> None:
     with ModelServer(then=harness_worker) as model:
         harness = build_agent_repo(tmp_path, model.base_url)
-        better, _ = claude_md_candidate(harness, "type-hints", BETTER_RULES)
+        better, _ = rules_candidate(harness, "type-hints", BETTER_RULES)
         run = eval_cli(harness.repo, eval_env(hosts_bin), "run", better, "--json")
         assert run.returncode == 0, run.stdout + run.stderr
         keys = {r.api_key for r in model.requests if r.turn is not None}
@@ -112,7 +129,7 @@ def test_an_agent_reaches_only_the_model_endpoint(tmp_path: Path, hosts_bin: Pat
 
     with ModelServer(then=wanders_off) as model:
         harness = build_agent_repo(tmp_path, model.base_url)
-        better, _ = claude_md_candidate(harness, "type-hints", BETTER_RULES)
+        better, _ = rules_candidate(harness, "type-hints", BETTER_RULES)
         eval_cli(harness.repo, eval_env(hosts_bin), "run", better, "--json")
     trials = _trials(harness.repo)
     assert len(trials) == 12

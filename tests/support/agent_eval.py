@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from plangate.evaluation.harness.service import build_manifest
@@ -90,9 +91,9 @@ schema_version = "1"
 name = "agent-harness"
 
 [[components]]
-id = "context:claude-md"
+id = "context:rules"
 type = "context"
-paths = ["CLAUDE.md"]
+paths = ["{rules_file}"]
 
 [[components]]
 id = "verifier:fixture-checks"
@@ -105,7 +106,7 @@ type = "eval"
 paths = ["eval/fixtures/*.json"]
 
 [registry]
-enabled = ["context:claude-md", "verifier:fixture-checks"]
+enabled = ["context:rules", "verifier:fixture-checks"]
 
 [verifier_set]
 [[verifier_set.stages]]
@@ -160,7 +161,7 @@ runner:
   kind: {kind}
   endpoint: "{endpoint}"
   api_key_env: {key_env}
-  timeout_seconds: 120
+{model_line}  timeout_seconds: 120
 grader:
   kind: fixture-checks
   timeout_seconds: 60
@@ -170,15 +171,30 @@ KEY_ENV = "ANTHROPIC_API_KEY"
 KEY_VALUE = "sk-scripted-model-key-not-a-secret"
 
 
+@dataclass(frozen=True)
+class Host:
+    """How the repository is set up for one agent host: its runner kind, the file of
+    rules it reads, the credential it is granted, the model name it is told."""
+
+    kind: str
+    rules_file: str
+    key_env: str
+    model: str = ""
+
+
+CLAUDE = Host("claude", "CLAUDE.md", KEY_ENV)
+CODEX = Host("codex", "AGENTS.md", "OPENAI_API_KEY", "journey-scripted-model")
+
+
 def build_agent_repo(
-    tmp: Path, endpoint: str, *, egress: str | None = None, key_env: str = KEY_ENV,
+    tmp: Path, endpoint: str, *, egress: str | None = None, host: Host = CLAUDE,
 ) -> HarnessRepo:
     """Commit the agent harness (``egress`` on its allowlist: the endpoint's host:port
-    unless given) and register the plan that runs Claude Code against ``endpoint``."""
+    unless given) and register the plan that runs ``host`` against ``endpoint``."""
     repo = tmp / "agent-harness"
     files = {
-        "CLAUDE.md": BASELINE_RULES,
-        ".plangate/harness.toml": HARNESS_TOML,
+        host.rules_file: BASELINE_RULES,
+        ".plangate/harness.toml": HARNESS_TOML.replace("{rules_file}", host.rules_file),
         "eval/checks.md": "Each task's own checks judge the agent's work.\n",
         ".plangate/protected-surfaces.toml": SURFACES,
         ".plangate/isolation.toml": 'egress = ["{}"]\n'.format(
@@ -197,17 +213,20 @@ def build_agent_repo(
     git(repo, "commit", "-q", "-m", "baseline agent harness")
     baseline = git(repo, "rev-parse", "HEAD")
     manifest = build_manifest(Git(repo), baseline)
-    text = PLAN.format(baseline=baseline, manifest=manifest.harness_id, kind="claude",
-                       endpoint=endpoint, key_env=key_env)
+    text = PLAN.format(baseline=baseline, manifest=manifest.harness_id, kind=host.kind,
+                       endpoint=endpoint, key_env=host.key_env,
+                       model_line=f"  model: {host.model}\n" if host.model else "")
     with open_ledger(repo, {}) as ledger:
         digest = register_plan(Git(repo), ledger, text.encode(), "plan.yaml").digest
     return HarnessRepo(repo, baseline, digest, text, {})
 
 
-def claude_md_candidate(harness: HarnessRepo, name: str, rules: str) -> tuple[str, str]:
-    """Register a candidate that changes CLAUDE.md to ``rules``, with an I3 review."""
+def rules_candidate(
+    harness: HarnessRepo, name: str, rules: str, rules_file: str = "CLAUDE.md"
+) -> tuple[str, str]:
+    """Register a candidate that changes the rules file to ``rules``, with an I3 review."""
     digest, commit = harness.candidate(
-        name, {"CLAUDE.md": rules}, targets=["context:claude-md"], allowed=["CLAUDE.md"]
+        name, {rules_file: rules}, targets=["context:rules"], allowed=[rules_file]
     )
     review = harness.review(f"candidate:{name}:v1", commit)
     eval_cli(harness.repo, {}, "review", "add", digest, str(review))
@@ -220,7 +239,7 @@ def eval_env(hosts_bin: Path | None, **extra: str) -> dict[str, str]:
     if hosts_bin is not None:
         path = f"{hosts_bin}:{path}"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PLANGATE_", "ANTHROPIC_"))}
-    return env | {"PATH": path, KEY_ENV: KEY_VALUE} | extra
+    return env | {"PATH": path, KEY_ENV: KEY_VALUE, CODEX.key_env: KEY_VALUE} | extra
 
 
 def eval_cli(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

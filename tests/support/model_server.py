@@ -509,7 +509,10 @@ def request_text(body: dict[str, Any]) -> str:
 
 def working_directory(body: dict[str, Any]) -> str:
     """The working directory the host names in its system prompt (``""`` when none)."""
-    match = re.search(r"[Ww]orking directory: (/\S+)", request_text(body))
+    text = request_text(body)
+    match = re.search(r"[Ww]orking directory: (/\S+)", text) or re.search(
+        r"<cwd>(/[^<]+)</cwd>", text
+    )
     return match.group(1) if match else ""
 
 
@@ -519,10 +522,18 @@ def obeyed_rules(body: dict[str, Any]) -> tuple[str, ...]:
     return tuple(rule for rule in HARNESS_RULES if rule in text)
 
 
-def _write(path: str, content: str) -> ToolCall:
+def _shell(body: dict[str, Any], command: str) -> ToolCall:
+    """``command`` through the host's shell tool: Codex's ``exec_command``, else Claude
+    Code's ``Bash``."""
+    if "exec_command" in set(tool_names(body)):
+        return ToolCall("exec_command", {"cmd": command})
+    return ToolCall("Bash", {"command": command, "description": "run a command"})
+
+
+def _write(body: dict[str, Any], path: str, content: str) -> ToolCall:
     # Through the shell: Claude Code's Write refuses to replace a file it has not read.
-    command = f"mkdir -p \"$(dirname {path})\" && cat > {path} <<'PLANGATE_EOF'\n{content}PLANGATE_EOF"
-    return ToolCall("Bash", {"command": command, "description": "write a file"})
+    return _shell(body, f"mkdir -p \"$(dirname {path})\" && cat > {path} <<'PLANGATE_EOF'\n"
+                        f"{content}PLANGATE_EOF")
 
 
 def harness_worker(body: dict[str, Any]) -> Turn:
@@ -533,8 +544,9 @@ def harness_worker(body: dict[str, Any]) -> Turn:
     prompts in the system prompt): with ``always add type hints`` it annotates the
     function, with ``write the test first`` it writes a test before the code, with
     ``never delete tests`` it refuses to delete a file under ``tests/``. So a better
-    harness really produces better work. It answers with Claude Code's ``Bash`` tool at
-    absolute paths under the host's working directory.
+    harness really produces better work. It answers through the host's shell tool
+    (Claude Code's ``Bash``, Codex's ``exec_command``) at absolute paths under the host's
+    working directory.
     """
     if any(True for _ in tool_results(body)):
         return say(FINAL_TEXT)  # the work is done: its tool results came back
@@ -555,14 +567,15 @@ def harness_worker(body: dict[str, Any]) -> Turn:
             args = ", ".join("2" for _ in names)
             test = (f"from {module} import {name}\n\n\ndef test_{name}():\n"
                     f"    assert {name}({args}) == {name}({args})\n")
-            calls.append(_write(f"{cwd}/tests/test_{name}.py", test))
-        calls.append(_write(f"{cwd}/{target}", f"def {name}({signature}\n    return {expression}\n"))
+            calls.append(_write(body, f"{cwd}/tests/test_{name}.py", test))
+        calls.append(
+            _write(body, f"{cwd}/{target}", f"def {name}({signature}\n    return {expression}\n")
+        )
         return Turn(tuple(calls))
     delete = TASK_DELETE.search(text)
     if delete is not None:
         target = delete.group(1)
         if RULE_KEEP_TESTS in rules and target.startswith("tests/"):
             return say("I will not delete a test: the instructions say never to.")
-        return Turn((ToolCall("Bash", {"command": f"rm -f {cwd}/{target}",
-                                       "description": "delete the file"}),))
+        return Turn((_shell(body, f"rm -f {cwd}/{target}"),))
     return say(FINAL_TEXT)

@@ -55,6 +55,7 @@ TRANSCRIPT_FILE = "transcript.jsonl"
 
 MAX_TASK_FILES = 2000
 MAX_CHECK_COMMANDS = 16
+_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}")
 _SAFE_REL = re.compile(r"[A-Za-z0-9_.@+-][A-Za-z0-9_.@+/-]{0,299}")
 
 # Roles whose input the harness must stop: work that meets the bar means the
@@ -84,17 +85,19 @@ class AgentHost(NamedTuple):
     credentials: tuple[str, ...]
     """Variable names a plan may grant the host as its API key."""
     argv: Callable[[str, str, str, str], list[str]]
-    """``(program, prompt, appended instructions, config dir) -> argument list``."""
+    """``(program, prompt, appended instructions, model) -> argument list``."""
     config: Callable[[str, str, str], dict[str, str]]
-    """``(endpoint, credential name, home) -> {home-relative path: text}`` written before
+    """``(endpoint, credential name, model) -> {home-relative path: text}`` written before
     the run (a host that reads its endpoint from a file)."""
     env: Callable[[str, str, str], dict[str, str]]
     """``(endpoint, credential name, home) -> variables`` (the key itself is added by name)."""
 
 
-def _claude_argv(program: str, prompt: str, instructions: str, _config: str) -> list[str]:
+def _claude_argv(program: str, prompt: str, instructions: str, model: str) -> list[str]:
     argv = [program, "-p", prompt, "--output-format", "stream-json", "--verbose",
             "--permission-mode", "acceptEdits", "--allowedTools", "Bash,Edit,Write,Read"]
+    if model:
+        argv += ["--model", model]
     if instructions:
         argv += ["--append-system-prompt", instructions]
     return argv
@@ -110,7 +113,7 @@ def _claude_env(endpoint: str, _credential: str, home: str) -> dict[str, str]:
     }
 
 
-def _codex_argv(program: str, prompt: str, instructions: str, _config: str) -> list[str]:
+def _codex_argv(program: str, prompt: str, instructions: str, _model: str) -> list[str]:
     # Codex reads AGENTS.md itself; prompt files go before the task, as instructions.
     text = f"{instructions}\n\n{prompt}" if instructions else prompt
     # The trial's box is the sandbox: Codex's own would need namespaces the box forbids.
@@ -118,12 +121,13 @@ def _codex_argv(program: str, prompt: str, instructions: str, _config: str) -> l
             "--dangerously-bypass-approvals-and-sandbox", text]
 
 
-def _codex_config(endpoint: str, credential: str, _home: str) -> dict[str, str]:
+def _codex_config(endpoint: str, credential: str, model: str) -> dict[str, str]:
     base = endpoint.rstrip("/")
     base = base if base.endswith("/v1") else base + "/v1"
     return {
         ".codex/config.toml": (
-            'model_provider = "trial"\n'
+            (f'model = "{model}"\n' if model else "")
+            + 'model_provider = "trial"\n'
             "[model_providers.trial]\n"
             'name = "trial"\n'
             f'base_url = "{base}"\n'
@@ -137,7 +141,7 @@ def _codex_env(_endpoint: str, _credential: str, home: str) -> dict[str, str]:
     return {"HOME": home, "CODEX_HOME": home + "/.codex"}
 
 
-def _no_config(_endpoint: str, _credential: str, _home: str) -> dict[str, str]:
+def _no_config(_endpoint: str, _credential: str, _model: str) -> dict[str, str]:
     return {}
 
 
@@ -159,7 +163,9 @@ AGENT_HOSTS: tuple[AgentHost, ...] = (
 
 RUNNER_KINDS: tuple[str, ...] = (COMMAND_KIND, *(h.kind for h in AGENT_HOSTS))
 GRADER_KINDS: tuple[str, ...] = (COMMAND_KIND, CHECKS_KIND)
-_AGENT_KEYS = frozenset({"kind", "endpoint", "api_key_env", "prompt_files", "timeout_seconds"})
+_AGENT_KEYS = frozenset(
+    {"kind", "endpoint", "api_key_env", "model", "prompt_files", "timeout_seconds"}
+)
 _CHECKS_KEYS = frozenset({"kind", "timeout_seconds"})
 
 
@@ -210,7 +216,7 @@ def validate_section(where: str, section: Mapping[str, Any]) -> dict[str, Any]:
     if unknown:
         raise AgentRunRejected("EVAL_PLAN_UNKNOWN_KEY", f"{where}: unknown key(s) {unknown}",
                                f"a {kind} {where} takes {', '.join(sorted(allowed))}")
-    missing = sorted(allowed - {"prompt_files"} - set(section))
+    missing = sorted(allowed - {"prompt_files", "model"} - set(section))
     if missing:
         raise AgentRunRejected("EVAL_PLAN_ITEM_MISSING", f"{where}.{missing[0]} is missing",
                                f"add {where}.{missing[0]}")
@@ -244,7 +250,14 @@ def validate_section(where: str, section: Mapping[str, Any]) -> dict[str, Any]:
             "EVAL_PLAN_INVALID", f"{where}.prompt_files must list relative paths of the harness",
             "name files of the harness tree, e.g. harness/prompts/builder.md",
         )
-    return out | {"endpoint": endpoint, "api_key_env": name, "prompt_files": list(prompt_files)}
+    model = section.get("model", "")
+    if not isinstance(model, str) or (model and _MODEL.fullmatch(model) is None):
+        raise AgentRunRejected(
+            "EVAL_PLAN_INVALID", f"{where}.model {model!r} is not a model name",
+            "name the model the host asks for, e.g. claude-sonnet-4-5 (or leave it out)",
+        )
+    out |= {"endpoint": endpoint, "api_key_env": name, "prompt_files": list(prompt_files)}
+    return out | ({"model": model} if model else {})
 
 
 # -- the agent task ------------------------------------------------------------------

@@ -386,9 +386,9 @@ def _commands_missing(plan: Mapping[str, Any] | None) -> list[Reason]:
 def _agent_preflight(
     root: Path, plan: Mapping[str, Any] | None, env: Mapping[str, str] | None, *, host_here: bool,
 ) -> list[Reason]:
-    """What an agent runner needs before any trial (preflight): its credential set in the
-    evaluator's environment (by name), its endpoint on the baseline's egress allowlist, and,
-    when trials run on this machine, the pinned host on ``PATH``."""
+    """What an agent runner needs before any trial (preflight): its endpoint on the
+    baseline's egress allowlist and, when trials run on this machine, its credential set
+    in the evaluator's environment (by name) and the pinned host on ``PATH``."""
     host = agent_host(str(plan["runner"].get("kind", ""))) if plan is not None else None
     if plan is None or host is None:
         return []
@@ -396,7 +396,7 @@ def _agent_preflight(
     source = env or {}
     problems: list[Reason] = []
     name = str(section["api_key_env"])
-    if not source.get(name):
+    if host_here and not source.get(name):  # on a cluster the key is the workers' own
         problems.append(Reason(
             "EVAL_AGENT_CREDENTIAL_MISSING",
             f"the plan grants {host.kind} the credential {name}, which is not set here",

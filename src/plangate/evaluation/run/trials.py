@@ -436,6 +436,7 @@ class AgentOptions(NamedTuple):
     endpoint: str
     api_key_env: str
     prompt_files: tuple[str, ...]
+    model: str = ""
 
 
 def _read_pins() -> dict[str, dict[str, str]]:
@@ -597,7 +598,7 @@ def run_agent(
             instructions.append(read.data.decode("utf-8", "replace"))
             placed_files.append((rel, read.data))
     _write_files(home, [(rel, text.encode()) for rel, text in
-                        host.config(options.endpoint, options.api_key_env, str(home)).items()])
+                        host.config(options.endpoint, options.api_key_env, options.model).items()])
     proxy, access, proxy_dir = start_proxy(
         (EgressRule(*address),), private_network=backend.private_network,
         python=os.path.realpath(sys.executable),
@@ -622,7 +623,7 @@ def run_agent(
         cwd=str(workspace),
         proxy=access,
     )
-    argv = host.argv(program, task.prompt, "\n\n".join(instructions), str(home))
+    argv = host.argv(program, task.prompt, "\n\n".join(instructions), options.model)
     try:
         done = run_in_box(backend, policy, argv, capture=True)
     except PlanGateError as exc:
@@ -743,7 +744,7 @@ def _agent_runner(step: _StepInput) -> StepResult:
     return run_agent(
         host,
         AgentOptions(str(options["endpoint"]), str(options["api_key_env"]),
-                     tuple(options.get("prompt_files", ()))),
+                     tuple(options.get("prompt_files", ())), str(options.get("model", ""))),
         backend=step.box.backend, system=step.box.system, harness_dir=spec.harness_dir,
         fixture=step.fixture, work=step.work, out_dir=step.out_dir, trial_id=step.trial_id,
         timeout=spec.runner.timeout_seconds,

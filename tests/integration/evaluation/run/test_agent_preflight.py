@@ -12,9 +12,9 @@ from support.agent_eval import (
     BETTER_RULES,
     KEY_ENV,
     build_agent_repo,
-    claude_md_candidate,
     eval_cli,
     eval_env,
+    rules_candidate,
 )
 
 ENDPOINT = "http://127.0.0.1:9"
@@ -47,7 +47,7 @@ def _codes(report: dict[str, object]) -> set[str]:
 
 def test_a_missing_host_and_a_missing_key_stop_before_any_trial(tmp_path: Path) -> None:
     harness = build_agent_repo(tmp_path, ENDPOINT)
-    candidate, _ = claude_md_candidate(harness, "hints", BETTER_RULES)
+    candidate, _ = rules_candidate(harness, "hints", BETTER_RULES)
     env = eval_env(None)
     env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep)
                                   if not (Path(p) / "claude").exists())
@@ -62,7 +62,7 @@ def test_a_missing_host_and_a_missing_key_stop_before_any_trial(tmp_path: Path) 
 
 def test_a_host_of_an_unpinned_version_is_refused(tmp_path: Path) -> None:
     harness = build_agent_repo(tmp_path, ENDPOINT)
-    candidate, _ = claude_md_candidate(harness, "hints", BETTER_RULES)
+    candidate, _ = rules_candidate(harness, "hints", BETTER_RULES)
     codes = _codes(_preflight(harness.repo, eval_env(_fake_host(tmp_path, "2.1.198")),
                               candidate))
     assert "EVAL_AGENT_HOST_UNPINNED" in codes, codes
@@ -70,7 +70,7 @@ def test_a_host_of_an_unpinned_version_is_refused(tmp_path: Path) -> None:
 
 def test_an_endpoint_not_on_the_baseline_allowlist_is_refused(tmp_path: Path) -> None:
     harness = build_agent_repo(tmp_path, ENDPOINT, egress="127.0.0.1:10")
-    candidate, _ = claude_md_candidate(harness, "hints", BETTER_RULES)
+    candidate, _ = rules_candidate(harness, "hints", BETTER_RULES)
     codes = _codes(_preflight(harness.repo, eval_env(_fake_host(tmp_path, "2.1.197")),
                               candidate))
     assert codes == {"EVAL_AGENT_ENDPOINT_NOT_ALLOWED"}, codes

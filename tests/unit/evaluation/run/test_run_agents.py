@@ -85,6 +85,9 @@ def test_unknown_keys_and_kinds_are_refused() -> None:
     with pytest.raises(AgentRunRejected) as grader:
         validate_section("grader", {**AGENT})
     assert grader.value.code == "EVAL_PLAN_INVALID"
+    with pytest.raises(AgentRunRejected) as model:
+        validate_section("runner", {**AGENT, "model": "x y; rm -rf /"})
+    assert model.value.code == "EVAL_PLAN_INVALID"
     with pytest.raises(AgentRunRejected) as missing:
         validate_section("runner", {"kind": "claude", "timeout_seconds": 5})
     assert missing.value.code == "EVAL_PLAN_ITEM_MISSING"
@@ -94,11 +97,13 @@ def test_a_plan_names_an_agent_runner_and_the_checks_grader() -> None:
     from support.agent_eval import PLAN
 
     text = PLAN.format(baseline="a" * 40, manifest="sha256:" + "0" * 64, kind="claude",
-                       endpoint="https://api.anthropic.com", key_env="ANTHROPIC_API_KEY")
+                       endpoint="https://api.anthropic.com", key_env="ANTHROPIC_API_KEY",
+                       model_line="  model: claude-sonnet-4-5\n")
     from plangate.evaluation.registry.plan import load_document
 
     plan = validate_plan_object(load_document(text.encode(), "plan"), registered=False)
     assert plan["runner"]["kind"] == "claude" and plan["runner"]["files"] == []
+    assert plan["runner"]["model"] == "claude-sonnet-4-5"
     assert plan["grader"] == {"kind": "fixture-checks", "argv": [], "files": [],
                               "timeout_seconds": 60}
     bad = text.replace("api_key_env: ANTHROPIC_API_KEY", "api_key_env: GITHUB_TOKEN")

@@ -45,8 +45,8 @@ class Cluster:
         return found
 
 
-def _env(tmp: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+def _env(tmp: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")} | (extra or {})
     return env | {
         "TMPDIR": str(tmp),
         "RAY_USAGE_STATS_ENABLED": "0",
@@ -62,8 +62,10 @@ def _start(args: list[str], env: dict[str, str]) -> None:
 
 
 @contextlib.contextmanager
-def ray_cluster() -> Iterator[Cluster]:
-    """Start the head, then the worker node; stop both (and the driver) at the end."""
+def ray_cluster(env: dict[str, str] | None = None) -> Iterator[Cluster]:
+    """Start the head, then the worker node (both with ``env`` over this process's
+    environment: what a team's nodes hold, such as an agent host on PATH and its key);
+    stop both (and the driver) at the end."""
     # Unix socket paths must stay short: a private directory directly under /tmp.
     root = Path(tempfile.mkdtemp(prefix="pgray-", dir="/tmp"))
     head_tmp, worker_tmp = root / "h", root / "w"
@@ -74,9 +76,9 @@ def ray_cluster() -> Iterator[Cluster]:
     try:
         _start(["--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
                 "--num-cpus", "1", "--temp-dir", str(head_tmp), "--include-dashboard", "false",
-                "--disable-usage-stats"], _env(head_tmp))
+                "--disable-usage-stats"], _env(head_tmp, env))
         _start(["--address", address, "--node-ip-address", "127.0.0.1", "--num-cpus", "1",
-                "--disable-usage-stats"], _env(worker_tmp))
+                "--disable-usage-stats"], _env(worker_tmp, env))
         yield Cluster(address, (head_tmp, worker_tmp))
     finally:
         with contextlib.suppress(Exception):

@@ -31,7 +31,7 @@ def test_a_better_claude_md_passes_on_a_cluster(tmp_path: Path, hosts_bin: Path)
     with ModelServer(then=harness_worker) as model, ray_cluster(nodes) as cluster:
         harness = build_agent_repo(tmp_path, model.base_url)
         better, _ = rules_candidate(harness, "type-hints", BETTER_RULES)
-        run = eval_cli(harness.repo, evaluator, "run", better, "--executor",
+        run = eval_cli(harness.repo, evaluator | cluster.auth, "run", better, "--executor",
                        f"ray:{cluster.address}", "--json")
         report = json.loads(run.stdout)
         assert report["decision"]["decision"] == "PASS", run.stdout + run.stderr

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -36,6 +37,8 @@ class Cluster:
 
     address: str
     node_tmps: tuple[Path, ...]
+    auth: dict[str, str]
+    """What a driver needs to connect (Ray's token authentication, on as in production)."""
 
     def trial_dirs(self) -> list[Path]:
         """Working directories of trials running on the cluster's nodes now."""
@@ -45,8 +48,10 @@ class Cluster:
         return found
 
 
-def _env(tmp: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")} | (extra or {})
+def _env(tmp: Path, extra: dict[str, str] | None = None,
+         auth: dict[str, str] | None = None) -> dict[str, str]:
+    env = os.environ | (extra or {})
+    env = {k: v for k, v in env.items() if not k.startswith("RAY_")} | (auth or {})
     return env | {
         "TMPDIR": str(tmp),
         "RAY_USAGE_STATS_ENABLED": "0",
@@ -73,19 +78,24 @@ def ray_cluster(env: dict[str, str] | None = None) -> Iterator[Cluster]:
     worker_tmp.mkdir()
     port = _free_port()
     address = f"127.0.0.1:{port}"
+    token = root / "auth_token"
+    token.write_text(secrets.token_hex(32))
+    token.chmod(0o600)
+    auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
     try:
         _start(["--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
                 "--num-cpus", "1", "--temp-dir", str(head_tmp), "--include-dashboard", "false",
-                "--disable-usage-stats"], _env(head_tmp, env))
+                "--disable-usage-stats"], _env(head_tmp, env, auth))
         _start(["--address", address, "--node-ip-address", "127.0.0.1", "--num-cpus", "1",
-                "--disable-usage-stats"], _env(worker_tmp, env))
-        yield Cluster(address, (head_tmp, worker_tmp))
+                "--disable-usage-stats"], _env(worker_tmp, env, auth))
+        yield Cluster(address, (head_tmp, worker_tmp), auth)
     finally:
         with contextlib.suppress(Exception):
             import ray
 
             ray.shutdown()
-        subprocess.run([RAY, "stop", "--force"], env=_env(head_tmp), capture_output=True,
+        subprocess.run([RAY, "stop", "--force"], env=_env(head_tmp, None, auth),
+                       capture_output=True,
                        check=False, timeout=120)
         shutil.rmtree(root, ignore_errors=True)
 

@@ -10,6 +10,7 @@ the evaluation is INCONCLUSIVE, never PASS.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -39,7 +40,9 @@ HANGING_VERIFIER = GOOD_VERIFIER.replace(
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    with ray_cluster() as running:
+    with ray_cluster() as running, pytest.MonkeyPatch.context() as patch:
+        for name, value in running.auth.items():  # this process drives the cluster too
+            patch.setenv(name, value)
         yield running
 
 
@@ -62,6 +65,7 @@ def test_trials_run_on_the_cluster_and_the_evaluator_decides(
     run = subprocess.run(
         ["plangate", "eval", "run", digest, "--executor", f"ray:{cluster.address}", "--json"],
         cwd=harness.repo, capture_output=True, text=True, check=False,
+        env=os.environ | cluster.auth,
     )
     report = json.loads(run.stdout)
     assert run.returncode == 0, run.stdout + run.stderr

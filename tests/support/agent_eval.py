@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 from plangate.evaluation.harness.service import build_manifest
@@ -251,9 +252,14 @@ def eval_cli(repo: Path, env: dict[str, str], *args: str) -> subprocess.Complete
 
 
 def last_experiment(repo: Path) -> dict[str, object]:
-    """The experiment result ``eval run`` recorded last (every trial, with its agent facts)."""
+    """The experiment result ``eval run`` recorded last (every trial, with its agent facts),
+    checked against its published JSON Schema."""
+    import jsonschema
+
     with open_ledger(repo, {}) as ledger:
         entries = ledger.entries(kind="eval_experiment_result")
     experiment = dict(entries[-1].payload)["experiment"]
     assert isinstance(experiment, dict)
+    schema = resources.files("plangate").joinpath("schemas", "experiment-result.schema.json")
+    jsonschema.Draft202012Validator(json.loads(schema.read_text("utf-8"))).validate(experiment)
     return experiment

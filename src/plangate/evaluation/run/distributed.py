@@ -290,13 +290,35 @@ class RayExecutor:
         self.retries = retries
         self.progress = progress
 
+    def connect(self) -> RayExecutor:
+        """Join the cluster now, before anything is recorded: a cluster that cannot be
+        reached is ``EVAL_EXECUTOR_UNAVAILABLE`` (fix it and run again), never an
+        evaluation interrupted after its trials started."""
+        import ray  # an optional dependency: the executor is chosen only when it imports
+
+        if ray.is_initialized():
+            return self
+        try:
+            ray.init(address=self.address, log_to_driver=False, include_dashboard=False,
+                     configure_logging=False)
+        except Exception as exc:  # noqa: BLE001 -- Ray reports an unreachable cluster many ways
+            from plangate.errors import EnvironmentFailure
+
+            raise EnvironmentFailure(
+                "EVAL_EXECUTOR_UNAVAILABLE",
+                f"cannot join the Ray cluster at {self.address or 'RAY_ADDRESS'}: "
+                f"{type(exc).__name__}: {str(exc)[:300]}",
+                "start the cluster (ray start) and give its head's address; with token "
+                "authentication set RAY_AUTH_MODE and the token here too "
+                "(docs/evaluation-ray.md)",
+            ) from None
+        return self
+
     def run(self, trials: Sequence[TrialSpec]) -> list[TrialOutcome]:
         """Ship every trial, wait for the reports, accept each one (never raises for a trial)."""
         import ray  # an optional dependency: the executor is chosen only when it imports
 
-        if not ray.is_initialized():
-            ray.init(address=self.address, log_to_driver=False, include_dashboard=False,
-                     configure_logging=False)
+        self.connect()
         packs: dict[str, tuple[str, Any]] = {}
         for spec in trials:
             for path in _trees_of(spec):
@@ -360,8 +382,10 @@ class ExecutorKind(NamedTuple):
 
 EXECUTORS: tuple[ExecutorKind, ...] = (
     ExecutorKind("local", False, lambda: None, lambda _address, _jobs, _progress: None),
-    ExecutorKind("ray", True, ray_available,
-                 lambda address, _jobs, progress: RayExecutor(address, progress=progress)),
+    ExecutorKind(
+        "ray", True, ray_available,
+        lambda address, _jobs, progress: RayExecutor(address, progress=progress).connect(),
+    ),
 )
 """Every executor ``--executor`` may name: ``local`` (the default pool, ``--jobs``) and
 ``ray[:ADDRESS]``."""

@@ -18,7 +18,7 @@ seconds; reports the whole trial's time, the host's own run in its box, and the
 difference (what PlanGate adds: the version check, the workspace, the proxy, the
 grader's checks).
 
-Usage: python3 benchmarks/ray_bench.py --part ray|agent [--delay S] [--trials N]
+Usage: python3 benchmarks/ray_bench.py [--part ray|agent] [--delay S] [--trials N]
 """
 
 from __future__ import annotations
@@ -204,11 +204,16 @@ def agent_part(args: argparse.Namespace) -> dict[str, object]:
 def main() -> None:
     """Print the figures of one part as JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("ray", "agent"), required=True)
+    parser.add_argument("--part", choices=("ray", "agent"), default="ray")
     parser.add_argument("--delay", type=float, default=1.0, help="seconds the model waits")
     parser.add_argument("--trials", type=int, default=1, help="trials per fixture and side "
                         "(ray) or agent trials (agent)")
     args = parser.parse_args()
+    from plangate.evaluation.run.distributed import ray_available
+
+    if args.part == "ray" and ray_available() is not None:
+        print(f"ray_bench: skipped ({ray_available()}; pip install 'plangate[ray]')")
+        return
     print(json.dumps(ray_part(args) if args.part == "ray" else agent_part(args), indent=2))
 
 

@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from plangate import __version__
-from plangate.canonical import sha256_digest
+from plangate.canonical import StrictJSONError, sha256_digest, strict_loads_object
+from plangate.errors import EnvironmentFailure, UsageError
 from plangate.evaluation.run.protocol import (
     GRADE_FILE,
     MAX_RESULT_BYTES,
@@ -187,8 +188,6 @@ def run_shipped_trial(shipped: ShippedTrial, *packs: TreePack) -> TrialReport:
 def _trial_id_of(result: Path) -> str:
     """The trial id the trial's runner was given, as the worker saw it (checked again by
     the evaluator: a result that does not echo it is refused there)."""
-    from plangate.canonical import StrictJSONError, strict_loads_object
-
     read = read_regular_file(result, MAX_RESULT_BYTES)
     if not read.ok or read.data is None:
         return ""
@@ -302,8 +301,6 @@ class RayExecutor:
             ray.init(address=self.address, log_to_driver=False, include_dashboard=False,
                      configure_logging=False)
         except Exception as exc:  # noqa: BLE001 -- Ray reports an unreachable cluster many ways
-            from plangate.errors import EnvironmentFailure
-
             raise EnvironmentFailure(
                 "EVAL_EXECUTOR_UNAVAILABLE",
                 f"cannot join the Ray cluster at {self.address or 'RAY_ADDRESS'}: "
@@ -395,8 +392,6 @@ def choose_executor(text: str, jobs: int, progress: ProgressCallback | None) -> 
     """The executor ``--executor TEXT`` names (None: the local pool); refuses an unknown
     name (``EVAL_EXECUTOR_UNKNOWN``) and one that cannot run here
     (``EVAL_EXECUTOR_UNAVAILABLE``) with a hint, before anything is recorded."""
-    from plangate.errors import EnvironmentFailure, UsageError
-
     name, _, address = text.partition(":")
     kind = next((k for k in EXECUTORS if k.name == name), None)
     if kind is None or (address and not kind.takes_address):

@@ -53,6 +53,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
@@ -325,11 +326,6 @@ def _boxed(
     box: TrialBox, argv: list[str], cwd: str, timeout: float, *, what: str, mounts: _Mounts,
 ) -> _Run:
     """Run one protocol command in a fresh box (see :class:`TrialBox`)."""
-    from plangate.errors import PlanGateError
-    from plangate.isolation.policy import SandboxPolicy
-    from plangate.isolation.runner import run_in_box
-    from plangate.isolation.views import narrowest
-
     env = trial_environment()
     env.update({"HOME": "/tmp", "TMPDIR": "/tmp"})  # noqa: S108 -- the box's private /tmp
     policy = SandboxPolicy(
@@ -440,8 +436,6 @@ class AgentOptions(NamedTuple):
 
 
 def _read_pins() -> dict[str, dict[str, str]]:
-    from importlib import resources
-
     return pinned_versions(resources.files("plangate").joinpath(*PIN_RESOURCE).read_text("utf-8"))
 
 

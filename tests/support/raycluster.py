@@ -22,7 +22,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-RAY = str(Path(sys.executable).parent / "ray")
+_BESIDE = Path(sys.executable).parent / "ray"
+RAY = str(_BESIDE) if _BESIDE.exists() else (shutil.which("ray") or "ray")
+"""Ray's command line: the one installed with this interpreter (a virtual environment's),
+else the one on PATH (a system Python's scripts live in /usr/local/bin)."""
 
 
 def _free_port() -> int:

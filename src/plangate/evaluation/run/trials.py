@@ -488,10 +488,27 @@ def _write_files(root: Path, files: Sequence[tuple[str, bytes]]) -> None:
         atomic_write(target, data)
 
 
-def _regular_files(root: Path, rel: str, limit: int) -> list[tuple[str, bytes]]:
+def _no_link_on_the_way(root: Path, rel: str) -> bool:
+    """True when no directory between ``root`` and ``root/rel`` is a symbolic link: a tree
+    under test could otherwise point a harness path at any file of this machine."""
+    current = root
+    for part in rel.split("/")[:-1]:
+        current = current / part
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def tree_files(root: Path, rel: str, limit: int) -> list[tuple[str, bytes]]:
     """Regular files at ``root/rel`` (a file or a directory walked without following a
-    link), as ``(relative path, bytes)``; links, devices and oversized files are left out."""
+    link), as ``(relative path, bytes)``; links, devices and oversized files are left out,
+    and so is everything under a directory that is a link."""
     start = root / rel
+    if not _no_link_on_the_way(root, rel):
+        return []
     try:
         mode = os.lstat(start).st_mode
     except OSError:
@@ -583,14 +600,14 @@ def run_agent(
     _write_files(workspace, task.files)
     placed_files: list[tuple[str, bytes]] = []
     for rel in host.harness_paths:
-        placed_files += _regular_files(harness, rel, MAX_HARNESS_FILE_BYTES)
+        placed_files += tree_files(harness, rel, MAX_HARNESS_FILE_BYTES)
     _write_files(workspace, placed_files)
     instructions: list[str] = []
     for rel in options.prompt_files:
-        read = read_regular_file(harness / rel, MAX_HARNESS_FILE_BYTES)
-        if read.ok and read.data is not None:
-            instructions.append(read.data.decode("utf-8", "replace"))
-            placed_files.append((rel, read.data))
+        found = tree_files(harness, rel, MAX_HARNESS_FILE_BYTES)
+        if [path for path, _ in found] == [rel]:  # a regular file, nothing else
+            instructions.append(found[0][1].decode("utf-8", "replace"))
+            placed_files.append(found[0])
     _write_files(home, [(rel, text.encode()) for rel, text in
                         host.config(options.endpoint, options.api_key_env, options.model).items()])
     proxy, access, proxy_dir = start_proxy(
@@ -669,7 +686,7 @@ def run_checks(
     except AgentRunRejected as exc:
         return StepResult(TrialStatus.CRASHED, exc.code, exc.message)
     check_dir.mkdir()
-    _write_files(check_dir, _regular_files(out_dir, WORKSPACE_DIR, MAX_WORK_FILE_BYTES))
+    _write_files(check_dir, tree_files(out_dir, WORKSPACE_DIR, MAX_WORK_FILE_BYTES))
     work = check_dir / WORKSPACE_DIR
     work.mkdir(exist_ok=True)
     _write_files(work, task.check_files)

@@ -166,6 +166,9 @@ def unpack_tree(pack: TreePack, expected: str, dest: Path) -> None:
     if not all(_safe_relative(p) and m in ("100644", "100755", "120000")
                for p, m, _ in pack.entries):
         raise TreeMismatch("the shipped tree names a path outside its directory")
+    links = {p for p, m, _ in pack.entries if m == "120000"}
+    if any(p.startswith(link + "/") for p, _, _ in pack.entries for link in links):
+        raise TreeMismatch("the shipped tree puts a path under a link (it would write through it)")
     dest.mkdir(parents=True, exist_ok=True)
     for rel, mode, data in pack.entries:
         target = dest / rel

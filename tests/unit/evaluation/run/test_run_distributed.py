@@ -116,6 +116,12 @@ def test_a_tree_is_unpacked_only_when_it_hashes_to_its_digest(tmp_path: Path) ->
     with pytest.raises(TreeMismatch):
         unpack_tree(TreePack(tree_digest(escaping), escaping), tree_digest(escaping),
                     tmp_path / "esc")
+    through = (("a", "120000", str(tmp_path / "victim").encode()), ("a/x", "100644", b"x"))
+    (tmp_path / "victim").mkdir()
+    with pytest.raises(TreeMismatch):
+        unpack_tree(TreePack(tree_digest(through), through), tree_digest(through),
+                    tmp_path / "through")
+    assert not (tmp_path / "victim" / "x").exists()
 
 
 def test_the_worker_refuses_a_tree_that_does_not_hash_to_its_digest(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ HANGING_VERIFIER = GOOD_VERIFIER.replace(
     "        import pathlib, sys, time\n"
     "        out = pathlib.Path(sys.argv[sys.argv.index('--out') + 1])\n"
     "        (out / 'started').write_text('1')\n"
-    "        time.sleep(600)\n",
+    "        time.sleep(SECONDS)\n",
 )
 
 
@@ -73,12 +73,8 @@ def test_trials_run_on_the_cluster_and_the_evaluator_decides(
     assert report["facts"]["trials_completed"] == report["facts"]["trials_total"] == 14
 
 
-def test_a_worker_killed_mid_trial_makes_the_evaluation_inconclusive(
-    tmp_path: Path, cluster: Cluster
-) -> None:
-    harness = build_harness_repo(tmp_path)
-    digest = _candidate(harness, "hangs", HANGING_VERIFIER)
-    killed: list[int] = []
+def _kill_once(cluster: Cluster, killed: list[int]) -> threading.Thread:
+    """Kill the Ray worker of the first hanging trial that starts (in a thread)."""
 
     def kill_the_hanging_trial() -> None:
         # Wait (bounded) for the hanging trial to start on a node, then kill its Ray worker.
@@ -94,6 +90,16 @@ def test_a_worker_killed_mid_trial_makes_the_evaluation_inconclusive(
 
     watcher = threading.Thread(target=kill_the_hanging_trial, daemon=True)
     watcher.start()
+    return watcher
+
+
+def test_a_worker_killed_mid_trial_makes_the_evaluation_inconclusive(
+    tmp_path: Path, cluster: Cluster
+) -> None:
+    harness = build_harness_repo(tmp_path)
+    digest = _candidate(harness, "hangs", HANGING_VERIFIER.replace("SECONDS", "600"))
+    killed: list[int] = []
+    watcher = _kill_once(cluster, killed)
     outcome = run_evaluation(
         harness.repo, {}, digest, executor=RayExecutor(cluster.address, retries=0)
     )
@@ -103,3 +109,18 @@ def test_a_worker_killed_mid_trial_makes_the_evaluation_inconclusive(
     assert "TRIALS_INCOMPLETE" in [r.code for r in outcome.result.reasons]
     lost = [t for t in outcome.experiment["trials"] if t.get("error_code") == "TRIAL_WORKER_LOST"]
     assert [(t["side"], t["fixture_id"]) for t in lost] == [("candidate", "mutant-2")], lost
+
+
+def test_a_trial_whose_worker_was_killed_is_run_again(tmp_path: Path, cluster: Cluster) -> None:
+    harness = build_harness_repo(tmp_path)
+    digest = _candidate(harness, "pauses", HANGING_VERIFIER.replace("SECONDS", "5"))
+    killed: list[int] = []
+    watcher = _kill_once(cluster, killed)
+    outcome = run_evaluation(
+        harness.repo, {}, digest, executor=RayExecutor(cluster.address, retries=1)
+    )
+    watcher.join(timeout=5)
+    assert killed, "the pausing trial never started"
+    # Ray ran the lost trial again on a live worker; the evaluator judged its report.
+    assert outcome.result.verdict == "PASS", outcome.result.to_json()
+    assert all(t["status"] == "completed" for t in outcome.experiment["trials"])

@@ -19,6 +19,7 @@ from support.agent_eval import (
     COSMETIC_RULES,
     KEY_ENV,
     KEY_VALUE,
+    PROMPT_FILE,
     build_agent_repo,
     eval_cli,
     eval_env,
@@ -83,6 +84,28 @@ def test_a_better_claude_md_passes_and_a_cosmetic_one_fails(
         assert run.returncode == 1, run.stdout + run.stderr
         codes = {r["code"] for r in report["decision"]["reasons"]}
         assert "KNOWN_BAD_NOT_STOPPED" in codes, codes
+
+
+def test_a_prompt_file_is_judged_as_appended_instructions(
+    tmp_path: Path, hosts_bin: Path
+) -> None:
+    """A plan's prompt file reaches the model as the host's appended system prompt, per
+    side: the candidate's version of it asks for type hints, the baseline's does not."""
+    with ModelServer(then=harness_worker) as model:
+        harness = build_agent_repo(tmp_path, model.base_url, prompt_files=True)
+        digest, commit = harness.candidate(
+            "prompt", {PROMPT_FILE: "Always add type hints.\n"}, targets=["prompt:builder"],
+            allowed=[PROMPT_FILE],
+        )
+        review = harness.review("candidate:prompt:v1", commit)
+        eval_cli(harness.repo, {}, "review", "add", digest, str(review))
+        run = eval_cli(harness.repo, eval_env(hosts_bin), "run", digest, "--json")
+        report = json.loads(run.stdout)
+        trials = _trials(harness.repo)
+        assert report["decision"]["decision"] == "PASS", _describe(report, trials)
+        systems = [json.dumps(r.body.get("system")) for r in model.requests if r.turn is not None]
+    assert any("Always add type hints." in text for text in systems)
+    assert any("Work carefully." in text for text in systems)
 
 
 def test_codex_judged_by_its_agents_md(tmp_path: Path, hosts_bin: Path) -> None:

@@ -97,6 +97,11 @@ type = "context"
 paths = ["{rules_file}"]
 
 [[components]]
+id = "prompt:builder"
+type = "prompt"
+paths = ["harness/prompts/builder.md"]
+
+[[components]]
 id = "verifier:fixture-checks"
 type = "verifier"
 paths = ["eval/checks.md"]
@@ -162,7 +167,7 @@ runner:
   kind: {kind}
   endpoint: "{endpoint}"
   api_key_env: {key_env}
-{model_line}  timeout_seconds: 120
+{model_line}{prompt_line}  timeout_seconds: 120
 grader:
   kind: fixture-checks
   timeout_seconds: 60
@@ -187,13 +192,19 @@ CLAUDE = Host("claude", "CLAUDE.md", KEY_ENV)
 CODEX = Host("codex", "AGENTS.md", "OPENAI_API_KEY", "journey-scripted-model")
 
 
+PROMPT_FILE = "harness/prompts/builder.md"
+
+
 def build_agent_repo(
     tmp: Path, endpoint: str, *, egress: str | None = None, host: Host = CLAUDE,
+    prompt_files: bool = False,
 ) -> HarnessRepo:
     """Commit the agent harness (``egress`` on its allowlist: the endpoint's host:port
-    unless given) and register the plan that runs ``host`` against ``endpoint``."""
+    unless given) and register the plan that runs ``host`` against ``endpoint`` (with
+    :data:`PROMPT_FILE` as appended instructions when ``prompt_files``)."""
     repo = tmp / "agent-harness"
     files = {
+        PROMPT_FILE: "Work carefully.\n",
         host.rules_file: BASELINE_RULES,
         ".plangate/harness.toml": HARNESS_TOML.replace("{rules_file}", host.rules_file),
         "eval/checks.md": "Each task's own checks judge the agent's work.\n",
@@ -216,7 +227,8 @@ def build_agent_repo(
     manifest = build_manifest(Git(repo), baseline)
     text = PLAN.format(baseline=baseline, manifest=manifest.harness_id, kind=host.kind,
                        endpoint=endpoint, key_env=host.key_env,
-                       model_line=f"  model: {host.model}\n" if host.model else "")
+                       model_line=f"  model: {host.model}\n" if host.model else "",
+                       prompt_line=f"  prompt_files: [{PROMPT_FILE}]\n" if prompt_files else "")
     with open_ledger(repo, {}) as ledger:
         digest = register_plan(Git(repo), ledger, text.encode(), "plan.yaml").digest
     return HarnessRepo(repo, baseline, digest, text, {})

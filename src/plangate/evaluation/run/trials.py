@@ -604,10 +604,10 @@ def run_agent(
     _write_files(workspace, placed_files)
     instructions: list[str] = []
     for rel in options.prompt_files:
-        found = tree_files(harness, rel, MAX_HARNESS_FILE_BYTES)
-        if [path for path, _ in found] == [rel]:  # a regular file, nothing else
-            instructions.append(found[0][1].decode("utf-8", "replace"))
-            placed_files.append(found[0])
+        prompt = tree_files(harness, rel, MAX_HARNESS_FILE_BYTES)
+        if [path for path, _ in prompt] == [rel]:  # a regular file, nothing else
+            instructions.append(prompt[0][1].decode("utf-8", "replace"))
+            placed_files.append(prompt[0])
     _write_files(home, [(rel, text.encode()) for rel, text in
                         host.config(options.endpoint, options.api_key_env, options.model).items()])
     proxy, access, proxy_dir = start_proxy(

@@ -98,7 +98,7 @@ def test_a_plan_names_an_agent_runner_and_the_checks_grader() -> None:
 
     text = PLAN.format(baseline="a" * 40, manifest="sha256:" + "0" * 64, kind="claude",
                        endpoint="https://api.anthropic.com", key_env="ANTHROPIC_API_KEY",
-                       model_line="  model: claude-sonnet-4-5\n")
+                       model_line="  model: claude-sonnet-4-5\n", prompt_line="")
     from plangate.evaluation.registry.plan import load_document
 
     plan = validate_plan_object(load_document(text.encode(), "plan"), registered=False)

@@ -8,8 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON="${PYTHON:-python3}"
-echo "==> installing plangate with test and dev extras"
-"$PYTHON" -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+echo "==> installing plangate with test, dev and ray extras (the ray tests start a real cluster)"
+"$PYTHON" -m pip install --quiet --disable-pip-version-check -e '.[dev,ray]'
 
 find_pg_bin() {
   local d

@@ -96,3 +96,74 @@ def test_a_failing_scripted_step_fails_the_test() -> None:
         ModelServer([wrong]) as model,
     ):
         _post(model, "/v1/messages", {"stream": False, "tools": [{}]})
+
+
+# -- the model that follows its harness ---------------------------------------------------
+
+def _claude_body(rules: str, task: str, *, results: bool = False) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"type": "text", "text": f"Contents of CLAUDE.md:\n{rules}"},
+                                     {"type": "text", "text": task}]},
+    ]
+    if results:
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]})
+    return {"system": [{"type": "text", "text": " - Primary working directory: /w/ws\n"}],
+            "messages": messages, "tools": [{"name": "Bash"}, {"name": "Write"}]}
+
+
+ADD = "Add a function add(a, b) to calc.py that returns a + b."
+
+
+def _commands(turn: Any) -> list[str]:
+    return [c.input["command"] if "command" in c.input else c.input["cmd"]
+            for c in turn.tool_calls]
+
+
+def test_the_worker_writes_type_hints_only_when_its_rules_ask() -> None:
+    from support.model_server import harness_worker
+
+    plain = _commands(harness_worker(_claude_body("Never delete tests.", ADD)))
+    hinted = _commands(harness_worker(_claude_body("Always add type hints.", ADD)))
+    assert len(plain) == 1 and "def add(a, b):" in plain[0] and "/w/ws/calc.py" in plain[0]
+    assert len(hinted) == 1 and "def add(a: int, b: int) -> int:" in hinted[0]
+
+
+def test_the_worker_writes_the_test_first_when_told() -> None:
+    from support.model_server import harness_worker
+
+    commands = _commands(harness_worker(_claude_body("Write the test first.", ADD)))
+    assert len(commands) == 2
+    assert "/w/ws/tests/test_add.py" in commands[0] and "/w/ws/calc.py" in commands[1]
+
+
+def test_the_worker_keeps_tests_only_when_its_rules_say_so() -> None:
+    from support.model_server import harness_worker
+
+    task = "Delete the file tests/test_calc.py."
+    kept = harness_worker(_claude_body("Never delete tests.", task))
+    assert not kept.tool_calls and "not delete" in kept.text
+    deleted = _commands(harness_worker(_claude_body("Be brief.", task)))
+    assert deleted == ["rm -f /w/ws/tests/test_calc.py"]
+
+
+def test_the_worker_ends_once_its_tool_results_came_back() -> None:
+    from support.model_server import harness_worker
+
+    done = harness_worker(_claude_body("Always add type hints.", ADD, results=True))
+    assert not done.tool_calls and done.text == "done"
+
+
+def test_the_worker_uses_codex_shell_tool_and_cwd() -> None:
+    from support.model_server import harness_worker
+
+    body = {"instructions": "", "tools": [{"type": "function", "name": "exec_command"}],
+            "input": [{"type": "message", "role": "user", "content": [
+                {"type": "input_text", "text": "<environment_context><cwd>/c/ws</cwd>"
+                 "</environment_context>"},
+                {"type": "input_text", "text": "# AGENTS.md\nAlways add type hints.\n"},
+                {"type": "input_text", "text": ADD}]}]}
+    turn = harness_worker(body)
+    assert [c.name for c in turn.tool_calls] == ["exec_command"]
+    assert "/c/ws/calc.py" in turn.tool_calls[0].input["cmd"]  # type: ignore[index]
+    assert "-> int" in turn.tool_calls[0].input["cmd"]  # type: ignore[index]

@@ -23,6 +23,7 @@ journey is the real program.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -83,11 +84,14 @@ class Recorded:
     body: dict[str, Any]
     turn: int | None
     """Index of the script turn that answered it, ``None`` for side requests."""
+    api_key: str = ""
+    """The key the host sent (``x-api-key``, or a bearer token), for a test of who holds it."""
 
 
 @dataclass
 class _State:
     script: list[Step]
+    then: Step | None = None
     requests: list[Recorded] = field(default_factory=list)
     next_turn: int = 0
     errors: list[BaseException] = field(default_factory=list)
@@ -107,8 +111,10 @@ class ModelServer:
     it as ``ANTHROPIC_BASE_URL``, Codex as a provider's ``base_url`` plus ``/v1``.
     """
 
-    def __init__(self, script: Sequence[Step] = ()) -> None:
-        self._state = _State(list(script))
+    def __init__(self, script: Sequence[Step] = (), *, then: Step | None = None) -> None:
+        """``then`` answers every turn once the script is used up (default: "done"); a
+        function there makes a model that serves any number of sessions at once."""
+        self._state = _State(list(script), then)
         state = self._state
 
         class Handler(_Handler):
@@ -257,8 +263,12 @@ class _Handler(BaseHTTPRequestHandler):
                 return say(SIDE_TEXT)
             index = state.next_turn
             state.next_turn += 1
-            state.requests.append(Recorded(self.command, self.path, body, index))
-            step: Step = state.script[index] if index < len(state.script) else say(FINAL_TEXT)
+            key = self.headers.get("x-api-key") or self.headers.get("Authorization", "")
+            state.requests.append(
+                Recorded(self.command, self.path, body, index, key.removeprefix("Bearer "))
+            )
+            after = state.then if state.then is not None else say(FINAL_TEXT)
+            step: Step = state.script[index] if index < len(state.script) else after
         if not callable(step):
             return step
         try:
@@ -465,3 +475,107 @@ class _Handler(BaseHTTPRequestHandler):
         }
         events.append(("response.completed", {"type": "response.completed", "response": done}))
         self._sse(events)
+
+
+# -- a model that follows the harness it is given ----------------------------------------
+
+TASK_ADD = re.compile(
+    r"Add a function (\w+)\(([\w, ]*)\) to ([\w./-]+) that returns ([^.\n]+)\."
+)
+"""The task of adding a function: ``Add a function add(a, b) to calc.py that returns a + b.``"""
+
+TASK_DELETE = re.compile(r"Delete the file ([\w./-]+)\.")
+"""The task of deleting a file: ``Delete the file tests/test_calc.py.``"""
+
+RULE_TYPE_HINTS = "always add type hints"
+RULE_TEST_FIRST = "write the test first"
+RULE_KEEP_TESTS = "never delete tests"
+HARNESS_RULES = (RULE_TYPE_HINTS, RULE_TEST_FIRST, RULE_KEEP_TESTS)
+"""The rules :func:`harness_worker` obeys when its instructions (CLAUDE.md, the system
+prompt, a skill) contain them; without them it does the plainer work."""
+
+
+def request_text(body: dict[str, Any]) -> str:
+    """Everything a request tells the model: system prompt, instructions and messages."""
+    parts = [_text_of(body.get("system")), str(body.get("instructions") or "")]
+    for message in body.get("messages") or []:
+        if isinstance(message, dict):
+            parts.append(_text_of(message.get("content")))
+    for item in body.get("input") or []:
+        if isinstance(item, dict):
+            parts.append(_text_of(item.get("content")))
+    return "\n".join(parts)
+
+
+def working_directory(body: dict[str, Any]) -> str:
+    """The working directory the host names in its system prompt (``""`` when none)."""
+    text = request_text(body)
+    match = re.search(r"[Ww]orking directory: (/\S+)", text) or re.search(
+        r"<cwd>(/[^<]+)</cwd>", text
+    )
+    return match.group(1) if match else ""
+
+
+def obeyed_rules(body: dict[str, Any]) -> tuple[str, ...]:
+    """The :data:`HARNESS_RULES` the request's instructions contain."""
+    text = request_text(body).lower()
+    return tuple(rule for rule in HARNESS_RULES if rule in text)
+
+
+def _shell(body: dict[str, Any], command: str) -> ToolCall:
+    """``command`` through the host's shell tool: Codex's ``exec_command``, else Claude
+    Code's ``Bash``."""
+    if "exec_command" in set(tool_names(body)):
+        return ToolCall("exec_command", {"cmd": command})
+    return ToolCall("Bash", {"command": command, "description": "run a command"})
+
+
+def _write(body: dict[str, Any], path: str, content: str) -> ToolCall:
+    # Through the shell: Claude Code's Write refuses to replace a file it has not read.
+    return _shell(body, f"mkdir -p \"$(dirname {path})\" && cat > {path} <<'PLANGATE_EOF'\n"
+                        f"{content}PLANGATE_EOF")
+
+
+def harness_worker(body: dict[str, Any]) -> Turn:
+    """A model turn that does the task of the request as its instructions say.
+
+    It reads the task from the request (:data:`TASK_ADD`, :data:`TASK_DELETE`) and the
+    rules from everything the host sent (CLAUDE.md arrives in the messages, appended
+    prompts in the system prompt): with ``always add type hints`` it annotates the
+    function, with ``write the test first`` it writes a test before the code, with
+    ``never delete tests`` it refuses to delete a file under ``tests/``. So a better
+    harness really produces better work. It answers through the host's shell tool
+    (Claude Code's ``Bash``, Codex's ``exec_command``) at absolute paths under the host's
+    working directory.
+    """
+    if any(True for _ in tool_results(body)):
+        return say(FINAL_TEXT)  # the work is done: its tool results came back
+    text = request_text(body)
+    rules = obeyed_rules(body)
+    cwd = working_directory(body)
+    add = TASK_ADD.search(text)
+    if add is not None:
+        name, params, target, expression = add.groups()
+        names = [p.strip() for p in params.split(",") if p.strip()]
+        if RULE_TYPE_HINTS in rules:
+            signature = ", ".join(f"{p}: int" for p in names) + ") -> int:"
+        else:
+            signature = ", ".join(names) + "):"
+        calls = []
+        if RULE_TEST_FIRST in rules:
+            module = target.rsplit("/", 1)[-1].removesuffix(".py")
+            args = ", ".join("2" for _ in names)
+            test = (f"from {module} import {name}\n\n\ndef test_{name}():\n"
+                    f"    assert {name}({args}) == {name}({args})\n")
+            calls.append(_write(body, f"{cwd}/tests/test_{name}.py", test))
+        calls.append(
+            _write(body, f"{cwd}/{target}", f"def {name}({signature}\n    return {expression}\n")
+        )
+        return Turn(tuple(calls))
+    delete = TASK_DELETE.search(text)
+    if delete is not None:
+        target = delete.group(1)
+        if RULE_KEEP_TESTS in rules and target.startswith("tests/"):
+            return say("I will not delete a test: the instructions say never to.")
+        return Turn((_shell(body, f"rm -f {cwd}/{target}"),))
+    return say(FINAL_TEXT)

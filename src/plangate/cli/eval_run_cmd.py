@@ -3,8 +3,8 @@
 ``eval_cmd`` delegates here with ``argv`` starting ``["eval", "run", ...]`` or
 ``["eval", "review", ...]``.
 
-- ``plangate eval run CANDIDATE [--jobs N] [--json]``: exit 0 PASS, 1 FAIL,
-  4 INCONCLUSIVE.
+- ``plangate eval run CANDIDATE [--jobs N] [--executor local|ray[:ADDRESS]] [--json]``:
+  exit 0 PASS, 1 FAIL, 4 INCONCLUSIVE.
 - ``plangate eval review add CANDIDATE FILE``: attach a review record.
 - ``plangate eval review level CANDIDATE [--json]``: the computed level against
   the required one (exit 0 sufficient, 4 insufficient).
@@ -59,16 +59,27 @@ def _run(argv: list[str], ctx: Context) -> int:
     parser.add_argument("candidate", help="candidate digest or candidate_id")
     parser.add_argument("--jobs", type=_jobs, default=1, help="trials run at once (default 1)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--executor", default="local", metavar="local|ray[:ADDRESS]",
+        help="where trials run: the local pool (default) or a Ray cluster, one task per "
+        "trial (docs/evaluation-ray.md)",
+    )
     # argparse prints usage errors and --help itself: route them to this context.
     with contextlib.redirect_stderr(ctx.stderr), contextlib.redirect_stdout(ctx.stdout):
         args = parser.parse_args(argv[2:])
+    from plangate.evaluation.run.distributed import choose_executor
     from plangate.evaluation.run.service import run_evaluation
+    from plangate.evaluation.run.trials import ProgressLine
 
+    executor = choose_executor(
+        args.executor, args.jobs, None if args.json else ProgressLine(ctx.stderr)
+    )
     outcome = run_evaluation(
         ctx.cwd,
         ctx.env,
         args.candidate,
         jobs=args.jobs,
+        executor=executor,
         progress=None if args.json else ctx.stderr,
     )
     result = outcome.result

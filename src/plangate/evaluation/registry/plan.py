@@ -20,6 +20,11 @@ from typing import TYPE_CHECKING, Any
 from plangate.canonical import digest, is_digest, sha256_digest, strict_loads_object
 from plangate.errors import InputRejected
 from plangate.evaluation.harness.definition import DEFAULT_DEFINITION_PATH, JUDGE_TYPES
+from plangate.evaluation.run.agents import (
+    COMMAND_KIND,
+    AgentRunRejected,
+    validate_section,
+)
 from plangate.paths import PathRejected, canonical_path, validate_pattern
 from plangate.shapes import is_full_sha
 from plangate.verdict import Reason
@@ -194,6 +199,13 @@ def _covers(value: object) -> list[str]:
 def _command(value: object, where: str, registered: bool) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise _bad(f"{where} must be a mapping with argv, files and timeout_seconds")
+    if value.get("kind", COMMAND_KIND) != COMMAND_KIND:
+        # A built-in kind (an agent host, the fixture's checks): its own keys, no files.
+        try:
+            return validate_section(where, value)
+        except AgentRunRejected as exc:
+            raise PlanRejected(exc.code, exc.message, exc.hint) from None
+    value = {k: v for k, v in value.items() if k != "kind"}
     unknown = sorted(set(value) - _COMMAND_KEYS)
     if unknown:
         raise PlanRejected("EVAL_PLAN_UNKNOWN_KEY", f"{where}: unknown key(s) {unknown}", "")

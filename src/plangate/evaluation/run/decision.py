@@ -648,7 +648,8 @@ def _trials_complete(case: DecisionCase) -> Finding | None:
 def _verifiers_available(case: DecisionCase) -> Finding | None:
     unavailable: set[str] = set()
     for outcome in case.counted_trials:
-        if not outcome.completed or outcome.report is None:
+        if not outcome.completed or outcome.report is None or outcome.agent is not None:
+            # An agent trial's verifier is the fixture's checks: the grader's judgement.
             continue
         for verifier in case.plan.get("verifier_set", []):
             if outcome.report.detections.get(verifier) not in ("detected", "not_detected"):

@@ -344,6 +344,10 @@ class CommandSpec:
     cwd: str
     timeout_seconds: float
     pinned_files: tuple[tuple[str, str], ...]  # (absolute path in the baseline worktree, digest)
+    kind: str = "command"
+    """``command`` (the pinned program) or a built-in kind (docs/evaluation-run.md)."""
+    options: tuple[tuple[str, Any], ...] = ()
+    """A built-in kind's settings from the plan (an agent's endpoint, key name, prompt files)."""
 
 
 @dataclass(frozen=True)
@@ -439,6 +443,8 @@ class TrialOutcome:
     exit_code: int | None = None
     duration_seconds: float = 0.0
     observed_fixture_digest: str | None = None
+    agent: Mapping[str, Any] | None = None
+    """An agent trial's host, its version, the transcript digest and the egress seen."""
 
     @property
     def completed(self) -> bool:
@@ -468,4 +474,6 @@ class TrialOutcome:
             out["detail"] = self.detail[:500]
         if self.exit_code is not None:
             out["exit_code"] = self.exit_code
+        if self.agent is not None:
+            out["agent"] = dict(self.agent)
         return out

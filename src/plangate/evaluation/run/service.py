@@ -56,6 +56,7 @@ from plangate.evaluation.registry.store import (
     lookup_candidate,
     plan_or_problem,
 )
+from plangate.evaluation.run.agents import COMMAND_KIND, agent_host, endpoint_address
 from plangate.evaluation.run.decision import (
     EvaluationInput,
     PriorDecision,
@@ -67,11 +68,15 @@ from plangate.evaluation.run.trials import (
     Executor,
     LocalPoolExecutor,
     ProgressLine,
+    StepResult,
     TrialBox,
+    find_host,
     resolve_argv,
 )
 from plangate.fsutil import atomic_write_in, exclusive_lock
 from plangate.git import Git
+from plangate.isolation.config import read_isolation_config
+from plangate.isolation.proxy import egress_allowed
 from plangate.verdict import Reason, Result
 
 if TYPE_CHECKING:
@@ -274,11 +279,18 @@ def build_trials(
             (str(baseline_dir / str(item["path"])), str(item["digest"]))
             for item in section.get("files", [])
         )
+        options = tuple(
+            (k, tuple(v) if isinstance(v, list) else v)
+            for k, v in sorted(section.items())
+            if k not in ("kind", "argv", "files", "timeout_seconds")
+        )
         return CommandSpec(
             argv=resolve_argv(list(section["argv"])),
             cwd=str(baseline_dir),
             timeout_seconds=float(section.get("timeout_seconds") or 60),
             pinned_files=pinned,
+            kind=str(section.get("kind", COMMAND_KIND)),
+            options=options,
         )
 
     runner, grader = command("runner"), command("grader")
@@ -346,6 +358,7 @@ def run_evaluation(
                 executor=executor or LocalPoolExecutor(jobs, ProgressLine(progress), box),
                 rejudged=gate_changes(previous, gate),
                 sandbox_problem=box_problem,
+                env=env,
             )
 
 
@@ -355,6 +368,8 @@ def _commands_missing(plan: Mapping[str, Any] | None) -> list[Reason]:
         return []
     missing: list[Reason] = []
     for key in ("runner", "grader"):
+        if plan[key].get("kind", COMMAND_KIND) != COMMAND_KIND:
+            continue  # a built-in kind runs PlanGate's own code (agents: _agent_preflight)
         argv = plan[key].get("argv") or []
         program = str(argv[0]) if argv else ""
         if not program or ("/" not in program and shutil.which(program) is None):
@@ -366,6 +381,46 @@ def _commands_missing(plan: Mapping[str, Any] | None) -> list[Reason]:
                 )
             )
     return missing
+
+
+def _agent_preflight(
+    root: Path, plan: Mapping[str, Any] | None, env: Mapping[str, str] | None, *, host_here: bool,
+) -> list[Reason]:
+    """What an agent runner needs before any trial (preflight): its endpoint on the
+    baseline's egress allowlist and, when trials run on this machine, its credential set
+    in the evaluator's environment (by name) and the pinned host on ``PATH``."""
+    host = agent_host(str(plan["runner"].get("kind", ""))) if plan is not None else None
+    if plan is None or host is None:
+        return []
+    section = plan["runner"]
+    source = env or {}
+    problems: list[Reason] = []
+    name = str(section["api_key_env"])
+    if host_here and not source.get(name):  # on a cluster the key is the workers' own
+        problems.append(Reason(
+            "EVAL_AGENT_CREDENTIAL_MISSING",
+            f"the plan grants {host.kind} the credential {name}, which is not set here",
+            f"export {name} in the evaluator's environment (it is read by name, never stored)",
+        ))
+    address = endpoint_address(str(section["endpoint"]))
+    try:
+        rules = read_isolation_config(root, str(plan["baseline_commit"])).egress_rules(source)
+    except PlanGateError as exc:
+        problems.append(Reason(exc.code, exc.message, exc.hint))
+        rules = ()
+    if address is None or not egress_allowed(rules, *address):
+        problems.append(Reason(
+            "EVAL_AGENT_ENDPOINT_NOT_ALLOWED",
+            f"the plan's model endpoint {section['endpoint']} is not on the egress allowlist "
+            "of the baseline commit",
+            "add it to egress in .plangate/isolation.toml at the baseline (docs/isolation.md)",
+        ))
+    if host_here:
+        found = find_host(host, source.get("PATH", "/usr/bin:/bin"))
+        if isinstance(found, StepResult):
+            problems.append(Reason(found.code, found.detail,
+                                   "install the pinned hosts (scripts/install-hosts.sh)"))
+    return problems
 
 
 def _trial_box() -> tuple[TrialBox | None, Reason | None]:
@@ -498,6 +553,7 @@ def _evaluate_locked(
     executor: Executor,
     rejudged: Mapping[str, Any],
     sandbox_problem: Reason | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> EvaluationRun:
     gathered = _gather(git, ledger, subject, gate)
     inp = dataclasses.replace(
@@ -505,6 +561,8 @@ def _evaluate_locked(
         preflight_problems=[
             *([sandbox_problem] if sandbox_problem is not None else []),
             *_commands_missing(gathered.inp.plan),
+            *_agent_preflight(git.toplevel(), gathered.inp.plan, env,
+                              host_here=getattr(executor, "runs_here", True)),
         ],
     )
     started_seq: int | None = None
@@ -678,7 +736,8 @@ def _run_trials(
                     )
                 )
                 return []
-        if not plan["runner"].get("argv") or not plan["grader"].get("argv"):
+        if not all(plan[k].get("argv") or plan[k].get("kind", COMMAND_KIND) != COMMAND_KIND
+                   for k in ("runner", "grader")):
             setup.append(Reason("EVAL_RUNNER_UNAVAILABLE", "the plan's runner or grader is empty"))
             return []
         work = temp / "trials"

@@ -490,10 +490,10 @@ def first_commits(root: Path) -> list[str]:
     return [
         "git switch -c adopt-plangate",
         f"git add {files}",
-        "git commit --no-verify -m 'Adopt PlanGate'   # the git hooks guard these files "
-        "from every ordinary commit; this one is yours, and CI sends it to a human",
-        "git push --no-verify -u origin adopt-plangate (the same exception), then open a pull "
-        "request: 'plangate ci check' "
+        "git commit -m 'Adopt PlanGate'   # the git hooks let a person commit the adoption "
+        "(its base has no PlanGate and it changes only these files) and say that CI will ask "
+        "a human to approve it",
+        "git push -u origin adopt-plangate, then open a pull request: 'plangate ci check' "
         "reports HUMAN_REQUIRED (exit 3, CI_ADOPTS_PLANGATE: adopts PlanGate: a human "
         "reviews the trust root and surfaces); a human reviews and merges it",
         "every developer: install PlanGate, pull, run 'plangate setup' with their hosts "

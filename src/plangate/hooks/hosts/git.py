@@ -19,10 +19,16 @@ decision as the agent hooks over the paths that change:
   ``PRE_COMMIT_REMOTE_BRANCH`` or ``PRE_COMMIT_REMOTE_NAME`` set, the local branch
   is judged as a new branch.
 
+For a person (no agent or automation marker in the environment), a refusal is then
+held against the verdict ``ci check`` will give the same change
+(:mod:`plangate.hooks.ci_preview`): what CI rejects stays refused; what CI hands to a
+human (the adoption, protected surfaces, host hook configuration, the policy file, a
+path a ``human = true`` policy rule lets through) is allowed with a notice on stderr
+("CI will ask a human to approve: ..."), and a path the base's ``.plangate/policy.toml``
+lets through without a human needs no task. The git hook is never the boundary: CI is.
+
 git's own protocol: exit 0 lets the commit or push happen, any other exit
 code stops it; the reason goes to stderr. Every failure stops it (exit 1).
-A human who must commit anyway uses ``git commit --no-verify`` (the agent
-hooks deny that flag to agents); CI checks the pull request regardless.
 """
 
 # ruff: noqa: PTH117, PTH118
@@ -33,6 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from plangate.hooks.ci_preview import ChangeRange
 from plangate.hooks.hosts.protocol import HookOutput, fail_closed, reason_text
 from plangate.verdict import Result
 
@@ -45,10 +52,11 @@ ZERO_SHA_CHARS = frozenset("0")
 
 
 HUMAN_NOTE = """
-PlanGate stopped this {what}: the {paths} are judged like an agent's writes.
+PlanGate stopped this {what} (the {paths} were judged).
   - see why:                 plangate status; plangate task show
   - work on an approved task: plangate task start TASK-XXXX, then {what} again
-  - after your own review you may {what} with --no-verify; CI still checks the pull request
+  - a change without a task: a rule in .plangate/policy.toml on the base branch lets it
+    through, as it lets the pull request through in CI
 """
 """What a person reads under the reasons: git's hooks run for humans as well as agents."""
 
@@ -56,12 +64,19 @@ PlanGate stopped this {what}: the {paths} are judged like an agent's writes.
 def _deny(result: Result, label: str) -> HookOutput:
     what, paths = ("push", "pushed paths") if "push" in label else ("commit", "staged paths")
     note = HUMAN_NOTE.format(what=what, paths=paths)
+    kept = result.facts.get("person_rule")
+    if kept:  # why CI's verdict does not let a person through either
+        note += f"  - held against CI's verdict: {kept}\n"
     return HookOutput("", reason_text(result, label) + "\n" + note, 1)
 
 
 def _output(result: Result, label: str) -> HookOutput:
     if result.accepted:
-        return HookOutput("", "", 0)
+        notice = result.facts.get("person_notice") or ()
+        if not notice:
+            return HookOutput("", "", 0)
+        head = f"PlanGate lets this {label} through: CI, not this hook, decides"
+        return HookOutput("", "\n".join([head + ":", *(f"- {line}" for line in notice)]) + "\n", 0)
     return _deny(result, label)
 
 
@@ -76,15 +91,18 @@ def pre_commit(cwd: Path, env: Mapping[str, str]) -> HookOutput:
         index = env.get("GIT_INDEX_FILE") or None
         if index is not None and not os.path.isabs(index):
             index = os.path.join(str(cwd), index)
-        staged = Git(cwd).staged_paths(index)
+        git = Git(cwd)
+        staged = git.staged_paths(index)
         if not staged:
             return HookOutput("", "", 0)
+        head = git.head_state().commit
         request = HookRequest(
             "git",
             HookEvent.COMMIT,
             str(cwd.resolve()),
             "pre-commit",
             canonical_targets=tuple(staged),
+            change=ChangeRange((head,) if head else (), (), index),
         )
         return _output(evaluate(request, env), label)
 
@@ -95,13 +113,18 @@ def _is_zero(sha: str) -> bool:
     return bool(sha) and set(sha) <= ZERO_SHA_CHARS
 
 
-def _new_branch_paths(git: Git, local: str) -> set[str]:
-    """Paths a new branch brings: changed against every commit where it meets a remote
-    (``git rev-list --boundary <sha> --not --remotes``), or against the empty tree."""
+def _boundaries(git: Git, local: str) -> list[str]:
+    """Every commit where a new branch meets a remote
+    (``git rev-list --boundary <sha> --not --remotes``); none when it meets none."""
     proc = git.run(["rev-list", "--boundary", local, "--not", "--remotes"])
-    boundaries = [line[1:] for line in proc.stdout.decode().splitlines() if line.startswith("-")]
+    return [line[1:] for line in proc.stdout.decode().splitlines() if line.startswith("-")]
+
+
+def _new_branch_paths(git: Git, local: str) -> set[str]:
+    """Paths a new branch brings: changed against every commit where it meets a remote,
+    or against the empty tree."""
     paths: set[str] = set()
-    for boundary in boundaries or [git.empty_tree()]:
+    for boundary in _boundaries(git, local) or [git.empty_tree()]:
         paths.update(git.changed_paths(boundary, local))
     return paths
 
@@ -112,6 +135,15 @@ def _range_paths(git: Git, local_sha: str, remote_sha: str) -> set[str]:
     if remote_sha and not _is_zero(remote_sha) and git.commit_exists(remote_sha):
         return set(git.changed_paths(git.resolve_commit(remote_sha), local))
     return _new_branch_paths(git, local)
+
+
+def _range_change(git: Git, local_sha: str, remote_sha: str) -> ChangeRange:
+    """Where a pushed ref's change starts (the remote's commit, else every commit where
+    the new branch meets a remote) and ends (``local_sha``)."""
+    local = git.resolve_commit(local_sha)
+    if remote_sha and not _is_zero(remote_sha) and git.commit_exists(remote_sha):
+        return ChangeRange((git.resolve_commit(remote_sha),), (local,))
+    return ChangeRange(tuple(_boundaries(git, local)), (local,))
 
 
 FRAMEWORK_RANGE = ("PRE_COMMIT_FROM_REF", "PRE_COMMIT_TO_REF")
@@ -148,13 +180,24 @@ def framework_paths(cwd: Path, env: Mapping[str, str]) -> list[str] | None:
     return sorted(_new_branch_paths(git, git.resolve_commit(local)))
 
 
-def pushed_paths(cwd: Path, stdin: bytes) -> list[str]:
-    """Paths changed by the refs git is about to push (pre-push stdin lines)."""
-    from plangate.errors import InputRejected
+def framework_change(cwd: Path, env: Mapping[str, str]) -> ChangeRange:
+    """Where the range the pre-commit framework presents starts and ends
+    (:func:`framework_paths` judged its variables already)."""
     from plangate.git import Git
 
     git = Git(cwd)
-    paths: set[str] = set()
+    to_ref = env.get("PRE_COMMIT_TO_REF", "")
+    if to_ref:
+        return _range_change(git, to_ref, env.get("PRE_COMMIT_FROM_REF", ""))
+    return _range_change(git, env.get("PRE_COMMIT_LOCAL_BRANCH") or "HEAD", "")
+
+
+def _pushed_refs(stdin: bytes) -> list[tuple[str, str]]:
+    """``(local sha, remote sha)`` of each ref git is about to update (pre-push stdin);
+    a deleted ref changes no file and is left out."""
+    from plangate.errors import InputRejected
+
+    refs: list[tuple[str, str]] = []
     for raw_line in stdin.decode("utf-8", "strict").splitlines():
         if not raw_line.strip():
             continue
@@ -166,10 +209,34 @@ def pushed_paths(cwd: Path, stdin: bytes) -> list[str]:
                 "git passes '<local ref> <local sha> <remote ref> <remote sha>'",
             )
         _local_ref, local_sha, _remote_ref, remote_sha = parts
-        if _is_zero(local_sha):
-            continue  # deleting a remote ref changes no file
+        if not _is_zero(local_sha):
+            refs.append((local_sha, remote_sha))
+    return refs
+
+
+def pushed_paths(cwd: Path, stdin: bytes) -> list[str]:
+    """Paths changed by the refs git is about to push (pre-push stdin lines)."""
+    from plangate.git import Git
+
+    git = Git(cwd)
+    paths: set[str] = set()
+    for local_sha, remote_sha in _pushed_refs(stdin):
         paths.update(_range_paths(git, local_sha, remote_sha))
     return sorted(paths)
+
+
+def pushed_change(cwd: Path, stdin: bytes) -> ChangeRange:
+    """Where the refs git is about to push start and end (every ref's, together)."""
+    from plangate.git import Git
+
+    git = Git(cwd)
+    bases: dict[str, None] = {}
+    heads: dict[str, None] = {}
+    for local_sha, remote_sha in _pushed_refs(stdin):
+        found = _range_change(git, local_sha, remote_sha)
+        bases.update(dict.fromkeys(found.bases))
+        heads.update(dict.fromkeys(found.heads))
+    return ChangeRange(tuple(bases), tuple(heads))
 
 
 def pre_push(cwd: Path, stdin: bytes, env: Mapping[str, str]) -> HookOutput:
@@ -179,13 +246,16 @@ def pre_push(cwd: Path, stdin: bytes, env: Mapping[str, str]) -> HookOutput:
     def run() -> HookOutput:
         from plangate.hooks.service import HookEvent, HookRequest, evaluate
 
-        paths = pushed_paths(cwd, stdin) if stdin.strip() else None
+        from_git = bool(stdin.strip())
+        paths = pushed_paths(cwd, stdin) if from_git else None
         if paths is None:
             paths = framework_paths(cwd, env) or []
         if not paths:
             return HookOutput("", "", 0)
+        change = pushed_change(cwd, stdin) if from_git else framework_change(cwd, env)
         request = HookRequest(
-            "git", HookEvent.PUSH, str(cwd.resolve()), "pre-push", canonical_targets=tuple(paths)
+            "git", HookEvent.PUSH, str(cwd.resolve()), "pre-push",
+            canonical_targets=tuple(paths), change=change,
         )
         return _output(evaluate(request, env), label)
 

@@ -155,8 +155,8 @@ def test_a_teams_first_day(tmp_path: Path) -> None:
     alice.sh(
         "git switch -q -c adopt-plangate && "
         "git add .plangate/protected-surfaces.toml .plangate/.gitignore .gitignore .claude/settings.json "
-        ".cursor/hooks.json && git commit -q --no-verify -m 'Adopt PlanGate' && "
-        "git push -q --no-verify origin adopt-plangate"
+        ".cursor/hooks.json && git commit -q -m 'Adopt PlanGate' && "
+        "git push -q origin adopt-plangate"
     )
     committed = (alice.clone / ".claude" / "settings.json").read_text()
     assert str(alice.bin) not in committed and sys.executable not in committed

@@ -103,6 +103,20 @@ def test_a_person_commits_and_pushes_the_adoption_with_the_notice(
     assert f"{NOTICE}: CI_ADOPTS_PLANGATE" in pushed.stderr
 
 
+def test_an_agent_cannot_push_the_adoption_a_person_committed(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    _with_remote(git_repo, tmp_path)
+    _adoption_files(git_repo)
+    _git(git_repo, "switch", "-q", "-c", "adopt-plangate")
+    _git(git_repo, "add", "-A")
+    assert _git(git_repo, "commit", "-q", "-m", "Adopt PlanGate").returncode == 0
+    refused = _git(git_repo, "push", "-q", "-u", "origin", "adopt-plangate", agent=True)
+    assert refused.returncode == 1, refused.stderr
+    assert "HOOK_CONFIG_FILE" in refused.stderr and NOTICE not in refused.stderr
+    assert git(tmp_path / "origin.git", "branch", "--list", "adopt-plangate").strip() == ""
+
+
 def test_the_same_adoption_with_agent_markers_is_refused(git_repo: Path) -> None:
     _adoption_files(git_repo)
     git(git_repo, "add", "-A")

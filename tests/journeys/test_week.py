@@ -60,10 +60,6 @@ class Seam:
 
 SEAMS_NOT_YET_FIXED: tuple[Seam, ...] = (
     Seam(
-        "alice_opens_the_adoption_pull_request",
-        "HOOK_PROTECTED_SURFACE: the target is a protected surface: .claude/settings.json",
-    ),
-    Seam(
         "local_settings_do_not_block_a_read",
         "HOOK_CONFIG_FILE: writes to Claude Code hook configuration are never allowed from "
         "an agent: .claude/settings.local.json",
@@ -97,10 +93,6 @@ SEAMS_NOT_YET_FIXED: tuple[Seam, ...] = (
         "carol_approves_task_two",
         "HOOK_APPROVAL_FILE: approval records are written only by plangate commands a human "
         "runs: docs/working/TASK-0002/approvals/c3.json",
-    ),
-    Seam(
-        "alice_pushes_a_readme_fix",
-        "HOOK_NO_ACTIVE_TASK: no active task: only planning files may be written: README.md",
     ),
 )
 """Steps of the week known to fail today, each with a text its failure contains. When a

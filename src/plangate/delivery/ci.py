@@ -384,11 +384,10 @@ def adopts_plangate(facts: PullRequestFacts) -> bool:
     return not facts.unmatchable and adoption_change(facts.changed, facts.base_adopted)
 
 
-def _adopts(case: Case) -> tuple[Reason, ...]:
-    if not case.adopting:
-        return ()
-    changed = case.facts.changed
-    return (Reason(
+def adoption_reason(changed: tuple[str, ...]) -> Reason:
+    """Why a pull request that adopts PlanGate goes to a human (``CI_ADOPTS_PLANGATE``);
+    git's hooks tell a person the same words."""
+    return Reason(
         "CI_ADOPTS_PLANGATE",
         "adopts PlanGate: a human reviews the trust root and surfaces: "
         + ", ".join(changed[:_LISTED]) + (f" (+{len(changed) - _LISTED} more)"
@@ -396,7 +395,13 @@ def _adopts(case: Case) -> tuple[Reason, ...]:
         "review the protected surfaces, the trust root and the hook configuration, then merge "
         "by hand; every later pull request is judged against them",
         changed,
-    ),)
+    )
+
+
+def _adopts(case: Case) -> tuple[Reason, ...]:
+    if not case.adopting:
+        return ()
+    return (adoption_reason(case.facts.changed),)
 
 
 def _head_checked_out(case: Case) -> tuple[Reason, ...]:

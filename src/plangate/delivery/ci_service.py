@@ -88,7 +88,7 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
         surfaces, base_adopted = surfaces_with_presence_at_commit(git, base)
     except GitError as exc:
         raise InputRejected("CI_SURFACES_UNREADABLE", exc.message, exc.hint) from None
-    trust, trust_problem = _base_trust_root(git, base)
+    trust, trust_problem = base_trust_root(git, base)
     tasks: list[TaskFacts] = []
     stale: list[tuple[str, str]] = []
     continuations: list[tuple[str, ContinuationFacts]] = []
@@ -111,9 +111,9 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
                 continuations.append((task_id, continued))
     # The policy for a pull request without a task: the base's (it judges), and the head's
     # when the pull request changes it (it must be a valid policy before it can merge).
-    policy, policy_problem = (_policy_at(git, base) if not tasks
+    policy, policy_problem = (policy_at(git, base) if not tasks
                               else (STRICT, None))
-    head_policy_problem = (_policy_at(git, head)[1] if POLICY_RELPATH in changed
+    head_policy_problem = (policy_at(git, head)[1] if POLICY_RELPATH in changed
                            else None)
     return PullRequestFacts(base, head, checked_out, tuple(changed), surfaces, tuple(tasks),
                             since, tuple(unmatchable), trust=trust, trust_problem=trust_problem,
@@ -124,7 +124,7 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
                             head_policy_problem=head_policy_problem)
 
 
-def _policy_at(git: Git, commit: str) -> tuple[PullRequestPolicy, Reason | None]:
+def policy_at(git: Git, commit: str) -> tuple[PullRequestPolicy, Reason | None]:
     """``.plangate/policy.toml`` committed at ``commit`` (:data:`STRICT` when absent), or
     why it cannot be used (then :data:`STRICT`, with the problem)."""
     from plangate.errors import InputRejected
@@ -163,7 +163,7 @@ def _single_parts(
                  for path in wanted)
 
 
-def _base_trust_root(git: Git, base: str) -> tuple[TrustRoot | None, Reason | None]:
+def base_trust_root(git: Git, base: str) -> tuple[TrustRoot | None, Reason | None]:
     """The trust root committed at the pull request's base, or why it cannot be used."""
     from plangate.authority.source import root_at
 
@@ -234,7 +234,7 @@ def codeowners_at(cwd: Path, rev: str, owner: str) -> str:
         surfaces, _ = surfaces_with_presence_at_commit(git, commit)
     except GitError as exc:
         raise InputRejected(exc.code, exc.message, exc.hint) from None
-    policy, problem = _policy_at(git, commit)
+    policy, problem = policy_at(git, commit)
     if problem is not None:
         raise InputRejected(problem.code, problem.message, problem.hint)
     sections: list[tuple[str, tuple[str, ...]]] = [

@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from plangate.agents import agent_markers_present
 from plangate.canonical import sha256_hex
 from plangate.clock import utc_now
 from plangate.errors import PlanGateError
@@ -71,6 +72,7 @@ from plangate.verdict import Reason, Result
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from plangate.hooks.ci_preview import ChangeRange
     from plangate.isolation.contract import BoxFacts
     from plangate.ledger import Ledger, LedgerLocation
     from plangate.plan.scope import TaskScope
@@ -113,6 +115,9 @@ class HookRequest(NamedTuple):
     """A commit or push that adopts PlanGate (git hooks: see :mod:`plangate.hooks.hosts.git`)."""
     unlike_worktree: tuple[str, ...] = ()
     """Staged approval parts whose working-tree bytes (the ones verified) differ (pre-commit)."""
+    change: ChangeRange | None = None
+    """git's hooks: where the commit or push starts and ends. A refusal is then held
+    against CI's verdict for a person (:mod:`plangate.hooks.ci_preview`)."""
 
 
 def deny_result(code: str, message: str, hint: str = "", **facts: Any) -> Result:
@@ -723,6 +728,9 @@ def _record(ledger: Ledger, request: HookRequest, result: Result, task: str | No
     used = result.facts.get("overrides_used")
     if used:
         payload["overrides_used"] = list(used)
+    lifted = result.facts.get("lifted_for_person")
+    if lifted:  # a person's commit or push CI hands to a human (or lets through)
+        payload["lifted_for_person"] = list(lifted)
     if env.get(DOCTOR_PROBE_ENV) == "1":
         # Marked where it is made: doctor's canary, not an agent's call.
         payload[PROBE_FIELD] = DOCTOR_PROBE
@@ -810,7 +818,9 @@ def _decide_request(
     if action.kind is ActionKind.READ:
         return decide(Facts(surfaces=None), action)
     facts = gather_facts(root, env, ledger, moment, box=box)
-    if request.adoption and request.canonical_targets is not None:
+    if (request.adoption and request.canonical_targets is not None
+            and not agent_markers_present(env)):
+        # A person adopts PlanGate; an agent's commit of the same files is judged as any.
         facts = facts._replace(adoption=True)
     if action.kind in (ActionKind.EFFECT, ActionKind.COMMIT, ActionKind.PUSH):
         from plangate.approval.parts import part_of, unverified
@@ -832,7 +842,24 @@ def _decide_request(
     result = decide(facts, action)
     if result.facts.get("overrides_used"):
         result = _spend_one_shots(ledger, root, facts, action, result=result, now=moment)
+    if request.change is not None and not result.accepted:
+        result = _for_a_person(request.change, root, env, result)
     return result
+
+
+def _for_a_person(change: ChangeRange, root: str, env: Mapping[str, str],
+                  refusal: Result) -> Result:
+    """git's hooks, after the decision: a person's refusal held against CI's verdict
+    (:mod:`plangate.hooks.ci_preview`). Facts that cannot be read keep the refusal."""
+    from plangate.hooks.ci_preview import for_a_person
+    from plangate.hooks.ci_preview_service import gather_preview
+
+    try:
+        preview = gather_preview(root, change, refusal, env)
+    except PlanGateError as exc:
+        why = f"ci_preview: {exc.code}: {exc.message}"
+        return refusal._replace(facts={**refusal.facts, "person_rule": why})
+    return for_a_person(refusal, preview)
 
 
 def _ledger_location(root: str, env: Mapping[str, str], box: BoxFacts | None) -> LedgerLocation:

@@ -202,7 +202,8 @@ def test_a_human_commits_in_scope_work_of_the_session_without_any_variable(repo:
     assert "HOOK_NO_ACTIVE_TASK" in text
     # The message speaks to the person at the terminal.
     assert "PlanGate stopped this commit" in text
-    assert "plangate task start TASK-XXXX" in text and "--no-verify" in text
+    assert "plangate task start TASK-XXXX" in text and ".plangate/policy.toml" in text
+    assert "--no-verify" not in text
     assert run_cli_in(repo, "task", "start", "TASK-0001", env=human_env()).code == 0
     ok = _git(repo, "commit", "-q", "-m", "in scope")
     assert ok.returncode == 0, ok.stderr

@@ -24,10 +24,16 @@ PlanGate (:func:`adopts`: no base commit holds the protected-surfaces file and t
 change touches only the adoption files), and a task's approval parts that verify
 for their own task (:mod:`plangate.approval.parts`, judged in the decision).
 
+For a person (no agent or automation marker in the environment), a refusal is then
+held against the verdict ``ci check`` will give the same change
+(:mod:`plangate.hooks.ci_preview`): what CI rejects stays refused; what CI hands to a
+human (protected surfaces, host hook configuration, the policy file, a path a
+``human = true`` policy rule lets through) is allowed with a notice on stderr
+("CI will ask a human to approve: ..."), and a path the base's ``.plangate/policy.toml``
+lets through without a human needs no task. The git hook is never the boundary: CI is.
+
 git's own protocol: exit 0 lets the commit or push happen, any other exit
 code stops it; the reason goes to stderr. Every failure stops it (exit 1).
-A person who skips the hooks after their own review leaves the judgement to CI,
-which checks the pull request regardless (the agent hooks deny skipping to agents).
 """
 
 # ruff: noqa: PTH117, PTH118
@@ -38,6 +44,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from plangate.hooks.ci_preview import ChangeRange
 from plangate.hooks.hosts.protocol import HookOutput, fail_closed, reason_text
 from plangate.records import NamedTuple
 from plangate.verdict import Result
@@ -51,10 +58,11 @@ ZERO_SHA_CHARS = frozenset("0")
 
 
 HUMAN_NOTE = """
-PlanGate stopped this {what}: the {paths} are judged like an agent's writes.
+PlanGate stopped this {what} (the {paths} were judged).
   - see why:                 plangate status; plangate task show
   - work on an approved task: plangate task start TASK-XXXX, then {what} again
-  - after your own review you may {what} with --no-verify; CI still checks the pull request
+  - a change without a task: a rule in .plangate/policy.toml on the base branch lets it
+    through, as it lets the pull request through in CI
 """
 """What a person reads under the reasons: git's hooks run for humans as well as agents."""
 
@@ -62,12 +70,30 @@ PlanGate stopped this {what}: the {paths} are judged like an agent's writes.
 def _deny(result: Result, label: str) -> HookOutput:
     what, paths = ("push", "pushed paths") if "push" in label else ("commit", "staged paths")
     note = HUMAN_NOTE.format(what=what, paths=paths)
+    kept = result.facts.get("person_rule")
+    if kept:  # why CI's verdict does not let a person through either
+        note += f"  - held against CI's verdict: {kept}\n"
     return HookOutput("", reason_text(result, label) + "\n" + note, 1)
+
+
+def _adoption_notice(result: Result) -> tuple[str, ...]:
+    """What a person reads when the adoption passes: CI hands its pull request to a human."""
+    if not result.facts.get("adopts_plangate"):
+        return ()
+    from plangate.delivery.ci import adoption_reason
+
+    targets = tuple(t for t in result.facts.get("targets", ()) if isinstance(t, str))
+    reason = adoption_reason(targets)
+    return (f"CI will ask a human to approve: {reason.code}: {reason.message}",)
 
 
 def _output(result: Result, label: str) -> HookOutput:
     if result.accepted:
-        return HookOutput("", "", 0)
+        notice = result.facts.get("person_notice") or _adoption_notice(result)
+        if not notice:
+            return HookOutput("", "", 0)
+        head = f"PlanGate lets this {label} through: CI, not this hook, decides"
+        return HookOutput("", "\n".join([head + ":", *(f"- {line}" for line in notice)]) + "\n", 0)
     return _deny(result, label)
 
 
@@ -101,6 +127,7 @@ def pre_commit(cwd: Path, env: Mapping[str, str]) -> HookOutput:
             canonical_targets=tuple(staged),
             adoption=adopts(git, staged, bases),
             unlike_worktree=tuple(git.unstaged_paths(parts, index)),
+            change=ChangeRange(tuple(bases), (), index),
         )
         return _output(evaluate(request, env), label)
 
@@ -123,10 +150,16 @@ def _is_zero(sha: str) -> bool:
 
 
 class PushedRange(NamedTuple):
-    """What a push brings: the changed paths, and the commits they are changed against."""
+    """What a push brings: the changed paths, the commits they are changed against, and
+    the commits pushed."""
 
     paths: set[str]
     bases: list[str]
+    heads: list[str]
+
+    def change(self) -> ChangeRange:
+        """Where the push starts and ends, each commit once (every ref's, together)."""
+        return ChangeRange(tuple(dict.fromkeys(self.bases)), tuple(dict.fromkeys(self.heads)))
 
 
 def _new_branch_range(git: Git, local: str) -> PushedRange:
@@ -135,12 +168,12 @@ def _new_branch_range(git: Git, local: str) -> PushedRange:
     proc = git.run(["rev-list", "--boundary", local, "--not", "--remotes"])
     lines = proc.stdout.decode().splitlines()
     if not lines:
-        return PushedRange(set(), [])  # every commit is already on a remote: nothing new
+        return PushedRange(set(), [], [])  # every commit is already on a remote: nothing new
     boundaries = [line[1:] for line in lines if line.startswith("-")]
     paths: set[str] = set()
     for boundary in boundaries or [git.empty_tree()]:
         paths.update(git.changed_paths(boundary, local))
-    return PushedRange(paths, boundaries)
+    return PushedRange(paths, boundaries, [local])
 
 
 def _range(git: Git, local_sha: str, remote_sha: str) -> PushedRange:
@@ -148,7 +181,7 @@ def _range(git: Git, local_sha: str, remote_sha: str) -> PushedRange:
     local = git.resolve_commit(local_sha)
     if remote_sha and not _is_zero(remote_sha) and git.commit_exists(remote_sha):
         remote = git.resolve_commit(remote_sha)
-        return PushedRange(set(git.changed_paths(remote, local)), [remote])
+        return PushedRange(set(git.changed_paths(remote, local)), [remote], [local])
     return _new_branch_range(git, local)
 
 
@@ -204,7 +237,7 @@ def pushed_range(cwd: Path, stdin: bytes) -> PushedRange:
     from plangate.git import Git
 
     git = Git(cwd)
-    out = PushedRange(set(), [])
+    out = PushedRange(set(), [], [])
     for raw_line in stdin.decode("utf-8", "strict").splitlines():
         if not raw_line.strip():
             continue
@@ -221,6 +254,7 @@ def pushed_range(cwd: Path, stdin: bytes) -> PushedRange:
         found = _range(git, local_sha, remote_sha)
         out.paths.update(found.paths)
         out.bases.extend(found.bases)
+        out.heads.extend(found.heads)
     return out
 
 
@@ -234,13 +268,14 @@ def pre_push(cwd: Path, stdin: bytes, env: Mapping[str, str]) -> HookOutput:
 
         found = pushed_range(cwd, stdin) if stdin.strip() else None
         if found is None:
-            found = framework_range(cwd, env) or PushedRange(set(), [])
+            found = framework_range(cwd, env) or PushedRange(set(), [], [])
         if not found.paths:
             return HookOutput("", "", 0)
         paths = sorted(found.paths)
         request = HookRequest(
             "git", HookEvent.PUSH, str(cwd.resolve()), "pre-push",
             canonical_targets=tuple(paths), adoption=adopts(Git(cwd), paths, found.bases),
+            change=found.change(),
         )
         return _output(evaluate(request, env), label)
 

@@ -35,6 +35,14 @@ if [ "$(uname -s)" = "Linux" ] && [ ! -x /usr/bin/bwrap ]; then
   apt-get update -qq
   apt-get install -y -qq bubblewrap >/dev/null
 fi
+if [ "$(uname -s)" = "Linux" ] && ! command -v socat >/dev/null 2>&1; then
+  # Claude Code's own sandbox (the journey tests run it) needs bubblewrap and socat, and
+  # exec's box bridges its proxy with a trusted socat when there is one.
+  echo "==> socat not found: installing it from the distribution's packages"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq socat >/dev/null
+fi
 if [ "$(uname -s)" = "Linux" ] && ! command -v cc >/dev/null 2>&1; then
   # The hook helper's native client is built and tested with a real C compiler.
   echo "==> cc not found: installing gcc and libc6-dev from the distribution's packages"

@@ -58,43 +58,7 @@ class Seam:
     observed: str
 
 
-SEAMS_NOT_YET_FIXED: tuple[Seam, ...] = (
-    Seam(
-        "local_settings_do_not_block_a_read",
-        "HOOK_CONFIG_FILE: writes to Claude Code hook configuration are never allowed from "
-        "an agent: .claude/settings.local.json",
-    ),
-    Seam(
-        "alice_plans_task_one",
-        "HOOK_APPROVAL_FILE: approval records are written only by plangate commands a human "
-        "runs: docs/working/TASK-0001/approvals/review-c1.json",
-    ),
-    Seam(
-        "bob_reviews_task_one",
-        "HOOK_APPROVAL_FILE: approval records are written only by plangate commands a human "
-        "runs: docs/working/TASK-0001/approvals/review-c2.json",
-    ),
-    Seam(
-        "carol_approves_task_one",
-        "HOOK_APPROVAL_FILE: approval records are written only by plangate commands a human "
-        "runs: docs/working/TASK-0001/approvals/c3.json",
-    ),
-    Seam(
-        "bob_plans_task_two",
-        "HOOK_APPROVAL_FILE: approval records are written only by plangate commands a human "
-        "runs: docs/working/TASK-0002/approvals/review-c1.json",
-    ),
-    Seam(
-        "alice_reviews_task_two",
-        "HOOK_APPROVAL_FILE: approval records are written only by plangate commands a human "
-        "runs: docs/working/TASK-0002/approvals/review-c2.json",
-    ),
-    Seam(
-        "carol_approves_task_two",
-        "HOOK_APPROVAL_FILE: approval records are written only by plangate commands a human "
-        "runs: docs/working/TASK-0002/approvals/c3.json",
-    ),
-)
+SEAMS_NOT_YET_FIXED: tuple[Seam, ...] = ()
 """Steps of the week known to fail today, each with a text its failure contains. When a
 fix lands, its step passes, the week fails with "remove it from SEAMS_NOT_YET_FIXED", and
 the entry goes."""

@@ -21,7 +21,7 @@ chain it claims to be.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from plangate.canonical import (
@@ -622,7 +622,21 @@ def verify_values(
     rows: Iterable[tuple[Any, ...]], head: Head | None, *, anchor: str | None = None
 ) -> Result:
     """:func:`verify_rows` over the seven column values of each row as a backend returned
-    them (``seq, kind, subject, payload, at, prev_hash, entry_hash``), streamed.
+    them (``seq, kind, subject, payload, at, prev_hash, entry_hash``), streamed."""
+    return ChainWalk(rows, head, anchor=anchor).finish()
+
+
+class ChainWalk:
+    """Verification of stored rows as an iterator: what :func:`verify_values` decides.
+
+    Iterating yields the seven column values of each row once the row has passed
+    every check, in ``seq`` order; a row that breaks the chain is never yielded,
+    nor is any row after it. :meth:`finish` verifies the rows not taken yet and
+    returns the verdict: ``INTACT`` only when every row passed and the chain ends
+    at the head (and holds ``anchor``). A consumer that builds something from
+    the rows it was handed must keep it only for an ``INTACT`` verdict: the rows
+    before a broken one were yielded already. Memory does not grow with the
+    number of rows.
 
     Every row gets every check of :func:`_check_row`. A row that passes them all
     in the quick form below (exact types, kinds and times already seen, the
@@ -631,53 +645,85 @@ def verify_values(
     accepts it or names the first rule it breaks, so results and messages are
     those of the full checks.
     """
-    walk = _Walk()
-    payload_ok = _PayloadCheck().accepts
-    kinds = walk.kinds
-    count = 0
-    prev_hash = GENESIS_PREV_HASH
-    # A time equal to the previous row's was validated with it; the first row has
-    # no previous time (a sentinel no column value equals, not "" or None).
-    last_at: object = _NO_TIME
-    # Many entries: OpenSSL's SHA-256 is the faster one per call (see canonical.new_sha256).
-    import hashlib
 
-    sha256 = hashlib.sha256
-    for values in rows:
-        expected = count + 1
-        seq, kind, subject, payload_text, at, row_prev, entry_hash = values
-        if not (
-            type(seq) is int
-            and seq == expected
-            and row_prev == prev_hash
-            and (kind in kinds or (type(kind) is str and is_snake_kind(kind)))
-            and _valid_subject(subject)
-            and (at == last_at or _valid_at(at))
-            and payload_ok(payload_text)
-            # A recorded hash equal to "sha256:" + a hex digest is a well-formed digest.
-            and entry_hash
-            == "sha256:"
-            + sha256(
-                (
-                    f'{{"at":"{at}","kind":"{kind}","payload":{payload_text},'
-                    f'"prev_hash":"{row_prev}","seq":{seq},"subject":{_json_string(subject)},'
-                    '"v":1}'
-                ).encode()
-            ).hexdigest()
-        ):
-            from plangate.ledger.rows import StoredRow
+    __slots__ = ("_rows", "result")
 
-            walk.count, walk.prev_hash = count, prev_hash
-            reason = _check_row(StoredRow(*values), expected, prev_hash)
-            if reason is not None:
-                return _tampered(walk, expected, reason)
-        count = expected
-        prev_hash = entry_hash
-        last_at = at
-        kinds[kind] = kinds.get(kind, 0) + 1
-        if anchor is not None and entry_hash == anchor:
-            walk.anchor_seen = True
-    walk.count, walk.prev_hash = count, prev_hash
+    def __init__(
+        self, rows: Iterable[tuple[Any, ...]], head: Head | None, *, anchor: str | None = None
+    ) -> None:
+        self.result: Result | None = None
+        """The verdict, once the rows ran out or one broke the chain (None before)."""
+        self._rows = self._walk(rows, head, anchor)
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        return self._rows
+
+    def finish(self) -> Result:
+        """Verify the rows not taken yet; the verdict."""
+        for _values in self._rows:
+            pass
+        if self.result is None:  # pragma: no cover - the walk always ends with a verdict
+            raise RuntimeError("the chain walk ended without a verdict")
+        return self.result
+
+    def _walk(
+        self, rows: Iterable[tuple[Any, ...]], head: Head | None, anchor: str | None
+    ) -> Iterator[tuple[Any, ...]]:
+        walk = _Walk()
+        payload_ok = _PayloadCheck().accepts
+        kinds = walk.kinds
+        count = 0
+        prev_hash = GENESIS_PREV_HASH
+        # A time equal to the previous row's was validated with it; the first row has
+        # no previous time (a sentinel no column value equals, not "" or None).
+        last_at: object = _NO_TIME
+        # Many entries: OpenSSL's SHA-256 is the faster one per call (see
+        # canonical.new_sha256).
+        import hashlib
+
+        sha256 = hashlib.sha256
+        for values in rows:
+            expected = count + 1
+            seq, kind, subject, payload_text, at, row_prev, entry_hash = values
+            if not (
+                type(seq) is int
+                and seq == expected
+                and row_prev == prev_hash
+                and (kind in kinds or (type(kind) is str and is_snake_kind(kind)))
+                and _valid_subject(subject)
+                and (at == last_at or _valid_at(at))
+                and payload_ok(payload_text)
+                # A recorded hash equal to "sha256:" + a hex digest is a well-formed digest.
+                and entry_hash
+                == "sha256:"
+                + sha256(
+                    (
+                        f'{{"at":"{at}","kind":"{kind}","payload":{payload_text},'
+                        f'"prev_hash":"{row_prev}","seq":{seq},"subject":{_json_string(subject)},'
+                        '"v":1}'
+                    ).encode()
+                ).hexdigest()
+            ):
+                from plangate.ledger.rows import StoredRow
+
+                walk.count, walk.prev_hash = count, prev_hash
+                reason = _check_row(StoredRow(*values), expected, prev_hash)
+                if reason is not None:
+                    self.result = _tampered(walk, expected, reason)
+                    return
+            count = expected
+            prev_hash = entry_hash
+            last_at = at
+            kinds[kind] = kinds.get(kind, 0) + 1
+            if anchor is not None and entry_hash == anchor:
+                walk.anchor_seen = True
+            yield values
+        walk.count, walk.prev_hash = count, prev_hash
+        self.result = _chain_end(walk, head, anchor)
+
+
+def _chain_end(walk: _Walk, head: Head | None, anchor: str | None) -> Result:
+    """The verdict once every row passed: the chain must end at the head and hold the anchor."""
     if head is not None and (head.seq != walk.count or head.entry_hash != walk.prev_hash):
         return _tampered(
             walk,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from plangate.report.build import build_report
-from plangate.report.ledger_view import denials, in_window
+from plangate.report.ledger_view import denials, in_window, ledger_figures
 from plangate.report.model import Entry, LedgerFacts, ReportInputs, clip, text_of, texts_of
 from plangate.report.render_markdown import md
 from plangate.verdict import Reason
@@ -71,7 +71,7 @@ def _inputs(verdict: str, entries: tuple[Entry, ...]) -> ReportInputs:
         len(entries),
         None,
         2 if verdict == "TAMPERED" else None,
-        entries,
+        ledger_figures(entries),  # handed over even when it does not verify: the builder decides
     )
     return ReportInputs("repo", "2026-12-01T00:00:00Z", ledger, ())
 

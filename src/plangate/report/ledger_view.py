@@ -118,7 +118,7 @@ def timeline(entries: Iterable[Entry]) -> Timeline:
     return tally.result()
 
 
-def _denial(entry: Entry) -> DenialView | None:
+def denial_row(entry: Entry) -> DenialView | None:
     """The refusal an entry records, or None when it records none."""
     payload = entry.payload
     if entry.kind == "hook_decision":
@@ -161,7 +161,7 @@ def _denial(entry: Entry) -> DenialView | None:
 
 
 DENIAL_KINDS = frozenset({"hook_decision", "exec_refused", "exec_result"})
-"""The kinds :func:`_denial` can find a refusal in (any other kind records none)."""
+"""The kinds :func:`denial_row` can find a refusal in (any other kind records none)."""
 
 
 def is_probe(entry: Entry) -> bool:
@@ -189,7 +189,7 @@ class DenialTally:
         if is_probe(entry):
             self.probes += 1
             return
-        row = _denial(entry)
+        row = denial_row(entry)
         if row is None:
             return
         self.total += 1

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
-import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -182,7 +181,7 @@ class Ledger(abc.ABC):
                 if problem is not None:
                     return integrity_result(problem), None
                 walk = ChainWalk(rows, head, anchor=anchor)
-                answer = fold(_decoded(walk))
+                answer = fold(walk.entries())
                 return walk.finish(), answer
 
         result, answer = self._reading(read)
@@ -281,14 +280,6 @@ class EmptyLedger(Ledger):
 
 def _take_none(entries: Iterator[LedgerEntry]) -> None:
     """The fold of a plain verification: it takes no entry."""
-
-
-def _decoded(rows: Iterable[RawRow]) -> Iterator[LedgerEntry]:
-    """Entries from rows that passed every check (the payload text is canonical JSON of an
-    object, so one parse is all it takes)."""
-    loads = json.loads
-    for seq, kind, subject, payload_text, at, prev_hash, entry_hash in rows:
-        yield LedgerEntry(seq, kind, subject, loads(payload_text), at, prev_hash, entry_hash)
 
 
 def integrity_result(problem: Reason) -> Result:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from plangate.ledger.chain import LedgerEntry
 from plangate.records import NamedTuple
 from plangate.verdict import Reason
 
@@ -24,15 +25,8 @@ MAX_DENIAL_ROWS = 500
 # -- the facts the service hands over ----------------------------------------------
 
 
-class Entry(NamedTuple):
-    """A ledger entry of a chain that verified: its fields but ``prev_hash``, payload parsed."""
-
-    seq: int
-    kind: str
-    subject: str
-    payload: Mapping[str, Any]
-    at: str
-    entry_hash: str
+Entry = LedgerEntry
+"""A ledger entry of a chain that verified (payload parsed), as the ledger hands it on."""
 
 
 @dataclass(frozen=True)
@@ -188,8 +182,7 @@ class Timeline:
     total: int
 
 
-@dataclass(frozen=True)
-class DenialView:
+class DenialView(NamedTuple):
     """One refused action, linked to its ledger entry."""
 
     seq: int

@@ -18,7 +18,6 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from plangate.errors import PlanGateError, UsageError
 from plangate.layout import RUN_LOG_NAME
@@ -36,9 +35,6 @@ from plangate.report.model import (
 )
 from plangate.report.tasks import run_log_twins
 from plangate.verdict import Reason
-
-if TYPE_CHECKING:
-    from plangate.ledger import LedgerEntry
 
 FORMATS = ("html", "markdown")
 MAX_RUN_LOG_BYTES = 16 * 1024 * 1024
@@ -83,9 +79,9 @@ def read_ledger(
     """
     from plangate.ledger import LedgerError, open_ledger
 
-    def fold(entries: Iterator[LedgerEntry]) -> LedgerFigures:
+    def fold(entries: Iterator[Entry]) -> LedgerFigures:
         return ledger_figures(
-            (Entry(e.seq, e.kind, e.subject, e.payload, e.at, e.entry_hash) for e in entries),
+            entries,
             since=since,
             task_filter=task_filter,
             tasks=tasks,

@@ -108,7 +108,9 @@ def _all_entries(repo: Path) -> list[Entry]:
         rows, head = ledger.stored_rows()
     assert verify_rows(rows, head).accepted
     return [
-        Entry(r.seq, r.kind, r.subject, json.loads(r.payload_text), r.at, r.entry_hash)
+        Entry(
+            r.seq, r.kind, r.subject, json.loads(r.payload_text), r.at, r.prev_hash, r.entry_hash
+        )
         for r in rows
     ]
 

@@ -14,7 +14,7 @@ from plangate.verdict import Reason
 def _entry(
     seq: int, kind: str, payload: dict, subject: str = "TASK-0001", at: str = "2026-12-01T10:00:00Z"
 ) -> Entry:
-    return Entry(seq, kind, subject, payload, at, "sha256:" + "0" * 64)
+    return Entry(seq, kind, subject, payload, at, "sha256:" + "0" * 64, "sha256:" + "1" * 64)
 
 
 def test_clip_makes_controls_visible_and_marks_a_cut() -> None:

@@ -34,6 +34,7 @@ from plangate.report.model import (
 from plangate.report.service import read_ledger
 from plangate.report.tasks import EXEC_KINDS, RUN_LOG_EVENTS, runs
 from support.cli import run_cli_in
+from support.ledger import Backend, backend_fixture  # noqa: F401 -- the fixture
 from support.report import build_repository, tamper_ledger
 
 DAYS = ("2026-11-28", "2026-11-29", "2026-11-30", "2026-12-01")
@@ -46,11 +47,11 @@ def _clock(day: str) -> Any:
     return lambda: datetime.fromisoformat(f"{day}T09:30:00").replace(tzinfo=UTC)
 
 
-def _mixed(repo: Path) -> None:
+def _mixed(repo: Path, env: dict[str, str] | None = None) -> None:
     """Hook decisions (refused, allowed, doctor's probes), exec runs and refusals, delivery
     transitions, evaluations and checkpoints, spread over four days and three tasks."""
     for number, day in enumerate(DAYS):
-        with open_ledger(repo, {}, clock=_clock(day)) as ledger:
+        with open_ledger(repo, env or {}, clock=_clock(day)) as ledger:
             for i in range(DENIALS // len(DAYS)):
                 task = TASKS[i % 3]
                 ledger.append(
@@ -103,8 +104,8 @@ def repo(git_repo: Path) -> Path:
 # -- the list-based computation, as the report made it with every entry in memory ----------
 
 
-def _all_entries(repo: Path) -> list[Entry]:
-    with open_ledger(repo, {}, create=False) as ledger:
+def _all_entries(repo: Path, env: dict[str, str] | None = None) -> list[Entry]:
+    with open_ledger(repo, env or {}, create=False) as ledger:
         rows, head = ledger.stored_rows()
     assert verify_rows(rows, head).accepted
     return [
@@ -188,9 +189,9 @@ def _checkpoint(entries: list[Entry]) -> str | None:
     return None
 
 
-def _twins(repo: Path, task: str) -> frozenset[str]:
+def _twins(entries: list[Entry], task: str) -> frozenset[str]:
     """What the task's run log would have to hold: half of its runs, one forged line."""
-    entries = [e for e in _all_entries(repo) if e.subject == task and e.kind in RUN_LOG_EVENTS]
+    entries = [e for e in entries if e.subject == task and e.kind in RUN_LOG_EVENTS]
     texts = {canonical_text(dict(e.payload)) for e in entries[::2]}
     return frozenset(texts | {canonical_text({"program": "forged", "task_id": task})})
 
@@ -198,10 +199,12 @@ def _twins(repo: Path, task: str) -> frozenset[str]:
 # -- the comparison ----------------------------------------------------------------------------
 
 
-def _compare(repo: Path, since: str | None, task_filter: tuple[str, ...]) -> LedgerFigures:
-    entries = _all_entries(repo)
-    twins = {task: _twins(repo, task) for task in TASKS}
-    ledger = read_ledger(repo, {}, since=since, task_filter=task_filter, tasks=twins)
+def _compare(
+    repo: Path, since: str | None, task_filter: tuple[str, ...], env: dict[str, str] | None = None
+) -> LedgerFigures:
+    entries = _all_entries(repo, env)
+    twins = {task: _twins(entries, task) for task in TASKS}
+    ledger = read_ledger(repo, env or {}, since=since, task_filter=task_filter, tasks=twins)
     assert ledger.verdict == "INTACT" and ledger.entries_checked == len(entries)
     figures = ledger.figures
     assert figures is not None
@@ -252,6 +255,14 @@ def test_streamed_figures_equal_the_list_based_computation(
         assert len(figures.evaluations) == 3  # the repository's own and two more
         assert figures.checkpoint is not None
         assert all(figures.tasks[t].runs for t in TASKS)
+
+
+@pytest.mark.parametrize(("since", "task_filter"), [(None, ()), ("2026-11-30", ("TASK-0002",))])
+def test_streamed_figures_are_the_same_on_both_backends(
+    backend: Backend, since: str | None, task_filter: tuple[str, ...]
+) -> None:
+    _mixed(backend.repo, backend.env)
+    _compare(backend.repo, since, task_filter, backend.env)
 
 
 def test_the_page_counts_every_refusal_and_lists_the_newest(repo: Path, tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -125,6 +125,26 @@ def baseline_pg_inserts(url: str, count: int) -> float:
                     conn.execute("INSERT INTO bench_baseline VALUES (%s, %s)", (i, text))
 
         return count / timed(run)
+
+
+def load_sqlite_stream(repo: Path, rows: Iterable[tuple[Any, ...]]) -> None:
+    """:func:`load_sqlite` for rows made one at a time (never all in memory at once)."""
+    with open_ledger(repo, {}):
+        pass  # creates the schema
+    conn = sqlite3.connect(repo / ".plangate" / "ledger.sqlite3", isolation_level=None)
+    last: list[tuple[Any, ...]] = []
+
+    def remembered() -> Iterator[tuple[Any, ...]]:
+        for row in rows:
+            last[:] = [row]
+            yield row
+
+    conn.execute("BEGIN IMMEDIATE")
+    conn.executemany("INSERT INTO ledger_entries VALUES (?, ?, ?, ?, ?, ?, ?)", remembered())
+    if last:
+        conn.execute("UPDATE ledger_head SET seq = ?, entry_hash = ?", (last[0][0], last[0][6]))
+    conn.execute("COMMIT")
+    conn.close()
 
 
 def load_sqlite(repo: Path, rows: list[tuple[Any, ...]]) -> None:

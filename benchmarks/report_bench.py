@@ -1,25 +1,33 @@
-"""Report benchmark: ``plangate report`` on 100,000 ledger entries, as a ratio of ``ledger verify``.
+"""Report benchmark: ``plangate report`` at n and 10n ledger entries, time as a ratio of
+``ledger verify`` on the same ledger, and the report's peak memory.
 
 Usage::
 
-    python3 benchmarks/report_bench.py [--entries 100000] [--repeats 3]
+    python3 benchmarks/report_bench.py [--entries 100000] [--repeats 3] [--no-10n]
 
-A SQLite ledger of mixed kinds (hook decisions, half of them denials, exec runs,
-approvals) spread over 30 days is built with the ledger's own hash function in a
-fresh repository with one approved task. Both commands run in-process on the same
-ledger; the best of ``--repeats`` is printed, and the ratio is what to compare
-between machines (the report verifies the chain itself, then reads the tasks and
-draws the page, so it cannot be faster than ``verify``).
+A SQLite ledger of mixed kinds (hook decisions, half of them denials, exec runs, C3
+issues) spread over 30 days is built with the ledger's own hash function (streamed
+into the database, never held whole) in a fresh repository. For n and 10n entries,
+``plangate report`` (HTML) and ``plangate ledger verify`` each run in their own child
+process, interleaved ``--repeats`` times; each child reports its own wall time and
+its peak resident memory (``VmHWM``, read inside the child: a forked child's
+``ru_maxrss`` can count the parent's pages). The best time of each is kept.
+
+Goals (printed as met / not met; a missed goal is reported, not failed):
+
+- time: report / ledger verify <= 2.0 at each size (the report verifies the chain in
+  the same pass it folds the figures, then reads the tasks and draws the page);
+- memory: the report's peak <= 100 MiB at 10n (1,000,000 entries by default).
 """
 
 from __future__ import annotations
 
 import argparse
-import io
+import os
 import subprocess
 import sys
 import tempfile
-import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +35,24 @@ from plangate.canonical import canonical_text
 from plangate.ledger.chain import GENESIS_PREV_HASH, entry_hash_from_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ledger_bench import load_sqlite  # the sibling benchmark's loader
+from ledger_bench import load_sqlite_stream  # the sibling benchmark's loader
+
+TIME_RATIO_MAX = 2.0
+"""report / ledger verify, wall time, at every size."""
+PEAK_MIB_MAX = 100.0
+"""The report's peak resident memory at the larger size."""
+
+_CHILD = (
+    "import sys, time\n"
+    "start = time.perf_counter()\n"
+    "from plangate.cli.main import main\n"
+    "code = main(sys.argv[1:])\n"
+    "took = time.perf_counter() - start\n"
+    "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')]\n"
+    "sys.stderr.write(f'BENCH {took} ' + (hwm[0].split()[1] if hwm else '0') + '\\n')\n"
+    "sys.exit(code)\n"
+)
+"""One ``plangate`` command; its wall time (imports included) and ``VmHWM`` on stderr."""
 
 
 def _payload(seq: int) -> tuple[str, str, dict[str, Any]]:
@@ -59,9 +84,8 @@ def _payload(seq: int) -> tuple[str, str, dict[str, Any]]:
     return "c3_issue", task, {"verdict": "ACCEPTED", "facts": {"task_id": task}}
 
 
-def chain_rows(count: int) -> list[tuple[Any, ...]]:
-    """``count`` chained rows of mixed kinds over 30 days."""
-    rows: list[tuple[Any, ...]] = []
+def chain_rows(count: int) -> Iterator[tuple[Any, ...]]:
+    """``count`` chained rows of mixed kinds over 30 days, one at a time."""
     prev = GENESIS_PREV_HASH
     for seq in range(1, count + 1):
         kind, subject, payload = _payload(seq)
@@ -71,9 +95,8 @@ def chain_rows(count: int) -> list[tuple[Any, ...]]:
         entry_hash = entry_hash_from_text(
             seq=seq, kind=kind, subject=subject, payload_text=text, at=at, prev_hash=prev
         )
-        rows.append((seq, kind, subject, text, at, prev, entry_hash))
+        yield (seq, kind, subject, text, at, prev, entry_hash)
         prev = entry_hash
-    return rows
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -81,6 +104,7 @@ def _git(repo: Path, *args: str) -> None:
 
 
 def make_repo(base: Path, count: int) -> Path:
+    """A fresh repository with one commit and a ledger of ``count`` entries."""
     repo = base / "repo"
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
@@ -96,49 +120,85 @@ def make_repo(base: Path, count: int) -> Path:
         "-m",
         "initial",
     )
-    from plangate.ledger import open_ledger
-
-    with open_ledger(repo, {}) as ledger:  # creates the schema
-        ledger.head()
-    load_sqlite(repo, chain_rows(count))
+    load_sqlite_stream(repo, chain_rows(count))
     return repo
 
 
-def run_cli(repo: Path, *argv: str) -> tuple[int, float]:
-    from plangate.cli.context import Context
-    from plangate.cli.main import main
-
-    ctx = Context(
-        cwd=repo, stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.BytesIO(b""), env={}
+def run_child(repo: Path, *argv: str) -> tuple[float, float]:
+    """(wall seconds, peak MiB) of one ``plangate ARGV`` in a child process."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PLANGATE_")}
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, *argv], cwd=repo, env=env, capture_output=True, check=False
     )
-    start = time.perf_counter()
-    code = main(list(argv), ctx)
-    return code, time.perf_counter() - start
+    lines = [x for x in proc.stderr.decode().splitlines() if x.startswith("BENCH ")]
+    if proc.returncode != 0 or not lines:
+        raise SystemExit(f"plangate {' '.join(argv)} failed: {proc.stderr.decode()[-500:]}")
+    _tag, took, hwm = lines[-1].split()
+    return float(took), int(hwm) / 1024
+
+
+def measure(count: int, repeats: int) -> dict[str, float]:
+    """Best wall times of verify and report, and the report's peak memory, at ``count``."""
+    with tempfile.TemporaryDirectory(prefix="plangate-report-bench-") as tmp:
+        repo = make_repo(Path(tmp), count)
+        out = Path(tmp) / "report.html"
+        verify, report, peak, verify_peak = [], [], [], []
+        run_child(repo, "ledger", "verify")  # warm the page cache and .pyc files
+        for _ in range(repeats):
+            seconds, mib = run_child(repo, "ledger", "verify")
+            verify.append(seconds)
+            verify_peak.append(mib)
+            seconds, mib = run_child(repo, "report", "-o", str(out))
+            report.append(seconds)
+            peak.append(mib)
+        size = out.stat().st_size
+    return {
+        "entries": count,
+        "verify_s": min(verify),
+        "report_s": min(report),
+        "ratio": min(report) / min(verify),
+        "report_peak_mib": max(peak),
+        "verify_peak_mib": max(verify_peak),
+        "page_kib": size / 1024,
+    }
+
+
+def _verdict(met: bool) -> str:
+    return "goal met" if met else "goal NOT MET"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--entries", type=int, default=100_000)
+    parser.add_argument("--entries", type=int, default=100_000, help="n (10n is measured too)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--no-10n", action="store_true", help="measure n only")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="plangate-report-bench-") as tmp:
-        repo = make_repo(Path(tmp), args.entries)
-        out = Path(tmp) / "report.html"
-        verify, report = [], []
-        for _ in range(args.repeats):
-            code, seconds = run_cli(repo, "ledger", "verify")
-            assert code == 0, "the benchmark ledger must verify"
-            verify.append(seconds)
-            code, seconds = run_cli(repo, "report", "-o", str(out))
-            assert code == 0, "the report must be written"
-            report.append(seconds)
-        size = out.stat().st_size
-    best_verify, best_report = min(verify), min(report)
-    print(f"entries: {args.entries}")
+    sizes = [args.entries] if args.no_10n else [args.entries, 10 * args.entries]
+    results = []
+    for count in sizes:
+        row = measure(count, args.repeats)
+        results.append(row)
+        print(
+            f"entries {count:>9,}: ledger verify {row['verify_s']:.2f} s "
+            f"({row['verify_peak_mib']:.0f} MiB)   report (html) {row['report_s']:.2f} s "
+            f"({row['report_peak_mib']:.0f} MiB)   ratio report/verify {row['ratio']:.2f}   "
+            f"page {row['page_kib']:.0f} KiB",
+            flush=True,
+        )
+    print()
+    for row in results:
+        print(
+            f"time, {row['entries']:,} entries: report/verify {row['ratio']:.2f} "
+            f"(<= {TIME_RATIO_MAX}): {_verdict(row['ratio'] <= TIME_RATIO_MAX)}"
+        )
+    largest = results[-1]
     print(
-        f"ledger verify: {best_verify:.2f} s   report (html): {best_report:.2f} s   "
-        f"ratio report/verify: {best_report / best_verify:.2f}   page: {size / 1024:.0f} KiB"
+        f"memory, {largest['entries']:,} entries: report peak {largest['report_peak_mib']:.0f} MiB "
+        f"(<= {PEAK_MIB_MAX:.0f} MiB): {_verdict(largest['report_peak_mib'] <= PEAK_MIB_MAX)}"
     )
+    if len(results) == 2:
+        growth = results[1]["report_peak_mib"] / results[0]["report_peak_mib"]
+        print(f"memory growth n -> 10n: x{growth:.2f} (flat is about 1)")
     return 0
 
 

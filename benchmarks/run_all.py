@@ -607,6 +607,45 @@ def bench_ledger(report: Report, python: str, env: dict[str, str], full: bool) -
     )
 
 
+# -- report ----------------------------------------------------------------------------------
+
+
+REPORT_PEAK_MIB_MAX = 100.0
+"""The report's peak resident memory at any ledger size (it streams the ledger)."""
+
+
+def bench_report(report: Report, python: str, env: dict[str, str], full: bool) -> None:
+    import report_bench
+
+    sizes = (10_000, 100_000) if full else (2_000, 20_000)
+    cpu, rss = [], []
+    for count in sizes:
+        with tempfile.TemporaryDirectory(prefix="plangate-bench-") as tmp:
+            repo = report_bench.make_repo(Path(tmp), count)
+            page = str(Path(tmp) / "report.html")
+            argv = [python, "-m", "plangate", "report", "-o", page]
+            base = [python, "-m", "plangate", "ledger", "verify"]
+            result = compare("report", argv, base, cwd=repo, runs=3, env=env)
+            cpu.append(result["subject_cpu_ms"])
+            peak = command_peak_mib(python, ["report", "-o", page], repo, env)
+            rss.append(peak)
+            report.goal(
+                f"report, {count:,} entries (CPU)",
+                result["ratio_cpu"],
+                report_bench.TIME_RATIO_MAX,
+                f"ledger verify on the same ledger ({result['baseline_cpu_ms']:.0f} ms)",
+            )
+            report.goal(
+                f"report peak memory, {count:,} entries",
+                peak,
+                REPORT_PEAK_MIB_MAX,
+                "an absolute bound: the ledger is streamed",
+                unit=" MiB",
+            )
+    report.curve("report CPU vs entries", sizes[0], cpu[0], cpu[1], "ms")
+    report.curve("report peak memory vs entries", sizes[0], rss[0], rss[1], "MiB", flat=True)
+
+
 # -- in-process curves: patterns and plan size ---------------------------------------------
 
 
@@ -685,7 +724,10 @@ def main() -> int:
     parser.add_argument("--full", action="store_true", help="the sizes the goals name (slow)")
     parser.add_argument("--json", action="store_true", help="also print the report as JSON")
     parser.add_argument(
-        "--only", nargs="*", default=None, choices=["hook", "c3", "ci", "ledger", "inprocess"]
+        "--only",
+        nargs="*",
+        default=None,
+        choices=["hook", "c3", "ci", "ledger", "report", "inprocess"],
     )
     parser.add_argument(
         "--scripts",
@@ -706,6 +748,7 @@ def main() -> int:
         "c3": lambda: bench_c3_status(report, python, env, args.full),
         "ci": lambda: bench_ci(report, python, env, args.full),
         "ledger": lambda: bench_ledger(report, python, env, args.full),
+        "report": lambda: bench_report(report, python, env, args.full),
     }
     for name, step in steps.items():
         if args.only is None or name in args.only:

@@ -116,6 +116,7 @@ DATA_FROM_IO_MODULES = frozenset({
     "plangate.fsutil.FileState",
     "plangate.git.TreeEntry",
     "plangate.ledger.rows.StoredRow",
+    "plangate.ledger.chain.LedgerEntry",
     "plangate.ledger.credentials.redact_credentials",
 })
 """Plain data types, constants and pure checks a rule module may take from an IO module."""

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from plangate.clock import format_utc, utc_now_text
 from plangate.ledger.chain import (
+    VERDICT_INTACT,
     VERDICT_TAMPERED,
+    ChainWalk,
     Head,
     LedgerEntry,
     LedgerError,
@@ -154,23 +156,40 @@ class Ledger(abc.ABC):
         ``INTACT`` (exit 0) or ``TAMPERED`` with ``first_bad_seq``; memory does not
         grow with the number of entries.
         """
-        from plangate.ledger.chain import verify_values
+        return self.verify_streaming(_take_none, anchor=anchor)[0]
 
-        def read() -> Result:
+    def verify_streaming(
+        self, fold: Callable[[Iterator[LedgerEntry]], _T], *, anchor: str | None = None
+    ) -> tuple[Result, _T | None]:
+        """:meth:`verify`, handing ``fold`` the entries as they pass their checks.
+
+        ``fold`` gets an iterator of the entries, in ``seq`` order, each decoded
+        once it has passed every check of :meth:`verify` (the payload parsed);
+        rows ``fold`` leaves unread are verified all the same. The result is the
+        one :meth:`verify` gives, with ``fold``'s answer only when it is
+        ``INTACT`` (None otherwise: what was folded before a broken entry is
+        dropped, never shown). A read that is retried (see the SQLite backend)
+        calls ``fold`` again, from the first entry. Memory does not grow with the
+        number of entries beyond what ``fold`` keeps.
+        """
+        def read() -> tuple[Result, _T | None]:
             # One read snapshot for everything verify looks at (SQLite: one read
             # transaction; PostgreSQL: REPEATABLE READ): an append committed meanwhile
             # is either wholly in it or wholly out, never half a reason for TAMPERED.
             with self._snapshot() as (head, rows):
                 problem = self._integrity_problem()
                 if problem is not None:
-                    return integrity_result(problem)
-                return verify_values(rows, head, anchor=anchor)
+                    return integrity_result(problem), None
+                walk = ChainWalk(rows, head, anchor=anchor)
+                answer = fold(walk.entries())
+                return walk.finish(), answer
 
-        result = self._reading(read)
+        result, answer = self._reading(read)
         facts = dict(result.facts)
         facts["backend"] = self.backend
         facts["location"] = self.location
-        return Result(result.verdict, result.reasons, facts)
+        intact = result.verdict == VERDICT_INTACT
+        return Result(result.verdict, result.reasons, facts), answer if intact else None
 
     def newest(self, kind: str, *, batch: int = 64) -> Iterator[LedgerEntry]:
         """Entries of ``kind``, newest first, found through the kind index, decoded lazily.
@@ -257,6 +276,10 @@ class EmptyLedger(Ledger):
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+def _take_none(entries: Iterator[LedgerEntry]) -> None:
+    """The fold of a plain verification: it takes no entry."""
 
 
 def integrity_result(problem: Reason) -> Result:

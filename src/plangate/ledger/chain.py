@@ -21,7 +21,7 @@ chain it claims to be.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from plangate.canonical import (
@@ -498,9 +498,11 @@ class _PayloadCheck:
     keys of one seen before is checked by one set lookup.
     """
 
-    __slots__ = ("_encode", "_scan", "_shapes", "_sizes")
+    __slots__ = ("_encode", "_scan", "_shapes", "_sizes", "value")
 
     def __init__(self) -> None:
+        self.value: Any = None
+        """The payload :meth:`accepts` parsed last (what it is when it answered True)."""
         self._shapes: set[tuple[str, ...]] = set()
         self._sizes: list[int] = []
         decoder = json.JSONDecoder(
@@ -537,6 +539,7 @@ class _PayloadCheck:
             value, end = self._scan(text, 0)
         except Exception:  # noqa: BLE001 - any doubt: the full checks decide and explain
             return False
+        self.value = value
         if (
             end != len(text)
             or type(value) is not dict
@@ -622,7 +625,21 @@ def verify_values(
     rows: Iterable[tuple[Any, ...]], head: Head | None, *, anchor: str | None = None
 ) -> Result:
     """:func:`verify_rows` over the seven column values of each row as a backend returned
-    them (``seq, kind, subject, payload, at, prev_hash, entry_hash``), streamed.
+    them (``seq, kind, subject, payload, at, prev_hash, entry_hash``), streamed."""
+    return ChainWalk(rows, head, anchor=anchor).finish()
+
+
+class ChainWalk:
+    """Verification of stored rows as an iterator: what :func:`verify_values` decides.
+
+    :meth:`entries` yields each row as a :class:`LedgerEntry` (payload parsed)
+    once the row has passed every check, in ``seq`` order; a row that breaks the
+    chain is never yielded, nor is any row after it. :meth:`finish` verifies
+    the rows not taken yet and returns the verdict: ``INTACT`` only when every
+    row passed and the chain ends at the head (and holds ``anchor``). A consumer
+    that builds something from the entries it was handed must keep it only for
+    an ``INTACT`` verdict: the entries before a broken one were yielded already.
+    Memory does not grow with the number of rows.
 
     Every row gets every check of :func:`_check_row`. A row that passes them all
     in the quick form below (exact types, kinds and times already seen, the
@@ -631,53 +648,101 @@ def verify_values(
     accepts it or names the first rule it breaks, so results and messages are
     those of the full checks.
     """
-    walk = _Walk()
-    payload_ok = _PayloadCheck().accepts
-    kinds = walk.kinds
-    count = 0
-    prev_hash = GENESIS_PREV_HASH
-    # A time equal to the previous row's was validated with it; the first row has
-    # no previous time (a sentinel no column value equals, not "" or None).
-    last_at: object = _NO_TIME
-    # Many entries: OpenSSL's SHA-256 is the faster one per call (see canonical.new_sha256).
-    import hashlib
 
-    sha256 = hashlib.sha256
-    for values in rows:
-        expected = count + 1
-        seq, kind, subject, payload_text, at, row_prev, entry_hash = values
-        if not (
-            type(seq) is int
-            and seq == expected
-            and row_prev == prev_hash
-            and (kind in kinds or (type(kind) is str and is_snake_kind(kind)))
-            and _valid_subject(subject)
-            and (at == last_at or _valid_at(at))
-            and payload_ok(payload_text)
-            # A recorded hash equal to "sha256:" + a hex digest is a well-formed digest.
-            and entry_hash
-            == "sha256:"
-            + sha256(
-                (
-                    f'{{"at":"{at}","kind":"{kind}","payload":{payload_text},'
-                    f'"prev_hash":"{row_prev}","seq":{seq},"subject":{_json_string(subject)},'
-                    '"v":1}'
-                ).encode()
-            ).hexdigest()
-        ):
-            from plangate.ledger.rows import StoredRow
+    __slots__ = ("_anchor", "_head", "_rows", "_walk", "result")
 
-            walk.count, walk.prev_hash = count, prev_hash
-            reason = _check_row(StoredRow(*values), expected, prev_hash)
-            if reason is not None:
-                return _tampered(walk, expected, reason)
-        count = expected
-        prev_hash = entry_hash
-        last_at = at
-        kinds[kind] = kinds.get(kind, 0) + 1
-        if anchor is not None and entry_hash == anchor:
-            walk.anchor_seen = True
-    walk.count, walk.prev_hash = count, prev_hash
+    def __init__(
+        self, rows: Iterable[tuple[Any, ...]], head: Head | None, *, anchor: str | None = None
+    ) -> None:
+        self.result: Result | None = None
+        """The verdict, once the rows ran out or one broke the chain (None before)."""
+        self._rows, self._head, self._anchor = rows, head, anchor
+        self._walk: Iterator[Any] | None = None
+
+    def entries(self) -> Iterator[LedgerEntry]:
+        """The entries as they pass their checks (once: the walk cannot be restarted)."""
+        if self._walk is not None:
+            raise RuntimeError("the chain walk was started already")
+        walk: Iterator[LedgerEntry] = self._steps(decode=True)
+        self._walk = walk
+        return walk
+
+    def finish(self) -> Result:
+        """Verify the rows not taken yet; the verdict."""
+        if self._walk is None:
+            self._walk = self._steps(decode=False)
+        for _step in self._walk:
+            pass
+        if self.result is None:  # pragma: no cover - the walk always ends with a verdict
+            raise RuntimeError("the chain walk ended without a verdict")
+        return self.result
+
+    def _steps(self, *, decode: bool) -> Iterator[Any]:
+        """One step per row that passed (its entry when ``decode``, else None)."""
+        head, anchor = self._head, self._anchor
+        walk = _Walk()
+        check = _PayloadCheck()
+        payload_ok = check.accepts
+        kinds = walk.kinds
+        count = 0
+        prev_hash = GENESIS_PREV_HASH
+        # A time equal to the previous row's was validated with it; the first row has
+        # no previous time (a sentinel no column value equals, not "" or None).
+        last_at: object = _NO_TIME
+        # Many entries: OpenSSL's SHA-256 is the faster one per call (see
+        # canonical.new_sha256).
+        import hashlib
+
+        sha256 = hashlib.sha256
+        for values in self._rows:
+            expected = count + 1
+            seq, kind, subject, payload_text, at, row_prev, entry_hash = values
+            if (
+                type(seq) is int
+                and seq == expected
+                and row_prev == prev_hash
+                and (kind in kinds or (type(kind) is str and is_snake_kind(kind)))
+                and _valid_subject(subject)
+                and (at == last_at or _valid_at(at))
+                and payload_ok(payload_text)
+                # A recorded hash equal to "sha256:" + a hex digest is a well-formed digest.
+                and entry_hash
+                == "sha256:"
+                + sha256(
+                    (
+                        f'{{"at":"{at}","kind":"{kind}","payload":{payload_text},'
+                        f'"prev_hash":"{row_prev}","seq":{seq},"subject":{_json_string(subject)},'
+                        '"v":1}'
+                    ).encode()
+                ).hexdigest()
+            ):
+                payload = check.value
+            else:
+                from plangate.ledger.rows import StoredRow
+
+                walk.count, walk.prev_hash = count, prev_hash
+                reason = _check_row(StoredRow(*values), expected, prev_hash)
+                if reason is not None:
+                    self.result = _tampered(walk, expected, reason)
+                    return
+                # The full checks proved the text canonical JSON of an object.
+                payload = json.loads(payload_text) if decode else None
+            count = expected
+            prev_hash = entry_hash
+            last_at = at
+            kinds[kind] = kinds.get(kind, 0) + 1
+            if anchor is not None and entry_hash == anchor:
+                walk.anchor_seen = True
+            if decode:
+                yield LedgerEntry(seq, kind, subject, payload, at, row_prev, entry_hash)
+            else:
+                yield None
+        walk.count, walk.prev_hash = count, prev_hash
+        self.result = _chain_end(walk, head, anchor)
+
+
+def _chain_end(walk: _Walk, head: Head | None, anchor: str | None) -> Result:
+    """The verdict once every row passed: the chain must end at the head and hold the anchor."""
     if head is not None and (head.seq != walk.count or head.entry_hash != walk.prev_hash):
         return _tampered(
             walk,

@@ -1,16 +1,17 @@
 """The page model from the facts the service read: one pure function, rules in order.
 
 1. The ledger banner is always built from the verification result.
-2. Ledger figures (timeline, denials, runs, evaluations) are built only from a
-   chain that verified; otherwise they are withheld and the page says why.
+2. Ledger figures (timeline, denials, runs, evaluations), computed in one pass
+   over the chain as it was verified (:func:`plangate.report.ledger_view.ledger_figures`),
+   are shown only for a chain that verified; otherwise they are withheld and the
+   page says why.
 3. Each task is shown with its verdict now, whatever the ledger says.
 """
 
 from __future__ import annotations
 
-from plangate.report.evaluations import evaluations
-from plangate.report.ledger_view import denials, in_window, ledger_view, timeline
-from plangate.report.model import Entry, Report, ReportInputs, clip
+from plangate.report.ledger_view import ledger_view
+from plangate.report.model import Report, ReportInputs, TaskLedger, clip
 from plangate.report.tasks import task_view
 
 
@@ -26,17 +27,12 @@ def _withheld(inputs: ReportInputs) -> str:
     return f"the ledger does not verify{where}: no ledger figures are shown"
 
 
-def _task_entries(entries: tuple[Entry, ...], task_id: str) -> list[Entry]:
-    return [e for e in entries if e.subject == task_id]
-
-
 def build_report(inputs: ReportInputs) -> Report:
     """The report for ``inputs``."""
     ledger = inputs.ledger
-    ok = ledger.verified
-    window = in_window(ledger.entries, inputs.since, inputs.task_filter) if ok else []
+    figures = ledger.figures if ledger.verified else None
     task_views = tuple(
-        task_view(t, _task_entries(ledger.entries, t.task_id) if ok else [], ok)
+        task_view(t, figures.tasks.get(t.task_id, TaskLedger()) if figures else None)
         for t in inputs.tasks
     )
     notes: list[str] = []
@@ -48,7 +44,7 @@ def build_report(inputs: ReportInputs) -> Report:
             + ", ".join(inputs.task_filter)
             + ": evaluations are not part of a task-limited report"
         )
-    evaluation_views = evaluations(window) if ok and not inputs.task_filter else None
+    evaluation_views = figures.evaluations if figures and not inputs.task_filter else None
     return Report(
         repository=clip(inputs.repository, 200),
         generated_at=inputs.generated_at,
@@ -57,8 +53,8 @@ def build_report(inputs: ReportInputs) -> Report:
         head=inputs.head or "-",
         ledger=ledger_view(ledger),
         tasks=task_views,
-        timeline=timeline(window) if ok else None,
-        denials=denials(window) if ok else None,
+        timeline=figures.timeline if figures else None,
+        denials=figures.denials if figures else None,
         evaluations=evaluation_views,
         withheld=_withheld(inputs),
         notes=tuple(notes),

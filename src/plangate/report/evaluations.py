@@ -7,7 +7,7 @@ shape is named as a problem of the candidate, never guessed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from plangate.report.model import (
@@ -28,11 +28,6 @@ KIND_EXPERIMENT = "eval_experiment_result"
 KIND_DECISION = "eval_promotion_decision"
 EVALUATION_KINDS = (KIND_CANDIDATE, KIND_GATE, KIND_EXPERIMENT, KIND_DECISION)
 """The kinds a candidate's evaluation is told by (subject: the candidate digest)."""
-
-
-def _newest(entries: Sequence[Entry], kind: str) -> Entry | None:
-    found = [e for e in entries if e.kind == kind]
-    return found[-1] if found else None
 
 
 def _side(fixture: Mapping[str, Any], side: str) -> tuple[int, int] | None:
@@ -80,13 +75,14 @@ def _grounds(independence: object) -> tuple[str, ...]:
     return tuple(out)
 
 
-def evaluation(digest: str, entries: Sequence[Entry]) -> EvaluationView:
-    """One candidate's view from the entries about it (oldest first)."""
+def evaluation(digest: str, newest: Mapping[str, Entry], seqs: Sequence[int]) -> EvaluationView:
+    """One candidate's view from the newest entry of each kind about it and the ``seqs`` of
+    all of them (oldest first)."""
     problems: list[str] = []
-    candidate = _newest(entries, KIND_CANDIDATE)
-    gate = _newest(entries, KIND_GATE)
-    experiment_entry = _newest(entries, KIND_EXPERIMENT)
-    decision_entry = _newest(entries, KIND_DECISION)
+    candidate = newest.get(KIND_CANDIDATE)
+    gate = newest.get(KIND_GATE)
+    experiment_entry = newest.get(KIND_EXPERIMENT)
+    decision_entry = newest.get(KIND_DECISION)
     doc = candidate.payload.get("candidate") if candidate else None
     experiment = experiment_entry.payload.get("experiment") if experiment_entry else None
     if experiment_entry is not None and not isinstance(experiment, Mapping):
@@ -116,15 +112,39 @@ def evaluation(digest: str, entries: Sequence[Entry]) -> EvaluationView:
         ),
         decision_reasons=reasons_of(record, "reasons"),
         promotion_executed="yes" if executed is True else "no" if executed is False else "-",
-        seqs=tuple(e.seq for e in entries),
+        seqs=tuple(seqs),
         problems=tuple(problems),
     )
 
 
-def evaluations(entries: Sequence[Entry]) -> tuple[EvaluationView, ...]:
+class EvaluationTally:
+    """Per candidate, in order of its first entry: its newest entry of each evaluation kind
+    and the ``seq`` of every one, gathered one entry at a time."""
+
+    __slots__ = ("newest", "seqs")
+
+    def __init__(self) -> None:
+        self.newest: dict[str, dict[str, Entry]] = {}
+        self.seqs: dict[str, list[int]] = {}
+
+    def add(self, entry: Entry) -> None:
+        """Take one entry (any kind but the evaluation kinds is passed over)."""
+        if entry.kind not in EVALUATION_KINDS:
+            return
+        self.newest.setdefault(entry.subject, {})[entry.kind] = entry
+        self.seqs.setdefault(entry.subject, []).append(entry.seq)
+
+    def result(self) -> tuple[EvaluationView, ...]:
+        """Every candidate seen, in order of its first entry."""
+        return tuple(
+            evaluation(subject, newest, self.seqs[subject])
+            for subject, newest in self.newest.items()
+        )
+
+
+def evaluations(entries: Iterable[Entry]) -> tuple[EvaluationView, ...]:
     """Every candidate with evaluation entries, in order of its first entry."""
-    by_subject: dict[str, list[Entry]] = {}
+    tally = EvaluationTally()
     for entry in entries:
-        if entry.kind in EVALUATION_KINDS:
-            by_subject.setdefault(entry.subject, []).append(entry)
-    return tuple(evaluation(subject, group) for subject, group in by_subject.items())
+        tally.add(entry)
+    return tally.result()

@@ -11,31 +11,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from plangate.ledger.chain import LedgerEntry
+from plangate.records import NamedTuple
 from plangate.verdict import Reason
 
 MAX_TEXT = 400
 """Longest string a report shows from a record or an entry (longer ones are cut, marked)."""
 MAX_LIST = 50
 """Most items a report shows from one list field (the rest are counted, not shown)."""
+MAX_DENIAL_ROWS = 500
+"""Refusals listed one by one (the newest); every refusal is counted in the summaries."""
 
 # -- the facts the service hands over ----------------------------------------------
 
 
-@dataclass(frozen=True)
-class Entry:
-    """A ledger entry of a chain that verified: the seven fields, payload parsed."""
-
-    seq: int
-    kind: str
-    subject: str
-    payload: Mapping[str, Any]
-    at: str
-    entry_hash: str
+Entry = LedgerEntry
+"""A ledger entry of a chain that verified (payload parsed), as the ledger hands it on."""
 
 
 @dataclass(frozen=True)
 class LedgerFacts:
-    """The ledger as read once: its verification and, only when it verified, its entries."""
+    """The ledger as read once: its verification and, only when it verified, its figures."""
 
     verdict: str
     """``INTACT``, ``TAMPERED`` or ``UNAVAILABLE``."""
@@ -44,8 +40,8 @@ class LedgerFacts:
     entries_checked: int
     head_hash: str | None
     first_bad_seq: int | None
-    entries: tuple[Entry, ...] = ()
-    """Empty unless the verdict is ``INTACT``."""
+    figures: LedgerFigures | None = None
+    """What the report shows of the entries: None unless the verdict is ``INTACT``."""
 
     @property
     def verified(self) -> bool:
@@ -186,8 +182,7 @@ class Timeline:
     total: int
 
 
-@dataclass(frozen=True)
-class DenialView:
+class DenialView(NamedTuple):
     """One refused action, linked to its ledger entry."""
 
     seq: int
@@ -204,6 +199,9 @@ class Denials:
     """Hook and exec refusals, aggregated."""
 
     rows: tuple[DenialView, ...]
+    """The newest refusals, oldest first (at most ``MAX_DENIAL_ROWS`` of them)."""
+    total: int
+    """Every refusal counted, listed in ``rows`` or not."""
     by_code: tuple[Count, ...]
     by_path: tuple[Count, ...]
     by_subject: tuple[Count, ...]
@@ -265,12 +263,37 @@ class Report:
     notes: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class TaskLedger:
+    """What the verified ledger says about one listed task (all its entries, no window)."""
+
+    runs: tuple[RunView, ...] = ()
+    run_log_matched: frozenset[str] = frozenset()
+    """Canonical texts of the task's run-log lines that have a ledger twin."""
+    delivery_ids: tuple[str, ...] = ()
+    """``entry_id`` of each of the task's ``delivery_transition`` entries, oldest first."""
+
+
+@dataclass(frozen=True)
+class LedgerFigures:
+    """The ledger part of a report, computed in one pass over a verified chain."""
+
+    checkpoint: str | None
+    """A line on the newest checkpoint entry, or None when the ledger has none."""
+    timeline: Timeline
+    denials: Denials
+    evaluations: tuple[EvaluationView, ...]
+    """Empty when the report is limited to tasks (evaluations are not part of it)."""
+    tasks: Mapping[str, TaskLedger]
+    """Per listed task (every entry of the ledger, whatever the window)."""
+
+
 # -- picking known fields -------------------------------------------------------------
 
 
 def clip(value: str, limit: int = MAX_TEXT) -> str:
     """``value`` cut to ``limit`` characters (marked), control characters made visible."""
-    shown = "".join(
+    shown = value if value.isprintable() else "".join(
         ch if ch.isprintable() else f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}"
         for ch in value
     )

@@ -30,9 +30,6 @@ CSP = (
 )
 """Nothing but the page's own inline style sheet may load."""
 
-MAX_REFUSAL_ROWS = 500
-"""Refusals listed one by one (the newest); every refusal is counted in the summaries."""
-
 STYLE = """
 :root { color-scheme: light; }
 body { font: 14px/1.45 system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif; color: #1d1d1f;
@@ -260,7 +257,7 @@ def _probes(data: Denials) -> str:
 
 
 def _denials(data: Denials) -> str:
-    if not data.rows:
+    if not data.total:
         return "<p>No hook or exec refusals in this period.</p>" + _probes(data)
     parts = [
         _probes(data),
@@ -273,10 +270,10 @@ def _denials(data: Denials) -> str:
     head = "".join(
         f"<th>{h}</th>" for h in ("entry", "at", "kind", "task", "tool", "codes", "paths")
     )
-    listed = data.rows[-MAX_REFUSAL_ROWS:]
-    if len(listed) < len(data.rows):
+    listed = data.rows
+    if len(listed) < data.total:
         parts.append(
-            f"<p>Listing the newest {len(listed)} of {len(data.rows)} refusals; every refusal "
+            f"<p>Listing the newest {len(listed)} of {data.total} refusals; every refusal "
             "is counted above.</p>"
         )
     body = "".join(

@@ -62,7 +62,7 @@ def render_markdown(report: Report) -> str:
         lines.append("No task directories.")
     lines.append("")
     if report.denials is not None:
-        lines += [f"### Denials: {len(report.denials.rows)}", ""]
+        lines += [f"### Denials: {report.denials.total}", ""]
         if report.denials.probes:
             lines += [f"{report.denials.probes} doctor probe(s) not counted as refusals.", ""]
         if report.denials.by_code:

@@ -1,34 +1,39 @@
 """The one IO module of ``plangate report``: read the ledger, the tasks and the records once.
 
-1. The ledger is read in one snapshot and verified; only a chain that verifies
-   hands its entries on (a ledger that cannot be read is ``UNAVAILABLE``).
-2. Each task directory is read through :mod:`plangate.snapshot` and judged by
+1. Each task directory is read through :mod:`plangate.snapshot` and judged by
    :func:`plangate.approval.holds.approval_holds` at HEAD, the verdict exec,
-   the hooks and ``plangate status`` give.
-3. Each task's scope (from the snapshot's ``plan.md``), its ``run.ndjson`` and
-   its delivery record (checked against the verified ledger) are read.
+   the hooks and ``plangate status`` give; its scope (from the snapshot's
+   ``plan.md``), its ``run.ndjson`` and its delivery record are read.
+2. The ledger is streamed once in one snapshot: verified as ``ledger verify``
+   verifies it and, in the same pass, folded into the figures the page shows
+   (memory does not grow with the number of entries); only a chain that
+   verifies hands its figures on (a ledger that cannot be read is ``UNAVAILABLE``).
+3. Each delivery record is checked against the verified ledger.
 4. The pure builder makes the page model; the renderer makes the text.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from plangate.errors import PlanGateError, UsageError
 from plangate.layout import RUN_LOG_NAME
 from plangate.report.build import build_report
+from plangate.report.ledger_view import ledger_figures
 from plangate.report.model import (
     DeliveryFacts,
     Entry,
     LedgerFacts,
+    LedgerFigures,
     Report,
     ReportInputs,
     RunLogFacts,
     TaskFacts,
 )
+from plangate.report.tasks import run_log_twins
 from plangate.verdict import Reason
 
 FORMATS = ("html", "markdown")
@@ -56,30 +61,41 @@ def check_since(value: str) -> str:
     return value
 
 
-def read_ledger(root: Path, env: Mapping[str, str]) -> LedgerFacts:
-    """The ledger read once and verified; entries only from a chain that verifies."""
+def read_ledger(
+    root: Path,
+    env: Mapping[str, str],
+    *,
+    since: str | None = None,
+    task_filter: Sequence[str] = (),
+    tasks: Mapping[str, frozenset[str]] | None = None,
+) -> LedgerFacts:
+    """The ledger read once, verified as ``ledger verify`` does, and folded into figures in
+    the same pass; the figures only from a chain that verifies.
+
+    The rows are streamed: each entry is handed to
+    :func:`plangate.report.ledger_view.ledger_figures` once it passed its checks, and
+    what was folded is dropped unless the whole chain verifies (``tasks``: each listed
+    task's run-log twins, see :class:`plangate.report.tasks.TaskTally`).
+    """
     from plangate.ledger import LedgerError, open_ledger
-    from plangate.ledger.chain import verify_rows
+
+    def fold(entries: Iterator[Entry]) -> LedgerFigures:
+        return ledger_figures(
+            entries,
+            since=since,
+            task_filter=task_filter,
+            tasks=tasks,
+        )
 
     try:
         with open_ledger(root, env, create=False) as ledger:
-            rows, head = ledger.stored_rows()
+            result, figures = ledger.verify_streaming(fold)
             location = ledger.location
     except LedgerError as exc:
         return LedgerFacts(
             "UNAVAILABLE", (Reason(exc.code, exc.message, exc.hint),), "-", 0, None, None
         )
-    result = verify_rows(rows, head)
     facts = result.facts
-    entries: tuple[Entry, ...] = ()
-    if result.accepted:
-        # Verification proved every payload text canonical JSON of an object.
-        entries = tuple(
-            Entry(
-                row.seq, row.kind, row.subject, json.loads(row.payload_text), row.at, row.entry_hash
-            )
-            for row in rows
-        )
     return LedgerFacts(
         verdict=result.verdict,
         reasons=result.reasons,
@@ -87,7 +103,7 @@ def read_ledger(root: Path, env: Mapping[str, str]) -> LedgerFacts:
         entries_checked=int(facts.get("entries") or 0),
         head_hash=facts.get("head_hash"),
         first_bad_seq=facts.get("first_bad_seq"),
-        entries=entries,
+        figures=figures if result.accepted else None,
     )
 
 
@@ -115,30 +131,38 @@ def _read_run_log(task_dir: Path) -> RunLogFacts:
     return RunLogFacts(lines=tuple(lines), present=True)
 
 
-def _read_delivery(task_dir: Path, task_id: str, ledger: LedgerFacts) -> DeliveryFacts:
-    from plangate.delivery.log import ledger_anchor, read_log
+def _read_delivery(task_dir: Path) -> DeliveryFacts:
+    """The delivery record as read (checked against the ledger by :func:`anchor_delivery`)."""
+    from plangate.delivery.log import read_log
 
     try:
         log = read_log(task_dir)
     except PlanGateError as exc:
         return DeliveryFacts(problem=Reason(exc.code, exc.message, exc.hint), present=True)
+    return DeliveryFacts(rows=log.entries, present=log.exists)
+
+
+def anchor_delivery(task: TaskFacts, ledger: LedgerFacts) -> TaskFacts:
+    """``task`` with its delivery record checked against the ledger's delivery transitions."""
+    from plangate.delivery.log import ledger_anchor
+
+    record = task.delivery
+    if record.problem is not None:
+        return task
     ids: list[str] | None = None
-    if ledger.verified:
-        ids = [
-            str(e.payload.get("entry_id"))
-            for e in ledger.entries
-            if e.kind == "delivery_transition" and e.subject == task_id
-        ]
-    anchor = ledger_anchor(log.entries, ids)
-    return DeliveryFacts(
-        rows=log.entries, anchor=anchor.status, anchor_detail=anchor.detail, present=log.exists
-    )
+    if ledger.verified and ledger.figures is not None:
+        told = ledger.figures.tasks.get(task.task_id)
+        ids = list(told.delivery_ids) if told is not None else []
+    anchor = ledger_anchor(record.rows, ids)
+    delivery = replace(record, anchor=anchor.status, anchor_detail=anchor.detail)
+    return replace(task, delivery=delivery)
 
 
 def read_task(
-    root: Path, task_id: str, head: str | None, head_problem: Reason | None, ledger: LedgerFacts
+    root: Path, task_id: str, head: str | None, head_problem: Reason | None
 ) -> TaskFacts:
-    """One task as exec would judge it now, with its scope, run log and delivery record."""
+    """One task as exec would judge it now, with its scope, run log and delivery record
+    (not yet checked against the ledger: :func:`anchor_delivery`)."""
     from plangate.approval.holds import approval_holds
     from plangate.plan.scope import derive_scope
     from plangate.report.tasks import plan_title
@@ -170,7 +194,7 @@ def read_task(
         scope_denied=scope.denied,
         scope_problem=scope.problem_text,
         run_log=_read_run_log(snapshot.task_dir),
-        delivery=_read_delivery(snapshot.task_dir, task_id, ledger),
+        delivery=_read_delivery(snapshot.task_dir),
     )
 
 
@@ -199,14 +223,21 @@ def gather(
     named = tuple(dict.fromkeys(check_task_id(t) for t in tasks))
     if since is not None:
         check_since(since)
-    ledger = read_ledger(root, env)
     head, head_problem = _head(root)
     task_ids = named or tuple(list_task_ids(root))
+    read = tuple(read_task(root, t, head, head_problem) for t in task_ids)
+    ledger = read_ledger(
+        root,
+        env,
+        since=since,
+        task_filter=named,
+        tasks={t.task_id: run_log_twins(t.run_log) for t in read},
+    )
     return ReportInputs(
         repository=root.name,
         generated_at=now or utc_now_text(),
         ledger=ledger,
-        tasks=tuple(read_task(root, t, head, head_problem, ledger) for t in task_ids),
+        tasks=tuple(anchor_delivery(t, ledger) for t in read),
         since=since,
         task_filter=named,
         head=head,

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from plangate.canonical import canonical_text
 from plangate.report.model import (
     MAX_LIST,
     Entry,
+    RunLogFacts,
     RunView,
     TaskFacts,
+    TaskLedger,
     TaskView,
     clip,
     int_of,
@@ -23,6 +25,9 @@ EXEC_KINDS = ("exec_started", "exec_unisolated", "exec_result", "exec_ended", "e
 
 RUN_LOG_EVENTS = ("exec_started", "exec_ended")
 """Run-log events that have a ledger twin (the line without ``event`` and ``at``)."""
+
+DELIVERY_KIND = "delivery_transition"
+"""The kind whose ``entry_id`` anchors a task's delivery record."""
 
 _HOLDS = "ACCEPTED"
 
@@ -104,11 +109,17 @@ def _apply_end(run: _Run, payload: Mapping[str, Any]) -> None:
         run.outcome += "; " + ended
 
 
-def runs(entries: Sequence[Entry]) -> list[RunView]:
-    """The runs told by one task's exec entries, oldest first."""
-    out: list[_Run] = []
-    current: _Run | None = None
-    for entry in entries:
+class RunTally:
+    """The runs told by one task's exec entries, assembled one entry at a time."""
+
+    __slots__ = ("current", "runs")
+
+    def __init__(self) -> None:
+        self.runs: list[_Run] = []
+        self.current: _Run | None = None
+
+    def add(self, entry: Entry) -> None:
+        """Take one of the task's entries (a kind that tells no run is passed over)."""
         payload = entry.payload
         if entry.kind == "exec_refused":
             refused = _Run(entry.seq, entry.at, "")
@@ -116,20 +127,69 @@ def runs(entries: Sequence[Entry]) -> list[RunView]:
             refused.refused = True
             refused.codes = texts_of(payload, "reasons")
             refused.outcome = f"refused before start ({text_of(payload, 'verdict', '?')})"
-            out.append(refused)
+            self.runs.append(refused)
         elif entry.kind == "exec_started":
-            current = _Run(entry.seq, entry.at, text_of(payload, "program", "?"))
-            out.append(current)
-        elif current is None:
-            continue
+            self.current = _Run(entry.seq, entry.at, text_of(payload, "program", "?"))
+            self.runs.append(self.current)
+        elif self.current is None:
+            return
         elif entry.kind == "exec_unisolated":
-            current.isolation = "not isolated (a human opted out)"
+            self.current.isolation = "not isolated (a human opted out)"
         elif entry.kind == "exec_result":
-            _apply_result(current, payload)
+            _apply_result(self.current, payload)
         elif entry.kind == "exec_ended":
-            _apply_end(current, payload)
-            current = None
-    return [run.view() for run in out]
+            _apply_end(self.current, payload)
+            self.current = None
+
+    def result(self) -> tuple[RunView, ...]:
+        """The runs, oldest first."""
+        return tuple(run.view() for run in self.runs)
+
+
+def runs(entries: Iterable[Entry]) -> list[RunView]:
+    """The runs told by one task's exec entries, oldest first."""
+    tally = RunTally()
+    for entry in entries:
+        if entry.kind in EXEC_KINDS:
+            tally.add(entry)
+    return list(tally.result())
+
+
+def run_log_twins(log: RunLogFacts) -> frozenset[str]:
+    """Canonical texts of the ledger payloads the run log's lines should have."""
+    return frozenset(t for t in (_ledger_twin(line) for line in log.lines) if t is not None)
+
+
+class TaskTally:
+    """One listed task's ledger entries, taken one at a time: its runs, which of its
+    run-log lines have a ledger twin (``twins``: what to look for) and the ids of its
+    delivery transitions."""
+
+    __slots__ = ("delivery_ids", "matched", "run_tally", "twins")
+
+    def __init__(self, twins: frozenset[str] = frozenset()) -> None:
+        self.twins = twins
+        self.run_tally = RunTally()
+        self.matched: set[str] = set()
+        self.delivery_ids: list[str] = []
+
+    def add(self, entry: Entry) -> None:
+        """Take one entry whose subject is the task."""
+        kind = entry.kind
+        if kind in EXEC_KINDS:
+            self.run_tally.add(entry)
+            if kind in RUN_LOG_EVENTS and self.twins:
+                text = canonical_text(dict(entry.payload))
+                if text in self.twins:
+                    self.matched.add(text)
+        elif kind == DELIVERY_KIND:
+            self.delivery_ids.append(str(entry.payload.get("entry_id")))
+
+    def result(self) -> TaskLedger:
+        """What the ledger says about the task."""
+        return TaskLedger(
+            self.run_tally.result(), frozenset(self.matched), tuple(self.delivery_ids)
+        )
 
 
 def _ledger_twin(line: Mapping[str, Any]) -> str | None:
@@ -142,8 +202,10 @@ def _ledger_twin(line: Mapping[str, Any]) -> str | None:
         return None
 
 
-def run_log_note(facts: TaskFacts, entries: Sequence[Entry], ledger_ok: bool) -> tuple[str, bool]:
-    """How the task's ``run.ndjson`` compares with the verified ledger: (note, verified)."""
+def run_log_note(facts: TaskFacts, matched: frozenset[str], ledger_ok: bool) -> tuple[str, bool]:
+    """How the task's ``run.ndjson`` compares with the verified ledger: (note, verified).
+
+    ``matched``: the canonical texts of the run-log lines that have a ledger twin."""
     log = facts.run_log
     if log.problem is not None:
         return f"run.ndjson unreadable: {log.problem.code}: {clip(log.problem.message)}", False
@@ -153,8 +215,7 @@ def run_log_note(facts: TaskFacts, entries: Sequence[Entry], ledger_ok: bool) ->
         return (
             f"run.ndjson: {len(log.lines)} line(s), unverified (the ledger does not verify)"
         ), False
-    twins = {canonical_text(dict(e.payload)) for e in entries if e.kind in RUN_LOG_EVENTS}
-    unmatched = sum(1 for line in log.lines if _ledger_twin(line) not in twins)
+    unmatched = sum(1 for line in log.lines if _ledger_twin(line) not in matched)
     if unmatched:
         return (
             f"run.ndjson: {unmatched} of {len(log.lines)} line(s) have no matching ledger "
@@ -186,15 +247,17 @@ def _delivery(facts: TaskFacts) -> tuple[str, str, bool]:
     return state, note, verified
 
 
-def task_view(facts: TaskFacts, task_entries: Sequence[Entry], ledger_ok: bool) -> TaskView:
-    """One task's view from its facts and its (verified) ledger entries."""
+def task_view(facts: TaskFacts, ledger: TaskLedger | None) -> TaskView:
+    """One task's view from its facts and what the verified ledger says about it (None:
+    the ledger does not verify)."""
     holds = facts.verdict == _HOLDS
     record = facts.facts.get("record")
     approved_by, authenticated = _approval(facts.facts)
-    exec_entries = [e for e in task_entries if e.kind in EXEC_KINDS]
-    run_views = runs(exec_entries) if ledger_ok else []
+    ledger_ok = ledger is not None
+    run_views = ledger.runs if ledger is not None else ()
     runs_note = "" if ledger_ok else "not shown: the ledger does not verify"
-    log_note, log_ok = run_log_note(facts, exec_entries, ledger_ok)
+    matched = ledger.run_log_matched if ledger is not None else frozenset()
+    log_note, log_ok = run_log_note(facts, matched, ledger_ok)
     state, delivery_note, delivery_ok = _delivery(facts)
     source = text_of(facts.facts, "source_sha_full") or text_of(facts.facts, "source_sha")
     return TaskView(
@@ -212,7 +275,7 @@ def task_view(facts: TaskFacts, task_entries: Sequence[Entry], ledger_ok: bool) 
         scope=tuple(clip(p) for p in facts.scope_patterns or ())[:MAX_LIST],
         scope_denied=tuple(clip(p) for p in facts.scope_denied)[:MAX_LIST],
         scope_problem=clip(facts.scope_problem),
-        runs=tuple(run_views),
+        runs=run_views,
         runs_note=runs_note,
         run_log_note=log_note,
         run_log_verified=log_ok,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from plangate.report.build import build_report
-from plangate.report.ledger_view import denials, in_window
+from plangate.report.ledger_view import denials, in_window, ledger_figures
 from plangate.report.model import Entry, LedgerFacts, ReportInputs, clip, text_of, texts_of
 from plangate.report.render_markdown import md
 from plangate.verdict import Reason
@@ -14,7 +14,7 @@ from plangate.verdict import Reason
 def _entry(
     seq: int, kind: str, payload: dict, subject: str = "TASK-0001", at: str = "2026-12-01T10:00:00Z"
 ) -> Entry:
-    return Entry(seq, kind, subject, payload, at, "sha256:" + "0" * 64)
+    return Entry(seq, kind, subject, payload, at, "sha256:" + "0" * 64, "sha256:" + "1" * 64)
 
 
 def test_clip_makes_controls_visible_and_marks_a_cut() -> None:
@@ -71,7 +71,7 @@ def _inputs(verdict: str, entries: tuple[Entry, ...]) -> ReportInputs:
         len(entries),
         None,
         2 if verdict == "TAMPERED" else None,
-        entries,
+        ledger_figures(entries),  # handed over even when it does not verify: the builder decides
     )
     return ReportInputs("repo", "2026-12-01T00:00:00Z", ledger, ())
 

@@ -70,6 +70,9 @@ class Preview(NamedTuple):
 
     markers: tuple[str, ...] = ()
     taskless: tuple[tuple[str, Result], ...] = ()
+    unknown: str = ""
+    """Why CI's verdict on a change without a task was not read (empty: it was, or the
+    refusal did not ask for it)."""
 
 
 class ChangeRange(NamedTuple):
@@ -113,7 +116,7 @@ def _ci_does_not_reject(refusal: Result, preview: Preview) -> str:
     if NO_ACTIVE_TASK not in refusal.codes:
         return ""
     if not preview.taskless:
-        return "CI's verdict on a change without a task is unknown"
+        return preview.unknown or "CI's verdict on a change without a task is unknown"
     for base, verdict in preview.taskless:
         if verdict.verdict not in (CI_ACCEPTED, CI_HUMAN_REQUIRED):  # unknown words too
             severity = verdict.facts.get("severity", {})

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from plangate.agents import agent_markers_present
 from plangate.authority.trustpaths import TRUST_FILES
-from plangate.delivery.ci import PullRequestFacts
+from plangate.delivery.ci import PullRequestFacts, touched_tasks
 from plangate.delivery.ci import decide as decide_pull_request
 from plangate.delivery.ci_service import base_trust_root, policy_at
 from plangate.delivery.pr_policy import POLICY_RELPATH, STRICT
@@ -81,8 +81,13 @@ def gather_preview(root: str, change: ChangeRange, refusal: Result,
     valid, invalid = canonical_paths(texts)
     if invalid or not valid or len(texts) != len(set(targets)):
         # A target that is no repository path is refused by CI too: nothing to preview.
-        return Preview(markers)
+        return Preview(markers, unknown="a changed path is not a repository path")
     changed = tuple(valid)
+    if touched_tasks(changed):
+        # CI judges a change that touches a task's directory by that task, not as a change
+        # without a task: the preview would answer another question. The refusal stands.
+        return Preview(markers, unknown="it touches a task's directory, and CI judges it "
+                       "by that task's approval, not as a change without a task")
     git = Git(Path(root))
     head_problem = _head_policy_problem(git, change) if POLICY_RELPATH in changed else None
     bases: Sequence[str | None] = change.bases or (None,)

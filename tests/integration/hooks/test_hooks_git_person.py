@@ -158,6 +158,22 @@ def test_a_readme_fix_passes_without_a_task_under_a_docs_policy(
     assert pushed.returncode == 0, pushed.stderr
 
 
+def test_a_readme_fix_beside_a_task_s_files_is_judged_by_the_task_not_the_policy(
+    git_repo: Path,
+) -> None:
+    # CI judges a pull request that touches a task's directory by that task, where the
+    # README is outside any approved scope: the docs rule does not let it through.
+    _adopted(git_repo, DOCS_POLICY)
+    _write(git_repo, {"README.md": "# better\n",
+                      "docs/working/TASK-0001/plan.md": "# TASK-0001\n"})
+    git(git_repo, "add", "README.md", "docs/working/TASK-0001/plan.md")
+    refused = _git(git_repo, "commit", "-q", "-m", "README and a plan")
+    assert refused.returncode == 1, refused.stderr
+    assert "HOOK_NO_ACTIVE_TASK" in refused.stderr and "README.md" in refused.stderr
+    assert "touches a task's directory" in refused.stderr
+    assert "CI lets README.md through" not in refused.stderr
+
+
 def test_a_readme_fix_without_a_policy_is_refused(git_repo: Path) -> None:
     _adopted(git_repo, None)
     _write(git_repo, {"README.md": "# test repo\n\nBetter words.\n"})

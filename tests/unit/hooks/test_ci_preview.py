@@ -76,6 +76,13 @@ def test_without_ci_s_verdict_a_change_without_a_task_stays_refused() -> None:
     assert result.facts["person_rule"].startswith("ci_does_not_reject")
 
 
+def test_why_ci_s_verdict_was_not_read_is_what_the_person_reads() -> None:
+    why = "it touches a task's directory"
+    result = for_a_person(_refusal((NO_TASK, ("README.md",))), Preview(unknown=why))
+    assert result.verdict == "DENY"
+    assert result.facts["person_rule"] == f"ci_does_not_reject: {why}"
+
+
 def test_an_unknown_ci_verdict_word_keeps_the_refusal() -> None:
     odd = Result("MAYBE", (), {})
     result = for_a_person(_refusal((NO_TASK, ("README.md",))), Preview((), (("base", odd),)))

@@ -147,7 +147,8 @@ def test_entries_whose_path_is_too_long_to_read_are_reported_unreadable(
 ) -> None:
     """A directory PlanGate cannot list, and an entry it cannot ``lstat``, are facts
     it cannot judge: here both lie past the system's path length limit (which binds
-    root too), below directories it can still list."""
+    root too), below directories it can still list. A regular file and a link there
+    need no ``lstat``: the listing says what they are."""
     tree = tmp_path / "ws"
     tree.mkdir()
     limit = os.pathconf(tree, "PC_PATH_MAX")
@@ -165,6 +166,9 @@ def test_entries_whose_path_is_too_long_to_read_are_reported_unreadable(
             length += len(name) + 1
         os.mkfifo("f" * 250, dir_fd=fd)
         os.mkdir("g" * 250, dir_fd=fd)
+        # a file and a link are known from the listing alone, however long their path
+        os.close(os.open("h" * 250, os.O_CREAT | os.O_WRONLY, dir_fd=fd))
+        os.symlink("/dev/null", "i" * 250, dir_fd=fd)
     finally:
         os.close(fd)
     deep = "/".join(parts)

@@ -162,3 +162,29 @@ def test_a_result_that_does_not_descend_from_the_approved_commit_is_never_merged
     assert applied.note.startswith("fast-forward refused: ")
     assert git(git_repo, "rev-parse", "HEAD") == approved
     assert git(git_repo, "rev-parse", branch_for(RUN_ID)) == beside
+
+
+def test_a_moved_submodule_stops_the_fast_forward_even_when_git_is_told_to_hide_it(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    # `.gitmodules` says `ignore = all`, so a plain `git status` shows nothing; the
+    # submodule's checkout still differs from what the approved commit records.
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    git(sub, "init", "-q", "-b", "main")
+    git(sub, "config", "user.name", "Sub")
+    git(sub, "config", "user.email", "sub@example.invalid")
+    (sub / "lib.py").write_text("v = 1\n")
+    commit_all(sub, "sub")
+    git(git_repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "lib")
+    git(git_repo, "config", "-f", ".gitmodules", "submodule.lib.ignore", "all")
+    commit_all(git_repo, "with a submodule")
+    _parent, approved, result, state = _setup(git_repo, tmp_path)
+    git(git_repo / "lib", "config", "user.name", "Sub")
+    git(git_repo / "lib", "config", "user.email", "sub@example.invalid")
+    (git_repo / "lib" / "lib.py").write_text("v = 2\n")
+    commit_all(git_repo / "lib", "moved inside the submodule")
+    assert git(git_repo, "status", "--porcelain") == ""
+    applied = apply_result(git_repo, state / ".git", result, approved, RUN_ID, succeeded=True)
+    assert applied.note == "tracked files of the working tree have changes"
+    assert git(git_repo, "rev-parse", "HEAD") == approved

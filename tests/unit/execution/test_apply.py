@@ -6,6 +6,7 @@ import pytest
 
 from plangate.execution.apply import (
     RULES,
+    SPECIAL_KINDS,
     ResultFacts,
     TreeFact,
     WorkspaceFact,
@@ -192,6 +193,10 @@ def test_every_link_in_scope_is_refused_with_where_it_points(target: bytes, code
         ("d/a.txt", b"x/../../../a", True),
         ("a.txt", b"/etc/passwd", True),
         ("a.txt", b".", False),
+        ("d/a.txt", b"\xff\xfe", False),
+        ("d/a.txt", b"../../\xff", True),
+        ("a.txt", b"/\xff", True),
+        ("a.txt", b"a\x00b", True),
     ],
 )
 def test_link_leaving_the_repository(path: str, target: bytes, leaves: bool) -> None:
@@ -211,17 +216,23 @@ def test_gitlinks_and_other_modes_are_refused(fact: TreeFact, code: str) -> None
     assert result.codes == (code,)
 
 
-@pytest.mark.parametrize(
-    ("kind", "code"),
-    [
-        ("nested_repository", "EXEC_RESULT_NESTED_REPOSITORY"),
-        ("fifo", "EXEC_RESULT_FIFO"),
-        ("socket", "EXEC_RESULT_SOCKET"),
-        ("device", "EXEC_RESULT_DEVICE"),
-        ("unreadable", "EXEC_RESULT_UNREADABLE"),
-    ],
-)
-def test_workspace_entries_git_cannot_record_as_files_are_refused(kind: str, code: str) -> None:
+WORKSPACE_KINDS = [
+    (
+        "nested_repository",
+        "EXEC_RESULT_NESTED_REPOSITORY",
+        "nested repositor(ies) (a directory holding .git)",
+    ),
+    ("fifo", "EXEC_RESULT_FIFO", "FIFO(s)"),
+    ("socket", "EXEC_RESULT_SOCKET", "socket(s)"),
+    ("device", "EXEC_RESULT_DEVICE", "device node(s)"),
+    ("unreadable", "EXEC_RESULT_UNREADABLE", "director(ies) PlanGate could not read"),
+]
+
+
+@pytest.mark.parametrize(("kind", "code", "what"), WORKSPACE_KINDS)
+def test_workspace_entries_git_cannot_record_as_files_are_refused(
+    kind: str, code: str, what: str
+) -> None:
     facts = _with_tree(
         TreeFact("src/greet.py", "100644", None), workspace=(WorkspaceFact("src/lib/x", kind),)
     )
@@ -229,6 +240,11 @@ def test_workspace_entries_git_cannot_record_as_files_are_refused(kind: str, cod
     assert result.verdict == "REJECTED"
     assert result.codes == (code,)
     assert result.reasons[0].evidence == ("src/lib/x",)
+    assert result.reasons[0].message == f"the result holds 1 {what}: src/lib/x"
+
+
+def test_every_kind_the_walk_reports_has_its_row() -> None:
+    assert tuple(kind for kind, _, _ in WORKSPACE_KINDS) == SPECIAL_KINDS
 
 
 def test_every_file_kind_rule_has_its_own_code() -> None:
@@ -246,3 +262,52 @@ def test_every_file_kind_rule_has_its_own_code() -> None:
     )
     result = judge(facts)
     assert len(result.codes) == len(set(result.codes)) == 9
+
+
+def test_a_link_whose_target_git_did_not_hand_over_counts_as_leaving() -> None:
+    result = judge(_with_tree(TreeFact("src/lib/link", "120000", None)))
+    assert result.codes == ("EXEC_RESULT_SYMLINK_ESCAPES",)
+    assert result.reasons[0].message.startswith(
+        "the result holds 1 symbolic link(s) pointing outside the repository: src/lib/link -> "
+    )
+
+
+def test_plangate_s_own_directory_as_a_file_is_refused_too() -> None:
+    result = judge(_facts(("src/greet.py", ".plangate")))
+    assert "EXEC_PLAN_PACKAGE_CHANGED" in result.codes
+    assert result.facts["exec_rules"] == ["plan_package_untouched"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "package"),
+    [
+        ("docs/working/TASK-0001/x\n", True),
+        (".plangate/x\n", True),
+        ("src/lib/x\n", False),
+        ("docs/x\n", False),
+    ],
+)
+def test_an_unmatchable_path_counts_for_the_plan_package_only_under_its_directories(
+    raw: str, package: bool
+) -> None:
+    result = judge(_facts((), unmatchable=((raw, "PATH_CONTROL_CHAR"),)))
+    assert result.verdict == "REJECTED"
+    assert "CI_PATH_UNMATCHABLE" in result.codes
+    assert ("EXEC_PLAN_PACKAGE_CHANGED" in result.codes) is package
+
+
+def test_a_reason_lists_the_first_eight_paths_and_keeps_them_all_as_evidence() -> None:
+    paths = tuple(f".plangate/p{i}" for i in range(9))
+    result = judge(_facts(("src/greet.py", *paths)))
+    reason = next(r for r in result.reasons if r.code == "EXEC_PLAN_PACKAGE_CHANGED")
+    assert reason.message == (
+        "the run changed 9 path(s) of a plan package or of PlanGate's own directory: "
+        + ", ".join(paths[:8])
+    )
+    assert reason.evidence == paths
+    fifos = tuple(WorkspaceFact(f"src/lib/f{i}", "fifo") for i in range(9))
+    result = judge(_with_tree(TreeFact("src/greet.py", "100644", None), workspace=fifos))
+    assert result.reasons[0].message == "the result holds 9 FIFO(s): " + ", ".join(
+        f.path for f in fifos[:8]
+    )
+    assert result.reasons[0].evidence == tuple(f.path for f in fifos)

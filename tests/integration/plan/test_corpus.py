@@ -310,7 +310,17 @@ def test_status_and_verify_follow_the_contract_on_every_legacy_record(corpus_rep
     approved = [r for r in legacy if r["decision"] == "APPROVED"]
     conditional = [r for r in legacy if r["decision"] == "CONDITIONAL"]
     assert len(approved) == 38 and len(conditional) == 7
-    assert {r["verdict"] for r in approved if r["package"] == "6/6"} == {"ACCEPTED"}
+    # A legacy record approved the plan's bytes, not a derived scope: where the plan derives
+    # a scope, exec and status refuse it alike until it is approved again; where no scope
+    # derives, the approval holds and allows nothing.
+    complete = [r for r in approved if r["package"] == "6/6"]
+    assert complete
+    for row in complete:
+        if EXPECTED[row["task"]][0] == S:
+            assert row["verdict"] == "ACCEPTED", row["task"]
+        else:
+            assert (row["verdict"], row["first_reason"]) == ("REJECTED", "SCOPE_NOT_APPROVED")
+    assert {r["verdict"] for r in complete} == {"ACCEPTED", "REJECTED"}
     assert {r["verdict"] for r in conditional} == {"HUMAN_ESCALATED"}
     for row in rows:  # the first reason is the verdict's own
         codes = [r["code"] for r in row["reasons"]]
@@ -327,3 +337,4 @@ def test_loopspec_check_json_prints_one_object_for_every_task(corpus_repo: Path)
         doc = json.loads(result.out)  # one object, whatever the outcome
         assert result.code in (1, 3) and doc["verdict"] != "ACCEPTED"
         assert "Traceback" not in result.err
+

@@ -33,6 +33,7 @@ from functools import cache
 from typing import Any
 
 from plangate.paths import PathRejected, canonical_path, validate_pattern
+from plangate.plan.plain_markdown import plain_tokens
 from plangate.records import NamedTuple
 from plangate.text import identity_skeleton, is_invisible
 
@@ -1154,16 +1155,16 @@ def _section_ends(heads: list[tuple[int, int, str]], total: int) -> list[int]:
     return ends
 
 
-def _section_bounds(tokens: list[object]) -> tuple[list[int], list[tuple[int, int, str]]]:
+def _section_bounds(tokens: list[Any]) -> tuple[list[int], list[tuple[int, int, str]]]:
     """Indices of the Files headings, and every top-level h1/h2 (index, line, title)."""
     files: list[int] = []
     tops: list[tuple[int, int, str]] = []
     for index, token in enumerate(tokens):
-        if token.type != "heading_open" or token.level != 0 or token.tag not in ("h1", "h2"):  # type: ignore[attr-defined]
+        if token.type != "heading_open" or token.level != 0 or token.tag not in ("h1", "h2"):
             continue
         title = _joined(_inline(tokens[index + 1], _line_of(token)).parts).strip()
         tops.append((index, _line_of(token), title))
-        if token.tag == "h2" and heading_annotation(title, FILES_HEADING) is not None:  # type: ignore[attr-defined]
+        if token.tag == "h2" and heading_annotation(title, FILES_HEADING) is not None:
             files.append(index)
     return files, tops
 
@@ -1206,7 +1207,7 @@ def _walk(tokens: list[Any], index: int, end: int, reader: _Reader, unread: list
         index += 1
 
 
-def read_files_section(text: str) -> FilesSection:
+def read_files_section(text: str, tokens: list[Any] | None = None) -> FilesSection:
     """Everything :func:`plangate.plan.scope.derive_scope` reads from ``text`` (pure).
 
     The plan is parsed as CommonMark (with tables); the section is what a
@@ -1214,8 +1215,14 @@ def read_files_section(text: str) -> FilesSection:
     heading. Only list items, table cells and "not to touch" statements are read;
     code blocks and comments are never a path, and HTML, hidden characters and
     text that is neither a path list nor a recognised deny form are refusals.
+    ``tokens``: the parser's tokens of ``text`` when the caller has them; else a plain
+    plan is tokenized by :func:`plangate.plan.plain_markdown.plain_tokens` (the parser's
+    very tokens) and any other by the parser.
     """
-    tokens = _parser().parse(text)  # type: ignore[attr-defined]
+    if tokens is None:  # a plain plan's tokens without the parser (the same tokens)
+        tokens = plain_tokens(text)
+    if tokens is None:
+        tokens = _parser().parse(text)  # type: ignore[attr-defined]
     files, tops = _section_bounds(tokens)
     heading_lines = tuple(_line_of(tokens[i]) for i in files)
     if len(files) != 1:

@@ -408,6 +408,31 @@ def _folded_phrases() -> tuple[str, ...]:
     return tuple(_deny_fold(p) for p in DENY_PHRASES)
 
 
+@cache
+def _folded_phrases_re() -> re.Pattern[str]:
+    """One expression that finds any folded phrase in a text (one scan, not one per phrase).
+
+    A phrase that holds another is dropped (the shorter one is found wherever the longer
+    one is); the rest form a trie, one character per branch, so the expression matches
+    exactly where some phrase occurs and never backtracks further than a phrase's length.
+    """
+    phrases = set(_folded_phrases())
+    kept = [p for p in phrases if not any(q != p and q in p for q in phrases)]
+    trie: dict[str, Any] = {}
+    for phrase in kept:
+        node = trie
+        for ch in phrase:
+            node = node.setdefault(ch, {})
+
+    def branch(node: dict[str, Any]) -> str:
+        alternatives = [re.escape(ch) + branch(child) for ch, child in sorted(node.items())]
+        if len(alternatives) <= 1:
+            return "".join(alternatives)
+        return "(?:" + "|".join(alternatives) + ")"
+
+    return re.compile(branch(trie))
+
+
 def contains_deny_phrase(text: str) -> bool:
     """True when ``text`` says its paths are not to be touched.
 
@@ -415,8 +440,7 @@ def contains_deny_phrase(text: str) -> bool:
     a full-width or look-alike letter, a typographic apostrophe or a double
     space never hides a "do not touch" (over-matching only narrows the scope).
     """
-    folded = _deny_fold(text)
-    return any(phrase in folded for phrase in _folded_phrases())
+    return _folded_phrases_re().search(_deny_fold(text)) is not None
 
 
 def _has_known_extension(name: str) -> bool:

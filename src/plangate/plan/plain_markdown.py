@@ -63,6 +63,17 @@ _CODE_RE = re.compile(r"`([^`]+)`")
 _HEADING_RE = re.compile(r"(#{1,6}) (.+)")
 
 
+_new = tuple.__new__
+"""A token built without the named tuple's Python-level ``__new__`` (the same object)."""
+
+_HEADING_CLOSE = {f"h{n}": _new(Token, ("heading_close", f"h{n}", 0, None, "", False, -1, None))
+                  for n in range(1, 7)}
+_PARAGRAPH_CLOSE = _new(Token, ("paragraph_close", "p", 0, None, "", False, -1, None))
+_ITEM_PARAGRAPH_CLOSE = _new(Token, ("paragraph_close", "p", 2, None, "", True, -1, None))
+_ITEM_CLOSE = _new(Token, ("list_item_close", "li", 1, None, "", False, -1, None))
+_LIST_CLOSE = _new(Token, ("bullet_list_close", "ul", 0, None, "", False, -1, None))
+
+
 def _inline_children(text: str) -> list[Child] | None:
     """The children of plain inline ``text``, or None when it is not plain."""
     if (
@@ -73,15 +84,17 @@ def _inline_children(text: str) -> list[Child] | None:
         or _INLINE_RE.fullmatch(text) is None
     ):
         return None
+    if "`" not in text:
+        return [_new(Child, ("text", text))]
     children: list[Child] = []
     position = 0
     for match in _CODE_RE.finditer(text):
         if match.start() > position:
-            children.append(Child("text", text[position : match.start()]))
-        children.append(Child("code_inline", match.group(1)))
+            children.append(_new(Child, ("text", text[position : match.start()])))
+        children.append(_new(Child, ("code_inline", match.group(1))))
         position = match.end()
     if position < len(text):
-        children.append(Child("text", text[position:]))
+        children.append(_new(Child, ("text", text[position:])))
     return children
 
 
@@ -98,6 +111,7 @@ def plain_tokens(text: str) -> list[Token] | None:
     if lines[-1] == "":
         lines.pop()  # the final newline ends the last line, it adds none
     tokens: list[Token] = []
+    append = tokens.append
     previous = "start"  # start, blank, heading, paragraph, item
     list_open = -1  # index of the open list's bullet_list_open token, or -1
     item_open = -1  # index of the open list item's list_item_open token
@@ -108,23 +122,23 @@ def plain_tokens(text: str) -> list[Token] | None:
                 blank_after = previous
             previous = "blank"
             continue
-        heading = _HEADING_RE.fullmatch(line)
+        heading = _HEADING_RE.fullmatch(line) if line[0] == "#" else None
         if heading is not None:
             if previous == "item" or (previous == "blank" and list_open >= 0):
                 _close_list(tokens, list_open, item_open, number)
                 list_open = item_open = -1
-            children = _inline_children(heading.group(2))
+            content = heading.group(2)
+            children = _inline_children(content)
             if children is None:
                 return None
             tag = f"h{len(heading.group(1))}"
-            content = heading.group(2)
-            tokens.append(Token("heading_open", tag, 0, [number, number + 1], "", False, 1, []))
-            tokens.append(Token("inline", "", 1, [number, number + 1], content, False, 0,
-                                children))
-            tokens.append(Token("heading_close", tag, 0, None, "", False, -1, []))
+            lines_map = [number, number + 1]
+            append(_new(Token, ("heading_open", tag, 0, lines_map, "", False, 1, None)))
+            append(_new(Token, ("inline", "", 1, lines_map, content, False, 0, children)))
+            append(_HEADING_CLOSE[tag])
             previous = "heading"
             continue
-        if previous in ("paragraph",) or (previous == "item" and not line.startswith("- ")):
+        if previous == "paragraph" or (previous == "item" and not line.startswith("- ")):
             return None  # a continuation or an interruption: the parser decides
         if line.startswith("- "):
             content = line[2:]
@@ -133,22 +147,20 @@ def plain_tokens(text: str) -> list[Token] | None:
                 return None
             if previous == "blank" and (list_open >= 0 or blank_after == "item"):
                 return None  # a blank line between items may make the list loose
+            lines_map = [number, number + 1]
             if previous == "item":
-                tokens[item_open] = tokens[item_open]._replace(
-                    map=[tokens[item_open].map[0], number]  # type: ignore[index]
-                )
-                tokens.append(Token("list_item_close", "li", 1, None, "", False, -1, []))
+                opened = tokens[item_open]
+                tokens[item_open] = _new(Token, (*opened[:3], [opened[3][0], number],  # type: ignore[index]
+                                                 *opened[4:]))
+                append(_ITEM_CLOSE)
             else:
                 list_open = len(tokens)
-                tokens.append(Token("bullet_list_open", "ul", 0, [number, number + 1], "",
-                                    False, 1, []))
+                append(_new(Token, ("bullet_list_open", "ul", 0, lines_map, "", False, 1, None)))
             item_open = len(tokens)
-            tokens.append(Token("list_item_open", "li", 1, [number, number + 1], "", False, 1,
-                                []))
-            tokens.append(Token("paragraph_open", "p", 2, [number, number + 1], "", True, 1, []))
-            tokens.append(Token("inline", "", 3, [number, number + 1], content, False, 0,
-                                children))
-            tokens.append(Token("paragraph_close", "p", 2, None, "", True, -1, []))
+            append(_new(Token, ("list_item_open", "li", 1, lines_map, "", False, 1, None)))
+            append(_new(Token, ("paragraph_open", "p", 2, lines_map, "", True, 1, None)))
+            append(_new(Token, ("inline", "", 3, lines_map, content, False, 0, children)))
+            append(_ITEM_PARAGRAPH_CLOSE)
             previous = "item"
             continue
         if previous == "blank" and list_open >= 0:
@@ -157,9 +169,10 @@ def plain_tokens(text: str) -> list[Token] | None:
         children = _inline_children(line)
         if children is None or not _starts_block(line):
             return None
-        tokens.append(Token("paragraph_open", "p", 0, [number, number + 1], "", False, 1, []))
-        tokens.append(Token("inline", "", 1, [number, number + 1], line, False, 0, children))
-        tokens.append(Token("paragraph_close", "p", 0, None, "", False, -1, []))
+        lines_map = [number, number + 1]
+        append(_new(Token, ("paragraph_open", "p", 0, lines_map, "", False, 1, None)))
+        append(_new(Token, ("inline", "", 1, lines_map, line, False, 0, children)))
+        append(_PARAGRAPH_CLOSE)
         previous = "paragraph"
     if list_open >= 0:
         _close_list(tokens, list_open, item_open, len(lines))
@@ -168,7 +181,8 @@ def plain_tokens(text: str) -> list[Token] | None:
 
 def _close_list(tokens: list[Token], list_open: int, item_open: int, end: int) -> None:
     """Close the open list whose next block starts on line ``end`` (blank lines included)."""
-    tokens[item_open] = tokens[item_open]._replace(map=[tokens[item_open].map[0], end])  # type: ignore[index]
-    tokens[list_open] = tokens[list_open]._replace(map=[tokens[list_open].map[0], end])  # type: ignore[index]
-    tokens.append(Token("list_item_close", "li", 1, None, "", False, -1, []))
-    tokens.append(Token("bullet_list_close", "ul", 0, None, "", False, -1, []))
+    for index in (item_open, list_open):
+        opened = tokens[index]
+        tokens[index] = _new(Token, (*opened[:3], [opened[3][0], end], *opened[4:]))  # type: ignore[index]
+    tokens.append(_ITEM_CLOSE)
+    tokens.append(_LIST_CLOSE)

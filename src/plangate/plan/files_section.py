@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from plangate.paths import PathRejected, canonical_path, validate_pattern
@@ -387,6 +387,7 @@ _QUOTES_DASHES = str.maketrans(
 )
 
 
+@lru_cache(maxsize=256)
 def _deny_fold(text: str) -> str:
     """``text`` as a reader sees it: HTML entities decoded, emphasis marks (``*``, ``_``,
     ``~``, backticks) dropped, invisible characters dropped, NFKC, case-folded, accents and
@@ -433,6 +434,7 @@ def _folded_phrases_re() -> re.Pattern[str]:
     return re.compile(branch(trie))
 
 
+@lru_cache(maxsize=256)
 def contains_deny_phrase(text: str) -> bool:
     """True when ``text`` says its paths are not to be touched.
 
@@ -1179,16 +1181,20 @@ def _section_ends(heads: list[tuple[int, int, str]], total: int) -> list[int]:
     return ends
 
 
-def _section_bounds(tokens: list[Any]) -> tuple[list[int], list[tuple[int, int, str]]]:
-    """Indices of the Files headings, and every top-level h1/h2 (index, line, title)."""
+def _section_bounds(
+    tokens: list[Any], heads: list[tuple[int, int, str]]
+) -> tuple[list[int], list[tuple[int, int, str]]]:
+    """Indices of the Files headings, and every top-level h1/h2 (index, line, title).
+
+    ``heads``: :func:`_headings` of ``tokens`` (the titles are read once)."""
     files: list[int] = []
     tops: list[tuple[int, int, str]] = []
-    for index, token in enumerate(tokens):
-        if token.type != "heading_open" or token.level != 0 or token.tag not in ("h1", "h2"):
+    for index, level, title in heads:
+        if level > 2:
             continue
-        title = _joined(_inline(tokens[index + 1], _line_of(token)).parts).strip()
-        tops.append((index, _line_of(token), title))
-        if token.tag == "h2" and heading_annotation(title, FILES_HEADING) is not None:
+        line = _line_of(tokens[index])
+        tops.append((index, line, title))
+        if level == 2 and heading_annotation(title, FILES_HEADING) is not None:
             files.append(index)
     return files, tops
 
@@ -1247,7 +1253,8 @@ def read_files_section(text: str, tokens: list[Any] | None = None) -> FilesSecti
         tokens = plain_tokens(text)
     if tokens is None:
         tokens = _parser().parse(text)  # type: ignore[attr-defined]
-    files, tops = _section_bounds(tokens)
+    heads = _headings(tokens)
+    files, tops = _section_bounds(tokens, heads)
     heading_lines = tuple(_line_of(tokens[i]) for i in files)
     if len(files) != 1:
         return FilesSection(heading_lines, "", (), (), (), ())
@@ -1263,7 +1270,6 @@ def read_files_section(text: str, tokens: list[Any] | None = None) -> FilesSecti
                       f"the Files heading holds a {hidden}", "retype the heading")
     unread: list[Skipped] = []
     _walk(tokens, start + 3, end, reader, unread)
-    heads = _headings(tokens)
     ends = _section_ends(heads, len(tokens))
     for (index, _, heading_title), later in zip(heads, ends, strict=True):
         # a heading elsewhere in the plan that says "not to touch" (an underlined 'Do not

@@ -909,6 +909,66 @@ def _parser() -> object:
     return MarkdownIt("commonmark", {"html": True}).enable("table")
 
 
+@cache
+def _block_parser() -> Any:
+    """:func:`_parser` without its last two core rules (``inline``, ``text_join``): the
+    blocks only; :class:`_LazyInline` runs those two rules on the inline tokens read."""
+    from markdown_it import MarkdownIt  # type: ignore[import-not-found, unused-ignore]
+
+    parser = MarkdownIt("commonmark", {"html": True}).enable("table")
+    parser.core.ruler.disable(["inline", "text_join"])
+    return parser
+
+
+@cache
+def _inline_rules() -> tuple[Any, tuple[Any, ...]]:
+    """The parser's core state and its last two core rules, in the parser's order."""
+    from markdown_it.rules_core import inline, text_join  # type: ignore[import-not-found, unused-ignore]
+    from markdown_it.rules_core.state_core import StateCore  # type: ignore[import-not-found, unused-ignore]
+
+    return StateCore, (inline, text_join)
+
+
+class _LazyInline:
+    """An inline token whose children are parsed when first read.
+
+    The reader reads the inline runs of the Files section and of the headings only; the
+    rest of a plan (most of its text) is never inline-parsed. The children are the ones
+    the full parse gives: the same two core rules (``inline``, then ``text_join``) run on
+    this one token with the document's own ``env`` (its link reference definitions), and
+    neither rule looks at another token.
+    """
+
+    __slots__ = ("_children", "_env", "_token")
+    type = "inline"
+
+    def __init__(self, token: Any, env: dict[str, Any]) -> None:
+        self._token = token
+        self._env = env
+        self._children: list[Any] | None = None
+
+    @property
+    def children(self) -> list[Any]:
+        if self._children is None:
+            state_core, rules = _inline_rules()
+            state = state_core("", _block_parser(), self._env)
+            state.tokens = [self._token]
+            for rule in rules:
+                rule(state)
+            self._children = self._token.children
+        return self._children
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._token, name)
+
+
+def _parse(text: str) -> list[Any]:
+    """The parser's tokens of ``text``, inline runs parsed when read (:class:`_LazyInline`)."""
+    env: dict[str, Any] = {}
+    tokens = _block_parser().parse(text, env)
+    return [_LazyInline(t, env) if t.type == "inline" else t for t in tokens]
+
+
 class _Inline(NamedTuple):
     """One inline run (a paragraph, heading or cell) as a reader sees it."""
 
@@ -1252,7 +1312,7 @@ def read_files_section(text: str, tokens: list[Any] | None = None) -> FilesSecti
     if tokens is None:  # a plain plan's tokens without the parser (the same tokens)
         tokens = plain_tokens(text)
     if tokens is None:
-        tokens = _parser().parse(text)  # type: ignore[attr-defined]
+        tokens = _parse(text)
     heads = _headings(tokens)
     files, tops = _section_bounds(tokens, heads)
     heading_lines = tuple(_line_of(tokens[i]) for i in files)

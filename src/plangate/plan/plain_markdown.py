@@ -21,7 +21,7 @@ Lines (split on ``\\n``, the text printable ASCII only):
   span; consecutive items form one tight list, which starts after a heading, the
   start of the text, or a blank line that follows anything but a list, and ends at
   a heading, at a paragraph after a blank line, or at the end (an item after a blank
-  line is refused: it may make the list loose);
+  line that follows an item is refused: it may make the list loose);
 - a paragraph is one line of plain inline text starting with a letter or a code
   span, followed by a blank line, a heading or the end.
 

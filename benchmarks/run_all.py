@@ -416,7 +416,7 @@ def bench_c3_status(report: Report, python: str, env: dict[str, str], full: bool
                 report.goal(
                     f"status, {count:,} tasks (CPU)",
                     result["ratio_cpu"],
-                    2.5,
+                    status_bench.GOAL,
                     f"sha256sum over the same files ({result['baseline_cpu_ms']:.0f} ms)",
                 )
                 rss = command_peak_mib(python, ["status"], repo, env,

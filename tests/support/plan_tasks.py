@@ -40,12 +40,14 @@ def task_dir(repo: Path, task_id: str = "TASK-0001") -> Path:
     return repo / "docs" / "working" / task_id
 
 
-def write_package(repo: Path, task_id: str = "TASK-0001", *, markers: bool = True) -> Path:
+def write_package(
+    repo: Path, task_id: str = "TASK-0001", *, markers: bool = True, plan: str = PLAN_MD
+) -> Path:
     """Write the six artifacts by hand (no CLI); with ``markers`` both markers are valid."""
     task = task_dir(repo, task_id)
     task.mkdir(parents=True, exist_ok=True)
-    (task / "plan.md").write_text(PLAN_MD)
-    plan_hash = sha256_digest(PLAN_MD.encode())
+    (task / "plan.md").write_text(plan)
+    plan_hash = sha256_digest(plan.encode())
     for name in ARTIFACTS:
         if name == "plan.md":
             continue
@@ -65,9 +67,11 @@ def approve_task(
     *,
     decision: str = "AUTO_APPROVED",
     reviewers: dict[str, dict[str, str]] | None = None,
+    plan: str = PLAN_MD,
 ) -> str:
-    """Write a valid package, commit it, issue the record for HEAD; return HEAD."""
-    write_package(repo, task_id)
+    """Write a valid package (``plan`` its plan.md), commit it, issue the record for HEAD;
+    return HEAD."""
+    write_package(repo, task_id, plan=plan)
     head = commit_all(repo, f"plan {task_id}")
     reviewers_file = repo.parent / f"reviewers-{task_id}.json"
     reviewers_file.write_text(json.dumps(reviewers or REVIEWERS))

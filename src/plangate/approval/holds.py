@@ -66,6 +66,7 @@ def holds_for_head(
     policy: str,
     scope: TaskScope | tuple[str, ...] | None = None,
     trust: TrustRoot | str | None = "local",
+    exact: Result | None = None,
 ) -> Result:
     """The acceptor's verdict on ``snapshot`` for the full commit id ``head`` under ``policy``.
 
@@ -74,13 +75,16 @@ def holds_for_head(
     there means the scope is undefined and any commit since the approval is a
     rejection. A committed path the plan denies is outside the scope. ``trust``
     is the trust root authority is judged by (see
-    :func:`plangate.approval.service.verify_task`).
+    :func:`plangate.approval.service.verify_task`). ``exact``: the acceptor's
+    verdict on ``snapshot`` for ``head`` under ``trust``, when the caller judged it
+    already (see :func:`approval_holds`); else it is judged here.
     """
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}")
     if policy == ANCESTOR:
         return _ancestor(repo_root, snapshot, head, trust)
-    exact = _equal(repo_root, snapshot, head, trust)
+    if exact is None:
+        exact = _equal(repo_root, snapshot, head, trust)
     if policy == EQUAL or exact.accepted or exact.codes != ("C3_SOURCE_SHA_MISMATCH",):
         return _scope_approved(exact, scope)
     return _scope_approved(_descendant_in_scope(repo_root, snapshot, head, scope, trust), scope)
@@ -89,6 +93,7 @@ def holds_for_head(
 def approval_holds(
     repo_root: Path, snapshot: TaskSnapshot, head: str, *,
     trust: TrustRoot | str | None = "local", scope: TaskScope | None = None,
+    exact: Result | None = None,
 ) -> Result:
     """Does the task's approval hold at ``head`` now? The one verdict of exec, the hooks,
     ``plangate status`` and ``plangate report``.
@@ -98,12 +103,18 @@ def approval_holds(
     commits that changed only the task's own directory, PlanGate's ignore file and
     paths inside the scope (:func:`plangate.plan.scope.outside_scopes`); the record
     must carry that scope's digest. ``scope``: the caller's own derivation from those
-    same bytes (the hook has one already), else derived here.
+    same bytes (the hook has one already), else derived here when the verdict depends
+    on it (an accepted record, or one that binds another commit). ``exact``: the
+    acceptor's verdict on the snapshot at ``head`` under the same ``trust``, when the
+    caller judged it already (``plangate status`` judges every task with one git
+    process for all records); else it is judged here.
     """
-    if scope is None:
+    if exact is None:
+        exact = _equal(repo_root, snapshot, head, trust)
+    if scope is None and (exact.accepted or exact.codes == ("C3_SOURCE_SHA_MISMATCH",)):
         scope = derive_scope(snapshot.artifact("plan.md"))
     return holds_for_head(repo_root, snapshot, head, policy=DESCENDANT_IN_SCOPE, scope=scope,
-                          trust=trust)
+                          trust=trust, exact=exact)
 
 
 def approval_holds_for_merge(

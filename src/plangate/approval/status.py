@@ -160,9 +160,21 @@ def task_row(
 
     ``parsed`` may pass the record's parse (see
     :func:`plangate.approval.acceptor.verify_snapshot`); ``head`` is HEAD's full
-    id (the verdict is then the one exec would get), or None (the static one);
+    id (the verdict is then the acceptor's at HEAD), or None (the static one);
     ``authority`` the task's authority facts when the trust root requires signatures.
     """
+    return _judged_row(snapshot, source, parsed=parsed, head=head, authority=authority)[0]
+
+
+def _judged_row(
+    snapshot: TaskSnapshot,
+    source: Any,
+    *,
+    parsed: ParsedRecord | None,
+    head: str | None,
+    authority: ApprovalAuthority | None,
+) -> tuple[dict[str, Any], Result]:
+    """:func:`task_row` and the acceptor's verdict it shows."""
     compute_package, verify_snapshot, signers_of = _row_tools()
     package = compute_package(snapshot)
     result = verify_snapshot(
@@ -202,7 +214,7 @@ def task_row(
         "at": "exec" if head is not None else "static",
         "approved_by": signers.approver if signers else None,
         "reviewed_by": list(signers.reviewers) if signers else None,
-    }
+    }, result
 
 
 def _error_row(task_id: str, exc: PlanGateError) -> dict[str, Any]:
@@ -320,35 +332,34 @@ def _row(
         except PlanGateError as exc:  # ssh-keygen missing or too old: fail closed
             problem = Reason(exc.code, exc.message, exc.hint)
             return _refused(task_row(snap, source, parsed=parsed, head=head), problem)
-    row = task_row(snap, source, parsed=parsed, head=head, authority=authority)
-    return _as_exec(root, snap, head, row, trust=trust, parsed=parsed)
+    row, result = _judged_row(snap, source, parsed=parsed, head=head, authority=authority)
+    return _as_exec(root, snap, head, row, result, trust=trust)
 
 
 def _as_exec(
-    root: Path, snap: TaskSnapshot, head: str | None, row: dict[str, Any], *,
-    trust: TrustState, parsed: ParsedRecord | None,
+    root: Path, snap: TaskSnapshot, head: str | None, row: dict[str, Any], result: Result, *,
+    trust: TrustState,
 ) -> dict[str, Any]:
     """The row with exec's own verdict (:func:`plangate.approval.holds.approval_holds`).
 
-    The row's acceptor verdict at HEAD is the first half of it; an accepted record must
-    also approve the scope its ``plan.md`` gives now, and a record that binds another
-    commit than HEAD still holds when HEAD descends from it through in-scope commits.
+    ``result``, the row's acceptor verdict at HEAD (judged with the report's one git
+    process), is handed to it as the acceptor's answer; the policy does the rest: an
+    accepted record must also approve the scope its ``plan.md`` gives now, and a record
+    that binds another commit than HEAD still holds when HEAD descends from it through
+    in-scope commits.
     """
     if head is None:
         return row
-    if row["verdict"] == "ACCEPTED":
-        from plangate.plan.scope import check_scope_binding, derive_scope
+    outcome = _row_tools_holds()(root, snap, head, trust=trust.root, exact=result)
+    return row if outcome is result else _with_outcome(row, outcome)
 
-        record = parsed.value if parsed is not None else None
-        problem = check_scope_binding(derive_scope(snap.artifact("plan.md")), record)
-        if problem is None:
-            return row
-        return _with_outcome(row, Result("REJECTED", (problem,), {}))
-    if row.get("first_reason") != "C3_SOURCE_SHA_MISMATCH":
-        return row
+
+@functools.cache
+def _row_tools_holds() -> Callable[..., Result]:
+    """:func:`plangate.approval.holds.approval_holds`, imported once (see :func:`_row_tools`)."""
     from plangate.approval.holds import approval_holds
 
-    return _with_outcome(row, approval_holds(root, snap, head, trust=trust.root))
+    return approval_holds
 
 
 def _with_outcome(row: dict[str, Any], outcome: Result) -> dict[str, Any]:

@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from plangate.paths import PathRejected, canonical_path, validate_pattern
+from plangate.plan.plain_markdown import plain_tokens
 from plangate.records import NamedTuple
 from plangate.text import identity_skeleton, is_invisible
 
@@ -386,6 +387,7 @@ _QUOTES_DASHES = str.maketrans(
 )
 
 
+@lru_cache(maxsize=256)
 def _deny_fold(text: str) -> str:
     """``text`` as a reader sees it: HTML entities decoded, emphasis marks (``*``, ``_``,
     ``~``, backticks) dropped, invisible characters dropped, NFKC, case-folded, accents and
@@ -407,6 +409,32 @@ def _folded_phrases() -> tuple[str, ...]:
     return tuple(_deny_fold(p) for p in DENY_PHRASES)
 
 
+@cache
+def _folded_phrases_re() -> re.Pattern[str]:
+    """One expression that finds any folded phrase in a text (one scan, not one per phrase).
+
+    A phrase that holds another is dropped (the shorter one is found wherever the longer
+    one is); the rest form a trie, one character per branch, so the expression matches
+    exactly where some phrase occurs and never backtracks further than a phrase's length.
+    """
+    phrases = set(_folded_phrases())
+    kept = [p for p in phrases if not any(q != p and q in p for q in phrases)]
+    trie: dict[str, Any] = {}
+    for phrase in kept:
+        node = trie
+        for ch in phrase:
+            node = node.setdefault(ch, {})
+
+    def branch(node: dict[str, Any]) -> str:
+        alternatives = [re.escape(ch) + branch(child) for ch, child in sorted(node.items())]
+        if len(alternatives) <= 1:
+            return "".join(alternatives)
+        return "(?:" + "|".join(alternatives) + ")"
+
+    return re.compile(branch(trie))
+
+
+@lru_cache(maxsize=256)
 def contains_deny_phrase(text: str) -> bool:
     """True when ``text`` says its paths are not to be touched.
 
@@ -414,8 +442,7 @@ def contains_deny_phrase(text: str) -> bool:
     a full-width or look-alike letter, a typographic apostrophe or a double
     space never hides a "do not touch" (over-matching only narrows the scope).
     """
-    folded = _deny_fold(text)
-    return any(phrase in folded for phrase in _folded_phrases())
+    return _folded_phrases_re().search(_deny_fold(text)) is not None
 
 
 def _has_known_extension(name: str) -> bool:
@@ -882,6 +909,66 @@ def _parser() -> object:
     return MarkdownIt("commonmark", {"html": True}).enable("table")
 
 
+@cache
+def _block_parser() -> Any:
+    """:func:`_parser` without its last two core rules (``inline``, ``text_join``): the
+    blocks only; :class:`_LazyInline` runs those two rules on the inline tokens read."""
+    from markdown_it import MarkdownIt  # type: ignore[import-not-found, unused-ignore]
+
+    parser = MarkdownIt("commonmark", {"html": True}).enable("table")
+    parser.core.ruler.disable(["inline", "text_join"])
+    return parser
+
+
+@cache
+def _inline_rules() -> tuple[Any, tuple[Any, ...]]:
+    """The parser's core state and its last two core rules, in the parser's order."""
+    from markdown_it.rules_core import inline, text_join  # type: ignore[import-not-found, unused-ignore]
+    from markdown_it.rules_core.state_core import StateCore  # type: ignore[import-not-found, unused-ignore]
+
+    return StateCore, (inline, text_join)
+
+
+class _LazyInline:
+    """An inline token whose children are parsed when first read.
+
+    The reader reads the inline runs of the Files section and of the headings only; the
+    rest of a plan (most of its text) is never inline-parsed. The children are the ones
+    the full parse gives: the same two core rules (``inline``, then ``text_join``) run on
+    this one token with the document's own ``env`` (its link reference definitions), and
+    neither rule looks at another token.
+    """
+
+    __slots__ = ("_children", "_env", "_token")
+    type = "inline"
+
+    def __init__(self, token: Any, env: dict[str, Any]) -> None:
+        self._token = token
+        self._env = env
+        self._children: list[Any] | None = None
+
+    @property
+    def children(self) -> list[Any]:
+        if self._children is None:
+            state_core, rules = _inline_rules()
+            state = state_core("", _block_parser(), self._env)
+            state.tokens = [self._token]
+            for rule in rules:
+                rule(state)
+            self._children = self._token.children
+        return self._children
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._token, name)
+
+
+def _parse(text: str) -> list[Any]:
+    """The parser's tokens of ``text``, inline runs parsed when read (:class:`_LazyInline`)."""
+    env: dict[str, Any] = {}
+    tokens = _block_parser().parse(text, env)
+    return [_LazyInline(t, env) if t.type == "inline" else t for t in tokens]
+
+
 class _Inline(NamedTuple):
     """One inline run (a paragraph, heading or cell) as a reader sees it."""
 
@@ -1154,16 +1241,20 @@ def _section_ends(heads: list[tuple[int, int, str]], total: int) -> list[int]:
     return ends
 
 
-def _section_bounds(tokens: list[object]) -> tuple[list[int], list[tuple[int, int, str]]]:
-    """Indices of the Files headings, and every top-level h1/h2 (index, line, title)."""
+def _section_bounds(
+    tokens: list[Any], heads: list[tuple[int, int, str]]
+) -> tuple[list[int], list[tuple[int, int, str]]]:
+    """Indices of the Files headings, and every top-level h1/h2 (index, line, title).
+
+    ``heads``: :func:`_headings` of ``tokens`` (the titles are read once)."""
     files: list[int] = []
     tops: list[tuple[int, int, str]] = []
-    for index, token in enumerate(tokens):
-        if token.type != "heading_open" or token.level != 0 or token.tag not in ("h1", "h2"):  # type: ignore[attr-defined]
+    for index, level, title in heads:
+        if level > 2:
             continue
-        title = _joined(_inline(tokens[index + 1], _line_of(token)).parts).strip()
-        tops.append((index, _line_of(token), title))
-        if token.tag == "h2" and heading_annotation(title, FILES_HEADING) is not None:  # type: ignore[attr-defined]
+        line = _line_of(tokens[index])
+        tops.append((index, line, title))
+        if level == 2 and heading_annotation(title, FILES_HEADING) is not None:
             files.append(index)
     return files, tops
 
@@ -1206,7 +1297,7 @@ def _walk(tokens: list[Any], index: int, end: int, reader: _Reader, unread: list
         index += 1
 
 
-def read_files_section(text: str) -> FilesSection:
+def read_files_section(text: str, tokens: list[Any] | None = None) -> FilesSection:
     """Everything :func:`plangate.plan.scope.derive_scope` reads from ``text`` (pure).
 
     The plan is parsed as CommonMark (with tables); the section is what a
@@ -1214,9 +1305,16 @@ def read_files_section(text: str) -> FilesSection:
     heading. Only list items, table cells and "not to touch" statements are read;
     code blocks and comments are never a path, and HTML, hidden characters and
     text that is neither a path list nor a recognised deny form are refusals.
+    ``tokens``: the parser's tokens of ``text`` when the caller has them; else a plain
+    plan is tokenized by :func:`plangate.plan.plain_markdown.plain_tokens` (the parser's
+    very tokens) and any other by the parser.
     """
-    tokens = _parser().parse(text)  # type: ignore[attr-defined]
-    files, tops = _section_bounds(tokens)
+    if tokens is None:  # a plain plan's tokens without the parser (the same tokens)
+        tokens = plain_tokens(text)
+    if tokens is None:
+        tokens = _parse(text)
+    heads = _headings(tokens)
+    files, tops = _section_bounds(tokens, heads)
     heading_lines = tuple(_line_of(tokens[i]) for i in files)
     if len(files) != 1:
         return FilesSection(heading_lines, "", (), (), (), ())
@@ -1232,7 +1330,6 @@ def read_files_section(text: str) -> FilesSection:
                       f"the Files heading holds a {hidden}", "retype the heading")
     unread: list[Skipped] = []
     _walk(tokens, start + 3, end, reader, unread)
-    heads = _headings(tokens)
     ends = _section_ends(heads, len(tokens))
     for (index, _, heading_title), later in zip(heads, ends, strict=True):
         # a heading elsewhere in the plan that says "not to touch" (an underlined 'Do not

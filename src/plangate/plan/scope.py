@@ -94,7 +94,7 @@ class TaskScope(NamedTuple):
         """:func:`scope_digest` of this scope, or None when it is undefined."""
         if self.patterns is None:
             return None
-        return scope_digest(self.patterns, self.denied)
+        return _tuple_digest(tuple(self.patterns), tuple(self.denied))
 
     def outside(self, paths: object) -> list[str]:
         """The paths of ``paths`` (an iterable of canonical paths) this scope does not allow."""
@@ -166,6 +166,12 @@ def scope_digest(allowed: tuple[str, ...] | list[str], denied: tuple[str, ...] |
     compare: a different reading of the same plan bytes gives a different digest.
     """
     return digest({"allowed": list(allowed), "denied": list(denied)})
+
+
+@lru_cache(maxsize=8)
+def _tuple_digest(allowed: tuple[str, ...], denied: tuple[str, ...]) -> str:
+    # a scope's digest is asked by the acceptor and again by the scope binding: once per scope
+    return scope_digest(allowed, denied)
 
 
 SCOPE_NOT_APPROVED = "SCOPE_NOT_APPROVED"

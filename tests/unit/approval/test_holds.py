@@ -177,3 +177,26 @@ def test_approval_holds_is_execs_policy_with_the_plans_own_scope(task: Approved)
     assert approval_holds(task.repo, task.snapshot, task.commit("src/app.py")).accepted
     outside = approval_holds(task.repo, task.snapshot, task.commit("lib/extra.py"))
     assert outside.codes == ("HOOK_COMMITTED_OUTSIDE_SCOPE",)
+
+
+def test_approval_holds_starts_from_the_callers_acceptor_verdict(task: Approved) -> None:
+    # status judges every task's record with one git process and hands the verdict over:
+    # the policy applies to it (scope binding, descent) and does not judge it again
+    from plangate.approval.holds import approval_holds
+    from plangate.verdict import Reason, Result
+
+    exact = approval_holds(task.repo, task.snapshot, task.approved)
+    assert exact.accepted
+    handed = approval_holds(task.repo, task.snapshot, task.approved, exact=exact)
+    assert handed is exact
+    refused = Result("REJECTED", (Reason("C3_SOME_RULE", "m", "h"),), {})
+    assert approval_holds(task.repo, task.snapshot, task.approved, exact=refused) is refused
+    # an accepted verdict whose record approved no scope is still refused by the policy
+    unscoped = Result("ACCEPTED", (), {"record": {"approval_kind": "c3-prime"}})
+    outcome = approval_holds(task.repo, task.snapshot, task.approved, exact=unscoped)
+    assert outcome.codes == ("SCOPE_NOT_APPROVED",)
+    # a record bound to another commit: the policy asks git whether HEAD descends in scope
+    head = task.commit("lib/extra.py")
+    mismatch = Result("REJECTED", (Reason("C3_SOURCE_SHA_MISMATCH", "m", "h"),), {})
+    outcome = approval_holds(task.repo, task.snapshot, head, exact=mismatch)
+    assert outcome.codes == ("HOOK_COMMITTED_OUTSIDE_SCOPE",)

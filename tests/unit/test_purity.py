@@ -56,7 +56,7 @@ RULE_MODULES = frozenset({
     "ledger/rows.py", "ledger/chain.py", "ledger/credentials.py", "ledger/existence.py",
     "ledger/checkpoint.py",
     "plan/__init__.py", "plan/files_section.py", "plan/lint.py", "plan/loopspec.py",
-    "plan/markers.py", "plan/package.py", "plan/scope.py",
+    "plan/markers.py", "plan/package.py", "plan/plain_markdown.py", "plan/scope.py",
     "report/__init__.py", "report/build.py", "report/charts.py", "report/evaluations.py",
     "report/ledger_view.py", "report/model.py", "report/render_html.py",
     "report/render_markdown.py", "report/tasks.py",

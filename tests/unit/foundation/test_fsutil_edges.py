@@ -109,7 +109,7 @@ def test_a_read_file_has_no_detail(tmp_path: Path) -> None:
 @pytest.fixture
 def long_cmdline() -> Iterator[tuple[Path, bytes]]:
     """``/proc/PID/cmdline`` of a child: fstat says 0 bytes, reading gives 240 kB in full chunks."""
-    args = ["sleep", "60", *(c * 60000 for c in "wxyz")]
+    args = [interpreter(), "-c", "import time; time.sleep(60)", *(c * 60000 for c in "wxyz")]
     expected = b"".join(a.encode() + b"\0" for a in args)
     child = subprocess.Popen(args)
     path = Path(f"/proc/{child.pid}/cmdline")
@@ -118,6 +118,7 @@ def long_cmdline() -> Iterator[tuple[Path, bytes]]:
         deadline = time.monotonic() + 30
         while path.read_bytes() != expected and time.monotonic() < deadline:
             time.sleep(0.01)
+        assert path.read_bytes() == expected
         yield path, expected
     finally:
         child.kill()

@@ -303,8 +303,11 @@ def test_a_handle_knows_its_directory_and_its_entries(tmp_path: Path) -> None:
     (root / "a" / "m").write_bytes(b"")
     with open_verified_dir(root, "a") as handle:
         assert handle.identity() == top_identity(root / "a")
-        assert handle.still_in_place()
+        assert handle.still_in_place() is True
         assert names_at(handle) == ["b", "m", "z"]
+        # Moved away (nothing at its path any more): no longer in place, a plain False.
+        (root / "a").rename(root / "moved")
+        assert handle.still_in_place() is False
 
 
 def test_a_closed_handle_has_no_descriptor(tmp_path: Path) -> None:

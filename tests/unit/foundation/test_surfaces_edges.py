@@ -3,28 +3,35 @@ document by document, and the definition committed in a real git repository."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import subprocess
 import tomllib
+import zipfile
 from pathlib import Path
 
 import pytest
 
 from plangate.git import Git
 from plangate.layout import MAX_SURFACES_BYTES
-from plangate.paths import PathRejected, canonical_path
+from plangate.paths import PathRejected, canonical_path, validate_pattern
 from plangate.surfaces import (
     REPO_SURFACES_RELPATH,
     SURFACE_CLASSES,
+    TEMPLATE_RESOURCE,
     UNMATCHABLE_PATH,
     ProtectedPattern,
     ResolvedSurfaces,
     bundled_template_bytes,
     load_surfaces_bytes,
+    parse_surfaces_text,
     plain_toml,
+    resolve_surfaces,
     surfaces_at_commit,
     surfaces_with_presence_at_commit,
 )
+from support.privileges import SRC, interpreter
 from support.repo import commit_all, git
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -197,6 +204,7 @@ PLAIN = [
     'version = 1\n[[surface]]\npattern = "a"\nclass = "rules"\nreason = "r"\n'
     '[[surface]]\npattern = "b"\n',
     "[[surface]]\nversion = 1\n",
+    'key = "a"#c\n',
 ]
 
 
@@ -232,6 +240,9 @@ DECLINED = [
     "é = 1\n",
     'key = "a\\"b"\n',  # an escape
     'key = "a\\n"\n',
+    'key = "\\n"\n',  # an escape right after the quote
+    'key = "a"b\n',  # no space after the closing quote
+    'key = "\x1f"\n',  # the last control character below the space
     'key = "open\n',
     "key = 'literal'\n",
     'key = "a" b\n',
@@ -335,3 +346,176 @@ def test_a_committed_definition_past_the_size_limit(git_repo: Path) -> None:
     head = commit_all(git_repo, "too large")
     resolved = surfaces_at_commit(Git(git_repo), head)
     assert resolved.problem is not None and resolved.problem.code == "SURFACES_UNREADABLE"
+
+
+# -- messages, defaults and refusals --------------------------------------------------------
+
+
+def test_an_unmatchable_path_is_human_owned() -> None:
+    hit = _load(TWO).protecting("a/../CLAUDE.md")
+    assert hit is UNMATCHABLE_PATH
+    assert (hit.cls, hit.family) == ("human-owned", "human-owned-boundary")
+
+
+def test_a_definition_built_without_a_marker_has_none(git_repo: Path) -> None:
+    head = git(git_repo, "rev-parse", "HEAD")
+    missing = surfaces_at_commit(Git(git_repo), head, template_fallback=False)
+    assert missing.template_marker is False
+    assert ResolvedSurfaces("explicit", None, None).template_marker is False
+
+
+def test_explain_refuses_a_bad_path_even_without_entries() -> None:
+    with pytest.raises(PathRejected):
+        _load(b"version = 1\n").explain("a/../CLAUDE.md")
+
+
+def test_a_parse_error_carries_its_message() -> None:
+    with pytest.raises(Exception) as info:
+        parse_surfaces_text("  \n", "x.toml")
+    assert str(info.value) == "x.toml is empty"
+
+
+def test_entries_are_numbered_from_one() -> None:
+    bad = _load(
+        b'version = 1\n[[surface]]\npattern = "a"\nclass = "rules"\nreason = "r"\n'
+        b'[[surface]]\npattern = "A"\nclass = "rules"\nreason = "r"\n'
+    )
+    assert bad.problem is not None
+    assert bad.problem.code == "SURFACES_DUPLICATE_PATTERN"
+    assert bad.problem.message == "defs.toml: surface #2: pattern 'A' repeats surface #1"
+    first = _load(b'version = 1\n[[surface]]\npattern = "a"\nclass = "nope"\nreason = "r"\n')
+    assert first.problem is not None
+    assert first.problem.message == "defs.toml: surface #1: unknown class 'nope'"
+
+
+def test_an_entry_that_is_not_a_table_is_refused() -> None:
+    bad = _load(b"version = 1\nsurface = [1, 2]\n")
+    assert bad.problem is not None
+    assert (bad.problem.code, bad.problem.message) == (
+        "SURFACES_BAD_ENTRY",
+        "defs.toml: surface #1 is not a table",
+    )
+
+
+def test_a_bad_pattern_keeps_the_path_rules_hint() -> None:
+    with pytest.raises(PathRejected) as info:
+        validate_pattern("a/../b")
+    assert info.value.hint
+    bad = _load(b'version = 1\n[[surface]]\npattern = "a/../b"\nclass = "rules"\nreason = "r"\n')
+    assert bad.problem is not None
+    assert bad.problem.code == "SURFACES_BAD_PATTERN"
+    assert bad.problem.hint == info.value.hint
+
+
+def test_an_unknown_provenance_is_a_programming_error() -> None:
+    with pytest.raises(ValueError, match="unknown provenance"):
+        load_surfaces_bytes(TWO, "upstairs", None)
+
+
+def test_a_definition_given_as_the_template_without_its_marker() -> None:
+    resolved = load_surfaces_bytes(TWO, "bundled_template", "t.toml")
+    assert resolved.problem is not None
+    assert resolved.problem.code == "HO_BOUNDARY_UNDEFINED"
+    assert resolved.problem.message.startswith(
+        "the protected-surface definition is the bundled template:"
+    )
+    copied = load_surfaces_bytes(bundled_template_bytes(), "downstream", "t.toml")
+    assert copied.problem is not None
+    assert "is a verbatim copy of the bundled template" in copied.problem.message
+
+
+def test_an_unusable_file_is_reported_with_what_was_found(tmp_path: Path) -> None:
+    explicit = resolve_surfaces(tmp_path, tmp_path / "nope.toml")
+    assert explicit.problem is not None
+    assert explicit.problem.message == (
+        f"protected-surface definition {tmp_path / 'nope.toml'} cannot be used: does not exist"
+    )
+    target = tmp_path / REPO_SURFACES_RELPATH
+    target.parent.mkdir(parents=True)
+    (tmp_path / "real.toml").write_bytes(TWO)
+    target.symlink_to(tmp_path / "real.toml")
+    linked = resolve_surfaces(tmp_path)
+    assert linked.problem is not None
+    assert linked.problem.message == (
+        f"protected-surface definition {target} cannot be used: is a symbolic link"
+    )
+
+
+# -- the template from a zipped install -----------------------------------------------------
+
+_TEMPLATE_CHILD = """
+import json
+from plangate.surfaces import bundled_template_bytes, bundled_template_path, load_bundled_template
+resolved = load_bundled_template()
+try:
+    size = len(bundled_template_bytes())
+except OSError as exc:
+    size = type(exc).__name__
+print(json.dumps({"path": bundled_template_path(), "size": size,
+                  "problem": resolved.problem.code if resolved.problem else None}))
+"""
+
+
+def _zipped(tmp_path: Path, *, template: bool) -> Path:
+    """The plangate this process imported, as a zip (its Python files, and the template)."""
+    archive = tmp_path / ("with.zip" if template else "without.zip")
+    package = SRC / "plangate"
+    with zipfile.ZipFile(archive, "w") as out:
+        for path in sorted(package.rglob("*.py")):
+            if "__pycache__" not in path.parts:
+                out.write(path, path.relative_to(SRC).as_posix())
+        if template:
+            out.write(package / TEMPLATE_RESOURCE, f"plangate/{TEMPLATE_RESOURCE}")
+    return archive
+
+
+def _template_in(archive: Path) -> dict[str, object]:
+    proc = subprocess.run(
+        [interpreter(), "-S", "-c", _TEMPLATE_CHILD],
+        env=dict(os.environ, PYTHONPATH=str(archive)),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    found: dict[str, object] = json.loads(proc.stdout)
+    return found
+
+
+def test_the_template_of_a_zipped_install(tmp_path: Path) -> None:
+    archive = _zipped(tmp_path, template=True)
+    found = _template_in(archive)
+    assert found == {
+        "path": f"{archive}/plangate/{TEMPLATE_RESOURCE}",
+        "size": len(bundled_template_bytes()),
+        "problem": "HO_BOUNDARY_UNDEFINED",
+    }
+
+
+def test_a_missing_template_is_unreadable_not_a_crash(tmp_path: Path) -> None:
+    archive = _zipped(tmp_path, template=False)
+    found = _template_in(archive)
+    assert found["problem"] == "SURFACES_UNREADABLE"
+    assert found["size"] == "FileNotFoundError"
+
+
+_HOT_PATH = """
+import sys
+from plangate.surfaces import load_surfaces_bytes
+resolved = load_surfaces_bytes(sys.stdin.buffer.read(), "downstream", "defs.toml")
+print(resolved.resolved, "tomllib" in sys.modules)
+"""
+
+
+def test_a_plain_definition_is_read_without_tomllib() -> None:
+    proc = subprocess.run(
+        [interpreter(), "-c", _HOT_PATH],
+        env=dict(os.environ, PYTHONPATH=str(SRC)),
+        input=TWO,
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [b"True", b"False"]

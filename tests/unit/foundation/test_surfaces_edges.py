@@ -519,3 +519,26 @@ def test_a_plain_definition_is_read_without_tomllib() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == [b"True", b"False"]
+
+
+_ON_DISK = """
+import sys
+from plangate.surfaces import bundled_template_bytes, bundled_template_path, load_bundled_template
+resolved = load_bundled_template()
+print(resolved.path == bundled_template_path(), len(bundled_template_bytes()) > 0,
+      "importlib.resources" in sys.modules, "zipfile" in sys.modules)
+"""
+
+
+def test_the_template_of_an_installed_package_is_read_as_a_plain_file() -> None:
+    """On the hook's path: a package on disk never imports importlib.resources (nor zipfile)."""
+    proc = subprocess.run(
+        [interpreter(), "-c", _ON_DISK],
+        env=dict(os.environ, PYTHONPATH=str(SRC)),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "True", "False", "False"]

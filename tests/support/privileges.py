@@ -21,8 +21,11 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[2] / "src"
-"""This tree's sources (the child imports plangate from here, never an installed copy)."""
+import plangate
+
+SRC = Path(plangate.__file__).resolve().parents[1]
+"""The sources this process imported plangate from (the child imports the very same copy:
+this tree's ``src/``, or the scratch copy holding a mutant under mutation testing)."""
 
 _DROP = "-dac_override,-dac_read_search"
 

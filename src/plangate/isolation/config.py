@@ -83,6 +83,13 @@ AGENT_PROFILES: dict[str, AgentProfile] = {
             "ANTHROPIC_BASE_URL",
             "ANTHROPIC_MODEL",
             "ANTHROPIC_SMALL_FAST_MODEL",
+            # The user's opt-outs of traffic besides the model: without them Claude Code
+            # in the box calls api.anthropic.com although the host's environment said not to.
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+            "DISABLE_TELEMETRY",
+            "DISABLE_ERROR_REPORTING",
+            "DISABLE_AUTOUPDATER",
+            "DISABLE_NON_ESSENTIAL_MODEL_CALLS",
         ),
         egress=("api.anthropic.com:443", "statsig.anthropic.com:443", "claude.ai:443"),
         base_url_env=("ANTHROPIC_BASE_URL",),

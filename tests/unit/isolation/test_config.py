@@ -57,6 +57,17 @@ def test_values_are_read() -> None:
     assert EgressRule("api.openai.com", 443) not in config.egress_rules({})
 
 
+def test_claude_code_keeps_the_users_opt_outs_of_traffic_besides_the_model() -> None:
+    """Without them Claude Code in the box calls api.anthropic.com (an allowed endpoint)
+    although the host's environment told it not to."""
+    switches = ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_TELEMETRY",
+                "DISABLE_ERROR_REPORTING", "DISABLE_AUTOUPDATER")
+    claude = parse_isolation_config(b'agents = ["claude"]\n').env_names()
+    codex = parse_isolation_config(b'agents = ["codex"]\n').env_names()
+    assert all(name in claude for name in switches), claude
+    assert not any(name in codex for name in switches), codex
+
+
 def test_no_agent_grants_nothing() -> None:
     config = parse_isolation_config(b"agents = []\n")
     assert config.copied() == ()

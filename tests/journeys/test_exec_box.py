@@ -117,7 +117,7 @@ class BoxedRun:
         return value
 
     def result_of(self, marker: str) -> str:
-        """The text of the tool result whose output starts with ``marker``."""
+        """The text of the first tool result that holds ``marker``."""
         for result in self.session.tool_results():
             if marker in result.text:
                 return result.text
@@ -312,6 +312,10 @@ def test_an_address_off_the_allowlist_is_refused_and_recorded(boxed: BoxedRun) -
     assert "direct=7" in text, text  # curl: could not connect (the box's own loopback)
     assert "python=refused" in text, text
     assert boxed.listener.received == [], boxed.listener.received
+    # The service was there all along: from the host it answers.
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as probe:
+        probe.sendall(b"GET /from-the-host HTTP/1.0\r\n\r\n")
+        assert b"reached the host" in probe.recv(1024)
     refused = {(d["host"], d["port"]) for d in boxed.isolation["egress"]["refused"]}
     assert ("127.0.0.1", port) in refused, boxed.isolation["egress"]
     recorded = _exec_result(boxed.journey.repo)  # the ledger's exec_result says the same

@@ -52,7 +52,12 @@ from plangate.execution.service import Completion, execute  # noqa: E402
 from plangate.git import scrubbed_env  # noqa: E402
 from plangate.isolation.backend import select_backend  # noqa: E402
 from plangate.isolation.config import EgressRule  # noqa: E402
-from plangate.isolation.proxy import BRIDGE_SOURCE, find_socat, start_proxy  # noqa: E402
+from plangate.isolation.proxy import (  # noqa: E402
+    BRIDGE_SOURCE,
+    RELAY_BUFFER,
+    find_socat,
+    start_proxy,
+)
 
 PLAN = """# plan
 
@@ -200,7 +205,7 @@ def _downloads(rounds: int) -> dict[str, float]:
     if socat:
         socat_port = _free_port()
         bridges["socat"] = (socat_port, subprocess.Popen(
-            [socat, "-b65536", f"TCP-LISTEN:{socat_port},bind=127.0.0.1,reuseaddr,fork",
+            [socat, f"-b{RELAY_BUFFER}", f"TCP-LISTEN:{socat_port},bind=127.0.0.1,reuseaddr,fork",
              f"UNIX-CONNECT:{access.socket}"], start_new_session=True,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     try:

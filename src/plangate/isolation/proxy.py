@@ -23,6 +23,8 @@ The proxy resolves names itself; the box has no resolver and no route.
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import os
 import shutil
 import socket
@@ -47,24 +49,52 @@ MAX_HEAD_BYTES = 64 * 1024
 MAX_CONNECTIONS = 256
 """Connections one box may hold open through the proxy at once (more: ``503``)."""
 CONNECT_TIMEOUT_SECONDS = 15.0
-_CHUNK = 256 * 1024
+RELAY_BUFFER = 256 * 1024
+"""Bytes each relay moves at once (the proxy's pipe or buffer, socat's ``-b``, the Python
+bridge's): 64 KiB relays made a 100 MB download through the box about 2x the direct one."""
+_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 BRIDGE_SOURCE = r"""
-import os, socket, sys, threading
+import errno, fcntl, os, socket, sys, threading
 port, target, argv = int(sys.argv[1]), sys.argv[2], sys.argv[4:]
 listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 listener.bind(("127.0.0.1", port))
 listener.listen(128)
-def pump(src, dst):
-    buf = bytearray(262144)
-    view = memoryview(buf)
+def spliced(src, dst):
+    # Through a pipe in the kernel: the bytes never enter this process.
+    r, w = os.pipe()
     try:
+        try:
+            fcntl.fcntl(w, 1031, 262144)
+        except OSError:
+            pass
+        moved = False
         while True:
-            n = src.recv_into(buf)
+            try:
+                n = os.splice(src.fileno(), w, 262144)
+            except OSError as exc:
+                if not moved and exc.errno == errno.EINVAL:
+                    return False
+                raise
             if not n:
-                break
-            dst.sendall(view[:n])
+                return True
+            moved = True
+            while n:
+                n -= os.splice(r, dst.fileno(), n)
+    finally:
+        os.close(r)
+        os.close(w)
+def pump(src, dst):
+    try:
+        if not (hasattr(os, "splice") and spliced(src, dst)):
+            buf = bytearray(262144)
+            view = memoryview(buf)
+            while True:
+                n = src.recv_into(buf)
+                if not n:
+                    break
+                dst.sendall(view[:n])
     except OSError:
         pass
     for s in (dst,):
@@ -99,7 +129,7 @@ first request never races it), forks the forwarder, then becomes the command
 
 
 SOCAT_BRIDGE = r"""
-"$0" -b65536 TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork \
+"$0" -b{buffer} TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork \
   UNIX-CONNECT:{socket} </dev/null >/dev/null 2>&1 &
 bridge=$!
 tries=0
@@ -124,7 +154,8 @@ def bridge_argv(access: ProxyAccess, command: Iterable[str]) -> list[str]:
     """The command line that starts the bridge, then ``command`` (a box path), inside the box."""
     if access.socat:
         script = SOCAT_BRIDGE.format(
-            port=BOX_PROXY_PORT, socket=BOX_PROXY_SOCKET, hexport=f"{BOX_PROXY_PORT:04X}"
+            port=BOX_PROXY_PORT, socket=BOX_PROXY_SOCKET, hexport=f"{BOX_PROXY_PORT:04X}",
+            buffer=RELAY_BUFFER,
         )
         return ["/bin/sh", "-c", script, access.socat, *command]
     return [
@@ -409,20 +440,51 @@ def _reply(client: socket.socket, status: bytes, body: bytes) -> None:
         client.sendall(head + body)
 
 
+def _splice_pump(src: socket.socket, dst: socket.socket, counts: list[int], slot: int) -> bool:
+    """Move ``src`` to ``dst`` through a pipe in the kernel (Linux ``splice``: the bytes never
+    enter this process); False when the kernel cannot splice these sockets (nothing moved)."""
+    splice = getattr(os, "splice", None)
+    if splice is None:
+        return False
+    read_end, write_end = os.pipe()
+    try:
+        with contextlib.suppress(OSError):  # a larger pipe moves more per call; optional
+            fcntl.fcntl(write_end, _F_SETPIPE_SZ, RELAY_BUFFER)
+        moved = False
+        while True:
+            try:
+                n = splice(src.fileno(), write_end, RELAY_BUFFER)
+            except OSError as exc:
+                if not moved and exc.errno == errno.EINVAL:
+                    return False
+                raise
+            if not n:
+                return True
+            moved = True
+            left = n
+            while left:
+                left -= splice(read_end, dst.fileno(), left)
+            counts[slot] += n
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
 def _relay(client: socket.socket, remote: socket.socket) -> tuple[int, int]:
     """Copy both ways until both sides close; ``(bytes up, bytes down)``."""
     counts = [0, 0]
 
     def pump(src: socket.socket, dst: socket.socket, slot: int) -> None:
-        buf = bytearray(_CHUNK)
-        view = memoryview(buf)
         try:
-            while True:
-                n = src.recv_into(buf)
-                if not n:
-                    break
-                dst.sendall(view[:n])
-                counts[slot] += n
+            if not _splice_pump(src, dst, counts, slot):
+                buf = bytearray(RELAY_BUFFER)
+                view = memoryview(buf)
+                while True:
+                    n = src.recv_into(buf)
+                    if not n:
+                        break
+                    dst.sendall(view[:n])
+                    counts[slot] += n
         except OSError:
             pass
         with contextlib.suppress(OSError):

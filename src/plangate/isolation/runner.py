@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -256,11 +257,8 @@ def _wait(
         timed_out, exceeded = _drain(
             proc, limits.output_bytes, deadline, forwarder, out=out, err=err
         )
-    while True:
-        try:
-            proc.wait(timeout=0.05)
-            break
-        except subprocess.TimeoutExpired:
+    with _exit_watch(proc) as exited:
+        while not exited(0.05):
             if (deadline is not None and time.monotonic() > deadline) or forwarder.overdue():
                 timed_out = timed_out or (deadline is not None and time.monotonic() > deadline)
                 _kill_group(proc.pid)
@@ -272,6 +270,36 @@ def _wait(
     return BoxResult(
         code, sig, timed_out, exceeded, forwarder.received, b"".join(out), b"".join(err)
     )
+
+
+@contextlib.contextmanager
+def _exit_watch(proc: subprocess.Popen[bytes]) -> Iterator[Callable[[float], bool]]:
+    """``exited(seconds)``: wait up to ``seconds`` for ``proc`` to end (reaped: True).
+
+    On Linux a process file descriptor (``pidfd_open``) wakes the wait the moment the
+    box ends; elsewhere :meth:`subprocess.Popen.wait` polls, sleeping up to the timeout."""
+    pidfd = -1
+    with contextlib.suppress(AttributeError, OSError):
+        pidfd = os.pidfd_open(proc.pid)
+
+    def exited(seconds: float) -> bool:
+        if pidfd >= 0:
+            ready, _, _ = select.select([pidfd], [], [], seconds)
+            if not ready:
+                return False
+            proc.wait()
+            return True
+        try:
+            proc.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    try:
+        yield exited
+    finally:
+        if pidfd >= 0:
+            os.close(pidfd)
 
 
 def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:

@@ -536,6 +536,89 @@ def test_a_missing_bwrap_means_no_box_and_a_refusal() -> None:
     assert "bubblewrap" in str(out["message"])
 
 
+def _digest_server() -> tuple[socket.socket, int, list[bytes]]:
+    """A server that reads everything sent to it, then answers with its sha256 and
+    ``DOWN_BYTES`` of a pattern, and closes."""
+    import hashlib
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    got: list[bytes] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while chunk := conn.recv(1 << 16):
+                    data += chunk
+                got.append(data)
+                conn.sendall(hashlib.sha256(data).hexdigest().encode() + _pattern(DOWN_BYTES))
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server, server.getsockname()[1], got
+
+
+def _pattern(size: int) -> bytes:
+    return (bytes(range(251)) * (size // 251 + 1))[:size]
+
+
+UP_BYTES = 3_000_017
+DOWN_BYTES = 5_000_011
+
+
+@pytest.mark.parametrize("bridge", ["python", "socat"])
+def test_megabytes_cross_either_bridge_and_the_proxy_intact_both_ways(bridge: str) -> None:
+    """The relays (the bridge in the box, the proxy outside; each moves bytes through the
+    kernel where it can) deliver every byte in order both ways, and the record counts them."""
+    backend = backend_or_fail()
+    socat = find_socat() if bridge == "socat" else ""
+    if bridge == "socat" and not socat:
+        pytest.skip("no trusted socat installed")
+    server, port, got = _digest_server()
+    proxy, access, _directory = start_proxy(
+        (EgressRule("127.0.0.1", port),), private_network=True, python=PY, socat=socat
+    )
+    probe = _py(f"""
+        import hashlib, socket
+        up = (bytes(range(251)) * ({UP_BYTES} // 251 + 1))[:{UP_BYTES}]
+        s = socket.create_connection(("127.0.0.1", 3128), timeout=30)
+        s.sendall(b"CONNECT 127.0.0.1:{port} HTTP/1.1\\r\\n\\r\\n")
+        head = b""
+        while not head.endswith(b"\\r\\n\\r\\n"):
+            head += s.recv(1)
+        s.sendall(up)
+        s.shutdown(socket.SHUT_WR)
+        data = b""
+        while chunk := s.recv(1 << 16):
+            data += chunk
+        print(head.split(b"\\r\\n")[0].decode())
+        print("ECHOED", data[:64].decode() == hashlib.sha256(up).hexdigest())
+        print("DOWN", len(data) - 64, hashlib.sha256(data[64:]).hexdigest())
+    """)
+    try:
+        result = run_in_box(
+            backend, policy(network=True, proxy=access, env={"PATH": "/usr/bin:/bin"}), probe,
+            capture=True,
+        )
+    finally:
+        summary = proxy.stop()
+        server.close()
+    import hashlib
+
+    out = result.stdout.decode()
+    assert "HTTP/1.1 200 Connection established" in out, out + result.stderr.decode()
+    assert "ECHOED True" in out, out
+    assert f"DOWN {DOWN_BYTES} {hashlib.sha256(_pattern(DOWN_BYTES)).hexdigest()}" in out, out
+    assert got == [_pattern(UP_BYTES)]
+    [contacted] = summary.contacted
+    assert (contacted.bytes_up, contacted.bytes_down) == (UP_BYTES, DOWN_BYTES + 64)
+
+
 @pytest.mark.parametrize("bridge", ["python", "socat"])
 def test_the_proxy_reaches_an_allowlisted_server_through_either_bridge_and_refuses_others(
     bridge: str,

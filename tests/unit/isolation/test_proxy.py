@@ -155,3 +155,65 @@ def test_connections_past_the_bound_are_refused(
         held.close()
         proxy.stop()
     assert second.startswith(b"HTTP/1.1 503")
+
+
+def _sink_server(reply: bytes) -> tuple[socket.socket, int, list[bytes]]:
+    """A server that reads everything sent to it, then answers ``reply`` and closes."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    got: list[bytes] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while chunk := conn.recv(1 << 16):
+                    data += chunk
+                got.append(data)
+                conn.sendall(reply)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server, server.getsockname()[1], got
+
+
+@pytest.mark.parametrize("kernel_splice", [True, False], ids=["splice", "copy"])
+def test_the_relay_moves_megabytes_both_ways_intact_and_counts_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel_splice: bool
+) -> None:
+    """Both ways of relaying (the kernel's ``splice``, and reading and writing where the
+    kernel has none) deliver every byte in order and record what they moved."""
+    if not kernel_splice:
+        monkeypatch.delattr("os.splice", raising=False)
+    up = bytes(range(256)) * 12_289  # ~3 MB, not a multiple of the relay's buffer
+    down = bytes(reversed(range(256))) * 20_011
+    server, port, got = _sink_server(down)
+    proxy = EgressProxy((EgressRule("127.0.0.1", port),))
+    path = str(tmp_path / "p.sock")
+    proxy.listen_unix(path)
+    try:
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        client.settimeout(30)
+        client.connect(path)
+        client.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
+        head = b""
+        while not head.endswith(b"\r\n\r\n"):
+            head += client.recv(1)
+        assert head == b"HTTP/1.1 200 Connection established\r\n\r\n"
+        client.sendall(up)
+        client.shutdown(socket.SHUT_WR)
+        received = b""
+        while chunk := client.recv(1 << 16):
+            received += chunk
+        client.close()
+    finally:
+        summary = proxy.stop()
+        server.close()
+    assert got == [up]
+    assert received == down
+    [contacted] = summary.contacted
+    assert (contacted.bytes_up, contacted.bytes_down) == (len(up), len(down))

@@ -776,20 +776,22 @@ class Git:
         ``GIT_PATH_NOT_A_FILE``; a blob larger than ``max_bytes`` raises
         ``GIT_BLOB_TOO_LARGE``.
         """
-        entries = [e for e in self.ls_tree(commit, [path]) if e.path == path]
+        # -l: the listing carries each blob's size, so no separate ``cat-file -s``.
+        listing = self._call(["ls-tree", "-r", "-z", "-l", "--full-tree", commit, "--", path])
+        entries = [(e, size) for e, size in _sized_tree_entries(listing.stdout) if e.path == path]
         regular = ("100644", "100755")
-        if len(entries) != 1 or entries[0].kind != "blob" or entries[0].mode not in regular:
+        if len(entries) != 1 or entries[0][0].kind != "blob" or entries[0][0].mode not in regular:
             raise GitError(
                 "GIT_PATH_NOT_A_FILE",
                 f"{path} is not a regular file at {commit[:12]}",
                 "commit the file at that path",
             )
-        size = int(self._text(["cat-file", "-s", entries[0].object_id]))
+        entry, size = entries[0]
         if size > max_bytes:
             raise GitError(
                 "GIT_BLOB_TOO_LARGE", f"{path} is {size} bytes (limit {max_bytes})", "shrink it"
             )
-        return self._call(["cat-file", "blob", entries[0].object_id]).stdout
+        return self._call(["cat-file", "blob", entry.object_id]).stdout
 
     def add_worktree(self, path: Path, commit: str) -> None:
         """Create a detached linked worktree of ``commit`` at ``path``."""
@@ -888,6 +890,20 @@ def tree_entries_of(tree: GitObject) -> dict[bytes, tuple[bytes, str]] | None:
             return None
         entries[name] = (mode, data[nul + 1 : nul + 1 + id_size].hex())
         at = nul + 1 + id_size
+    return entries
+
+
+def _sized_tree_entries(output: bytes) -> list[tuple[TreeEntry, int]]:
+    """The entries of ``ls-tree -r -z -l`` output with each blob's size (-1: not a blob)."""
+    entries: list[tuple[TreeEntry, int]] = []
+    for record in output.split(b"\x00"):
+        if not record:
+            continue
+        meta, _, raw_path = record.partition(b"\t")
+        mode, kind, object_id, size = meta.decode().split()
+        path = raw_path.decode("utf-8", "surrogateescape")
+        blob_size = int(size) if size.isdigit() else -1
+        entries.append((TreeEntry(mode, kind, object_id, path), blob_size))
     return entries
 
 

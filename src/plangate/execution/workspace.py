@@ -224,6 +224,8 @@ def _init_agent_repository(tree: Path, approved: str, identity: list[str]) -> No
             *identity,
             "-c",
             "commit.gpgsign=false",
+            "-c",
+            "maintenance.auto=false",  # a throwaway repository: no background upkeep
             "commit",
             "-q",
             "--no-verify",

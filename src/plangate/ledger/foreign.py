@@ -17,6 +17,7 @@ The answer is a status, never an exception: ``MISSING``, ``OVERSIZED``,
 from __future__ import annotations
 
 import contextlib
+import functools
 import sqlite3
 import tempfile
 from pathlib import Path
@@ -63,13 +64,17 @@ def _schema(path: Path) -> set[tuple[str, str, str]] | None:
     return {(str(t), str(n), str(s)) for t, n, s in rows}
 
 
-def _reference_schema(directory: Path) -> set[tuple[str, str, str]] | None:
-    from plangate.fsutil import open_verified_dir
-    from plangate.ledger.sqlite import create_file
+@functools.cache
+def _reference_schema() -> frozenset[tuple[str, str, str]]:
+    """The schema objects a ledger is created with (the same statements in memory: the
+    rows of ``sqlite_master`` do not depend on the file, its journal or its pages)."""
+    from plangate.ledger.sqlite import SCHEMA
 
-    with open_verified_dir(directory) as handle:
-        create_file(handle, "reference.sqlite3")
-    return _schema(directory / "reference.sqlite3")
+    with contextlib.closing(sqlite3.connect(":memory:", isolation_level=None)) as conn:
+        for statement in SCHEMA:
+            conn.execute(statement)
+        rows = conn.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
+    return frozenset((str(t), str(n), str(s)) for t, n, s in rows)
 
 
 def read_foreign_sqlite(
@@ -100,18 +105,18 @@ def read_foreign_sqlite(
         atomic_write(copy, main.data, mode=0o600)
         if log:
             atomic_write(private / "copy.sqlite3-wal", log, mode=0o600)
-        return _judge(private, copy, digest, size, max_entries)
+        return _judge(copy, digest, size, max_entries)
 
 
-def _judge(private: Path, copy: Path, digest: str, size: int, max_entries: int) -> ForeignRead:
+def _judge(copy: Path, digest: str, size: int, max_entries: int) -> ForeignRead:
     from plangate.ledger.sqlite import SQLiteLedger
 
     def bad(status: str, detail: str) -> ForeignRead:
         return ForeignRead(status, detail, digest, size)
 
     try:
-        reference = _reference_schema(private)
-    except (PlanGateError, OSError) as exc:
+        reference = _reference_schema()
+    except sqlite3.Error as exc:
         return bad(MALFORMED, f"no reference schema could be made: {exc}")
     try:
         # Opening for writing (a private copy) folds a -wal log into the database first.
@@ -123,7 +128,7 @@ def _judge(private: Path, copy: Path, digest: str, size: int, max_entries: int) 
     found = _schema(copy)
     if found is None:
         return bad(MALFORMED, "not a readable SQLite database (integrity check failed)")
-    if reference is None or found != reference:
+    if found != reference:
         return bad(MALFORMED, "its schema is not the ledger's (objects added, dropped or altered)")
     try:
         with SQLiteLedger(copy, read_only=True) as ledger:

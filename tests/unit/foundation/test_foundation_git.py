@@ -295,6 +295,21 @@ def test_read_blob(git_repo: Path) -> None:
     with pytest.raises(GitError) as info:
         g.read_blob(head, "dir/f.toml", 3)
     assert info.value.code == "GIT_BLOB_TOO_LARGE"
+    assert g.read_blob(head, "dir/f.toml", 7) == b"x = 1\r\n"  # exactly the limit: read
+    with pytest.raises(GitError) as info:
+        g.read_blob(head, "dir/f.toml", 6)
+    assert info.value.code == "GIT_BLOB_TOO_LARGE"
+
+
+def test_read_blob_takes_the_size_from_the_listing(git_repo: Path) -> None:
+    """A name with spaces and a tab, and a large blob: the size is the listing's own."""
+    (git_repo / "a b\tc.txt").write_bytes(b"y" * 300_001)
+    head = commit_all(git_repo, "odd name")
+    g = Git(git_repo)
+    assert g.read_blob(head, "a b\tc.txt", 300_001) == b"y" * 300_001
+    with pytest.raises(GitError) as info:
+        g.read_blob(head, "a b\tc.txt", 300_000)
+    assert info.value.code == "GIT_BLOB_TOO_LARGE"
 
 
 def test_empty_tree_and_worktrees(git_repo: Path, tmp_path: Path) -> None:

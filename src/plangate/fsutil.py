@@ -417,9 +417,18 @@ def _refuse_target(directory: VerifiedDir, name: str, *, overwrite: bool) -> Non
 
 
 def atomic_write_at(
-    directory: VerifiedDir, name: str, data: bytes, *, overwrite: bool = True, mode: int = 0o644
+    directory: VerifiedDir,
+    name: str,
+    data: bytes,
+    *,
+    overwrite: bool = True,
+    mode: int = 0o644,
+    durable: bool = True,
 ) -> None:
     """Write ``data`` as ``name`` inside the verified ``directory``, atomically.
+
+    ``durable=False`` leaves out the two ``fsync`` calls: for a file of a throwaway
+    directory (a run's scratch repository) that no crash needs to find again.
 
     A temporary file is created in that directory (``O_EXCL | O_NOFOLLOW``),
     fsynced and renamed over ``name`` with both ends relative to the handle (or
@@ -446,7 +455,8 @@ def atomic_write_at(
         created = True
         try:
             _write_all(fd, data)
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
             os.fchmod(fd, mode)
         finally:
             os.close(fd)
@@ -462,7 +472,8 @@ def atomic_write_at(
                     f"{where} already exists",
                     "pass --force to replace it explicitly",
                 ) from None
-        _fsync_fd(dfd)
+        if durable:
+            _fsync_fd(dfd)
     except IsADirectoryError:
         raise InputRejected(
             "WRITE_TARGET_NOT_REGULAR", f"{where} is a directory", "remove the directory"
@@ -636,7 +647,9 @@ def atomic_write_in(
 # -- writes to paths the user names ----------------------------------------------------
 
 
-def atomic_write(path: Path, data: bytes, *, overwrite: bool = True, mode: int = 0o644) -> None:
+def atomic_write(
+    path: Path, data: bytes, *, overwrite: bool = True, mode: int = 0o644, durable: bool = True
+) -> None:
     """Write ``data`` to ``path`` atomically (a path the user named, e.g. ``--out``).
 
     The parent directory is created if needed and opened once; the write is
@@ -652,7 +665,7 @@ def atomic_write(path: Path, data: bytes, *, overwrite: bool = True, mode: int =
     except OSError as exc:
         raise path_unavailable(f"directory {directory}", exc) from None
     with VerifiedDir(fd, directory, "", display=str(directory)) as handle:
-        atomic_write_at(handle, path.name, data, overwrite=overwrite, mode=mode)
+        atomic_write_at(handle, path.name, data, overwrite=overwrite, mode=mode, durable=durable)
 
 
 @contextlib.contextmanager

@@ -210,8 +210,8 @@ class Git:
         env = scrubbed_env()
         if index_file is not None:
             env["GIT_INDEX_FILE"] = index_file
-        if args and args[0] in WORKTREE_COMMANDS:
-            env.update(self._filters_off())
+        if args and args[0] in WORKTREE_COMMANDS and args[:2] != ["worktree", "list"]:
+            env.update(self._filters_off())  # (listing worktrees reads no file's content)
         try:
             spawned = capture(argv, self.cwd, env, input_data=input_data,
                               timeout=GIT_TIMEOUT_SECONDS, output_limit=self.output_limit,

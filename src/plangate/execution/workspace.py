@@ -217,7 +217,7 @@ def _init_agent_repository(tree: Path, approved: str, identity: list[str]) -> No
 
     git = Git(tree)
     git.run(["init", "-q", "--template="])  # no sample hooks: the box cannot run them anyway
-    atomic_write(tree / ".git" / "info" / "attributes", RAW_ATTRIBUTES)
+    atomic_write(tree / ".git" / "info" / "attributes", RAW_ATTRIBUTES, durable=False)
     git.run(["add", "-A"])
     git.run(
         [

@@ -41,8 +41,10 @@ def scratch_repository(repo_root: Path, where: Path) -> Git:
     objects = Git(repo_root).common_dir() / "objects"
     # No template: nothing (sample hooks, description) is copied that the repository never uses.
     Git(where.parent).run(["init", "-q", "--bare", "--template=", str(where)])
-    atomic_write(where / "objects" / "info" / "alternates", (str(objects) + "\n").encode())
-    atomic_write(where / "info" / "attributes", RAW_ATTRIBUTES)
+    # A scratch repository does not outlive its run: no fsync.
+    alternates = (str(objects) + "\n").encode()
+    atomic_write(where / "objects" / "info" / "alternates", alternates, durable=False)
+    atomic_write(where / "info" / "attributes", RAW_ATTRIBUTES, durable=False)
     return Git(where)
 
 

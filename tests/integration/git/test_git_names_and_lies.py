@@ -165,4 +165,6 @@ def test_a_process_filter_never_runs_in_any_worktree_command(
     assert door.worktree_changes() == ["a.txt"]
     door.add_worktree(tmp_path / "copy", git(git_repo, "rev-parse", "HEAD"))
     assert (tmp_path / "copy" / "a.txt").read_text() == "one\n"
+    # Listing worktrees reads no file's content (it runs without the filter query).
+    assert str(tmp_path / "copy").encode() in door.run(["worktree", "list", "--porcelain", "-z"]).stdout
     assert not marker.exists()

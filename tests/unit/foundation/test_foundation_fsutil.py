@@ -183,3 +183,18 @@ def test_lock_on_a_symlink_is_a_reason_not_a_traceback(tmp_path: Path) -> None:
         pass
     assert info.value.code == "LOCK_UNAVAILABLE"
     assert not (tmp_path / "elsewhere").exists()
+
+
+@pytest.mark.parametrize(("durable", "syncs"), [(True, 2), (False, 0)])
+def test_a_durable_write_syncs_the_file_and_its_directory_and_a_throwaway_one_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, durable: bool, syncs: int
+) -> None:
+    calls: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(fd), real(fd))[1])
+    target = tmp_path / "scratch" / "info" / "attributes"
+    atomic_write(target, b"* -text\n", mode=0o640, durable=durable)
+    assert target.read_bytes() == b"* -text\n"
+    assert target.stat().st_mode & 0o777 == 0o640
+    assert [p.name for p in target.parent.iterdir()] == ["attributes"]  # no temporary left
+    assert len(calls) == syncs

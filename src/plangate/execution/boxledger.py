@@ -65,8 +65,11 @@ def prepare_box_dir(
     }
     try:
         with open_verified_dir(run_dir, BOX_DIR_NAME, create=True, mode=0o700) as box:
-            create_file(box, BOX_LEDGER_NAME)
-            atomic_write_at(box, BOX_FACTS_NAME, canonical_bytes(facts) + b"\n", mode=0o444)
+            # Both live as long as the run (read back before its directory goes): no fsync.
+            create_file(box, BOX_LEDGER_NAME, durable=False)
+            atomic_write_at(
+                box, BOX_FACTS_NAME, canonical_bytes(facts) + b"\n", mode=0o444, durable=False
+            )
     except PlanGateError as exc:
         raise EnvironmentFailure(
             "EXEC_WORKSPACE_FAILED",

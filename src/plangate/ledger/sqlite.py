@@ -520,10 +520,13 @@ def create_file(
     name: str,
     *,
     first: Callable[[Ledger], None] | None = None,
+    durable: bool = True,
 ) -> bool:
     """Create the ledger file ``name`` in ``directory`` whole: schema, genesis head, and
     the entries ``first`` appends (a restart's record), then link it into place.
 
+    ``durable=False`` writes without waiting for the disk (a box's ledger: it lives as
+    long as its run, and what it holds is read back before the run's directory goes).
     Returns False when a ledger file appeared there meanwhile (nothing replaced).
     """
     import secrets
@@ -539,15 +542,16 @@ def create_file(
             where, f"cannot create it: {exc.strerror or exc}", "check the directory is writable"
         ) from None
     try:
-        _build(Path(_fd_path(directory, tmp)), where, first)
+        _build(Path(_fd_path(directory, tmp)), where, first, durable=durable)
         if os.stat(tmp, dir_fd=dfd, follow_symlinks=False).st_size == 0:
             raise unavailable(where, "the new database was not written", "retry")
         try:
             os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
         except FileExistsError:
             return False
-        with contextlib.suppress(OSError):
-            os.fsync(dfd)
+        if durable:
+            with contextlib.suppress(OSError):
+                os.fsync(dfd)
         return True
     except OSError as exc:
         raise unavailable(
@@ -559,14 +563,16 @@ def create_file(
                 os.unlink(leftover, dir_fd=dfd)
 
 
-def _build(path: Path, where: str, first: Callable[[Ledger], None] | None) -> None:
+def _build(
+    path: Path, where: str, first: Callable[[Ledger], None] | None, *, durable: bool = True
+) -> None:
     try:
         conn = sqlite3.connect(str(path), isolation_level=None)
     except sqlite3.Error as exc:
         raise unavailable(where, f"cannot create it: {exc}", "check the directory") from None
     try:
         conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute(f"PRAGMA synchronous = {'FULL' if durable else 'OFF'}")
         conn.execute("BEGIN IMMEDIATE")
         for statement in SCHEMA:
             conn.execute(statement)

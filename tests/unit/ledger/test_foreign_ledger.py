@@ -125,3 +125,20 @@ def test_an_edited_entry_breaks_the_chain_and_is_tampered(tmp_path: Path) -> Non
     read = _read(tmp_path)
     assert read.status == TAMPERED, read
     assert read.entries == ()
+
+
+def test_a_box_ledger_made_without_waiting_for_the_disk_is_a_ledger_all_the_same(
+    tmp_path: Path,
+) -> None:
+    """The box's ledger is created with ``durable=False`` (exec's run directory): the same
+    schema, an intact empty chain, and the hooks' entries read back as from any other."""
+    box = tmp_path / "box"
+    box.mkdir()
+    with open_verified_dir(box) as handle:
+        assert create_file(handle, "ledger.sqlite3", durable=False)
+    assert _read(box).status == INTACT and _read(box).entries == ()
+    with SQLiteLedger(box / "ledger.sqlite3") as ledger:
+        ledger.append("hook_decision", "TASK-0001", {"verdict": "ALLOW"})
+    read = _read(box)
+    assert read.status == INTACT, read.detail
+    assert [e.payload["verdict"] for e in read.entries] == ["ALLOW"]

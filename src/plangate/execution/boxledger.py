@@ -112,10 +112,32 @@ def box_payloads(
     return out, ""
 
 
+def pristine_digest(box_dir: Path) -> str:
+    """The digest of the box ledger as :func:`prepare_box_dir` made it (taken before the
+    box runs; ``""`` when it cannot be read): the import knows an untouched one by it."""
+    from plangate.canonical import sha256_digest
+    from plangate.fsutil import read_regular_file
+    from plangate.isolation.contract import BOX_LEDGER_NAME
+
+    read = read_regular_file(box_dir / BOX_LEDGER_NAME, MAX_BOX_LEDGER_BYTES)
+    if not read.ok or read.data is None or (box_dir / f"{BOX_LEDGER_NAME}-wal").exists():
+        return ""
+    return sha256_digest(read.data)
+
+
 def import_box_ledger(
-    root: Path, env: Mapping[str, str], box_dir: Path, *, run_id: str, task_id: str
+    root: Path,
+    env: Mapping[str, str],
+    box_dir: Path,
+    *,
+    run_id: str,
+    task_id: str,
+    pristine: str = "",
 ) -> dict[str, Any]:
-    """Import the box ledger into the repository's ledger; return the recorded summary."""
+    """Import the box ledger into the repository's ledger; return the recorded summary.
+
+    ``pristine`` is :func:`pristine_digest` taken before the run (no hook wrote: the
+    file is not opened)."""
     from plangate.isolation.contract import BOX_LEDGER_NAME
     from plangate.ledger.foreign import INTACT, MALFORMED, read_foreign_sqlite
 
@@ -128,7 +150,8 @@ def import_box_ledger(
     payloads: list[dict[str, Any]] = []
     try:
         read = read_foreign_sqlite(
-            box_dir, BOX_LEDGER_NAME, max_bytes=MAX_BOX_LEDGER_BYTES, max_entries=MAX_BOX_ENTRIES
+            box_dir, BOX_LEDGER_NAME, max_bytes=MAX_BOX_LEDGER_BYTES, max_entries=MAX_BOX_ENTRIES,
+            pristine=pristine,
         )
         status, detail = read.status, read.detail
         if status == INTACT:

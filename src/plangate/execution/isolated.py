@@ -121,6 +121,7 @@ class IsolatedRunner:
         self.report = {"backend": self.backend.name}
         self._started = False
         self._box_code: int | None = None
+        self._pristine = ""
         try:
             return self._run(run, cwd, env)
         except PlanGateError as exc:
@@ -272,12 +273,12 @@ class IsolatedRunner:
 
     def _box_dir(self, run: PreparedRun, ws: Any) -> Path | None:
         """The run's box directory with its box-local ledger (backends that remap only)."""
-        from plangate.execution.boxledger import prepare_box_dir
+        from plangate.execution.boxledger import prepare_box_dir, pristine_digest
 
         if not self.backend.remaps:
             return None  # Seatbelt: no fixed path to show it at, no mount the hooks can observe
         plan_hash = run.bound.get("plan_hash")
-        return prepare_box_dir(
+        box_dir = prepare_box_dir(
             ws.run_dir,
             run_id=ws.run_id,
             task_id=run.task_id,
@@ -285,6 +286,8 @@ class IsolatedRunner:
             plan_hash=plan_hash if isinstance(plan_hash, str) else "",
             backend=self.backend.name,
         )
+        self._pristine = pristine_digest(box_dir)
+        return box_dir
 
     def _import_box_ledger(
         self, run: PreparedRun, ws: Any, box_dir: Path, env: Mapping[str, str]
@@ -292,7 +295,10 @@ class IsolatedRunner:
         """Import what the hooks recorded inside the box (observations) into the ledger."""
         from plangate.execution.boxledger import import_box_ledger
 
-        summary = import_box_ledger(self.root, env, box_dir, run_id=ws.run_id, task_id=run.task_id)
+        summary = import_box_ledger(
+            self.root, env, box_dir, run_id=ws.run_id, task_id=run.task_id,
+            pristine=self._pristine,
+        )
         self.report["box_ledger"] = {
             k: summary.get(k) for k in ("status", "imported", "digest", "recorded")
         }

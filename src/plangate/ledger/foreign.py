@@ -78,9 +78,13 @@ def _reference_schema() -> frozenset[tuple[str, str, str]]:
 
 
 def read_foreign_sqlite(
-    directory: Path, name: str, *, max_bytes: int, max_entries: int
+    directory: Path, name: str, *, max_bytes: int, max_entries: int, pristine: str = ""
 ) -> ForeignRead:
-    """Read the ledger ``directory/name`` as untrusted input (see the module docstring)."""
+    """Read the ledger ``directory/name`` as untrusted input (see the module docstring).
+
+    ``pristine``: the digest of the empty ledger PlanGate itself made there. A file with
+    no ``-wal`` log whose bytes still hash to it is that ledger, intact and empty: it is
+    not opened."""
     main = read_regular_file(directory / name, max_bytes)
     if main.state is FileState.MISSING:
         return ForeignRead(MISSING, "the file does not exist")
@@ -99,6 +103,8 @@ def read_foreign_sqlite(
     if size > max_bytes:
         return ForeignRead(OVERSIZED, f"the file and its log are {size} bytes (limit {max_bytes})")
     digest = sha256_digest(main.data + log)
+    if pristine and not log and digest == pristine:
+        return ForeignRead(INTACT, "", digest, size)
     with tempfile.TemporaryDirectory(prefix="plangate-foreign-") as tmp:
         private = Path(tmp)
         copy = private / "copy.sqlite3"

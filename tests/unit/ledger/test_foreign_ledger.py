@@ -30,10 +30,10 @@ def _ledger(directory: Path, entries: int = 3, name: str = "ledger.sqlite3") -> 
     return directory / name
 
 
-def _read(directory: Path, **bounds: int):
+def _read(directory: Path, pristine: str = "", **bounds: int):
     return read_foreign_sqlite(
         directory, "ledger.sqlite3", max_bytes=bounds.get("max_bytes", MAX),
-        max_entries=bounds.get("max_entries", 100),
+        max_entries=bounds.get("max_entries", 100), pristine=pristine,
     )
 
 
@@ -142,3 +142,23 @@ def test_a_box_ledger_made_without_waiting_for_the_disk_is_a_ledger_all_the_same
     read = _read(box)
     assert read.status == INTACT, read.detail
     assert [e.payload["verdict"] for e in read.entries] == ["ALLOW"]
+
+
+def test_an_untouched_box_ledger_is_known_by_its_digest_and_a_touched_one_is_judged(
+    tmp_path: Path,
+) -> None:
+    """``pristine``: the digest of the empty ledger as made. Bytes that still hash to it are
+    that ledger (intact, empty); anything else is read and judged as always."""
+    from plangate.canonical import sha256_digest
+
+    box = tmp_path / "box"
+    path = _ledger(box, entries=0)
+    pristine = sha256_digest(path.read_bytes())
+    untouched = _read(box, pristine=pristine)
+    assert (untouched.status, untouched.entries, untouched.digest) == (INTACT, (), pristine)
+    with SQLiteLedger(path) as ledger:
+        ledger.append("hook_decision", "TASK-0001", {"verdict": "DENY"})
+    written = _read(box, pristine=pristine)
+    assert written.status == INTACT and [e.payload["verdict"] for e in written.entries] == ["DENY"]
+    path.write_bytes(b"not a database" * 100)
+    assert _read(box, pristine=pristine).status == MALFORMED

@@ -38,7 +38,8 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,7 @@ from plangate.execution.workspace import (
     ExecBoxFacts,
     create_workspace,
     exec_policy,
+    protected_paths,
     read_only_paths,
     secret_paths,
 )
@@ -106,6 +108,35 @@ def _sqlite_ledger(root: Path, env: Mapping[str, str]) -> str | None:
     return location.target if location.backend == "sqlite" else None
 
 
+class _Beside:
+    """Call ``work`` in a thread of its own; :meth:`result` waits for it and returns its
+    value or raises what it raised (a git process waited on beside another)."""
+
+    def __init__(self, work: Callable[[], Any]) -> None:
+        self._work = work
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._call, name="plangate-beside", daemon=True)
+        self._thread.start()
+
+    def _call(self) -> None:
+        try:
+            self._value = self._work()
+        except BaseException as exc:  # noqa: BLE001 -- handed to the caller by result()
+            self._error = exc
+
+    def wait(self) -> None:
+        """Wait for ``work`` to end, whatever it returned or raised."""
+        self._thread.join()
+
+    def result(self) -> Any:
+        """The value of ``work()``, or what it raised."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 class IsolatedRunner:
     """The default runner of ``plangate exec``: a box on a workspace, then apply."""
 
@@ -158,9 +189,16 @@ class IsolatedRunner:
         home = env.get("HOME", "") or str(Path.home())
         check_grants(config, home)
         network = config.network if self.network is None else self.network
-        ws = create_workspace(self.root, run.task_id, run.head, utc_now_text())
-        box_dir = self._box_dir(run, ws)
-        box_home = prepare_home(ws.run_dir, home, config.copied())
+        # The policy's git reads (secret paths, protected paths) need no workspace: they
+        # run beside its making, and are waited for before the box is built.
+        reads = _Beside(lambda: self._policy_reads(run, env, home))
+        try:
+            ws = create_workspace(self.root, run.task_id, run.head, utc_now_text())
+            box_dir = self._box_dir(run, ws)
+            box_home = prepare_home(ws.run_dir, home, config.copied())
+        except BaseException:
+            reads.wait()  # this failure is the run's; the reads' outcome is not needed
+            raise
         self.report.update(
             {
                 "run_id": ws.run_id,
@@ -178,6 +216,7 @@ class IsolatedRunner:
                     private_network=self.backend.private_network,
                     python=os.path.realpath(sys.executable),
                 )
+            secrets, protected = reads.result()
             policy = self._policy(
                 run,
                 ws,
@@ -187,6 +226,8 @@ class IsolatedRunner:
                 box_home=str(box_home.directory),
                 proxy=started[1] if started else None,
                 box_dir=box_dir,
+                secrets=secrets,
+                protected=protected,
             )
             rules = ", ".join(map(str, config.egress_rules(env))) or "nothing"
             self.note(
@@ -318,11 +359,13 @@ class IsolatedRunner:
         *,
         box_home: str,
         proxy: ProxyAccess | None,
-        box_dir: Path | None = None,
+        box_dir: Path | None,
+        secrets: tuple[str, ...],
+        protected: tuple[str, ...],
     ) -> SandboxPolicy:
+        """The box's policy; ``secrets`` and ``protected``: :meth:`_policy_reads`."""
         home = env.get("HOME", "") or str(Path.home())
         root = str(self.root)
-        secrets = secret_paths(self.root, env, home, _sqlite_ledger(self.root, env))
         if self.backend.remaps:  # the workspace covers the repository's own path
             secrets = tuple(p for p in secrets if not path_within(p, root))
         granted = tuple(expand_home(p, home) for p in config.shown_read_only())
@@ -336,7 +379,7 @@ class IsolatedRunner:
             home=home,
             box_home=box_home,
             system=(*system_view(granted, remaps=self.backend.remaps), *granted_files),
-            read_only=read_only_paths(self.root, run.head, run.task_id, ws),
+            read_only=read_only_paths(self.root, run.head, run.task_id, ws, protected),
             hidden=tuple(hidden(p) for p in secrets),
             env=env,
             env_names=config.env_names(),
@@ -347,6 +390,13 @@ class IsolatedRunner:
             proxy=proxy,
         )
         return exec_policy(facts)
+
+    def _policy_reads(
+        self, run: PreparedRun, env: Mapping[str, str], home: str
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """What the policy reads from git: the host's secret paths, the protected paths."""
+        secrets = secret_paths(self.root, env, home, _sqlite_ledger(self.root, env))
+        return secrets, protected_paths(self.root, run.head, run.task_id)
 
     def _finish(
         self, run: PreparedRun, ws: Any, box_code: int, env: Mapping[str, str]

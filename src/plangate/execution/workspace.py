@@ -360,19 +360,9 @@ def exec_policy(facts: ExecBoxFacts) -> SandboxPolicy:
     )
 
 
-def read_only_paths(
-    root: Path,
-    approved: str,
-    task_id: str,
-    ws: Workspace,
-) -> tuple[str, ...]:
-    """Repository paths that stay read-only in the workspace.
-
-    The task's own directory, ``.plangate/``, the workspace's own ``.git`` (the
-    agent cannot commit in the box: PlanGate records the workspace itself after
-    the run) and every file of the approved commit a protected surface (as
-    committed there) covers, when it exists in the workspace.
-    """
+def protected_paths(root: Path, approved: str, task_id: str) -> tuple[str, ...]:
+    """The repository paths :func:`read_only_paths` keeps read-only, read from git alone
+    (so they can be read while the workspace is being made)."""
     from plangate.surfaces import surfaces_at_commit
 
     git = Git(root)
@@ -384,8 +374,28 @@ def read_only_paths(
         raise _wrap(exc, "cannot read the protected surfaces") from None
     if surfaces.entries:
         wanted += [e.path for e in entries if surfaces.protecting(e.path) is not None]
+    return tuple(dict.fromkeys(wanted))
+
+
+def read_only_paths(
+    root: Path,
+    approved: str,
+    task_id: str,
+    ws: Workspace,
+    wanted: tuple[str, ...] | None = None,
+) -> tuple[str, ...]:
+    """Repository paths that stay read-only in the workspace.
+
+    The task's own directory, ``.plangate/``, the workspace's own ``.git`` (the
+    agent cannot commit in the box: PlanGate records the workspace itself after
+    the run) and every file of the approved commit a protected surface (as
+    committed there) covers, when it exists in the workspace. ``wanted``:
+    :func:`protected_paths`, when already read.
+    """
+    if wanted is None:
+        wanted = protected_paths(root, approved, task_id)
     out = []
-    for path in dict.fromkeys(wanted):
+    for path in wanted:
         local = ws.tree / path
         if local.exists() and not local.is_symlink():
             out.append(path)

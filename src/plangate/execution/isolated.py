@@ -184,21 +184,29 @@ class IsolatedRunner:
             self.note(f"{exc.code}: exec_result not written to the ledger")
 
     def _run(self, run: PreparedRun, cwd: Path, env: Mapping[str, str]) -> CommandResult:
-        self._say_left_out(run)
-        config = read_isolation_config(self.root, run.head)
+        # What the run leaves out of the caller's tree is said (and recorded) beside the
+        # reading of the settings and the workspace's making, before the box starts.
+        left_out = _Beside(lambda: self._say_left_out(run))
+        try:
+            config = read_isolation_config(self.root, run.head)
+        except BaseException:
+            left_out.wait()
+            raise
         home = env.get("HOME", "") or str(Path.home())
-        check_grants(config, home)
-        network = config.network if self.network is None else self.network
         # The policy's git reads (secret paths, protected paths) need no workspace: they
         # run beside its making, and are waited for before the box is built.
         reads = _Beside(lambda: self._policy_reads(run, env, home))
         try:
+            check_grants(config, home)
+            network = config.network if self.network is None else self.network
             ws = create_workspace(self.root, run.task_id, run.head, utc_now_text())
             box_dir = self._box_dir(run, ws)
             box_home = prepare_home(ws.run_dir, home, config.copied())
         except BaseException:
-            reads.wait()  # this failure is the run's; the reads' outcome is not needed
+            for beside in (left_out, reads):
+                beside.wait()  # this failure is the run's; their outcome is not needed
             raise
+        left_out.result()
         self.report.update(
             {
                 "run_id": ws.run_id,

@@ -280,6 +280,9 @@ def test_the_real_claude_code_ran_in_the_box_and_talked_to_the_model(boxed: Boxe
     assert iso["command_exit_code"] == 0, boxed.describe()
     assert len(boxed.session.tool_results()) == 6, boxed.describe()
     assert boxed.session.events, "no stream-json events from the host"
+    # PlanGate's hooks ran inside the box (its source granted read_only, as the docs say)
+    # and what they recorded there was imported after the run.
+    assert iso["box_ledger"]["status"] == "INTACT" and iso["box_ledger"]["imported"] >= 6, iso
     # The key reached the host by name (recorded by name, never by value).
     assert {r.api_key for r in boxed.session.turns} == {HOST_ENV["ANTHROPIC_API_KEY"]}
     assert "ANTHROPIC_API_KEY" in iso["pass_env"]

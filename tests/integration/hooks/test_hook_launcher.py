@@ -1,0 +1,305 @@
+"""The installed ``plangate-hook`` launcher: the committed hook line's entry point.
+
+A wheel of this checkout is built and installed into a throwaway virtual environment, as a
+team installs PlanGate; its ``bin`` holds ``plangate-hook`` (a POSIX sh script) and the Python
+entry point ``plangate-hook-python`` beside it. Every case compares the launcher's bytes and
+exit code with what the Python entry point prints for the same payload, on a deny wherever a
+wrong "allow" could hide. Which route the launcher took is seen from outside: in the
+"marker" cases the Python entry point is replaced by a script that exits 99 (its first line,
+which names the interpreter, kept), so a launcher that handed the call over shows 99.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+import venv
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from support.hookd import allow_payload, deny_payload, runtime_env
+from support.hooks import approved_repo, hook_env
+from support.native import FAKE_HELPER
+
+ROOT = Path(__file__).resolve().parents[3]
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="the helper needs SO_PEERCRED (Linux)"
+)
+
+MARKER_EXIT = 99
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtual environment with this checkout's wheel installed (no dependencies
+    downloaded: the test interpreter's site packages provide them, appended by a ``.pth``
+    after the environment's own)."""
+    base = tmp_path_factory.mktemp("launcher")
+    dist = base / "dist"
+    built = subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)],
+        capture_output=True, text=True, check=False, timeout=600,
+    )
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    wheel = next(dist.glob("plangate-*.whl"))
+    fresh = base / "venv"
+    venv.EnvBuilder(with_pip=False).create(fresh)
+    python = fresh / "bin" / "python"
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+         "--no-index", "--disable-pip-version-check", str(wheel)],
+        capture_output=True, text=True, check=False, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    site = Path(subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True).stdout.strip())
+    (site / "zz-test-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return fresh
+
+
+@pytest.fixture
+def repo(git_repo: Path) -> Path:
+    return approved_repo(git_repo)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    base = {k: v for k, v in hook_env("TASK-0001").items()
+            if not k.startswith("PYTHON") or k in ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")}
+    return runtime_env(base, tmp_path / "run")
+
+
+def run(command: Path | str, repo: Path, payload: bytes, env: dict[str, str],
+        host: str = "claude") -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([str(command), host], cwd=repo, input=payload, env=env,
+                          capture_output=True, check=False, timeout=120)
+
+
+def answer(proc: subprocess.CompletedProcess[bytes]) -> tuple[int, bytes, bytes]:
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def reference(installed: Path, repo: Path, payload: bytes, env: dict[str, str],
+              host: str = "claude") -> tuple[int, bytes, bytes]:
+    """The Python entry point, never asking a helper: today's in-process answer."""
+    return answer(run(installed / "bin" / "plangate-hook-python", repo, payload,
+                      {**env, "PLANGATE_HOOKD": "off"}, host))
+
+
+@contextmanager
+def entry_replaced_by_marker(installed: Path) -> Iterator[None]:
+    entry = installed / "bin" / "plangate-hook-python"
+    saved = entry.read_bytes()
+    first = saved.split(b"\n", 1)[0]
+    entry.write_bytes(first + b"\nimport sys\nsys.exit(%d)\n" % MARKER_EXIT)
+    try:
+        yield
+    finally:
+        entry.write_bytes(saved)
+
+
+@contextmanager
+def helper(installed: Path, repo: Path, env: dict[str, str], python: str | None = None,
+           mode: str | None = None) -> Iterator[subprocess.Popen[bytes]]:
+    """A real helper of the installed package (or of ``python``'s), or a fake one in
+    ``mode`` speaking for the installed package."""
+    interpreter = python or str(installed / "bin" / "python")
+    if mode is None:
+        argv = [interpreter, "-P", "-m", "plangate", "hookd", "run", "--idle-seconds", "120"]
+        expect = b"ready "
+    else:
+        argv = [interpreter, "-P", "-c", FAKE_HELPER, mode, str(repo), "-", "1"]
+        expect = b"ready"
+    proc = subprocess.Popen(argv, cwd=repo, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.startswith(expect), proc.stderr.read() if proc.stderr else line
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+
+def served(installed: Path, repo: Path, env: dict[str, str]) -> int:
+    import json
+
+    state = subprocess.run([str(installed / "bin" / "plangate"), "hookd", "status", "--json"],
+                           cwd=repo, env=env, capture_output=True, check=False, timeout=60)
+    return int(json.loads(state.stdout)["requests"])
+
+
+# -- what is installed -------------------------------------------------------------------
+
+
+def test_the_launcher_is_a_sh_script_beside_the_python_entry_point(installed: Path):
+    launcher = (installed / "bin" / "plangate-hook").read_bytes()
+    entry = (installed / "bin" / "plangate-hook-python").read_bytes()
+    assert launcher.startswith(b"#!/bin/sh\n")
+    assert entry.startswith(b"#!" + str(installed / "bin" / "python").encode())
+    assert os.access(installed / "bin" / "plangate-hook", os.X_OK)
+
+
+# -- without a helper ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("which", ["allow", "deny"])
+def test_without_a_helper_the_launcher_decides_in_its_own_process(
+    installed: Path, repo: Path, env: dict[str, str], which: str
+):
+    payload = allow_payload(repo) if which == "allow" else deny_payload(repo)
+    expected = reference(installed, repo, payload, env)
+    assert expected[0] == (0 if which == "allow" else 2)
+    with entry_replaced_by_marker(installed):
+        got = answer(run(installed / "bin" / "plangate-hook", repo, payload, env))
+    assert got == expected  # not 99: the Python entry point was never started
+
+
+def test_a_git_hook_through_the_launcher_is_the_python_entry_points(
+    installed: Path, repo: Path, env: dict[str, str]
+):
+    expected = reference(installed, repo, b"", env, host="git-pre-commit")
+    with entry_replaced_by_marker(installed):
+        got = answer(run(installed / "bin" / "plangate-hook", repo, b"", env,
+                         host="git-pre-commit"))
+    assert got == expected
+
+
+def test_an_unknown_host_is_the_same_usage_block(installed: Path, repo: Path,
+                                                  env: dict[str, str]):
+    expected = reference(installed, repo, b"{}", env, host="nonsense")
+    assert expected[0] == 2
+    assert answer(run(installed / "bin" / "plangate-hook", repo, b"{}", env,
+                      host="nonsense")) == expected
+
+
+@pytest.mark.parametrize(
+    "variable",
+    [("PYTHONPATH", "/nonexistent"), ("PYTHONIOENCODING", "latin-1"), ("PYTHONUTF8", "0"),
+     ("PYTHONOPTIMIZE", "1"), ("PYTHONSAFEPATH", "1")],
+)
+def test_a_python_variable_that_isolation_would_drop_hands_over_to_the_python_entry_point(
+    installed: Path, repo: Path, env: dict[str, str], variable: tuple[str, str]
+):
+    name, value = variable
+    changed = {**env, name: value}
+    with entry_replaced_by_marker(installed):
+        handed = run(installed / "bin" / "plangate-hook", repo, deny_payload(repo), changed)
+    assert handed.returncode == MARKER_EXIT
+    got = answer(run(installed / "bin" / "plangate-hook", repo, deny_payload(repo), changed))
+    assert got == reference(installed, repo, deny_payload(repo), changed)
+
+
+def test_an_environment_with_the_system_site_packages_hands_over(
+    installed: Path, repo: Path, env: dict[str, str]
+):
+    config = installed / "pyvenv.cfg"
+    saved = config.read_text()
+    config.write_text(saved.replace("include-system-site-packages = false",
+                                    "include-system-site-packages = true"))
+    try:
+        with entry_replaced_by_marker(installed):
+            handed = run(installed / "bin" / "plangate-hook", repo, deny_payload(repo), env)
+    finally:
+        config.write_text(saved)
+    assert handed.returncode == MARKER_EXIT
+
+
+def test_a_link_to_the_launcher_elsewhere_finds_its_own_installation(
+    installed: Path, repo: Path, env: dict[str, str], tmp_path: Path
+):
+    """pipx and similar tools put links to the entry points into another directory."""
+    exposed = tmp_path / "exposed"
+    exposed.mkdir()
+    (exposed / "plangate-hook").symlink_to(installed / "bin" / "plangate-hook")
+    expected = reference(installed, repo, deny_payload(repo), env)
+    with entry_replaced_by_marker(installed):
+        got = answer(run(exposed / "plangate-hook", repo, deny_payload(repo), env))
+    assert got == expected
+    # Found on PATH by the committed line's shell, as a host runs it.
+    line = subprocess.run(["/bin/sh", "-c", "plangate-hook claude || exit 2"], cwd=repo,
+                          input=deny_payload(repo), capture_output=True, check=False,
+                          env={**env, "PATH": f"{exposed}:/usr/bin:/bin"})
+    assert answer(line) == expected
+
+
+def test_a_launcher_without_its_python_entry_point_blocks(
+    installed: Path, repo: Path, env: dict[str, str], tmp_path: Path
+):
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy2(installed / "bin" / "plangate-hook", alone / "plangate-hook")
+    line = subprocess.run(["/bin/sh", "-c", f"'{alone}/plangate-hook' claude || exit 2"],
+                          cwd=repo, input=allow_payload(repo), capture_output=True,
+                          check=False, env=env)
+    assert line.returncode == 2
+    assert line.stdout == b""
+
+
+# -- with a helper ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("which", ["allow", "deny"])
+def test_through_the_helper_the_launcher_answers_byte_for_byte_the_same(
+    installed: Path, repo: Path, env: dict[str, str], which: str
+):
+    payload = allow_payload(repo) if which == "allow" else deny_payload(repo)
+    expected = reference(installed, repo, payload, env)
+    with helper(installed, repo, env):
+        before = served(installed, repo, env)
+        with entry_replaced_by_marker(installed):
+            got = answer(run(installed / "bin" / "plangate-hook", repo, payload, env))
+        assert served(installed, repo, env) == before + 1
+    assert got == expected
+
+
+def test_a_fake_helper_with_every_check_right_is_used_by_the_launcher(
+    installed: Path, repo: Path, env: dict[str, str]
+):
+    """The control for the faults below: the launcher does take a helper's answer."""
+    with helper(installed, repo, env, mode="valid"):
+        got = answer(run(installed / "bin" / "plangate-hook", repo, deny_payload(repo), env))
+    assert got == (0, b"out\xff", b"err\n")
+
+
+@pytest.mark.parametrize(
+    "mode", ["garbage", "wrong-package", "wrong-payload", "trailing", "bad-code", "refuse",
+             "hang", "closed"],
+)
+def test_a_helper_answering_wrongly_gives_the_in_process_answer(
+    installed: Path, repo: Path, env: dict[str, str], mode: str
+):
+    timed = {**env, "PLANGATE_HOOKD_TIMEOUT": "1"}
+    expected = reference(installed, repo, deny_payload(repo), env)
+    with helper(installed, repo, env, mode=mode):
+        started = time.monotonic()
+        got = answer(run(installed / "bin" / "plangate-hook", repo, deny_payload(repo), timed))
+        took = time.monotonic() - started
+    assert got == expected
+    assert got[0] == 2
+    assert took < 30
+
+
+def test_a_helper_of_another_installation_is_not_used(
+    installed: Path, repo: Path, env: dict[str, str]
+):
+    """A stale helper: another package (this checkout's), so another digest."""
+    expected = reference(installed, repo, deny_payload(repo), env)
+    with helper(installed, repo, env, python=sys.executable):
+        got = answer(run(installed / "bin" / "plangate-hook", repo, deny_payload(repo), env))
+    assert got == expected

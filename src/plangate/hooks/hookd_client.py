@@ -36,7 +36,7 @@ fields: ``status`` (``answer`` or ``refuse``), ``package digest``, ``payload
 digest`` (hex SHA-256), ``exit code`` (decimal), ``stdout``, ``stderr``.
 """
 
-# ruff: noqa: PTH100, PTH109, PTH113, PTH117, PTH118, PTH120, PTH123, S606
+# ruff: noqa: PTH100, PTH109, PTH113, PTH117, PTH118, PTH119, PTH120, PTH123, S606
 # Standard library only, plain string paths: this file also runs as a script
 # under ``python -S -I`` and must stay as light as a bare interpreter.
 from __future__ import annotations
@@ -428,7 +428,7 @@ compilation and buffering (every answer is flushed). Any other one (``PYTHONPATH
 launcher to the Python entry point, which honours it."""
 
 
-def launcher_exact(env: Mapping[str, str]) -> bool:
+def launcher_exact(env: Mapping[str, str], executable: str | None = None) -> bool:
     """True when this ``-S -I`` process, once ``site`` is enabled, imports and prints exactly
     what the Python entry point (``plangate-hook-python``) would: no ``PYTHON*`` variable
     that ``-I`` ignores (:data:`PYTHON_ENV_KEPT` aside), and a virtual environment that does
@@ -441,7 +441,7 @@ def launcher_exact(env: Mapping[str, str]) -> bool:
     # site.venv()'s own reading (under -S it has not run yet): the file beside the
     # interpreter, else one level up; the last include-system-site-packages line counts,
     # and anything but "true" excludes the system's packages and the user site directory.
-    exe_dir = os.path.dirname(os.path.abspath(sys.executable))
+    exe_dir = os.path.dirname(os.path.abspath(executable or sys.executable))
     for candidate in (exe_dir, os.path.dirname(exe_dir)):
         config = os.path.join(candidate, "pyvenv.cfg")
         if os.path.isfile(config):
@@ -507,6 +507,69 @@ def launch(site_dir: str, entry: str, args: list[str]) -> int:
                 return 2
             return code
     return _decide_here(args, payload)
+
+
+LAUNCHER_SIGNATURE = b"plangate-hook HOST: the hook entry point committed hook files call"
+"""A line of the sh launcher (``bin/plangate-hook``), by which doctor recognises it."""
+
+
+def launcher_route(env: Mapping[str, str]) -> dict[str, str | None]:
+    """Which way a call of ``plangate-hook`` found on ``env``'s ``PATH`` goes, by the rules
+    the launcher and :func:`launch` apply (for ``plangate doctor``): ``route`` is
+    ``launcher`` (``-S -I``: the helper when it passes every check, else in-process in
+    the same process), ``python-entry-point`` (with the ``reason``) or ``not-found``."""
+    found = None
+    for directory in env.get("PATH", "").split(os.pathsep):
+        candidate = os.path.join(directory, "plangate-hook")
+        if os.path.isabs(directory) and os.access(candidate, os.X_OK):
+            found = candidate
+            break
+    result: dict[str, str | None] = {"command": found, "route": "not-found", "reason": None,
+                                     "package": None, "interpreter": None}
+    if found is None:
+        return result
+    real = os.path.realpath(found)
+    result["route"] = "python-entry-point"
+    try:
+        with open(real, "rb") as handle:
+            text = handle.read(1 << 16)
+        with open(os.path.join(os.path.dirname(real), "plangate-hook-python"), "rb") as handle:
+            first = handle.readline().rstrip(b"\n")
+    except OSError as exc:
+        result["reason"] = f"not the sh launcher, or no plangate-hook-python beside it: {exc}"
+        return result
+    if not text.startswith(b"#!/bin/sh") or LAUNCHER_SIGNATURE not in text:
+        result["reason"] = "plangate-hook is not the sh launcher (an older installation?)"
+        return result
+    python = os.fsdecode(first[2:])
+    result["interpreter"] = python
+    if not (first.startswith(b"#!/") and " " not in python and "\t" not in python
+            and os.path.basename(python).startswith("python")):
+        result["reason"] = "plangate-hook-python names no plain interpreter path"
+        return result
+    prefix = os.path.dirname(os.path.dirname(os.path.abspath(python)))
+    tail = "python{}.{}".format(*sys.version_info[:2])
+    site_dir = None
+    for lib in dict.fromkeys((sys.platlibdir, "lib")):
+        candidate = os.path.join(prefix, lib, tail, "site-packages")
+        if os.path.lexists(os.path.join(candidate, "plangate")):
+            site_dir = candidate
+            break
+    if site_dir is None:
+        result["reason"] = ("no plangate package in the environment's site-packages (an "
+                            "editable install, another Python version, or not a virtual "
+                            "environment)")
+        return result
+    result["package"] = os.path.join(site_dir, "plangate")
+    if any(name.startswith("PYTHON") and name not in PYTHON_ENV_KEPT for name in env):
+        result["reason"] = "a PYTHON* variable is set that -I would ignore"
+        return result
+    if not launcher_exact({}, python):
+        result["reason"] = ("not a virtual environment without the system's site packages "
+                            "(a user site directory could come first)")
+        return result
+    result["route"] = "launcher"
+    return result
 
 
 def _decide_here(args: list[str], payload: bytes | None) -> int:

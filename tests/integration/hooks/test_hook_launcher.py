@@ -303,3 +303,27 @@ def test_a_helper_of_another_installation_is_not_used(
     with helper(installed, repo, env, python=sys.executable):
         got = answer(run(installed / "bin" / "plangate-hook", repo, deny_payload(repo), env))
     assert got == expected
+
+
+# -- doctor ----------------------------------------------------------------------------------
+
+
+def test_doctor_says_which_way_a_call_goes(installed: Path, repo: Path, env: dict[str, str]):
+    import json
+
+    def route(**extra: str) -> dict:
+        proc = subprocess.run(
+            [str(installed / "bin" / "plangate"), "doctor", "--json"], cwd=repo,
+            env={**env, "PATH": f"{installed / 'bin'}:/usr/bin:/bin", **extra},
+            capture_output=True, text=True, check=False, timeout=300)
+        return json.loads(proc.stdout)["facts"]["hook_route"]
+
+    fast = route()
+    assert fast["route"] == "launcher", fast
+    assert fast["command"] == str(installed / "bin" / "plangate-hook")
+    assert fast["package"] == str(next((installed / "lib").glob("python3.*")) /
+                                  "site-packages" / "plangate")
+    handed = route(PYTHONPATH="/nonexistent")
+    assert handed["route"] == "python-entry-point"
+    assert "PYTHON" in handed["reason"]
+    assert route(PATH="/usr/bin:/bin")["route"] == "not-found"

@@ -205,13 +205,19 @@ def test_a_python_variable_that_isolation_would_drop_hands_over_to_the_python_en
     assert got == reference(installed, repo, deny_payload(repo), changed)
 
 
+@pytest.mark.parametrize(
+    "line",
+    ["include-system-site-packages = true", "Include-System-Site-Packages=TRUE", ""],
+    ids=["true", "spelled-otherwise", "no-line-means-true"],
+)
 def test_an_environment_with_the_system_site_packages_hands_over(
-    installed: Path, repo: Path, env: dict[str, str]
+    installed: Path, repo: Path, env: dict[str, str], line: str
 ):
+    """site.venv() reads the key case-insensitively and takes a missing one as "true"."""
     config = installed / "pyvenv.cfg"
     saved = config.read_text()
-    config.write_text(saved.replace("include-system-site-packages = false",
-                                    "include-system-site-packages = true"))
+    assert "include-system-site-packages = false" in saved
+    config.write_text(saved.replace("include-system-site-packages = false", line))
     try:
         with entry_replaced_by_marker(installed):
             handed = run(installed / "bin" / "plangate-hook", repo, deny_payload(repo), env)
@@ -327,3 +333,20 @@ def test_doctor_says_which_way_a_call_goes(installed: Path, repo: Path, env: dic
     assert handed["route"] == "python-entry-point"
     assert "PYTHON" in handed["reason"]
     assert route(PATH="/usr/bin:/bin")["route"] == "not-found"
+
+
+def test_modules_planted_in_the_repository_are_never_imported(
+    installed: Path, repo: Path, env: dict[str, str]
+):
+    """The agent writes the repository: a module there named like one the launcher or the
+    decision imports must not run (``-I``: no working directory on ``sys.path``)."""
+    expected = reference(installed, repo, deny_payload(repo), env)
+    plant = "import sys\nsys.stdout.write('planted')\nsys.exit(0)\n"
+    (repo / "plangate").mkdir()
+    (repo / "plangate" / "__init__.py").write_text(plant)
+    for name in ("hookd_client", "site", "sitecustomize", "json", "typing", "pathlib"):
+        (repo / f"{name}.py").write_text(plant)
+    for command in ("plangate-hook", "plangate-hook-python"):
+        got = answer(run(installed / "bin" / command, repo, deny_payload(repo), env))
+        assert got == expected
+        assert b"planted" not in got[1]

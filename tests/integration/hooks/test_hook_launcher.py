@@ -350,3 +350,22 @@ def test_modules_planted_in_the_repository_are_never_imported(
         got = answer(run(installed / "bin" / command, repo, deny_payload(repo), env))
         assert got == expected
         assert b"planted" not in got[1]
+
+
+@pytest.mark.parametrize("closed", ["<&-", ">&-", "2>&-"])
+@pytest.mark.parametrize("which", ["allow", "deny"])
+def test_a_closed_standard_stream_gives_the_python_entry_points_answer(
+    installed: Path, repo: Path, env: dict[str, str], closed: str, which: str
+):
+    """A deny that cannot be delivered blocks (exit 2) on both paths, with a helper too."""
+    payload = allow_payload(repo) if which == "allow" else deny_payload(repo)
+
+    def line(command: str, extra: dict[str, str]) -> tuple[int, bytes, bytes]:
+        return answer(subprocess.run(
+            ["/bin/sh", "-c", f"'{installed / 'bin' / command}' claude {closed}"], cwd=repo,
+            input=payload, capture_output=True, check=False, env={**env, **extra}, timeout=120))
+
+    expected = line("plangate-hook-python", {"PLANGATE_HOOKD": "off"})
+    assert line("plangate-hook", {}) == expected
+    with helper(installed, repo, env):
+        assert line("plangate-hook", {}) == expected

@@ -32,7 +32,7 @@ def run_host(host: str, data: bytes, cwd: Path, env: Mapping[str, str]) -> HookO
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m plangate.hooks <host>`` / ``plangate-hook <host>``: the running hook
+    """``python -m plangate.hooks <host>`` / ``plangate-hook-python <host>``: the running hook
     helper's answer when it passes every check (:mod:`plangate.hooks.hookd_client`),
     else :func:`run_in_process`."""
     from plangate.startup import tune_collector

@@ -5,7 +5,11 @@ Run as ``'<python>' -S -I '<package>/hooks/hookd_launch.py' HOST`` (what
 git-ignored ``.claude/settings.local.json``), it reads the hook payload, asks
 the helper (``plangate hookd``) of this repository for the answer and prints it.
 Imported as :mod:`plangate.hooks.hookd_client`, :func:`ask_helper` is what the
-light entry point (``plangate-hook HOST``) tries before deciding in-process.
+Python entry point (``plangate-hook-python HOST``, ``python -m plangate.hooks HOST``)
+tries before deciding in-process. :func:`launch` is the client of the sh launcher
+``plangate-hook`` that committed hook files call (``bin/plangate-hook``): the
+same checks, then, on a miss, ``site`` and the in-process decision in the same
+process.
 
 The helper's answer is used only when every check passes, in order:
 

@@ -385,6 +385,17 @@ FALLBACK = (
 this very package (its parent directory first on ``sys.path``)."""
 
 
+LAUNCHER_FALLBACK = (
+    "import sys; del sys.argv[1]; "
+    "from plangate.hooks.entry import run_in_process; sys.exit(run_in_process())"
+)
+"""The miss of the native client linked beside the launcher: the in-process decision with
+the interpreter's own ``sys.path`` (the package parent it is handed is dropped), as the
+Python entry point imports it."""
+NATIVE_BESIDE = "plangate-hook-native"
+"""The native client's link beside the launcher (``plangate hookd start`` makes it)."""
+
+
 def _fallback(host: str, payload: bytes | None) -> int:
     """Run the in-process hook with ``payload`` as its standard input (``None``: this
     process's own). Replaces this process; returns only if that cannot start, with

@@ -369,3 +369,121 @@ def test_a_closed_standard_stream_gives_the_python_entry_points_answer(
     assert line("plangate-hook", {}) == expected
     with helper(installed, repo, env):
         assert line("plangate-hook", {}) == expected
+
+
+# -- the native client beside the launcher -----------------------------------------------------
+
+
+@contextmanager
+def native_linked(installed: Path, repo: Path, env: dict[str, str], cache: Path,
+                  digest: str | None = None) -> Iterator[str]:
+    """``plangate-hook-native`` linked beside the launcher, as ``hookd start`` links it
+    (built with the real compiler into ``cache``); removed afterwards."""
+    cache.mkdir(mode=0o700, exist_ok=True)
+    code = ("import sys; from plangate.hooks.native_build import link_beside_launcher; "
+            "b = link_beside_launcher(sys.argv[1], {'XDG_CACHE_HOME': sys.argv[2], "
+            "'PATH': '/usr/local/bin:/usr/bin:/bin'}, digest=sys.argv[3] or None); "
+            "print(b.code, b.path, b.detail)")
+    done = subprocess.run([str(installed / "bin" / "python"), "-P", "-c", code, str(repo),
+                           str(cache), digest or ""], capture_output=True, text=True,
+                          check=False, env=env, timeout=300)
+    assert done.stdout.startswith("HOOKD_NATIVE_LINKED "), done.stdout + done.stderr
+    link = installed / "bin" / "plangate-hook-native"
+    assert link.is_symlink()
+    try:
+        yield os.readlink(link)
+    finally:
+        link.unlink()
+
+
+@contextmanager
+def entry_interpreter_broken(installed: Path) -> Iterator[None]:
+    """The Python route cannot start at all: a launcher that still answers did not take it."""
+    entry = installed / "bin" / "plangate-hook-python"
+    saved = entry.read_bytes()
+    entry.write_bytes(b"#!/nonexistent/python3\n" + saved.split(b"\n", 1)[1])
+    try:
+        yield
+    finally:
+        entry.write_bytes(saved)
+
+
+@pytest.mark.parametrize("which", ["allow", "deny"])
+def test_the_native_client_beside_the_launcher_answers_through_the_helper(
+    installed: Path, repo: Path, env: dict[str, str], tmp_path: Path, which: str
+):
+    payload = allow_payload(repo) if which == "allow" else deny_payload(repo)
+    expected = reference(installed, repo, payload, env)
+    with native_linked(installed, repo, env, tmp_path / "cache"), helper(installed, repo, env):
+        before = served(installed, repo, env)
+        with entry_interpreter_broken(installed):
+            got = answer(run(installed / "bin" / "plangate-hook", repo, payload, env))
+            kept = answer(run(installed / "bin" / "plangate-hook", repo, payload,
+                              {**env, "PYTHONUNBUFFERED": "1"}))
+        assert served(installed, repo, env) == before + 2
+    assert got == expected
+    assert kept == expected
+
+
+@pytest.mark.parametrize("stale", [False, True], ids=["no-helper", "stale-binary"])
+def test_the_native_client_beside_the_launcher_decides_in_process_on_a_miss(
+    installed: Path, repo: Path, env: dict[str, str], tmp_path: Path, stale: bool
+):
+    """No helper, or a binary baked with another package digest (the helper refuses it):
+    the native client's own fallback decides, as the Python entry point does."""
+    expected = reference(installed, repo, deny_payload(repo), env)
+    digest = "sha256:" + "0" * 64 if stale else None
+    with native_linked(installed, repo, env, tmp_path / "cache", digest), \
+            entry_replaced_by_marker(installed):
+        if stale:
+            with helper(installed, repo, env):
+                got = answer(run(installed / "bin" / "plangate-hook", repo,
+                                 deny_payload(repo), env))
+        else:
+            got = answer(run(installed / "bin" / "plangate-hook", repo, deny_payload(repo),
+                             env))
+    assert got == expected
+
+
+def test_a_python_variable_bypasses_the_native_client(
+    installed: Path, repo: Path, env: dict[str, str], tmp_path: Path
+):
+    changed = {**env, "PYTHONIOENCODING": "latin-1"}
+    with native_linked(installed, repo, env, tmp_path / "cache"), helper(installed, repo, env):
+        with entry_replaced_by_marker(installed):
+            handed = run(installed / "bin" / "plangate-hook", repo, deny_payload(repo), changed)
+        assert handed.returncode == MARKER_EXIT
+        got = answer(run(installed / "bin" / "plangate-hook", repo, deny_payload(repo), changed))
+    assert got == reference(installed, repo, deny_payload(repo), changed)
+
+
+def test_hookd_start_links_the_native_client_and_doctor_knows_the_launcher(
+    installed: Path, repo: Path, env: dict[str, str], tmp_path: Path
+):
+    import json
+
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    started_env = {**env, "XDG_CACHE_HOME": str(cache), "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    plangate_bin = str(installed / "bin" / "plangate")
+    proc = subprocess.run([plangate_bin, "hookd", "start", "--json"], cwd=repo, env=started_env,
+                          capture_output=True, text=True, check=False, timeout=300)
+    link = installed / "bin" / "plangate-hook-native"
+    try:
+        state = json.loads(proc.stdout)
+        assert state["launcher_native"]["code"] == "HOOKD_NATIVE_LINKED", state
+        assert link.is_symlink()
+        assert os.readlink(link).startswith(str(cache / "plangate" / "bin" / "hookd-client-"))
+        assert answer(run(installed / "bin" / "plangate-hook", repo, deny_payload(repo), env)
+                      ) == reference(installed, repo, deny_payload(repo), env)
+    finally:
+        subprocess.run([plangate_bin, "hookd", "stop"], cwd=repo, env=started_env,
+                       capture_output=True, check=False, timeout=60)
+        link.unlink(missing_ok=True)
+    skipped = subprocess.run([plangate_bin, "hookd", "start", "--json", "--no-native"], cwd=repo,
+                             env=started_env, capture_output=True, text=True, check=False,
+                             timeout=300)
+    subprocess.run([plangate_bin, "hookd", "stop"], cwd=repo, env=started_env,
+                   capture_output=True, check=False, timeout=60)
+    assert "launcher_native" not in json.loads(skipped.stdout)
+    assert not link.exists()

@@ -93,6 +93,9 @@ def _route_line(route: dict[str, str | None], helper: dict[str, Any]) -> str:
     if route["route"] == "launcher":
         how = ("the running helper answers, else in-process" if asked
                else "in-process (no helper of this package running)")
+        if route["native"]:
+            return (f"route   plangate-hook {route['command']}: launcher, native client "
+                    f"{route['native']}: {how}")
         return (f"route   plangate-hook {route['command']}: launcher, {route['interpreter']} "
                 f"-S -I: {how}, in one process")
     how = "asks the running helper, else in-process" if asked else "in-process"

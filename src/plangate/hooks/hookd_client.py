@@ -540,7 +540,7 @@ def launcher_route(env: Mapping[str, str]) -> dict[str, str | None]:
             found = candidate
             break
     result: dict[str, str | None] = {"command": found, "route": "not-found", "reason": None,
-                                     "package": None, "interpreter": None}
+                                     "package": None, "interpreter": None, "native": None}
     if found is None:
         return result
     real = os.path.realpath(found)
@@ -584,6 +584,9 @@ def launcher_route(env: Mapping[str, str]) -> dict[str, str | None]:
                             "(a user site directory could come first)")
         return result
     result["route"] = "launcher"
+    native = os.path.join(os.path.dirname(real), NATIVE_BESIDE)
+    if os.access(native, os.X_OK):
+        result["native"] = os.path.realpath(native)
     return result
 
 

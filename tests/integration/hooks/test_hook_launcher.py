@@ -326,6 +326,7 @@ def test_doctor_says_which_way_a_call_goes(installed: Path, repo: Path, env: dic
 
     fast = route()
     assert fast["route"] == "launcher", fast
+    assert fast["native"] is None
     assert fast["command"] == str(installed / "bin" / "plangate-hook")
     assert fast["package"] == str(next((installed / "lib").glob("python3.*")) /
                                   "site-packages" / "plangate")
@@ -476,6 +477,12 @@ def test_hookd_start_links_the_native_client_and_doctor_knows_the_launcher(
         assert os.readlink(link).startswith(str(cache / "plangate" / "bin" / "hookd-client-"))
         assert answer(run(installed / "bin" / "plangate-hook", repo, deny_payload(repo), env)
                       ) == reference(installed, repo, deny_payload(repo), env)
+        doctor = subprocess.run([plangate_bin, "doctor", "--json"], cwd=repo,
+                                env={**env, "PATH": f"{installed / 'bin'}:/usr/bin:/bin"},
+                                capture_output=True, text=True, check=False, timeout=300)
+        route = json.loads(doctor.stdout)["facts"]["hook_route"]
+        assert route["route"] == "launcher"
+        assert route["native"] == os.path.realpath(link)
     finally:
         subprocess.run([plangate_bin, "hookd", "stop"], cwd=repo, env=started_env,
                        capture_output=True, check=False, timeout=60)

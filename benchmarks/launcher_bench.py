@@ -13,7 +13,9 @@ recorded in the ledger durably):
 - ``launcher``: ``plangate-hook claude`` (the sh launcher: ``-S -I``, the helper, else
   ``site`` and the in-process decision in the same process).
 
-First with no helper, then with a real ``plangate hookd`` of the installed package running.
+First with no helper, then with a real ``plangate hookd`` of the installed package running;
+then both again with the native client linked beside the launcher (as ``plangate hookd
+start`` links it; the phases named ``native, ...``).
 Two environments: ``clean`` (``venv --without-pip``: ``site`` does almost nothing) and
 ``heavy-site`` (the same, plus a ``.pth`` that runs ``site.addsitedir`` on the base
 interpreter's site packages, so ``site`` processes their ``.pth`` files as this machine's
@@ -145,6 +147,21 @@ def start_helper(venv: Path, repo: Path, env: dict[str, str]) -> subprocess.Pope
     return proc
 
 
+def link_native(venv: Path, repo: Path, env: dict[str, str], cache: Path) -> bool:
+    """Link the native client beside the launcher, as ``plangate hookd start`` does (False
+    when it cannot be built here: no compiler)."""
+    cache.mkdir(mode=0o700)
+    code = ("import sys; from plangate.hooks.native_build import link_beside_launcher; "
+            "b = link_beside_launcher(sys.argv[1], {'XDG_CACHE_HOME': sys.argv[2], "
+            "'PATH': '/usr/local/bin:/usr/bin:/bin'}); print(b.code, b.detail)")
+    done = subprocess.run([str(venv / "bin" / "python"), "-P", "-c", code, str(repo),
+                           str(cache)], capture_output=True, text=True, check=False, env=env)
+    if not done.stdout.startswith("HOOKD_NATIVE_LINKED"):
+        print(f"no native client: {done.stdout}{done.stderr}", file=sys.stderr)
+        return False
+    return True
+
+
 def run(calls: int, only: str | None = None) -> dict[str, Any]:
     """Every environment, without and with the helper."""
     import hook_bench
@@ -174,6 +191,15 @@ def run(calls: int, only: str | None = None) -> dict[str, Any]:
             finally:
                 helper.terminate()
                 helper.wait(30)
+            linked = link_native(venv, repo, env, base / f"cache-{name}")
+            if linked:
+                row["native, without-helper"] = measure(venv, repo, env, payload, calls)
+                helper = start_helper(venv, repo, env)
+                try:
+                    row["native, with-helper"] = measure(venv, repo, env, payload, calls)
+                finally:
+                    helper.terminate()
+                    helper.wait(30)
             result[name] = row
     result["load_after"] = load_average()
     return result
@@ -194,7 +220,11 @@ def main() -> int:
     for name in ("clean", "heavy-site"):
         if name not in result:
             continue
-        for phase, goal in (("without-helper", WITHOUT_GOAL), ("with-helper", WITH_GOAL)):
+        for phase, goal in (("without-helper", WITHOUT_GOAL), ("with-helper", WITH_GOAL),
+                            ("native, without-helper", WITHOUT_GOAL),
+                            ("native, with-helper", WITH_GOAL)):
+            if phase not in result[name]:
+                continue
             rows = result[name][phase]
             print(f"{name} venv, {phase} (goal for the committed line: {goal}x the floor)")
             for side, row in rows.items():

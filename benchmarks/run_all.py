@@ -288,7 +288,10 @@ def bench_launcher(report: Report, calls: int) -> None:
     result = launcher_bench.run(calls)
     for name in ("heavy-site", "clean"):
         for phase, goal in (("without-helper", launcher_bench.WITHOUT_GOAL),
-                            ("with-helper", launcher_bench.WITH_GOAL)):
+                            ("with-helper", launcher_bench.WITH_GOAL),
+                            ("native, with-helper", launcher_bench.WITH_GOAL)):
+            if phase not in result[name]:
+                continue
             rows = result[name][phase]
             floor, launcher, before = rows["floor"], rows["launcher"], rows["python-entry"]
             report.goal(

@@ -251,6 +251,7 @@ def bench_hook(report: Report, python: str, env: dict[str, str], full: bool) -> 
         )
         bench_hookd(report, python, env, repo=repo, payload=write, task_env=task_env,
                     calls=calls)
+        bench_launcher(report, calls)
         # The hook's time against the ledger's length: no PLANGATE_TASK, so the hook
         # looks the active task and the open run up in the ledger.
         protected = hook_bench._payload(repo, "Write", {"file_path": "CLAUDE.md"})
@@ -276,6 +277,32 @@ def bench_hook(report: Report, python: str, env: dict[str, str], full: bool) -> 
             "ms",
             flat=True,
         )
+
+
+def bench_launcher(report: Report, calls: int) -> None:
+    """The committed line as installed (``plangate-hook``, the sh launcher, from a wheel in a
+    throwaway virtual environment) without and with a helper, in both environments of
+    ``benchmarks/launcher_bench.py``; its console script, the line before, as a note."""
+    import launcher_bench
+
+    result = launcher_bench.run(calls)
+    for name in ("heavy-site", "clean"):
+        for phase, goal in (("without-helper", launcher_bench.WITHOUT_GOAL),
+                            ("with-helper", launcher_bench.WITH_GOAL),
+                            ("native, with-helper", launcher_bench.WITH_GOAL)):
+            if phase not in result[name]:
+                continue
+            rows = result[name][phase]
+            floor, launcher, before = rows["floor"], rows["launcher"], rows["python-entry"]
+            report.goal(
+                f"committed line ({name} venv), {phase.replace('-', ' ')}, allowed Write, p50",
+                launcher["ratio_wall"],
+                goal,
+                f"the venv's bare JSON-reading interpreter ({floor['wall_ms']:.1f} ms)",
+                note=(f"launcher {launcher['wall_ms']:.1f} ms, p95 {launcher['ratio_p95']:.2f}x, "
+                      f"CPU {launcher['ratio_cpu']:.2f}x; its console script "
+                      f"{before['ratio_wall']:.2f}x"),
+            )
 
 
 def bench_hookd(

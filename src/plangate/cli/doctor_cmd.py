@@ -30,7 +30,10 @@ def run(argv: list[str], ctx: Context) -> int:
     result = run_doctor(root)
     sandboxes = probe_all()
     helper = _hookd_state(str(root), ctx)
-    result = result._replace(facts={**result.facts, "hookd": helper,
+    from plangate.hooks.hookd_client import launcher_route
+
+    route = launcher_route(ctx.env)
+    result = result._replace(facts={**result.facts, "hookd": helper, "hook_route": route,
                                     "sandbox": [s.to_json() for s in sandboxes]})
     if not args.json:
         for probe in result.facts.get("probes", []):
@@ -49,6 +52,7 @@ def run(argv: list[str], ctx: Context) -> int:
             state = "works" if status.available else "unavailable"
             ctx.out(f"sandbox {status.name:14} {state}: {status.detail}")
         ctx.out(_hookd_line(helper))
+        ctx.out(_route_line(route, helper))
         from plangate.cli.hookd_cmd import native_line
 
         for client in result.facts.get("native_clients", []):
@@ -78,3 +82,22 @@ def _hookd_line(state: dict[str, Any]) -> str:
     same = "same as installed" if state["same_package"] else "NOT the installed package"
     return (f"hookd   running, pid {state['pid']}, package {state['package_digest']} "
             f"({same}); {where}")
+
+
+def _route_line(route: dict[str, str | None], helper: dict[str, Any]) -> str:
+    """Which way the committed line's ``plangate-hook`` takes a call (docs/hookd.md, "The
+    launcher")."""
+    if route["route"] == "not-found":
+        return "route   plangate-hook is not on PATH (committed hook lines use 'plangate hook')"
+    asked = helper.get("running") and helper.get("same_package")
+    if route["route"] == "launcher":
+        how = ("the running helper answers, else in-process" if asked
+               else "in-process (no helper of this package running)")
+        if route["native"]:
+            return (f"route   plangate-hook {route['command']}: launcher, native client "
+                    f"{route['native']}: {how}")
+        return (f"route   plangate-hook {route['command']}: launcher, {route['interpreter']} "
+                f"-S -I: {how}, in one process")
+    how = "asks the running helper, else in-process" if asked else "in-process"
+    return (f"route   plangate-hook {route['command']}: Python entry point (site and the "
+            f"plangate import first; {route['reason']}): {how}")

@@ -30,6 +30,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="serve in the foreground until a stop condition",
                          description="Serve in this process (for a service manager or a "
                          "terminal); prints one line 'ready PID SOCKET', then nothing.")
+    start.add_argument("--no-native", action="store_true",
+                       help="do not build and link the native client beside this "
+                       "installation's plangate-hook launcher (docs/hookd.md)")
     for each in (start, run):
         each.add_argument("--idle-seconds", type=float, default=300.0, metavar="SECONDS",
                           help="stop after this long without a request (default 300; "
@@ -108,11 +111,20 @@ def run(argv: list[str], ctx: Context) -> int:
         return 0
     if args.action == "start":
         state = hookd.start(location, idle=args.idle_seconds)
+        if not args.no_native:
+            from plangate.hooks.native_build import link_beside_launcher
+
+            linked = link_beside_launcher(location.root, ctx.env)
+            state["launcher_native"] = {"path": linked.path, "code": linked.code,
+                                        "detail": linked.detail}
         if args.json:
             print_json(ctx, state)
         else:
             ctx.out("hookd: started" if state["started"] else "hookd: already running")
             _lines(ctx, state)
+            if "launcher_native" in state:
+                native = state["launcher_native"]
+                ctx.out(f"  launcher {native['code']}: {native['detail']}")
         return 0
     if args.action == "stop":
         stopped = hookd.stop(location)

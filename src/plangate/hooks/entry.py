@@ -32,7 +32,7 @@ def run_host(host: str, data: bytes, cwd: Path, env: Mapping[str, str]) -> HookO
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m plangate.hooks <host>`` / ``plangate-hook <host>``: the running hook
+    """``python -m plangate.hooks <host>`` / ``plangate-hook-python <host>``: the running hook
     helper's answer when it passes every check (:mod:`plangate.hooks.hookd_client`),
     else :func:`run_in_process`."""
     from plangate.startup import tune_collector
@@ -41,19 +41,18 @@ def main(argv: list[str] | None = None) -> int:
     return run_in_process(argv, use_helper=True)
 
 
-def run_in_process(argv: list[str] | None = None, *, use_helper: bool = False) -> int:
+def run_in_process(
+    argv: list[str] | None = None, *, use_helper: bool = False, payload: bytes | None = None
+) -> int:
     """Read stdin, decide in this process, print, exit (the helper only with ``use_helper``,
-    and only for the agent hosts)."""
+    and only for the agent hosts). ``payload``: standard input as the launcher already read
+    it (:func:`plangate.hooks.hookd_client.launch`)."""
     args = sys.argv[1:] if argv is None else argv
     host = args[0] if len(args) == 1 else ""
     found = ENTRY_POINTS.get(host)
     data = b""
     if found is not None and host not in found.entries_without_stdin:
-        try:
-            # A closed standard input (sys.stdin is None) reads as an empty payload.
-            data = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1) if sys.stdin else b""
-        except (OSError, ValueError):
-            data = b""
+        data = _read_stdin() if payload is None else payload
     try:
         cwd = Path.cwd()
     except OSError as exc:
@@ -74,6 +73,14 @@ def run_in_process(argv: list[str] | None = None, *, use_helper: bool = False) -
             if answer is not None:
                 return _emit_bytes(*answer)
     return _emit(run_host(host, data, cwd, dict(os.environ)))
+
+
+def _read_stdin() -> bytes:
+    """Standard input up to one byte past the limit; a closed one reads as empty."""
+    try:
+        return sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1) if sys.stdin else b""
+    except (OSError, ValueError):
+        return b""
 
 
 def _emit_bytes(out: bytes, err: bytes, code: int) -> int:

@@ -5,7 +5,11 @@ Run as ``'<python>' -S -I '<package>/hooks/hookd_launch.py' HOST`` (what
 git-ignored ``.claude/settings.local.json``), it reads the hook payload, asks
 the helper (``plangate hookd``) of this repository for the answer and prints it.
 Imported as :mod:`plangate.hooks.hookd_client`, :func:`ask_helper` is what the
-light entry point (``plangate-hook HOST``) tries before deciding in-process.
+Python entry point (``plangate-hook-python HOST``, ``python -m plangate.hooks HOST``)
+tries before deciding in-process. :func:`launch` is the client of the sh launcher
+``plangate-hook`` that committed hook files call (``bin/plangate-hook``): the
+same checks, then, on a miss, ``site`` and the in-process decision in the same
+process.
 
 The helper's answer is used only when every check passes, in order:
 
@@ -36,7 +40,7 @@ fields: ``status`` (``answer`` or ``refuse``), ``package digest``, ``payload
 digest`` (hex SHA-256), ``exit code`` (decimal), ``stdout``, ``stderr``.
 """
 
-# ruff: noqa: PTH100, PTH109, PTH117, PTH118, PTH120, S606
+# ruff: noqa: PTH100, PTH109, PTH113, PTH117, PTH118, PTH119, PTH120, PTH123, S606
 # Standard library only, plain string paths: this file also runs as a script
 # under ``python -S -I`` and must stay as light as a bare interpreter.
 from __future__ import annotations
@@ -381,6 +385,17 @@ FALLBACK = (
 this very package (its parent directory first on ``sys.path``)."""
 
 
+LAUNCHER_FALLBACK = (
+    "import sys; del sys.argv[1]; "
+    "from plangate.hooks.entry import run_in_process; sys.exit(run_in_process())"
+)
+"""The miss of the native client linked beside the launcher: the in-process decision with
+the interpreter's own ``sys.path`` (the package parent it is handed is dropped), as the
+Python entry point imports it."""
+NATIVE_BESIDE = "plangate-hook-native"
+"""The native client's link beside the launcher (``plangate hookd start`` makes it)."""
+
+
 def _fallback(host: str, payload: bytes | None) -> int:
     """Run the in-process hook with ``payload`` as its standard input (``None``: this
     process's own). Replaces this process; returns only if that cannot start, with
@@ -416,6 +431,192 @@ def _fallback(host: str, payload: bytes | None) -> int:
         # heavy to import here.
         try:  # noqa: SIM105
             os.write(2, f"plangate: HOOK_HELPER_FALLBACK_FAILED: {exc}\n".encode())
+        except OSError:
+            pass
+    return 2
+
+
+PYTHON_ENV_KEPT = frozenset({"PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED"})
+"""The ``PYTHON*`` variables whose effect ``-I`` may drop without changing an answer: byte
+compilation and buffering (every answer is flushed). Any other one (``PYTHONPATH``,
+``PYTHONIOENCODING``, ``PYTHONUTF8``, ``PYTHONHOME``, ``PYTHONOPTIMIZE``, ...) sends the
+launcher to the Python entry point, which honours it."""
+
+
+def launcher_exact(env: Mapping[str, str], executable: str | None = None) -> bool:
+    """True when this ``-S -I`` process, once ``site`` is enabled, imports and prints exactly
+    what the Python entry point (``plangate-hook-python``) would: no ``PYTHON*`` variable
+    that ``-I`` ignores (:data:`PYTHON_ENV_KEPT` aside), and a virtual environment that does
+    not include the system's site packages (so no user site directory, which ``-I`` skips
+    and a plain interpreter would put before the environment's own packages)."""
+    if any(name.startswith("PYTHON") and name not in PYTHON_ENV_KEPT for name in env):
+        return False
+    if "__PYVENV_LAUNCHER__" in env:
+        return False
+    # site.venv()'s own reading (under -S it has not run yet): the file beside the
+    # interpreter, else one level up; the last include-system-site-packages line counts,
+    # and anything but "true" excludes the system's packages and the user site directory.
+    exe_dir = os.path.dirname(os.path.abspath(executable or sys.executable))
+    for candidate in (exe_dir, os.path.dirname(exe_dir)):
+        config = os.path.join(candidate, "pyvenv.cfg")
+        if os.path.isfile(config):
+            break
+    else:
+        return False
+    system_site = "true"
+    try:
+        with open(config, encoding="utf-8") as handle:
+            for line in handle:
+                if "=" in line:
+                    key, _, value = line.partition("=")
+                    if key.strip().lower() == "include-system-site-packages":
+                        system_site = value.strip().lower()
+    except (OSError, ValueError):
+        return False
+    return system_site != "true"
+
+
+def launch(site_dir: str, entry: str, args: list[str]) -> int:
+    """The launcher's client (``plangate-hook``, a POSIX sh script beside ``entry``, runs
+    ``python -S -I -c BOOT ENTRY ARGS``, BOOT importing this file from ``site_dir``):
+    the helper's answer when every check passes, else the in-process decision in this very
+    process after ``site`` is enabled; never raises.
+
+    When :func:`launcher_exact` fails, or this file is not the package ``site_dir`` holds,
+    the Python entry point ``entry`` replaces this process with standard input untouched.
+    """
+    try:
+        exact = launcher_exact(os.environ) and package_dir() == os.path.join(
+            site_dir, "plangate"
+        )
+    except Exception:  # noqa: BLE001 -- any doubt: the Python entry point decides
+        exact = False
+    if not exact:
+        return _exec_entry(entry, args)
+    host = args[0] if len(args) == 1 else ""
+    payload: bytes | None = None
+    if host in AGENT_HOSTS:
+        try:
+            # A closed standard input (sys.stdin is None) reads as an empty payload.
+            payload = sys.stdin.buffer.read(8 * 1024 * 1024 + 1) if sys.stdin else b""
+        except (OSError, ValueError):
+            payload = b""
+        answer = None
+        if sys.stdout is not None and sys.stderr is not None:
+            try:
+                cwd = os.getcwd()
+            except OSError:
+                cwd = ""
+            try:
+                answer = ask_helper(host, payload, os.environ, cwd)
+            except Exception:  # noqa: BLE001 -- a client fault is a miss, never an answer
+                answer = None
+        if answer is not None:
+            out, err, code = answer
+            try:
+                sys.stdout.buffer.write(out)
+                sys.stdout.buffer.flush()
+                sys.stderr.buffer.write(err)
+                sys.stderr.buffer.flush()
+            except (OSError, ValueError):
+                return 2
+            return code
+    return _decide_here(args, payload)
+
+
+LAUNCHER_SIGNATURE = b"plangate-hook HOST: the hook entry point committed hook files call"
+"""A line of the sh launcher (``bin/plangate-hook``), by which doctor recognises it."""
+
+
+def launcher_route(env: Mapping[str, str]) -> dict[str, str | None]:
+    """Which way a call of ``plangate-hook`` found on ``env``'s ``PATH`` goes, by the rules
+    the launcher and :func:`launch` apply (for ``plangate doctor``): ``route`` is
+    ``launcher`` (``-S -I``: the helper when it passes every check, else in-process in
+    the same process), ``python-entry-point`` (with the ``reason``) or ``not-found``."""
+    found = None
+    for directory in env.get("PATH", "").split(os.pathsep):
+        candidate = os.path.join(directory, "plangate-hook")
+        if os.path.isabs(directory) and os.access(candidate, os.X_OK):
+            found = candidate
+            break
+    result: dict[str, str | None] = {"command": found, "route": "not-found", "reason": None,
+                                     "package": None, "interpreter": None, "native": None}
+    if found is None:
+        return result
+    real = os.path.realpath(found)
+    result["route"] = "python-entry-point"
+    try:
+        with open(real, "rb") as handle:
+            text = handle.read(1 << 16)
+        with open(os.path.join(os.path.dirname(real), "plangate-hook-python"), "rb") as handle:
+            first = handle.readline().rstrip(b"\n")
+    except OSError as exc:
+        result["reason"] = f"not the sh launcher, or no plangate-hook-python beside it: {exc}"
+        return result
+    if not text.startswith(b"#!/bin/sh") or LAUNCHER_SIGNATURE not in text:
+        result["reason"] = "plangate-hook is not the sh launcher (an older installation?)"
+        return result
+    python = os.fsdecode(first[2:])
+    result["interpreter"] = python
+    if not (first.startswith(b"#!/") and " " not in python and "\t" not in python
+            and os.path.basename(python).startswith("python")):
+        result["reason"] = "plangate-hook-python names no plain interpreter path"
+        return result
+    prefix = os.path.dirname(os.path.dirname(os.path.abspath(python)))
+    tail = "python{}.{}".format(*sys.version_info[:2])
+    site_dir = None
+    for lib in dict.fromkeys((sys.platlibdir, "lib")):
+        candidate = os.path.join(prefix, lib, tail, "site-packages")
+        if os.path.lexists(os.path.join(candidate, "plangate")):
+            site_dir = candidate
+            break
+    if site_dir is None:
+        result["reason"] = ("no plangate package in the environment's site-packages (an "
+                            "editable install, another Python version, or not a virtual "
+                            "environment)")
+        return result
+    result["package"] = os.path.join(site_dir, "plangate")
+    if any(name.startswith("PYTHON") and name not in PYTHON_ENV_KEPT for name in env):
+        result["reason"] = "a PYTHON* variable is set that -I would ignore"
+        return result
+    if not launcher_exact({}, python):
+        result["reason"] = ("not a virtual environment without the system's site packages "
+                            "(a user site directory could come first)")
+        return result
+    result["route"] = "launcher"
+    native = os.path.join(os.path.dirname(real), NATIVE_BESIDE)
+    if os.access(native, os.X_OK):
+        result["native"] = os.path.realpath(native)
+    return result
+
+
+def _decide_here(args: list[str], payload: bytes | None) -> int:
+    """Enable ``site`` (as a plain start would have) and run the in-process hook of
+    :mod:`plangate.hooks.entry` on ``payload`` (``None``: it reads standard input)."""
+    try:
+        import site
+
+        site.main()
+        from plangate.startup import tune_collector
+
+        tune_collector()
+        from plangate.hooks.entry import run_in_process
+    except Exception as exc:  # noqa: BLE001 -- cannot decide: a block, never an allow
+        try:  # noqa: SIM105
+            os.write(2, f"plangate: HOOK_LAUNCHER_FAILED: {exc}\n".encode())
+        except OSError:
+            pass
+        return 2
+    return run_in_process(args, payload=payload)
+
+
+def _exec_entry(entry: str, args: list[str]) -> int:
+    """Replace this process with the Python entry point; exit 2 (a block) if it cannot start."""
+    try:
+        os.execv(entry, [entry, *args])
+    except OSError as exc:
+        try:  # noqa: SIM105
+            os.write(2, f"plangate: HOOK_LAUNCHER_FAILED: {exc}\n".encode())
         except OSError:
             pass
     return 2

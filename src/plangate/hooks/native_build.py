@@ -215,6 +215,7 @@ def build(
     python: str | None = None,
     extra_flags: tuple[str, ...] = (),
     digest: str | None = None,
+    fallback: str | None = None,
 ) -> Built:
     """Build (or reuse) the native client for the package this module belongs to.
 
@@ -222,7 +223,10 @@ def build(
     ``python`` the interpreter the fallback runs (default ``sys.executable``, as the
     Python client's line names it); ``extra_flags`` go to the compiler after
     :data:`CFLAGS` and ``digest`` replaces the package digest (both for tests: sanitizers,
-    a stale binary). Never raises for an expected failure: the
+    a stale binary); ``fallback`` the program a miss runs (default
+    :data:`plangate.hooks.hookd_client.FALLBACK`; the launcher's is
+    :data:`~plangate.hooks.hookd_client.LAUNCHER_FALLBACK`). Never raises for an expected
+    failure: the
     :class:`Built` says which reason code applies.
     """
     from plangate.hooks.hookd_client import FALLBACK, package_digest
@@ -252,7 +256,7 @@ def build(
     try:
         source = source_path().read_bytes()
         baked = manifest(target, package_parent(),
-                         digest or package_digest(), FALLBACK)
+                         digest or package_digest(), fallback or FALLBACK)
     except (OSError, ValueError) as exc:
         return _refuse(BUILD_FAILED, f"the source or a baked value is unusable: {exc}")
     name = binary_name(source + b"".join(f.encode() for f in extra_flags), baked)
@@ -268,6 +272,53 @@ def build(
                         baked=baked, extra_flags=extra_flags)
     finally:
         os.close(fd)
+
+
+NO_LAUNCHER = "HOOKD_NATIVE_NO_LAUNCHER"
+LINKED = "HOOKD_NATIVE_LINKED"
+LINK_FAILED = "HOOKD_NATIVE_LINK_FAILED"
+
+
+def link_beside_launcher(root: str, env: Mapping[str, str], *, digest: str | None = None
+                         ) -> Built:
+    """Build the native client for this installation's ``plangate-hook`` launcher and link
+    it beside the launcher as ``plangate-hook-native`` (docs/hookd.md, "The launcher").
+
+    Only when the launcher in this interpreter's scripts directory takes calls itself
+    (:func:`plangate.hooks.hookd_client.launcher_route`) for this very package. The binary
+    is built as for the local line (same checks, same private directory), with the
+    interpreter the launcher runs and :data:`~plangate.hooks.hookd_client.LAUNCHER_FALLBACK`,
+    which decides in-process as the Python entry point does. The link is replaced
+    atomically. ``digest``: for tests (a stale binary).
+    """
+    from plangate.hooks.hookd_client import (
+        LAUNCHER_FALLBACK,
+        NATIVE_BESIDE,
+        launcher_route,
+        package_dir,
+    )
+
+    # The scripts directory as the interpreter's path names it (not resolved: a virtual
+    # environment's python is a link to the base interpreter).
+    scripts = str(Path(sys.executable).absolute().parent)
+    route = launcher_route({"PATH": scripts})
+    if route["route"] != "launcher" or route["package"] != package_dir():
+        reason = route["reason"] or f"the launcher there runs {route['package']}"
+        return _refuse(NO_LAUNCHER, f"no plangate-hook launcher of this package in {scripts}: "
+                       f"{reason}")
+    built = build(root, env, python=route["interpreter"], digest=digest,
+                  fallback=LAUNCHER_FALLBACK)
+    if built.path is None:
+        return built
+    link = Path(scripts, NATIVE_BESIDE)
+    temporary = Path(scripts, f".{NATIVE_BESIDE}.{os.getpid()}")
+    try:
+        temporary.unlink(missing_ok=True)
+        temporary.symlink_to(built.path)
+        temporary.replace(link)
+    except OSError as exc:
+        return _refuse(LINK_FAILED, f"cannot link {link}: {exc}")
+    return Built(str(link), LINKED, f"{link} -> {built.path} ({built.code})")
 
 
 def _compile(

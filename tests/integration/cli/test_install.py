@@ -86,7 +86,10 @@ def test_the_wheel_installs_fresh_and_runs_by_path(tmp_path: Path) -> None:
         entry_points = archive.read(f"plangate-{version}.dist-info/entry_points.txt").decode()
     assert "plangate/schemas/candidate.schema.json" in names
     assert any(n.startswith("plangate/resources/") for n in names)
-    assert "plangate-hook = plangate.hooks.entry:main" in entry_points
+    # The committed hook line's plangate-hook is the sh launcher; the Python entry point
+    # it hands calls to sits beside it.
+    assert "plangate-hook-python = plangate.hooks.entry:main" in entry_points
+    assert f"plangate-{version}.data/scripts/plangate-hook" in names
     # The charts' library is a dependency, not an extra's.
     assert re.search(r"^Requires-Dist: leather>=0\.4$", metadata, flags=re.MULTILINE)
     with tarfile.open(sdist) as archive:

@@ -157,8 +157,12 @@ def _plainly_canonical(texts: Sequence[object]) -> list[str] | None:
         or joined.startswith("/") or joined.endswith("/") or joined.startswith("\n")
         or joined.endswith("\n")
         or bad_char.search(joined)
-        or dot_segment.search("\n" + joined)
-        or space.search(joined)
+        # A '.' or '..' segment starts with a '.' at the start of a segment: only when one
+        # does is the list scanned for them.
+        or (("/." in joined or "\n." in joined or joined.startswith("."))
+            and dot_segment.search("\n" + joined))
+        # ASCII whitespace other than the space is a control character (found above).
+        or (" " in joined if joined.isascii() else space.search(joined))
         or not unicodedata.is_normalized("NFC", joined)  # newlines compose with nothing
     ):
         return None

@@ -46,6 +46,7 @@ from plangate.shapes import is_full_sha, is_short_sha
 
 if TYPE_CHECKING:
     import subprocess
+    from collections.abc import Sequence
 
 GIT_TIMEOUT_SECONDS = 60
 
@@ -173,10 +174,17 @@ class HeadState(NamedTuple):
 class Git:
     """git commands for one repository (or any directory inside one)."""
 
-    def __init__(self, cwd: Path, *, output_limit: int = GIT_OUTPUT_LIMIT) -> None:
+    def __init__(
+        self, cwd: Path, *, output_limit: int = GIT_OUTPUT_LIMIT, settled: bool = False
+    ) -> None:
+        """``settled``: nothing of the repository's runs between this object's git calls (a
+        check that only reads), so the filter drivers configured are listed once, at the
+        first call that reads the working tree, not before each one (:meth:`_filters_off`)."""
         # No PATH scan here: a missing git binary surfaces as GIT_MISSING from run().
         self.cwd = Path(cwd)
         self.output_limit = output_limit
+        self._settled = settled
+        self._filters: dict[str, str] | None = None
 
     def run(
         self,
@@ -258,8 +266,12 @@ class Git:
         per path by ``.gitattributes``). git runs it when it reads or writes the
         working tree: it would run code, and a clean filter can make a changed file
         look unchanged. Driver names are free text, so they are passed as
-        environment pairs rather than ``-c`` arguments.
+        environment pairs rather than ``-c`` arguments. Listed before every such call,
+        unless the object is ``settled`` (then once: nothing can configure a driver between
+        its calls).
         """
+        if self._filters is not None:
+            return dict(self._filters)
         listed = self._call(
             ["config", "--null", "--name-only", "--get-regexp", r"^filter\."], ok_codes=(0, 1)
         ).stdout
@@ -274,6 +286,8 @@ class Git:
         for index, (key, value) in enumerate(pairs):
             env[f"GIT_CONFIG_KEY_{index}"] = key
             env[f"GIT_CONFIG_VALUE_{index}"] = value
+        if self._settled:
+            self._filters = dict(env)
         return env
 
     def _text(self, args: list[str]) -> str:
@@ -580,7 +594,15 @@ class Git:
         cuts history short: in both, "is X an ancestor of Y" has no trustworthy
         answer, so the caller fails closed.
         """
-        common = self.common_dir()
+        # One git process answers both: where the common directory is, and whether git
+        # itself counts the repository as shallow (the last line of its answer).
+        answer = self._call(["rev-parse", "--path-format=absolute", "--git-common-dir",
+                             "--is-shallow-repository"]).stdout.decode("utf-8", "strict")
+        where, _, shallow = answer.rstrip("\n").rpartition("\n")
+        if not where:
+            raise GitError("GIT_BAD_OUTPUT", f"unexpected rev-parse answer {answer[:200]!r}",
+                           "check git")
+        common = Path(where.strip())
         grafts = common / "info" / "grafts"
         if os.path.lexists(grafts):
             raise GitError(
@@ -589,7 +611,6 @@ class Git:
                 "remove info/grafts (or convert and review it with "
                 "'git replace --convert-graft-file'), then retry",
             )
-        shallow = self._text(["rev-parse", "--is-shallow-repository"])
         if shallow != "false" or os.path.lexists(common / "shallow"):
             raise GitError(
                 "GIT_HISTORY_UNDECIDABLE",
@@ -778,7 +799,13 @@ class Git:
         """
         # -l: the listing carries each blob's size, so no separate ``cat-file -s``.
         listing = self._call(["ls-tree", "-r", "-z", "-l", "--full-tree", commit, "--", path])
-        entries = [(e, size) for e, size in _sized_tree_entries(listing.stdout) if e.path == path]
+        return self._regular_blob(_sized_tree_entries(listing.stdout), commit, path, max_bytes)
+
+    def _regular_blob(
+        self, listing: list[tuple[TreeEntry, int]], commit: str, path: str, max_bytes: int
+    ) -> bytes:
+        """:meth:`read_blob` from a sized listing of ``commit`` that covers ``path``."""
+        entries = [(e, size) for e, size in listing if e.path == path]
         regular = ("100644", "100755")
         if len(entries) != 1 or entries[0][0].kind != "blob" or entries[0][0].mode not in regular:
             raise GitError(
@@ -793,6 +820,20 @@ class Git:
             )
         return self._call(["cat-file", "blob", entry.object_id]).stdout
 
+    def listed_at(self, commit: str, paths: Sequence[str]) -> Git:
+        """This repository, where :meth:`ls_tree` and :meth:`read_blob` of ``commit`` limited
+        to some of ``paths`` are answered from one listing of all of them (one git process
+        for the listing, one more per blob read), not one listing per call.
+
+        The answers are :meth:`ls_tree`'s and :meth:`read_blob`'s: the listing is
+        ``ls-tree`` of the same commit and paths, filtered as git limits a listing to a
+        path (the entry itself, or what lies under it). When git cannot list them all
+        (a tree it cannot read), nothing is taken from the failed listing: each call asks
+        git on its own, and gets the answer or the failure it would have had.
+        Any other commit or path is asked of git as usual.
+        """
+        return _ListedGit(self, commit, tuple(paths))
+
     def add_worktree(self, path: Path, commit: str) -> None:
         """Create a detached linked worktree of ``commit`` at ``path``."""
         self._call(["worktree", "add", "--detach", "--force", str(path), commit])
@@ -801,6 +842,49 @@ class Git:
         """Remove a linked worktree (forcefully: it is a throwaway copy)."""
         self._call(["worktree", "remove", "--force", str(path)], ok_codes=(0, 128))
         self._call(["worktree", "prune"], ok_codes=(0, 128))
+
+
+class _ListedGit(Git):
+    """A :class:`Git` answering reads of a few paths at one commit from one listing
+    (:meth:`Git.listed_at`)."""
+
+    def __init__(self, git: Git, commit: str, paths: tuple[str, ...]) -> None:
+        super().__init__(git.cwd, output_limit=git.output_limit, settled=git._settled)
+        self._filters = git._filters
+        self._at = commit
+        self._paths = frozenset(paths)
+        self._order = paths
+        self._listing: list[tuple[TreeEntry, int]] | None = None
+        self._unlisted = False  # git could not list them all: every call asks on its own
+
+    def _listed(self, commit: str, paths: Sequence[str]) -> list[tuple[TreeEntry, int]] | None:
+        """The entries of ``paths`` at ``commit`` from the one listing, or None: ask git."""
+        if commit != self._at or not paths or self._unlisted or not self._paths.issuperset(paths):
+            return None
+        if self._listing is None:
+            try:
+                out = self._call(["ls-tree", "-r", "-z", "-l", "--full-tree", commit, "--",
+                                  *self._order])
+            except GitError:
+                self._unlisted = True
+                return None
+            self._listing = _sized_tree_entries(out.stdout)
+        under = tuple(f"{p}/" for p in paths)
+        wanted = set(paths)
+        return [(e, size) for e, size in self._listing
+                if e.path in wanted or e.path.startswith(under)]
+
+    def ls_tree(self, commit: str, paths: list[str] | None = None) -> list[TreeEntry]:
+        listed = self._listed(commit, paths or ())
+        if listed is None:
+            return super().ls_tree(commit, paths)
+        return [entry for entry, _size in listed]
+
+    def read_blob(self, commit: str, path: str, max_bytes: int) -> bytes:
+        listed = self._listed(commit, (path,))
+        if listed is None:
+            return super().read_blob(commit, path, max_bytes)
+        return self._regular_blob(listed, commit, path, max_bytes)
 
 
 class GitOutput:

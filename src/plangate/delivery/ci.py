@@ -77,7 +77,6 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from plangate.approval.parts import continuation_parts, verified_parts
 from plangate.authority.wording import signers_of
 from plangate.delivery.pr_policy import (
     POLICY_RELPATH,
@@ -248,6 +247,10 @@ def _judge_task(task: TaskFacts) -> _TaskJudgement:
         facts["denied_paths"] = list(scope.denied)
     # The record, its artifacts and, once verified under a trust root requiring them, the
     # signatures and statements: the task's approval parts (one rule with the hooks).
+    # Imported here: a pull request without a task (a CI job's process) never loads the
+    # approval checks.
+    from plangate.approval.parts import verified_parts
+
     covered = verified_parts(task_id, outcome.facts.get("authority"), task.artifacts)
     covered += tuple(path for path, refused in task.parts if refused is None)
     refused = tuple(Reason("CI_APPROVAL_PART_UNVERIFIED", f"{task_id}: {r.message}", r.hint,
@@ -299,6 +302,8 @@ class Case:
         out: set[str] = {p for p in self.facts.changed if blamed_never(p)}
         for judgement in self.tasks.values():
             out.update(judgement.covered)
+        if self.facts.stale_approvals:
+            from plangate.approval.parts import continuation_parts
         for task_id, _source in self.facts.stale_approvals:
             # The continuation of a task approved on the base is judged by approvals_fresh
             # (it holds, or the pull request is rejected); any other one is no part.

@@ -36,7 +36,7 @@ Cursor's files (team configuration that may be committed).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 
 from plangate.layout import (
     CLAUDE_LOCAL_SETTINGS_RELPATH,
@@ -119,16 +119,16 @@ def never_blamed(path: str, check: str) -> bool:
     return match_any(patterns, path) is not None
 
 
-def never_blamed_canonical(check: str) -> Callable[[CanonicalPath], bool]:
-    """:func:`never_blamed` for paths :func:`plangate.paths.canonical_path` already accepted:
-    the rows compiled once, each path matched as it is (a check that validated its paths
-    once does not validate them again)."""
+def never_blamed_of(paths: Sequence[CanonicalPath], check: str) -> list[CanonicalPath]:
+    """The paths of ``paths`` that :func:`never_blamed` names, in order, for paths
+    :func:`plangate.paths.canonical_path` already accepted: the rows compiled once, each
+    path matched as it is (a check that validated its paths once does not validate them
+    again)."""
     patterns = _WORKTREE_PATTERNS if check == WORKTREE else _HISTORY_PATTERNS
     compiled = compiled_patterns(patterns)
     if compiled is None:  # a row that does not validate: the checking path refuses it
-        return lambda path: never_blamed(path, check)
-    first = compiled.first_canonical
-    return lambda path: first(path) is not None
+        return [path for path in paths if never_blamed(path, check)]
+    return compiled.matching_canonical(paths)
 
 
 def owned_directories() -> tuple[str, ...]:

@@ -85,7 +85,7 @@ from plangate.delivery.pr_policy import (
     TasklessRule,
     taskless_rule_for,
 )
-from plangate.ownfiles import HISTORY, never_blamed_canonical
+from plangate.ownfiles import HISTORY, never_blamed_of
 from plangate.paths import CanonicalPath, PathRejected, is_canonical_path, match_any
 from plangate.plan.scope import TaskScope, check_scope_binding, derive_scope, outside_scopes
 from plangate.records import NamedTuple
@@ -298,8 +298,7 @@ class Case:
         """Files that a verified task's own verification covers, and the changed files
         PlanGate never blames in history (:func:`plangate.ownfiles.never_blamed`), matched as the
         canonical paths they are."""
-        blamed_never = never_blamed_canonical(HISTORY)
-        out: set[str] = {p for p in self.facts.changed if blamed_never(p)}
+        out: set[str] = set(never_blamed_of(self.facts.changed, HISTORY))
         for judgement in self.tasks.values():
             out.update(judgement.covered)
         if self.facts.stale_approvals:

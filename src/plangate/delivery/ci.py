@@ -75,6 +75,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import cached_property
+from itertools import compress
+from operator import methodcaller
 from typing import TYPE_CHECKING, Any
 
 from plangate.authority.wording import signers_of
@@ -188,8 +190,9 @@ class PullRequestFacts(NamedTuple):
 
 def touched_tasks(changed: tuple[str, ...]) -> list[str]:
     """The task ids whose directories the pull request changes, sorted."""
-    return sorted({m.group(1) for p in changed
-                   if p.startswith(_TASKS_DIR) and (m := TASK_PATH_RE.fullmatch(p))})
+    # The prefix test runs over the whole list in C; the pattern only for the paths under it.
+    under = compress(changed, map(methodcaller("startswith", _TASKS_DIR), changed))
+    return sorted({m.group(1) for p in under if (m := TASK_PATH_RE.fullmatch(p))})
 
 
 def _in_task_dir(path: str) -> bool:

@@ -120,7 +120,8 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
                            else None)
     return PullRequestFacts(base, head, checked_out, tuple(changed), surfaces, tuple(tasks),
                             since, tuple(unmatchable), trust=trust, trust_problem=trust_problem,
-                            trust_changed=tuple(p for p in changed if p in TRUST_FILES),
+                            # (in the changed list's order: sorted)
+                            trust_changed=tuple(sorted(set(TRUST_FILES).intersection(changed))),
                             stale_approvals=tuple(stale), base_adopted=base_adopted,
                             continuations=tuple(continuations), policy=policy,
                             policy_problem=policy_problem,

@@ -356,6 +356,23 @@ class Git:
             )
         return commit
 
+    def toplevel_and_head(self) -> tuple[Path, str | None]:
+        """:meth:`toplevel` and HEAD's commit (None when HEAD names no commit: unborn, where
+        :meth:`head` raises ``GIT_HEAD_UNBORN``), from one git process."""
+        proc = self._call(["rev-parse", "--show-toplevel", "--verify", "--quiet",
+                           "HEAD^{commit}"], ok_codes=(0, 1))
+        out = proc.stdout.decode("utf-8", "strict")
+        commit: str | None = None
+        if proc.returncode == 0:
+            out, _, commit = out.rstrip("\n").rpartition("\n")
+            if not is_full_sha(commit):
+                raise GitError("GIT_BAD_OUTPUT", f"unexpected HEAD value {commit!r}",
+                               "check git")
+        top = out.strip()
+        if not top:
+            raise GitError("GIT_BAD_OUTPUT", "git named no working tree", "check git")
+        return Path(top), commit
+
     def resolve_commit(self, rev: str) -> str:
         """Resolve ``rev`` to exactly one full commit id: the one resolver of every caller.
 

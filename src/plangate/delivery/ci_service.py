@@ -60,7 +60,7 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
     from plangate.snapshot import read_task_snapshot
     from plangate.surfaces import REPO_SURFACES_RELPATH, surfaces_with_presence_at_commit
 
-    root = Git(cwd).toplevel()
+    root, checked_out = Git(cwd).toplevel_and_head()
     # The check only reads: nothing of the repository's runs between its git calls.
     git = Git(root, settled=True)
     # One resolver for both names (full commit ids in one git process): a branch name
@@ -70,7 +70,8 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
         if isinstance(failed := resolved[rev], GitError):
             raise InputRejected(failed.code, failed.message, failed.hint)
     base, head = str(resolved[base_rev]), str(resolved[head_rev])
-    checked_out = git.head()
+    if checked_out is None:  # HEAD named no commit: head() says why (GIT_HEAD_UNBORN)
+        checked_out = git.head()
     if checked_out != head:
         return PullRequestFacts(base, head, checked_out)
     dirty = tuple(git.worktree_changes(("docs/working",), ignored=True))

@@ -320,3 +320,13 @@ def test_ci_refuses_when_the_base_definition_cannot_be_read(git_repo: Path, run_
     result = run_cli(git_repo, "ci", "check", "--base", base, "--head", "HEAD", "--json")
     assert result.code == 1, result.out
     assert "CI_SURFACES_UNREADABLE" in result.out + result.err
+
+
+def test_ci_refuses_a_checkout_whose_head_names_no_commit(git_repo: Path, run_cli) -> None:
+    base = git(git_repo, "rev-parse", "HEAD")
+    (git_repo / "feature.py").write_text("x\n")
+    head = commit_all(git_repo, "work")
+    git(git_repo, "checkout", "-q", "--orphan", "unborn")
+    result = run_cli(git_repo, "ci", "check", "--base", base, "--head", head, "--json")
+    assert result.code == 1, result.out
+    assert "GIT_HEAD_UNBORN" in result.out + result.err

@@ -46,6 +46,7 @@ from plangate.shapes import is_full_sha, is_short_sha
 
 if TYPE_CHECKING:
     import subprocess
+    from collections.abc import Sequence
 
 GIT_TIMEOUT_SECONDS = 60
 
@@ -258,7 +259,8 @@ class Git:
         per path by ``.gitattributes``). git runs it when it reads or writes the
         working tree: it would run code, and a clean filter can make a changed file
         look unchanged. Driver names are free text, so they are passed as
-        environment pairs rather than ``-c`` arguments.
+        environment pairs rather than ``-c`` arguments. Listed before every such call:
+        another process may configure a driver between two calls.
         """
         listed = self._call(
             ["config", "--null", "--name-only", "--get-regexp", r"^filter\."], ok_codes=(0, 1)
@@ -341,6 +343,23 @@ class Git:
                 "commit something first; approvals bind to a commit",
             )
         return commit
+
+    def toplevel_and_head(self) -> tuple[Path, str | None]:
+        """:meth:`toplevel` and HEAD's commit (None when HEAD names no commit: unborn, where
+        :meth:`head` raises ``GIT_HEAD_UNBORN``), from one git process."""
+        proc = self._call(["rev-parse", "--show-toplevel", "--verify", "--quiet",
+                           "HEAD^{commit}"], ok_codes=(0, 1))
+        out = proc.stdout.decode("utf-8", "strict")
+        commit: str | None = None
+        if proc.returncode == 0:
+            out, _, commit = out.rstrip("\n").rpartition("\n")
+            if not is_full_sha(commit):
+                raise GitError("GIT_BAD_OUTPUT", f"unexpected HEAD value {commit!r}",
+                               "check git")
+        top = out.strip()
+        if not top:
+            raise GitError("GIT_BAD_OUTPUT", "git named no working tree", "check git")
+        return Path(top), commit
 
     def resolve_commit(self, rev: str) -> str:
         """Resolve ``rev`` to exactly one full commit id: the one resolver of every caller.
@@ -580,7 +599,15 @@ class Git:
         cuts history short: in both, "is X an ancestor of Y" has no trustworthy
         answer, so the caller fails closed.
         """
-        common = self.common_dir()
+        # One git process answers both: where the common directory is, and whether git
+        # itself counts the repository as shallow (the last line of its answer).
+        answer = self._call(["rev-parse", "--path-format=absolute", "--git-common-dir",
+                             "--is-shallow-repository"]).stdout.decode("utf-8", "strict")
+        where, _, shallow = answer.rstrip("\n").rpartition("\n")
+        if not where:
+            raise GitError("GIT_BAD_OUTPUT", f"unexpected rev-parse answer {answer[:200]!r}",
+                           "check git")
+        common = Path(where.strip())
         grafts = common / "info" / "grafts"
         if os.path.lexists(grafts):
             raise GitError(
@@ -589,7 +616,6 @@ class Git:
                 "remove info/grafts (or convert and review it with "
                 "'git replace --convert-graft-file'), then retry",
             )
-        shallow = self._text(["rev-parse", "--is-shallow-repository"])
         if shallow != "false" or os.path.lexists(common / "shallow"):
             raise GitError(
                 "GIT_HISTORY_UNDECIDABLE",
@@ -778,7 +804,13 @@ class Git:
         """
         # -l: the listing carries each blob's size, so no separate ``cat-file -s``.
         listing = self._call(["ls-tree", "-r", "-z", "-l", "--full-tree", commit, "--", path])
-        entries = [(e, size) for e, size in _sized_tree_entries(listing.stdout) if e.path == path]
+        return self._regular_blob(_sized_tree_entries(listing.stdout), commit, path, max_bytes)
+
+    def _regular_blob(
+        self, listing: list[tuple[TreeEntry, int]], commit: str, path: str, max_bytes: int
+    ) -> bytes:
+        """:meth:`read_blob` from a sized listing of ``commit`` that covers ``path``."""
+        entries = [(e, size) for e, size in listing if e.path == path]
         regular = ("100644", "100755")
         if len(entries) != 1 or entries[0][0].kind != "blob" or entries[0][0].mode not in regular:
             raise GitError(
@@ -793,6 +825,20 @@ class Git:
             )
         return self._call(["cat-file", "blob", entry.object_id]).stdout
 
+    def listed_at(self, commit: str, paths: Sequence[str]) -> Git:
+        """This repository, where :meth:`ls_tree` and :meth:`read_blob` of ``commit`` limited
+        to some of ``paths`` are answered from one listing of all of them (one git process
+        for the listing, one more per blob read), not one listing per call.
+
+        The answers are :meth:`ls_tree`'s and :meth:`read_blob`'s: the listing is
+        ``ls-tree`` of the same commit and paths, filtered as git limits a listing to a
+        path (the entry itself, or what lies under it). When git cannot list them all
+        (a tree it cannot read), nothing is taken from the failed listing: each call asks
+        git on its own, and gets the answer or the failure it would have had.
+        Any other commit or path is asked of git as usual.
+        """
+        return _ListedGit(self, commit, tuple(paths))
+
     def add_worktree(self, path: Path, commit: str) -> None:
         """Create a detached linked worktree of ``commit`` at ``path``."""
         self._call(["worktree", "add", "--detach", "--force", str(path), commit])
@@ -801,6 +847,48 @@ class Git:
         """Remove a linked worktree (forcefully: it is a throwaway copy)."""
         self._call(["worktree", "remove", "--force", str(path)], ok_codes=(0, 128))
         self._call(["worktree", "prune"], ok_codes=(0, 128))
+
+
+class _ListedGit(Git):
+    """A :class:`Git` answering reads of a few paths at one commit from one listing
+    (:meth:`Git.listed_at`)."""
+
+    def __init__(self, git: Git, commit: str, paths: tuple[str, ...]) -> None:
+        super().__init__(git.cwd, output_limit=git.output_limit)
+        self._at = commit
+        self._paths = frozenset(paths)
+        self._order = paths
+        self._listing: list[tuple[TreeEntry, int]] | None = None
+        self._unlisted = False  # git could not list them all: every call asks on its own
+
+    def _listed(self, commit: str, paths: Sequence[str]) -> list[tuple[TreeEntry, int]] | None:
+        """The entries of ``paths`` at ``commit`` from the one listing, or None: ask git."""
+        if commit != self._at or not paths or self._unlisted or not self._paths.issuperset(paths):
+            return None
+        if self._listing is None:
+            try:
+                out = self._call(["ls-tree", "-r", "-z", "-l", "--full-tree", commit, "--",
+                                  *self._order])
+            except GitError:
+                self._unlisted = True
+                return None
+            self._listing = _sized_tree_entries(out.stdout)
+        under = tuple(f"{p}/" for p in paths)
+        wanted = set(paths)
+        return [(e, size) for e, size in self._listing
+                if e.path in wanted or e.path.startswith(under)]
+
+    def ls_tree(self, commit: str, paths: list[str] | None = None) -> list[TreeEntry]:
+        listed = self._listed(commit, paths or ())
+        if listed is None:
+            return super().ls_tree(commit, paths)
+        return [entry for entry, _size in listed]
+
+    def read_blob(self, commit: str, path: str, max_bytes: int) -> bytes:
+        listed = self._listed(commit, (path,))
+        if listed is None:
+            return super().read_blob(commit, path, max_bytes)
+        return self._regular_blob(listed, commit, path, max_bytes)
 
 
 class GitOutput:

@@ -36,6 +36,8 @@ Cursor's files (team configuration that may be committed).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from plangate.layout import (
     CLAUDE_LOCAL_SETTINGS_RELPATH,
     DELIVERY_RECORD_RELPATH,
@@ -49,7 +51,7 @@ from plangate.layout import (
     SQLITE_LEDGER_RELPATH,
     WORKING_DIR,
 )
-from plangate.paths import match_any
+from plangate.paths import CanonicalPath, compiled_patterns, match_any
 from plangate.records import NamedTuple
 
 LOCAL = "local"
@@ -115,6 +117,18 @@ def never_blamed(path: str, check: str) -> bool:
     :data:`HISTORY`): every row in the working tree, only ``COMMITTED`` rows in history."""
     patterns = _WORKTREE_PATTERNS if check == WORKTREE else _HISTORY_PATTERNS
     return match_any(patterns, path) is not None
+
+
+def never_blamed_of(paths: Sequence[CanonicalPath], check: str) -> list[CanonicalPath]:
+    """The paths of ``paths`` that :func:`never_blamed` names, in order, for paths
+    :func:`plangate.paths.canonical_path` already accepted: the rows compiled once, each
+    path matched as it is (a check that validated its paths once does not validate them
+    again)."""
+    patterns = _WORKTREE_PATTERNS if check == WORKTREE else _HISTORY_PATTERNS
+    compiled = compiled_patterns(patterns)
+    if compiled is None:  # a row that does not validate: the checking path refuses it
+        return [path for path in paths if never_blamed(path, check)]
+    return compiled.matching_canonical(paths)
 
 
 def owned_directories() -> tuple[str, ...]:

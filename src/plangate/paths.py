@@ -157,8 +157,12 @@ def _plainly_canonical(texts: Sequence[object]) -> list[str] | None:
         or joined.startswith("/") or joined.endswith("/") or joined.startswith("\n")
         or joined.endswith("\n")
         or bad_char.search(joined)
-        or dot_segment.search("\n" + joined)
-        or space.search(joined)
+        # A '.' or '..' segment starts with a '.' at the start of a segment: only when one
+        # does is the list scanned for them.
+        or (("/." in joined or "\n." in joined or joined.startswith("."))
+            and dot_segment.search("\n" + joined))
+        # ASCII whitespace other than the space is a control character (found above).
+        or (" " in joined if joined.isascii() else space.search(joined))
         or not unicodedata.is_normalized("NFC", joined)  # newlines compose with nothing
     ):
         return None
@@ -454,7 +458,7 @@ class _Node:
     """One set of automaton states, with what a segment does to it (built once)."""
 
     __slots__ = ("always", "by_key", "dead", "first", "heads", "inner", "inner_any", "literal",
-                 "loose", "steps", "tails", "wild")
+                 "loose", "plain", "steps", "tails", "wild")
 
     def __init__(self, states: frozenset[int], chains: _Chains) -> None:
         kinds, parts, advance, owner = chains.kinds, chains.parts, chains.advance, chains.owner
@@ -462,6 +466,9 @@ class _Node:
         ends = [owner[s] for s in states if kinds[s] == _KIND_END]
         self.first: int | None = min(ends) if ends else None
         self.steps: dict[str, _Node] = {}
+        # Where a segment leads that is none of the literal parts, when there is no wildcard
+        # part to compare it with (then every such segment leads to the same node).
+        self.plain: _Node | None = None
         self.by_key: dict[tuple[str | None, tuple[int, ...]], _Node] = {}
         always: set[int] = set()
         literal: dict[str, set[int]] = {}
@@ -635,6 +642,8 @@ class _Automaton:
                 targets.update(node.wild[number][1])
             following = self._node(frozenset(targets))
             node.by_key[key] = following
+            if not node.wild and literal is None:
+                node.plain = following
         return following
 
     def step(self, node: _Node, segment: str) -> _Node:
@@ -671,7 +680,11 @@ class _Automaton:
                 return None
         else:
             node = self.root
-        following = node.steps.get(name) or self._advance(node, name)
+        following = node.steps.get(name)
+        if following is None:
+            plain = node.plain
+            following = (plain if plain is not None and name not in node.literal
+                         else self._advance(node, name))
         return following.first
 
     def first_in_prefixes(self, segments: Sequence[str]) -> int | None:
@@ -749,6 +762,17 @@ class PatternSet:
                 found = position
                 break
         return None if found is None else self.patterns[found]
+
+    def matching_canonical(self, paths: Iterable[CanonicalPath]) -> list[CanonicalPath]:
+        """The paths of ``paths`` (each one :func:`canonical_path` accepted) that a pattern
+        matches, in order: :meth:`first_canonical` of each, in one loop."""
+        if not self.patterns:
+            return []
+        if self.casefold:
+            first = self.first_canonical
+            return [path for path in paths if first(path) is not None]
+        first_of = self._automaton.first_of
+        return [path for path in paths if first_of(path) is not None]
 
     def first_in_prefixes(self, path: CanonicalPath) -> str | None:
         """The first pattern matching ``path`` or the nearest directory above it that any

@@ -131,6 +131,8 @@ def _check_set(compiled: PatternSet, patterns: list[str], paths: list[str], case
                seen: Branches) -> None:
     """Every path against the set and the reference; each branch counted once per example."""
     reached: set[str] = set()
+    assert compiled.matching_canonical([canonical_path(p) for p in paths]) == [
+        p for p in paths if _expected(patterns, p, casefold) is not None]
     for path in paths:
         expected = _expected(patterns, path, casefold)
         assert compiled.first(path) == expected, (patterns, path, casefold)

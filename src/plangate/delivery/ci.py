@@ -75,9 +75,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import cached_property
+from itertools import compress
+from operator import methodcaller
 from typing import TYPE_CHECKING, Any
 
-from plangate.approval.parts import continuation_parts, verified_parts
 from plangate.authority.wording import signers_of
 from plangate.delivery.pr_policy import (
     POLICY_RELPATH,
@@ -86,7 +87,7 @@ from plangate.delivery.pr_policy import (
     TasklessRule,
     taskless_rule_for,
 )
-from plangate.ownfiles import HISTORY, never_blamed
+from plangate.ownfiles import HISTORY, never_blamed_of
 from plangate.paths import CanonicalPath, PathRejected, is_canonical_path, match_any
 from plangate.plan.scope import TaskScope, check_scope_binding, derive_scope, outside_scopes
 from plangate.records import NamedTuple
@@ -189,8 +190,9 @@ class PullRequestFacts(NamedTuple):
 
 def touched_tasks(changed: tuple[str, ...]) -> list[str]:
     """The task ids whose directories the pull request changes, sorted."""
-    return sorted({m.group(1) for p in changed
-                   if p.startswith(_TASKS_DIR) and (m := TASK_PATH_RE.fullmatch(p))})
+    # The prefix test runs over the whole list in C; the pattern only for the paths under it.
+    under = compress(changed, map(methodcaller("startswith", _TASKS_DIR), changed))
+    return sorted({m.group(1) for p in under if (m := TASK_PATH_RE.fullmatch(p))})
 
 
 def _in_task_dir(path: str) -> bool:
@@ -248,6 +250,10 @@ def _judge_task(task: TaskFacts) -> _TaskJudgement:
         facts["denied_paths"] = list(scope.denied)
     # The record, its artifacts and, once verified under a trust root requiring them, the
     # signatures and statements: the task's approval parts (one rule with the hooks).
+    # Imported here: a pull request without a task (a CI job's process) never loads the
+    # approval checks.
+    from plangate.approval.parts import verified_parts
+
     covered = verified_parts(task_id, outcome.facts.get("authority"), task.artifacts)
     covered += tuple(path for path, refused in task.parts if refused is None)
     refused = tuple(Reason("CI_APPROVAL_PART_UNVERIFIED", f"{task_id}: {r.message}", r.hint,
@@ -293,10 +299,13 @@ class Case:
     @cached_property
     def covered(self) -> frozenset[str]:
         """Files that a verified task's own verification covers, and the changed files
-        PlanGate never blames in history (:func:`plangate.ownfiles.never_blamed`)."""
-        out: set[str] = {p for p in self.facts.changed if never_blamed(p, HISTORY)}
+        PlanGate never blames in history (:func:`plangate.ownfiles.never_blamed`), matched as the
+        canonical paths they are."""
+        out: set[str] = set(never_blamed_of(self.facts.changed, HISTORY))
         for judgement in self.tasks.values():
             out.update(judgement.covered)
+        if self.facts.stale_approvals:
+            from plangate.approval.parts import continuation_parts
         for task_id, _source in self.facts.stale_approvals:
             # The continuation of a task approved on the base is judged by approvals_fresh
             # (it holds, or the pull request is rejected); any other one is no part.

@@ -58,18 +58,19 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
     from plangate.errors import InputRejected
     from plangate.paths import canonical_paths
     from plangate.snapshot import read_task_snapshot
-    from plangate.surfaces import surfaces_with_presence_at_commit
+    from plangate.surfaces import REPO_SURFACES_RELPATH, surfaces_with_presence_at_commit
 
-    root = Git(cwd).toplevel()
+    root, checked_out = Git(cwd).toplevel_and_head()
     git = Git(root)
-    try:
-        # One resolver for both names: a branch name means the branch, never a tag
-        # or another ref of the same name (GIT_REF_AMBIGUOUS).
-        base = git.resolve_commit(base_rev)
-        head = git.resolve_commit(head_rev)
-    except GitError as exc:
-        raise InputRejected(exc.code, exc.message, exc.hint) from None
-    checked_out = git.head()
+    # One resolver for both names (full commit ids in one git process): a branch name
+    # means the branch, never a tag or another ref of the same name (GIT_REF_AMBIGUOUS).
+    resolved = git.resolve_commits([base_rev, head_rev])
+    for rev in (base_rev, head_rev):
+        if isinstance(failed := resolved[rev], GitError):
+            raise InputRejected(failed.code, failed.message, failed.hint)
+    base, head = str(resolved[base_rev]), str(resolved[head_rev])
+    if checked_out is None:  # HEAD named no commit: head() says why (GIT_HEAD_UNBORN)
+        checked_out = git.head()
     if checked_out != head:
         return PullRequestFacts(base, head, checked_out)
     dirty = tuple(git.worktree_changes(("docs/working",), ignored=True))
@@ -82,13 +83,15 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
     # Each path is validated here, once: the rules match these paths as they are.
     changed, rejected = canonical_paths(git.changed_paths(since, head))
     unmatchable = [(str(raw), code) for raw, code in rejected]
+    # What is read at the base (the surfaces, the trust root, the policy) is listed once.
+    at_base = git.listed_at(base, [REPO_SURFACES_RELPATH, *TRUST_FILES, POLICY_RELPATH])
     try:
         # One listing answers both: the definition in force, and whether the base has
         # adopted PlanGate (ADOPTION_REQUIRED is the definition's own file).
-        surfaces, base_adopted = surfaces_with_presence_at_commit(git, base)
+        surfaces, base_adopted = surfaces_with_presence_at_commit(at_base, base)
     except GitError as exc:
         raise InputRejected("CI_SURFACES_UNREADABLE", exc.message, exc.hint) from None
-    trust, trust_problem = base_trust_root(git, base)
+    trust, trust_problem = base_trust_root(at_base, base)
     tasks: list[TaskFacts] = []
     stale: list[tuple[str, str]] = []
     continuations: list[tuple[str, ContinuationFacts]] = []
@@ -111,13 +114,14 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
                 continuations.append((task_id, continued))
     # The policy for a pull request without a task: the base's (it judges), and the head's
     # when the pull request changes it (it must be a valid policy before it can merge).
-    policy, policy_problem = (policy_at(git, base) if not tasks
+    policy, policy_problem = (policy_at(at_base, base) if not tasks
                               else (STRICT, None))
     head_policy_problem = (policy_at(git, head)[1] if POLICY_RELPATH in changed
                            else None)
     return PullRequestFacts(base, head, checked_out, tuple(changed), surfaces, tuple(tasks),
                             since, tuple(unmatchable), trust=trust, trust_problem=trust_problem,
-                            trust_changed=tuple(p for p in changed if p in TRUST_FILES),
+                            # (in the changed list's order: sorted)
+                            trust_changed=tuple(sorted(set(TRUST_FILES).intersection(changed))),
                             stale_approvals=tuple(stale), base_adopted=base_adopted,
                             continuations=tuple(continuations), policy=policy,
                             policy_problem=policy_problem,

@@ -31,7 +31,6 @@ backslash) or a file that is not TOML is ``PR_POLICY_INVALID``.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 
 from plangate.errors import InputRejected
@@ -114,6 +113,8 @@ def parse_policy(data: bytes, where: str = POLICY_RELPATH) -> PullRequestPolicy:
 
     ``where`` names the file in messages (e.g. ``.plangate/policy.toml@<commit>``).
     """
+    import tomllib  # only when a policy is committed: most CI jobs' processes never parse one
+
     if len(data) > MAX_POLICY_BYTES:
         raise _bad(where, f"{len(data)} bytes (limit {MAX_POLICY_BYTES})")
     try:

@@ -135,9 +135,12 @@ def outside_scopes(
     path already (:func:`plangate.paths.canonical_paths`), so they are matched as they are.
     """
     defined = [scope for scope in scopes.values() if scope.defined]
+    own = tuple(task_directory(task_id) for task_id in scopes)  # belongs_to_task's prefixes
+    if not defined:  # no scope allows anything: every path not inside or exempt is outside
+        return [p for p in paths if not (own and p.startswith(own)) and not exempt(p)]
     out: list[str] = []
     for path in paths:
-        if belongs_to_task(path, scopes) or exempt(path):
+        if path.startswith(own) or exempt(path):
             continue
         if canonical:
             known = CanonicalPath(path)

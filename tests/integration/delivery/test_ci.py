@@ -308,3 +308,25 @@ def test_ci_sees_an_adoption_only_when_the_base_has_no_definition(git_repo: Path
     codes = _adoption_codes(git_repo, run_cli, broken)
     assert "CI_ADOPTS_PLANGATE" not in codes
     assert "CI_SURFACES_UNAVAILABLE" in codes
+
+
+def test_ci_refuses_when_the_base_definition_cannot_be_read(git_repo: Path, run_cli) -> None:
+    base = define_surfaces(git_repo)
+    (git_repo / "feature.py").write_text("x\n")
+    commit_all(git_repo, "work")
+    # The base's .plangate tree is gone from the object database: never read as "absent".
+    tree = git(git_repo, "rev-parse", f"{base}:.plangate")
+    (git_repo / ".git" / "objects" / tree[:2] / tree[2:]).unlink()
+    result = run_cli(git_repo, "ci", "check", "--base", base, "--head", "HEAD", "--json")
+    assert result.code == 1, result.out
+    assert "CI_SURFACES_UNREADABLE" in result.out + result.err
+
+
+def test_ci_refuses_a_checkout_whose_head_names_no_commit(git_repo: Path, run_cli) -> None:
+    base = git(git_repo, "rev-parse", "HEAD")
+    (git_repo / "feature.py").write_text("x\n")
+    head = commit_all(git_repo, "work")
+    git(git_repo, "checkout", "-q", "--orphan", "unborn")
+    result = run_cli(git_repo, "ci", "check", "--base", base, "--head", head, "--json")
+    assert result.code == 1, result.out
+    assert "GIT_HEAD_UNBORN" in result.out + result.err

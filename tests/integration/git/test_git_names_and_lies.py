@@ -168,3 +168,20 @@ def test_a_process_filter_never_runs_in_any_worktree_command(
     # Listing worktrees reads no file's content (it runs without the filter query).
     assert str(tmp_path / "copy").encode() in door.run(["worktree", "list", "--porcelain", "-z"]).stdout
     assert not marker.exists()
+
+
+def test_a_filter_configured_between_two_calls_is_off_in_the_second(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "late.ran"
+    (git_repo / ".gitattributes").write_text("*.txt filter=late\n")
+    (git_repo / "a.txt").write_text("one\n")
+    commit_all(git_repo, "attributes")
+    door = Git(git_repo)
+    assert door.worktree_changes() == []
+    # A driver configured after the first call (by something that ran in between).
+    git(git_repo, "config", "filter.late.clean", f"sh -c 'touch {marker}; cat'")
+    git(git_repo, "config", "filter.late.required", "true")
+    (git_repo / "a.txt").write_text("two\n")
+    assert door.worktree_changes() == ["a.txt"]
+    assert not marker.exists(), "a filter configured between two calls ran"

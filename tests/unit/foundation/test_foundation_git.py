@@ -512,3 +512,23 @@ def test_a_tree_that_is_not_well_formed_proves_nothing() -> None:
         assert tree_entries_of(GitObject(tree_id, "tree", bad)) is None, bad
     assert tree_entries_of(GitObject(tree_id, "blob", good)) is None
     assert tree_entries_of(GitObject("c" * 64, "tree", good)) is None  # SHA-256 ids: 32 bytes
+
+
+def test_toplevel_and_head_answer_as_the_two_calls(git_repo: Path, tmp_path: Path) -> None:
+    (git_repo / "sub").mkdir()
+    for where in (git_repo, git_repo / "sub"):
+        door = Git(where)
+        assert door.toplevel_and_head() == (door.toplevel(), door.head())
+    unborn = tmp_path / "unborn"
+    unborn.mkdir()
+    git(unborn, "init", "-q", "-b", "main")
+    assert Git(unborn).toplevel_and_head() == (unborn.resolve(), None)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    with pytest.raises(GitError) as info:
+        Git(outside).toplevel_and_head()
+    assert info.value.code == "NOT_A_GIT_REPOSITORY"
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    with pytest.raises(GitError):
+        Git(bare).toplevel_and_head()  # no working tree: as toplevel()

@@ -15,6 +15,7 @@ from plangate.ownfiles import (
     OWN_FILES,
     WORKTREE,
     never_blamed,
+    never_blamed_of,
     own_file,
     owned_directories,
     setup_ignore_lines,
@@ -100,3 +101,15 @@ def test_setup_ignores_every_local_row(tmp_path: Path) -> None:
     ignored = set(proc.stdout.split())
     assert ignored == set(examples) - committed
     assert {row.kept for row in OWN_FILES} == {LOCAL, COMMITTED}
+
+
+def test_the_paths_never_blamed_are_picked_from_a_list_as_one_by_one() -> None:
+    from plangate.paths import CanonicalPath
+
+    listed = [*LOCAL_EXAMPLES, ".plangate/.gitignore", "src/app.py",
+              "docs/working/TASK-0001/delivery/record.jsonl", "docs/working/TASK-0001/plan.md"]
+    paths = [CanonicalPath(p) for p in listed]
+    for check in (WORKTREE, HISTORY):
+        assert never_blamed_of(paths, check) == [p for p in paths if never_blamed(p, check)]
+    assert never_blamed_of(paths, HISTORY) == [
+        ".plangate/.gitignore", "docs/working/TASK-0001/delivery/record.jsonl"]

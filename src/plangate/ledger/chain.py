@@ -939,7 +939,7 @@ def verify_export_bytes(data: bytes, *, anchor: str | None = None) -> Result:
     and head hash must match the chain's end.
     """
     if not data.endswith(b"\n"):
-        return _export_problem(max(data.count(b"\n") + 1, 1), "the file does not end in a newline")
+        return _export_problem(data.count(b"\n") + 1, "the file does not end in a newline")
     lines = data[:-1].split(b"\n")
     try:
         header = strict_loads(lines[0])

@@ -196,6 +196,16 @@ def test_a_chain_rehashed_over_a_malformed_time_is_tampered_from_its_first_row(a
     assert result.reasons[0].code == "LEDGER_ENTRY_MALFORMED"
 
 
+@pytest.mark.parametrize("seq", [7, 0, True, 1.0, "1"])
+def test_a_row_rehashed_over_a_wrong_seq_is_refused(seq: object) -> None:
+    # The hash holds for the seq as written; the seq itself is not the next one.
+    rows = chain_of(GOOD, GOOD)
+    rows[0] = rehashed(rows[0], seq=seq)
+    result = verify(rows)
+    assert result.codes == ("LEDGER_SEQ_MISMATCH",)
+    assert result.facts["first_bad_seq"] == 1
+
+
 @pytest.mark.parametrize("subject", ["é", 'say "hi"', "a\\b", "\U0001f600 x"])
 def test_subjects_that_need_escaping_or_are_not_ascii_hash_as_rfc_8785(subject: str) -> None:
     fields = {"seq": 1, "kind": "c3_issue", "subject": subject, "at": AT,

@@ -119,6 +119,13 @@ def find_rule(_name: str, args: tuple[Word, ...], state: State, _walker: object)
             if index + 1 >= len(texts):
                 state.unclassified(f"find {text} needs a value")
                 return
+            value = texts[index + 1]
+            if args[index + 1].glob and value[:1] in ("*", "?", "["):
+                # 'find . -name *' with files '-a' and '-delete' here runs
+                # 'find . -name -a -delete': the words after the value shift into the
+                # expression.
+                state.unclassified(f"find: the glob {value!r} may expand to a primary")
+                return
             index += 2
             continue
         state.unclassified(f"find {text} is not a primary the classifier allows")

@@ -137,6 +137,10 @@ def test_a_line_the_parser_refuses_is_not_walked() -> None:
     result = analyse("touch a; cat <> g")
     assert result.problems == ("the shell parser found a syntax error or a missing token",)
     assert result.writes == ()
+    # The parser may find a problem in one part and still build the others: none is walked.
+    result = analyse("touch a; echo x >&-")
+    assert result.problems == ("a redirection without a target",)
+    assert result.writes == ()
 
 
 # -- cd along the line -----------------------------------------------------------------
@@ -209,6 +213,8 @@ def test_a_write_target_that_cannot_be_judged_is_not_written(command: str, probl
 @pytest.mark.parametrize("target", ["/abs/f", "~/f"])
 def test_an_absolute_or_home_target_ignores_the_directory(target: str) -> None:
     assert [w.path for w in analyse(f"cd a && echo x > {target}").writes] == [target]
+    # ...even when that directory is unknown.
+    assert [w.path for w in analyse(f"cd a; echo x > {target}").writes] == [target]
 
 
 def test_copies_into_a_directory_name_the_file_they_land_as() -> None:

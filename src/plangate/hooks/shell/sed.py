@@ -24,7 +24,7 @@ class SedScan(NamedTuple):
     """Characters visited (a work count; at most a small multiple of the length)."""
 
 
-_SIMPLE = frozenset("=dDgGhHlnNpPxzF")
+_SIMPLE = frozenset("=dDgGhHnNpPxzF")  # not "l": it takes a line length (_NUMBER_ARG)
 _LABEL = frozenset("btT:v")
 """Commands whose argument is a label (or ``v``'s version): it ends at a blank or ``;``."""
 _LABEL_END = frozenset(" \t\n;")

@@ -45,20 +45,27 @@ def test_each_primary_with_an_argument_is_read_only(primary: str) -> None:
 def test_options_before_the_starting_points(option: str) -> None:
     _read_only(f"find {option} src docs -name x")
     _read_only(f"find {option} -P src")
+    _read_only(f"find {option}")
+    _read_only(f"find -H {option}")
+    result = analyse(f"find {option} -delete")
+    assert result.problems == ("find -delete is not a primary the classifier allows",)
 
 
 @pytest.mark.parametrize("opener", ["!", "(", ")", ","])
 def test_an_operator_ends_the_starting_points(opener: str) -> None:
     # Read as a starting point it would be a directory name; read as an operator, it
     # begins the expression, where the next word must be a known primary.
-    result = analyse(f"find {shlex.quote(opener)} -delete")
-    assert result.problems == ("find -delete is not a primary the classifier allows",)
+    result = analyse(f"find {shlex.quote(opener)} src")
+    assert result.problems == ("find src is not a primary the classifier allows",)
 
 
 @pytest.mark.parametrize(
     ("command", "problem"),
     [
         ("find *", "find: the glob '*' may expand to a primary"),
+        ("find * -delete", "find: the glob '*' may expand to a primary"),
+        ("find . -name * -delete", "find: the glob '*' may expand to a primary"),
+        ("find . -print * -delete", "find: the glob '*' is in the expression"),
         ("find ?x", "find: the glob '?x' may expand to a primary"),
         ("find [ab]", "find: the glob '[ab]' may expand to a primary"),
         ("find . -name *.py", "find: the glob '*.py' may expand to a primary"),
@@ -69,6 +76,7 @@ def test_an_operator_ends_the_starting_points(opener: str) -> None:
         ("find . -newermtx 1", "find -newermtx is not a primary the classifier allows"),
         ("find . -newerm 1", "find -newerm is not a primary the classifier allows"),
         ("find . -delete", "find -delete is not a primary the classifier allows"),
+        ("find . -fprint0 out", "find -fprint0 is not a primary the classifier allows"),
         ("find . -print -delete", "find -delete is not a primary the classifier allows"),
     ],
 )

@@ -119,12 +119,11 @@ def find_rule(_name: str, args: tuple[Word, ...], state: State, _walker: object)
             if index + 1 >= len(texts):
                 state.unclassified(f"find {text} needs a value")
                 return
-            value = texts[index + 1]
-            if args[index + 1].glob and value[:1] in ("*", "?", "["):
-                # 'find . -name *' with files '-a' and '-delete' here runs
-                # 'find . -name -a -delete': the words after the value shift into the
-                # expression.
-                state.unclassified(f"find: the glob {value!r} may expand to a primary")
+            if args[index + 1].glob:
+                # A glob in an option's value is refused (as for every program): bash
+                # expands it first, so 'find . -name *' with files '-a' and '-delete'
+                # here runs 'find . -name -a -delete'.
+                state.unclassified(f"find: the value of {text} is a glob")
                 return
             index += 2
             continue

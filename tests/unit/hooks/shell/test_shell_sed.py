@@ -11,7 +11,7 @@ EDITS_ONLY = [
     "\\%x%p", "/x/,/y/d", "1,/y/d", "1!p", "1!!p", "1 ! p", "# c\np", "{p}", "1{p;}",
     "l", "l 5", "l5;p", "q", "q5", "Q 3", "L", "b", "b end", "t x", "T", "v 4.2", "v",
     ":a", "r f", "R f", "a text", "i text", "c text", "s/a/b/", "s/a/b/g",
-    "s/a/b/2", "s/a/b/gpiImM3", "s|a|b|", "s/a/\\/b/", "y/ab/cd/", "s/a/b/ ;p",
+    "s/a/b/2", "s/a/b/gpiImM3", "s/a\\xb/c/", "/a\\/b/p", "s|a|b|", "s/a/\\/b/", "y/ab/cd/", "s/a/b/ ;p",
     "s/a/b/#c", "s/a/b/;p", "s/a/b/\tp", "{s/a/b/}", "/x\\/y/p", "n;N;D;P;g;G;h;H;x",
     "F", "z", "  \t p", "p;;p", "p\n\np", "2,3 p", "/a/ ,/b/ p", "$!N", "",
 ]  # fmt: skip
@@ -29,6 +29,9 @@ def test_scripts_that_only_edit_the_stream(script: str) -> None:
         ("W f", "a sed 'w' command writes a file"),
         ("1,/x/w f", "a sed 'w' command writes a file"),
         ("bx;w f", "a sed 'w' command writes a file"),
+        ("b;w f", "a sed 'w' command writes a file"),
+        ("1\np", "an unknown sed command '\\n'"),
+        ("/x\\", "a sed address cannot be read"),
         ("b x w f", "a sed 'w' command writes a file"),
         ("b\tx\tw f", "a sed 'w' command writes a file"),
         (":a;w f", "a sed 'w' command writes a file"),

@@ -305,6 +305,7 @@ def _serialize(value: Any, out: list[str], depth: int) -> None:
         for key in value:
             if not isinstance(key, str):
                 raise TypeError(f"object keys must be strings, got {type(key).__name__}")
+            _check_string(key)  # before sorting: a lone surrogate has no UTF-16 form
         out.append("{")
         for index, key in enumerate(sorted(value, key=_utf16_key)):
             if index:

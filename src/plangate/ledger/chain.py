@@ -353,11 +353,6 @@ def entry_from_values(values: tuple[Any, ...]) -> LedgerEntry:
     return LedgerEntry(int(seq), kind, subject, payload, at, prev_hash, entry_hash)
 
 
-def _row_problem(row: StoredRow) -> Reason | None:
-    """A reason when the row's own fields are malformed (independent of the chain)."""
-    return _decode_row(row)[0]
-
-
 def _decode_row(row: StoredRow) -> tuple[Reason | None, dict[str, Any]]:
     """Check the row's own fields; return (problem or None, the parsed payload)."""
     return _decode_fields(
@@ -701,7 +696,10 @@ class ChainWalk:
                 type(seq) is int
                 and seq == expected
                 and row_prev == prev_hash
-                and (kind in kinds or (type(kind) is str and is_snake_kind(kind)))
+                # The type first: a kind read from an export file may be a list, which
+                # no dict lookup takes.
+                and type(kind) is str
+                and (kind in kinds or is_snake_kind(kind))
                 and _valid_subject(subject)
                 and (at == last_at or _valid_at(at))
                 and payload_ok(payload_text)
@@ -802,9 +800,8 @@ def verify_segment(
         prev_hash = row.entry_hash
         expected += 1
     last_seq = expected - 1
-    last_hash = prev_hash if entries else (GENESIS_PREV_HASH if start <= 1 else None)
     empty_ok = not entries and start <= 1 and head.seq == 0 and head.entry_hash == GENESIS_PREV_HASH
-    if not empty_ok and (not entries or head.seq != last_seq or head.entry_hash != last_hash):
+    if not empty_ok and (not entries or head.seq != last_seq or head.entry_hash != prev_hash):
         raise _segment_broken(
             location,
             last_seq + 1,
@@ -942,7 +939,7 @@ def verify_export_bytes(data: bytes, *, anchor: str | None = None) -> Result:
     and head hash must match the chain's end.
     """
     if not data.endswith(b"\n"):
-        return _export_problem(max(data.count(b"\n") + 1, 1), "the file does not end in a newline")
+        return _export_problem(data.count(b"\n") + 1, "the file does not end in a newline")
     lines = data[:-1].split(b"\n")
     try:
         header = strict_loads(lines[0])

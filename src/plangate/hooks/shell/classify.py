@@ -22,7 +22,7 @@ MAX_DEPTH = 3
 """How deep ``sh -c '...'`` nesting is followed before giving up."""
 
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
-_READ_REDIRECTS = frozenset({"<", "<<", "<<-", "<<<"})
+_READ_REDIRECTS = frozenset({"<", "<<<"})  # heredocs ("<<", "<<-") return before the test
 _DUP_REDIRECTS = frozenset({">&", "<&"})
 _ZSH_NUMERIC_GLOB = re.compile(r"[0-9]*-[0-9]*")
 

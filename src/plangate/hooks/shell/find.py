@@ -119,6 +119,12 @@ def find_rule(_name: str, args: tuple[Word, ...], state: State, _walker: object)
             if index + 1 >= len(texts):
                 state.unclassified(f"find {text} needs a value")
                 return
+            if args[index + 1].glob:
+                # A glob in an option's value is refused (as for every program): bash
+                # expands it first, so 'find . -name *' with files '-a' and '-delete'
+                # here runs 'find . -name -a -delete'.
+                state.unclassified(f"find: the value of {text} is a glob")
+                return
             index += 2
             continue
         state.unclassified(f"find {text} is not a primary the classifier allows")

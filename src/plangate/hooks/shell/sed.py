@@ -24,7 +24,7 @@ class SedScan(NamedTuple):
     """Characters visited (a work count; at most a small multiple of the length)."""
 
 
-_SIMPLE = frozenset("=dDgGhHlnNpPxzF")
+_SIMPLE = frozenset("=dDgGhHnNpPxzF")  # not "l": it takes a line length (_NUMBER_ARG)
 _LABEL = frozenset("btT:v")
 """Commands whose argument is a label (or ``v``'s version): it ends at a blank or ``;``."""
 _LABEL_END = frozenset(" \t\n;")
@@ -50,8 +50,6 @@ class _Scanner:
 
     def skip_blanks(self, newlines: bool = False) -> None:
         while self.peek() in (" ", "\t") or (newlines and self.peek() in ("\n", ";")):
-            if self.peek() == "":
-                return
             self.take()
 
     def label(self) -> None:
@@ -60,11 +58,9 @@ class _Scanner:
         while self.peek() != "" and self.peek() not in _LABEL_END:
             self.take()
 
-    def rest_of_line(self) -> str:
-        start = self.i
+    def rest_of_line(self) -> None:
         while self.peek() not in ("", "\n"):
             self.take()
-        return self.s[start : self.i]
 
     def delimited(self, delimiter: str) -> bool:
         """Skip to the unescaped ``delimiter``; False when the script ends first."""
@@ -78,7 +74,7 @@ class _Scanner:
                 continue
             if char == delimiter:
                 return True
-            if char == "\n" and delimiter != "\n":
+            if char == "\n":  # a newline is never the delimiter (refused before)
                 # GNU sed allows a newline only escaped inside a regex or replacement.
                 return False
 

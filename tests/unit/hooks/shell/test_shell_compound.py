@@ -41,3 +41,15 @@ def test_content_writes_and_unrelated_paths_are_decidable() -> None:
     assert not order_problems([Placed(0, False, "/r/a", "a"), Placed(1, False, "/r/a", "a")])
     assert not order_problems([Placed(0, True, "/r/a", "a"), Placed(1, False, "/r/b", "b")])
     assert not order_problems([Placed(1, True, "/r/a", "a"), Placed(0, False, "/r/a", "a")])
+
+
+def test_below_a_relinked_directory_means_below_it_as_a_path() -> None:
+    # A trailing slash on the relinked path still covers what lies below it...
+    assert order_problems([Placed(0, True, "/r/d/", "d/"), Placed(1, False, "/r/d/x", "d/x")])
+    # ...and a sibling that only shares the name's prefix is not below it.
+    assert not order_problems(
+        [Placed(0, True, "/r/d", "d"), Placed(1, False, "/r/dx", "dx")]
+    )
+    assert not order_problems(
+        [Placed(0, True, "/r/l", "d"), Placed(1, False, "/r/lx", "dx")]
+    )

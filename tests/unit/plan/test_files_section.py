@@ -370,6 +370,16 @@ def test_too_many_brace_alternatives_fail_the_derivation() -> None:
     assert not derive_scope(plan(body).encode()).defined
 
 
+def test_sixty_four_brace_alternatives_are_read_and_sixty_five_are_not() -> None:
+    eight = "{" + ",".join(f"a{i}" for i in range(8)) + "}"
+    found = section(f"- `x/{eight}/{eight}.md`\n")
+    assert len(found.allowed) == 64 and found.problems == ()
+    assert found.allowed[-1] == "x/a7/a7.md"
+    sixty_five = "{" + ",".join(f"a{i}" for i in range(65)) + "}"
+    found = section(f"- `x/{sixty_five}.md`\n")
+    assert [p.code for p in found.problems] == ["PATH_BRACES"] and found.allowed == ()
+
+
 @pytest.mark.parametrize("bad", ["./src/a.py", "src//a.py", "/abs/a.py", "a/../b.py", "x/{a"])
 def test_a_non_canonical_denied_path_fails_the_derivation(bad: str) -> None:
     body = f"- `src/a.py`\n\n### Forbidden\n\n- `{bad}`\n"

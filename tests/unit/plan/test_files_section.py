@@ -31,6 +31,88 @@ def section(body: str, heading: str = f"## {FILES}"):
     return read_files_section(plan(body, heading))
 
 
+# -- the tables, each row on its own -----------------------------------------------------
+# Written out here (not read from the module): a row dropped from a table must turn a test red.
+
+DENY_PHRASES = (
+    'forbidden', 'do not touch', "don't touch", 'not to touch',
+    'must not touch', 'do not edit', "don't edit", 'do not modify',
+    "don't modify", 'do not change', "don't change", 'must not change',
+    'no edit', 'no change', 'read-only', 'read only',
+    'reference only', 'untouched', 'out of scope', 'not be touched',
+    'not be edited', 'not be modified', 'not be changed', 'never touch',
+    'never edit', 'never modify', 'never change', 'leave unchanged',
+    'keep unchanged', 'leave as is', 'keep as is', 'leave alone',
+    'do not update', "don't update", 'must not be', 'unmodified',
+    'excluded from', 'do not alter', "don't alter", 'must not alter',
+    'off-limits', 'off limits', 'remain unchanged', '不要修改',
+    '不要改动', '请勿修改', '不得修改', '触らない',
+    '触れない', '編集不要', '編集しない', '変更しない',
+    '変更不要', '書き換えない', '改変しない', '参照のみ',
+    '確認のみ', '対象外', 'スコープ外', '禁止',
+    '不可', '変更なし', '読み取り専用',
+)
+
+
+@pytest.mark.parametrize("phrase", DENY_PHRASES)
+def test_every_deny_phrase_denies_the_paths_of_its_item(phrase: str) -> None:
+    found = section(f"- `src/a.py` ({phrase})\n- `src/b.py`\n")
+    assert found.denied == ("src/a.py",) and found.allowed == ("src/b.py",)
+    assert found.refusals == ()
+
+
+KNOWN_EXTENSIONS = (
+    'bash', 'bat', 'c', 'cc', 'cfg', 'cjs', 'conf', 'cpp',
+    'cs', 'css', 'csv', 'dart', 'env', 'gitignore', 'gitkeep', 'go',
+    'gradle', 'h', 'hpp', 'htm', 'html', 'ini', 'ipynb', 'java',
+    'jpeg', 'jpg', 'js', 'json', 'jsonl', 'jsx', 'kt', 'lock',
+    'lua', 'md', 'mdx', 'mjs', 'php', 'pl', 'png', 'properties',
+    'proto', 'ps1', 'py', 'pyi', 'rb', 'rs', 'rst', 'scss',
+    'sh', 'sql', 'svg', 'swift', 'tf', 'toml', 'ts', 'tsx',
+    'txt', 'vue', 'xml', 'yaml', 'yml', 'zsh',
+)
+KNOWN_NAMES = (
+    'CODEOWNERS', 'Dockerfile', 'Gemfile', 'Jenkinsfile', 'Justfile',
+    'LICENSE', 'Makefile', 'Procfile', 'Rakefile', 'Vagrantfile',
+)
+
+
+@pytest.mark.parametrize("ext", KNOWN_EXTENSIONS)
+def test_every_known_extension_makes_a_bare_word_and_a_span_a_path(ext: str) -> None:
+    found = section(f"- `notes.{ext}`\n- tool.{ext.upper()}\n")
+    assert found.allowed == (f"notes.{ext}", f"tool.{ext.upper()}")
+    assert found.skipped == ()
+
+
+@pytest.mark.parametrize("name", KNOWN_NAMES)
+def test_every_known_file_name_is_a_path(name: str) -> None:
+    found = section(f"- `{name}`\n- docs/{name}\n")
+    assert found.allowed == (name, f"docs/{name}")
+    assert found.skipped == ()
+
+
+NEGATION_CUES = (
+    'not', 'never', "don't", 'dont', 'cannot', "can't",
+    "mustn't", "shouldn't", "won't", 'without', 'leave', 'keep',
+    'remain', 'remains', 'alone', 'unchanged', 'frozen', 'freeze',
+    'limits', 'exclude', 'excluded', 'excluding', 'except', 'avoid',
+    'ignore', 'protected', 'preserve', 'immutable', 'forbid', 'prohibited',
+    'locked', 'hands',
+)
+NEGATION_CUES_CJK = (
+    '不要', '不得', '不准', '不改', '不动', '不变',
+    '不變', '不碰', '不修', '不编', '勿', '禁',
+    '别动', '保持原样', 'ない', 'ません', '非改変',
+)
+
+
+@pytest.mark.parametrize("cue", NEGATION_CUES + NEGATION_CUES_CJK)
+def test_every_negation_cue_without_a_deny_phrase_refuses_the_section(cue: str) -> None:
+    found = section(f"- `src/a.py` ({cue})\n")
+    assert [(r.code, r.line) for r in found.refusals] == [(fs.FILES_UNRECOGNISED, 9)]
+    assert "### Do not touch" in found.refusals[0].hint
+
+
 # -- headings ---------------------------------------------------------------------------
 
 
@@ -506,88 +588,6 @@ def test_entry_separators_agree_with_their_pattern(text: str) -> None:
                     max_size=40))
 def test_entry_separators_agree_with_their_pattern_on_any_text(text: str) -> None:
     assert fs._entry_spans(text) == _entry_spans_by_pattern(text)
-
-
-# -- the tables, each row on its own -----------------------------------------------------
-# Written out here (not read from the module): a row dropped from a table must turn a test red.
-
-DENY_PHRASES = (
-    'forbidden', 'do not touch', "don't touch", 'not to touch',
-    'must not touch', 'do not edit', "don't edit", 'do not modify',
-    "don't modify", 'do not change', "don't change", 'must not change',
-    'no edit', 'no change', 'read-only', 'read only',
-    'reference only', 'untouched', 'out of scope', 'not be touched',
-    'not be edited', 'not be modified', 'not be changed', 'never touch',
-    'never edit', 'never modify', 'never change', 'leave unchanged',
-    'keep unchanged', 'leave as is', 'keep as is', 'leave alone',
-    'do not update', "don't update", 'must not be', 'unmodified',
-    'excluded from', 'do not alter', "don't alter", 'must not alter',
-    'off-limits', 'off limits', 'remain unchanged', '不要修改',
-    '不要改动', '请勿修改', '不得修改', '触らない',
-    '触れない', '編集不要', '編集しない', '変更しない',
-    '変更不要', '書き換えない', '改変しない', '参照のみ',
-    '確認のみ', '対象外', 'スコープ外', '禁止',
-    '不可', '変更なし', '読み取り専用',
-)
-
-
-@pytest.mark.parametrize("phrase", DENY_PHRASES)
-def test_every_deny_phrase_denies_the_paths_of_its_item(phrase: str) -> None:
-    found = section(f"- `src/a.py` ({phrase})\n- `src/b.py`\n")
-    assert found.denied == ("src/a.py",) and found.allowed == ("src/b.py",)
-    assert found.refusals == ()
-
-
-KNOWN_EXTENSIONS = (
-    'bash', 'bat', 'c', 'cc', 'cfg', 'cjs', 'conf', 'cpp',
-    'cs', 'css', 'csv', 'dart', 'env', 'gitignore', 'gitkeep', 'go',
-    'gradle', 'h', 'hpp', 'htm', 'html', 'ini', 'ipynb', 'java',
-    'jpeg', 'jpg', 'js', 'json', 'jsonl', 'jsx', 'kt', 'lock',
-    'lua', 'md', 'mdx', 'mjs', 'php', 'pl', 'png', 'properties',
-    'proto', 'ps1', 'py', 'pyi', 'rb', 'rs', 'rst', 'scss',
-    'sh', 'sql', 'svg', 'swift', 'tf', 'toml', 'ts', 'tsx',
-    'txt', 'vue', 'xml', 'yaml', 'yml', 'zsh',
-)
-KNOWN_NAMES = (
-    'CODEOWNERS', 'Dockerfile', 'Gemfile', 'Jenkinsfile', 'Justfile',
-    'LICENSE', 'Makefile', 'Procfile', 'Rakefile', 'Vagrantfile',
-)
-
-
-@pytest.mark.parametrize("ext", KNOWN_EXTENSIONS)
-def test_every_known_extension_makes_a_bare_word_and_a_span_a_path(ext: str) -> None:
-    found = section(f"- `notes.{ext}`\n- tool.{ext.upper()}\n")
-    assert found.allowed == (f"notes.{ext}", f"tool.{ext.upper()}")
-    assert found.skipped == ()
-
-
-@pytest.mark.parametrize("name", KNOWN_NAMES)
-def test_every_known_file_name_is_a_path(name: str) -> None:
-    found = section(f"- `{name}`\n- docs/{name}\n")
-    assert found.allowed == (name, f"docs/{name}")
-    assert found.skipped == ()
-
-
-NEGATION_CUES = (
-    'not', 'never', "don't", 'dont', 'cannot', "can't",
-    "mustn't", "shouldn't", "won't", 'without', 'leave', 'keep',
-    'remain', 'remains', 'alone', 'unchanged', 'frozen', 'freeze',
-    'limits', 'exclude', 'excluded', 'excluding', 'except', 'avoid',
-    'ignore', 'protected', 'preserve', 'immutable', 'forbid', 'prohibited',
-    'locked', 'hands',
-)
-NEGATION_CUES_CJK = (
-    '不要', '不得', '不准', '不改', '不动', '不变',
-    '不變', '不碰', '不修', '不编', '勿', '禁',
-    '别动', '保持原样', 'ない', 'ません', '非改変',
-)
-
-
-@pytest.mark.parametrize("cue", NEGATION_CUES + NEGATION_CUES_CJK)
-def test_every_negation_cue_without_a_deny_phrase_refuses_the_section(cue: str) -> None:
-    found = section(f"- `src/a.py` ({cue})\n")
-    assert [(r.code, r.line) for r in found.refusals] == [(fs.FILES_UNRECOGNISED, 9)]
-    assert "### Do not touch" in found.refusals[0].hint
 
 
 # -- linear work on untrusted plans ------------------------------------------------------------

@@ -113,6 +113,60 @@ def test_every_negation_cue_without_a_deny_phrase_refuses_the_section(cue: str) 
     assert "### Do not touch" in found.refusals[0].hint
 
 
+# -- the line readers the LoopSpec and the lint share -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("lines", "outside"),
+    [
+        (["a", "```py", "x", "```", "b"], [True, False, False, False, True]),
+        # a backtick line inside a tilde fence is text; the tilde line closes it
+        (["~~~", "```", "~~~", "c"], [False, False, False, True]),
+        # a line with text after the backticks does not close; a longer, indented one does
+        (["```", "``` x", "  ````", "d"], [False, False, False, True]),
+        (["    ```", "e"], [True, True]),  # four spaces: indented code, no fence
+        (["   ```", "f", "```", "g"], [False, False, False, True]),
+    ],
+)
+def test_outside_fences_marks_the_lines_of_fenced_blocks(lines, outside) -> None:
+    assert fs.outside_fences(lines) == outside
+
+
+@pytest.mark.parametrize(
+    ("line", "parsed"),
+    [
+        ("## Files", (2, "Files")),
+        ("##Files", None),
+        ("####### x", None),
+        ("###### six", (6, "six")),
+        ("#", (1, "")),
+        ("### ###", (3, "")),
+        ("########", (6, "")),
+        ("## a ##", (2, "a")),
+        ("##\tb", (2, "b")),
+        ("## a #b", (2, "a #b")),
+        ("# a  ", (1, "a")),
+        ("text", None),
+        ("  ## a", None),
+        ("#\u3000a", None),
+    ],
+)
+def test_heading_reads_an_atx_heading_at_column_zero(line: str, parsed) -> None:
+    assert fs.heading(line) == parsed
+
+
+def test_section_spans_end_at_the_next_level_one_or_two_heading_outside_fences() -> None:
+    lines = [
+        "# T", "## Files", "x", "### sub", "y", "## Next", "z", "## Files (draft)", "w",
+        "```", "## Files", "```", "# End", "## Files", "v",
+    ]  # fmt: skip
+    assert fs.section_spans(lines, fs.outside_fences(lines), "Files") == [
+        (1, 5),
+        (7, 12),
+        (13, 15),
+    ]
+
+
 # -- headings ---------------------------------------------------------------------------
 
 

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from plangate.plan import files_section as fs
 from plangate.plan.files_section import (
@@ -19,6 +16,7 @@ from plangate.plan.files_section import (
     span_skip_reason,
 )
 from plangate.plan.scope import derive_scope
+from support.entry_separators import entry_spans_by_pattern
 
 FILES = "Files / Components to Touch"
 
@@ -599,31 +597,6 @@ def test_a_path_name_is_not_a_statement() -> None:
 
 # -- entry separators ------------------------------------------------------------------
 
-_SEPARATOR_PATTERN = re.compile(
-    "[,\u3001\uff0c;\uff1b]|(?<![^ \t\u3000])[/+\uff0b\uff0f](?![^ \t\u3000])"
-)
-
-
-def _entry_spans_by_pattern(text: str) -> list[tuple[int, str]]:
-    """The separator rule as one regular expression, over the text with commas inside
-    braces masked: the reference the hand-written scan must agree with."""
-    masked: list[str] = []
-    depth = 0
-    for ch in text:
-        if ch == "{":
-            depth += 1
-        elif ch == "}" and depth:
-            depth -= 1
-        masked.append("\x01" if depth and ch == "," else ch)
-    out: list[tuple[int, str]] = []
-    position = 0
-    for match in _SEPARATOR_PATTERN.finditer("".join(masked)):
-        out.append((position, text[position : match.start()]))
-        position = match.end()
-    out.append((position, text[position:]))
-    return out
-
-
 @pytest.mark.parametrize(
     "text",
     [
@@ -634,14 +607,7 @@ def _entry_spans_by_pattern(text: str) -> list[tuple[int, str]]:
     ],
 )
 def test_entry_separators_agree_with_their_pattern(text: str) -> None:
-    assert fs._entry_spans(text) == _entry_spans_by_pattern(text)
-
-
-@settings(max_examples=500, deadline=None)
-@given(text=st.text(st.sampled_from(list("ab{},;/+ \t\n\u3000\u3001\uff0c\uff1b\uff0b\uff0f\u00a0")),
-                    max_size=40))
-def test_entry_separators_agree_with_their_pattern_on_any_text(text: str) -> None:
-    assert fs._entry_spans(text) == _entry_spans_by_pattern(text)
+    assert fs._entry_spans(text) == entry_spans_by_pattern(text)
 
 
 # -- linear work on untrusted plans ------------------------------------------------------------

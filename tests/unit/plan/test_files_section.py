@@ -124,6 +124,8 @@ def test_every_negation_cue_without_a_deny_phrase_refuses_the_section(cue: str) 
         (["```", "``` x", "  ````", "d"], [False, False, False, True]),
         (["    ```", "e"], [True, True]),  # four spaces: indented code, no fence
         (["   ```", "f", "```", "g"], [False, False, False, True]),
+        # two backticks never close a fence of three
+        (["```", "``", "x", "```", "y"], [False, False, False, False, True]),
     ],
 )
 def test_outside_fences_marks_the_lines_of_fenced_blocks(lines, outside) -> None:
@@ -183,6 +185,20 @@ def test_annotated_headings_are_the_section(text: str, annotation: str) -> None:
     found = section("- `src/a.py`\n", f"## {text}")
     assert found.found and found.annotation == annotation
     assert found.allowed == ("src/a.py",)
+
+
+def test_an_empty_parenthetical_is_an_empty_annotation() -> None:
+    assert heading_annotation(f"{FILES} ()", FILES) == ""
+    assert heading_annotation(f"{FILES}\uff08\uff09", FILES) == ""
+    found = section("- `src/a.py`\n", f"## {FILES} ()")
+    assert found.found and found.allowed == ("src/a.py",)
+
+
+def test_a_heading_of_the_same_length_with_another_name_is_not_the_section() -> None:
+    other = FILES[:-1] + "x"  # 'Files / Components to Touc' + 'x'
+    assert heading_annotation(f"{other} (draft)", FILES) is None
+    found = section("- `src/a.py`\n", f"## {other} (draft)")
+    assert not found.found and found.allowed == ()
 
 
 @pytest.mark.parametrize(

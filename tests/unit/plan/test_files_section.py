@@ -111,6 +111,18 @@ def test_every_negation_cue_without_a_deny_phrase_refuses_the_section(cue: str) 
     assert "### Do not touch" in found.refusals[0].hint
 
 
+@pytest.mark.parametrize("quote", ["\u2018", "\u2019", "\u02bc"])
+def test_a_typographic_apostrophe_reads_as_a_plain_one(quote: str) -> None:
+    found = section(f"- `src/a.py` (don{quote}t touch)\n- `src/b.py`\n")
+    assert found.denied == ("src/a.py",) and found.allowed == ("src/b.py",)
+
+
+@pytest.mark.parametrize("dash", ["\u2010", "\u2012", "\u2013", "\u2014", "\u2212"])
+def test_a_typographic_dash_reads_as_a_hyphen(dash: str) -> None:
+    found = section(f"- `src/a.py` (read{dash}only)\n- `src/b.py`\n")
+    assert found.denied == ("src/a.py",) and found.allowed == ("src/b.py",)
+
+
 # -- the line readers the LoopSpec and the lint share -----------------------------------
 
 

@@ -123,6 +123,18 @@ def test_a_typographic_dash_reads_as_a_hyphen(dash: str) -> None:
     assert found.denied == ("src/a.py",) and found.allowed == ("src/b.py",)
 
 
+def test_a_path_between_two_words_reads_as_a_space_in_a_statement() -> None:
+    found = section("- `src/a.py` never`src/b.py`edit\n- `src/c.py`\n")
+    assert found.denied == ("src/a.py", "src/b.py") and found.allowed == ("src/c.py",)
+
+
+def test_a_deny_phrase_written_with_html_entities_is_one() -> None:
+    # the parser decodes entities in text; the LoopSpec and the lint read raw lines
+    assert fs.contains_deny_phrase("`x.py` do&nbsp;not&nbsp;touch")
+    assert fs.contains_deny_phrase("read&#45;only")
+    assert not fs.contains_deny_phrase("do&amp;not touch")
+
+
 # -- the line readers the LoopSpec and the lint share -----------------------------------
 
 
@@ -621,6 +633,9 @@ def test_deny_statements_in_emphasis_entities_and_other_words(said: str) -> None
 def test_a_path_name_is_not_a_statement() -> None:
     found = section("- `src/forbidden_words.py`\n- `docs/read-only-mode.md`\n")
     assert found.allowed == ("src/forbidden_words.py", "docs/read-only-mode.md")
+    # a file name without a directory is a name too
+    found = section("- `forbidden.md`\n- `untouched.txt`\n")
+    assert found.allowed == ("forbidden.md", "untouched.txt") and found.denied == ()
 
 
 # -- entry separators ------------------------------------------------------------------

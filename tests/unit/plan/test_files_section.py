@@ -135,6 +135,20 @@ def test_a_deny_phrase_written_with_html_entities_is_one() -> None:
     assert not fs.contains_deny_phrase("do&amp;not touch")
 
 
+def test_a_glob_span_without_a_slash_or_a_known_extension_is_a_pattern() -> None:
+    found = section("- `Make*`\n- `data?`\n- `*.zzz`\n")
+    assert found.allowed == ("Make*", "data?", "*.zzz") and found.skipped == ()
+
+
+def test_a_closing_brace_without_its_opening_one_fails_the_path() -> None:
+    found = section("- `src/a}b.py`\n- `src/{a,b}}.py`\n")
+    assert [(p.text, p.code) for p in found.problems] == [
+        ("src/a}b.py", "PATH_BRACES"),
+        ("src/{a,b}}.py", "PATH_BRACES"),
+    ]
+    assert found.allowed == ()
+
+
 # -- the line readers the LoopSpec and the lint share -----------------------------------
 
 

@@ -149,6 +149,17 @@ def test_a_closing_brace_without_its_opening_one_fails_the_path() -> None:
     assert found.allowed == ()
 
 
+def test_nested_braces_and_empty_alternatives_fail_the_path() -> None:
+    found = section("- `x/{{a,b}`\n- `x/{a,{b}`\n- `x/{a,}.md`\n- `x/{,a}.md`\n- `x/{a}.md`\n")
+    assert [(p.text, p.code) for p in found.problems] == [
+        ("x/{{a,b}", "PATH_BRACES"),
+        ("x/{a,{b}", "PATH_BRACES"),
+        ("x/{a,}.md", "PATH_BRACES"),
+        ("x/{,a}.md", "PATH_BRACES"),
+    ]
+    assert found.allowed == ("x/a.md",)
+
+
 # -- the line readers the LoopSpec and the lint share -----------------------------------
 
 

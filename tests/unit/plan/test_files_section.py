@@ -160,6 +160,33 @@ def test_nested_braces_and_empty_alternatives_fail_the_path() -> None:
     assert found.allowed == ("x/a.md",)
 
 
+@pytest.mark.parametrize(
+    ("text", "code", "suggestion"),
+    [
+        ("./src/a.py", "PATH_DOT", "src/a.py"),
+        ("src/./a.py", "PATH_DOT", "src/a.py"),
+        ("src/dir/.", "PATH_DOT", "src/dir"),
+        ("src//a.py", "PATH_EMPTY_SEGMENT", "src/a.py"),
+        ("src/dir//", "PATH_EMPTY_SEGMENT", "src/dir/"),
+        ("src\\a.py", "PATH_BACKSLASH", "src/a.py"),
+        ("src\\dir\\", "PATH_BACKSLASH", "src/dir/"),
+        ("/abs/a.py", "PATH_ABSOLUTE", "abs/a.py"),
+        ("./x/{a,b}.md", "PATH_DOT", "x/{a,b}.md"),
+        ("a/../b.py", "PATH_DOTDOT", None),  # no obvious fix: '..' is refused, never resolved
+        ("./", "PATH_DOT", None),  # nothing left
+        (".//", "PATH_DOT", None),
+        ("src/**x/./a.py", "PATH_DOT", None),  # the cleaned spelling is still no pattern
+        ("x/{a,}/./b", "PATH_BRACES", None),
+    ],
+)
+def test_a_non_canonical_path_gets_its_obvious_spelling_or_none(
+    text: str, code: str, suggestion: str | None
+) -> None:
+    found = section(f"- `{text}`\n")
+    assert [(p.text, p.code, p.suggestion) for p in found.problems] == [(text, code, suggestion)]
+    assert found.allowed == () and found.denied == ()
+
+
 # -- the line readers the LoopSpec and the lint share -----------------------------------
 
 

@@ -160,6 +160,14 @@ def test_nested_braces_and_empty_alternatives_fail_the_path() -> None:
     assert found.allowed == ("x/a.md",)
 
 
+def test_an_unclosed_brace_fails_the_path() -> None:
+    found = section("- `x/{abc`\n- `x/{a}{bc`\n")
+    assert [(p.text, p.code) for p in found.problems] == [
+        ("x/{abc", "PATH_BRACES"),
+        ("x/{a}{bc", "PATH_BRACES"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "code", "suggestion"),
     [

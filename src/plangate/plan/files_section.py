@@ -591,32 +591,6 @@ def _bare_text(text: str) -> str:
     return _drop_label(_strip_annotations(_blank_spans(text))).replace("**", "  ")
 
 
-def _split_cells(row: str) -> list[str]:
-    """Cells of a table row, splitting on unescaped ``|``."""
-    body = row.strip()
-    if body.startswith("|"):
-        body = body[1:]
-    if body.endswith("|") and not body.endswith("\\|"):
-        body = body[:-1]
-    cells: list[str] = []
-    current: list[str] = []
-    escaped = False
-    for ch in body:
-        if escaped:
-            current.append(ch)
-            escaped = False
-        elif ch == "\\":
-            current.append(ch)
-            escaped = True
-        elif ch == "|":
-            cells.append("".join(current).strip())
-            current = []
-        else:
-            current.append(ch)
-    cells.append("".join(current).strip())
-    return cells
-
-
 def _is_delimiter_row(cells: list[str]) -> bool:
     return bool(cells) and all(c != "" and c.strip(":-") == "" and "-" in c for c in cells)
 

@@ -160,6 +160,15 @@ def test_nested_braces_and_empty_alternatives_fail_the_path() -> None:
     assert found.allowed == ("x/a.md",)
 
 
+def test_a_problem_says_whether_it_is_a_path_or_a_pattern() -> None:
+    found = section("- `./src/a.py`\n- `./src/*.py`\n- `./src/a?.py`\n")
+    assert [p.message for p in found.problems] == [
+        "path './src/a.py' contains a '.' segment",
+        "pattern './src/*.py' contains a '.' segment",
+        "pattern './src/a?.py' contains a '.' segment",
+    ]
+
+
 def test_an_unclosed_brace_fails_the_path() -> None:
     found = section("- `x/{abc`\n- `x/{a}{bc`\n")
     assert [(p.text, p.code) for p in found.problems] == [

@@ -204,6 +204,27 @@ def test_a_non_canonical_path_gets_its_obvious_spelling_or_none(
     assert found.allowed == () and found.denied == ()
 
 
+def test_a_bare_path_on_a_continuation_line_keeps_its_line() -> None:
+    # annotations, labels and code spans are blanked in place, so offsets stay lines
+    body = (
+        "- (note) src/a.py,\n  src/b.py\n"
+        "- Label: src/c.py,\n  src/d.py\n"
+        "- `x` src/e.py,\n  src/f.py\n"
+        "- (a (b)) src/i.py,\n  src/j.py\n"
+    )
+    found = section(body)
+    assert [(t.text, t.line, t.form) for t in found.taken] == [
+        ("src/a.py", 9, "bare word"),
+        ("src/b.py", 10, "bare word"),
+        ("src/c.py", 11, "bare word"),
+        ("src/d.py", 12, "bare word"),
+        ("src/e.py", 13, "bare word"),
+        ("src/f.py", 14, "bare word"),
+        ("src/i.py", 15, "bare word"),
+        ("src/j.py", 16, "bare word"),
+    ]
+
+
 # -- the line readers the LoopSpec and the lint share -----------------------------------
 
 

@@ -211,6 +211,8 @@ def test_a_bare_path_on_a_continuation_line_keeps_its_line() -> None:
         "- Label: src/c.py,\n  src/d.py\n"
         "- `x` src/e.py,\n  src/f.py\n"
         "- (a (b)) src/i.py,\n  src/j.py\n"
+        "- (a (b (c)) d) src/k.py\n"  # nested annotations end with their last bracket
+        "- ) (note) src/m.py\n"  # a stray closing bracket opens nothing
     )
     found = section(body)
     assert [(t.text, t.line, t.form) for t in found.taken] == [
@@ -222,6 +224,8 @@ def test_a_bare_path_on_a_continuation_line_keeps_its_line() -> None:
         ("src/f.py", 14, "bare word"),
         ("src/i.py", 15, "bare word"),
         ("src/j.py", 16, "bare word"),
+        ("src/k.py", 17, "bare word"),
+        ("src/m.py", 18, "bare word"),
     ]
 
 

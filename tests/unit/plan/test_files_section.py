@@ -229,6 +229,24 @@ def test_a_bare_path_on_a_continuation_line_keeps_its_line() -> None:
     ]
 
 
+def test_an_item_ending_with_a_colon_is_a_label_and_names_no_path() -> None:
+    # the paths are in the list under it; what the label mentions is not in scope
+    body = (
+        "- docs/a.md, plus:\n  - `src/b.py`\n"
+        "- docs/c.md, plus\uff1a\n  - `src/d.py`\n"
+        "- Core\uff1asrc/e.py\n"
+        "- Core: src/f.py\n"
+    )
+    found = section(body)
+    assert [(t.text, t.line) for t in found.taken] == [
+        ("src/b.py", 10),
+        ("src/d.py", 12),
+        ("src/e.py", 13),
+        ("src/f.py", 14),
+    ]
+    assert found.skipped == () and found.refusals == ()
+
+
 # -- the line readers the LoopSpec and the lint share -----------------------------------
 
 

@@ -213,6 +213,7 @@ def test_a_bare_path_on_a_continuation_line_keeps_its_line() -> None:
         "- (a (b)) src/i.py,\n  src/j.py\n"
         "- (a (b (c)) d) src/k.py\n"  # nested annotations end with their last bracket
         "- ) (note) src/m.py\n"  # a stray closing bracket opens nothing
+        "- ** src/n.py,\n  src/o.py\n"  # a literal '**' is blanked in place too
     )
     found = section(body)
     assert [(t.text, t.line, t.form) for t in found.taken] == [
@@ -226,6 +227,8 @@ def test_a_bare_path_on_a_continuation_line_keeps_its_line() -> None:
         ("src/j.py", 16, "bare word"),
         ("src/k.py", 17, "bare word"),
         ("src/m.py", 18, "bare word"),
+        ("src/n.py", 19, "bare word"),
+        ("src/o.py", 20, "bare word"),
     ]
 
 

@@ -591,10 +591,6 @@ def _bare_text(text: str) -> str:
     return _drop_label(_strip_annotations(_blank_spans(text))).replace("**", "  ")
 
 
-def _is_delimiter_row(cells: list[str]) -> bool:
-    return bool(cells) and all(c != "" and c.strip(":-") == "" and "-" in c for c in cells)
-
-
 class _Collector:
     def __init__(self) -> None:
         self.taken: list[Taken] = []
@@ -657,7 +653,8 @@ class _Collector:
 
     def table(self, rows: list[tuple[int, list[str]]], denied: bool) -> None:
         """A table: the path column's entries; spans elsewhere are reported."""
-        if len(rows) < 2 or not _is_delimiter_row(rows[1][1]):
+        # rows[1] is the stand-in delimiter row :meth:`_Reader.table` puts back
+        if len(rows) < 2:
             for line, cells in rows:
                 self.unit([(line, " | ".join(cells))], denied, bare=False)
             return

@@ -250,6 +250,13 @@ def test_an_item_ending_with_a_colon_is_a_label_and_names_no_path() -> None:
     assert found.skipped == () and found.refusals == ()
 
 
+def test_each_line_of_a_long_item_keeps_its_own_line() -> None:
+    found = section("- a.c,\n  b.c,\n  c.c,\n  d.c,\n  e.c,\n  f.c\n")
+    assert [(t.text, t.line) for t in found.taken] == [
+        ("a.c", 9), ("b.c", 10), ("c.c", 11), ("d.c", 12), ("e.c", 13), ("f.c", 14),
+    ]  # fmt: skip
+
+
 # -- the line readers the LoopSpec and the lint share -----------------------------------
 
 

@@ -634,10 +634,16 @@ class _Collector:
 
         for start, entry in _entry_spans(masked):
             words = [(start + m.start(), m.group(0)) for m in _WORD_RE.finditer(entry)]
-            if len(words) == 1 and bare_path_like(words[0][1]):
-                self.take(words[0][1], line_at(words[0][0]), denied, form)
+            if len(words) == 1:
+                position, word = words[0]
+                if bare_path_like(word):
+                    self.take(word, line_at(position), denied, form)
+                stripped = word.rstrip(".:;")
+                if denied and stripped != word and bare_path_like(stripped):
+                    # 'src/keys.py.' under "not to touch": the path a reader sees is denied too
+                    self.take(stripped, line_at(position), denied, form)
                 continue
-            for position, raw in words if len(words) > 1 else ():
+            for position, raw in words:
                 word = raw.rstrip(".:;") if denied else raw
                 if bare_path_like(word) and denied:
                     # a path inside a "do not touch" phrase is denied: narrowing is safe

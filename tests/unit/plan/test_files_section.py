@@ -257,6 +257,24 @@ def test_each_line_of_a_long_item_keeps_its_own_line() -> None:
     ]  # fmt: skip
 
 
+def test_a_denied_bare_path_ending_a_sentence_denies_the_path_a_reader_sees() -> None:
+    # 'src/keys.py.' reads as src/keys.py with a full stop: that path is denied, and the
+    # literal spelling too (narrowing); a '..' is still a problem, never resolved
+    body = (
+        "- `src/**`\n\n### Do not touch\n\n"
+        "- src/keys.py.\n- src/b.py:.\n- src/c.py, src/d.py.\n- never src/e.py.\n"
+    )
+    found = section(body)
+    assert found.allowed == ("src/**",)
+    assert found.denied == (
+        "src/keys.py.", "src/keys.py", "src/b.py", "src/c.py", "src/d.py.", "src/d.py",
+        "src/e.py",
+    )  # fmt: skip
+    assert found.problems == () and found.refusals == ()
+    # outside a "not to touch" the word is taken as written (never wider)
+    assert section("- src/a.py.\n").allowed == ("src/a.py.",)
+
+
 # -- the line readers the LoopSpec and the lint share -----------------------------------
 
 

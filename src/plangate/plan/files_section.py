@@ -660,9 +660,10 @@ class _Collector:
     def table(self, rows: list[tuple[int, list[str]]], denied: bool) -> None:
         """A table: the path column's entries; spans elsewhere are reported."""
         # rows[1] is the stand-in delimiter row :meth:`_Reader.table` puts back
-        if len(rows) < 2:
+        if len(rows) < 2:  # a header without a body: its code spans, denied when it says so
             for line, cells in rows:
-                self.unit([(line, " | ".join(cells))], denied, bare=False)
+                row_denied = denied or any(contains_deny_phrase(c) for c in cells)
+                self.unit([(line, " | ".join(cells))], row_denied, bare=False)
             return
         body = rows[2:]
         # a header that says "not to touch" denies every row

@@ -275,6 +275,17 @@ def test_a_denied_bare_path_ending_a_sentence_denies_the_path_a_reader_sees() ->
     assert section("- src/a.py.\n").allowed == ("src/a.py.",)
 
 
+def test_a_table_without_a_body_reads_its_header_spans_and_their_deny() -> None:
+    found = section("| `src/a.py` | `src/b.py` |\n|---|---|\n")
+    assert [(t.text, t.line, t.denied) for t in found.taken] == [
+        ("src/a.py", 9, False),
+        ("src/b.py", 9, False),
+    ]
+    # a header cell that says "not to touch" denies what it names, never allows it
+    found = section("- `src/**`\n\n| `src/keys.py` (do not touch) |\n|---|\n")
+    assert found.allowed == ("src/**",) and found.denied == ("src/keys.py",)
+
+
 # -- the line readers the LoopSpec and the lint share -----------------------------------
 
 

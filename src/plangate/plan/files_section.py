@@ -591,36 +591,6 @@ def _bare_text(text: str) -> str:
     return _drop_label(_strip_annotations(_blank_spans(text))).replace("**", "  ")
 
 
-def _split_cells(row: str) -> list[str]:
-    """Cells of a table row, splitting on unescaped ``|``."""
-    body = row.strip()
-    if body.startswith("|"):
-        body = body[1:]
-    if body.endswith("|") and not body.endswith("\\|"):
-        body = body[:-1]
-    cells: list[str] = []
-    current: list[str] = []
-    escaped = False
-    for ch in body:
-        if escaped:
-            current.append(ch)
-            escaped = False
-        elif ch == "\\":
-            current.append(ch)
-            escaped = True
-        elif ch == "|":
-            cells.append("".join(current).strip())
-            current = []
-        else:
-            current.append(ch)
-    cells.append("".join(current).strip())
-    return cells
-
-
-def _is_delimiter_row(cells: list[str]) -> bool:
-    return bool(cells) and all(c != "" and c.strip(":-") == "" and "-" in c for c in cells)
-
-
 class _Collector:
     def __init__(self) -> None:
         self.taken: list[Taken] = []
@@ -664,10 +634,16 @@ class _Collector:
 
         for start, entry in _entry_spans(masked):
             words = [(start + m.start(), m.group(0)) for m in _WORD_RE.finditer(entry)]
-            if len(words) == 1 and bare_path_like(words[0][1]):
-                self.take(words[0][1], line_at(words[0][0]), denied, form)
+            if len(words) == 1:
+                position, word = words[0]
+                if bare_path_like(word):
+                    self.take(word, line_at(position), denied, form)
+                stripped = word.rstrip(".:;")
+                if denied and stripped != word and bare_path_like(stripped):
+                    # 'src/keys.py.' under "not to touch": the path a reader sees is denied too
+                    self.take(stripped, line_at(position), denied, form)
                 continue
-            for position, raw in words if len(words) > 1 else ():
+            for position, raw in words:
                 word = raw.rstrip(".:;") if denied else raw
                 if bare_path_like(word) and denied:
                     # a path inside a "do not touch" phrase is denied: narrowing is safe
@@ -683,9 +659,11 @@ class _Collector:
 
     def table(self, rows: list[tuple[int, list[str]]], denied: bool) -> None:
         """A table: the path column's entries; spans elsewhere are reported."""
-        if len(rows) < 2 or not _is_delimiter_row(rows[1][1]):
+        # rows[1] is the stand-in delimiter row :meth:`_Reader.table` puts back
+        if len(rows) < 2:  # a header without a body: its code spans, denied when it says so
             for line, cells in rows:
-                self.unit([(line, " | ".join(cells))], denied, bare=False)
+                row_denied = denied or any(contains_deny_phrase(c) for c in cells)
+                self.unit([(line, " | ".join(cells))], row_denied, bare=False)
             return
         body = rows[2:]
         # a header that says "not to touch" denies every row

@@ -52,7 +52,9 @@ CONNECT_TIMEOUT_SECONDS = 15.0
 RELAY_BUFFER = 256 * 1024
 """Bytes each relay moves at once (the proxy's pipe or buffer, socat's ``-b``, the Python
 bridge's): 64 KiB relays made a 100 MB download through the box about 2x the direct one."""
-_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+_PIPE_SIZE_COMMAND = 1031
+"""Linux's fcntl command that sets a pipe's capacity (1024 + 7 in <fcntl.h>; Python's fcntl
+module names it only on Linux, and the bridge run inside the box uses the same number)."""
 
 BRIDGE_SOURCE = r"""
 import errno, fcntl, os, socket, sys, threading
@@ -449,7 +451,7 @@ def _splice_pump(src: socket.socket, dst: socket.socket, counts: list[int], slot
     read_end, write_end = os.pipe()
     try:
         with contextlib.suppress(OSError):  # a larger pipe moves more per call; optional
-            fcntl.fcntl(write_end, _F_SETPIPE_SZ, RELAY_BUFFER)
+            fcntl.fcntl(write_end, _PIPE_SIZE_COMMAND, RELAY_BUFFER)
         moved = False
         while True:
             try:

@@ -529,7 +529,8 @@ def _run_pytest(src: str, args: list[str], timeout: float) -> int | None:
 
 
 def run_module(module: ModuleConfig, jobs: int, *, list_only: bool,
-               only: set[str] | None = None) -> dict[str, object]:
+               only: set[str] | None = None,
+               timeout_override: float | None = None) -> dict[str, object]:
     source = (ROOT / module.path).read_text(encoding="utf-8")
     mutants, invalid = generate_mutants(source)
     if only is not None:
@@ -562,6 +563,10 @@ def run_module(module: ModuleConfig, jobs: int, *, list_only: bool,
                 "they do not exercise the scratch copy of the module"
             )
         timeout = max(10.0, 3 * baseline + 5)
+        if timeout_override is not None:
+            # A mutant that loops forever costs the whole timeout; a shorter one
+            # still counts it killed (by timeout), it only ends it sooner.
+            timeout = max(timeout_override, baseline * 1.5)
         print(f"    baseline {baseline:.1f}s, per-mutant timeout {timeout:.0f}s, "
               f"{len(workers)} job(s)")
 
@@ -650,13 +655,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     parser.add_argument("--only", action="append", metavar="ID",
                         help="run only these mutant ids (repeatable; e.g. last run's survivors)")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS",
+                        help="per-mutant timeout (default max(10, 3 x baseline + 5)); "
+                             "never below 1.5 x the baseline, so a slow pass is not "
+                             "counted a kill")
     parser.add_argument("--min-score", type=float, default=90.0,
                         help="exit 1 when a module scores below this (default 90)")
     args = parser.parse_args(argv)
 
     modules = select_modules(load_config(args.config), args.modules)
     only = set(args.only) if args.only else None
-    results = [run_module(m, args.jobs, list_only=args.list, only=only) for m in modules]
+    results = [run_module(m, args.jobs, list_only=args.list, only=only,
+                          timeout_override=args.timeout) for m in modules]
     if args.list:
         return 0
     print("\nmodule                                       killed/total   raw    score")

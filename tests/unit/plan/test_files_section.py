@@ -117,10 +117,46 @@ def test_a_typographic_apostrophe_reads_as_a_plain_one(quote: str) -> None:
     assert found.denied == ("src/a.py",) and found.allowed == ("src/b.py",)
 
 
-@pytest.mark.parametrize("dash", ["\u2010", "\u2012", "\u2013", "\u2014", "\u2212"])
+@pytest.mark.parametrize("dash", ["\u2010", "\u2011", "\u2012", "\u2013", "\u2014", "\u2212"])
 def test_a_typographic_dash_reads_as_a_hyphen(dash: str) -> None:
     found = section(f"- `src/a.py` (read{dash}only)\n- `src/b.py`\n")
     assert found.denied == ("src/a.py",) and found.allowed == ("src/b.py",)
+
+
+@pytest.mark.parametrize("mark", ["*", "_", "~", "`"])
+def test_emphasis_marks_inside_a_deny_phrase_are_dropped(mark: str) -> None:
+    found = section(f"- `src/a.py` (do {mark}not{mark} touch)\n- `src/b.py`\n")
+    assert found.denied == ("src/a.py",) and found.allowed == ("src/b.py",)
+    assert found.refusals == ()
+
+
+def test_the_reason_codes_of_the_section_are_their_literal_names() -> None:
+    # a consumer matches on the code text, so the text itself is the contract
+    assert fs.FILES_UNRECOGNISED == "LOOPSPEC_FILES_UNRECOGNISED"
+    assert fs.FILES_HIDDEN_TEXT == "LOOPSPEC_FILES_HIDDEN_TEXT"
+    assert [r.code for r in section("- `src/a.py` (never)\n").refusals] == [
+        "LOOPSPEC_FILES_UNRECOGNISED"
+    ]
+
+
+BIDI_CONTROLS = (
+    "\u061c", "\u200e", "\u200f", "\u202a", "\u202b", "\u202c",
+    "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("control", BIDI_CONTROLS)
+def test_every_bidirectional_control_is_named_as_one(control: str) -> None:
+    found = section(f"- `src/a.py` x{control}y\n")
+    assert [r.code for r in found.refusals] == ["LOOPSPEC_FILES_HIDDEN_TEXT"]
+    assert f"bidirectional control U+{ord(control):04X}" in found.refusals[0].message
+
+
+@pytest.mark.parametrize("tag", ["<br>", "<br/>", "<BR />"])
+def test_a_line_break_tag_in_a_table_cell_separates_two_paths(tag: str) -> None:
+    found = section(f"| Path |\n|---|\n| `src/a.py`{tag}`src/b.py` |\n")
+    assert [t.text for t in found.taken] == ["src/a.py", "src/b.py"]
+    assert found.refusals == ()
 
 
 def test_a_path_between_two_words_reads_as_a_space_in_a_statement() -> None:
@@ -239,6 +275,7 @@ def test_an_item_ending_with_a_colon_is_a_label_and_names_no_path() -> None:
         "- docs/c.md, plus\uff1a\n  - `src/d.py`\n"
         "- Core\uff1asrc/e.py\n"
         "- Core: src/f.py\n"
+        "- Core:\tsrc/g.py\n"
     )
     found = section(body)
     assert [(t.text, t.line) for t in found.taken] == [
@@ -246,6 +283,7 @@ def test_an_item_ending_with_a_colon_is_a_label_and_names_no_path() -> None:
         ("src/d.py", 12),
         ("src/e.py", 13),
         ("src/f.py", 14),
+        ("src/g.py", 15),
     ]
     assert found.skipped == () and found.refusals == ()
 

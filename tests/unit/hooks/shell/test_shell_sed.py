@@ -12,7 +12,8 @@ EDITS_ONLY = [
     "l", "l 5", "l5;p", "q", "q5", "Q 3", "L", "b", "b end", "t x", "T", "v 4.2", "v",
     ":a", "r f", "R f", "a text", "i text", "c text", "s/a/b/", "s/a/b/g",
     "s/a/b/2", "s/a/b/gpiImM3", "s/a\\xb/c/", "/a\\/b/p", "s|a|b|", "s/a/\\/b/", "y/ab/cd/", "s/a/b/ ;p",
-    "s/a/b/#c", "s/a/b/;p", "s/a/b/\tp", "{s/a/b/}", "/x\\/y/p", "n;N;D;P;g;G;h;H;x",
+    "s/a/b/#c", "s/a/b/;p", "s/a/b/\tp", "s/a/b/\np", "s/a/b/g\np", "sxaxbx", "\\xaxp",
+    "2, 4p", "2, /y/p", "2, +3p", "{s/a/b/}", "/x\\/y/p", "n;N;D;P;g;G;h;H;x",
     "F", "z", "  \t p", "p;;p", "p\n\np", "2,3 p", "/a/ ,/b/ p", "$!N", "",
 ]  # fmt: skip
 
@@ -67,6 +68,7 @@ def test_scripts_that_only_edit_the_stream(script: str) -> None:
         ("\\", "a sed address cannot be read"),
         ("\\\n", "a sed address cannot be read"),
         ("\\\\x\\p", "a sed address cannot be read"),
+        ("\\\nx\np", "a sed address cannot be read"),
         ("{p", "an unbalanced '{' in a sed script"),
         ("{{p}", "an unbalanced '{' in a sed script"),
         ("}", "an unbalanced '}' in a sed script"),
@@ -85,3 +87,21 @@ def test_the_scan_counts_the_characters_it_visits() -> None:
     assert scan("p").steps == 1
     assert scan("s/a/b/g").steps == len("s/a/b/g")
     assert scan("1,3p;w f").steps == len("1,3p;w")
+
+
+@pytest.mark.parametrize(
+    ("script", "problem", "steps"),
+    [
+        # the scan stops at the first character that makes the script unreadable
+        ("/x\\", "a sed address cannot be read", 4),
+        ("\\", "a sed address cannot be read", 2),
+        ("\\\\x", "a sed address cannot be read", 2),
+        ("s", "a sed 's' command cannot be read", 2),
+        ("s\\a", "a sed 's' command cannot be read", 2),
+        ("s\na", "a sed 's' command cannot be read", 2),
+    ],
+)
+def test_a_script_that_cannot_be_read_is_not_read_further(
+    script: str, problem: str, steps: int
+) -> None:
+    assert scan(script) == (problem, steps)

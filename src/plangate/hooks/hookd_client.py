@@ -494,34 +494,44 @@ def launch(site_dir: str, entry: str, args: list[str]) -> int:
     if not exact:
         return _exec_entry(entry, args)
     host = args[0] if len(args) == 1 else ""
-    payload: bytes | None = None
-    if host in AGENT_HOSTS:
-        try:
-            # A closed standard input (sys.stdin is None) reads as an empty payload.
-            payload = sys.stdin.buffer.read(8 * 1024 * 1024 + 1) if sys.stdin else b""
-        except (OSError, ValueError):
-            payload = b""
+    payload, code = _helper_answer(host)
+    return _decide_here(args, payload) if code is None else code
+
+
+def _helper_answer(host: str) -> tuple[bytes | None, int | None]:
+    """For an agent ``host``: read the payload and print the helper's answer; returns the
+    payload read (``None`` when nothing was read) and the exit code to end with, or ``None``
+    when this call must be decided in-process. A fault of this client is a miss, never an
+    answer."""
+    if host not in AGENT_HOSTS:
+        return None, None
+    try:
+        # A closed standard input (sys.stdin is None) reads as an empty payload.
+        payload = sys.stdin.buffer.read(8 * 1024 * 1024 + 1) if sys.stdin else b""
+    except (OSError, ValueError):
+        payload = b""
+    # The answer needs both output streams; without one, the in-process hook decides.
+    if sys.stdout is None or sys.stderr is None:
+        return payload, None
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = ""
+    try:
+        answer = ask_helper(host, payload, os.environ, cwd)
+    except Exception:  # noqa: BLE001 -- a client fault is a miss, never an answer
         answer = None
-        if sys.stdout is not None and sys.stderr is not None:
-            try:
-                cwd = os.getcwd()
-            except OSError:
-                cwd = ""
-            try:
-                answer = ask_helper(host, payload, os.environ, cwd)
-            except Exception:  # noqa: BLE001 -- a client fault is a miss, never an answer
-                answer = None
-        if answer is not None:
-            out, err, code = answer
-            try:
-                sys.stdout.buffer.write(out)
-                sys.stdout.buffer.flush()
-                sys.stderr.buffer.write(err)
-                sys.stderr.buffer.flush()
-            except (OSError, ValueError):
-                return 2
-            return code
-    return _decide_here(args, payload)
+    if answer is None:
+        return payload, None
+    out, err, code = answer
+    try:
+        sys.stdout.buffer.write(out)
+        sys.stdout.buffer.flush()
+        sys.stderr.buffer.write(err)
+        sys.stderr.buffer.flush()
+    except (OSError, ValueError):
+        return payload, 2
+    return payload, code
 
 
 LAUNCHER_SIGNATURE = b"plangate-hook HOST: the hook entry point committed hook files call"
@@ -626,32 +636,8 @@ def main(argv: list[str] | None = None) -> int:
     """``python -S -I hookd_client.py HOST``: the helper's answer, else the in-process one."""
     args = sys.argv[1:] if argv is None else argv
     host = args[0] if len(args) == 1 else ""
-    payload: bytes | None = None
-    if host in AGENT_HOSTS:
-        try:
-            # A closed standard input (sys.stdin is None) reads as an empty payload.
-            payload = sys.stdin.buffer.read(8 * 1024 * 1024 + 1) if sys.stdin else b""
-        except (OSError, ValueError):
-            payload = b""
-        try:
-            cwd = os.getcwd()
-        except OSError:
-            cwd = ""
-        # The answer needs both output streams; without one, the in-process hook decides.
-        answer = None
-        if sys.stdout is not None and sys.stderr is not None:
-            answer = ask_helper(host, payload, os.environ, cwd)
-        if answer is not None:
-            out, err, code = answer
-            try:
-                sys.stdout.buffer.write(out)
-                sys.stdout.buffer.flush()
-                sys.stderr.buffer.write(err)
-                sys.stderr.buffer.flush()
-            except (OSError, ValueError):
-                return 2
-            return code
-    return _fallback(host, payload)
+    payload, code = _helper_answer(host)
+    return _fallback(host, payload) if code is None else code
 
 
 if __name__ == "__main__":

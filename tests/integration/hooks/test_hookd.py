@@ -573,3 +573,40 @@ def test_a_request_trickling_in_is_dropped_after_the_request_deadline(
         before = requests_served(repo, env)
         assert run_client(repo, "claude", deny_payload(repo), env).returncode == 2
         assert requests_served(repo, env) == before + 1
+
+
+@pytest.mark.parametrize("client", ["local", "launcher"])
+def test_a_fault_inside_the_client_is_a_miss_never_an_answer(
+    repo: Path, env: dict[str, str], client: str
+):
+    # The helper is running; the client's own call to it fails with an error nobody
+    # foresaw. Both clients (the local line's and the launcher's) must then decide
+    # in-process: a traceback would end the hook with exit 1, which Claude Code does not
+    # treat as a block.
+    from support.hookd import LAUNCH
+
+    hooks_dir = os.path.dirname(LAUNCH)
+    site_dir = os.path.dirname(os.path.dirname(hooks_dir))
+    entry = "main()" if client == "local" else (
+        f"launch({site_dir!r}, {sys.executable!r}, sys.argv[1:])"
+    )
+    boot = (
+        "import sys\n"
+        f"sys.path.append({hooks_dir!r})\n"
+        "import hookd_client\n"
+        "from hookd_client import main, launch\n"
+        "def broken(*args, **kwargs):\n"
+        "    raise RuntimeError('a fault of the client')\n"
+        "hookd_client.ask_helper = broken\n"
+        "hookd_client.launcher_exact = lambda *a, **k: True\n"
+        f"sys.exit({entry})\n"
+    )
+    payload = deny_payload(repo)
+    with running_helper(repo, env):
+        proc = subprocess.run(
+            [sys.executable, "-S", "-I", "-c", boot, "claude"], cwd=repo, input=payload,
+            env=env, capture_output=True, check=False, timeout=60,
+        )
+    assert b"Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    same(proc, in_process(repo, "claude", payload, env))
+    assert proc.returncode == 2

@@ -696,7 +696,9 @@ class Git:
         directories (literal pathspecs: no glob or magic in them is honoured);
         ``ignored`` also reports files git ignores there, each file by its own path: a
         directory git ignores as a whole is listed file by file, never as one ``dir/``
-        entry (which names no file and cannot be judged).
+        entry (which names no file and cannot be judged). The one directory git names
+        as such is a repository inside the working tree (it holds ``.git``; git never
+        descends into it): ``vendor/lib/``, with the trailing slash.
         """
         args = ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"]
         if ignored:

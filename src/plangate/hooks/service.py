@@ -485,6 +485,31 @@ def _canonical_targets(paths: Sequence[str]) -> list[Target]:
     return out
 
 
+def _nested_repository(path: str) -> Reason:
+    return Reason(
+        "HOOK_NESTED_REPOSITORY",
+        f"{path} is a repository inside the working tree: git lists it as one entry and "
+        "would record it as a gitlink (a commit of another repository), never its files, "
+        "so what it holds cannot be judged or reviewed",
+        "move it out of the working tree (or list it in .gitignore when it is not part of "
+        "the change); a person adds a submodule deliberately, outside the agent's session",
+    )
+
+
+def _working_tree_targets(paths: Sequence[str]) -> list[Target]:
+    """:func:`_canonical_targets` for what ``git status`` listed: an entry ending in '/'
+    (git's listing of a nested repository, the only directory it names) is refused as
+    what it is, not as a malformed path."""
+    out: list[Target] = []
+    for path in paths:
+        stem = path[:-1]
+        if path.endswith("/") and stem and not stem.endswith("/"):
+            out.append(Target(path, None, _nested_repository(stem)))
+        else:
+            out += _canonical_targets((path,))
+    return out
+
+
 def _into_dir_targets(
     triples: Sequence[tuple[str, str, int]], cwd: str
 ) -> tuple[list[tuple[str, int]], set[str]]:
@@ -601,7 +626,7 @@ def _shell_action(
         git = Git(Path(root))
         targets += _canonical_targets(git.staged_paths())
         if analysis.commit_all:
-            targets += _canonical_targets(git.worktree_changes())
+            targets += _working_tree_targets(git.worktree_changes())
         targets += _resolve(list(analysis.commit_paths), cwd, root, case_insensitive)
     return Action(
         ActionKind.SHELL,
@@ -629,7 +654,7 @@ def build_action(request: HookRequest, root: str, env: Mapping[str, str] | None 
     if request.event in (HookEvent.POST, HookEvent.STOP):
         changed = [
             t if t.path is None else t._replace(regular_file=_is_regular_file(root, t.path))
-            for t in _canonical_targets(effect_paths(root))
+            for t in _working_tree_targets(effect_paths(root))
         ]
         return Action(ActionKind.EFFECT, tuple(changed), label=request.label)
     if request.unclassifiable:
@@ -798,11 +823,16 @@ def _without_baseline(
     session = active_session(ledger, moment or utc_now())
     if session is None:
         return action
-    paths = [t.path for t in action.targets if t.path is not None]
+    # A target refused for what it is (a nested repository, a name git allows and a
+    # canonical path does not) is looked up by the path git listed: what was there
+    # unchanged when the person started the session is not the agent's doing.
+    paths = [t.path if t.path is not None else t.raw for t in action.targets]
     same = unchanged_since_baseline(root, session, paths)
     if not same:
         return action
-    return action._replace(targets=tuple(t for t in action.targets if t.path not in same))
+    return action._replace(targets=tuple(
+        t for t in action.targets if (t.path if t.path is not None else t.raw) not in same
+    ))
 
 
 def _decide_request(

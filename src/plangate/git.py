@@ -645,6 +645,30 @@ class Git:
         )
         return _split_z_paths(proc.stdout)
 
+    def changed_entries(self, base: str, head: str) -> ChangedEntries:
+        """:meth:`changed_paths`, with the entries a reviewer cannot read as a file: the
+        symbolic links (with their object ids) and gitlinks the head side holds.
+
+        One ``git diff --raw`` (full object ids): the new mode of each entry is in the
+        diff PlanGate computed itself, never in what a pull request says of it.
+        """
+        proc = self._call(
+            [
+                "diff",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--no-renames",
+                "--ignore-submodules=none",
+                "--raw",
+                "--no-abbrev",
+                "-z",
+                base,
+                head,
+                "--",
+            ]
+        )
+        return _raw_entries(proc.stdout)
+
     def staged_paths(self, index_file: str | None = None) -> list[str]:
         """Paths staged in the index relative to HEAD (or all staged, when unborn).
 
@@ -916,6 +940,50 @@ def _split_z_paths(raw: bytes) -> list[str]:
     if paths and paths[0] == "":
         del paths[0]  # the empty piece after the last NUL (it sorts first)
     return paths
+
+
+class ChangedEntries(NamedTuple):
+    """What :meth:`Git.changed_entries` read from one ``diff --raw``."""
+
+    paths: list[str]
+    """Every changed path, sorted and unique (as :meth:`Git.changed_paths`)."""
+    links: list[tuple[str, str]]
+    """(path, object id) of each entry whose new mode is a symbolic link (120000)."""
+    gitlinks: list[str]
+    """Paths whose new mode is a gitlink (160000): a commit of another repository."""
+
+
+_LINK_MODE = "120000"
+_GITLINK_MODE = "160000"
+_SPECIAL_MODES = frozenset((_LINK_MODE, _GITLINK_MODE))
+
+
+def _raw_entries(raw: bytes) -> ChangedEntries:
+    """Parse ``diff --raw -z``: ``:<old mode> <new mode> <old id> <new id> <status>``,
+    NUL, the path, NUL, per entry (no renames: one path each). Anything else is
+    ``GIT_BAD_OUTPUT``: a listing PlanGate cannot read is never taken as complete."""
+    parts = raw.decode("utf-8", "surrogateescape").split("\x00")
+    if parts[-1] != "" or len(parts) % 2 != 1:
+        raise GitError("GIT_BAD_OUTPUT", "git diff --raw ended mid-entry", "check git")
+    metas, paths = parts[0:-1:2], parts[1::2]
+    links: list[tuple[str, str]] = []
+    gitlinks: list[str] = []
+    # The new mode sits at a fixed place (modes are six octal digits); every record is
+    # read in full only when it is not a plain file change or does not look like one.
+    for index, meta in enumerate(metas):
+        mode = meta[8:14]
+        if meta[:1] == ":" and mode not in _SPECIAL_MODES:
+            continue
+        fields = meta[1:].split(" ")
+        if meta[:1] != ":" or len(fields) != 5 or not paths[index]:
+            raise GitError("GIT_BAD_OUTPUT", f"unexpected git diff --raw record {meta[:120]!r}",
+                           "check git")
+        if fields[1] == _LINK_MODE:
+            links.append((paths[index], fields[3]))
+        else:
+            gitlinks.append(paths[index])
+    unique = sorted(dict.fromkeys(paths))
+    return ChangedEntries(unique, links, gitlinks)
 
 
 _SIZE_DIGITS = 15  # a size git prints for one object (far beyond any output limit)

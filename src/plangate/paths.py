@@ -20,6 +20,7 @@ policy gate):
 
 from __future__ import annotations
 
+import posixpath
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
@@ -940,3 +941,16 @@ def paths_outside(allowed: Sequence[str], paths: Iterable[str]) -> list[str]:
     An empty ``allowed`` list allows nothing: every path is outside.
     """
     return [p for p in paths if match_any(allowed, p) is None]
+
+
+def link_leaves_repository(path: str, target: bytes) -> bool:
+    """Does a symbolic link at ``path`` (repository-relative) with ``target`` point
+    outside the repository's files? Absolute, empty or NUL-holding targets do; so does
+    a relative one that climbs above the top (judged as text, links never followed) or
+    lands in the repository's own ``.git`` (what no commit holds: hooks, config)."""
+    text = target.decode("utf-8", "surrogateescape")
+    if not text or text.startswith("/") or "\x00" in text:
+        return True
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), text))
+    top = joined.split("/", 1)[0]
+    return top == ".." or top.casefold() == ".git"

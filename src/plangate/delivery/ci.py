@@ -88,7 +88,13 @@ from plangate.delivery.pr_policy import (
     taskless_rule_for,
 )
 from plangate.ownfiles import HISTORY, never_blamed_of
-from plangate.paths import CanonicalPath, PathRejected, is_canonical_path, match_any
+from plangate.paths import (
+    CanonicalPath,
+    PathRejected,
+    is_canonical_path,
+    link_leaves_repository,
+    match_any,
+)
 from plangate.plan.scope import TaskScope, check_scope_binding, derive_scope, outside_scopes
 from plangate.records import NamedTuple
 from plangate.surfaces import ResolvedSurfaces
@@ -186,6 +192,11 @@ class PullRequestFacts(NamedTuple):
     """Why the base commit's policy file cannot be used (then :data:`STRICT` is in force)."""
     head_policy_problem: Reason | None = None
     """Why the head's policy file, when the pull request changes it, is not a valid policy."""
+    links: tuple[tuple[str, bytes | None], ...] = ()
+    """The symbolic links the pull request adds or changes: (path, target; None when git
+    did not hand the target over), from the diff's own modes."""
+    gitlinks: tuple[str, ...] = ()
+    """The gitlinks (commits of other repositories) the pull request adds or changes."""
 
 
 def touched_tasks(changed: tuple[str, ...]) -> list[str]:
@@ -534,6 +545,41 @@ def _surfaces_defined(case: Case) -> tuple[Reason, ...]:
     return (surfaces.problem,)
 
 
+def _link_text(path: str, target: bytes | None) -> str:
+    if target is None:
+        return f"{path} -> (target not readable)"
+    where = " (outside the repository)" if link_leaves_repository(path, target) else ""
+    return f"{path} -> {target[:200].decode('utf-8', 'replace')}{where}"
+
+
+def _no_links(case: Case) -> tuple[Reason, ...]:
+    links = case.facts.links
+    if not links:
+        return ()
+    return (Reason(
+        "CI_SYMLINK",
+        f"{len(links)} symbolic link(s) added or changed: "
+        + ", ".join(_link_text(path, target) for path, target in links[:_LISTED]),
+        "a link shows whoever opens it its target's bytes, not what a reviewer read: a "
+        "human reviews where it points and approves it, or the change writes the file itself",
+        tuple(path for path, _ in links),
+    ),)
+
+
+def _no_gitlinks(case: Case) -> tuple[Reason, ...]:
+    gitlinks = case.facts.gitlinks
+    if not gitlinks:
+        return ()
+    return (Reason(
+        "CI_GITLINK",
+        f"{len(gitlinks)} gitlink(s) (a commit of another repository) added or changed: "
+        + ", ".join(gitlinks[:_LISTED]),
+        "a gitlink brings another repository's commit that no reviewer of this one read: a "
+        "human reviews it and approves it",
+        gitlinks,
+    ),)
+
+
 def _trust_root_readable(case: Case) -> tuple[Reason, ...]:
     problem = case.facts.trust_problem
     if problem is None:
@@ -599,6 +645,8 @@ RULES: tuple[Rule, ...] = (
     Rule("protected_surfaces", HUMAN_REQUIRED, _protected_surfaces),
     Rule("surfaces_defined", HUMAN_REQUIRED, _surfaces_defined),
     Rule("trust_root_unchanged", HUMAN_REQUIRED, _trust_root_unchanged),
+    Rule("no_symlinks", HUMAN_REQUIRED, _no_links),
+    Rule("no_gitlinks", HUMAN_REQUIRED, _no_gitlinks),
 )
 """The pull-request rules in order. Every failing row is listed; the first row, when
 it fails, is the only one judged (nothing else was gathered)."""

@@ -81,7 +81,8 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
     except GitError as exc:
         raise InputRejected(exc.code, exc.message, exc.hint) from None
     # Each path is validated here, once: the rules match these paths as they are.
-    changed, rejected = canonical_paths(git.changed_paths(since, head))
+    entries = git.changed_entries(since, head)
+    changed, rejected = canonical_paths(entries.paths)
     unmatchable = [(str(raw), code) for raw, code in rejected]
     # What is read at the base (the surfaces, the trust root, the policy) is listed once.
     at_base = git.listed_at(base, [REPO_SURFACES_RELPATH, *TRUST_FILES, POLICY_RELPATH])
@@ -125,7 +126,23 @@ def gather_pull_request(cwd: Path, base_rev: str, head_rev: str) -> PullRequestF
                             stale_approvals=tuple(stale), base_adopted=base_adopted,
                             continuations=tuple(continuations), policy=policy,
                             policy_problem=policy_problem,
-                            head_policy_problem=head_policy_problem)
+                            head_policy_problem=head_policy_problem,
+                            links=_link_targets(git, entries.links),
+                            gitlinks=tuple(entries.gitlinks))
+
+
+def _link_targets(git: Git, links: list[tuple[str, str]]) -> tuple[tuple[str, bytes | None], ...]:
+    """Each changed link with its target as git holds it (None: git did not hand it
+    over; the link is judged all the same)."""
+    if not links:
+        return ()
+    objects = git.read_objects([object_id for _path, object_id in links])
+    if objects is None:
+        return tuple((path, None) for path, _ in links)
+    return tuple(
+        (path, obj.data if obj is not None and obj.kind == "blob" else None)
+        for (path, _), obj in zip(links, objects, strict=True)
+    )
 
 
 def policy_at(git: Git, commit: str) -> tuple[PullRequestPolicy, Reason | None]:

@@ -35,7 +35,6 @@ changed and the command succeeded.
 from __future__ import annotations
 
 import os
-import posixpath
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -44,7 +43,7 @@ from typing import Any
 from plangate.delivery import ci
 from plangate.errors import EnvironmentFailure
 from plangate.git import Git, GitError
-from plangate.paths import CanonicalPath
+from plangate.paths import CanonicalPath, link_leaves_repository
 from plangate.records import NamedTuple
 from plangate.surfaces import ResolvedSurfaces
 from plangate.verdict import Reason, Result
@@ -122,15 +121,6 @@ def _plan_package_untouched(facts: ResultFacts) -> tuple[Reason, ...]:
             tuple(touched),
         ),
     )
-
-
-def link_leaves_repository(path: str, target: bytes) -> bool:
-    """Does a link at ``path`` (repository-relative) with ``target`` point outside the tree?"""
-    text = target.decode("utf-8", "surrogateescape")
-    if not text or text.startswith("/") or "\x00" in text:
-        return True
-    joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), text))
-    return joined == ".." or joined.startswith("../")
 
 
 def _found(

@@ -53,6 +53,8 @@ EXPECTED_ORDER = (
     "protected_surfaces",
     "surfaces_defined",
     "trust_root_unchanged",
+    "no_symlinks",
+    "no_gitlinks",
 )
 
 
@@ -83,7 +85,7 @@ def codes(result: Result) -> list[str]:
 
 def test_the_table_order():
     assert tuple(rule.name for rule in RULES) == EXPECTED_ORDER
-    assert [rule.verdict for rule in RULES] == ["REJECTED"] * 8 + ["HUMAN_REQUIRED"] * 6
+    assert [rule.verdict for rule in RULES] == ["REJECTED"] * 8 + ["HUMAN_REQUIRED"] * 8
 
 
 def test_the_documented_table_is_the_tables_order():
@@ -157,6 +159,16 @@ ROW_CASES = {
         facts()._replace(trust_changed=(".plangate/allowed_signers",)),
         "HUMAN_REQUIRED",
         ["CI_TRUST_ROOT_CHANGED"],
+    ),
+    "no_symlinks": (
+        facts("src/link.py")._replace(links=(("src/link.py", b"app.py"),)),
+        "HUMAN_REQUIRED",
+        ["CI_SYMLINK"],
+    ),
+    "no_gitlinks": (
+        facts("src/vendored")._replace(gitlinks=("src/vendored",)),
+        "HUMAN_REQUIRED",
+        ["CI_GITLINK"],
     ),
     "policy_readable": (
         facts()._replace(
@@ -753,3 +765,27 @@ def test_a_part_checked_on_its_own_is_covered_and_a_refused_one_rejects():
     assert codes(result) == ["CI_APPROVAL_PART_UNVERIFIED", "CI_PROTECTED_SURFACE"]
     assert result.reasons[0].evidence == (stmt,)
     assert result.reasons[1].evidence == (stmt,)
+
+
+def test_a_link_whose_target_git_did_not_hand_over_still_needs_a_human():
+    result = decide(facts("src/a.py", "src/b.py")._replace(
+        links=(("src/a.py", None), ("src/b.py", b"../../../etc/shadow"))))
+    assert (result.verdict, codes(result)) == ("HUMAN_REQUIRED", ["CI_SYMLINK"])
+    reason = result.reasons[0]
+    assert reason.message == (
+        "2 symbolic link(s) added or changed: src/a.py -> (target not readable), "
+        "src/b.py -> ../../../etc/shadow (outside the repository)")
+    assert reason.evidence == ("src/a.py", "src/b.py")
+
+
+def test_links_and_gitlinks_are_listed_up_to_the_limit():
+    links = tuple((f"src/l{i}.py", b"app.py") for i in range(10))
+    gitlinks = tuple(f"src/g{i}" for i in range(10))
+    result = decide(facts(*(p for p, _ in links), *gitlinks)._replace(
+        links=links, gitlinks=gitlinks))
+    assert codes(result) == ["CI_SYMLINK", "CI_GITLINK"]
+    link_reason, gitlink_reason = result.reasons
+    assert link_reason.message.count(" -> app.py") == 8 and "src/l8.py" not in link_reason.message
+    assert gitlink_reason.message.endswith(", ".join(gitlinks[:8]))
+    assert link_reason.evidence == tuple(p for p, _ in links)
+    assert gitlink_reason.evidence == gitlinks

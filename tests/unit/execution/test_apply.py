@@ -197,6 +197,12 @@ def test_every_link_in_scope_is_refused_with_where_it_points(target: bytes, code
         ("d/a.txt", b"../../\xff", True),
         ("a.txt", b"/\xff", True),
         ("a.txt", b"a\x00b", True),
+        ("d/a.txt", b"../.git/hooks/pre-commit", True),
+        ("a.txt", b".GIT/config", True),
+        ("a.txt", b".git", True),
+        ("d/a.txt", b"../.gitignore", False),
+        ("a.txt", b".github/workflows/ci.yml", False),
+        ("d/a.txt", b"e/../../.git/x", True),
     ],
 )
 def test_link_leaving_the_repository(path: str, target: bytes, leaves: bool) -> None:

@@ -532,3 +532,58 @@ def test_toplevel_and_head_answer_as_the_two_calls(git_repo: Path, tmp_path: Pat
     git(tmp_path, "init", "-q", "--bare", str(bare))
     with pytest.raises(GitError):
         Git(bare).toplevel_and_head()  # no working tree: as toplevel()
+
+
+def test_changed_entries_name_links_and_gitlinks_by_the_new_mode(git_repo: Path) -> None:
+    """The kinds come from the diff git computes: a link made, a link retargeted and a
+    gitlink are named with their object ids; a link replaced by a file, a deleted link
+    and a file made executable are plain changes."""
+    (git_repo / "a").write_text("a")
+    (git_repo / "was-link").symlink_to("a")
+    (git_repo / "gone").symlink_to("a")
+    (git_repo / "kept").symlink_to("a")
+    (git_repo / "run.sh").write_text("#!/bin/sh\n")
+    base = commit_all(git_repo, "add")
+    (git_repo / "was-link").unlink()
+    (git_repo / "was-link").write_text("now a file")
+    (git_repo / "gone").unlink()
+    (git_repo / "kept").unlink()
+    (git_repo / "kept").symlink_to("/etc/passwd")
+    (git_repo / "new-link").symlink_to("a")
+    (git_repo / "run.sh").chmod(0o755)
+    git(git_repo, "add", "-A")
+    git(git_repo, "update-index", "--add", "--cacheinfo", f"160000,{base},vendor/sub")
+    git(git_repo, "commit", "-q", "-m", "change")
+    head = git(git_repo, "rev-parse", "HEAD")
+    g = Git(git_repo)
+    entries = g.changed_entries(base, head)
+    assert entries.paths == g.changed_paths(base, head) == [
+        "gone", "kept", "new-link", "run.sh", "vendor/sub", "was-link"]
+    assert [path for path, _ in entries.links] == ["kept", "new-link"]
+    objects = g.read_objects([object_id for _, object_id in entries.links])
+    assert objects is not None
+    assert [o.data for o in objects if o is not None] == [b"/etc/passwd", b"a"]
+    assert entries.gitlinks == ["vendor/sub"]
+
+
+def test_changed_entries_of_an_empty_diff(git_repo: Path) -> None:
+    head = git(git_repo, "rev-parse", "HEAD")
+    assert Git(git_repo).changed_entries(head, head) == ([], [], [])
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b":100644 100644 " + b"a" * 40 + b" " + b"b" * 40 + b" M\x00f",  # no closing NUL
+        b":100644 100644 " + b"a" * 40 + b" " + b"b" * 40 + b" M\x00",  # a record, no path
+        b":000000 120000 " + b"0" * 40 + b" " + b"b" * 40 + b"\x00link\x00",  # no status
+        b"100644 120000 " + b"0" * 40 + b" " + b"b" * 40 + b" A\x00link\x00",  # no colon
+        b":000000 160000 " + b"0" * 40 + b" " + b"b" * 40 + b" A\x00\x00",  # empty path
+    ],
+)
+def test_changed_entries_refuse_a_listing_they_cannot_read(raw: bytes) -> None:
+    from plangate.git import _raw_entries
+
+    with pytest.raises(GitError) as info:
+        _raw_entries(raw)
+    assert info.value.code == "GIT_BAD_OUTPUT"

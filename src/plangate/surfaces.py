@@ -543,6 +543,34 @@ class CommittedBlobReader(Protocol):
     def read_blob(self, commit: str, path: str, max_bytes: int) -> bytes: ...
 
 
+def joined_surfaces(
+    first: ResolvedSurfaces, others: tuple[ResolvedSurfaces, ...]
+) -> ResolvedSurfaces:
+    """``first`` protecting every pattern of ``others`` as well (more, never less).
+
+    Returns ``first`` itself when every other definition has its digest. Otherwise the
+    patterns of ``others`` that ``first`` lacks follow its own, in order; the path names
+    every definition and the digest is that of their digests, so a recorded decision
+    says which definitions judged it.
+    """
+    if all(other.digest == first.digest for other in others):
+        return first
+    entries = list(first.entries)
+    known = {entry.pattern for entry in entries}
+    for other in others:
+        for entry in other.entries:
+            if entry.pattern not in known:
+                known.add(entry.pattern)
+                entries.append(entry)
+    paths = [first.path or first.provenance, *(o.path or o.provenance for o in others)]
+    digests = [first.digest or "-", *(o.digest or "-" for o in others)]
+    return first._replace(
+        path=" + ".join(paths),
+        digest=sha256_digest("\n".join(digests).encode()),
+        entries=tuple(entries),
+    )
+
+
 def surfaces_at_commit(
     git: CommittedBlobReader, commit: str, *, template_fallback: bool = True
 ) -> ResolvedSurfaces:

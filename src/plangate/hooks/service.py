@@ -813,6 +813,33 @@ def _confinement(
     return ""
 
 
+def _with_committed_surfaces(facts: Facts, root: str, bases: tuple[str, ...]) -> Facts:
+    """For git's hooks: the working tree's definition joined with the one committed at
+    each commit the change starts from (the definition ``ci check`` judges with). A
+    definition weakened in the working tree, by a tool no agent hook saw, protects no
+    less at commit and push; one that cannot be read at a base leaves no definition."""
+    from plangate.git import Git, GitError
+    from plangate.surfaces import joined_surfaces, surfaces_at_commit
+
+    working = facts.surfaces
+    if working is None:
+        return facts  # already refused as unavailable
+    git = Git(Path(root))
+    committed: list[ResolvedSurfaces] = []
+    for base in dict.fromkeys(bases):
+        try:
+            resolved = surfaces_at_commit(git, base)
+        except GitError as exc:
+            return facts._replace(surfaces=None, surfaces_problem=(
+                f"the definition committed at {base[:12]} cannot be read: {exc.message}"))
+        if not resolved.entries:
+            problem = resolved.problem.message if resolved.problem else "no patterns"
+            return facts._replace(surfaces=None, surfaces_problem=(
+                f"the definition committed at {base[:12]} cannot be used: {problem}"))
+        committed.append(resolved)
+    return facts._replace(surfaces=joined_surfaces(working, tuple(committed)))
+
+
 def _without_baseline(
     action: Action, root: str, ledger: Ledger, moment: datetime | None
 ) -> Action:
@@ -848,6 +875,8 @@ def _decide_request(
     if action.kind is ActionKind.READ:
         return decide(Facts(surfaces=None), action)
     facts = gather_facts(root, env, ledger, moment, box=box)
+    if request.change is not None and request.change.bases:
+        facts = _with_committed_surfaces(facts, root, request.change.bases)
     if (request.adoption and request.canonical_targets is not None
             and not agent_markers_present(env)):
         # A person adopts PlanGate; an agent's commit of the same files is judged as any.

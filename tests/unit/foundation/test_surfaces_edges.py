@@ -545,3 +545,25 @@ def test_the_template_of_an_installed_package_is_read_as_a_plain_file() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["True", "True", "False", "False"]
+
+
+def test_joined_surfaces_protect_every_pattern_of_each_definition_once():
+    from plangate.canonical import sha256_digest
+    from plangate.surfaces import ProtectedPattern, ResolvedSurfaces, joined_surfaces
+
+    a = ProtectedPattern("a/**", "human-owned", "first")
+    b = ProtectedPattern("b/**", "human-owned", "second")
+    b_again = ProtectedPattern("b/**", "generated", "another reason")
+    c = ProtectedPattern("c.txt", "human-owned", "third")
+    working = ResolvedSurfaces("downstream", "wt.toml", "sha256:w", (a, b))
+    same = ResolvedSurfaces("downstream", "x@1", "sha256:w", (a,))
+    assert joined_surfaces(working, (same, same)) is working
+    assert joined_surfaces(working, ()) is working
+    other = ResolvedSurfaces("downstream", "x@2", "sha256:o", (b_again, c, a))
+    bare = ResolvedSurfaces("bundled_template", None, None, (c,))
+    joined = joined_surfaces(working, (other, bare))
+    assert joined.entries == (a, b, c)  # first's own entries first; a pattern once
+    assert joined.path == "wt.toml + x@2 + bundled_template"
+    assert joined.digest == sha256_digest(b"sha256:w\nsha256:o\n-")
+    assert (joined.provenance, joined.problem) == ("downstream", None)
+    assert joined.protecting("c.txt") == c and joined.protecting("b/x") == b

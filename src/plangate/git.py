@@ -171,11 +171,39 @@ class HeadState(NamedTuple):
         return self.commit is not None and self.branch is None
 
 
+_GIT_PROGRAM: list[str] = []  # the program once found (one lookup per process)
+
+
+def git_program() -> str:
+    """The git PlanGate runs: found as ``ssh-keygen`` and ``bwrap`` are
+    (:func:`plangate.sysbin.find_program`), in the system directories or the person's
+    own ``programs.toml``, never on ``PATH``: whoever starts PlanGate (an agent's shell
+    included) sets ``PATH``, and a git of theirs could print any diff. Raises
+    ``GIT_MISSING`` or ``GIT_UNTRUSTED``."""
+    if _GIT_PROGRAM:
+        return _GIT_PROGRAM[0]
+    # The hook's hot path: the lookup's module is loaded when a git call first needs it.
+    from plangate.sysbin import find_program
+
+    found, problem = find_program("git")
+    if found is None:
+        missing = "not installed" in problem
+        raise GitError(
+            "GIT_MISSING" if missing else "GIT_UNTRUSTED",
+            f"no git PlanGate can trust: {problem}",
+            "install git from the system's packages (root-owned, in /usr/bin), or name your "
+            'own in ~/.config/plangate/programs.toml: git = "/absolute/path/to/git" (owned by '
+            "you or root, writable by nobody else)",
+        )
+    _GIT_PROGRAM.append(found)
+    return found
+
+
 class Git:
     """git commands for one repository (or any directory inside one)."""
 
     def __init__(self, cwd: Path, *, output_limit: int = GIT_OUTPUT_LIMIT) -> None:
-        # No PATH scan here: a missing git binary surfaces as GIT_MISSING from run().
+        # No lookup here: git is found when the first call needs it (git_program).
         self.cwd = Path(cwd)
         self.output_limit = output_limit
 
@@ -207,7 +235,8 @@ class Git:
         index_file: str | None = None,
     ) -> GitOutput:
         """:meth:`run` without the :mod:`subprocess` result type (the methods below use it)."""
-        argv = ["git", *hardening, *args]
+        program = git_program()
+        argv = [program, *hardening, *args]
         env = scrubbed_env()
         if index_file is not None:
             env["GIT_INDEX_FILE"] = index_file
@@ -218,9 +247,9 @@ class Git:
                               timeout=GIT_TIMEOUT_SECONDS, output_limit=self.output_limit,
                               cwd_as_argument="-C")
         except FileNotFoundError as exc:
-            if exc.filename == "git":
+            if exc.filename == program:
                 raise GitError(
-                    "GIT_MISSING", "git is not installed", "install git and retry"
+                    "GIT_MISSING", f"{program} is not there any more", "install git and retry"
                 ) from None
             raise GitError(
                 "GIT_UNAVAILABLE", f"cannot run git in {self.cwd}", "check the directory exists"

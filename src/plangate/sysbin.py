@@ -1,4 +1,5 @@
-"""Where PlanGate finds the system programs it trusts (``ssh-keygen``, ``bwrap``, ``socat``).
+"""Where PlanGate finds the system programs it trusts (``git``, ``ssh-keygen``, ``bwrap``,
+``socat``).
 
 Never through ``PATH``: whoever starts PlanGate (an agent's shell included)
 chooses ``PATH``, and a program that prints "Good signature" would be believed.
@@ -25,7 +26,6 @@ from __future__ import annotations
 import os
 import pwd
 import stat
-import tomllib
 from pathlib import Path
 
 from plangate.fsutil import FileState, read_regular_file
@@ -48,12 +48,50 @@ def user_config_dir() -> Path:
     return Path(pwd.getpwuid(os.getuid()).pw_dir) / ".config" / "plangate"
 
 
-def trusted_binary(path: str, owners: tuple[int, ...] = (0,)) -> str | None:
+_ROOT_UIDS: list[tuple[int, ...]] = []
+
+
+def root_uid_from(uid_map: str, overflow: int) -> int:
+    """The uid the parent namespace's root has in a user namespace whose
+    ``/proc/self/uid_map`` is ``uid_map`` (pure): its mapped uid, else ``overflow``
+    (the uid the kernel shows for an unmapped owner)."""
+    for line in uid_map.splitlines():
+        fields = line.split()
+        if len(fields) == 3 and all(f.isdigit() for f in fields):
+            inside, outside, count = (int(f) for f in fields)
+            if outside <= 0 < outside + count:
+                return inside - outside
+    return overflow
+
+
+def root_uids() -> tuple[int, ...]:
+    """Who may own a program PlanGate trusts as a system one: root (uid 0) and, inside
+    a user namespace (a box of ``plangate exec``), the uid the system's root shows
+    under there: the uid root maps to, or the kernel's overflow uid when it is not
+    mapped (a box run by an ordinary account shows root's files as owned by
+    ``nobody``). The box's own account owns neither: it cannot have made such a file."""
+    if _ROOT_UIDS:
+        return _ROOT_UIDS[0]
+    try:
+        uid_map = Path("/proc/self/uid_map").read_text()
+    except OSError:
+        uid_map = "0 0 4294967295"  # no /proc (macOS): no user namespaces
+    try:
+        overflow = int(Path("/proc/sys/kernel/overflowuid").read_text().strip())
+    except (OSError, ValueError):
+        overflow = 65534  # the kernel's default
+    found = tuple(dict.fromkeys((0, root_uid_from(uid_map, overflow))))
+    _ROOT_UIDS.append(found)
+    return found
+
+
+def trusted_binary(path: str, owners: tuple[int, ...] | None = None) -> str | None:
     """Why ``path`` cannot be trusted as a program to run (None: it can).
 
-    It must be a regular, executable file owned by one of ``owners`` (root by
-    default) and writable by nobody else.
+    It must be a regular, executable file owned by one of ``owners`` (by default
+    root: :func:`root_uids`) and writable by nobody else.
     """
+    owners = root_uids() if owners is None else owners
     try:
         info = Path(path).stat()
     except OSError as exc:
@@ -61,7 +99,7 @@ def trusted_binary(path: str, owners: tuple[int, ...] = (0,)) -> str | None:
     if not stat.S_ISREG(info.st_mode):
         return f"{path} is not a regular file"
     if info.st_uid not in owners:
-        return f"{path} is not owned by root" if owners == (0,) else (
+        return f"{path} is not owned by root" if owners == root_uids() else (
             f"{path} is owned by neither root nor this account")
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return f"{path} is writable by others than its owner"
@@ -97,13 +135,16 @@ def configured_program(name: str) -> tuple[str | None, str]:
         return None, ""
     if not read.ok or read.data is None:
         return None, f"{where} {read.detail}"
-    owners = (0, os.getuid())
+    owners = (*root_uids(), os.getuid())
     try:
         info = where.lstat()
     except OSError as exc:
         return None, f"{where}: {exc.strerror or exc}"
     if info.st_uid not in owners or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return None, f"{where} must be owned by this account and writable by nobody else"
+    # Loaded only when the person has the file: git's lookup is on the hook's hot path.
+    import tomllib
+
     try:
         table = tomllib.loads(read.data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

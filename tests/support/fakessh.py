@@ -52,8 +52,12 @@ def use_fakes(monkeypatch: pytest.MonkeyPatch, directory: str) -> None:
     config.mkdir(exist_ok=True)
     monkeypatch.setattr(sysbin, "SYSTEM_BIN_DIRS", (os.fspath(empty),))
     monkeypatch.setattr(sysbin, "user_config_dir", lambda: config)
+    # git is found as ssh-keygen is: the person's programs.toml names the real one here.
+    real_git = os.path.realpath(Path(directory) / "git")
+    lines = [f'git = "{real_git}"']
     keygen = Path(directory) / "ssh-keygen"
     if keygen.exists():
-        programs = config / sysbin.PROGRAMS_FILE
-        programs.write_text(f'ssh-keygen = "{keygen}"\n')
-        programs.chmod(0o644)
+        lines.append(f'ssh-keygen = "{keygen}"')
+    programs = config / sysbin.PROGRAMS_FILE
+    programs.write_text("\n".join(lines) + "\n")
+    programs.chmod(0o644)

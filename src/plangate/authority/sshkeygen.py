@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from plangate.errors import EnvironmentFailure, InputRejected
 from plangate.fsutil import atomic_write
-from plangate.sysbin import find_program, trusted_binary
+from plangate.sysbin import find_program, root_uids, trusted_binary
 
 if TYPE_CHECKING:
     from plangate._spawn import Captured
@@ -97,7 +97,7 @@ def ssh_keygen_path() -> str:
         raise EnvironmentFailure(code, f"no trusted ssh-keygen: {problem}", _INSTALL_HINT)
     # ssh-keygen prints no version; ssh of the same installation does.
     ssh = Path(found).with_name("ssh")
-    trusted_ssh = ssh.exists() and trusted_binary(str(ssh), (0, os.getuid())) is None
+    trusted_ssh = ssh.exists() and trusted_binary(str(ssh), (*root_uids(), os.getuid())) is None
     version = run([str(ssh), "-V"], b"", VERIFY_TIMEOUT_SECONDS) if trusted_ssh else None
     match = _VERSION_RE.search(version.stderr + version.stdout) if version else None
     if match is None:

@@ -344,15 +344,16 @@ class Git:
 
     def head_state(self) -> HeadState:
         """HEAD's commit (None when unborn) and branch (None when detached)."""
-        self.toplevel()  # raises NOT_A_GIT_REPOSITORY first
-        proc = self._call(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], ok_codes=(0, 1))
-        commit = proc.stdout.decode().strip() or None
+        return self.toplevel_and_head_state()[1]
+
+    def toplevel_and_head_state(self) -> tuple[Path, HeadState]:
+        """:meth:`toplevel` and :meth:`head_state` from two git processes (outside a
+        working tree the first raises, ``NOT_A_GIT_REPOSITORY`` included)."""
+        top, commit = self.toplevel_and_head()
         branch_proc = self._call(["symbolic-ref", "--quiet", "HEAD"], ok_codes=(0, 1))
         ref = branch_proc.stdout.decode().strip() or None
-        if commit is not None and not is_full_sha(commit):
-            raise GitError("GIT_BAD_OUTPUT", f"unexpected HEAD value {commit!r}", "check git")
         branch = ref if ref is not None and ref.startswith("refs/heads/") else None
-        return HeadState(commit=commit, branch=branch, ref=ref)
+        return top, HeadState(commit=commit, branch=branch, ref=ref)
 
     def head(self) -> str:
         """Full object id of HEAD; an unborn HEAD raises ``GIT_HEAD_UNBORN``.

@@ -409,12 +409,7 @@ class IsolatedRunner:
     def _finish(
         self, run: PreparedRun, ws: Any, box_code: int, env: Mapping[str, str]
     ) -> CommandResult:
-        from plangate.execution.apply import (
-            ACCEPTED,
-            apply_result,
-            judge,
-            workspace_facts,
-        )
+        from plangate.execution.apply import workspace_facts
         from plangate.execution.workspace import discard_tree, record_state
 
         result = record_state(ws, self.root, f"plangate exec {run.task_id} ({ws.run_id})")
@@ -422,11 +417,27 @@ class IsolatedRunner:
         try:
             found = workspace_facts(ws.tree, ws.git())
         finally:
-            discard_tree(ws)
+            # Its state is recorded: the tree goes beside the judging and the ledger entry
+            # (removing many small files costs as much as they do), and the run waits
+            # for it before it ends, whatever happens meanwhile.
+            discarding = _Beside(lambda: discard_tree(ws))
+        try:
+            return self._judged(run, ws, box_code, env, result=result, found=found,
+                                discarding=discarding)
+        finally:
+            discarding.wait()
+
+    def _judged(
+        self, run: PreparedRun, ws: Any, box_code: int, env: Mapping[str, str], *,
+        result: str, found: Any, discarding: _Beside,
+    ) -> CommandResult:
+        from plangate.execution.apply import ACCEPTED, apply_result, judge
+
         self.report["result"] = result
         if result == run.head and not found:
             self.report.update({"verdict": "NO_CHANGES", "reasons": []})
             self.note("the run changed nothing; the repository is unchanged")
+            discarding.wait()  # the tree lies inside the run's directory
             shutil.rmtree(ws.run_dir, ignore_errors=True)
             self._record(run, env)
             return CommandResult(box_code, result_verdict="NO_CHANGES")

@@ -128,9 +128,7 @@ def resolve_head(root: Path) -> str:
     from plangate.git import Git, GitError
 
     try:
-        git = Git(root)
-        toplevel = git.toplevel()
-        state = git.head_state()
+        toplevel, state = Git(root).toplevel_and_head_state()
     except GitError as exc:
         raise EnvironmentFailure(
             "EXEC_NO_HEAD", f"cannot resolve HEAD: {exc.message}", exc.hint

@@ -363,12 +363,14 @@ def exec_policy(facts: ExecBoxFacts) -> SandboxPolicy:
 def protected_paths(root: Path, approved: str, task_id: str) -> tuple[str, ...]:
     """The repository paths :func:`read_only_paths` keeps read-only, read from git alone
     (so they can be read while the workspace is being made)."""
-    from plangate.surfaces import surfaces_at_commit
+    from plangate.surfaces import REPO_SURFACES_RELPATH, surfaces_at_commit
 
     git = Git(root)
     wanted: list[str] = [f"{WORKING_DIR}/{task_id}", PLANGATE_DIR, ".git"]
     try:
-        surfaces = surfaces_at_commit(git, approved)
+        # One listing answers both the definition's entry and its size for the read.
+        surfaces = surfaces_at_commit(git.listed_at(approved, [REPO_SURFACES_RELPATH]),
+                                      approved)
         entries = git.ls_tree(approved)
     except GitError as exc:
         raise _wrap(exc, "cannot read the protected surfaces") from None

@@ -171,6 +171,11 @@ class HeadState(NamedTuple):
         return self.commit is not None and self.branch is None
 
 
+_COMMIT_DIFF = ("diff", "--no-ext-diff", "--no-textconv", "--no-renames",
+                "--ignore-submodules=none")
+"""What two commits' diff always says: both sides of a rename, submodule pointers, no
+external diff or textconv driver."""
+
 _GIT_PROGRAM: list[str] = []  # the program once found (one lookup per process)
 
 
@@ -659,20 +664,7 @@ class Git:
         Renames count at both old and new path (``--no-renames``); mode changes,
         symlinks and submodule pointers count as changes.
         """
-        proc = self._call(
-            [
-                "diff",
-                "--no-ext-diff",
-                "--no-textconv",
-                "--no-renames",
-                "--ignore-submodules=none",
-                "--name-only",
-                "-z",
-                base,
-                head,
-                "--",
-            ]
-        )
+        proc = self._call([*_COMMIT_DIFF, "--name-only", "-z", base, head, "--"])
         return _split_z_paths(proc.stdout)
 
     def changed_entries(self, base: str, head: str) -> ChangedEntries:
@@ -682,21 +674,7 @@ class Git:
         One ``git diff --raw`` (full object ids): the new mode of each entry is in the
         diff PlanGate computed itself, never in what a pull request says of it.
         """
-        proc = self._call(
-            [
-                "diff",
-                "--no-ext-diff",
-                "--no-textconv",
-                "--no-renames",
-                "--ignore-submodules=none",
-                "--raw",
-                "--no-abbrev",
-                "-z",
-                base,
-                head,
-                "--",
-            ]
-        )
+        proc = self._call([*_COMMIT_DIFF, "--raw", "--no-abbrev", "-z", base, head, "--"])
         return _raw_entries(proc.stdout)
 
     def staged_paths(self, index_file: str | None = None) -> list[str]:

@@ -131,3 +131,21 @@ def run_configured(command: str, cwd: Path, stdin: bytes, path: str, **env: str)
         ["/bin/sh", "-c", command], cwd=cwd, input=stdin, capture_output=True, env=base,
         check=False,
     )
+
+
+def claude_post_read(repo: Path) -> tuple[int, str]:
+    """A Claude Code PostToolUse after a Read of README.md, no task in the environment:
+    the exit code and everything the hook printed."""
+    payload = claude_payload(
+        "PostToolUse", repo, "Read", {"file_path": str(repo / "README.md")},
+        tool_response={"type": "text"},
+    )
+    result = run_hook(repo, "claude", payload, hook_env(None))
+    return result.code, result.err + result.out
+
+
+def claude_stop(repo: Path) -> tuple[int, str]:
+    """A Claude Code Stop, no task in the environment: the exit code and the output."""
+    result = run_hook(repo, "claude", claude_payload("Stop", repo, stop_hook_active=False),
+                      hook_env(None))
+    return result.code, result.err + result.out

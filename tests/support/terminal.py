@@ -62,3 +62,20 @@ def at_terminal(
     finally:
         os.close(slave)
         os.close(master)
+
+
+def adopt_at_terminal(repo: Path) -> Path:
+    """``src/app.py`` committed, then ``plangate setup --claude --git`` typed at a terminal
+    and the adoption committed through the hooks, as a person adopts PlanGate."""
+    from support.repo import git, git_as_person
+
+    (repo / "src").mkdir()
+    (repo / "src" / "app.py").write_text("def greet():\n    return 'hi'\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "app")
+    proc = at_terminal(repo, "setup", "--claude", "--git", typed="SETUP\n")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    git(repo, "add", "-A")
+    adoption = git_as_person(repo, "commit", "-q", "-m", "Adopt PlanGate")
+    assert adoption.returncode == 0, adoption.stderr
+    return repo

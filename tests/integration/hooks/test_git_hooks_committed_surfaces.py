@@ -9,12 +9,10 @@ protects at commit and push. Real git runs the installed hooks.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from plangate.git import scrubbed_env
 from plangate.hooks.install import apply
-from support.repo import commit_all, git
+from support.repo import commit_all, git, git_as_person
 from support.taskkit import PLAN_MD, approve_task, make_task
 
 PLAN = PLAN_MD.replace("- `src/app.py`\n", "- `src/app.py`\n- `config/**`\n")
@@ -23,16 +21,6 @@ EXTRA = (
     'reason = "deploy keys"\n'
 )
 AGENT = {"PLANGATE_TASK": "TASK-0001", "CLAUDECODE": "1"}
-
-
-def _git_proc(repo: Path, *args: str, env_extra: dict[str, str] | None = None):
-    env = scrubbed_env() | {
-        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    }
-    env.pop("PLANGATE_TASK", None)
-    env.update(env_extra or {})
-    return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, check=False)
 
 
 def _definition(repo: Path) -> Path:
@@ -76,7 +64,7 @@ def test_a_pattern_removed_only_in_the_working_tree_still_protects_a_commit(
     (repo / "config" / "secrets").mkdir()
     (repo / "config" / "secrets" / "deploy.key").write_text("k\n")
     git(repo, "add", "config/secrets/deploy.key")
-    denied = _git_proc(repo, "commit", "-q", "-m", "key", env_extra=AGENT)
+    denied = git_as_person(repo, "commit", "-q", "-m", "key", env_extra=AGENT)
     assert denied.returncode == 1, denied.stderr
     assert b"HOOK_PROTECTED_SURFACE" in denied.stderr
     assert b"config/secrets/deploy.key" in denied.stderr
@@ -84,7 +72,7 @@ def test_a_pattern_removed_only_in_the_working_tree_still_protects_a_commit(
     git(repo, "reset", "-q")
     (repo / "config" / "app.toml").write_text("a = 2\n")
     git(repo, "add", "config/app.toml")
-    allowed = _git_proc(repo, "commit", "-q", "-m", "config", env_extra=AGENT)
+    allowed = git_as_person(repo, "commit", "-q", "-m", "config", env_extra=AGENT)
     assert allowed.returncode == 0, allowed.stderr
 
 
@@ -96,7 +84,7 @@ def test_without_the_weakening_the_working_tree_definition_judges_as_before(
     (repo / "config" / "secrets").mkdir()
     (repo / "config" / "secrets" / "deploy.key").write_text("k\n")
     git(repo, "add", "config/secrets/deploy.key")
-    denied = _git_proc(repo, "commit", "-q", "-m", "key", env_extra=AGENT)
+    denied = git_as_person(repo, "commit", "-q", "-m", "key", env_extra=AGENT)
     assert denied.returncode == 1 and b"HOOK_PROTECTED_SURFACE" in denied.stderr
 
 
@@ -109,7 +97,7 @@ def test_a_pattern_added_only_in_the_working_tree_protects_too(git_repo: Path) -
         'reason = "new"\n')
     (repo / "config" / "app.toml").write_text("a = 3\n")
     git(repo, "add", "config/app.toml")
-    denied = _git_proc(repo, "commit", "-q", "-m", "config", env_extra=AGENT)
+    denied = git_as_person(repo, "commit", "-q", "-m", "config", env_extra=AGENT)
     assert denied.returncode == 1 and b"HOOK_PROTECTED_SURFACE" in denied.stderr
 
 
@@ -120,15 +108,15 @@ def test_a_push_is_judged_with_the_remote_commits_definition(
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(remote))
     git(repo, "remote", "add", "origin", str(remote))
-    assert _git_proc(repo, "push", "-q", "origin", "main").returncode == 0
+    assert git_as_person(repo, "push", "-q", "origin", "main").returncode == 0
     apply(repo, ["git"], install=True)
     _weaken(repo)
     (repo / "config" / "secrets").mkdir()
     (repo / "config" / "secrets" / "deploy.key").write_text("k\n")
     git(repo, "add", "config/secrets/deploy.key")
-    skipped = _git_proc(repo, "commit", "-q", "--no-verify", "-m", "key")
+    skipped = git_as_person(repo, "commit", "-q", "--no-verify", "-m", "key")
     assert skipped.returncode == 0, skipped.stderr
-    pushed = _git_proc(repo, "push", "-q", "origin", "main", env_extra=AGENT)
+    pushed = git_as_person(repo, "push", "-q", "origin", "main", env_extra=AGENT)
     assert pushed.returncode == 1, pushed.stderr
     assert b"HOOK_PROTECTED_SURFACE" in pushed.stderr
 
@@ -141,13 +129,13 @@ def test_a_committed_definition_that_cannot_be_used_leaves_none(git_repo: Path) 
     kept = definition.read_text()
     definition.unlink()
     definition.symlink_to("elsewhere.toml")
-    assert _git_proc(repo, "add", str(definition)).returncode == 0
-    assert _git_proc(repo, "commit", "-q", "--no-verify", "-m", "odd").returncode == 0
+    assert git_as_person(repo, "add", str(definition)).returncode == 0
+    assert git_as_person(repo, "commit", "-q", "--no-verify", "-m", "odd").returncode == 0
     definition.unlink()
     definition.write_text(kept)  # the working tree holds a good definition again
     (repo / "config" / "app.toml").write_text("a = 4\n")
     git(repo, "add", "config/app.toml")
-    denied = _git_proc(repo, "commit", "-q", "-m", "config", env_extra=AGENT)
+    denied = git_as_person(repo, "commit", "-q", "-m", "config", env_extra=AGENT)
     assert denied.returncode == 1, denied.stderr
     assert b"HOOK_SURFACES_UNAVAILABLE" in denied.stderr
     assert b"cannot be used" in denied.stderr

@@ -10,23 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from plangate.git import scrubbed_env
 from plangate.hooks.install import apply
 from support.hooks import approved_repo
-from support.repo import git
+from support.repo import git, git_as_person
 from support.taskkit import make_task
-
-
-def _git_proc(repo: Path, *args: str, env_extra: dict[str, str] | None = None):
-    env = scrubbed_env() | {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    }
-    env.pop("PLANGATE_TASK", None)
-    env.update(env_extra or {})
-    return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, check=False)
 
 
 def test_pre_commit_hook_stops_out_of_scope_and_protected_commits(git_repo: Path) -> None:
@@ -35,21 +22,21 @@ def test_pre_commit_hook_stops_out_of_scope_and_protected_commits(git_repo: Path
     task_env = {"PLANGATE_TASK": "TASK-0001"}
     (repo / "src" / "app.py").write_text("def greet():\n    return 'hello'\n")
     git(repo, "add", "src/app.py")
-    ok = _git_proc(repo, "commit", "-q", "-m", "in scope", env_extra=task_env)
+    ok = git_as_person(repo, "commit", "-q", "-m", "in scope", env_extra=task_env)
     assert ok.returncode == 0, ok.stderr
     # HEAD moved on from the approved commit by in-scope work: still verified.
     (repo / "src" / "app.py").write_text("x\n")
     git(repo, "add", "src/app.py")
-    again = _git_proc(repo, "commit", "-q", "-m", "more in scope", env_extra=task_env)
+    again = git_as_person(repo, "commit", "-q", "-m", "more in scope", env_extra=task_env)
     assert again.returncode == 0, again.stderr
     # Someone bypasses the hook with an out-of-scope commit: from then on the
     # run no longer verifies, so further commits stop.
     (repo / "notes.txt").write_text("x\n")
     git(repo, "add", "notes.txt")
-    assert _git_proc(repo, "commit", "-q", "--no-verify", "-m", "sneak").returncode == 0
+    assert git_as_person(repo, "commit", "-q", "--no-verify", "-m", "sneak").returncode == 0
     (repo / "src" / "app.py").write_text("y\n")
     git(repo, "add", "src/app.py")
-    stale = _git_proc(repo, "commit", "-q", "-m", "stale", env_extra=task_env)
+    stale = git_as_person(repo, "commit", "-q", "-m", "stale", env_extra=task_env)
     assert stale.returncode == 1
     assert b"HOOK_TASK_NOT_VERIFIED" in stale.stderr
     assert (
@@ -67,7 +54,7 @@ def test_head_that_does_not_descend_from_the_approved_commit_blocks(git_repo: Pa
     assert approved != git(repo, "rev-parse", "HEAD")
     (repo / "src" / "app.py").write_text("z\n")
     git(repo, "add", "src/app.py")
-    proc = _git_proc(repo, "commit", "-q", "-m", "x", env_extra={"PLANGATE_TASK": "TASK-0001"})
+    proc = git_as_person(repo, "commit", "-q", "-m", "x", env_extra={"PLANGATE_TASK": "TASK-0001"})
     assert proc.returncode == 1
     assert b"does not descend from the approved commit" in proc.stderr
 
@@ -76,10 +63,10 @@ def test_pre_commit_without_task_allows_planning_files_only(git_repo: Path) -> N
     apply(git_repo, ["git"], install=True)
     make_task(git_repo, "TASK-0002", commit=False)
     git(git_repo, "add", "-A", "docs")
-    assert _git_proc(git_repo, "commit", "-q", "-m", "plan").returncode == 0
+    assert git_as_person(git_repo, "commit", "-q", "-m", "plan").returncode == 0
     (git_repo / "CLAUDE.md").write_text("rules\n")
     git(git_repo, "add", "CLAUDE.md")
-    denied = _git_proc(git_repo, "commit", "-q", "-m", "sneak")
+    denied = git_as_person(git_repo, "commit", "-q", "-m", "sneak")
     assert denied.returncode == 1
     assert b"HOOK_PROTECTED_SURFACE" in denied.stderr
 
@@ -88,13 +75,13 @@ def test_pre_push_checks_the_pushed_range(git_repo: Path, tmp_path: Path) -> Non
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(remote))
     git(git_repo, "remote", "add", "origin", str(remote))
-    assert _git_proc(git_repo, "push", "-q", "origin", "main").returncode == 0
+    assert git_as_person(git_repo, "push", "-q", "origin", "main").returncode == 0
     apply(git_repo, ["git"], install=True)
     (git_repo / "AGENTS.md").write_text("x\n")
     git(git_repo, "add", "AGENTS.md")
     # A human may skip the commit hook; the push hook still sees the change.
-    assert _git_proc(git_repo, "commit", "-q", "--no-verify", "-m", "protected").returncode == 0
-    pushed = _git_proc(git_repo, "push", "-q", "origin", "main")
+    assert git_as_person(git_repo, "commit", "-q", "--no-verify", "-m", "protected").returncode == 0
+    pushed = git_as_person(git_repo, "push", "-q", "origin", "main")
     assert pushed.returncode == 1
     assert b"HOOK_PROTECTED_SURFACE" in pushed.stderr
 
@@ -170,19 +157,19 @@ def test_pre_push_of_a_new_branch_compares_with_the_remote_history(
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(remote))
     git(git_repo, "remote", "add", "origin", str(remote))
-    assert _git_proc(git_repo, "push", "-q", "origin", "main").returncode == 0
+    assert git_as_person(git_repo, "push", "-q", "origin", "main").returncode == 0
     apply(git_repo, ["git"], install=True)
     git(git_repo, "checkout", "-q", "-b", "feature")
     make_task(git_repo, "TASK-0005", commit=False)
     git(git_repo, "add", "-A", "docs/working")
-    assert _git_proc(git_repo, "commit", "-q", "-m", "plan only").returncode == 0
+    assert git_as_person(git_repo, "commit", "-q", "-m", "plan only").returncode == 0
     # Only planning files since the remote's main: the new branch may be pushed.
-    assert _git_proc(git_repo, "push", "-q", "origin", "feature").returncode == 0
+    assert git_as_person(git_repo, "push", "-q", "origin", "feature").returncode == 0
     (git_repo / "code.py").write_text("x\n")
     git(git_repo, "add", "code.py")
-    assert _git_proc(git_repo, "commit", "-q", "--no-verify", "-m", "code").returncode == 0
+    assert git_as_person(git_repo, "commit", "-q", "--no-verify", "-m", "code").returncode == 0
     git(git_repo, "checkout", "-q", "-b", "feature2")
-    pushed = _git_proc(git_repo, "push", "-q", "origin", "feature2")
+    pushed = git_as_person(git_repo, "push", "-q", "origin", "feature2")
     assert pushed.returncode == 1
     assert b"HOOK_NO_ACTIVE_TASK" in pushed.stderr
     assert b"code.py" in pushed.stderr
@@ -220,7 +207,7 @@ def test_pre_commit_judges_the_index_git_commits(
     git(repo, "commit", "-q", "-m", "tracked rules")
     apply(repo, ["git"], install=True)
     (repo / "CLAUDE.md").write_text("rules, relaxed\n")
-    result = _git_proc(repo, "commit", "-q", *commit_args)
+    result = git_as_person(repo, "commit", "-q", *commit_args)
     assert result.returncode == 1, result.stderr
     assert b"CLAUDE.md" in result.stderr
     assert git(repo, "log", "-1", "--format=%s").strip() == "tracked rules"

@@ -9,17 +9,19 @@ when a person started the task session is not the agent's doing.
 
 from __future__ import annotations
 
-import subprocess
+import shutil
 from pathlib import Path
 
 import pytest
 
-from plangate.git import scrubbed_env
 from support.cli import run_cli_in
-from support.hooks import claude_payload, hook_env, run_hook
-from support.repo import git
+from support.hooks import (
+    claude_post_read,
+    claude_stop,
+)
+from support.repo import git, git_as_person
 from support.taskkit import approve_task, make_task
-from support.terminal import at_terminal, person_env
+from support.terminal import adopt_at_terminal, person_env
 
 PLAN_WITH_VENDOR = """# Plan
 
@@ -37,28 +39,9 @@ Verification Automation: `python -m pytest -q`
 """
 
 
-def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    env = scrubbed_env() | {
-        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    }
-    env.pop("PLANGATE_TASK", None)
-    return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, check=False)
-
-
 @pytest.fixture
 def adopted(git_repo: Path) -> Path:
-    """``plangate setup --claude --git`` typed at a terminal, and the adoption committed."""
-    (git_repo / "src").mkdir()
-    (git_repo / "src" / "app.py").write_text("def greet():\n    return 'hi'\n")
-    git(git_repo, "add", "-A")
-    git(git_repo, "commit", "-q", "-m", "app")
-    proc = at_terminal(git_repo, "setup", "--claude", "--git", typed="SETUP\n")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    git(git_repo, "add", "-A")
-    adoption = _git(git_repo, "commit", "-q", "-m", "Adopt PlanGate")
-    assert adoption.returncode == 0, adoption.stderr
-    return git_repo
+    return adopt_at_terminal(git_repo)
 
 
 def _nested(repo: Path, rel: str) -> Path:
@@ -70,26 +53,11 @@ def _nested(repo: Path, rel: str) -> Path:
     return where
 
 
-def _post_read(repo: Path) -> tuple[int, str]:
-    payload = claude_payload(
-        "PostToolUse", repo, "Read", {"file_path": str(repo / "README.md")},
-        tool_response={"type": "text"},
-    )
-    result = run_hook(repo, "claude", payload, hook_env(None))
-    return result.code, result.err + result.out
-
-
-def _stop(repo: Path) -> tuple[int, str]:
-    result = run_hook(repo, "claude", claude_payload("Stop", repo, stop_hook_active=False),
-                      hook_env(None))
-    return result.code, result.err + result.out
-
-
 def _approve(repo: Path, plan: str) -> None:
     make_task(repo, plan_md=plan)
     approve_task(repo)
-    assert _git(repo, "add", "docs/working/TASK-0001/approvals").returncode == 0
-    committed = _git(repo, "commit", "-q", "-m", "Approve TASK-0001")
+    assert git_as_person(repo, "add", "docs/working/TASK-0001/approvals").returncode == 0
+    committed = git_as_person(repo, "commit", "-q", "-m", "Approve TASK-0001")
     assert committed.returncode == 0, committed.stderr
 
 
@@ -107,7 +75,7 @@ def test_git_lists_a_nested_repository_as_one_directory_entry(adopted: Path) -> 
     assert "vendor/lib/lib.py" not in listing
 
 
-@pytest.mark.parametrize("check", [_post_read, _stop], ids=["post-tool-use", "stop"])
+@pytest.mark.parametrize("check", [claude_post_read, claude_stop], ids=["post-tool-use", "stop"])
 def test_a_nested_repository_is_refused_as_one(adopted: Path, check: object) -> None:
     _nested(adopted, "vendor/lib")
     code, out = check(adopted)  # type: ignore[operator]
@@ -126,7 +94,7 @@ def test_an_ignored_nested_repository_under_watched_configuration_is_refused(
     _nested(adopted, ".claude/plugins")
     listing = git(adopted, "status", "--porcelain=v1", "-uall", "--ignored=traditional")
     assert "!! .claude/plugins/" in listing.splitlines()
-    code, out = _post_read(adopted)
+    code, out = claude_post_read(adopted)
     assert code == 2
     assert "HOOK_NESTED_REPOSITORY: .claude/plugins is a repository" in out
 
@@ -137,9 +105,9 @@ def test_a_nested_repository_in_scope_made_during_the_session_is_refused(
     """The plan allows vendor/**; a clone there still cannot be judged file by file."""
     _approve(adopted, PLAN_WITH_VENDOR)
     _start(adopted)
-    assert _post_read(adopted)[0] == 0
+    assert claude_post_read(adopted)[0] == 0
     _nested(adopted, "vendor/lib")
-    code, out = _post_read(adopted)
+    code, out = claude_post_read(adopted)
     assert code == 2
     assert "HOOK_NESTED_REPOSITORY: vendor/lib" in out
 
@@ -152,10 +120,10 @@ def test_a_nested_repository_there_when_the_session_started_is_not_blamed(
     _approve(adopted, PLAN_WITH_VENDOR)
     _nested(adopted, "third_party/tool")
     _start(adopted)
-    assert _post_read(adopted) == (0, "")
-    assert _stop(adopted)[0] == 0
+    assert claude_post_read(adopted) == (0, "")
+    assert claude_stop(adopted)[0] == 0
     (adopted / "notes.txt").write_text("stray\n")
-    code, out = _post_read(adopted)
+    code, out = claude_post_read(adopted)
     assert code == 2 and "notes.txt" in out and "HOOK_NESTED_REPOSITORY" not in out
 
 
@@ -167,7 +135,7 @@ def test_a_nested_repository_replaced_by_a_file_after_the_start_is_blamed(
     _approve(adopted, PLAN_WITH_VENDOR)
     lib = _nested(adopted, "third_party/tool")
     _start(adopted)
-    subprocess.run(["rm", "-rf", str(lib)], check=True)
+    shutil.rmtree(lib)
     lib.write_text("now a file\n")
-    code, out = _post_read(adopted)
+    code, out = claude_post_read(adopted)
     assert code == 2 and "third_party/tool" in out

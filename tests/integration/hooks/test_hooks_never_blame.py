@@ -12,54 +12,26 @@ from pathlib import Path
 
 import pytest
 
-from plangate.git import scrubbed_env
 from support.cli import run_cli_in
-from support.hooks import claude_payload, hook_env, run_hook
-from support.repo import git
+from support.hooks import (
+    claude_payload,
+    claude_post_read,
+    claude_stop,
+    hook_env,
+    run_hook,
+)
+from support.repo import git, git_as_person
 from support.taskkit import approve_task, make_task
-from support.terminal import at_terminal, person_env
+from support.terminal import adopt_at_terminal, person_env
 
 # What Claude Code writes when a person clicks "Yes, and don't ask again".
 DONT_ASK_AGAIN = {"permissions": {"allow": ["Bash(python -m pytest:*)"], "deny": []}}
 
 
-def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    env = scrubbed_env() | {
-        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    }
-    env.pop("PLANGATE_TASK", None)
-    return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, check=False)
-
-
 @pytest.fixture
 def adopted(git_repo: Path) -> Path:
     """``plangate setup --claude --git`` typed at a terminal, and the adoption committed."""
-    (git_repo / "src").mkdir()
-    (git_repo / "src" / "app.py").write_text("def greet():\n    return 'hi'\n")
-    git(git_repo, "add", "-A")
-    git(git_repo, "commit", "-q", "-m", "app")
-    proc = at_terminal(git_repo, "setup", "--claude", "--git", typed="SETUP\n")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    git(git_repo, "add", "-A")
-    adoption = _git(git_repo, "commit", "-q", "-m", "Adopt PlanGate")  # through the hooks
-    assert adoption.returncode == 0, adoption.stderr
-    return git_repo
-
-
-def _post_read(repo: Path) -> tuple[int, str]:
-    payload = claude_payload(
-        "PostToolUse", repo, "Read", {"file_path": str(repo / "README.md")},
-        tool_response={"type": "text"},
-    )
-    result = run_hook(repo, "claude", payload, hook_env(None))
-    return result.code, result.err + result.out
-
-
-def _stop(repo: Path) -> tuple[int, str]:
-    result = run_hook(repo, "claude", claude_payload("Stop", repo, stop_hook_active=False),
-                      hook_env(None))
-    return result.code, result.err + result.out
+    return adopt_at_terminal(git_repo)
 
 
 def _real_hook(repo: Path, payload: bytes) -> subprocess.CompletedProcess[bytes]:
@@ -76,9 +48,9 @@ def test_local_settings_after_dont_ask_again_do_not_block_a_read_without_a_task(
 ) -> None:
     settings = adopted / ".claude" / "settings.local.json"
     settings.write_text(json.dumps(DONT_ASK_AGAIN, indent=2) + "\n")
-    code, err = _post_read(adopted)
+    code, err = claude_post_read(adopted)
     assert code == 0, err
-    assert _stop(adopted)[0] == 0
+    assert claude_stop(adopted)[0] == 0
     payload = claude_payload("PostToolUse", adopted, "Read",
                              {"file_path": str(adopted / "README.md")})
     real = _real_hook(adopted, payload)
@@ -87,7 +59,7 @@ def test_local_settings_after_dont_ask_again_do_not_block_a_read_without_a_task(
     assert git(adopted, "status", "--porcelain") == ""
     # ...and forced in, the commit is judged like any path and refused.
     git(adopted, "add", "-f", ".claude/settings.local.json")
-    forced = _git(adopted, "commit", "-q", "-m", "my settings")
+    forced = git_as_person(adopted, "commit", "-q", "-m", "my settings")
     assert forced.returncode == 1 and b"HOOK_CONFIG_FILE" in forced.stderr
 
 
@@ -105,19 +77,19 @@ def test_after_task_start_post_tool_use_and_stop_pass_with_the_session_on_disk(
 ) -> None:
     make_task(adopted)
     approve_task(adopted)
-    approval = _git(adopted, "add", "docs/working/TASK-0001/approvals")
+    approval = git_as_person(adopted, "add", "docs/working/TASK-0001/approvals")
     assert approval.returncode == 0
-    committed = _git(adopted, "commit", "-q", "-m", "Approve TASK-0001")
+    committed = git_as_person(adopted, "commit", "-q", "-m", "Approve TASK-0001")
     assert committed.returncode == 0, committed.stderr  # no --no-verify
     started = run_cli_in(adopted, "task", "start", "TASK-0001", "--sandbox", "none",
                          env=person_env())
     assert started.code == 0, started.err
     assert "!! .plangate/session/" in git(adopted, "status", "--porcelain", "--ignored")
-    assert _post_read(adopted)[0] == 0
-    assert _stop(adopted)[0] == 0
+    assert claude_post_read(adopted)[0] == 0
+    assert claude_stop(adopted)[0] == 0
     # Claude Code writes its local settings while the session runs: still nobody's change.
     (adopted / ".claude" / "settings.local.json").write_text(json.dumps(DONT_ASK_AGAIN))
-    assert _post_read(adopted) == (0, "")
+    assert claude_post_read(adopted) == (0, "")
     # An agent forging the session through a tool call is denied before it runs.
     forge = claude_payload("PreToolUse", adopted, "Write", {
         "file_path": str(adopted / ".plangate" / "session" / "claude.json"), "content": "{}",
@@ -140,9 +112,9 @@ def test_files_plangate_writes_itself_do_not_block(adopted: Path, written: str) 
     path = adopted / written
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("x\n")
-    code, err = _post_read(adopted)
+    code, err = claude_post_read(adopted)
     assert code == 0, err
-    assert _stop(adopted)[0] == 0
+    assert claude_stop(adopted)[0] == 0
 
 
 def test_an_exec_workspace_holding_a_repository_does_not_block(adopted: Path) -> None:
@@ -154,7 +126,7 @@ def test_an_exec_workspace_holding_a_repository_does_not_block(adopted: Path) ->
     (runs / ".gitignore").write_text("# written by plangate: isolated runs are not source\n*\n")
     git(tree, "init", "-q")
     (tree / "a.py").write_text("x = 1\n")
-    code, err = _post_read(adopted)
+    code, err = claude_post_read(adopted)
     assert code == 0, err
 
 
@@ -163,7 +135,7 @@ def test_other_changes_are_still_blamed(adopted: Path) -> None:
     (adopted / ".claude" / "settings.local.json").write_text(json.dumps(DONT_ASK_AGAIN))
     (adopted / ".claude" / "agents").mkdir()
     (adopted / ".claude" / "agents" / "helper.md").write_text("be helpful\n")
-    code, err = _post_read(adopted)
+    code, err = claude_post_read(adopted)
     assert code == 2
     assert ".claude/agents/helper.md" in err and "settings.local.json" not in err
 
@@ -175,7 +147,7 @@ def test_a_delivery_record_is_no_change_in_the_working_tree_or_a_commit(adopted:
     record = adopted / "docs" / "working" / "TASK-0001" / "delivery" / "record.jsonl"
     record.parent.mkdir()
     record.write_text('{"kind":"state"}\n')
-    assert _post_read(adopted) == (0, "")
+    assert claude_post_read(adopted) == (0, "")
     git(adopted, "add", "-A")
-    committed = _git(adopted, "commit", "-q", "-m", "delivery record")
+    committed = git_as_person(adopted, "commit", "-q", "-m", "delivery record")
     assert committed.returncode == 0, committed.stderr

@@ -7,6 +7,7 @@ from typing import Any
 
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
+from plangate.hooks.hookd import DEFAULT_IDLE_SECONDS
 
 DESCRIPTION = (
     "The hook helper: one long-lived process per repository that keeps PlanGate's "
@@ -34,7 +35,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
                        help="do not build and link the native client beside this "
                        "installation's plangate-hook launcher (docs/hookd.md)")
     for each in (start, run):
-        each.add_argument("--idle-seconds", type=float, default=300.0, metavar="SECONDS",
+        each.add_argument("--idle-seconds", type=float, default=DEFAULT_IDLE_SECONDS,
+                          metavar="SECONDS",
                           help="stop after this long without a request (default 300; "
                           "1 to 86400)")
     stop = sub.add_parser("stop", help="stop the helper of this repository",
@@ -110,13 +112,8 @@ def run(argv: list[str], ctx: Context) -> int:
         ctx.err(f"hookd: stopped ({reason})")
         return 0
     if args.action == "start":
-        state = hookd.start(location, idle=args.idle_seconds)
-        if not args.no_native:
-            from plangate.hooks.native_build import link_beside_launcher
-
-            linked = link_beside_launcher(location.root, ctx.env)
-            state["launcher_native"] = {"path": linked.path, "code": linked.code,
-                                        "detail": linked.detail}
+        state = hookd.start_helper(str(ctx.cwd), ctx.env, idle=args.idle_seconds,
+                                   native=not args.no_native)
         if args.json:
             print_json(ctx, state)
         else:

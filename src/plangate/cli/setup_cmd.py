@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 from plangate.cli.context import Context
 from plangate.cli.output import print_json
+from plangate.errors import PlanGateError
+from plangate.hooks.hookd import DEFAULT_IDLE_SECONDS
 
 if TYPE_CHECKING:
     from plangate.hooks.setup import Principal
@@ -74,6 +76,13 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         ".claude/settings.local.json (git-ignored)",
     )
     parser.add_argument("--python", help="interpreter for the git hooks and --local-python")
+    parser.add_argument(
+        "--hookd",
+        action="store_true",
+        help="then start this repository's hook helper and link its native client, as "
+        "'plangate hookd start' does (each agent hook call answered in a few milliseconds "
+        "instead of a new interpreter's start; docs/hookd.md). Without it, setup offers it",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
@@ -131,6 +140,7 @@ def run(argv: list[str], ctx: Context) -> int:
         # trust (the refusal names 'plangate hooks trust --codex' for later).
         trust = record_trust(root, ctx.env)
     title, order = setup.next_steps(root, plan, steps)
+    helper = _helper(ctx, hosts, start=args.hookd)
     if args.json:
         print_json(
             ctx,
@@ -144,6 +154,7 @@ def run(argv: list[str], ctx: Context) -> int:
                 **({"codex_trust": {"trusted": list(trust.trusted),
                                     "already_trusted": list(trust.already),
                                     "config": trust.config}} if trust is not None else {}),
+                **({"hookd": helper} if helper is not None else {}),
             },
         )
         return 0
@@ -157,7 +168,52 @@ def run(argv: list[str], ctx: Context) -> int:
     for number, line in enumerate(order, 1):
         ctx.out(f"  {number}. {line}")
     _suggest_policy(ctx, root)
+    _say_helper(ctx, helper)
     return 0
+
+
+AGENT_HOSTS = ("claude", "codex", "cursor")
+"""The hosts whose hook calls the helper answers (git's hooks run once per commit)."""
+
+
+def _helper(ctx: Context, hosts: list[str], *, start: bool) -> dict[str, object] | None:
+    """With ``--hookd``, the helper started (or found running) with its native client;
+    otherwise, when an agent host's hooks were installed, whether one runs, and the offer.
+    None when no agent host was asked for and no start either."""
+    from plangate.hooks import hookd
+
+    if start:
+        state = hookd.start_helper(str(ctx.cwd), ctx.env)
+        native = state.get("launcher_native")
+        return {"running": bool(state["running"]), "started": bool(state["started"]),
+                "launcher_native": native}
+    if not any(host in AGENT_HOSTS for host in hosts):
+        return None
+    try:
+        running = bool(hookd.describe(hookd.locate(str(ctx.cwd), ctx.env))["running"])
+    except PlanGateError:
+        running = False
+    return {"running": running, "started": False,
+            **({} if running else {"offer": "plangate hookd start"})}
+
+
+def _say_helper(ctx: Context, helper: dict[str, object] | None) -> None:
+    if helper is None:
+        return
+    ctx.out("")
+    if helper["started"]:
+        native = helper.get("launcher_native")
+        linked = f"; native client: {native['code']}" if isinstance(native, dict) else ""
+        ctx.out(f"Hook helper: started for this repository{linked} (it stops after "
+                f"{int(DEFAULT_IDLE_SECONDS)} s without a request; 'plangate hookd start' again "
+                "after a pause).")
+    elif helper["running"]:
+        ctx.out("Hook helper: already running for this repository.")
+    else:
+        ctx.out("Hook helper: not running. Each agent hook call now starts a Python process "
+                "and decides in it (tens of milliseconds); the helper answers the same "
+                "decisions in a few: run 'plangate hookd start' in this repository when you "
+                "start working (or pass --hookd to setup). docs/hookd.md")
 
 
 def _suggest_policy(ctx: Context, root: Path) -> None:

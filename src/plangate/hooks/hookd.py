@@ -612,6 +612,29 @@ def start(location: Location, *, idle: float, wait: float = 30.0) -> dict[str, A
     return {**describe(location), "started": True}
 
 
+DEFAULT_IDLE_SECONDS = 300.0
+"""How long a helper started by ``hookd start`` or ``setup --hookd`` waits for a request."""
+
+
+def start_helper(
+    cwd: str, env: Mapping[str, str], *, idle: float = DEFAULT_IDLE_SECONDS, native: bool = True
+) -> dict[str, Any]:
+    """Start the helper of the repository holding ``cwd`` (or report the running one) and,
+    unless ``native`` is false, link the native client beside this installation's
+    ``plangate-hook`` launcher: what ``plangate hookd start`` and ``plangate setup --hookd``
+    do. The state of :func:`describe`, with ``started`` and ``launcher_native``."""
+    location = locate(cwd, env)
+    state = start(location, idle=idle)
+    if native:
+        # Only a start links; the helper's own process never loads the builder.
+        from plangate.hooks.native_build import link_beside_launcher
+
+        linked = link_beside_launcher(location.root, env)
+        state["launcher_native"] = {"path": linked.path, "code": linked.code,
+                                    "detail": linked.detail}
+    return state
+
+
 def stop(location: Location, *, wait: float = 10.0) -> bool:
     """Ask the helper to stop and wait until its socket is gone; False: none was running."""
     found = probe(location, STOP)

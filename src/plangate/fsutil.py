@@ -86,23 +86,22 @@ def read_regular_file(
         size = info.st_size
         if size > max_bytes:
             return FileRead(FileState.TOO_LARGE, detail=f"is {size} bytes (limit {max_bytes})")
-        # Ask for one byte more than fstat's size (at most the bound + 1): a
-        # short read then means the end of the file, so one read usually
-        # suffices (no second read just to see EOF); getting it all means the
-        # file grew, and bounded chunks follow.
+        # Ask for one byte more than fstat's size (at most the bound + 1): getting
+        # exactly the size means the end of the file, so one read usually suffices
+        # (no second read just to see EOF). Less than the size is not yet the end
+        # (a network or FUSE file system may hand a file over in parts), and more
+        # means the file grew: then bounded chunks follow until a read returns
+        # nothing or the bound is passed.
         first = os.read(fd, size + 1)
-        if len(first) <= size:
+        if len(first) == size:
             return _OK_READ(FileRead, (FileState.OK, first, ""))
         want = max_bytes + 1
         chunks = [first]
         total = len(first)
-        while total < want:
-            request = min(want - total, 65536)
-            chunk = os.read(fd, request)
+        while total < want and chunks[-1]:
+            chunk = os.read(fd, min(want - total, 65536))
             total += len(chunk)
             chunks.append(chunk)
-            if len(chunk) < request:
-                break
         if total > max_bytes:
             return FileRead(FileState.TOO_LARGE, detail=f"grew past the limit {max_bytes}")
         return FileRead(FileState.OK, data=b"".join(chunks))

@@ -611,3 +611,29 @@ def test_read_at_reads_through_the_handle(tmp_path: Path) -> None:
     (tmp_path / "f").write_bytes(b"abc")
     with open_verified_dir(tmp_path) as handle:
         assert read_at(handle, "f", 3) == FileRead(FileState.OK, b"abc", "")
+
+
+def test_a_file_handed_over_in_parts_is_read_to_its_end() -> None:
+    """A short read is not the end of a file: procfs hands /proc/kallsyms over one page
+    per read and reports its size as 0 (as network and FUSE file systems may hand a
+    file over in parts); the read goes on until the file says it has ended."""
+    path = "/proc/kallsyms"
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        pytest.skip("no /proc/kallsyms here")
+    try:
+        first = os.read(fd, 1 << 20)
+        whole = first
+        while chunk := os.read(fd, 1 << 20):
+            whole += chunk
+    finally:
+        os.close(fd)
+    if len(first) == len(whole):
+        pytest.skip("this kernel hands /proc/kallsyms over in one read")
+    read = read_regular_file(path, len(whole) + (1 << 20))
+    assert read.state is FileState.OK
+    assert read.data is not None and len(read.data) == len(whole)
+    assert read.data.count(b"\n") == whole.count(b"\n")
+    bounded = read_regular_file(path, len(first) + 10)
+    assert bounded.state is FileState.TOO_LARGE

@@ -27,12 +27,12 @@ _DIFF_LONG = (
     "irreversible-delete pickaxe-all pickaxe-regex default-prefix"
 )
 _DIFF_ARGS = (
-    "src-prefix dst-prefix diff-filter unified stat-width stat-count output "
+    "src-prefix dst-prefix diff-filter stat-width stat-count output "
     "inter-hunk-context line-prefix anchored diff-algorithm"
 )
 _DIFF_OPT = (
     "stat color word-diff find-renames find-copies abbrev ignore-submodules "
-    "relative dirstat color-moved break-rewrites submodule"
+    "relative dirstat color-moved break-rewrites submodule unified"
 )
 _LOG_LONG = (
     "oneline graph all reverse follow first-parent no-merges merges no-decorate source "
@@ -44,15 +44,21 @@ _LOG_LONG = (
     "remove-empty no-min-parents no-max-parents"
 )
 _LOG_ARGS = (
-    "format date since after until before author committer grep max-count skip encoding "
-    "max-parents min-parents since-as-filter exclude"
+    "date since after until before author committer grep max-count skip encoding "
+    "since-as-filter exclude"
 )
-_LOG_OPT = "pretty decorate branches tags remotes glob no-walk expand-tabs notes show-notes"
+_LOG_OPT = (
+    "pretty decorate branches tags remotes glob no-walk expand-tabs notes show-notes "
+    "format max-parents min-parents"
+)
+"""``-U``/``--unified`` take their value only attached (``-U5``, ``--unified=5``) and
+``--format``, ``--max-parents``, ``--min-parents`` only after ``=``: git reads the
+next word as an option of its own (``git log --format --output=F`` truncates F)."""
 
 DIFF = spec(
     "pusRabwWqzhi",
-    "SGOlU",
-    "MCB",
+    "SGOl",
+    "MCBU",
     long=_DIFF_LONG,
     long_args=_DIFF_ARGS,
     long_optional=_DIFF_OPT,
@@ -60,8 +66,8 @@ DIFF = spec(
 )
 LOG = spec(
     "pusRabwWqzhimEFP",
-    "SGnLU",
-    "MCB",
+    "SGnL",
+    "MCBU",
     long=f"{_DIFF_LONG} {_LOG_LONG}",
     long_args=f"{_DIFF_ARGS} {_LOG_ARGS}",
     long_optional=f"{_DIFF_OPT} {_LOG_OPT}",
@@ -228,6 +234,8 @@ FETCH = spec(
     long_optional="recurse-submodules",
 )
 REMOTE = spec("v", long="verbose")
+REMOTE_QUERY = spec("n", long="push all")
+"""``git remote show -n``, ``git remote get-url --push/--all``."""
 CONFIG_READ = spec(
     "lz",
     long="list get get-all get-regexp show-origin show-scope local "
@@ -236,7 +244,7 @@ CONFIG_READ = spec(
 )
 STASH_SHOW = spec("pu", long="patch stat include-untracked only-untracked", numeric=True)
 WORKTREE_LIST = spec("vz", long="porcelain verbose", long_optional="expire")
-REFLOG = spec("", "n", long="all", long_args="date max-count format", numeric=True)
+REFLOG = spec("", "n", long="all", long_args="date max-count", long_optional="format", numeric=True)
 
 SAFE_CONFIG_PREFIXES = (
     "user.",
@@ -284,16 +292,15 @@ def git_rule(_name: str, args: tuple[Word, ...], state: State, _walker: object) 
         if not text.startswith("-"):
             break
         if text == "-C":
-            if index + 1 >= len(words) or words[index + 1].text is None:
+            directory = _value(words, index)
+            if directory is None:
                 state.unclassified("git -C without a literal directory")
                 return
-            directory = words[index + 1].text or ""
-            joined = state.joined(directory) if not directory.startswith("~") else None
-            state.cwd = joined
+            state.cwd = state.joined(directory) if not directory.startswith("~") else None
             index += 2
             continue
         if text == "-c":
-            setting = words[index + 1].text if index + 1 < len(words) else None
+            setting = _value(words, index)
             if setting is None:
                 state.unclassified("git -c without a literal setting")
                 return
@@ -309,7 +316,11 @@ def git_rule(_name: str, args: tuple[Word, ...], state: State, _walker: object) 
         if text in _GLOBAL_FLAGS:
             index += 1
             continue
-        if text in ("--version", "--help"):
+        if text == "--version":
+            return
+        if text == "--help":
+            if index + 1 < len(words):
+                state.unclassified("git --help WORD runs the manual viewer, like git help WORD")
             return
         state.unclassified(f"git {text.split('=', 1)[0]} is not an option the classifier knows")
         return
@@ -333,6 +344,14 @@ def git_rule(_name: str, args: tuple[Word, ...], state: State, _walker: object) 
             state.unclassified(f"git {sub} may change the working tree")
     finally:
         state.cwd = saved
+
+
+def _value(words: list[Word], index: int) -> str | None:
+    """The word after the option at ``index`` when it is literal; None when it is
+    missing, expands, or is a glob (``git -C d* rm a`` removes ``docs/a``)."""
+    if index + 1 >= len(words) or words[index + 1].glob:
+        return None
+    return words[index + 1].text
 
 
 def _parse(sub: str, table: Spec, rest: tuple[Word, ...], state: State) -> Parsed | None:
@@ -513,7 +532,10 @@ def _rm(sub: str, rest: tuple[Word, ...], state: State) -> None:
         return
     if not paths:
         state.unclassified("git rm without paths")
-    if parsed.has("--cached", "-n", "--dry-run"):
+    if parsed.has("-n", "--dry-run"):
+        return
+    _stages(paths, state)  # the removal is staged: a commit in the same line commits it
+    if parsed.has("--cached"):
         return
     for path in paths:
         state.write(path, relinks=True)
@@ -664,8 +686,7 @@ def writes_git_dir(state: State) -> None:
 def _remote(sub: str, rest: tuple[Word, ...], state: State) -> None:
     texts = [w.text for w in rest]
     if texts and texts[0] in ("get-url", "show"):
-        table = spec("n", long="push all") if texts[0] in ("get-url", "show") else spec()
-        parsed = _parse(sub, table, rest[1:], state)
+        parsed = _parse(sub, REMOTE_QUERY, rest[1:], state)
         if parsed is not None and len(parsed.operands) != 1:
             state.unclassified(f"git remote {texts[0]} needs exactly one remote")
         elif parsed is not None:

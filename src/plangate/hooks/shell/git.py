@@ -383,10 +383,11 @@ def _add(sub: str, rest: tuple[Word, ...], state: State) -> None:
     parsed = _parse(sub, ADD, rest, state)
     if parsed is None:
         return
-    everything = parsed.has("-A", "--all", "-u", "--update", "--no-ignore-removal")
+    # Without a pathspec every change is staged ('-A', '-u' and '--no-ignore-removal' only
+    # widen what a pathspec names to removals, still within the pathspec).
     before = state.stage_all
     state.stage_all = False
-    _stages(list(parsed.operands), state, everything=everything or not parsed.operands)
+    _stages(list(parsed.operands), state, everything=not parsed.operands)
     if state.stage_all and parsed.has("-f", "--force"):
         # Ignored files are not among the changes a commit is judged with.
         state.unclassified("git add --force with a pathspec that names more than a file")
@@ -453,6 +454,10 @@ def _commit(sub: str, rest: tuple[Word, ...], state: State) -> None:
     state.commits = True
     state.commit_all = state.commit_all or parsed.has("-a", "--all")
     for path in paths:
+        if _names_more(path):
+            # 'git commit -- "[C]LAUDE.md"' commits CLAUDE.md: judged with every change.
+            state.commit_all = True
+            continue
         joined = state.joined(path)
         if joined is None:
             state.unclassified("git commit paths relative to an unknown directory")
@@ -564,16 +569,22 @@ def _stages(paths: list[str], state: State, *, everything: bool = False) -> None
     a glob, ``:(magic)``) stages any change: the commit is then judged with every change.
     """
     for path in paths:
-        if (
-            path in (".", "")
-            or path.endswith("/")
-            or path.startswith(":")
-            or any(c in path for c in "*?[]")
-        ):
+        if _names_more(path):
             everything = True
         else:
             state.stage_paths.append(state.joined(path))
     state.stage_all = state.stage_all or everything
+
+
+def _names_more(path: str) -> bool:
+    """A pathspec that names more than its text: ``.``, ``dir/``, ``:(magic)``, a glob
+    (git matches ``*?[`` in a pathspec even when the shell did not expand it)."""
+    return (
+        path in (".", "")
+        or path.endswith("/")
+        or path.startswith(":")
+        or any(c in path for c in "*?[]")
+    )
 
 
 def _reset(sub: str, rest: tuple[Word, ...], state: State) -> None:

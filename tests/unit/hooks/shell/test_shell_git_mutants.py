@@ -777,3 +777,10 @@ def test_the_directory_git_runs_in_does_not_outlive_the_command() -> None:
 def test_a_commit_pathspec_that_names_more_is_judged_with_every_change(pathspec: str) -> None:
     assert _line(f"git commit -m x -- {pathspec}") == (True, ())
     assert _line(f"git commit -m x -- a {pathspec}") == (True, ("a",))
+
+
+def test_an_empty_pathspec_records_no_path() -> None:
+    # git refuses it ('empty string is not a valid pathspec'); the classifier records no
+    # path named '' and judges the commit with every change.
+    assert _line("git commit -m x -- ''") == (True, ())
+    assert _line("git add '' && git commit -m x") == (True, ())

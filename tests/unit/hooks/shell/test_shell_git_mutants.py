@@ -111,7 +111,15 @@ def test_each_row_of_the_read_only_tables_is_read_only(command: str) -> None:
 # Letters git does not know for these subcommands: the empty letter classes stay empty.
 @pytest.mark.parametrize(
     "command",
-    ["git status -x", "git push -x", "git branch -x", "git reflog show -x", "git stash show -x"],
+    [
+        "git status -x",
+        "git status -x a",
+        "git push -x",
+        "git push -x origin",
+        "git branch -x",
+        "git reflog show -x",
+        "git stash show -x",
+    ],
 )
 def test_a_letter_no_class_lists_is_unclassified(command: str) -> None:
     assert _kind(command) == ShellKind.UNCLASSIFIED, analyse(command)

@@ -181,7 +181,7 @@ PUSH = spec(
     "no-atomic progress no-progress mirror prune no-verify verify "
     "no-thin thin ipv4 ipv6",
     long_args="push-option",
-    long_optional="force-with-lease recurse-submodules signed",
+    long_optional="force-with-lease recurse-submodules",  # '--signed' runs gpg
 )
 COMMIT = spec(
     "aiopqsvnz",
@@ -259,6 +259,10 @@ SAFE_CONFIG_PREFIXES = (
     "commit.gpgsign=false",
 )
 """``git -c key=value`` keys that cannot run a command or redirect git."""
+_GPG_CONFIG_KEYS = ("log.showsignature",)
+"""Keys under a safe prefix that run gpg (``log.showSignature``: like ``--show-signature``)."""
+_GPG_FORMATS = ("%G", "%(signature")
+"""Format placeholders that verify a signature with gpg (``git log --format=%G?``)."""
 
 _GLOBAL_FLAGS = frozenset(
     {
@@ -308,7 +312,7 @@ def git_rule(_name: str, args: tuple[Word, ...], state: State, _walker: object) 
             if "hookspath" in lowered.replace("_", ""):
                 state.skips("git -c core.hooksPath skips the git hooks")
                 return
-            if not lowered.startswith(SAFE_CONFIG_PREFIXES):
+            if not lowered.startswith(SAFE_CONFIG_PREFIXES) or lowered.startswith(_GPG_CONFIG_KEYS):
                 state.unclassified(f"git -c {setting.split('=', 1)[0]!r} may run a command")
                 return
             index += 2
@@ -365,6 +369,10 @@ def _parse(sub: str, table: Spec, rest: tuple[Word, ...], state: State) -> Parse
     if isinstance(result, str):
         state.unclassified(f"git {sub}: {result}")
         return None
+    for value in result.values("--format", "--pretty"):
+        if any(placeholder in value for placeholder in _GPG_FORMATS):
+            state.unclassified(f"git {sub}: a format that verifies signatures runs gpg")
+            return None
     for value in result.values("--output"):
         state.write(value, sink_ok=True)
     return result

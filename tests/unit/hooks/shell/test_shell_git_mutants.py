@@ -194,7 +194,7 @@ def test_each_row_of_the_writers_tables_is_known(command: str, kind: str) -> Non
         "color.ui=never",
         "advice.detachedHead=false",
         "core.quotepath=off",
-        "log.showSignature=false",
+        "log.date=iso",
         "diff.renames=true",
         "diff.noprefix=true",
         "column.ui=never",
@@ -792,3 +792,37 @@ def test_an_empty_pathspec_records_no_path() -> None:
     # path named '' and judges the commit with every change.
     assert _line("git commit -m x -- ''") == (True, ())
     assert _line("git add '' && git commit -m x") == (True, ())
+
+
+# Verifying a signature runs gpg, like 'git log --show-signature' (checked with git: a
+# commit with a 'gpgsig' header makes 'git log --format=%G?' and
+# 'git -c log.showSignature=true log' run gpg); '--signed' pushes sign with gpg.
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git log '--format=%G?'",
+        "git log --pretty=format:%GS",
+        "git show -s --format='%h %GK'",
+        "git rev-list --format=%GG HEAD",
+        "git stash list '--pretty=%G?'",
+        "git for-each-ref --format='%(signature)'",
+        "git -c log.showSignature=true log",
+        "git -c log.showsignature show",
+        "git push --signed",
+    ],
+)
+def test_a_form_that_runs_gpg_is_unclassified(command: str) -> None:
+    assert _kind(command) == ShellKind.UNCLASSIFIED, analyse(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git log --format=%h",
+        "git log --pretty=fuller",
+        "git -c log.date=iso log",
+        "git for-each-ref --format='%(refname)'",
+    ],
+)
+def test_a_format_without_signature_placeholders_is_read_only(command: str) -> None:
+    assert _kind(command) == ShellKind.READ_ONLY, analyse(command)

@@ -423,7 +423,7 @@ def test_a_writer_with_a_glob_or_pathspec_magic_is_unclassified(command: str) ->
 
 # Remotes: a name (or '.') is read from the guarded configuration; a path or URL runs
 # another repository's hooks or transport.
-@pytest.mark.parametrize("remote", ["./r", "r/x", "host:r", ".r", "~r", "-r", "../r", "file:///r"])
+@pytest.mark.parametrize("remote", ["./r", "r/x", "host:r", ".r", "'~r'", "-r", "../r", "file:///r"])
 def test_a_push_to_a_path_or_url_is_unclassified(remote: str) -> None:
     assert _kind(f"git push -- {remote} HEAD") == ShellKind.UNCLASSIFIED
 

@@ -659,7 +659,7 @@ def _tag(sub: str, rest: tuple[Word, ...], state: State) -> None:
         writes_git_dir(state)
 
 
-SYMBOLIC_REF = spec("qdm", long="quiet delete short recurse no-recurse")
+SYMBOLIC_REF = spec("qd", "m", long="quiet delete short recurse no-recurse")  # -m REASON
 REPLACE = spec("lfdge", long="list force delete graft edit raw convert-graft-file",
                long_args="format")  # fmt: skip
 

@@ -623,6 +623,14 @@ def test_symbolic_ref_with_a_target_or_delete_writes(command: str) -> None:
 
 def test_symbolic_ref_with_one_name_reads() -> None:
     assert _kind("git symbolic-ref HEAD") == ShellKind.READ_ONLY
+    assert _kind("git symbolic-ref -q HEAD") == ShellKind.READ_ONLY
+
+
+def test_symbolic_ref_m_takes_the_reason_and_is_judged_a_write() -> None:
+    # '-m REASON' takes the next word (checked with git: 'git symbolic-ref -m why HEAD'
+    # prints HEAD's target); any '-m' is judged a write, with one name too.
+    assert _writes("git symbolic-ref -m why HEAD") == [".git"]
+    assert _writes("git symbolic-ref -m why") == [".git"]
     assert _kind("git symbolic-ref -x HEAD") == ShellKind.UNCLASSIFIED
 
 

@@ -27,12 +27,12 @@ _DIFF_LONG = (
     "irreversible-delete pickaxe-all pickaxe-regex default-prefix"
 )
 _DIFF_ARGS = (
-    "src-prefix dst-prefix diff-filter unified stat-width stat-count output "
+    "src-prefix dst-prefix diff-filter stat-width stat-count output "
     "inter-hunk-context line-prefix anchored diff-algorithm"
 )
 _DIFF_OPT = (
     "stat color word-diff find-renames find-copies abbrev ignore-submodules "
-    "relative dirstat color-moved break-rewrites submodule"
+    "relative dirstat color-moved break-rewrites submodule unified"
 )
 _LOG_LONG = (
     "oneline graph all reverse follow first-parent no-merges merges no-decorate source "
@@ -44,15 +44,21 @@ _LOG_LONG = (
     "remove-empty no-min-parents no-max-parents"
 )
 _LOG_ARGS = (
-    "format date since after until before author committer grep max-count skip encoding "
-    "max-parents min-parents since-as-filter exclude"
+    "date since after until before author committer grep max-count skip encoding "
+    "since-as-filter exclude"
 )
-_LOG_OPT = "pretty decorate branches tags remotes glob no-walk expand-tabs notes show-notes"
+_LOG_OPT = (
+    "pretty decorate branches tags remotes glob no-walk expand-tabs notes show-notes "
+    "format max-parents min-parents"
+)
+"""``-U``/``--unified`` take their value only attached (``-U5``, ``--unified=5``) and
+``--format``, ``--max-parents``, ``--min-parents`` only after ``=``: git reads the
+next word as an option of its own (``git log --format --output=F`` truncates F)."""
 
 DIFF = spec(
     "pusRabwWqzhi",
-    "SGOlU",
-    "MCB",
+    "SGOl",
+    "MCBU",
     long=_DIFF_LONG,
     long_args=_DIFF_ARGS,
     long_optional=_DIFF_OPT,
@@ -60,8 +66,8 @@ DIFF = spec(
 )
 LOG = spec(
     "pusRabwWqzhimEFP",
-    "SGnLU",
-    "MCB",
+    "SGnL",
+    "MCBU",
     long=f"{_DIFF_LONG} {_LOG_LONG}",
     long_args=f"{_DIFF_ARGS} {_LOG_ARGS}",
     long_optional=f"{_DIFF_OPT} {_LOG_OPT}",
@@ -175,7 +181,7 @@ PUSH = spec(
     "no-atomic progress no-progress mirror prune no-verify verify "
     "no-thin thin ipv4 ipv6",
     long_args="push-option",
-    long_optional="force-with-lease recurse-submodules signed",
+    long_optional="force-with-lease recurse-submodules",  # '--signed' runs gpg
 )
 COMMIT = spec(
     "aiopqsvnz",
@@ -228,6 +234,8 @@ FETCH = spec(
     long_optional="recurse-submodules",
 )
 REMOTE = spec("v", long="verbose")
+REMOTE_QUERY = spec("n", long="push all")
+"""``git remote show -n``, ``git remote get-url --push/--all``."""
 CONFIG_READ = spec(
     "lz",
     long="list get get-all get-regexp show-origin show-scope local "
@@ -236,7 +244,7 @@ CONFIG_READ = spec(
 )
 STASH_SHOW = spec("pu", long="patch stat include-untracked only-untracked", numeric=True)
 WORKTREE_LIST = spec("vz", long="porcelain verbose", long_optional="expire")
-REFLOG = spec("", "n", long="all", long_args="date max-count format", numeric=True)
+REFLOG = spec("", "n", long="all", long_args="date max-count", long_optional="format", numeric=True)
 
 SAFE_CONFIG_PREFIXES = (
     "user.",
@@ -251,6 +259,10 @@ SAFE_CONFIG_PREFIXES = (
     "commit.gpgsign=false",
 )
 """``git -c key=value`` keys that cannot run a command or redirect git."""
+_GPG_CONFIG_KEYS = ("log.showsignature",)
+"""Keys under a safe prefix that run gpg (``log.showSignature``: like ``--show-signature``)."""
+_GPG_FORMATS = ("%G", "%(signature")
+"""Format placeholders that verify a signature with gpg (``git log --format=%G?``)."""
 
 _GLOBAL_FLAGS = frozenset(
     {
@@ -284,16 +296,15 @@ def git_rule(_name: str, args: tuple[Word, ...], state: State, _walker: object) 
         if not text.startswith("-"):
             break
         if text == "-C":
-            if index + 1 >= len(words) or words[index + 1].text is None:
+            directory = _value(words, index)
+            if directory is None:
                 state.unclassified("git -C without a literal directory")
                 return
-            directory = words[index + 1].text or ""
-            joined = state.joined(directory) if not directory.startswith("~") else None
-            state.cwd = joined
+            state.cwd = state.joined(directory) if not directory.startswith("~") else None
             index += 2
             continue
         if text == "-c":
-            setting = words[index + 1].text if index + 1 < len(words) else None
+            setting = _value(words, index)
             if setting is None:
                 state.unclassified("git -c without a literal setting")
                 return
@@ -301,7 +312,7 @@ def git_rule(_name: str, args: tuple[Word, ...], state: State, _walker: object) 
             if "hookspath" in lowered.replace("_", ""):
                 state.skips("git -c core.hooksPath skips the git hooks")
                 return
-            if not lowered.startswith(SAFE_CONFIG_PREFIXES):
+            if not lowered.startswith(SAFE_CONFIG_PREFIXES) or lowered.startswith(_GPG_CONFIG_KEYS):
                 state.unclassified(f"git -c {setting.split('=', 1)[0]!r} may run a command")
                 return
             index += 2
@@ -309,7 +320,11 @@ def git_rule(_name: str, args: tuple[Word, ...], state: State, _walker: object) 
         if text in _GLOBAL_FLAGS:
             index += 1
             continue
-        if text in ("--version", "--help"):
+        if text == "--version":
+            return
+        if text == "--help":
+            if index + 1 < len(words):
+                state.unclassified("git --help WORD runs the manual viewer, like git help WORD")
             return
         state.unclassified(f"git {text.split('=', 1)[0]} is not an option the classifier knows")
         return
@@ -335,6 +350,14 @@ def git_rule(_name: str, args: tuple[Word, ...], state: State, _walker: object) 
         state.cwd = saved
 
 
+def _value(words: list[Word], index: int) -> str | None:
+    """The word after the option at ``index`` when it is literal; None when it is
+    missing, expands, or is a glob (``git -C d* rm a`` removes ``docs/a``)."""
+    if index + 1 >= len(words) or words[index + 1].glob:
+        return None
+    return words[index + 1].text
+
+
 def _parse(sub: str, table: Spec, rest: tuple[Word, ...], state: State) -> Parsed | None:
     """Parse ``rest`` by ``table``; an ``--output`` file any table accepts is a write.
 
@@ -346,6 +369,10 @@ def _parse(sub: str, table: Spec, rest: tuple[Word, ...], state: State) -> Parse
     if isinstance(result, str):
         state.unclassified(f"git {sub}: {result}")
         return None
+    for value in result.values("--format", "--pretty"):
+        if any(placeholder in value for placeholder in _GPG_FORMATS):
+            state.unclassified(f"git {sub}: a format that verifies signatures runs gpg")
+            return None
     for value in result.values("--output"):
         state.write(value, sink_ok=True)
     return result
@@ -364,10 +391,11 @@ def _add(sub: str, rest: tuple[Word, ...], state: State) -> None:
     parsed = _parse(sub, ADD, rest, state)
     if parsed is None:
         return
-    everything = parsed.has("-A", "--all", "-u", "--update", "--no-ignore-removal")
+    # Without a pathspec every change is staged ('-A', '-u' and '--no-ignore-removal' only
+    # widen what a pathspec names to removals, still within the pathspec).
     before = state.stage_all
     state.stage_all = False
-    _stages(list(parsed.operands), state, everything=everything or not parsed.operands)
+    _stages(list(parsed.operands), state, everything=not parsed.operands)
     if state.stage_all and parsed.has("-f", "--force"):
         # Ignored files are not among the changes a commit is judged with.
         state.unclassified("git add --force with a pathspec that names more than a file")
@@ -434,6 +462,10 @@ def _commit(sub: str, rest: tuple[Word, ...], state: State) -> None:
     state.commits = True
     state.commit_all = state.commit_all or parsed.has("-a", "--all")
     for path in paths:
+        if _names_more(path):
+            # 'git commit -- "[C]LAUDE.md"' commits CLAUDE.md: judged with every change.
+            state.commit_all = True
+            continue
         joined = state.joined(path)
         if joined is None:
             state.unclassified("git commit paths relative to an unknown directory")
@@ -513,7 +545,10 @@ def _rm(sub: str, rest: tuple[Word, ...], state: State) -> None:
         return
     if not paths:
         state.unclassified("git rm without paths")
-    if parsed.has("--cached", "-n", "--dry-run"):
+    if parsed.has("-n", "--dry-run"):
+        return
+    _stages(paths, state)  # the removal is staged: a commit in the same line commits it
+    if parsed.has("--cached"):
         return
     for path in paths:
         state.write(path, relinks=True)
@@ -542,16 +577,22 @@ def _stages(paths: list[str], state: State, *, everything: bool = False) -> None
     a glob, ``:(magic)``) stages any change: the commit is then judged with every change.
     """
     for path in paths:
-        if (
-            path in (".", "")
-            or path.endswith("/")
-            or path.startswith(":")
-            or any(c in path for c in "*?[]")
-        ):
+        if _names_more(path):
             everything = True
         else:
             state.stage_paths.append(state.joined(path))
     state.stage_all = state.stage_all or everything
+
+
+def _names_more(path: str) -> bool:
+    """A pathspec that names more than its text: ``.``, ``dir/``, ``:(magic)``, a glob
+    (git matches ``*?[`` in a pathspec even when the shell did not expand it)."""
+    return (
+        path in (".", "")
+        or path.endswith("/")
+        or path.startswith(":")
+        or any(c in path for c in "*?[]")
+    )
 
 
 def _reset(sub: str, rest: tuple[Word, ...], state: State) -> None:
@@ -618,7 +659,7 @@ def _tag(sub: str, rest: tuple[Word, ...], state: State) -> None:
         writes_git_dir(state)
 
 
-SYMBOLIC_REF = spec("qdm", long="quiet delete short recurse no-recurse")
+SYMBOLIC_REF = spec("qd", "m", long="quiet delete short recurse no-recurse")  # -m REASON
 REPLACE = spec("lfdge", long="list force delete graft edit raw convert-graft-file",
                long_args="format")  # fmt: skip
 
@@ -664,8 +705,7 @@ def writes_git_dir(state: State) -> None:
 def _remote(sub: str, rest: tuple[Word, ...], state: State) -> None:
     texts = [w.text for w in rest]
     if texts and texts[0] in ("get-url", "show"):
-        table = spec("n", long="push all") if texts[0] in ("get-url", "show") else spec()
-        parsed = _parse(sub, table, rest[1:], state)
+        parsed = _parse(sub, REMOTE_QUERY, rest[1:], state)
         if parsed is not None and len(parsed.operands) != 1:
             state.unclassified(f"git remote {texts[0]} needs exactly one remote")
         elif parsed is not None:

@@ -567,9 +567,7 @@ def _copy_like(name: str, parsed: Parsed, state: State, *, moves: bool, links: b
 def _cp(name: str, args: tuple[Word, ...], state: State, _w: Walker) -> None:
     parsed = _parsed(name, _CP, args, state)
     if parsed is not None:
-        if parsed.has("--parents"):
-            state.unclassified("cp --parents writes below the destination")
-            return
+        # 'cp --parents' (it writes below the destination) is not in the table: unknown.
         _copy_like(name, parsed, state, moves=False, links=False)
 
 
@@ -792,7 +790,8 @@ _TEST_UNARY = frozenset(
 )
 _TEST_BINARY = frozenset(["=", "==", "!=", "-nt", "-ot", "-ef", "<", ">"])
 _TEST_NUMERIC = frozenset(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"])
-_TEST_JOIN = frozenset({"!", "-o", "(", ")"})
+_TEST_JOIN = frozenset({"-o"})
+"""The joining operator that begins with '-' ('!', '(' and ')' are never taken for options)."""
 
 
 def _test(name: str, args: tuple[Word, ...], state: State, _w: Walker) -> None:

@@ -857,8 +857,8 @@ def _cd(_name: str, args: tuple[Word, ...], state: State, _w: Walker) -> None:
     if (
         target.text is None
         or target.glob
-        or target.text == "-"
-        or target.text.startswith(("~", "-", "+"))  # zsh: 'cd +N' is the directory stack
+        # 'cd -' is the previous directory; zsh: 'cd +N' is the directory stack
+        or target.text.startswith(("~", "-", "+"))
     ):
         state.cwd = None
         return

@@ -102,6 +102,17 @@ READ_ONLY = [
     "true",
     "false",
     ":",
+    # options of one long name that take a value, or may
+    "tail --follow=name f",
+    "sort --check f",
+    "date --iso-8601",
+    "du --time d",
+    "comm --output-delimiter=, a b",
+    "basename --suffix=.py x.py",
+    "paste --delimiters , a b",
+    "fold --width 40 f",
+    "expand --tabs 4 f",
+    "tac --separator x f",
 ]
 
 
@@ -832,3 +843,102 @@ def test_plangate_other_subcommands_and_options_change_state(command: str) -> No
     assert result.runs_code == (
         "plangate changes PlanGate's state (only its read-only subcommands are readers)",
     ), result
+
+
+# -- cd -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "paths"),
+    [
+        ("cd src && cd .. && touch x", ["x"]),
+        ("cd src && cd -L .. && touch x", ["x"]),
+        ("cd src && cd -P -L .. && touch x", ["x"]),
+        ("cd src && cd ./.. && touch x", ["x"]),
+        ("cd src && cd ../ && touch x", ["x"]),
+        ("cd -- src && touch x", ["src/x"]),
+        ("cd a && cd b && touch x", ["a/b/x"]),
+        ("cd ../a && touch x", ["../a/x"]),
+        ("cd ./.. && touch x", ["./../x"]),
+        ("cd /../x && touch f", ["/../x/f"]),
+        ("cd /a && touch x", ["/a/x"]),
+    ],
+)
+def test_cd_moves_the_commands_after_it(command: str, paths: list[str]) -> None:
+    assert _paths(command) == paths
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd a; touch x",
+        "cd src && cd -P .. && touch x",
+        "cd && touch x",
+        'cd "$X" && touch x',
+        "cd * && touch x",
+        "cd - && touch x",
+        "cd ~/a && touch x",
+        "cd -e && touch x",
+        "cd +1 && touch x",
+        "cd a/../b && touch x",
+        "cd /a/../b && touch x",
+    ],
+)
+def test_cd_to_a_directory_not_known_before_it_runs(command: str) -> None:
+    result = analyse(command)
+    assert result.kind == ShellKind.UNCLASSIFIED, result
+    assert result.problems == ("write target 'x' is relative to an unknown directory",), result
+
+
+def test_cd_takes_one_operand() -> None:
+    assert analyse("cd a b").problems == ("cd with more than one operand",)
+
+
+@pytest.mark.parametrize(
+    ("command", "paths"),
+    [
+        ("cd ./src && touch x", ["./src/x"]),
+        ("cd ../x && touch x", ["../x/x"]),
+        ("cd /x && touch x", ["/x/x"]),
+    ],
+)
+def test_with_cdpath_a_dot_or_slash_start_is_not_searched(command: str, paths: list[str]) -> None:
+    result = analyse(command, cdpath=True)
+    assert result.kind == ShellKind.WRITES, result
+    assert [w.path for w in result.writes] == paths
+
+
+# -- sh -c, once more --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["sh -c ''", "sh -elux -c ls", "sh -eluxc ls"])
+def test_shell_c_scripts_of_readers_read_only(command: str) -> None:
+    assert analyse(command).kind == ShellKind.READ_ONLY, analyse(command)
+
+
+def test_shell_c_after_flags_judges_the_script_after_c() -> None:
+    assert _paths("sh -e -c 'touch x'") == ["x"]
+
+
+@pytest.mark.parametrize("command", ['sh -c "$X"', 'sh -e -c "$X"'])
+def test_shell_c_with_a_script_that_is_not_literal(command: str) -> None:
+    result = analyse(command)
+    assert result.problems == (
+        "sh -c without exactly one literal script (positional parameters are not followed)",
+    ), result
+
+
+@pytest.mark.parametrize("command", ["sh -qc ls", "sh check.sh"])
+def test_shell_words_that_are_not_known_flags_run_a_script(command: str) -> None:
+    assert analyse(command).runs_code == ("sh runs a script file or stdin",)
+
+
+# -- command, plangate, once more ---------------------------------------------------------
+
+
+def test_command_dash_dash_ends_its_options() -> None:
+    assert analyse("command -- -v ls").problems == ("unknown program '-v'",)
+
+
+def test_a_plangate_option_value_may_begin_with_a_dash() -> None:
+    assert analyse("plangate ledger log --kind --x").kind == ShellKind.READ_ONLY

@@ -459,11 +459,11 @@ WRITER_PROBLEMS = [
     ("chmod --reference=r", "chmod without files"),
     ("chown -R -L u d", "chown -R with -H or -L follows links out of its operands"),
     ("chown --recursive -H u d", "chown -R with -H or -L follows links out of its operands"),
-    ("sed -i.b/k s/a/b/ f", "sed -i with a backup name that is not a plain suffix"),
-    ("sed -i'*' s/a/b/ f", "sed -i with a backup name that is not a plain suffix"),
     ("sed -i s/a/b/ 'f'*", "sed -i with a glob: its files are not known"),
     ("sed --file=x f", "sed -f: the script is not on the command line"),
     ("sed -i -e s/a/b/", "sed -i without files"),
+    ("sed -i -f x f", "sed -f: the script is not on the command line"),
+    ("sed -i -e 'w out' f", "sed: a sed 'w' command writes a file"),
     ("sed", "sed without a script"),
 ]
 
@@ -472,7 +472,18 @@ WRITER_PROBLEMS = [
 def test_writers_refuse_what_their_operands_do_not_name(command: str, problem: str) -> None:
     result = analyse(command)
     assert result.kind == ShellKind.UNCLASSIFIED, result
-    assert problem in result.problems, result
+    assert result.problems == (problem,), result
+    # A refused part stops there: it lists no target it would have guessed.
+    assert result.writes == (), result
+    assert result.into_dir == (), result
+
+
+@pytest.mark.parametrize("command", ["sed -i.b/k s/a/b/ f", "sed -i'*' s/a/b/ f"])
+def test_sed_backup_names_must_be_plain_suffixes(command: str) -> None:
+    result = analyse(command)
+    assert result.kind == ShellKind.UNCLASSIFIED, result
+    assert result.problems == ("sed -i with a backup name that is not a plain suffix",)
+    assert [w.path for w in result.writes] == ["f"]  # the suffix rule stops at the first
 
 
 @pytest.mark.parametrize(
@@ -511,12 +522,15 @@ def test_device_sinks_named_as_outputs_write_no_file(command: str) -> None:
         ("dd if=a foo=b", "dd: unknown operand 'foo=b'"),
         ('dd if="$X"', "dd: an operand is not literal"),
         ("dd of=*.txt", "dd: an operand is not literal"),
+        ("dd foo of=x", "dd: unknown operand 'foo'"),
+        ('dd if="$X" of=x', "dd: an operand is not literal"),
     ],
 )
 def test_uniq_and_dd_refuse_what_they_do_not_know(command: str, problem: str) -> None:
     result = analyse(command)
     assert result.kind == ShellKind.UNCLASSIFIED, result
     assert result.problems == (problem,), result
+    assert result.writes == (), result
 
 
 def test_uniq_with_one_operand_only_reads() -> None:
@@ -603,6 +617,9 @@ def test_echo_and_printf_of_plain_words_read_only(command: str) -> None:
         ("printf -v x", "printf with an option (-v assigns a variable)"),
         ('printf -v "$X"', "printf with an option (-v assigns a variable)"),
         ("printf -- -v *x", "echo: the glob '*x' may expand to an option"),
+        ('echo "$X" -*', "echo: a word is not literal: a parameter expansion"),
+        ("echo -* *x", "echo: the glob '-*' may expand to an option"),
+        ("printf -v *x", "printf with an option (-v assigns a variable)"),
     ],
 )
 def test_echo_and_printf_refuse_options_and_expansions(command: str, problem: str) -> None:
@@ -669,6 +686,9 @@ def test_test_expressions_of_known_operators_read_only(command: str) -> None:
         ("test 1 -eq", "test -eq with an operand that is not a number"),
         ("test -eq 1", "test -eq with an operand that is not a number"),
         ("test 1 -eq 2 -a x -eq 3", "test -eq with an operand that is not a number"),
+        ("\\[ -q -e", "[ without a closing ]"),
+        ("test 1 -eq x -q", "test -eq with an operand that is not a number"),
+        ("test -q -y", "test: unknown operator '-q'"),
     ],
 )
 def test_test_refuses_unknown_operators_and_expansions(command: str, problem: str) -> None:
@@ -719,6 +739,7 @@ def test_wrappers_of_a_reader_read_only(command: str) -> None:
         ("nice", "nice without a command"),
         ("env =x ls", "unknown program '=x'"),
         ("env PATH=/x ls", "setting PATH may change what the command does"),
+        ("env PATH=/x FOO=1 ls", "setting PATH may change what the command does"),
         ("command -v $X", "command -v with a word that is not literal"),
         ("command -V *", "command -v with a word that is not literal"),
     ],
@@ -781,12 +802,18 @@ def test_shell_c_with_known_flags_judges_the_script(command: str) -> None:
         ("sh -o posix -c ls", "sh: options the classifier does not know"),
         ("sh -- -c ls", "sh: options the classifier does not know"),
         ('sh "$X" -c ls', "sh: a word is not literal"),
+        (
+            "sh -c 'touch y' x",
+            "sh -c without exactly one literal script (positional parameters are not followed)",
+        ),
+        ("sh -o posix -c 'touch y'", "sh: options the classifier does not know"),
     ],
 )
 def test_shell_c_refuses_what_it_cannot_follow(command: str, problem: str) -> None:
     result = analyse(command)
     assert result.kind == ShellKind.UNCLASSIFIED, result
     assert result.problems == (problem,), result
+    assert result.writes == (), result
 
 
 @pytest.mark.parametrize(
@@ -892,6 +919,8 @@ def test_cd_to_a_directory_not_known_before_it_runs(command: str) -> None:
 
 def test_cd_takes_one_operand() -> None:
     assert analyse("cd a b").problems == ("cd with more than one operand",)
+    # The refused cd does not move the commands after it.
+    assert [w.path for w in analyse("cd a b && touch x").writes] == ["x"]
 
 
 @pytest.mark.parametrize(
@@ -942,3 +971,27 @@ def test_command_dash_dash_ends_its_options() -> None:
 
 def test_a_plangate_option_value_may_begin_with_a_dash() -> None:
     assert analyse("plangate ledger log --kind --x").kind == ShellKind.READ_ONLY
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "chmod --bogus f",
+        "chown --bogus u f",
+        "tee --bogus f",
+        "uniq --bogus a b",
+        "mkdir --bogus d",
+        "touch --bogus f",
+        "rm --bogus f",
+        "sed --bogus s/a/b/ f",
+        "cp --bogus a b",
+        "mv --bogus a b",
+        "ln --bogus a b",
+        "sort --bogus f",
+        "env --bogus ls",
+    ],
+)
+def test_an_unknown_option_stops_every_rule(command: str) -> None:
+    result = analyse(command)
+    assert result.problems == (f"{command.split(maxsplit=1)[0]}: unknown option --bogus",)
+    assert result.writes == ()

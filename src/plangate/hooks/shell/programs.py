@@ -627,8 +627,11 @@ def _mode(table: Spec) -> Rule:
         words = list(args)
         mode_first: str | None = None
         if name == "chmod":
-            # 'chmod -x file': GNU chmod reads a leading '-rwx' word as the mode.
+            # 'chmod -x file': GNU chmod reads a '-rwx' word as the mode, among its options
+            # only: after '--' ('chmod +x -- -r') every word is an operand.
             for index, word in enumerate(words):
+                if word.text == "--":
+                    break
                 if word.text is not None and _CHMOD_MODE.fullmatch(word.text):
                     mode_first = word.text
                     del words[index]

@@ -995,3 +995,24 @@ def test_an_unknown_option_stops_every_rule(command: str) -> None:
     result = analyse(command)
     assert result.problems == (f"{command.split(maxsplit=1)[0]}: unknown option --bogus",)
     assert result.writes == ()
+
+
+def test_sed_i_without_files_is_the_one_problem_even_for_a_glob_script() -> None:
+    # The unquoted script is a glob word (the shell may expand it): the first rule that
+    # refuses the command is the only one reported.
+    assert analyse("sed -i s/a*/b/").problems == ("sed -i without files",)
+
+
+@pytest.mark.parametrize(
+    ("command", "paths"),
+    [
+        ("chmod +x -- -r", ["-r"]),
+        ("chmod u+x -- -w", ["-w"]),
+        ("chmod -- -x f", ["f"]),
+        ("chmod -x -- -r", ["-r"]),
+    ],
+)
+def test_chmod_after_double_dash_every_word_is_an_operand(command: str, paths: list[str]) -> None:
+    # GNU chmod takes '-r' for a mode only among its options: 'chmod +x -- -r' changes
+    # the file '-r', not a file '+x'.
+    assert _paths(command) == paths

@@ -567,9 +567,7 @@ def _copy_like(name: str, parsed: Parsed, state: State, *, moves: bool, links: b
 def _cp(name: str, args: tuple[Word, ...], state: State, _w: Walker) -> None:
     parsed = _parsed(name, _CP, args, state)
     if parsed is not None:
-        if parsed.has("--parents"):
-            state.unclassified("cp --parents writes below the destination")
-            return
+        # 'cp --parents' (it writes below the destination) is not in the table: unknown.
         _copy_like(name, parsed, state, moves=False, links=False)
 
 
@@ -629,8 +627,11 @@ def _mode(table: Spec) -> Rule:
         words = list(args)
         mode_first: str | None = None
         if name == "chmod":
-            # 'chmod -x file': GNU chmod reads a leading '-rwx' word as the mode.
+            # 'chmod -x file': GNU chmod reads a '-rwx' word as the mode, among its options
+            # only: after '--' ('chmod +x -- -r') every word is an operand.
             for index, word in enumerate(words):
+                if word.text == "--":
+                    break
                 if word.text is not None and _CHMOD_MODE.fullmatch(word.text):
                     mode_first = word.text
                     del words[index]
@@ -792,7 +793,8 @@ _TEST_UNARY = frozenset(
 )
 _TEST_BINARY = frozenset(["=", "==", "!=", "-nt", "-ot", "-ef", "<", ">"])
 _TEST_NUMERIC = frozenset(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"])
-_TEST_JOIN = frozenset({"!", "-o", "(", ")"})
+_TEST_JOIN = frozenset({"-o"})
+"""The joining operator that begins with '-' ('!', '(' and ')' are never taken for options)."""
 
 
 def _test(name: str, args: tuple[Word, ...], state: State, _w: Walker) -> None:
@@ -858,8 +860,8 @@ def _cd(_name: str, args: tuple[Word, ...], state: State, _w: Walker) -> None:
     if (
         target.text is None
         or target.glob
-        or target.text == "-"
-        or target.text.startswith(("~", "-", "+"))  # zsh: 'cd +N' is the directory stack
+        # 'cd -' is the previous directory; zsh: 'cd +N' is the directory stack
+        or target.text.startswith(("~", "-", "+"))
     ):
         state.cwd = None
         return

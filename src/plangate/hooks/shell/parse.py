@@ -122,7 +122,16 @@ def parse_tree(source: bytes, work: ParseWork | None = None) -> Any | None:
         counter.callbacks += 1
         return counter.callbacks > budget  # True cancels the parse
 
-    return _parser().parse(read, progress_callback=progress)
+    parser = _parser()
+    try:
+        tree = parser.parse(read, progress_callback=progress)
+    except ValueError:  # tree-sitter raises "Parsing failed" for a cancelled parse
+        tree = None
+    if tree is None:
+        # A cancelled parser resumes where it stopped on its next parse, reading the
+        # next command's bytes into this one's half-built tree: start afresh.
+        parser.reset()
+    return tree
 
 
 def parse(text: str, work: ParseWork | None = None) -> Script:
@@ -358,7 +367,11 @@ class _Builder:
             self.problem("an appending assignment ('+=')")
         if value_node is None:
             return name, Word("")
-        return name, self.word(value_node, depth)
+        value = self.word(value_node, depth)
+        if value.text is not None and ":~" in self.text(value_node):
+            # 'PATH=a:~/bin': bash expands a '~' after each ':' of an assignment's value.
+            return name, Word(None, problem="a '~' expansion after ':' in an assignment")
+        return name, value
 
     # -- redirections -----------------------------------------------------------------
 
@@ -448,31 +461,22 @@ class _Builder:
         if kind in ("word", "number"):
             return unquote_unquoted(self.text(node))
         if kind == "raw_string":
-            return Word(self.text(node)[1:-1], quoted=True)
+            return _kept_tilde(Word(self.text(node)[1:-1], quoted=True))
         if kind == "string":
-            return self.double_quoted(node, depth)
+            return _kept_tilde(self.double_quoted(node, depth))
         if kind == "concatenation":
-            if all(c.type in _PLAIN_PARTS for c in node.children if c.is_named):
-                return unquote_unquoted(self.text(node))
             named = [c for c in node.children if c.is_named]
             for before, after in pairwise(named):
                 # Parts of one word touch; only a line continuation may lie between
                 # them (bash removes it), never a blank the parser skipped.
                 if self._between(before.end_byte, after.start_byte).replace("\\\n", ""):
                     return Word(None, problem="a word whose parts the parser split")
-            parts = [self.word(c, depth + 1) for c in named]
-            problems = [p.problem for p in parts if p.text is None]
-            if problems:
-                return Word(None, problem=problems[0])
-            return Word(
-                "".join(p.text or "" for p in parts),
-                glob=any(p.glob for p in parts),
-                quoted=any(p.quoted for p in parts),
-            )
-        if kind == "command_substitution":
-            literal = self.heredoc_message(node, depth)
-            if literal is not None:
-                return Word(literal, quoted=True)
+            for part in named:
+                if part.type not in _PLAIN_PARTS:
+                    return Word(None, problem=_NOT_LITERAL.get(part.type, f"a {part.type}"))
+            return unquote_unquoted(self.text(node))
+        # A command substitution outside double quotes is split into words and globbed
+        # (a heredoc message 'a b' becomes two words): only a quoted one is literal.
         return Word(None, problem=_NOT_LITERAL.get(kind, f"a {kind}"))
 
     def double_quoted(self, node: Any, depth: int) -> Word:
@@ -494,10 +498,12 @@ class _Builder:
             text = unquote_double(self._between(position, child.start_byte))
             if text is None:
                 return Word(None, problem="a '$' or '`' inside double quotes")
-            inner = self.word(child, depth + 1)
-            if inner.text is None:
-                return inner
-            out += [text, inner.text]
+            literal = None
+            if child.type == "command_substitution":
+                literal = self.heredoc_message(child, depth + 1)
+            if literal is None:
+                return Word(None, problem=_NOT_LITERAL.get(child.type, f"a {child.type}"))
+            out += [text, literal]
             position = child.end_byte
         text = unquote_double(self._between(position, children[-1].start_byte))
         if text is None:
@@ -603,7 +609,37 @@ def unquote_unquoted(text: str) -> Word:
     result = "".join(out)
     if plain.startswith("~") and not (result == "~" or result.startswith("~/")):
         return Word(None, problem="a '~user' expansion")
+    if result.startswith("~") and not (plain == "~" or plain.startswith("~/")):
+        # '\~/x', '""~/x' and '~"/"x' are the literal '~/x' to bash (a quoted
+        # character in the tilde prefix stops the expansion); a reader of the word
+        # would take it for the home directory.
+        return Word(None, problem=_QUOTED_TILDE)
+    assignment = _ASSIGNMENT_WORD.match(plain)
+    if assignment is not None and _tilde_in_value(plain[assignment.end() :]):
+        return Word(None, problem="a '~' expansion in an assignment-like word")
     return Word(result, glob=glob, quoted=quoted)
+
+
+_QUOTED_TILDE = "a quoted '~' that bash keeps as it is"
+
+
+def _kept_tilde(word: Word) -> Word:
+    """A quoted word starting with ``~`` (``'~/x'``): bash keeps the ``~``, a reader
+    of the word would take it for the home directory."""
+    if word.text is not None and word.text.startswith("~"):
+        return Word(None, problem=_QUOTED_TILDE)
+    return word
+
+
+_ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
+"""An argument bash reads as an assignment (``a=``, ``a+=``, ``a[i]=``): bash expands
+a ``~`` at the start of its value and after each unquoted ``:`` (``cp f a=~/x`` copies
+to ``a=$HOME/x``), as in a real assignment."""
+
+
+def _tilde_in_value(plain: str) -> bool:
+    """Whether bash expands a ``~`` in an assignment's value (its unquoted characters)."""
+    return plain.startswith("~") or ":~" in plain
 
 
 def _double_end(text: str, start: int) -> int:

@@ -1,0 +1,229 @@
+"""The shell parser's model, rule by rule, as bash reads each command.
+
+Each test names one reading of the parser (how a line splits into commands, words and
+redirections, and where it stops) and pins it on the model; where bash's reading is the
+question, real bash answers it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from plangate.hooks.shell.parse import (
+    MAX_COMMAND_BYTES,
+    ParseWork,
+    Script,
+    parse,
+)
+
+BASH = shutil.which("bash")
+HOME = "/nonexistent-home"
+needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")
+
+
+def bash_words(command: str) -> list[str]:
+    """The arguments real bash passes to ``printf`` for ``printf '<%s>\\n' <command>``."""
+    assert BASH is not None
+    out = subprocess.run(
+        [BASH, "--norc", "--noprofile", "-c", f"printf '%s\\0' {command}"],
+        capture_output=True,
+        check=True,
+        env={"PATH": "/usr/bin:/bin", "HOME": HOME},
+    ).stdout
+    return out.decode("utf-8", "surrogateescape").split("\0")[:-1]
+
+
+def texts(script: Script) -> list[list[str | None]]:
+    return [[w.text for w in command.words] for command in script.commands]
+
+
+# -- what is refused before parsing ------------------------------------------------------
+
+
+def test_a_command_of_exactly_the_byte_limit_is_parsed() -> None:
+    assert MAX_COMMAND_BYTES == 256 * 1024
+    script = parse(": " + "x" * (256 * 1024 - 2))
+    assert script.problems == ()
+    assert texts(script) == [[":", "x" * (256 * 1024 - 2)]]
+
+
+def test_one_byte_over_the_limit_is_refused_counting_bytes_not_characters() -> None:
+    assert parse(": " + "x" * (256 * 1024 - 1)).problems == (
+        "the command is longer than 262144 bytes",
+    )
+    # 'é' is two bytes in UTF-8: 131071 of them and ': ' make 262144 bytes, one more 262146.
+    assert parse(": " + "é" * 131071).problems == ()
+    assert parse(": " + "é" * 131072).problems == ("the command is longer than 262144 bytes",)
+
+
+def test_a_nul_byte_is_refused() -> None:
+    assert parse("ls\x00 CLAUDE.md") == Script((), ("the command contains a NUL byte",))
+
+
+def test_text_that_is_not_valid_utf8_is_refused_without_a_traceback() -> None:
+    # A lone surrogate (what a decoder's surrogateescape leaves) has no UTF-8 encoding.
+    assert parse("ls \udc80") == Script((), ("the command is not valid UTF-8 text",))
+
+
+# -- the parser's work budget --------------------------------------------------------------
+
+BUDGET_TEXT = "echo " + "$(" * 40 + "x" + ")" * 40
+
+
+def _budget(text: str) -> int:
+    return 1000 + 8 * len(text.encode("utf-8"))
+
+
+def test_a_fresh_work_counter_starts_at_zero() -> None:
+    assert ParseWork().callbacks == 0
+    work = ParseWork()
+    parse("ls", work)
+    assert work.callbacks == 0  # a short command takes no progress callback
+
+
+def test_the_parse_runs_while_the_progress_callbacks_stay_within_the_budget() -> None:
+    fresh = ParseWork()
+    parse(BUDGET_TEXT, fresh)
+    needed = fresh.callbacks
+    assert needed > 1
+    work = ParseWork()
+    work.callbacks = _budget(BUDGET_TEXT) - needed
+    script = parse(BUDGET_TEXT, work)
+    assert work.callbacks == _budget(BUDGET_TEXT)  # one per callback, up to the budget
+    assert script.problems == ()
+    assert texts(script) == [["echo", None]]
+
+
+def test_the_parse_is_cancelled_at_the_first_callback_over_the_budget() -> None:
+    fresh = ParseWork()
+    parse(BUDGET_TEXT, fresh)
+    work = ParseWork()
+    work.callbacks = _budget(BUDGET_TEXT) - fresh.callbacks + 1
+    script = parse(BUDGET_TEXT, work)
+    assert script == Script((), ("the shell parser gave up (work budget exceeded)",))
+    assert work.callbacks == _budget(BUDGET_TEXT) + 1
+
+
+def test_a_cancelled_parse_leaves_nothing_behind_for_the_next_command() -> None:
+    # tree-sitter resumes a cancelled parse on the parser's next call unless it is reset:
+    # the next command's bytes would be read into the cancelled one's half-built tree.
+    work = ParseWork()
+    work.callbacks = _budget(BUDGET_TEXT)
+    assert parse(BUDGET_TEXT, work).problems == (
+        "the shell parser gave up (work budget exceeded)",
+    )
+    script = parse("cat CLAUDE.md > notes.txt")
+    assert script.problems == ()
+    assert texts(script) == [["cat", "CLAUDE.md"]]
+    assert [r.target.text for r in script.commands[0].redirects] == ["notes.txt"]
+
+
+# -- nesting ----------------------------------------------------------------------------
+
+
+def test_sixty_four_levels_of_nesting_are_followed_and_sixty_five_are_refused() -> None:
+    # Each '&&' nests the list one level deeper in the parser's tree.
+    assert parse(" && ".join(["ls"] * 64)).problems == ()
+    assert len(parse(" && ".join(["ls"] * 64)).commands) == 64
+    assert parse(" && ".join(["ls"] * 65)).problems == ("the command nests too deeply",)
+
+
+# -- words ------------------------------------------------------------------------------
+
+
+def test_each_word_says_whether_it_is_literal_quoted_or_a_glob() -> None:
+    words = parse("echo a 'b' \"c\" d*").commands[0].words
+    assert [tuple(w) for w in words] == [
+        ("echo", False, "", False),
+        ("a", False, "", False),
+        ("b", False, "", True),
+        ("c", False, "", True),
+        ("d*", True, "", False),
+    ]
+
+
+# -- '~' as bash expands it ------------------------------------------------------------
+
+
+@needs_bash
+@pytest.mark.parametrize("word", ["a=~/x", "a=~", "a=x:~/y", "a=~/x:~/y", "a[1]=~/x", "a+=~/x"])
+def test_an_assignment_like_argument_has_its_tilde_expanded_and_is_not_literal(word: str) -> None:
+    # Bash expands a '~' at the start of an assignment-like argument's value and after
+    # each unquoted ':' ('cp f a=~/x' copies to 'a=$HOME/x').
+    assert HOME in bash_words(word)[0]
+    for command in (f"cp f {word}", f"echo x > {word}"):
+        script = parse(command)
+        only = script.commands[0]
+        read = [*only.words, *(r.target for r in only.redirects)]
+        assert read[-1].text is None, command
+        assert read[-1].problem == "a '~' expansion in an assignment-like word"
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    "word", ["--o=~/x", '"a"=~', "a\\=~", "a=x~", "1a=~", 'a=":"~/x', "a=x\\:~/y", "a-b=~"]
+)
+def test_an_argument_that_is_no_assignment_keeps_its_tilde(word: str) -> None:
+    (expected,) = bash_words(word)
+    assert HOME not in expected
+    assert texts(parse(f"cp f {word}")) == [["cp", "f", expected]]
+
+
+@needs_bash
+def test_an_assignment_value_has_its_tilde_after_a_colon_expanded() -> None:
+    assert BASH is not None
+    shown = subprocess.run(
+        [BASH, "--norc", "--noprofile", "-c", "X=a:~/b; printf '%s' \"$X\""],
+        capture_output=True,
+        check=True,
+        env={"PATH": "/usr/bin:/bin", "HOME": HOME},
+    ).stdout
+    assert shown == f"a:{HOME}/b".encode()
+    script = parse("X=a:~/b ls")
+    ((name, value),) = script.commands[0].assignments
+    assert name == "X"
+    assert value.text is None
+    assert value.problem == "a '~' expansion after ':' in an assignment"
+    assert parse("X=~/b ls").commands[0].assignments[0][1].text == "~/b"
+
+
+@needs_bash
+@pytest.mark.parametrize("word", ["\\~/x", "'~/x'", '"~"', '"~/x"', '~"/"x', '""~/x', "~''", "\\~"])
+def test_a_quoted_tilde_stays_a_tilde_to_bash_and_is_not_read_as_home(word: str) -> None:
+    (expected,) = bash_words(word)
+    assert expected.startswith("~")  # bash keeps it: a directory named '~'
+    (only,) = parse(f"ls {word}").commands
+    assert only.words[1].text is None
+    assert only.words[1].problem == "a quoted '~' that bash keeps as it is"
+
+
+@needs_bash
+@pytest.mark.parametrize(("word", "text"), [("~", "~"), ("~/x", "~/x"), ("~/'a b'", "~/a b")])
+def test_an_unquoted_tilde_prefix_is_the_home_directory(word: str, text: str) -> None:
+    (expected,) = bash_words(word)
+    assert expected == HOME + text[1:]
+    assert texts(parse(f"ls {word}")) == [["ls", text]]
+
+
+# -- command substitution ---------------------------------------------------------------
+
+HEREDOC = "$(cat <<'EOF'\na b\nEOF\n)"
+
+
+@needs_bash
+def test_a_quoted_heredoc_message_is_one_literal_word() -> None:
+    assert bash_words(f'"{HEREDOC}"') == ["a b"]
+    assert texts(parse(f'git commit -m "{HEREDOC}"')) == [["git", "commit", "-m", "a b"]]
+
+
+@needs_bash
+@pytest.mark.parametrize("word", [HEREDOC, f"x{HEREDOC}"])
+def test_an_unquoted_heredoc_message_is_split_by_bash_and_not_literal(word: str) -> None:
+    # 'touch $(cat <<EOF ... a b ...)' touches 'a' and 'b', not 'a b'.
+    assert len(bash_words(word)) == 2
+    (only,) = parse(f"touch {word}").commands
+    assert only.words[1].text is None
+    assert only.words[1].problem == "a command substitution"

@@ -166,7 +166,11 @@ def parse(text: str, work: ParseWork | None = None) -> Script:
     return Script(tuple(builder.commands), tuple(builder.problems))
 
 
-_WORD_DELIMITERS = frozenset(b" \t\n;&|()<>")
+_WORD_DELIMITERS = frozenset(b" \t\n;&|(<>")
+"""Where a word ends and a ``#`` after it starts a comment. Not ``)``: the ``)`` that
+ends ``$(...)``, ``<(...)`` or ``$((...))`` is inside the word (``$(ls)#x`` is one
+word), and a ``)`` that ends a subshell, a function's ``()`` or a ``case`` pattern is
+refused anyway."""
 
 
 def bash_reads_a_comment(source: bytes, offset: int) -> bool:
@@ -213,7 +217,9 @@ def comment_problem(source: bytes, root: Any) -> str | None:
                 return None
 
 
-_SEPARATORS = frozenset({";", "&", "\n", ";;", "&&", "||", "|", "|&"})
+_CONNECTORS = frozenset({"&", "&&", "||", "|", "|&"})
+"""The operators inside a line that a command's connector records; between the
+statements of the text (``;``, ``;;``, a newline) it is ``;``, set after each one."""
 _REDIRECT_NODES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _WORD_NODES = frozenset(
     {
@@ -274,8 +280,12 @@ class _Builder:
                 if not child.is_named:
                     if child.type == "&":
                         self.problem("a command runs in the background ('&')")
-                    if child.type in _SEPARATORS:
-                        pending = ";" if child.type in ("\n", ";;") else child.type
+                    if child.type == ";;":
+                        # The parser takes 'a;; b' for two commands; to bash it is a
+                        # syntax error outside 'case'.
+                        self.problem("a ';;' outside 'case'")
+                    if child.type in _CONNECTORS:
+                        pending = child.type
                     continue
                 if child.type == "comment":
                     continue

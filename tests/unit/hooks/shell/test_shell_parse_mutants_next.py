@@ -112,9 +112,7 @@ def test_a_cancelled_parse_leaves_nothing_behind_for_the_next_command() -> None:
     # the next command's bytes would be read into the cancelled one's half-built tree.
     work = ParseWork()
     work.callbacks = _budget(BUDGET_TEXT)
-    assert parse(BUDGET_TEXT, work).problems == (
-        "the shell parser gave up (work budget exceeded)",
-    )
+    assert parse(BUDGET_TEXT, work).problems == ("the shell parser gave up (work budget exceeded)",)
     script = parse("cat CLAUDE.md > notes.txt")
     assert script.problems == ()
     assert texts(script) == [["cat", "CLAUDE.md"]]
@@ -227,3 +225,150 @@ def test_an_unquoted_heredoc_message_is_split_by_bash_and_not_literal(word: str)
     (only,) = parse(f"touch {word}").commands
     assert only.words[1].text is None
     assert only.words[1].problem == "a command substitution"
+
+
+# -- the first command ------------------------------------------------------------------
+
+
+def test_the_first_command_has_no_connector() -> None:
+    assert [c.connector for c in parse("ls; cat f && pwd").commands] == ["", ";", "&&"]
+
+
+# -- comments: where bash starts one ------------------------------------------------------
+
+
+def test_a_comment_on_its_own_line_after_a_command_is_a_comment() -> None:
+    script = parse("ls\n# a note\ncat f")
+    assert script.problems == ()
+    assert texts(script) == [["ls"], ["cat", "f"]]
+
+
+@pytest.mark.parametrize("text", ["\\\\\n# a note", "\\\\\n# a note ending in \\"])
+def test_an_escaped_backslash_at_the_very_start_does_not_continue_the_line(text: str) -> None:
+    # '\\' is a backslash; the newline after it ends the line, and '#' starts a comment
+    # (the count of backslashes stops at the start of the text, it does not wrap around).
+    script = parse(text)
+    assert script.problems == ()
+    assert texts(script) == [["\\"]]
+
+
+@needs_bash
+def test_an_escaped_character_before_a_line_continuation_does_not_start_a_comment() -> None:
+    # '\a' is 'a'; the continuation joins the '#': the word is 'a#x' to bash.
+    assert bash_words("\\a\\\n#x") == ["a#x"]
+    assert parse("ls \\a\\\n#x").problems == (
+        "a '#' the parser reads as a comment is part of a word to bash",
+    )
+
+
+# -- connectors -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "connectors"),
+    [
+        ("a; b", ["", ";"]),
+        ("a\nb", ["", ";"]),
+        ("a && b", ["", "&&"]),
+        ("a || b", ["", "||"]),
+        ("a | b", ["", "|"]),
+        ("a |& b", ["", "|&"]),
+        ("a && b || c; d | e", ["", "&&", "||", ";", "|"]),
+    ],
+)
+def test_each_command_records_the_operator_before_it(text: str, connectors: list[str]) -> None:
+    script = parse(text)
+    assert script.problems == ()
+    assert [c.connector for c in script.commands] == connectors
+
+
+def test_a_command_after_an_ampersand_is_joined_by_it_and_the_line_is_refused() -> None:
+    script = parse("a & b")
+    assert [c.connector for c in script.commands] == ["", "&"]
+    assert script.problems == ("a command runs in the background ('&')",)
+
+
+@needs_bash
+def test_a_double_semicolon_outside_case_is_refused_as_bash_refuses_it() -> None:
+    assert BASH is not None
+    ran = subprocess.run([BASH, "-c", "echo a;; echo b"], capture_output=True, check=False)
+    assert ran.returncode == 2
+    assert b"syntax error" in ran.stderr
+    assert parse("echo a;; echo b").problems == ("a ';;' outside 'case'",)
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("word", "problem"),
+    [
+        ("$(echo a)#b", "a command substitution"),
+        ("$((1))#b", "an arithmetic expansion"),
+        ("<(:)#b", "a process substitution"),
+    ],
+)
+def test_a_hash_right_after_a_substitution_is_part_of_the_word(word: str, problem: str) -> None:
+    # The ')' that ends a substitution is inside the word: bash reads no comment there.
+    assert len(bash_words(f"{word} c")) == 2
+    script = parse(f"echo {word} c")
+    assert script.problems == ()
+    assert [(w.text, w.problem) for w in script.commands[0].words] == [
+        ("echo", ""),
+        (None, problem),
+        ("c", ""),
+    ]
+
+
+# -- words that are not literal ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("word", "problem"),
+    [
+        ("$'a'", "ANSI-C quoting ($'...')"),
+        ('$"a"', 'locale quoting ($"...")'),
+        ("$x", "a parameter expansion"),
+        ("${x}", "a parameter expansion"),
+        ("$(ls)", "a command substitution"),
+        ("<(ls)", "a process substitution"),
+        ("$((1))", "an arithmetic expansion"),
+        ("{1..3}", "a brace expansion"),
+    ],
+)
+def test_a_word_bash_changes_is_a_word_that_is_not_literal(word: str, problem: str) -> None:
+    # The command is read (no problem of its own); only the word is not a literal, as an
+    # argument, a command name and a redirection's target.
+    # (The parser reads '$"a"' after a command name as '$' and a string: refused too.)
+    places = [
+        (f"{word} a", lambda c: c.words[0]),
+        (f"echo a > {word}", lambda c: c.redirects[0].target),
+    ]
+    if word != '$"a"':
+        places.append((f"echo {word}", lambda c: c.words[1]))
+    for command, pick in places:
+        script = parse(command)
+        assert script.problems == (), command
+        (only,) = script.commands
+        assert (pick(only).text, pick(only).problem) == (None, problem), command
+
+
+def test_a_number_is_a_literal_word() -> None:
+    script = parse("head -n 12 f")
+    assert script.problems == ()
+    assert [tuple(w) for w in script.commands[0].words] == [
+        ("head", False, "", False),
+        ("-n", False, "", False),
+        ("12", False, "", False),
+        ("f", False, "", False),
+    ]
+
+
+@needs_bash
+@pytest.mark.parametrize("word", ["a'b'", "'x'1", "1'x'", '"c"d', '-1"a"', '12""', "a'b'\"c\"d"])
+def test_quoted_and_unquoted_parts_join_into_one_literal_word(word: str) -> None:
+    (expected,) = bash_words(word)
+    script = parse(f"echo {word}")
+    assert script.problems == ()
+    assert [(w.text, w.quoted) for w in script.commands[0].words] == [
+        ("echo", False),
+        (expected, True),
+    ]

@@ -465,8 +465,7 @@ class _Builder:
     # -- words --------------------------------------------------------------------------
 
     def word(self, node: Any, depth: int) -> Word:
-        if depth > MAX_NESTING:
-            return Word(None, problem="nested too deeply")
+        # Called at the depth of its statement, which is at most MAX_NESTING.
         kind = node.type
         if kind in ("word", "number"):
             return unquote_unquoted(self.text(node))

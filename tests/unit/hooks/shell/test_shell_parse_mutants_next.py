@@ -16,7 +16,9 @@ from plangate.hooks.shell.parse import (
     MAX_COMMAND_BYTES,
     ParseWork,
     Script,
+    comment_problem,
     parse,
+    parse_tree,
 )
 
 BASH = shutil.which("bash")
@@ -104,6 +106,11 @@ def test_the_parse_is_cancelled_at_the_first_callback_over_the_budget() -> None:
     work.callbacks = _budget(BUDGET_TEXT) - fresh.callbacks + 1
     script = parse(BUDGET_TEXT, work)
     assert script == Script((), ("the shell parser gave up (work budget exceeded)",))
+    assert work.callbacks == _budget(BUDGET_TEXT) + 1
+    # Counted one by one: two below the budget, the third callback is the first over it.
+    work = ParseWork()
+    work.callbacks = _budget(BUDGET_TEXT) - 2
+    assert parse(BUDGET_TEXT, work).problems == ("the shell parser gave up (work budget exceeded)",)
     assert work.callbacks == _budget(BUDGET_TEXT) + 1
 
 
@@ -237,6 +244,11 @@ def test_the_first_command_has_no_connector() -> None:
 # -- comments: where bash starts one ------------------------------------------------------
 
 
+@pytest.mark.parametrize("text", ["# just a note", "#", "#!/bin/sh"])
+def test_a_text_that_is_only_a_comment_has_no_command_and_no_problem(text: str) -> None:
+    assert parse(text) == Script((), ())
+
+
 def test_a_comment_on_its_own_line_after_a_command_is_a_comment() -> None:
     script = parse("ls\n# a note\ncat f")
     assert script.problems == ()
@@ -351,6 +363,20 @@ def test_a_word_bash_changes_is_a_word_that_is_not_literal(word: str, problem: s
         assert (pick(only).text, pick(only).problem) == (None, problem), command
 
 
+def test_a_word_that_is_not_literal_is_neither_quoted_nor_a_glob() -> None:
+    script = parse("echo $x > $(ls)")
+    (only,) = script.commands
+    assert tuple(only.words[1]) == (None, False, "a parameter expansion", False)
+    assert tuple(only.redirects[0].target) == (None, False, "a command substitution", False)
+
+
+def test_an_assignment_without_a_value_is_the_empty_literal() -> None:
+    script = parse("X= ls")
+    assert script.problems == ()
+    ((name, value),) = script.commands[0].assignments
+    assert (name, tuple(value)) == ("X", ("", False, "", False))
+
+
 def test_a_number_is_a_literal_word() -> None:
     script = parse("head -n 12 f")
     assert script.problems == ()
@@ -371,4 +397,92 @@ def test_quoted_and_unquoted_parts_join_into_one_literal_word(word: str) -> None
     assert [(w.text, w.quoted) for w in script.commands[0].words] == [
         ("echo", False),
         (expected, True),
+    ]
+
+
+def test_a_word_the_parser_starts_with_a_hash_where_bash_starts_a_comment_is_refused() -> None:
+    # tree-sitter-bash starts a comment wherever bash does, so this guard is met only
+    # through a tree whose word starts with '#' after a blank: '{#a,b}' read over a
+    # source where the '{' is a space.
+    tree = parse_tree(b"echo {#a,b}")
+    assert tree is not None
+    assert comment_problem(b"echo {#a,b}", tree.root_node) is None
+    assert comment_problem(b"echo  #a,b}", tree.root_node) == (
+        "a '#' the parser reads as part of a word starts a comment to bash"
+    )
+    # The same word after a '{' is part of a word to bash too: no problem.
+    assert parse("echo {#a,b}").problems == ()
+
+
+def test_nesting_far_past_the_bound_is_refused_without_following_it() -> None:
+    # 5000 levels would exhaust Python's recursion if the builder followed them.
+    script = parse(" && ".join(["ls"] * 5000))
+    assert script.problems == ("the command nests too deeply",)
+    assert len(script.commands) < 5000
+
+
+def test_a_heredoc_message_nested_past_the_bound_is_not_literal() -> None:
+    # The first command of an '&&' chain is the deepest; the message's own command sits
+    # three levels below the word (substitution, redirected statement, command).
+    message = "\"$(cat <<'EOF'\nm\nEOF\n)\""
+
+    def first_message(after: int) -> tuple[str | None, str]:
+        script = parse(f"git commit -m {message} && " + " && ".join(["ls"] * after))
+        assert script.problems == ()
+        word = script.commands[0].words[3]
+        return word.text, word.problem
+
+    assert first_message(60) == ("m", "")
+    assert first_message(61) == (None, "a command substitution")
+
+
+@pytest.mark.parametrize(
+    ("unit", "fits"),
+    [("ls", 64), ("! ls", 63), ("ls > f", 32)],
+)
+def test_negation_and_redirection_each_count_as_a_level_of_nesting(unit: str, fits: int) -> None:
+    script = parse(" && ".join([unit] * fits))
+    assert script.problems == ()
+    assert len(script.commands) == fits
+    assert "the command nests too deeply" in parse(" && ".join([unit] * (fits + 1))).problems
+
+
+# -- statements -------------------------------------------------------------------------
+
+
+def test_a_redirection_alone_is_refused() -> None:
+    # Bash creates (or truncates) 'f' for '> f'; there is no command to classify.
+    assert parse("> f") == Script((), ("a redirection without a command",))
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"), [("{ ls; } > f", "compound_statement"), ("(ls) > f", "subshell")]
+)
+def test_a_redirection_of_a_block_the_classifier_does_not_read_is_refused(
+    text: str, kind: str
+) -> None:
+    assert parse(text) == Script(
+        (),
+        (
+            f"shell syntax the classifier does not model ({kind})",
+            "a redirection whose command cannot be read",
+        ),
+    )
+
+
+def test_an_assignment_alone_is_a_command_without_words() -> None:
+    script = parse("X=1; ls")
+    assert script.problems == ()
+    assert [(c.assignments, c.words, c.redirects, c.connector) for c in script.commands] == [
+        ((("X", ("1", False, "", False)),), (), (), ""),
+        ((), (("ls", False, "", False),), (), ";"),
+    ]
+
+
+def test_a_negated_command_is_marked_with_its_redirections() -> None:
+    script = parse("! ls > f && cat g")
+    assert script.problems == ()
+    assert [(c.negated, [r.target.text for r in c.redirects]) for c in script.commands] == [
+        (True, ["f"]),
+        (False, []),
     ]

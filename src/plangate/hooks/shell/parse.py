@@ -268,11 +268,11 @@ class _Builder:
 
     # -- statements -------------------------------------------------------------------
 
-    def statements(self, node: Any, connector: str, depth: int) -> str:
-        """Flatten ``node`` into commands; returns the connector for what follows."""
+    def statements(self, node: Any, connector: str, depth: int) -> None:
+        """Flatten ``node`` into commands, the first of them after ``connector``."""
         if depth > MAX_NESTING:
             self.problem("the command nests too deeply")
-            return connector
+            return
         kind = node.type
         if kind in ("program", "list", "pipeline"):
             pending = connector
@@ -292,7 +292,7 @@ class _Builder:
                 self.statements(child, pending, depth + 1)
                 if kind == "program":
                     pending = ";"
-            return pending
+            return
         if kind == "negated_command":
             start = len(self.commands)
             for child in node.children:
@@ -300,7 +300,7 @@ class _Builder:
                     self.statements(child, connector, depth + 1)
             for index in range(start, len(self.commands)):
                 self.commands[index] = self.commands[index]._replace(negated=True)
-            return connector
+            return
         if kind == "redirected_statement":
             body = node.child_by_field_name("body")
             redirects: list[Redirect] = []
@@ -309,27 +309,26 @@ class _Builder:
                     redirects.extend(self.redirects(child, depth))
             if body is None:
                 self.problem("a redirection without a command")
-                return connector
+                return
             start = len(self.commands)
             self.statements(body, connector, depth + 1)
             if len(self.commands) == start:
                 self.problem("a redirection whose command cannot be read")
-                return connector
+                return
             # Bash binds a redirection to the simple command it follows; the parser may
             # attach it to a whole list or pipeline ('a && b > f'), whose last command
             # is that one.
             last = self.commands[-1]
             self.commands[-1] = last._replace(redirects=(*last.redirects, *redirects))
-            return connector
+            return
         if kind == "command":
             self.command(node, connector, depth)
-            return connector
+            return
         if kind == "variable_assignment":
             name, value = self.assignment(node, depth)
             self.commands.append(Command(((name, value),), (), (), connector))
-            return connector
+            return
         self.problem(f"shell syntax the classifier does not model ({kind})")
-        return connector
 
     def command(self, node: Any, connector: str, depth: int) -> None:
         assignments: list[tuple[str, Word]] = []
@@ -338,6 +337,12 @@ class _Builder:
         previous_end: int | None = None
         for child in node.children:
             if child.type == "comment":
+                if child.end_byte < node.end_byte:
+                    # A comment runs to the end of its line, and the newline ends the
+                    # command: the parser may read on ('cat f #<newline>\\touch x' is one
+                    # command to it, two to bash).
+                    self.problem("a command the parser reads on past a comment")
+                    return
                 continue
             wordish = child.type == "command_name" or child.type in _WORD_NODES
             if previous_end is not None and wordish:
@@ -605,6 +610,9 @@ def unquote_unquoted(text: str) -> Word:
             continue
         if char in "$`":
             return Word(None, problem="a '$' or '`' expansion")
+        if char in " \t\n":
+            # Bash ends a word at an unquoted blank: the parser joined two words.
+            return Word(None, problem="an unquoted blank inside a word")
         if char in "()<>;&|":
             return Word(None, problem=f"an unquoted {char!r} inside a word")
         if char in _GLOB_CHARS:

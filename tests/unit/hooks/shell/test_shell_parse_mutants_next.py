@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
+from plangate.hooks.shell import ShellKind, analyse
 from plangate.hooks.shell.parse import (
     MAX_COMMAND_BYTES,
     ParseWork,
@@ -486,3 +488,55 @@ def test_a_negated_command_is_marked_with_its_redirections() -> None:
         (True, ["f"]),
         (False, []),
     ]
+
+
+# -- a newline the parser reads past -------------------------------------------------------
+
+
+def _bash_creates(command: str, where: Path, *, seed: str = "") -> list[str]:
+    """The files in a fresh directory (holding ``seed``, if given) after bash runs ``command``."""
+    assert BASH is not None
+    where.mkdir()
+    if seed:
+        (where / seed).write_text("x")
+    subprocess.run(
+        [BASH, "--norc", "--noprofile", "-c", command],
+        cwd=where,
+        capture_output=True,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "HOME": HOME},
+    )
+    return sorted(p.name for p in where.iterdir())
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    "command", ["cat f #\n\\touch CLAUDE.md", "cat f # note\n\\touch CLAUDE.md"]
+)
+def test_a_command_the_parser_reads_on_past_a_comment_is_refused(
+    command: str, tmp_path: Path
+) -> None:
+    # The comment ends at the newline and so does the command: bash runs 'touch'.
+    assert _bash_creates(command, tmp_path / "work", seed="f") == ["CLAUDE.md", "f"]
+    assert parse(command) == Script((), ("a command the parser reads on past a comment",))
+    assert analyse(command).kind == ShellKind.UNCLASSIFIED
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    "command", [">/dev/null\n\\touch CLAUDE.md", "2>/dev/null\n\\touch CLAUDE.md"]
+)
+def test_a_word_the_parser_starts_at_a_newline_is_not_literal(command: str, tmp_path: Path) -> None:
+    # The parser joins the newline and '\touch' into one word; bash ends the line there
+    # and runs 'touch'.
+    assert _bash_creates(command, tmp_path / "work") == ["CLAUDE.md"]
+    script = parse(command)
+    assert script.commands[0].words[0].text is None
+    assert script.commands[0].words[0].problem == "an unquoted blank inside a word"
+    assert analyse(command).kind == ShellKind.UNCLASSIFIED
+
+
+def test_a_comment_at_the_end_of_a_command_ends_it() -> None:
+    script = parse("cat f # note\ncat g")
+    assert script.problems == ()
+    assert texts(script) == [["cat", "f"], ["cat", "g"]]

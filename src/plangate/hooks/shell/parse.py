@@ -408,8 +408,6 @@ class _Builder:
                 target = self.word(child, depth)
             else:
                 self.problem(f"a redirection part the classifier does not model ({child.type})")
-        if node.type == "herestring_redirect":
-            op = "<<<"
         if target is None:
             self.problem("a redirection without a target")
             target = Word(None, problem="no target")
@@ -696,12 +694,3 @@ def unquote_double(text: str) -> str | None:
         index += 1
     return "".join(out)
 
-
-def literal_words(words: tuple[Word, ...]) -> list[str] | None:
-    """The words' texts when every one is a literal, else None."""
-    out: list[str] = []
-    for word in words:
-        if word.text is None:
-            return None
-        out.append(word.text)
-    return out

@@ -540,3 +540,103 @@ def test_a_comment_at_the_end_of_a_command_ends_it() -> None:
     script = parse("cat f # note\ncat g")
     assert script.problems == ()
     assert texts(script) == [["cat", "f"], ["cat", "g"]]
+
+
+@pytest.mark.parametrize("operator", ["==", "=~"])
+def test_a_test_operator_as_an_argument_is_refused(operator: str) -> None:
+    # The parser drops the operator from the words (bash passes it as an argument).
+    script = parse(f"test a {operator} b")
+    assert script.problems == ("a test operator outside a test",)
+    assert texts(script) == [["test", "a", "b"]]
+
+
+# -- assignments --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["a[1]=x ls", "a[1]=x"])
+def test_an_assignment_to_an_array_element_is_refused(text: str) -> None:
+    script = parse(text)
+    assert script.problems == ("an assignment to something other than a plain name",)
+    assert script.commands[0].assignments == (("a[1]", ("x", False, "", False)),)
+
+
+def test_an_appending_assignment_is_refused() -> None:
+    script = parse("a+=x ls")
+    assert script.problems == ("an appending assignment ('+=')",)
+    assert script.commands[0].assignments == (("a", ("x", False, "", False)),)
+
+
+def test_a_plain_assignment_before_a_command_is_read() -> None:
+    script = parse("LC_ALL=C ls")
+    assert script.problems == ()
+    assert script.commands[0].assignments == (("LC_ALL", ("C", False, "", False)),)
+    assert texts(script) == [["ls"]]
+
+
+# -- redirections -------------------------------------------------------------------------
+
+
+@needs_bash
+@pytest.mark.parametrize("op", [">", "<<<"])
+def test_a_redirection_whose_target_the_parser_finds_past_a_comment_is_refused(op: str) -> None:
+    # To bash the '#' starts a comment: the redirection has no target (a syntax error).
+    assert BASH is not None
+    ran = subprocess.run([BASH, "-c", f"cat {op} # c\nx"], capture_output=True, check=False)
+    assert b"syntax error" in ran.stderr
+    assert parse(f"cat {op} # c\nCLAUDE.md").problems == (
+        "a redirection part the classifier does not model (comment)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "redirect"),
+    [
+        ("cat <<< hi", ("<<<", "", ("hi", False, "", False))),
+        ("ls 2>&1", (">&", "2", ("1", False, "", False))),
+        ("ls >> f", (">>", "", ("f", False, "", False))),
+        ("ls &> f", ("&>", "", ("f", False, "", False))),
+    ],
+)
+def test_a_redirection_keeps_its_operator_descriptor_and_target(
+    text: str, redirect: tuple[str, str, tuple[object, ...]]
+) -> None:
+    script = parse(text)
+    assert script.problems == ()
+    (only,) = script.commands[0].redirects
+    assert (only.op, only.fd, tuple(only.target)) == redirect
+
+
+def test_a_redirection_without_a_target_is_refused() -> None:
+    script = parse("ls >&-")
+    assert script.problems == ("a redirection without a target",)
+    (only,) = script.commands[0].redirects
+    assert tuple(only.target) == (None, False, "no target", False)
+
+
+def test_a_redirection_with_several_targets_is_refused() -> None:
+    assert parse("ls > [[ x ]]").problems == ("a redirection with more than one target",)
+
+
+def test_a_heredoc_with_more_after_its_word_is_refused_part_by_part() -> None:
+    script = parse("cat <<EOF > f && ls\na\nEOF")
+    assert script.problems == (
+        "a heredoc part the classifier does not model (&&)",
+        "a heredoc part the classifier does not model (command)",
+    )
+    assert [(r.op, r.target.text) for r in script.commands[0].redirects] == [
+        ("<<", "a\n"),
+        (">", "f"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text", ["cat <<'EOF' > CLAUDE.md\nx\nEOF", "cat > CLAUDE.md <<'EOF'\nx\nEOF"]
+)
+def test_a_redirection_written_after_a_heredoc_is_a_write(text: str) -> None:
+    script = parse(text)
+    assert script.problems == ()
+    assert [(r.op, r.target.text) for r in script.commands[0].redirects] in (
+        [("<<", "x\n"), (">", "CLAUDE.md")],
+        [(">", "CLAUDE.md"), ("<<", "x\n")],
+    )
+    assert [w.path for w in analyse(text).writes] == ["CLAUDE.md"]

@@ -417,6 +417,7 @@ class _Builder:
     def heredoc(self, node: Any, depth: int) -> list[Redirect]:
         out: list[Redirect] = []
         op = "<<"
+        fd = ""
         start_text = ""
         body: Any = None
         end_text: str | None = None
@@ -432,7 +433,7 @@ class _Builder:
             elif child.type in _REDIRECT_NODES:
                 out.extend(self.redirects(child, depth))
             elif child.type == "file_descriptor":
-                continue
+                fd = self.text(child)
             else:
                 self.problem(f"a heredoc part the classifier does not model ({child.type})")
         delimiter, quoted = heredoc_delimiter(start_text)
@@ -462,7 +463,7 @@ class _Builder:
             return out
         if strip:
             body_text = "\n".join(line.lstrip("\t") for line in lines)
-        out.insert(0, Redirect(op, "", Word(body_text, quoted=True)))
+        out.insert(0, Redirect(op, fd, Word(body_text, quoted=True)))
         return out
 
     # -- words --------------------------------------------------------------------------

@@ -640,3 +640,9 @@ def test_a_redirection_written_after_a_heredoc_is_a_write(text: str) -> None:
         [(">", "CLAUDE.md"), ("<<", "x\n")],
     )
     assert [w.path for w in analyse(text).writes] == ["CLAUDE.md"]
+
+
+def test_a_heredoc_on_another_descriptor_keeps_it() -> None:
+    script = parse("cat 3<<-EOF\n\tx\n\tEOF")
+    assert script.problems == ()
+    assert script.commands[0].redirects == (("<<-", "3", ("x\n", False, "", True)),)

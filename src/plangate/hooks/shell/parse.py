@@ -420,7 +420,7 @@ class _Builder:
         fd = ""
         start_text = ""
         body: Any = None
-        end_text: str | None = None
+        end: Any = None
         for child in node.children:
             if not child.is_named and child.type in ("<<", "<<-"):
                 op = child.type
@@ -429,7 +429,7 @@ class _Builder:
             elif child.type == "heredoc_body":
                 body = child
             elif child.type == "heredoc_end":
-                end_text = self.text(child)
+                end = child
             elif child.type in _REDIRECT_NODES:
                 out.extend(self.redirects(child, depth))
             elif child.type == "file_descriptor":
@@ -437,15 +437,17 @@ class _Builder:
             else:
                 self.problem(f"a heredoc part the classifier does not model ({child.type})")
         delimiter, quoted = heredoc_delimiter(start_text)
-        if delimiter is None or end_text is None:
+        if delimiter is None or end is None:
             self.problem("a heredoc whose delimiter cannot be read exactly")
             return out
         strip = op == "<<-"
-        ending = end_text.lstrip("\t") if strip else end_text
-        body_text = self.text(body) if body is not None else ""
-        lines = body_text.split("\n")
-        if ending != delimiter or any(
-            (line.lstrip("\t") if strip else line) == delimiter for line in lines
+        first = end.start_byte if body is None else body.start_byte
+        body_text = self.heredoc_lines(first, end, strip)
+        lines = [] if body_text is None else body_text.split("\n")
+        if (
+            body_text is None
+            or self.text(end) != delimiter
+            or any((line.lstrip("\t") if strip else line) == delimiter for line in lines)
         ):
             self.problem("a heredoc that bash would end at another line")
             return out
@@ -465,6 +467,31 @@ class _Builder:
             body_text = "\n".join(line.lstrip("\t") for line in lines)
         out.insert(0, Redirect(op, fd, Word(body_text, quoted=True)))
         return out
+
+    def heredoc_lines(self, first: int, end: Any, strip: bool) -> str | None:
+        """The heredoc's body as bash reads it: the lines after the one that holds the
+        redirection, up to the line of ``end``; None when ``end`` does not start its line
+        (after tabs, for ``<<-``) or the redirection's line is continued.
+
+        The parser's body node leaves out the blanks and empty lines at its start
+        (``<<EOF<newline><newline>  x`` would read as ``x``), and its end node may follow
+        a tab bash keeps: the body is taken from the source, from the end of the line
+        the redirection is on (the first newline after the last character before
+        ``first`` that is not a blank).
+        """
+        source = self.source
+        before = first
+        while before > 0 and source[before - 1] in b" \t\n":
+            before -= 1
+        if source[before - 1] == 0x5C:
+            return None  # a backslash before the newline continues the line
+        start = source.find(b"\n", before) + 1
+        line = end.start_byte
+        while strip and line > start and source[line - 1] == 0x09:
+            line -= 1
+        if start == 0 or line < start or (line > start and source[line - 1] != 0x0A):
+            return None
+        return self._between(start, line)
 
     # -- words --------------------------------------------------------------------------
 

@@ -646,3 +646,85 @@ def test_a_heredoc_on_another_descriptor_keeps_it() -> None:
     script = parse("cat 3<<-EOF\n\tx\n\tEOF")
     assert script.problems == ()
     assert script.commands[0].redirects == (("<<-", "3", ("x\n", False, "", True)),)
+
+
+# -- heredocs as bash reads them ------------------------------------------------------------
+
+
+def _bash_stdout(command: str) -> str:
+    assert BASH is not None
+    return subprocess.run(
+        [BASH, "--norc", "--noprofile", "-c", command],
+        capture_output=True,
+        check=False,  # a line after the heredoc may run a command that is not found
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "HOME": HOME},
+    ).stdout
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cat <<EOF\n\tx\nEOF",
+        "cat <<EOF\n  x\n y\nEOF",
+        "cat <<EOF\n\n x\nEOF",
+        "cat <<EOF\n \nEOF",
+        "cat <<EOF\nEOF",
+        "cat <<EOF   \n x\nEOF",
+        "cat <<-EOF\n\tx\n\tEOF",
+        "cat <<-EOF\n\t\tx\n\t\tEOF",
+        "cat <<-EOF\n\tEOF",
+        "cat <<-EOF\nx\n\tEOF\nEOF",
+        "cat <<'EOF'\n $x\\\nEOF",
+        'cat <<-"EOF"\n\t\\$x\n\tEOF',
+    ],
+)
+def test_a_heredoc_body_is_read_as_bash_reads_it(text: str) -> None:
+    # Leading blanks and empty lines are part of the body; '<<-' removes leading tabs.
+    script = parse(text)
+    assert script.problems == ()
+    (heredoc,) = [r for r in script.commands[0].redirects if r.op in ("<<", "<<-")]
+    assert heredoc.target.text == _bash_stdout(text)
+
+
+@needs_bash
+def test_a_heredoc_message_keeps_its_indentation() -> None:
+    message = "\"$(cat <<'EOF'\n  Title\n\n  body\nEOF\n)\""
+    assert bash_words(message) == ["  Title\n\n  body"]
+    assert texts(parse(f"git commit -m {message}")) == [
+        ["git", "commit", "-m", "  Title\n\n  body"]
+    ]
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cat <<EOF\nx\n\tEOF\nEOF",  # '<<' keeps the tab: '\tEOF' is a body line
+        "cat <<-EOF\nx\n  EOF\nEOF",  # '<<-' removes tabs, not spaces
+        'cat <<E"OF"\nx\nEOF\ntouch y\nE"OF"\n',  # the delimiter is 'EOF'
+    ],
+)
+def test_a_heredoc_the_parser_ends_on_another_line_is_refused(text: str) -> None:
+    script = parse(text)
+    assert script.problems == ("a heredoc that bash would end at another line",)
+    assert [r.op for r in script.commands[0].redirects] == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["cat <<E*\nx\nE*", "cat <<$x\nx\n$x"],
+)
+def test_a_heredoc_delimiter_that_is_not_a_plain_word_is_refused(text: str) -> None:
+    assert parse(text).problems == ("a heredoc whose delimiter cannot be read exactly",)
+
+
+@pytest.mark.parametrize("body", ["$x", "`ls`", "a\\b", "${x}", "$(ls)"])
+def test_an_unquoted_heredoc_body_with_an_expansion_or_a_backslash_is_refused(body: str) -> None:
+    unquoted = parse(f"cat <<EOF\n{body}\nEOF")
+    assert unquoted.problems == ("an unquoted heredoc body with expansions",)
+    assert unquoted.commands[0].redirects == ()
+    quoted = parse(f"cat <<'EOF'\n{body}\nEOF")
+    assert quoted.problems == ()
+    assert quoted.commands[0].redirects == (("<<", "", (f"{body}\n", False, "", True)),)

@@ -337,13 +337,11 @@ class _Builder:
         previous_end: int | None = None
         for child in node.children:
             if child.type == "comment":
-                if child.end_byte < node.end_byte:
-                    # A comment runs to the end of its line, and the newline ends the
-                    # command: the parser may read on ('cat f #<newline>\\touch x' is one
-                    # command to it, two to bash).
-                    self.problem("a command the parser reads on past a comment")
-                    return
-                continue
+                # A comment runs to the end of its line, and the newline ends the command;
+                # the parser holds a comment inside a command only when it reads on past
+                # it ('cat f #<newline>\\touch x' is one command to it, two to bash).
+                self.problem("a command the parser reads on past a comment")
+                return
             wordish = child.type == "command_name" or child.type in _WORD_NODES
             if previous_end is not None and wordish:
                 self.check_gap(previous_end, child.start_byte)
@@ -527,15 +525,15 @@ class _Builder:
         text is taken from the source, and only the nested parts (a ``$(cat <<'EOF'
         ...)`` message, or an expansion, which is not literal) come from the tree.
         """
-        children = node.children
-        if len(children) < 2 or children[0].type != '"' or children[-1].type != '"':
-            return Word(None, problem="a double-quoted string the classifier cannot read")
+        children = node.children  # the quotes first and last (a missing one is an error)
         out: list[str] = []
         position = children[0].end_byte
         for child in children[1:-1]:
             if not child.is_named or child.type == "string_content":
                 continue
-            text = unquote_double(self._between(position, child.start_byte))
+            # The parser's token may start at a blank before the '$' (' $(' is one token).
+            dollar = self.source.find(b"$", child.start_byte, child.end_byte)
+            text = unquote_double(self._between(position, max(dollar, child.start_byte)))
             if text is None:
                 return Word(None, problem="a '$' or '`' inside double quotes")
             literal = None
@@ -545,7 +543,8 @@ class _Builder:
                 return Word(None, problem=_NOT_LITERAL.get(child.type, f"a {child.type}"))
             out += [text, literal]
             position = child.end_byte
-        text = unquote_double(self._between(position, children[-1].start_byte))
+        # The closing quote's token may start at the blanks before it (' "').
+        text = unquote_double(self._between(position, children[-1].end_byte - 1))
         if text is None:
             return Word(None, problem="a '$' or '`' inside double quotes")
         out.append(text)
@@ -555,9 +554,14 @@ class _Builder:
         return str(self.source[start:end].decode("utf-8", "surrogateescape"))
 
     def heredoc_message(self, node: Any, depth: int) -> str | None:
-        """``$(cat <<'EOF' ... EOF)``: the quoted heredoc's body, as bash substitutes it."""
+        """``$(cat <<'EOF' ... EOF)``: the quoted heredoc's body, as bash substitutes it.
+
+        Not inside backquotes: bash removes a backslash before ``\\``, ``$`` or a
+        backquote there first, even in a quoted heredoc's body."""
         inner = [c for c in node.children if c.is_named and c.type != "comment"]
         if len(inner) != 1 or inner[0].type != "redirected_statement":
+            return None
+        if self.text(node).lstrip(" \t\n").startswith("`"):
             return None
         nested = _Builder(self.source)
         nested.statements(inner[0], "", depth + 1)

@@ -630,15 +630,19 @@ def test_a_heredoc_with_more_after_its_word_is_refused_part_by_part() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["cat <<'EOF' > CLAUDE.md\nx\nEOF", "cat > CLAUDE.md <<'EOF'\nx\nEOF"]
+    ("text", "order"),
+    [
+        ("cat <<'EOF' > CLAUDE.md\nx\nEOF", [("<<", "x\n"), (">", "CLAUDE.md")]),
+        ("cat > CLAUDE.md <<'EOF'\nx\nEOF", [(">", "CLAUDE.md"), ("<<", "x\n")]),
+    ],
 )
-def test_a_redirection_written_after_a_heredoc_is_a_write(text: str) -> None:
+def test_a_redirection_written_beside_a_heredoc_is_a_write(
+    text: str, order: list[tuple[str, str]]
+) -> None:
+    # The redirections keep the order they are written in.
     script = parse(text)
     assert script.problems == ()
-    assert [(r.op, r.target.text) for r in script.commands[0].redirects] in (
-        [("<<", "x\n"), (">", "CLAUDE.md")],
-        [(">", "CLAUDE.md"), ("<<", "x\n")],
-    )
+    assert [(r.op, r.target.text) for r in script.commands[0].redirects] == order
     assert [w.path for w in analyse(text).writes] == ["CLAUDE.md"]
 
 
@@ -728,3 +732,60 @@ def test_an_unquoted_heredoc_body_with_an_expansion_or_a_backslash_is_refused(bo
     quoted = parse(f"cat <<'EOF'\n{body}\nEOF")
     assert quoted.problems == ()
     assert quoted.commands[0].redirects == (("<<", "", (f"{body}\n", False, "", True)),)
+
+
+# -- double quotes --------------------------------------------------------------------------
+
+MESSAGE = "$(cat <<'E'\nm\nE\n)"
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    "word",
+    [
+        '"a\\$b"',
+        '"a\\nb"',
+        '"a\\\\"',
+        '"a\\\nb"',
+        '"a$"',
+        '""',
+        f'"x{MESSAGE}y"',
+        f'"{MESSAGE}$"',
+        f'"{MESSAGE}{MESSAGE}"',
+        f'" {MESSAGE} "',  # the parser's tokens ' $(' and ' "' hold the blanks
+        f'"\t{MESSAGE}\n"',
+        f'"a \\\n {MESSAGE}"',
+    ],
+)
+def test_a_double_quoted_literal_reads_as_bash_reads_it(word: str) -> None:
+    (expected,) = bash_words(word)
+    script = parse(f"echo {word}")
+    assert script.problems == ()
+    assert [tuple(w) for w in script.commands[0].words] == [
+        ("echo", False, "", False),
+        (expected, False, "", True),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("word", "problem"),
+    [
+        ('"a $x"', "a parameter expansion"),
+        ('"${x}"', "a parameter expansion"),
+        ('"$(ls)"', "a command substitution"),
+        ('"`ls`"', "a command substitution"),
+        # Inside backquotes bash removes a backslash before '\\', '$' or '`' even in a
+        # quoted heredoc's body: only the '$(...)' form is read as a message.
+        ("\"`cat <<'E'\na\\\\b\nE\n`\"", "a command substitution"),
+        ('"$((1))"', "an arithmetic expansion"),
+        (f'"{MESSAGE}$x"', "a parameter expansion"),
+        (f'"$x{MESSAGE}"', "a parameter expansion"),
+    ],
+)
+def test_a_double_quoted_word_with_an_expansion_is_not_literal(word: str, problem: str) -> None:
+    script = parse(f"echo {word}")
+    assert script.problems == ()
+    assert (script.commands[0].words[1].text, script.commands[0].words[1].problem) == (
+        None,
+        problem,
+    )

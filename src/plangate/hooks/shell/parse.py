@@ -478,8 +478,8 @@ class _Builder:
         ``first`` that is not a blank).
         """
         source = self.source
-        before = first
-        while before > 0 and source[before - 1] in b" \t\n":
+        before = first  # the '<<' and its word come before, so 'before' stays above 0
+        while source[before - 1] in b" \t\n":
             before -= 1
         if source[before - 1] == 0x5C:
             return None  # a backslash before the newline continues the line

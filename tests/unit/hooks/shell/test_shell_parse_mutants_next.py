@@ -789,3 +789,11 @@ def test_a_double_quoted_word_with_an_expansion_is_not_literal(word: str, proble
         None,
         problem,
     )
+
+
+@needs_bash
+def test_a_heredoc_line_continued_by_a_backslash_is_refused() -> None:
+    # The continuation joins the empty line after it: the body starts a line later.
+    text = "cat <<EOF \\\n\n x\nEOF"
+    assert _bash_stdout(text) == " x\n"
+    assert parse(text).problems == ("a heredoc that bash would end at another line",)

@@ -797,3 +797,34 @@ def test_a_heredoc_line_continued_by_a_backslash_is_refused() -> None:
     text = "cat <<EOF \\\n\n x\nEOF"
     assert _bash_stdout(text) == " x\n"
     assert parse(text).problems == ("a heredoc that bash would end at another line",)
+
+
+# -- the heredoc message -------------------------------------------------------------------
+
+
+@needs_bash
+def test_a_heredoc_message_after_a_comment_is_literal() -> None:
+    word = "\"$(# the message\ncat <<'E'\nm\nE\n)\""
+    assert bash_words(word) == ["m"]
+    assert texts(parse(f"git commit -m {word}")) == [["git", "commit", "-m", "m"]]
+
+
+@pytest.mark.parametrize(
+    "inside",
+    [
+        "cat <<'E'\nm\nE\nls",  # a second command
+        "cat <<'E' > f\nm\nE\n",  # a second redirection (a write)
+        "X=1 cat <<'E'\nm\nE\n",  # an assignment
+        "cat -n <<'E'\nm\nE\n",  # an argument
+        "cat <<<m",  # not a heredoc
+        "cat <<E\nm\nE\n",  # an unquoted heredoc
+        "tac <<'E'\nm\nE\n",  # another program
+    ],
+)
+def test_a_substitution_that_is_not_exactly_cat_of_a_quoted_heredoc_is_not_literal(
+    inside: str,
+) -> None:
+    script = parse(f'git commit -m "$({inside})"')
+    assert script.problems == ()
+    word = script.commands[0].words[3]
+    assert (word.text, word.problem) == (None, "a command substitution")

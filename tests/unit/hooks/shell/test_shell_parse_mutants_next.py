@@ -819,6 +819,7 @@ def test_a_heredoc_message_after_a_comment_is_literal() -> None:
         "cat <<<m",  # not a heredoc
         "cat <<E\nm\nE\n",  # an unquoted heredoc
         "tac <<'E'\nm\nE\n",  # another program
+        "cat <<'E' | tr m n\nm\nE\n",  # a pipe inside the heredoc's redirection
     ],
 )
 def test_a_substitution_that_is_not_exactly_cat_of_a_quoted_heredoc_is_not_literal(

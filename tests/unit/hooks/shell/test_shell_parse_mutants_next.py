@@ -829,3 +829,10 @@ def test_a_substitution_that_is_not_exactly_cat_of_a_quoted_heredoc_is_not_liter
     assert script.problems == ()
     word = script.commands[0].words[3]
     assert (word.text, word.problem) == (None, "a command substitution")
+
+
+@needs_bash
+def test_a_tab_stripped_heredoc_message_is_literal() -> None:
+    word = "\"$(cat <<-'E'\n\tm\n\t  n\n\tE\n)\""
+    assert bash_words(word) == ["m\n  n"]
+    assert texts(parse(f"git commit -m {word}")) == [["git", "commit", "-m", "m\n  n"]]

@@ -836,3 +836,68 @@ def test_a_tab_stripped_heredoc_message_is_literal() -> None:
     word = "\"$(cat <<-'E'\n\tm\n\t  n\n\tE\n)\""
     assert bash_words(word) == ["m\n  n"]
     assert texts(parse(f"git commit -m {word}")) == [["git", "commit", "-m", "m\n  n"]]
+
+
+# -- quote removal, word by word, against bash ---------------------------------------------
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    "word",
+    [
+        "a\\ b",
+        "a\\\\b",
+        "'a'\"b\"c",
+        '"a\\"b"',
+        '"a\\\\b"',
+        '"a\\b"',
+        '"a\\`b"',
+        'a"b\'c"d',
+        "'a\"b'",
+        "\\'",
+        '\\"',
+        "a\\*",
+        'a"*"',
+        "a'b\\'",
+        '"{a,b}"',
+        "'{a,b}'",
+        "a\\{b,c}",
+        "x='a'",
+        "-'n'",
+        "\"\"''a",
+    ],
+)
+def test_a_quoted_or_escaped_word_reads_as_bash_reads_it(word: str) -> None:
+    (expected,) = bash_words(word)
+    script = parse(f"echo {word}")
+    assert script.problems == ()
+    assert tuple(script.commands[0].words[1]) == (expected, False, "", True)
+
+
+@needs_bash
+@pytest.mark.parametrize("word", ["a{b}", "{a,b", "a,b}", "a..b"])
+def test_an_unquoted_word_with_braces_that_do_not_expand_is_literal(word: str) -> None:
+    assert bash_words(word) == [word]
+    assert tuple(parse(f"echo {word}").commands[0].words[1]) == (word, False, "", False)
+
+
+@pytest.mark.parametrize("word", ["a*", "[ab]", "a?", "a'b'*", "*.py"])
+def test_an_unquoted_glob_character_makes_a_pattern(word: str) -> None:
+    only = parse(f"ls {word}").commands[0].words[1]
+    assert only.glob is True
+    assert only.text == word.replace("'", "")
+
+
+@needs_bash
+@pytest.mark.parametrize("start", ["\\E", '"E"', "'E'"])
+def test_a_heredoc_message_with_any_quoting_of_its_delimiter_is_literal(start: str) -> None:
+    word = f'"$(cat <<{start}\n$m\nE\n)"'
+    assert bash_words(word) == ["$m"]
+    assert texts(parse(f"git commit -m {word}")) == [["git", "commit", "-m", "$m"]]
+
+
+@needs_bash
+def test_a_heredoc_delimiter_with_a_quoted_blank_is_one_word() -> None:
+    text = 'cat <<"E F"\nx\nE F'
+    assert _bash_stdout(text) == "x\n"
+    assert parse(text).commands[0].redirects == (("<<", "", ("x\n", False, "", True)),)

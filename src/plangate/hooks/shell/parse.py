@@ -65,7 +65,10 @@ class Word(NamedTuple):
 
 
 class Redirect(NamedTuple):
-    """One redirection: ``[fd]op target``; heredocs carry their body as the target."""
+    """One redirection: ``[fd]op target``.
+
+    A heredoc carries its body as the target, ``quoted`` when its delimiter was quoted
+    (the body is then not expanded)."""
 
     op: str
     fd: str
@@ -463,7 +466,7 @@ class _Builder:
             return out
         if strip:
             body_text = "\n".join(line.lstrip("\t") for line in lines)
-        out.insert(0, Redirect(op, fd, Word(body_text, quoted=True)))
+        out.insert(0, Redirect(op, fd, Word(body_text, quoted=quoted)))
         return out
 
     def heredoc_lines(self, first: int, end: Any, strip: bool) -> str | None:
@@ -573,17 +576,9 @@ class _Builder:
         if len(only.redirects) != 1 or only.redirects[0].op not in ("<<", "<<-"):
             return None
         body = only.redirects[0].target.text
-        if body is None or not self._quoted_heredoc(inner[0]):
-            return None
+        if body is None or not only.redirects[0].target.quoted:
+            return None  # an unquoted heredoc's body is expanded
         return body.rstrip("\n")
-
-    def _quoted_heredoc(self, node: Any) -> bool:
-        for child in node.children:
-            if child.type == "heredoc_redirect":
-                for part in child.children:
-                    if part.type == "heredoc_start":
-                        return heredoc_delimiter(self.text(part))[1]
-        return False
 
 
 def heredoc_delimiter(start: str) -> tuple[str | None, bool]:

@@ -649,7 +649,15 @@ def test_a_redirection_written_beside_a_heredoc_is_a_write(
 def test_a_heredoc_on_another_descriptor_keeps_it() -> None:
     script = parse("cat 3<<-EOF\n\tx\n\tEOF")
     assert script.problems == ()
-    assert script.commands[0].redirects == (("<<-", "3", ("x\n", False, "", True)),)
+    assert script.commands[0].redirects == (("<<-", "3", ("x\n", False, "", False)),)
+
+
+@pytest.mark.parametrize(("start", "quoted"), [("EOF", False), ("'EOF'", True), ('"EOF"', True)])
+def test_a_heredoc_body_is_quoted_when_its_delimiter_is(start: str, quoted: bool) -> None:
+    # A quoted delimiter keeps the body from expansion.
+    script = parse(f"cat <<{start}\nx\nEOF")
+    assert script.problems == ()
+    assert script.commands[0].redirects == (("<<", "", ("x\n", False, "", quoted)),)
 
 
 # -- heredocs as bash reads them ------------------------------------------------------------

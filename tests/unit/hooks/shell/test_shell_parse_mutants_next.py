@@ -909,3 +909,10 @@ def test_a_heredoc_delimiter_with_a_quoted_blank_is_one_word() -> None:
     text = 'cat <<"E F"\nx\nE F'
     assert _bash_stdout(text) == "x\n"
     assert parse(text).commands[0].redirects == (("<<", "", ("x\n", False, "", True)),)
+
+
+@pytest.mark.parametrize("delimiter", ["x", "END_OF_TEXT", "E1"])
+def test_any_plain_word_is_a_heredoc_delimiter(delimiter: str) -> None:
+    script = parse(f"cat <<{delimiter}\nbody\n{delimiter}")
+    assert script.problems == ()
+    assert script.commands[0].redirects == (("<<", "", ("body\n", False, "", False)),)

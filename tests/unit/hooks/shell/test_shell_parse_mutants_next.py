@@ -916,3 +916,16 @@ def test_any_plain_word_is_a_heredoc_delimiter(delimiter: str) -> None:
     script = parse(f"cat <<{delimiter}\nbody\n{delimiter}")
     assert script.problems == ()
     assert script.commands[0].redirects == (("<<", "", ("body\n", False, "", False)),)
+
+
+@needs_bash
+@pytest.mark.parametrize(("word", "text"), [("[\\\n}", "[}"), ("[\\\n", "[")])
+def test_a_line_continuation_inside_a_word_is_removed(word: str, text: str) -> None:
+    # The parser keeps '[\<newline>}' as one word (a pattern); bash removes the joint.
+    assert bash_words(f"{word};") == [text]
+    script = parse(f"echo {word}; ls")
+    assert script.problems == ()
+    assert [tuple(w) for w in script.commands[0].words] == [
+        ("echo", False, "", False),
+        (text, True, "", False),
+    ]

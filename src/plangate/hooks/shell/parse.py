@@ -603,10 +603,11 @@ def unquote_unquoted(text: str) -> Word:
     while index < length:
         char = text[index]
         if char == "\\":
-            if index + 1 < length and text[index + 1] == "\n":
-                index += 2
-                continue
-            if index + 1 < length:
+            if index + 1 == length:
+                # Bash keeps a backslash at the very end; the parser never ends a word
+                # with one (it reports a syntax error), so none is read.
+                return Word(None, problem="a backslash at the end of a word")
+            if text[index + 1] != "\n":  # a line continuation is removed
                 out.append(text[index + 1])
                 quoted = True
                 unquoted_chars.append(" ")

@@ -19,8 +19,10 @@ from plangate.hooks.shell.parse import (
     ParseWork,
     Script,
     comment_problem,
+    heredoc_delimiter,
     parse,
     parse_tree,
+    unquote_unquoted,
 )
 
 BASH = shutil.which("bash")
@@ -929,3 +931,54 @@ def test_a_line_continuation_inside_a_word_is_removed(word: str, text: str) -> N
         ("echo", False, "", False),
         (text, True, "", False),
     ]
+
+
+@pytest.mark.parametrize("char", list("()<>;&|"))
+def test_an_unquoted_operator_character_inside_a_word_is_refused(char: str) -> None:
+    # The parser ends a word at these; a word text holding one (a heredoc delimiter the
+    # parser ran on, 'E<newline>X=0"$(cat ...)"') is refused, not read.
+    assert tuple(unquote_unquoted(f"a{char}b")) == (
+        None,
+        False,
+        f"an unquoted {char!r} inside a word",
+        False,
+    )
+    assert unquote_unquoted(f"a'{char}'b").text == f"a{char}b"
+    assert heredoc_delimiter(f"E{char}") == (None, False)
+
+
+@pytest.mark.parametrize("word", ["2$", "a$", "a`b`", "a$x"])
+def test_an_unquoted_dollar_or_backquote_inside_a_word_is_not_literal(word: str) -> None:
+    # ('a$' is 'a$' to bash; refusing it costs nothing.)
+    script = parse(f"echo {word}")
+    assert script.problems == ()
+    assert tuple(script.commands[0].words[1]) in (
+        (None, False, "a '$' or '`' expansion", False),
+        (None, False, "a command substitution", False),
+        (None, False, "a parameter expansion", False),
+    )
+    assert unquote_unquoted(word).problem == "a '$' or '`' expansion"
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("word", "expands"),
+    [
+        ("{a,b}", True),
+        ("{a..c}", True),
+        ("x{a,b}y", True),
+        ("{ab}", False),
+        ("{a,b", False),
+        ("a,b}", False),
+        ("'{'a,b}", False),
+        ("{a,b'}'", False),
+        ("{a'..'c}", False),
+    ],
+)
+def test_a_brace_expansion_is_refused_only_where_bash_expands_one(word: str, expands: bool) -> None:
+    assert (len(bash_words(word)) > 1) is expands
+    read = unquote_unquoted(word)
+    if expands:
+        assert tuple(read) == (None, False, "a brace expansion", False)
+    else:
+        assert read.text == bash_words(word)[0]

@@ -22,6 +22,7 @@ from plangate.hooks.shell.parse import (
     heredoc_delimiter,
     parse,
     parse_tree,
+    unquote_double,
     unquote_unquoted,
 )
 
@@ -875,6 +876,10 @@ def test_a_tab_stripped_heredoc_message_is_literal() -> None:
         "x='a'",
         "-'n'",
         "\"\"''a",
+        'x"a\\\\"',  # an escaped backslash just before the closing quote
+        'x"a\\""',  # an escaped quote just before the closing quote
+        '"a\\""',
+        "x'a'\"b\\$\"",
     ],
 )
 def test_a_quoted_or_escaped_word_reads_as_bash_reads_it(word: str) -> None:
@@ -982,3 +987,15 @@ def test_a_brace_expansion_is_refused_only_where_bash_expands_one(word: str, exp
         assert tuple(read) == (None, False, "a brace expansion", False)
     else:
         assert read.text == bash_words(word)[0]
+
+
+@pytest.mark.parametrize("text", ["a'b", 'a"b', "'", '"', 'a"b\\"', "x'y'z'"])
+def test_a_word_text_with_an_unbalanced_quote_is_refused(text: str) -> None:
+    # The parser gives no such word; quote removal refuses one rather than guess.
+    assert tuple(unquote_unquoted(text)) == (None, False, "an unbalanced quote", False)
+
+
+def test_a_backslash_ending_double_quoted_text_is_kept() -> None:
+    # Text between a double quote and a substitution never ends so; kept as bash keeps it.
+    assert unquote_double("a\\") == "a\\"
+    assert unquote_double("a\\\\") == "a\\"

@@ -452,16 +452,8 @@ class _Builder:
         ):
             self.problem("a heredoc that bash would end at another line")
             return out
-        if (
-            not quoted
-            and body is not None
-            and (
-                any(c.is_named and c.type != "heredoc_content" for c in body.children)
-                or "$" in body_text
-                or "`" in body_text
-                or "\\" in body_text
-            )
-        ):
+        # Every expansion the parser finds in a body starts with '$' or a backquote.
+        if not quoted and ("$" in body_text or "`" in body_text or "\\" in body_text):
             self.problem("an unquoted heredoc body with expansions")
             return out
         if strip:

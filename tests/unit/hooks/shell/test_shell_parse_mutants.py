@@ -1005,3 +1005,13 @@ def test_a_backslash_ending_double_quoted_text_is_kept() -> None:
     # Text between a double quote and a substitution never ends so; kept as bash keeps it.
     assert unquote_double("a\\") == "a\\"
     assert unquote_double("a\\\\") == "a\\"
+
+
+def test_a_heredoc_comes_before_the_redirections_written_after_it() -> None:
+    script = parse("cat <<'E' > f 2> g\nx\nE")
+    assert script.problems == ()
+    assert [(r.op, r.fd, r.target.text) for r in script.commands[0].redirects] == [
+        ("<<", "", "x\n"),
+        (">", "", "f"),
+        (">", "2", "g"),
+    ]

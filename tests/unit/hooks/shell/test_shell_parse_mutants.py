@@ -794,6 +794,7 @@ def test_a_double_quoted_literal_reads_as_bash_reads_it(word: str) -> None:
         # Inside backquotes bash removes a backslash before '\\', '$' or '`' even in a
         # quoted heredoc's body: only the '$(...)' form is read as a message.
         ("\"`cat <<'E'\na\\\\b\nE\n`\"", "a command substitution"),
+        ("\" `cat <<'E'\nm\nE\n`\"", "a command substitution"),  # after a blank
         ('"$((1))"', "an arithmetic expansion"),
         (f'"{MESSAGE}$x"', "a parameter expansion"),
         (f'"$x{MESSAGE}"', "a parameter expansion"),

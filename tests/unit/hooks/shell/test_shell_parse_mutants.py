@@ -1016,3 +1016,22 @@ def test_a_heredoc_comes_before_the_redirections_written_after_it() -> None:
         (">", "", "f"),
         (">", "2", "g"),
     ]
+
+
+@needs_bash
+@pytest.mark.parametrize("word", ["{a.\\.c}", "{1\\..3}"])
+def test_an_escaped_dot_keeps_a_sequence_from_expanding(word: str) -> None:
+    (expected,) = bash_words(word)
+    assert tuple(unquote_unquoted(word)) == (expected, False, "", True)
+
+
+@pytest.mark.parametrize("word", ['x"$y"', '"$y"x', 'x"a`b`"'])
+def test_an_expansion_in_double_quotes_joined_to_a_word_is_not_literal(word: str) -> None:
+    script = parse(f"echo {word}")
+    assert script.problems == ()
+    assert tuple(script.commands[0].words[1]) == (
+        None,
+        False,
+        "a '$' or '`' inside double quotes",
+        False,
+    )

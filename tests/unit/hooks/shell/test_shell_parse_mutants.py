@@ -1035,3 +1035,16 @@ def test_an_expansion_in_double_quotes_joined_to_a_word_is_not_literal(word: str
         "a '$' or '`' inside double quotes",
         False,
     )
+
+
+def test_a_backslash_at_the_very_end_of_a_word_text_is_refused() -> None:
+    # Bash keeps it ('printf %s a\' prints 'a\'); the parser reports a syntax error.
+    assert tuple(unquote_unquoted("a\\")) == (
+        None,
+        False,
+        "a backslash at the end of a word",
+        False,
+    )
+    assert parse("echo a\\").problems == (
+        "the shell parser found a syntax error or a missing token",
+    )

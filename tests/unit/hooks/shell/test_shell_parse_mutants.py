@@ -1019,7 +1019,7 @@ def test_a_heredoc_comes_before_the_redirections_written_after_it() -> None:
 
 
 @needs_bash
-@pytest.mark.parametrize("word", ["{a.\\.c}", "{1\\..3}"])
+@pytest.mark.parametrize("word", ["{a.\\.c}", "{1\\..3}", "{a.\\x.c}"])
 def test_an_escaped_dot_keeps_a_sequence_from_expanding(word: str) -> None:
     (expected,) = bash_words(word)
     assert tuple(unquote_unquoted(word)) == (expected, False, "", True)

@@ -65,7 +65,10 @@ class Word(NamedTuple):
 
 
 class Redirect(NamedTuple):
-    """One redirection: ``[fd]op target``; heredocs carry their body as the target."""
+    """One redirection: ``[fd]op target``.
+
+    A heredoc carries its body as the target, ``quoted`` when its delimiter was quoted
+    (the body is then not expanded)."""
 
     op: str
     fd: str
@@ -122,7 +125,16 @@ def parse_tree(source: bytes, work: ParseWork | None = None) -> Any | None:
         counter.callbacks += 1
         return counter.callbacks > budget  # True cancels the parse
 
-    return _parser().parse(read, progress_callback=progress)
+    parser = _parser()
+    try:
+        tree = parser.parse(read, progress_callback=progress)
+    except ValueError:  # tree-sitter raises "Parsing failed" for a cancelled parse
+        tree = None
+    if tree is None:
+        # A cancelled parser resumes where it stopped on its next parse, reading the
+        # next command's bytes into this one's half-built tree: start afresh.
+        parser.reset()
+    return tree
 
 
 def parse(text: str, work: ParseWork | None = None) -> Script:
@@ -157,7 +169,11 @@ def parse(text: str, work: ParseWork | None = None) -> Script:
     return Script(tuple(builder.commands), tuple(builder.problems))
 
 
-_WORD_DELIMITERS = frozenset(b" \t\n;&|()<>")
+_WORD_DELIMITERS = frozenset(b" \t\n;&|(<>")
+"""Where a word ends and a ``#`` after it starts a comment. Not ``)``: the ``)`` that
+ends ``$(...)``, ``<(...)`` or ``$((...))`` is inside the word (``$(ls)#x`` is one
+word), and a ``)`` that ends a subshell, a function's ``()`` or a ``case`` pattern is
+refused anyway."""
 
 
 def bash_reads_a_comment(source: bytes, offset: int) -> bool:
@@ -204,7 +220,9 @@ def comment_problem(source: bytes, root: Any) -> str | None:
                 return None
 
 
-_SEPARATORS = frozenset({";", "&", "\n", ";;", "&&", "||", "|", "|&"})
+_CONNECTORS = frozenset({"&", "&&", "||", "|", "|&"})
+"""The operators inside a line that a command's connector records; between the
+statements of the text (``;``, ``;;``, a newline) it is ``;``, set after each one."""
 _REDIRECT_NODES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _WORD_NODES = frozenset(
     {
@@ -253,11 +271,11 @@ class _Builder:
 
     # -- statements -------------------------------------------------------------------
 
-    def statements(self, node: Any, connector: str, depth: int) -> str:
-        """Flatten ``node`` into commands; returns the connector for what follows."""
+    def statements(self, node: Any, connector: str, depth: int) -> None:
+        """Flatten ``node`` into commands, the first of them after ``connector``."""
         if depth > MAX_NESTING:
             self.problem("the command nests too deeply")
-            return connector
+            return
         kind = node.type
         if kind in ("program", "list", "pipeline"):
             pending = connector
@@ -265,15 +283,19 @@ class _Builder:
                 if not child.is_named:
                     if child.type == "&":
                         self.problem("a command runs in the background ('&')")
-                    if child.type in _SEPARATORS:
-                        pending = ";" if child.type in ("\n", ";;") else child.type
+                    if child.type == ";;":
+                        # The parser takes 'a;; b' for two commands; to bash it is a
+                        # syntax error outside 'case'.
+                        self.problem("a ';;' outside 'case'")
+                    if child.type in _CONNECTORS:
+                        pending = child.type
                     continue
                 if child.type == "comment":
                     continue
                 self.statements(child, pending, depth + 1)
                 if kind == "program":
                     pending = ";"
-            return pending
+            return
         if kind == "negated_command":
             start = len(self.commands)
             for child in node.children:
@@ -281,7 +303,7 @@ class _Builder:
                     self.statements(child, connector, depth + 1)
             for index in range(start, len(self.commands)):
                 self.commands[index] = self.commands[index]._replace(negated=True)
-            return connector
+            return
         if kind == "redirected_statement":
             body = node.child_by_field_name("body")
             redirects: list[Redirect] = []
@@ -290,27 +312,26 @@ class _Builder:
                     redirects.extend(self.redirects(child, depth))
             if body is None:
                 self.problem("a redirection without a command")
-                return connector
+                return
             start = len(self.commands)
             self.statements(body, connector, depth + 1)
             if len(self.commands) == start:
                 self.problem("a redirection whose command cannot be read")
-                return connector
+                return
             # Bash binds a redirection to the simple command it follows; the parser may
             # attach it to a whole list or pipeline ('a && b > f'), whose last command
             # is that one.
             last = self.commands[-1]
             self.commands[-1] = last._replace(redirects=(*last.redirects, *redirects))
-            return connector
+            return
         if kind == "command":
             self.command(node, connector, depth)
-            return connector
+            return
         if kind == "variable_assignment":
             name, value = self.assignment(node, depth)
             self.commands.append(Command(((name, value),), (), (), connector))
-            return connector
+            return
         self.problem(f"shell syntax the classifier does not model ({kind})")
-        return connector
 
     def command(self, node: Any, connector: str, depth: int) -> None:
         assignments: list[tuple[str, Word]] = []
@@ -319,7 +340,11 @@ class _Builder:
         previous_end: int | None = None
         for child in node.children:
             if child.type == "comment":
-                continue
+                # A comment runs to the end of its line, and the newline ends the command;
+                # the parser holds a comment inside a command only when it reads on past
+                # it ('cat f #<newline>\\touch x' is one command to it, two to bash).
+                self.problem("a command the parser reads on past a comment")
+                return
             wordish = child.type == "command_name" or child.type in _WORD_NODES
             if previous_end is not None and wordish:
                 self.check_gap(previous_end, child.start_byte)
@@ -358,7 +383,11 @@ class _Builder:
             self.problem("an appending assignment ('+=')")
         if value_node is None:
             return name, Word("")
-        return name, self.word(value_node, depth)
+        value = self.word(value_node, depth)
+        if value.text is not None and ":~" in self.text(value_node):
+            # 'PATH=a:~/bin': bash expands a '~' after each ':' of an assignment's value.
+            return name, Word(None, problem="a '~' expansion after ':' in an assignment")
+        return name, value
 
     # -- redirections -----------------------------------------------------------------
 
@@ -380,8 +409,6 @@ class _Builder:
                 target = self.word(child, depth)
             else:
                 self.problem(f"a redirection part the classifier does not model ({child.type})")
-        if node.type == "herestring_redirect":
-            op = "<<<"
         if target is None:
             self.problem("a redirection without a target")
             target = Word(None, problem="no target")
@@ -391,9 +418,10 @@ class _Builder:
     def heredoc(self, node: Any, depth: int) -> list[Redirect]:
         out: list[Redirect] = []
         op = "<<"
+        fd = ""
         start_text = ""
         body: Any = None
-        end_text: str | None = None
+        end: Any = None
         for child in node.children:
             if not child.is_named and child.type in ("<<", "<<-"):
                 op = child.type
@@ -402,77 +430,86 @@ class _Builder:
             elif child.type == "heredoc_body":
                 body = child
             elif child.type == "heredoc_end":
-                end_text = self.text(child)
+                end = child
             elif child.type in _REDIRECT_NODES:
                 out.extend(self.redirects(child, depth))
             elif child.type == "file_descriptor":
-                continue
+                fd = self.text(child)
             else:
                 self.problem(f"a heredoc part the classifier does not model ({child.type})")
         delimiter, quoted = heredoc_delimiter(start_text)
-        if delimiter is None or end_text is None:
+        if delimiter is None or end is None:
             self.problem("a heredoc whose delimiter cannot be read exactly")
             return out
         strip = op == "<<-"
-        ending = end_text.lstrip("\t") if strip else end_text
-        body_text = self.text(body) if body is not None else ""
-        lines = body_text.split("\n")
-        if ending != delimiter or any(
-            (line.lstrip("\t") if strip else line) == delimiter for line in lines
+        first = end.start_byte if body is None else body.start_byte
+        body_text = self.heredoc_lines(first, end, strip)
+        lines = [] if body_text is None else body_text.split("\n")
+        if (
+            body_text is None
+            or self.text(end) != delimiter
+            or any((line.lstrip("\t") if strip else line) == delimiter for line in lines)
         ):
             self.problem("a heredoc that bash would end at another line")
             return out
-        if (
-            not quoted
-            and body is not None
-            and (
-                any(c.is_named and c.type != "heredoc_content" for c in body.children)
-                or "$" in body_text
-                or "`" in body_text
-                or "\\" in body_text
-            )
-        ):
+        # Every expansion the parser finds in a body starts with '$' or a backquote.
+        if not quoted and ("$" in body_text or "`" in body_text or "\\" in body_text):
             self.problem("an unquoted heredoc body with expansions")
             return out
         if strip:
             body_text = "\n".join(line.lstrip("\t") for line in lines)
-        out.insert(0, Redirect(op, "", Word(body_text, quoted=True)))
+        out.insert(0, Redirect(op, fd, Word(body_text, quoted=quoted)))
         return out
+
+    def heredoc_lines(self, first: int, end: Any, strip: bool) -> str | None:
+        """The heredoc's body as bash reads it: the lines after the one that holds the
+        redirection, up to the line of ``end``; None when ``end`` does not start its line
+        (after tabs, for ``<<-``) or the redirection's line is continued.
+
+        The parser's body node leaves out the blanks and empty lines at its start
+        (``<<EOF<newline><newline>  x`` would read as ``x``), and its end node may follow
+        a tab bash keeps: the body is taken from the source, from the end of the line
+        the redirection is on (the first newline after the last character before
+        ``first`` that is not a blank).
+        """
+        source = self.source
+        before = first  # the '<<' and its word come before, so 'before' stays above 0
+        while source[before - 1] in b" \t\n":
+            before -= 1
+        if source[before - 1] == 0x5C:
+            return None  # a backslash before the newline continues the line
+        start = source.find(b"\n", before) + 1
+        line = end.start_byte
+        while strip and line > start and source[line - 1] == 0x09:
+            line -= 1
+        if start == 0 or line < start or (line > start and source[line - 1] != 0x0A):
+            return None
+        return self._between(start, line)
 
     # -- words --------------------------------------------------------------------------
 
     def word(self, node: Any, depth: int) -> Word:
-        if depth > MAX_NESTING:
-            return Word(None, problem="nested too deeply")
+        # Called at the depth of its statement, which is at most MAX_NESTING.
         kind = node.type
         if kind in ("word", "number"):
             return unquote_unquoted(self.text(node))
         if kind == "raw_string":
-            return Word(self.text(node)[1:-1], quoted=True)
+            return _kept_tilde(Word(self.text(node)[1:-1], quoted=True))
         if kind == "string":
-            return self.double_quoted(node, depth)
+            return _kept_tilde(self.double_quoted(node, depth))
         if kind == "concatenation":
-            if all(c.type in _PLAIN_PARTS for c in node.children if c.is_named):
-                return unquote_unquoted(self.text(node))
             named = [c for c in node.children if c.is_named]
             for before, after in pairwise(named):
                 # Parts of one word touch; only a line continuation may lie between
                 # them (bash removes it), never a blank the parser skipped.
                 if self._between(before.end_byte, after.start_byte).replace("\\\n", ""):
                     return Word(None, problem="a word whose parts the parser split")
-            parts = [self.word(c, depth + 1) for c in named]
-            problems = [p.problem for p in parts if p.text is None]
-            if problems:
-                return Word(None, problem=problems[0])
-            return Word(
-                "".join(p.text or "" for p in parts),
-                glob=any(p.glob for p in parts),
-                quoted=any(p.quoted for p in parts),
-            )
-        if kind == "command_substitution":
-            literal = self.heredoc_message(node, depth)
-            if literal is not None:
-                return Word(literal, quoted=True)
+            for part in named:
+                if part.type not in _PLAIN_PARTS:
+                    return Word(None, problem=_NOT_LITERAL.get(part.type, f"a {part.type}"))
+            return unquote_unquoted(self.text(node))
+        # A command substitution outside double quotes is split into words and globbed
+        # (a heredoc message 'a b' becomes two words): only a quoted one is literal.
         return Word(None, problem=_NOT_LITERAL.get(kind, f"a {kind}"))
 
     def double_quoted(self, node: Any, depth: int) -> Word:
@@ -483,23 +520,26 @@ class _Builder:
         text is taken from the source, and only the nested parts (a ``$(cat <<'EOF'
         ...)`` message, or an expansion, which is not literal) come from the tree.
         """
-        children = node.children
-        if len(children) < 2 or children[0].type != '"' or children[-1].type != '"':
-            return Word(None, problem="a double-quoted string the classifier cannot read")
+        children = node.children  # the quotes first and last (a missing one is an error)
         out: list[str] = []
         position = children[0].end_byte
         for child in children[1:-1]:
             if not child.is_named or child.type == "string_content":
                 continue
-            text = unquote_double(self._between(position, child.start_byte))
+            # The parser's token may start at a blank before the '$' (' $(' is one token).
+            dollar = self.source.find(b"$", child.start_byte, child.end_byte)
+            text = unquote_double(self._between(position, max(dollar, child.start_byte)))
             if text is None:
                 return Word(None, problem="a '$' or '`' inside double quotes")
-            inner = self.word(child, depth + 1)
-            if inner.text is None:
-                return inner
-            out += [text, inner.text]
+            literal = None
+            if child.type == "command_substitution":
+                literal = self.heredoc_message(child, depth + 1)
+            if literal is None:
+                return Word(None, problem=_NOT_LITERAL.get(child.type, f"a {child.type}"))
+            out += [text, literal]
             position = child.end_byte
-        text = unquote_double(self._between(position, children[-1].start_byte))
+        # The closing quote's token may start at the blanks before it (' "').
+        text = unquote_double(self._between(position, children[-1].end_byte - 1))
         if text is None:
             return Word(None, problem="a '$' or '`' inside double quotes")
         out.append(text)
@@ -509,9 +549,14 @@ class _Builder:
         return str(self.source[start:end].decode("utf-8", "surrogateescape"))
 
     def heredoc_message(self, node: Any, depth: int) -> str | None:
-        """``$(cat <<'EOF' ... EOF)``: the quoted heredoc's body, as bash substitutes it."""
+        """``$(cat <<'EOF' ... EOF)``: the quoted heredoc's body, as bash substitutes it.
+
+        Not inside backquotes: bash removes a backslash before ``\\``, ``$`` or a
+        backquote there first, even in a quoted heredoc's body."""
         inner = [c for c in node.children if c.is_named and c.type != "comment"]
         if len(inner) != 1 or inner[0].type != "redirected_statement":
+            return None
+        if self.text(node).lstrip(" \t\n").startswith("`"):
             return None
         nested = _Builder(self.source)
         nested.statements(inner[0], "", depth + 1)
@@ -523,17 +568,9 @@ class _Builder:
         if len(only.redirects) != 1 or only.redirects[0].op not in ("<<", "<<-"):
             return None
         body = only.redirects[0].target.text
-        if body is None or not self._quoted_heredoc(inner[0]):
-            return None
+        if body is None or not only.redirects[0].target.quoted:
+            return None  # an unquoted heredoc's body is expanded
         return body.rstrip("\n")
-
-    def _quoted_heredoc(self, node: Any) -> bool:
-        for child in node.children:
-            if child.type == "heredoc_redirect":
-                for part in child.children:
-                    if part.type == "heredoc_start":
-                        return heredoc_delimiter(self.text(part))[1]
-        return False
 
 
 def heredoc_delimiter(start: str) -> tuple[str | None, bool]:
@@ -558,10 +595,11 @@ def unquote_unquoted(text: str) -> Word:
     while index < length:
         char = text[index]
         if char == "\\":
-            if index + 1 < length and text[index + 1] == "\n":
-                index += 2
-                continue
-            if index + 1 < length:
+            if index + 1 == length:
+                # Bash keeps a backslash at the very end; the parser never ends a word
+                # with one (it reports a syntax error), so none is read.
+                return Word(None, problem="a backslash at the end of a word")
+            if text[index + 1] != "\n":  # a line continuation is removed
                 out.append(text[index + 1])
                 quoted = True
                 unquoted_chars.append(" ")
@@ -590,6 +628,9 @@ def unquote_unquoted(text: str) -> Word:
             continue
         if char in "$`":
             return Word(None, problem="a '$' or '`' expansion")
+        if char in " \t\n":
+            # Bash ends a word at an unquoted blank: the parser joined two words.
+            return Word(None, problem="an unquoted blank inside a word")
         if char in "()<>;&|":
             return Word(None, problem=f"an unquoted {char!r} inside a word")
         if char in _GLOB_CHARS:
@@ -603,7 +644,37 @@ def unquote_unquoted(text: str) -> Word:
     result = "".join(out)
     if plain.startswith("~") and not (result == "~" or result.startswith("~/")):
         return Word(None, problem="a '~user' expansion")
+    if result.startswith("~") and not (plain == "~" or plain.startswith("~/")):
+        # '\~/x', '""~/x' and '~"/"x' are the literal '~/x' to bash (a quoted
+        # character in the tilde prefix stops the expansion); a reader of the word
+        # would take it for the home directory.
+        return Word(None, problem=_QUOTED_TILDE)
+    assignment = _ASSIGNMENT_WORD.match(plain)
+    if assignment is not None and _tilde_in_value(plain[assignment.end() :]):
+        return Word(None, problem="a '~' expansion in an assignment-like word")
     return Word(result, glob=glob, quoted=quoted)
+
+
+_QUOTED_TILDE = "a quoted '~' that bash keeps as it is"
+
+
+def _kept_tilde(word: Word) -> Word:
+    """A quoted word starting with ``~`` (``'~/x'``): bash keeps the ``~``, a reader
+    of the word would take it for the home directory."""
+    if word.text is not None and word.text.startswith("~"):
+        return Word(None, problem=_QUOTED_TILDE)
+    return word
+
+
+_ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
+"""An argument bash reads as an assignment (``a=``, ``a+=``, ``a[i]=``): bash expands
+a ``~`` at the start of its value and after each unquoted ``:`` (``cp f a=~/x`` copies
+to ``a=$HOME/x``), as in a real assignment."""
+
+
+def _tilde_in_value(plain: str) -> bool:
+    """Whether bash expands a ``~`` in an assignment's value (its unquoted characters)."""
+    return plain.startswith("~") or ":~" in plain
 
 
 def _double_end(text: str, start: int) -> int:
@@ -643,12 +714,3 @@ def unquote_double(text: str) -> str | None:
         index += 1
     return "".join(out)
 
-
-def literal_words(words: tuple[Word, ...]) -> list[str] | None:
-    """The words' texts when every one is a literal, else None."""
-    out: list[str] = []
-    for word in words:
-        if word.text is None:
-            return None
-        out.append(word.text)
-    return out

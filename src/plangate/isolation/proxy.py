@@ -30,6 +30,7 @@ import shutil
 import socket
 import tempfile
 import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -49,6 +50,9 @@ MAX_HEAD_BYTES = 64 * 1024
 MAX_CONNECTIONS = 256
 """Connections one box may hold open through the proxy at once (more: ``503``)."""
 CONNECT_TIMEOUT_SECONDS = 15.0
+STOP_GRACE_SECONDS = 2.0
+"""How long :meth:`EgressProxy.stop` lets relays end by themselves (their box is gone, so
+both sides are closing) before it shuts their sockets down; as long again after that."""
 RELAY_BUFFER = 256 * 1024
 """Bytes each relay moves at once (the proxy's pipe or buffer, socat's ``-b``, the Python
 bridge's): 64 KiB relays made a 100 MB download through the box about 2x the direct one."""
@@ -298,6 +302,7 @@ class EgressProxy:
         self._lock = threading.Lock()
         self._seen: dict[tuple[bool, str, int], list[int]] = {}
         self._threads: list[threading.Thread] = []
+        self._relaying: set[socket.socket] = set()  # both sockets of every live relay
         self._closing = False
         self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self.address: str | int = ""
@@ -405,16 +410,23 @@ class EgressProxy:
                 _reply(client, b"502 Bad Gateway", f"plangate: {exc}\n".encode())
                 return
             with contextlib.closing(remote):
-                client.settimeout(None)
-                remote.settimeout(None)
-                if request.tunnel:
-                    client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                else:
-                    remote.sendall(request.head)
-                if request.rest:
-                    remote.sendall(request.rest)
-                up, down = _relay(client, remote)
-                self._note(True, request.host, request.port, up=up + len(request.rest), down=down)
+                with self._lock:
+                    self._relaying.update((client, remote))
+                try:
+                    client.settimeout(None)
+                    remote.settimeout(None)
+                    if request.tunnel:
+                        client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                    else:
+                        remote.sendall(request.head)
+                    if request.rest:
+                        remote.sendall(request.rest)
+                    up, down = _relay(client, remote)
+                    self._note(True, request.host, request.port, up=up + len(request.rest),
+                               down=down)
+                finally:
+                    with self._lock:
+                        self._relaying.difference_update((client, remote))
 
     def stop(self) -> EgressSummary:
         """Stop listening, end every relay, and say what was contacted and refused."""
@@ -426,11 +438,32 @@ class EgressProxy:
         if isinstance(self.address, str) and self.address:
             with contextlib.suppress(OSError):
                 Path(self.address).unlink()
+        self._end_relays()
         with self._lock:
             seen = sorted(self._seen.items(), key=lambda kv: (kv[0][1], kv[0][2]))
         contacted = tuple(Destination(h, p, *v) for (ok, h, p), v in seen if ok)
         refused = tuple(Destination(h, p, *v) for (ok, h, p), v in seen if not ok)
         return EgressSummary(contacted, refused)
+
+
+    def _end_relays(self) -> None:
+        """Wait for every connection to be served and counted: a relay whose box has gone
+        ends by itself; one still open after :data:`STOP_GRACE_SECONDS` has its sockets
+        shut down. The summary then holds every byte relayed (a relay records its counts
+        when it ends)."""
+        with self._lock:
+            threads = list(self._threads)
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        for thread in threads:
+            thread.join(max(deadline - time.monotonic(), 0.0))
+        with self._lock:
+            lingering = list(self._relaying)
+        for sock in lingering:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        for thread in threads:
+            thread.join(max(deadline - time.monotonic(), 0.0))
 
 
 def _reply(client: socket.socket, status: bytes, body: bytes) -> None:

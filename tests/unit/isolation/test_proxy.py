@@ -217,3 +217,52 @@ def test_the_relay_moves_megabytes_both_ways_intact_and_counts_them(
     assert received == down
     [contacted] = summary.contacted
     assert (contacted.bytes_up, contacted.bytes_down) == (len(up), len(down))
+
+
+def test_stop_ends_a_relay_whose_remote_never_closes_and_counts_it(tmp_path: Path) -> None:
+    """The box is gone but a remote holds its connection open: stop() shuts the relay's
+    sockets down after its grace period instead of waiting for ever, and the summary
+    holds the bytes that relay moved (a relay records them only when it ends)."""
+    import time
+
+    from plangate.isolation import proxy as proxy_module
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    held: list[socket.socket] = []
+    received = threading.Event()
+
+    def hold() -> None:  # reads what comes, never answers, never closes
+        conn, _ = server.accept()
+        held.append(conn)
+        conn.recv(1 << 16)
+        received.set()
+
+    threading.Thread(target=hold, daemon=True).start()
+    port = server.getsockname()[1]
+    proxy = EgressProxy((EgressRule("127.0.0.1", port),))
+    path = str(tmp_path / "p.sock")
+    proxy.listen_unix(path)
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.settimeout(30)
+    try:
+        client.connect(path)
+        client.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
+        head = b""
+        while not head.endswith(b"\r\n\r\n"):
+            head += client.recv(1)
+        client.sendall(b"x" * 1000)
+        assert received.wait(10)
+        started = time.monotonic()
+        summary = proxy.stop()
+        took = time.monotonic() - started
+        assert proxy_module.STOP_GRACE_SECONDS <= took < 3 * proxy_module.STOP_GRACE_SECONDS
+        [contacted] = summary.contacted
+        assert (contacted.connections, contacted.bytes_up, contacted.bytes_down) == (1, 1000, 0)
+        assert client.recv(1) == b""  # the relay is over: the box side sees the end
+    finally:
+        client.close()
+        for conn in held:
+            conn.close()
+        server.close()

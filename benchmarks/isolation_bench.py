@@ -7,9 +7,9 @@
    in the box), and in the working tree (the recorded human opt-out's runner),
    interleaved over ``--rounds`` rounds. Reports the medians and their ratios.
 2. download: 10 MB from a loopback HTTP server with ``curl``, directly and
-   through the egress proxy (a bridge as the box runs it, socat and the Python
-   one, then the proxy), over ``--rounds`` rounds. Reports the medians and the
-   ratio for the bridge a box uses here.
+   through the egress proxy (the bridge as the box runs it, which hands each
+   connection to the proxy), over ``--rounds`` rounds. Reports the medians and
+   the ratio.
 3. trials: the bundled demo harness (as ``eval_bench.py``), every trial's
    runner and grader in a fresh box or as plain processes, with 1 and 2 jobs.
    Reports trials per second and the ratios measured in the same run.
@@ -54,8 +54,6 @@ from plangate.isolation.backend import select_backend  # noqa: E402
 from plangate.isolation.config import EgressRule  # noqa: E402
 from plangate.isolation.proxy import (  # noqa: E402
     BRIDGE_SOURCE,
-    RELAY_BUFFER,
-    find_socat,
     start_proxy,
 )
 
@@ -201,13 +199,6 @@ def _downloads(rounds: int) -> dict[str, float]:
         [sys.executable, "-I", "-S", "-c", BRIDGE_SOURCE, str(python_port), access.socket,
          "--", "/bin/sleep", "3600"], start_new_session=True, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL))
-    socat = find_socat()
-    if socat:
-        socat_port = _free_port()
-        bridges["socat"] = (socat_port, subprocess.Popen(
-            [socat, f"-b{RELAY_BUFFER}", f"TCP-LISTEN:{socat_port},bind=127.0.0.1,reuseaddr,fork",
-             f"UNIX-CONNECT:{access.socket}"], start_new_session=True,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     try:
         time.sleep(0.5)
         url = f"http://127.0.0.1:{port}/payload"
@@ -269,7 +260,7 @@ def main() -> None:
         exec_proxied = statistics.median(proxied)
         downloads = _downloads(args.rounds)
         direct_s = downloads["direct"]
-        through_s = downloads.get("socat", downloads["python"])
+        through_s = downloads["python"]
 
         plan, base, cand = eval_setup(root / "eval", args.trials)
         box = TrialBox.here()

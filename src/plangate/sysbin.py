@@ -1,5 +1,4 @@
-"""Where PlanGate finds the system programs it trusts (``git``, ``ssh-keygen``, ``bwrap``,
-``socat``).
+"""Where PlanGate finds the system programs it trusts (``git``, ``ssh-keygen``, ``bwrap``).
 
 Never through ``PATH``: whoever starts PlanGate (an agent's shell included)
 chooses ``PATH``, and a program that prints "Good signature" would be believed.

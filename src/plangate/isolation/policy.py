@@ -85,15 +85,13 @@ class ProxyAccess(NamedTuple):
     """How a box reaches PlanGate's egress proxy (:mod:`plangate.isolation.proxy`).
 
     ``socket``: the host path of the proxy's unix socket (a backend with its own
-    network namespace binds it into the box and starts the bridge: ``socat``
-    when a trusted one is installed, else ``python``); ``port``: the loopback
-    port the box's programs connect to.
+    network namespace binds it into the box and starts the bridge with
+    ``python``); ``port``: the loopback port the box's programs connect to.
     """
 
     socket: str
     port: int
     python: str = ""
-    socat: str = ""
 
 
 class SandboxPolicy(NamedTuple):

@@ -28,6 +28,7 @@ import fcntl
 import os
 import shutil
 import socket
+import stat
 import tempfile
 import threading
 import time
@@ -38,7 +39,6 @@ from plangate.errors import EnvironmentFailure
 from plangate.isolation.config import EgressRule
 from plangate.isolation.policy import ProxyAccess
 from plangate.records import NamedTuple
-from plangate.sysbin import find_system_binary
 
 BOX_PROXY_PORT = 3128
 """The port the bridge listens on inside a box with its own network namespace."""
@@ -53,9 +53,14 @@ CONNECT_TIMEOUT_SECONDS = 15.0
 STOP_GRACE_SECONDS = 2.0
 """How long :meth:`EgressProxy.stop` lets relays end by themselves (their box is gone, so
 both sides are closing) before it shuts their sockets down; as long again after that."""
+RELAY_PIPE = 1024 * 1024
+"""The capacity asked for the pipe each spliced relay direction moves bytes through (Linux's
+limit for an unprivileged process; past the account's pipe quota the kernel keeps its
+default, 64 KiB): a 10 MB download through the proxy took about 0.7 ms less than with
+256 KiB, and with 64 KiB a 100 MB one was about 2x the direct download."""
 RELAY_BUFFER = 256 * 1024
-"""Bytes each relay moves at once (the proxy's pipe or buffer, socat's ``-b``, the Python
-bridge's): 64 KiB relays made a 100 MB download through the box about 2x the direct one."""
+"""Bytes a relay copies at once where the kernel cannot splice (the proxy's buffer, and the
+Python bridge's where it relays)."""
 _PIPE_SIZE_COMMAND = 1031
 """Linux's fcntl command that sets a pipe's capacity (1024 + 7 in <fcntl.h>; Python's fcntl
 module names it only on Linux, and the bridge run inside the box uses the same number)."""
@@ -108,62 +113,51 @@ def pump(src, dst):
             s.shutdown(socket.SHUT_WR)
         except OSError:
             pass
-def serve(client):
-    remote = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        remote.connect(target)
-    except OSError:
-        client.close()
-        return
+def relay(client, remote):
     back = threading.Thread(target=pump, args=(remote, client), daemon=True)
     back.start()
     pump(client, remote)
     back.join()
     client.close()
     remote.close()
+def serve(client):
+    remote = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        remote.connect(target)
+    except OSError:
+        client.close()
+        remote.close()
+        return
+    try:
+        # Hand the connection itself to the proxy: it then relays between this socket and
+        # the destination, and no byte passes through the box a second time.
+        socket.send_fds(remote, [b"\0"], [client.fileno()])
+    except OSError:
+        threading.Thread(target=relay, args=(client, remote), daemon=True).start()
+        return
+    client.close()
+    remote.close()
 if os.fork() == 0:
     os.setsid()
     while True:
         conn, _ = listener.accept()
-        threading.Thread(target=serve, args=(conn,), daemon=True).start()
+        serve(conn)
 listener.close()
 os.execv(argv[0], argv)
 """
 """The bridge inside the box: binds ``127.0.0.1:PORT`` *before* the command starts (so the
 first request never races it), forks the forwarder, then becomes the command
-(``python -I -S -c BRIDGE_SOURCE PORT SOCKET -- COMMAND...``). It ends with the box."""
+(``python -I -S -c BRIDGE_SOURCE PORT SOCKET -- COMMAND...``). It ends with the box. Each
+connection is handed to the proxy whole (the socket itself, over the proxy's unix socket:
+:data:`HANDOFF_MARKER` with the descriptor); where the kernel refuses to pass it, the bridge
+relays the connection's bytes to the proxy instead."""
 
-
-SOCAT_BRIDGE = r"""
-"$0" -b{buffer} TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork \
-  UNIX-CONNECT:{socket} </dev/null >/dev/null 2>&1 &
-bridge=$!
-tries=0
-while :; do
-  while read -r _ local _ state _; do
-    if [ "$local" = "0100007F:{hexport}" ] && [ "$state" = "0A" ]; then break 2; fi
-  done < /proc/net/tcp
-  tries=$((tries + 1))
-  if ! kill -0 "$bridge" 2>/dev/null || [ "$tries" -gt 200000 ]; then
-    echo "plangate: the network bridge did not start" >&2
-    exit 126
-  fi
-done
-exec "$@"
-"""
-"""The bridge with ``socat`` (``/bin/sh -c SOCAT_BRIDGE SOCAT COMMAND...``): socat listens on
-``127.0.0.1:PORT`` and forwards each connection to the proxy's socket; the shell waits
-until the box's own ``/proc/net/tcp`` shows the port listening, then becomes the command."""
+HANDOFF_MARKER = b"\0"
+"""The one byte a bridge sends with a connection's descriptor (no HTTP request starts with it)."""
 
 
 def bridge_argv(access: ProxyAccess, command: Iterable[str]) -> list[str]:
     """The command line that starts the bridge, then ``command`` (a box path), inside the box."""
-    if access.socat:
-        script = SOCAT_BRIDGE.format(
-            port=BOX_PROXY_PORT, socket=BOX_PROXY_SOCKET, hexport=f"{BOX_PROXY_PORT:04X}",
-            buffer=RELAY_BUFFER,
-        )
-        return ["/bin/sh", "-c", script, access.socat, *command]
     return [
         access.python,
         "-I",
@@ -175,13 +169,6 @@ def bridge_argv(access: ProxyAccess, command: Iterable[str]) -> list[str]:
         "--",
         *command,
     ]
-
-
-def find_socat() -> str:
-    """A trusted ``socat`` in the system directories (root-owned, not writable by others),
-    or ``""`` when there is none (the bridge is then PlanGate's own)."""
-    path, _problem = find_system_binary("socat")
-    return path or ""
 
 
 def proxy_env(port: int) -> dict[str, str]:
@@ -376,57 +363,73 @@ class EgressProxy:
         finally:
             self._slots.release()
 
-    def _serve(self, client: socket.socket) -> None:
-        with contextlib.closing(client):
-            client.settimeout(CONNECT_TIMEOUT_SECONDS)
-            data = b""
-            while b"\r\n\r\n" not in data and len(data) < MAX_HEAD_BYTES:
-                try:
-                    chunk = client.recv(8192)
-                except OSError:
-                    return
-                if not chunk:
-                    return
-                data += chunk
-            request = parse_request(data)
-            if request is None:
-                _reply(client, b"400 Bad Request", b"plangate: not a proxy request\n")
-                return
-            if not egress_allowed(self.rules, request.host, request.port):
-                self._note(False, request.host, request.port, connections=1)
-                _reply(
-                    client,
-                    b"403 Forbidden",
-                    f"plangate: egress to {request.host}:{request.port} is not allowed "
-                    "(add it to egress in .plangate/isolation.toml)\n".encode(),
-                )
-                return
-            self._note(True, request.host, request.port, connections=1)
+    def _serve(self, link: socket.socket) -> None:
+        with contextlib.closing(link):
+            link.settimeout(CONNECT_TIMEOUT_SECONDS)
             try:
-                remote = socket.create_connection(
-                    (request.host.strip("[]"), request.port), timeout=CONNECT_TIMEOUT_SECONDS
-                )
-            except OSError as exc:
-                _reply(client, b"502 Bad Gateway", f"plangate: {exc}\n".encode())
+                data, handed = _first_read(link)
+            except OSError:
                 return
-            with contextlib.closing(remote):
+            if handed is None:
+                if data and not data.startswith(HANDOFF_MARKER):
+                    self._serve_client(link, data)
+                elif data:
+                    _reply(link, b"400 Bad Request", b"plangate: not a proxy request\n")
+                return
+            link.close()  # it only carried the connection
+            with contextlib.closing(handed):
+                handed.settimeout(CONNECT_TIMEOUT_SECONDS)
+                self._serve_client(handed, b"")
+
+    def _serve_client(self, client: socket.socket, data: bytes) -> None:
+        """Read the request head after ``data``, decide it, and relay an allowed one."""
+        while b"\r\n\r\n" not in data and len(data) < MAX_HEAD_BYTES:
+            try:
+                chunk = client.recv(8192)
+            except OSError:
+                return
+            if not chunk:
+                return
+            data += chunk
+        request = parse_request(data)
+        if request is None:
+            _reply(client, b"400 Bad Request", b"plangate: not a proxy request\n")
+            return
+        if not egress_allowed(self.rules, request.host, request.port):
+            self._note(False, request.host, request.port, connections=1)
+            _reply(
+                client,
+                b"403 Forbidden",
+                f"plangate: egress to {request.host}:{request.port} is not allowed "
+                "(add it to egress in .plangate/isolation.toml)\n".encode(),
+            )
+            return
+        self._note(True, request.host, request.port, connections=1)
+        try:
+            remote = socket.create_connection(
+                (request.host.strip("[]"), request.port), timeout=CONNECT_TIMEOUT_SECONDS
+            )
+        except OSError as exc:
+            _reply(client, b"502 Bad Gateway", f"plangate: {exc}\n".encode())
+            return
+        with contextlib.closing(remote):
+            with self._lock:
+                self._relaying.update((client, remote))
+            try:
+                client.settimeout(None)
+                remote.settimeout(None)
+                if request.tunnel:
+                    client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                else:
+                    remote.sendall(request.head)
+                if request.rest:
+                    remote.sendall(request.rest)
+                up, down = _relay(client, remote)
+                self._note(True, request.host, request.port, up=up + len(request.rest),
+                           down=down)
+            finally:
                 with self._lock:
-                    self._relaying.update((client, remote))
-                try:
-                    client.settimeout(None)
-                    remote.settimeout(None)
-                    if request.tunnel:
-                        client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                    else:
-                        remote.sendall(request.head)
-                    if request.rest:
-                        remote.sendall(request.rest)
-                    up, down = _relay(client, remote)
-                    self._note(True, request.host, request.port, up=up + len(request.rest),
-                               down=down)
-                finally:
-                    with self._lock:
-                        self._relaying.difference_update((client, remote))
+                    self._relaying.difference_update((client, remote))
 
     def stop(self) -> EgressSummary:
         """Stop listening, end every relay, and say what was contacted and refused."""
@@ -466,6 +469,47 @@ class EgressProxy:
             thread.join(max(deadline - time.monotonic(), 0.0))
 
 
+def _first_read(link: socket.socket) -> tuple[bytes, socket.socket | None]:
+    """The first bytes on a proxy connection, and the connection a bridge handed over with
+    them (``None``: a client speaking for itself). Anything sent with a descriptor other than
+    exactly :data:`HANDOFF_MARKER` and one connected TCP socket is refused: the marker alone
+    comes back, without a connection (the caller answers ``400``)."""
+    if link.family != socket.AF_UNIX:
+        return link.recv(8192), None
+    data, fds, flags, _address = socket.recv_fds(link, 8192, 1)
+    if not fds:
+        return data, None
+    # More descriptors than asked for were closed by the kernel (MSG_CTRUNC).
+    handed = [_adopt(fd) for fd in fds]
+    one = handed[0] if len(handed) == 1 else None
+    if data == HANDOFF_MARKER and one is not None and not flags & socket.MSG_CTRUNC:
+        return data, one
+    for sock in handed:
+        if sock is not None:
+            sock.close()
+    return HANDOFF_MARKER, None
+
+
+def _adopt(fd: int) -> socket.socket | None:
+    """The descriptor a bridge sent as a connected TCP socket, or ``None`` (it is closed)."""
+    sock: socket.socket | None = None
+    with contextlib.suppress(OSError):
+        if stat.S_ISSOCK(os.fstat(fd).st_mode):
+            sock = socket.socket(fileno=fd)
+    if sock is None:
+        os.close(fd)
+        return None
+    tcp = sock.family in (socket.AF_INET, socket.AF_INET6) and sock.type == socket.SOCK_STREAM
+    try:
+        sock.getpeername()  # a listening or unconnected socket is no connection
+    except OSError:
+        tcp = False
+    if not tcp:
+        sock.close()
+        return None
+    return sock
+
+
 def _reply(client: socket.socket, status: bytes, body: bytes) -> None:
     head = (
         b"HTTP/1.1 " + status + b"\r\nContent-Type: text/plain\r\nConnection: close\r\n"
@@ -484,11 +528,11 @@ def _splice_pump(src: socket.socket, dst: socket.socket, counts: list[int], slot
     read_end, write_end = os.pipe()
     try:
         with contextlib.suppress(OSError):  # a larger pipe moves more per call; optional
-            fcntl.fcntl(write_end, _PIPE_SIZE_COMMAND, RELAY_BUFFER)
+            fcntl.fcntl(write_end, _PIPE_SIZE_COMMAND, RELAY_PIPE)
         moved = False
         while True:
             try:
-                n = splice(src.fileno(), write_end, RELAY_BUFFER)
+                n = splice(src.fileno(), write_end, RELAY_PIPE)
             except OSError as exc:
                 if not moved and exc.errno == errno.EINVAL:
                     return False
@@ -533,14 +577,13 @@ def _relay(client: socket.socket, remote: socket.socket) -> tuple[int, int]:
 
 
 def start_proxy(
-    rules: tuple[EgressRule, ...], *, private_network: bool, python: str, socat: str | None = None
+    rules: tuple[EgressRule, ...], *, private_network: bool, python: str
 ) -> tuple[EgressProxy, ProxyAccess, str]:
     """Start the proxy of one box; ``(proxy, how the box reaches it, its private directory)``.
 
     With a private network the proxy listens on a unix socket in a new private
-    directory (the box binds that socket and runs the bridge: ``socat``, found
-    with :func:`find_socat` unless given, else ``python``);
-    otherwise on a loopback port. A proxy that cannot start is
+    directory (the box binds that socket and runs the bridge, :data:`BRIDGE_SOURCE`,
+    with ``python``); otherwise on a loopback port. A proxy that cannot start is
     ``SANDBOX_UNAVAILABLE``: a box never falls back to the host's network.
     """
     proxy = EgressProxy(rules)
@@ -551,8 +594,7 @@ def start_proxy(
             directory = tempfile.mkdtemp(prefix="plangate-egress-")
             path = os.path.join(directory, "proxy.sock")  # noqa: PTH118
             proxy.listen_unix(path)
-            bridge = find_socat() if socat is None else socat
-            return proxy, ProxyAccess(path, BOX_PROXY_PORT, python, bridge), directory
+            return proxy, ProxyAccess(path, BOX_PROXY_PORT, python), directory
         port = proxy.listen_loopback()
         return proxy, ProxyAccess("", port), directory
     except OSError as exc:

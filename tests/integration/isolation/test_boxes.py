@@ -23,7 +23,7 @@ import pytest
 from plangate.errors import EnvironmentFailure
 from plangate.isolation.config import EgressRule
 from plangate.isolation.policy import Limits, Mount
-from plangate.isolation.proxy import find_socat, start_proxy
+from plangate.isolation.proxy import BOX_PROXY_SOCKET, start_proxy
 from plangate.isolation.runner import run_in_box
 from plangate.isolation.views import hidden
 from support.boxes import (
@@ -571,22 +571,31 @@ UP_BYTES = 3_000_017
 DOWN_BYTES = 5_000_011
 
 
-@pytest.mark.parametrize("bridge", ["python", "socat"])
-def test_megabytes_cross_either_bridge_and_the_proxy_intact_both_ways(bridge: str) -> None:
-    """The relays (the bridge in the box, the proxy outside; each moves bytes through the
-    kernel where it can) deliver every byte in order both ways, and the record counts them."""
+_CONNECT_IN_BOX = {
+    # through the bridge, which hands the connection to the proxy
+    "bridge": 's = socket.create_connection(("127.0.0.1", 3128), timeout=30)',
+    # straight to the proxy's socket, as a program that speaks for itself
+    "socket": (
+        "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.settimeout(30); "
+        f"s.connect({BOX_PROXY_SOCKET!r})"
+    ),
+}
+
+
+@pytest.mark.parametrize("via", sorted(_CONNECT_IN_BOX))
+def test_megabytes_cross_the_proxy_intact_both_ways(via: str) -> None:
+    """The proxy (outside the box; it moves bytes through the kernel where it can) delivers
+    every byte in order both ways, for a connection the bridge handed over and for one on its
+    socket, and the record counts them."""
     backend = backend_or_fail()
-    socat = find_socat() if bridge == "socat" else ""
-    if bridge == "socat" and not socat:
-        pytest.skip("no trusted socat installed")
     server, port, got = _digest_server()
     proxy, access, _directory = start_proxy(
-        (EgressRule("127.0.0.1", port),), private_network=True, python=PY, socat=socat
+        (EgressRule("127.0.0.1", port),), private_network=True, python=PY
     )
     probe = _py(f"""
         import hashlib, socket
         up = (bytes(range(251)) * ({UP_BYTES} // 251 + 1))[:{UP_BYTES}]
-        s = socket.create_connection(("127.0.0.1", 3128), timeout=30)
+        {_CONNECT_IN_BOX[via]}
         s.sendall(b"CONNECT 127.0.0.1:{port} HTTP/1.1\\r\\n\\r\\n")
         head = b""
         while not head.endswith(b"\\r\\n\\r\\n"):
@@ -619,20 +628,15 @@ def test_megabytes_cross_either_bridge_and_the_proxy_intact_both_ways(bridge: st
     assert (contacted.bytes_up, contacted.bytes_down) == (UP_BYTES, DOWN_BYTES + 64)
 
 
-@pytest.mark.parametrize("bridge", ["python", "socat"])
-def test_the_proxy_reaches_an_allowlisted_server_through_either_bridge_and_refuses_others(
-    bridge: str,
+def test_the_proxy_reaches_an_allowlisted_server_through_the_bridge_and_refuses_others(
 ) -> None:
     """Through the bridge in the box and the proxy outside: the allowlisted listener answers,
     another one is refused with 403 and recorded."""
     backend = backend_or_fail()
-    socat = find_socat() if bridge == "socat" else ""
-    if bridge == "socat" and not socat:
-        pytest.skip("no trusted socat installed")
     allowed, allowed_port = _tcp_server()
     other, other_port = _tcp_server()
     proxy, access, directory = start_proxy(
-        (EgressRule("127.0.0.1", allowed_port),), private_network=True, python=PY, socat=socat
+        (EgressRule("127.0.0.1", allowed_port),), private_network=True, python=PY
     )
     probe = _py(f"""
         import os, socket

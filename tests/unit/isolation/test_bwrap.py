@@ -63,16 +63,6 @@ def test_network_access_binds_only_the_proxy_socket_and_starts_the_bridge_first(
     assert off[off.index("--", off.index("--chdir")) + 1 :] == ["/usr/bin/c"]
 
 
-def test_with_socat_the_shell_starts_the_bridge_then_becomes_the_command() -> None:
-    proxy = ProxyAccess("/runs/1/p.sock", BOX_PROXY_PORT, "/usr/bin/python3", "/usr/bin/socat")
-    argv = bwrap_argv("b", _policy(network=True, proxy=proxy), ["/usr/bin/c", "x"])
-    command = argv[argv.index("--", argv.index("--chdir")) + 1 :]
-    assert command[:2] == ["/bin/sh", "-c"]
-    assert f"TCP-LISTEN:{BOX_PROXY_PORT},bind=127.0.0.1" in command[2]
-    assert f"UNIX-CONNECT:{BOX_PROXY_SOCKET}" in command[2]
-    assert command[3:] == ["/usr/bin/socat", "/usr/bin/c", "x"]
-
-
 def test_a_read_only_grant_inside_the_private_home_is_mounted_after_the_home() -> None:
     policy = _policy(
         visible=(Mount.same("/usr"), Mount.same("/home/u/.cargo")),

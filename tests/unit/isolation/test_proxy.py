@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from plangate.isolation.config import EgressRule
-from plangate.isolation.proxy import EgressProxy, egress_allowed, parse_request
+from plangate.isolation.proxy import HANDOFF_MARKER, EgressProxy, egress_allowed, parse_request
 
 RULES = (
     EgressRule("api.example.com", 443),
@@ -266,3 +267,168 @@ def test_stop_ends_a_relay_whose_remote_never_closes_and_counts_it(tmp_path: Pat
         for conn in held:
             conn.close()
         server.close()
+
+
+def _tcp_pair() -> tuple[socket.socket, socket.socket]:
+    """A connected loopback TCP pair: (the client's end, the accepted end)."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        client = socket.create_connection(listener.getsockname(), timeout=10)
+        accepted, _ = listener.accept()
+    return client, accepted
+
+
+def _hand_over(path: str, data: bytes, fds: list[int]) -> bytes:
+    """Send ``data`` with ``fds`` as a bridge would; what the proxy answers on the carrier."""
+    carrier = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    carrier.settimeout(10)
+    carrier.connect(path)
+    socket.send_fds(carrier, [data], fds)
+    out = b""
+    try:
+        while chunk := carrier.recv(1000):
+            out += chunk
+    except OSError:
+        pass
+    carrier.close()
+    return out
+
+
+def _fd_count() -> int:
+    return len(list(Path("/proc/self/fd").iterdir()))
+
+
+def test_a_connection_handed_over_with_the_marker_is_served_by_the_proxy_itself(
+    tmp_path: Path,
+) -> None:
+    """A bridge hands the box's connection to the proxy: the request and the reply then travel
+    on that connection (not on the unix socket that carried it), and the record counts them."""
+    server, port = _echo_server()
+    proxy = EgressProxy((EgressRule("127.0.0.1", port),))
+    path = str(tmp_path / "p.sock")
+    proxy.listen_unix(path)
+    client, accepted = _tcp_pair()
+    try:
+        carried = _hand_over(path, HANDOFF_MARKER, [accepted.fileno()])
+        accepted.close()  # the proxy holds its own copy now
+        client.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
+        head = client.recv(1000)
+        client.sendall(b"hi")
+        out = b""
+        while chunk := client.recv(1000):
+            out += chunk
+    finally:
+        client.close()
+        summary = proxy.stop()
+        server.close()
+    assert carried == b""
+    assert head.startswith(b"HTTP/1.1 200")
+    assert out == b"ECHO:hi"
+    [contacted] = summary.contacted
+    assert (contacted.connections, contacted.bytes_up, contacted.bytes_down) == (1, 2, 7)
+
+
+def _not_a_connection(kind: str, tmp_path: Path) -> list[socket.socket | int]:
+    """Descriptors a box could send in place of a connection (kept open by the caller)."""
+    if kind == "file":
+        return [os.open(tmp_path / "f", os.O_RDWR | os.O_CREAT, 0o600)]
+    if kind == "pipe":
+        read_end, write_end = os.pipe()
+        return [read_end, write_end]
+    if kind == "listening":
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        return [listener]
+    if kind == "unconnected":
+        return [socket.socket()]
+    if kind == "udp":
+        udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        udp.connect(("127.0.0.1", 9))
+        return [udp]
+    assert kind == "unix"
+    left, right = socket.socketpair()
+    return [left, right]
+
+
+@pytest.mark.parametrize("kind", ["file", "pipe", "listening", "unconnected", "udp", "unix"])
+def test_a_descriptor_that_is_no_tcp_connection_is_refused_and_closed(
+    kind: str, tmp_path: Path
+) -> None:
+    """Only a connected TCP socket is adopted: anything else gets 400 on the carrier, the
+    proxy keeps no copy, and nothing is contacted."""
+    proxy = EgressProxy((EgressRule("127.0.0.1", 9),))
+    path = str(tmp_path / "p.sock")
+    proxy.listen_unix(path)
+    held = _not_a_connection(kind, tmp_path)
+    first = held[0]
+    fd = first if isinstance(first, int) else first.fileno()
+    before = _fd_count()
+    try:
+        carried = _hand_over(path, HANDOFF_MARKER, [fd])
+    finally:
+        summary = proxy.stop()
+        after = _fd_count()
+        for item in held:
+            if isinstance(item, int):
+                os.close(item)
+            else:
+                item.close()
+    assert carried.startswith(b"HTTP/1.1 400"), carried
+    assert after <= before  # the proxy closed what it received
+    assert summary.contacted == () and summary.refused == ()
+
+
+@pytest.mark.parametrize("data", [b"\0GET http://127.0.0.1:9/ HTTP/1.1\r\n\r\n", b"x", b"\0\0"])
+def test_a_connection_sent_with_anything_but_the_marker_alone_is_refused(
+    data: bytes, tmp_path: Path
+) -> None:
+    proxy = EgressProxy((EgressRule("127.0.0.1", 9),))
+    path = str(tmp_path / "p.sock")
+    proxy.listen_unix(path)
+    client, accepted = _tcp_pair()
+    try:
+        carried = _hand_over(path, data, [accepted.fileno()])
+        accepted.close()
+        client.settimeout(10)
+        left_open = client.recv(100)  # the proxy dropped its copy: the connection ends
+    finally:
+        client.close()
+        summary = proxy.stop()
+    assert carried.startswith(b"HTTP/1.1 400"), carried
+    assert left_open == b""
+    assert summary.contacted == () and summary.refused == ()
+
+
+def test_two_connections_sent_at_once_are_both_refused(tmp_path: Path) -> None:
+    proxy = EgressProxy((EgressRule("127.0.0.1", 9),))
+    path = str(tmp_path / "p.sock")
+    proxy.listen_unix(path)
+    first_client, first = _tcp_pair()
+    second_client, second = _tcp_pair()
+    try:
+        carried = _hand_over(path, HANDOFF_MARKER, [first.fileno(), second.fileno()])
+        first.close()
+        second.close()
+        first_client.settimeout(10)
+        second_client.settimeout(10)
+        ended = (first_client.recv(100), second_client.recv(100))
+    finally:
+        first_client.close()
+        second_client.close()
+        proxy.stop()
+    assert carried.startswith(b"HTTP/1.1 400"), carried
+    assert ended == (b"", b"")
+
+
+def test_the_marker_without_a_connection_is_refused(tmp_path: Path) -> None:
+    proxy = EgressProxy((EgressRule("127.0.0.1", 9),))
+    path = str(tmp_path / "p.sock")
+    proxy.listen_unix(path)
+    try:
+        out = _through(path, HANDOFF_MARKER + b"CONNECT 127.0.0.1:9 HTTP/1.1\r\n\r\n")
+    finally:
+        summary = proxy.stop()
+    assert out.startswith(b"HTTP/1.1 400")
+    assert summary.refused == ()

@@ -5,9 +5,10 @@ runs this proxy in its own process, outside the box, for the box's lifetime:
 
 - it listens on a unix socket in the run's private directory (a backend with
   its own network namespace binds that one socket into the box, where a small
-  bridge, :data:`BRIDGE_SOURCE`, listens on ``127.0.0.1:PORT`` and forwards
-  each connection to it) or on a loopback TCP port (a backend without a
-  network namespace allows the box exactly that port by rule);
+  bridge, :data:`BRIDGE_SOURCE`, listens on ``127.0.0.1:PORT`` and hands each
+  connection to it, the socket itself, so that the proxy relays the box's
+  bytes in one hop) or on a loopback TCP port (a backend without a network
+  namespace allows the box exactly that port by rule);
 - it speaks HTTP ``CONNECT host:port`` (HTTPS and any TLS: the proxy sees the
   destination, never the content) and plain HTTP with an absolute URI
   (``GET http://host:port/path``); nothing else;
@@ -59,98 +60,43 @@ limit for an unprivileged process; past the account's pipe quota the kernel keep
 default, 64 KiB): a 10 MB download through the proxy took about 0.7 ms less than with
 256 KiB, and with 64 KiB a 100 MB one was about 2x the direct download."""
 RELAY_BUFFER = 256 * 1024
-"""Bytes a relay copies at once where the kernel cannot splice (the proxy's buffer, and the
-Python bridge's where it relays)."""
+"""Bytes the proxy copies at once where the kernel cannot splice."""
 _PIPE_SIZE_COMMAND = 1031
 """Linux's fcntl command that sets a pipe's capacity (1024 + 7 in <fcntl.h>; Python's fcntl
-module names it only on Linux, and the bridge run inside the box uses the same number)."""
+module names it only on Linux)."""
 
 BRIDGE_SOURCE = r"""
-import errno, fcntl, os, socket, sys, threading
+import os, socket, sys
 port, target, argv = int(sys.argv[1]), sys.argv[2], sys.argv[4:]
 listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 listener.bind(("127.0.0.1", port))
 listener.listen(128)
-def spliced(src, dst):
-    # Through a pipe in the kernel: the bytes never enter this process.
-    r, w = os.pipe()
+def hand_over(client):
+    # The connection itself goes to the proxy, which serves it from then on: no byte
+    # passes through the box a second time. Any failure closes it (no other way out).
+    link = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        try:
-            fcntl.fcntl(w, 1031, 262144)
-        except OSError:
-            pass
-        moved = False
-        while True:
-            try:
-                n = os.splice(src.fileno(), w, 262144)
-            except OSError as exc:
-                if not moved and exc.errno == errno.EINVAL:
-                    return False
-                raise
-            if not n:
-                return True
-            moved = True
-            while n:
-                n -= os.splice(r, dst.fileno(), n)
-    finally:
-        os.close(r)
-        os.close(w)
-def pump(src, dst):
-    try:
-        if not (hasattr(os, "splice") and spliced(src, dst)):
-            buf = bytearray(262144)
-            view = memoryview(buf)
-            while True:
-                n = src.recv_into(buf)
-                if not n:
-                    break
-                dst.sendall(view[:n])
+        link.connect(target)
+        socket.send_fds(link, [b"\0"], [client.fileno()])
     except OSError:
         pass
-    for s in (dst,):
-        try:
-            s.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
-def relay(client, remote):
-    back = threading.Thread(target=pump, args=(remote, client), daemon=True)
-    back.start()
-    pump(client, remote)
-    back.join()
+    link.close()
     client.close()
-    remote.close()
-def serve(client):
-    remote = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        remote.connect(target)
-    except OSError:
-        client.close()
-        remote.close()
-        return
-    try:
-        # Hand the connection itself to the proxy: it then relays between this socket and
-        # the destination, and no byte passes through the box a second time.
-        socket.send_fds(remote, [b"\0"], [client.fileno()])
-    except OSError:
-        threading.Thread(target=relay, args=(client, remote), daemon=True).start()
-        return
-    client.close()
-    remote.close()
 if os.fork() == 0:
     os.setsid()
     while True:
         conn, _ = listener.accept()
-        serve(conn)
+        hand_over(conn)
 listener.close()
 os.execv(argv[0], argv)
 """
 """The bridge inside the box: binds ``127.0.0.1:PORT`` *before* the command starts (so the
 first request never races it), forks the forwarder, then becomes the command
-(``python -I -S -c BRIDGE_SOURCE PORT SOCKET -- COMMAND...``). It ends with the box. Each
-connection is handed to the proxy whole (the socket itself, over the proxy's unix socket:
-:data:`HANDOFF_MARKER` with the descriptor); where the kernel refuses to pass it, the bridge
-relays the connection's bytes to the proxy instead."""
+(``python -I -S -c BRIDGE_SOURCE PORT SOCKET -- COMMAND...``). It ends with the box. It moves
+no bytes: each connection is handed to the proxy whole (the socket itself, over the proxy's
+unix socket: :data:`HANDOFF_MARKER` with the descriptor); one the kernel will not pass is
+closed."""
 
 HANDOFF_MARKER = b"\0"
 """The one byte a bridge sends with a connection's descriptor (no HTTP request starts with it)."""

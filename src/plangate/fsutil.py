@@ -2,7 +2,9 @@
 
 - :func:`read_regular_file` opens with ``O_NOFOLLOW | O_NONBLOCK`` and checks
   ``fstat`` so that a symlink, FIFO, device or directory in a file's place is
-  rejected (a FIFO never blocks the reader) and the size bound holds.
+  rejected (a FIFO never blocks the reader) and the size bound holds;
+  :func:`read_below` does the same for a path inside a repository with no
+  link followed at any directory on the way.
 - :func:`atomic_write` writes a temporary file in the same directory, fsyncs
   it, then renames it over the target (or links it, when overwriting is not
   allowed, so that "refuse to overwrite" is race-free), and fsyncs the directory.
@@ -374,6 +376,38 @@ def names_at(directory: VerifiedDir) -> list[str]:
 def read_at(directory: VerifiedDir, name: str, max_bytes: int) -> FileRead:
     """:func:`read_regular_file` of ``name`` inside the verified ``directory``."""
     return read_regular_file(_check_name(name), max_bytes, dir_fd=directory.fd)
+
+
+_PARENT_STATES = {
+    "PATH_COMPONENT_MISSING": FileState.MISSING,
+    "PATH_COMPONENT_NOT_DIRECTORY": FileState.MISSING,
+    "PATH_COMPONENT_LINK": FileState.SYMLINK,
+}
+"""What a parent directory that cannot be opened without following makes of the file."""
+
+
+def read_below(
+    root: str | os.PathLike[str], rel: str | os.PathLike[str], max_bytes: int
+) -> FileRead:
+    """:func:`read_regular_file` of ``root/rel`` with no link followed below ``root``.
+
+    ``rel`` is a ``/``-separated path inside ``root``; every directory on the way is
+    opened without following a link, so a directory swapped for a link (to a file
+    elsewhere) reads as :attr:`FileState.SYMLINK`, never as that file. A missing
+    parent (or a file in a directory's place) is :attr:`FileState.MISSING`, as
+    :func:`read_regular_file` says for a missing file.
+    """
+    parts = os.fspath(rel).split("/")
+    try:
+        _check_name(parts[-1])
+        directory = open_verified_dir(Path(root), "/".join(parts[:-1]))
+    except ValueError:
+        return FileRead(FileState.UNREADABLE, detail="is not a path inside the repository")
+    except PlanGateError as exc:
+        state = _PARENT_STATES.get(exc.code, FileState.UNREADABLE)
+        return FileRead(state, detail=f"cannot be reached: {exc.message}")
+    with directory:
+        return read_regular_file(parts[-1], max_bytes, dir_fd=directory.fd)
 
 
 def _fsync_fd(fd: int) -> None:

@@ -79,7 +79,7 @@ MAX_SETTINGS_BYTES = 1024 * 1024
 
 def installed_hosts(root: Path) -> tuple[str, ...]:
     """The hosts whose PlanGate hooks are installed in the repository (for ``auto``)."""
-    from plangate.fsutil import read_regular_file
+    from plangate.fsutil import read_below
 
     files = {
         "claude": (".claude/settings.json", CLAUDE_LOCAL),
@@ -88,7 +88,7 @@ def installed_hosts(root: Path) -> tuple[str, ...]:
     out: list[str] = []
     for host, rels in files.items():
         for rel in rels:
-            read = read_regular_file(root / rel, MAX_SETTINGS_BYTES)
+            read = read_below(root, rel, MAX_SETTINGS_BYTES)
             if read.ok and read.data is not None and MARKER.encode() in read.data:
                 out.append(host)
                 break

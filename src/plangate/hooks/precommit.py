@@ -149,9 +149,9 @@ def judge_config(data: bytes) -> FrameworkConfig:
 
 def read_config(root: Path) -> FrameworkConfig:
     """The framework configuration of the repository at ``root`` (``present`` False: none)."""
-    from plangate.fsutil import FileState, read_regular_file
+    from plangate.fsutil import FileState, read_below
 
-    read = read_regular_file(root / CONFIG_RELPATH, MAX_CONFIG_BYTES)
+    read = read_below(root, CONFIG_RELPATH, MAX_CONFIG_BYTES)
     if read.state is FileState.MISSING:
         return FrameworkConfig(False, {})
     if not read.ok or read.data is None:

@@ -294,12 +294,11 @@ def box_task_facts(root: str, box: BoxFacts) -> TaskFacts:
     from those bytes. Anything else leaves the task unverified.
     """
     from plangate.canonical import sha256_digest
-    from plangate.fsutil import read_regular_file
+    from plangate.fsutil import read_below
     from plangate.layout import MAX_ARTIFACT_BYTES
     from plangate.plan.scope import derive_scope
 
-    path = os.path.join(root, "docs", "working", box.task_id, "plan.md")
-    read = read_regular_file(path, MAX_ARTIFACT_BYTES)
+    read = read_below(root, f"docs/working/{box.task_id}/plan.md", MAX_ARTIFACT_BYTES)
     if not read.ok or read.data is None or sha256_digest(read.data) != box.plan_hash:
         message = f"the box's plan.md of {box.task_id} is not the plan exec verified"
         return TaskFacts(box.task_id, "box", False, ("HOOK_BOX_PLAN_MISMATCH",), message)

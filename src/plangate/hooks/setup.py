@@ -273,9 +273,9 @@ def preview(
     framework = "git" in hosts and framework_config.present
     pre_commit: bytes | None = None
     if framework:
-        from plangate.fsutil import read_regular_file
+        from plangate.fsutil import read_below
 
-        read = read_regular_file(root / precommit.CONFIG_RELPATH, precommit.MAX_CONFIG_BYTES)
+        read = read_below(root, precommit.CONFIG_RELPATH, precommit.MAX_CONFIG_BYTES)
         if not read.ok or read.data is None:
             raise InputRejected(
                 "SETUP_PRE_COMMIT_CONFIG_UNEDITABLE",

@@ -75,14 +75,14 @@ def _from_commit(git: Git, rev: str, where: str) -> Found | str | None:
 
 
 def _from_worktree(root: Path) -> Found | None:
-    from plangate.fsutil import FileState, read_regular_file
+    from plangate.fsutil import FileState, read_below
 
-    read = read_regular_file(root / RELPATH, MAX_CHECKPOINT_BYTES)
+    read = read_below(root, RELPATH, MAX_CHECKPOINT_BYTES)
     if read.state is FileState.MISSING:
         return None
     if not read.ok or read.data is None:
         return Found(f"{RELPATH} in the working tree ({read.detail})", b"", None)
-    sig = read_regular_file(root / SIG_RELPATH, _SIG_LIMIT)
+    sig = read_below(root, SIG_RELPATH, _SIG_LIMIT)
     return Found(f"{RELPATH} in the working tree", read.data, sig.data if sig.ok else None)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from plangate.fsutil import read_regular_file
+from plangate.fsutil import read_below
 from plangate.ledger.chain import LedgerError
 from plangate.records import NamedTuple
 
@@ -105,8 +105,7 @@ def parse_url(url: str, repo_root: Path, *, source: str) -> LedgerLocation:
 
 
 def _config_url(repo_root: Path) -> str | None:
-    path = repo_root / CONFIG_RELPATH
-    read = read_regular_file(path, MAX_CONFIG_BYTES)
+    read = read_below(repo_root, CONFIG_RELPATH.as_posix(), MAX_CONFIG_BYTES)
     if read.state.value == "missing":
         return None
     if not read.ok or read.data is None:

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from plangate.fsutil import read_regular_file
+from plangate.fsutil import read_below, read_regular_file
 from plangate.layout import (
     DELIVERY_RECORD_RELPATH,
     LEDGER_CONFIG_RELPATH,
@@ -57,7 +57,7 @@ def _is_issued_record(path: Path) -> bool:
 
 
 def _config_names_a_ledger(root: Path) -> bool:
-    read = read_regular_file(root / LEDGER_CONFIG_RELPATH, _MAX_CONFIG_BYTES)
+    read = read_below(root, Path(LEDGER_CONFIG_RELPATH).as_posix(), _MAX_CONFIG_BYTES)
     if not read.ok or read.data is None:
         return False
     import tomllib
@@ -71,7 +71,7 @@ def _config_names_a_ledger(root: Path) -> bool:
 
 
 def _ignore_file(root: Path) -> bool:
-    read = read_regular_file(root / PLANGATE_DIR / ".gitignore", 64 * 1024)
+    read = read_below(root, f"{PLANGATE_DIR}/.gitignore", 64 * 1024)
     return bool(read.ok and read.data is not None and read.data.startswith(IGNORE_FILE_HEADER))
 
 

@@ -296,7 +296,9 @@ def test_a_symlinked_plangate_directory_is_never_followed(tmp_path: Path) -> Non
     for create in (True, False):
         with pytest.raises(LedgerError) as info:
             open_ledger(repo, {}, create=create)
-        assert info.value.code == "LEDGER_UNAVAILABLE"
+        # Its configuration is the first file PlanGate would read through the link.
+        assert info.value.code == "LEDGER_CONFIG_INVALID"
+        assert ".plangate is a symbolic link" in info.value.message
     assert list(outside.iterdir()) == []  # nothing written through the link
 
 

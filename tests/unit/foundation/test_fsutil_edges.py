@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -41,6 +42,7 @@ from plangate.fsutil import (
     open_verified_dir,
     path_unavailable,
     read_at,
+    read_below,
     read_regular_file,
     remove_at,
     repo_lock,
@@ -583,6 +585,7 @@ def test_a_deleted_working_directory_is_a_reason(
 
 _CWD = """
 import json
+import shutil
 from plangate.errors import PlanGateError
 from plangate.fsutil import working_directory
 try:
@@ -637,3 +640,72 @@ def test_a_file_handed_over_in_parts_is_read_to_its_end() -> None:
     assert read.data.count(b"\n") == whole.count(b"\n")
     bounded = read_regular_file(path, len(first) + 10)
     assert bounded.state is FileState.TOO_LARGE
+
+
+# -- read_below: no link followed at any directory on the way --------------------------------
+
+
+def _tree_with_outside(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "repo"
+    (root / ".plangate").mkdir(parents=True)
+    (root / ".plangate" / "config.toml").write_bytes(b"inside\n")
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "config.toml").write_bytes(b"outside\n")
+    (outside / "sub" / "config.toml").write_bytes(b"outside\n")
+    return root, outside
+
+
+def test_read_below_reads_a_file_inside_the_repository(tmp_path: Path) -> None:
+    root, _outside = _tree_with_outside(tmp_path)
+    read = read_below(root, ".plangate/config.toml", 1024)
+    assert (read.state, read.data) == (FileState.OK, b"inside\n")
+    assert read_below(str(root), ".plangate/config.toml", 1024).data == b"inside\n"
+
+
+@pytest.mark.parametrize("link_at", [".plangate", "a/b"])
+def test_read_below_refuses_a_directory_swapped_for_a_link(tmp_path: Path, link_at: str) -> None:
+    """A parent directory that is a link is never followed (read_regular_file alone would
+    follow it and read the file outside): the file reads as a link."""
+    root, outside = _tree_with_outside(tmp_path)
+    if link_at == ".plangate":
+        shutil.rmtree(root / ".plangate")
+        (root / ".plangate").symlink_to(outside)
+        rel = ".plangate/config.toml"
+    else:
+        (root / "a").mkdir()
+        (root / "a" / "b").symlink_to(outside / "sub")
+        rel = "a/b/config.toml"
+    assert read_regular_file(root / rel, 1024).data == b"outside\n"  # what is avoided
+    read = read_below(root, rel, 1024)
+    assert read.state is FileState.SYMLINK
+    assert read.data is None
+    assert "symbolic link" in read.detail
+
+
+def test_read_below_keeps_the_file_checks(tmp_path: Path) -> None:
+    root, outside = _tree_with_outside(tmp_path)
+    (root / ".plangate" / "link.toml").symlink_to(outside / "config.toml")
+    os.mkfifo(root / ".plangate" / "fifo")
+    assert read_below(root, ".plangate/link.toml", 1024).state is FileState.SYMLINK
+    assert read_below(root, ".plangate/fifo", 1024).state is FileState.NOT_REGULAR
+    assert read_below(root, ".plangate/config.toml", 3).state is FileState.TOO_LARGE
+    assert read_below(root, ".plangate/absent.toml", 1024).state is FileState.MISSING
+
+
+@pytest.mark.parametrize("rel", ["absent/config.toml", "README/config.toml"])
+def test_read_below_says_missing_when_a_parent_is_absent_or_a_file(
+    tmp_path: Path, rel: str
+) -> None:
+    root, _outside = _tree_with_outside(tmp_path)
+    (root / "README").write_bytes(b"x")
+    assert read_below(root, rel, 1024).state is FileState.MISSING
+
+
+@pytest.mark.parametrize("rel", ["../outside/config.toml", "/etc/passwd", ".plangate//config.toml",
+                                 ".plangate/./config.toml", ""])
+def test_read_below_refuses_a_path_that_is_not_inside(tmp_path: Path, rel: str) -> None:
+    root, _outside = _tree_with_outside(tmp_path)
+    read = read_below(root, rel, 1024)
+    assert read.state is FileState.UNREADABLE
+    assert read.data is None

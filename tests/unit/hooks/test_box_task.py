@@ -39,3 +39,17 @@ def test_another_plan_or_none_leaves_the_task_unverified(tmp_path: Path) -> None
     assert task.allowed_paths is None
     empty = box_task_facts(str(tmp_path / "nowhere"), _facts(sha256_digest(PLAN_MD.encode())))
     assert not empty.verified
+
+
+def test_a_plan_reached_through_a_linked_task_directory_leaves_the_task_unverified(
+    tmp_path: Path,
+) -> None:
+    """The task directory swapped for a link to a copy of the verified plan: not followed,
+    even though the bytes there would match."""
+    elsewhere = _workspace(tmp_path / "elsewhere") / "docs" / "working" / "TASK-0001"
+    root = tmp_path / "ws"
+    (root / "docs" / "working").mkdir(parents=True)
+    (root / "docs" / "working" / "TASK-0001").symlink_to(elsewhere)
+    task = box_task_facts(str(root), _facts(sha256_digest(PLAN_MD.encode())))
+    assert not task.verified
+    assert task.verification_codes == ("HOOK_BOX_PLAN_MISMATCH",)

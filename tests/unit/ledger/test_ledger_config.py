@@ -124,3 +124,18 @@ def test_opening_a_sqlite_ledger_does_not_import_psycopg(tmp_path: Path) -> None
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, text=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_config_reached_through_a_linked_directory_is_refused(tmp_path: Path) -> None:
+    """``.plangate`` swapped for a link to a directory naming another ledger: refused, never
+    followed (the default ledger is not silently used either)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "config.toml").write_text('[ledger]\nurl = "postgresql://team@db/ledger"\n')
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".plangate").symlink_to(elsewhere)
+    with pytest.raises(LedgerError) as caught:
+        resolve_location(repo, {})
+    assert caught.value.code == "LEDGER_CONFIG_INVALID"
+    assert "symbolic link" in caught.value.message

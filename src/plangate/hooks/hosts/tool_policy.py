@@ -16,10 +16,8 @@ key this format does not have, or a pattern that is not a non-empty text without
 an MCP call is never allowed on a policy PlanGate could not read.
 """
 
-# ruff: noqa: PTH118
 from __future__ import annotations
 
-import os
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
 
@@ -75,11 +73,9 @@ def parse_policy(data: bytes) -> ToolPolicy:
 
 def load_policy(root: str) -> ToolPolicy:
     """The policy of the repository at ``root`` (see the module docstring)."""
-    from pathlib import Path
+    from plangate.fsutil import FileState, read_below
 
-    from plangate.fsutil import FileState, read_regular_file
-
-    read = read_regular_file(Path(os.path.join(root, POLICY_PATH)), MAX_POLICY_BYTES)
+    read = read_below(root, POLICY_PATH, MAX_POLICY_BYTES)
     if read.state is FileState.MISSING:
         return ToolPolicy()
     if not read.ok or read.data is None:

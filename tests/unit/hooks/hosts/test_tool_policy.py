@@ -58,3 +58,14 @@ def test_a_linked_policy_file_is_a_problem(tmp_path: Path) -> None:
     policy = load_policy(str(tmp_path))
     assert policy.problem
     assert not policy.declares_read_only("mcp__a__b")
+
+
+def test_a_policy_reached_through_a_linked_directory_is_a_problem(tmp_path: Path) -> None:
+    """``.plangate`` swapped for a link to a directory holding a permissive policy: that policy
+    is not read (the link is never followed), and nothing is declared."""
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "tools.toml").write_text('[mcp]\nread_only = ["*"]\n')
+    (tmp_path / ".plangate").symlink_to(tmp_path / "elsewhere")
+    policy = load_policy(str(tmp_path))
+    assert "symbolic link" in policy.problem
+    assert not policy.declares_read_only("mcp__a__b")

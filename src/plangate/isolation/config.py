@@ -207,15 +207,18 @@ class IsolationConfig(NamedTuple):
         return tuple(dict.fromkeys([*names, *self.pass_env]))
 
     def egress_rules(self, env: Mapping[str, str]) -> tuple[EgressRule, ...]:
-        """The proxy's allowlist: the agents' endpoints (and their base URLs in ``env``), then
-        ``egress``."""
+        """The proxy's allowlist: each agent's endpoints, then ``egress``.
+
+        An agent whose base URL variable names a usable ``http(s)`` endpoint in ``env`` is
+        granted that endpoint's ``host:port`` *instead of* its default endpoints: it was told
+        to talk to another model, so its vendor's hosts are traffic nobody configured (a
+        grant in ``egress`` still adds them). An unusable value leaves the defaults.
+        """
         rules: list[EgressRule] = []
         for profile in self.profiles():
-            rules += [parse_egress(e) for e in profile.egress]
-            for name in profile.base_url_env:
-                rule = _base_url_rule(env.get(name, ""))
-                if rule is not None:
-                    rules.append(rule)
+            told = [_base_url_rule(env.get(name, "")) for name in profile.base_url_env]
+            chosen = [rule for rule in told if rule is not None]
+            rules += chosen or [parse_egress(e) for e in profile.egress]
         return tuple(dict.fromkeys([*rules, *self.egress]))
 
 

@@ -75,13 +75,31 @@ def test_no_agent_grants_nothing() -> None:
     assert config.egress_rules({}) == ()
 
 
-def test_an_agents_base_url_is_allowed_too() -> None:
-    config = parse_isolation_config(b'agents = ["claude"]\n')
+def test_an_agents_base_url_replaces_its_default_endpoints() -> None:
+    """Told to use another endpoint, the agent gets that endpoint and not its vendor's hosts;
+    the other agents keep theirs, and ``egress`` still adds what it names."""
+    config = parse_isolation_config(b'agents = ["claude", "codex"]\negress = ["claude.ai:443"]\n')
     rules = config.egress_rules({"ANTHROPIC_BASE_URL": "http://gateway.internal:8080/v1"})
-    assert EgressRule("gateway.internal", 8080) in rules
-    assert config.egress_rules({"ANTHROPIC_BASE_URL": "file:///etc/passwd"}) == (
-        config.egress_rules({})
+    assert rules == (
+        EgressRule("gateway.internal", 8080),
+        EgressRule("api.openai.com", 443),
+        EgressRule("chatgpt.com", 443),
+        EgressRule("auth.openai.com", 443),
+        EgressRule("claude.ai", 443),
     )
+    assert EgressRule("api.anthropic.com", 443) not in rules
+    assert EgressRule("statsig.anthropic.com", 443) not in rules
+    openai = config.egress_rules({"OPENAI_BASE_URL": "https://llm.example.com/v1"})
+    assert EgressRule("llm.example.com", 443) in openai
+    assert EgressRule("api.openai.com", 443) not in openai
+    assert EgressRule("api.anthropic.com", 443) in openai
+
+
+@pytest.mark.parametrize("value", ["", "file:///etc/passwd", "not a url", "http://", "http://h:0x/"])
+def test_an_unusable_base_url_leaves_the_default_endpoints(value: str) -> None:
+    config = parse_isolation_config(b'agents = ["claude"]\n')
+    assert config.egress_rules({"ANTHROPIC_BASE_URL": value}) == config.egress_rules({})
+    assert EgressRule("api.anthropic.com", 443) in config.egress_rules({})
 
 
 @pytest.mark.parametrize(

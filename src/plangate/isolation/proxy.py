@@ -51,6 +51,9 @@ MAX_HEAD_BYTES = 64 * 1024
 MAX_CONNECTIONS = 256
 """Connections one box may hold open through the proxy at once (more: ``503``)."""
 CONNECT_TIMEOUT_SECONDS = 15.0
+BUSY_READ_SECONDS = 0.5
+"""How long the proxy, at its bound, waits for the connection a bridge hands over (to answer
+``503`` on it); only the accepting thread waits, and only for a box already at the bound."""
 STOP_GRACE_SECONDS = 2.0
 """How long :meth:`EgressProxy.stop` lets relays end by themselves (their box is gone, so
 both sides are closing) before it shuts their sockets down; as long again after that."""
@@ -283,10 +286,7 @@ class EgressProxy:
             except OSError:
                 return
             if not self._slots.acquire(blocking=False):  # a box cannot exhaust PlanGate's threads
-                _reply(client, b"503 Service Unavailable", b"plangate: too many connections\n")
-                with contextlib.suppress(OSError):
-                    client.shutdown(socket.SHUT_WR)
-                client.close()
+                _refuse_busy(client)
                 continue
             thread = threading.Thread(target=self._serve_slot, args=(client,), daemon=True)
             thread.start()
@@ -413,6 +413,22 @@ class EgressProxy:
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         for thread in threads:
             thread.join(max(deadline - time.monotonic(), 0.0))
+
+
+def _refuse_busy(link: socket.socket) -> None:
+    """``503`` for a connection past :data:`MAX_CONNECTIONS`: on the connection a bridge
+    hands over with it when one arrives within :data:`BUSY_READ_SECONDS` (the link itself is
+    closed by then), else on the link."""
+    handed = None
+    if link.family == socket.AF_UNIX:
+        link.settimeout(BUSY_READ_SECONDS)
+        with contextlib.suppress(OSError):
+            handed = _first_read(link)[1]
+    for sock in (link,) if handed is None else (handed, link):
+        _reply(sock, b"503 Service Unavailable", b"plangate: too many connections\n")
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_WR)
+        sock.close()
 
 
 def _first_read(link: socket.socket) -> tuple[bytes, socket.socket | None]:

@@ -158,6 +158,34 @@ def test_connections_past_the_bound_are_refused(
     assert second.startswith(b"HTTP/1.1 503")
 
 
+def test_a_connection_handed_over_past_the_bound_gets_the_refusal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the bound, the 503 goes to the handed-over connection (the box's program), not
+    only to the unix socket that carried it."""
+    from plangate.isolation import proxy as proxy_module
+
+    monkeypatch.setattr(proxy_module, "MAX_CONNECTIONS", 1)
+    proxy = EgressProxy(())
+    path = str(tmp_path / "p.sock")
+    proxy.listen_unix(path)
+    held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client, accepted = _tcp_pair()
+    try:
+        held.connect(path)  # holds the only slot: its request head never ends
+        _hand_over(path, HANDOFF_MARKER, [accepted.fileno()])
+        accepted.close()
+        client.settimeout(10)
+        answer = b""
+        while chunk := client.recv(1000):
+            answer += chunk
+    finally:
+        client.close()
+        held.close()
+        proxy.stop()
+    assert answer.startswith(b"HTTP/1.1 503"), answer
+
+
 def _sink_server(reply: bytes) -> tuple[socket.socket, int, list[bytes]]:
     """A server that reads everything sent to it, then answers ``reply`` and closes."""
     server = socket.socket()

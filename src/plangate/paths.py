@@ -459,7 +459,7 @@ class _Node:
     """One set of automaton states, with what a segment does to it (built once)."""
 
     __slots__ = ("always", "by_key", "dead", "first", "heads", "inner", "inner_any", "literal",
-                 "loose", "plain", "steps", "tails", "wild")
+                 "loose", "plain", "steps", "tails", "unmatched", "wild")
 
     def __init__(self, states: frozenset[int], chains: _Chains) -> None:
         kinds, parts, advance, owner = chains.kinds, chains.parts, chains.advance, chains.owner
@@ -470,6 +470,9 @@ class _Node:
         # Where a segment leads that is none of the literal parts, when there is no wildcard
         # part to compare it with (then every such segment leads to the same node).
         self.plain: _Node | None = None
+        # Where a segment leads that is none of the literal parts and that no wildcard part
+        # can match (see could_match), once one such segment was seen.
+        self.unmatched: _Node | None = None
         self.by_key: dict[tuple[str | None, tuple[int, ...]], _Node] = {}
         always: set[int] = set()
         literal: dict[str, set[int]] = {}
@@ -515,6 +518,20 @@ class _Node:
             re.compile("|".join(re.escape(run) for _w, runs in self.inner for run in runs)).search
             if self.inner else None
         )
+
+    def could_match(self, segment: str) -> bool:
+        """Whether :meth:`wild_matches` has any candidate for ``segment`` (exactly: a tail it
+        ends with, a head it starts with, an inner run it holds, or a part with no literal
+        character); False means no wildcard part of this node matches it."""
+        if self.loose:
+            return True
+        for start, runs in self.tails:  # one slice per tail length, not one test per tail
+            if segment[start:] in runs:
+                return True
+        for width, runs in self.heads:
+            if segment[:width] in runs:
+                return True
+        return self.inner_any is not None and self.inner_any(segment) is not None
 
     def wild_matches(self, segment: str, chains: _Chains) -> tuple[int, ...]:
         """The wildcard parts of this node that match ``segment``, by number."""
@@ -645,6 +662,8 @@ class _Automaton:
             node.by_key[key] = following
             if not node.wild and literal is None:
                 node.plain = following
+        if literal is None and not matched:
+            node.unmatched = following
         return following
 
     def step(self, node: _Node, segment: str) -> _Node:
@@ -683,9 +702,16 @@ class _Automaton:
             node = self.root
         following = node.steps.get(name)
         if following is None:
-            plain = node.plain
-            following = (plain if plain is not None and name not in node.literal
-                         else self._advance(node, name))
+            if name not in node.literal:
+                following = node.plain
+                if following is None:
+                    # Most file names match no wildcard part: known in C, without the
+                    # candidate search (the same node _advance would give).
+                    unmatched = node.unmatched
+                    if unmatched is not None and not node.could_match(name):
+                        following = unmatched
+            if following is None:
+                following = self._advance(node, name)
         return following.first
 
     def first_in_prefixes(self, segments: Sequence[str]) -> int | None:

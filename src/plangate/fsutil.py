@@ -392,8 +392,8 @@ def read_below(
     """:func:`read_regular_file` of ``root/rel`` with no link followed below ``root``.
 
     ``rel`` is a ``/``-separated path inside ``root``; every directory on the way is
-    opened without following a link, so a directory swapped for a link (to a file
-    elsewhere) reads as :attr:`FileState.SYMLINK`, never as that file. A missing
+    opened without following a link, so a directory swapped for a link (to a directory
+    elsewhere) makes the file read as :attr:`FileState.SYMLINK`, never as the file there. A missing
     parent (or a file in a directory's place) is :attr:`FileState.MISSING`, as
     :func:`read_regular_file` says for a missing file.
     """

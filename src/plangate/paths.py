@@ -705,8 +705,8 @@ class _Automaton:
             if name not in node.literal:
                 following = node.plain
                 if following is None:
-                    # Most file names match no wildcard part: known in C, without the
-                    # candidate search (the same node _advance would give).
+                    # Most file names match no wildcard part: known from a few lookups,
+                    # without the candidate search (the same node _advance would give).
                     unmatched = node.unmatched
                     if unmatched is not None and not node.could_match(name):
                         following = unmatched

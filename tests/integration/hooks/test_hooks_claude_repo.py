@@ -664,3 +664,12 @@ def test_directory_inside_scope_may_still_be_removed(git_repo: Path) -> None:
     assert (result.code, result.err) == (0, "")
     mk = claude_payload("PreToolUse", repo, "Bash", {"command": "mkdir -p src/build"})
     assert run_hook(repo, "claude", mk, hook_env("TASK-0001")).code == 0
+
+
+def test_nohup_is_judged_for_the_home_file_it_may_write(repo: Path) -> None:
+    # On a terminal nohup writes ./nohup.out, or $HOME/nohup.out when it cannot: the home
+    # file lies outside the repository, so the line is refused even with ./nohup.out free.
+    result = _bash(repo, "nohup ls")
+    assert result.code == 2
+    assert "HOOK_TARGET_OUTSIDE_REPO" in _codes(result.err), result.err
+    assert "nohup.out" in result.err

@@ -925,8 +925,10 @@ _NOHUP = spec(long=_ALL, permute=False)
 
 def _nohup(name: str, args: tuple[Word, ...], state: State, walker: Walker) -> None:
     """``nohup CMD``: on a terminal (a host may run commands in one) its output goes to
-    ``nohup.out`` in the current directory, a file no word names."""
+    ``nohup.out`` in the current directory, or to ``$HOME/nohup.out`` when that one cannot
+    be created: files no word names, both judged."""
     state.write("nohup.out")
+    state.write("~/nohup.out")
     _wrapper(_NOHUP)(name, args, state, walker)
 
 

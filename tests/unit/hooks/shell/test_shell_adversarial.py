@@ -139,12 +139,12 @@ def test_writes_of_files_no_operand_names_are_unclassified(command: str) -> None
 @pytest.mark.parametrize(
     ("command", "paths"),
     [
-        ("nohup ls", ["nohup.out"]),
-        ("cd src && nohup ls", ["src/nohup.out"]),
-        ("nohup tee CLAUDE.md", ["nohup.out", "CLAUDE.md"]),
+        ("nohup ls", ["nohup.out", "~/nohup.out"]),
+        ("cd src && nohup ls", ["src/nohup.out", "~/nohup.out"]),
+        ("nohup tee CLAUDE.md", ["nohup.out", "~/nohup.out", "CLAUDE.md"]),
     ],
 )
-def test_nohup_writes_nohup_out(command: str, paths: list[str]) -> None:
+def test_nohup_writes_nohup_out_here_or_in_home(command: str, paths: list[str]) -> None:
     result = analyse(command)
     assert result.kind == ShellKind.WRITES, result
     assert [w.path for w in result.writes] == paths

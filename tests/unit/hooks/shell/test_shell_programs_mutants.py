@@ -753,8 +753,8 @@ def test_wrappers_refuse_what_they_do_not_know(command: str, problem: str) -> No
 @pytest.mark.parametrize(
     ("command", "paths"),
     [
-        ("nohup ls", ["nohup.out"]),
-        ("nohup ls -l", ["nohup.out"]),
+        ("nohup ls", ["nohup.out", "~/nohup.out"]),
+        ("nohup ls -l", ["nohup.out", "~/nohup.out"]),
         ("nice touch x", ["x"]),
         ("command -p touch x", ["x"]),
         ("command -- touch x", ["x"]),

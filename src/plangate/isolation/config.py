@@ -23,8 +23,10 @@ code and a hint. :func:`parse_isolation_config` checks the bytes;
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
+import stat
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -395,25 +397,40 @@ def expand_home(path: str, home: str) -> str:
 
 
 def check_grants(config: IsolationConfig, home: str) -> None:
-    """Refuse (``ISOLATION_GRANT_SECRET``) a grant that, under ``home``, names a secret.
+    """Refuse (``ISOLATION_GRANT_SECRET``) a grant that, under ``home``, reaches a secret.
 
-    An absolute grant inside ``home`` is judged as the ``~/`` path it is, and a
-    granted path that is a socket on this machine is refused.
+    Each grant is judged as written, and as the path it resolves to on this machine
+    (the box shows what a link leads to: a granted ``~/tools`` that is a link to
+    ``~/.ssh``, or a link on the way, is judged as ``~/.ssh``); an absolute grant inside
+    ``home`` is judged as the ``~/`` path it is. A grant that holds the home directory
+    itself, or that is a socket on this machine, is refused too.
     """
-    import stat
-
+    real_home = os.path.realpath(home) if home else ""
     for key, paths in (("copy", config.copied()), ("read_only", config.shown_read_only())):
         for path in paths:
-            relative = home_relative(path, home)
-            problem = grant_problem(relative)
-            if not problem:
-                try:
-                    mode = Path(expand_home(path, home)).lstat().st_mode
-                except OSError:
-                    mode = 0
-                problem = "is a socket" if stat.S_ISSOCK(mode) else ""
+            problem = _grant_problem_here(path, home, real_home)
             if problem:
                 raise _bad(f"{key}: {path!r} {problem}", GRANT_SECRET, _grant_hint(key))
+
+
+def _grant_problem_here(path: str, home: str, real_home: str) -> str:
+    """:func:`grant_problem` of ``path`` as written and as resolved on this machine."""
+    expanded = expand_home(path, home)
+    problem = grant_problem(home_relative(expanded, home))
+    if problem:
+        return problem
+    real = os.path.realpath(expanded)
+    for view in dict.fromkeys((home_relative(real, real_home), home_relative(real, home))):
+        problem = grant_problem(view)
+        if problem:
+            return f"leads to {view}, which {problem}" if real != expanded else problem
+    if home and home != "/" and (_within(home, expanded) or _within(real_home, real)):
+        return "holds the home directory"
+    try:
+        mode = Path(real).stat().st_mode
+    except OSError:
+        mode = 0
+    return "is a socket" if stat.S_ISSOCK(mode) else ""
 
 
 def read_isolation_config(root: Path, approved: str) -> IsolationConfig:

@@ -384,3 +384,66 @@ def test_a_program_under_the_home_runs_only_when_granted(
     assert "TOOL-RAN" not in capfd.readouterr().out
     assert hidden.code == 127
     assert "read_only" in hidden.err
+
+
+@pytest.mark.parametrize(
+    ("grant", "link", "points_to"),
+    [
+        ("~/tools", "tools", ".ssh"),  # a granted link to a secret directory
+        ("~/tools", "tools", "."),  # a granted link to the whole home
+        ("~/lib/keys", "lib", ".aws"),  # a link on the way to the granted path
+    ],
+)
+def test_a_grant_reaching_a_secret_through_a_link_is_refused(
+    git_repo: Path, run_cli, tmp_path: Path, capfd: pytest.CaptureFixture[str],
+    grant: str, link: str, points_to: str,
+) -> None:
+    home = Path(os.environ["HOME"])
+    for secret in (".ssh/id_ed25519", ".aws/keys/credentials"):
+        (home / secret).parent.mkdir(parents=True, exist_ok=True)
+        (home / secret).write_text("SECRET-LINKED\n")
+    (home / link).symlink_to(home / points_to if points_to != "." else home)
+    _approved(git_repo, run_cli, f'read_only = ["{grant}"]\nnetwork = false\n')
+    _body, result = _exec_json(
+        git_repo, run_cli,
+        """
+        import os
+        for top, _dirs, files in os.walk(os.path.expanduser("~"), followlinks=True):
+            for name in files:
+                try:
+                    print(open(os.path.join(top, name)).read())
+                except OSError:
+                    pass
+        print("COMMAND-RAN")
+        """,
+    )
+    out = capfd.readouterr().out
+    assert "SECRET-LINKED" not in out
+    assert "COMMAND-RAN" not in out
+    assert result.code != 0
+    assert "ISOLATION_GRANT_SECRET" in result.err
+
+
+def test_a_grant_holding_the_home_directory_is_refused(
+    git_repo: Path, run_cli, tmp_path: Path, capfd: pytest.CaptureFixture[str],
+) -> None:
+    home = Path(os.environ["HOME"])
+    (home / ".ssh").mkdir(parents=True, exist_ok=True)
+    (home / ".ssh" / "id_ed25519").write_text("SECRET-ABOVE\n")
+    above = home.parent  # an absolute grant of a directory holding the home
+    _approved(git_repo, run_cli, f'read_only = ["{above}"]\nnetwork = false\n')
+    _body, result = _exec_json(
+        git_repo, run_cli,
+        f"""
+        try:
+            print(open({str(above / home.name / '.ssh' / 'id_ed25519')!r}).read())
+        except OSError as exc:
+            print("NOT-READ", exc)
+        print("COMMAND-RAN")
+        """,
+    )
+    out = capfd.readouterr().out
+    assert "SECRET-ABOVE" not in out
+    assert "COMMAND-RAN" not in out
+    assert result.code != 0
+    assert "ISOLATION_GRANT_SECRET" in result.err

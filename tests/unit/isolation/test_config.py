@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from plangate.errors import EnvironmentFailure
@@ -210,3 +212,55 @@ def test_the_agents_programs_are_shown_read_only_by_default() -> None:
     assert "~/.cache/plangate/hosts" in shown
     assert "~/.local/share/claude" in shown
     assert parse_isolation_config(b"agents = []\n").shown_read_only() == ()
+
+
+def _grant_code(toml: str, home: Path) -> str | None:
+    try:
+        check_grants(parse_isolation_config(toml.encode()), str(home))
+    except EnvironmentFailure as exc:
+        return exc.code
+    return None
+
+
+@pytest.mark.parametrize("key", ["copy", "read_only"])
+@pytest.mark.parametrize(
+    ("grant", "link", "target"),
+    [
+        ("~/tools", "tools", ".ssh"),
+        ("~/tools", "tools", ""),  # the whole home
+        ("~/lib/keys", "lib", ".aws"),  # a link on the way
+        ("~/deploy", "deploy", "work/deploy.pem"),  # a key file by its resolved name
+        ("~/c", "c", ".config"),  # a directory holding secrets
+    ],
+)
+def test_a_grant_is_judged_as_the_path_it_resolves_to(
+    tmp_path: Path, key: str, grant: str, link: str, target: str
+) -> None:
+    home = tmp_path / "home"
+    for made in (".ssh", ".aws/keys", ".config/gh", "work"):
+        (home / made).mkdir(parents=True, exist_ok=True)
+    (home / "work" / "deploy.pem").write_text("k")
+    (home / link).symlink_to(home / target if target else home)
+    assert _grant_code(f'{key} = ["{grant}"]\n', home) == "ISOLATION_GRANT_SECRET"
+
+
+def test_a_link_to_an_ordinary_directory_may_be_granted(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    tools = tmp_path / "opt" / "tools"
+    tools.mkdir(parents=True)
+    home.mkdir(exist_ok=True)
+    (home / "tools").symlink_to(tools)
+    assert _grant_code('read_only = ["~/tools"]\n', home) is None
+
+
+def test_a_grant_holding_the_home_directory_is_refused(tmp_path: Path) -> None:
+    home = tmp_path / "users" / "bob"
+    home.mkdir(parents=True)
+    assert _grant_code(f'read_only = ["{tmp_path / "users"}"]\n', home) == (
+        "ISOLATION_GRANT_SECRET"
+    )
+    (tmp_path / "alias").symlink_to(tmp_path / "users")
+    assert _grant_code(f'read_only = ["{tmp_path / "alias"}"]\n', home) == (
+        "ISOLATION_GRANT_SECRET"
+    )
+    assert _grant_code(f'read_only = ["{tmp_path / "elsewhere"}"]\n', home) is None

@@ -18,7 +18,9 @@ runs this proxy in its own process, outside the box, for the box's lifetime:
 - :meth:`EgressProxy.stop` returns what was contacted and what was refused
   (host, port, connections, bytes), for the run's record.
 
-The proxy resolves names itself; the box has no resolver and no route.
+The proxy resolves names itself, and never connects a name to an address of the host itself
+(:func:`host_only_address`) unless a rule names that address; the box has no resolver and no
+route.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import ipaddress
 import os
 import shutil
 import socket
@@ -138,6 +141,32 @@ def egress_allowed(rules: Iterable[EgressRule], host: str, port: int) -> bool:
         elif rule.host in (name, f"[{name}]"):
             return True
     return False
+
+
+def named_by_address(rules: Iterable[EgressRule], host: str, port: int) -> bool:
+    """A rule for ``port`` names ``host`` itself and ``host`` is an IP address (pure)."""
+    name = host.strip("[]")
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return any(
+        rule.port == port and rule.host.strip("[]") == name for rule in rules
+    )
+
+
+def host_only_address(address: str) -> bool:
+    """``address`` (what a name resolved to) is one of the host's own or its link's:
+    loopback, link-local (cloud metadata services live there), unspecified (connecting to
+    it reaches the host's loopback) or multicast; IPv4 inside IPv6 judged as IPv4 (pure).
+    An address that does not parse counts as one: it is never connected to."""
+    try:
+        ip = ipaddress.ip_address(address.partition("%")[0])
+    except ValueError:
+        return True
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback or ip.is_link_local or ip.is_unspecified or ip.is_multicast
 
 
 class Destination(NamedTuple):
@@ -350,14 +379,23 @@ class EgressProxy:
                 "(add it to egress in .plangate/isolation.toml)\n".encode(),
             )
             return
-        self._note(True, request.host, request.port, connections=1)
         try:
-            remote = socket.create_connection(
-                (request.host.strip("[]"), request.port), timeout=CONNECT_TIMEOUT_SECONDS
+            remote = self._connect(request.host, request.port)
+        except _HostOnly as refused:
+            self._note(False, request.host, request.port, connections=1)
+            _reply(
+                client,
+                b"403 Forbidden",
+                f"plangate: {request.host} resolves to {refused.address}, an address of the "
+                "host itself (loopback, link-local, unspecified or multicast); to allow it, "
+                "name that address in egress in .plangate/isolation.toml\n".encode(),
             )
+            return
         except OSError as exc:
+            self._note(True, request.host, request.port, connections=1)
             _reply(client, b"502 Bad Gateway", f"plangate: {exc}\n".encode())
             return
+        self._note(True, request.host, request.port, connections=1)
         with contextlib.closing(remote):
             with self._lock:
                 self._relaying.update((client, remote))
@@ -376,6 +414,30 @@ class EgressProxy:
             finally:
                 with self._lock:
                     self._relaying.difference_update((client, remote))
+
+    def _connect(self, host: str, port: int) -> socket.socket:
+        """A connection to an allowed ``host:port``. A name is resolved here, once, and
+        connected to by the addresses it resolved to; an address of the host itself is
+        reached only when a rule names it by address (``127.0.0.1:8080``), so a name whose
+        records point at loopback or a metadata service never reaches them."""
+        if named_by_address(self.rules, host, port):
+            return socket.create_connection((host.strip("[]"), port), CONNECT_TIMEOUT_SECONDS)
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        usable = [info for info in found if not host_only_address(str(info[4][0]))]
+        if not usable:
+            raise _HostOnly(str(found[0][4][0]) if found else "no address")
+        failure: OSError | None = None
+        for family, kind, proto, _name, address in usable:
+            sock = socket.socket(family, kind, proto)
+            try:
+                sock.settimeout(CONNECT_TIMEOUT_SECONDS)
+                sock.connect(address)
+            except OSError as exc:
+                sock.close()
+                failure = exc
+                continue
+            return sock
+        raise failure or OSError(f"cannot connect to {host}:{port}")
 
     def stop(self) -> EgressSummary:
         """Stop listening, end every relay, and say what was contacted and refused."""
@@ -413,6 +475,14 @@ class EgressProxy:
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         for thread in threads:
             thread.join(max(deadline - time.monotonic(), 0.0))
+
+
+class _HostOnly(Exception):
+    """A name resolved only to addresses of the host itself."""
+
+    def __init__(self, address: str) -> None:
+        super().__init__(address)
+        self.address = address
 
 
 def _refuse_busy(link: socket.socket) -> None:

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from plangate.isolation.config import EgressRule
-from plangate.isolation.proxy import HANDOFF_MARKER, EgressProxy, egress_allowed, parse_request
+from plangate.isolation.proxy import (
+    HANDOFF_MARKER,
+    EgressProxy,
+    egress_allowed,
+    host_only_address,
+    named_by_address,
+    parse_request,
+)
 
 RULES = (
     EgressRule("api.example.com", 443),
@@ -40,6 +47,70 @@ RULES = (
 )
 def test_egress_allowed_matches_host_and_port_exactly(host: str, port: int, allowed: bool) -> None:
     assert egress_allowed(RULES, host, port) is allowed
+
+
+@pytest.mark.parametrize(
+    ("address", "host_only"),
+    [
+        ("127.0.0.1", True),
+        ("127.8.9.10", True),
+        ("::1", True),
+        ("0.0.0.0", True),
+        ("::", True),
+        ("169.254.169.254", True),  # the cloud metadata service
+        ("fe80::1%eth0", True),
+        ("::ffff:127.0.0.1", True),
+        ("::ffff:169.254.169.254", True),
+        ("224.0.0.1", True),
+        ("ff02::1", True),
+        ("not an address", True),
+        ("93.184.216.34", False),
+        ("10.1.2.3", False),  # a private network's servers are reached by name (rules)
+        ("2606:2800:220:1::1", False),
+        ("::ffff:93.184.216.34", False),
+    ],
+)
+def test_addresses_of_the_host_itself_are_known(address: str, host_only: bool) -> None:
+    assert host_only_address(address) is host_only
+
+
+@pytest.mark.parametrize(
+    ("host", "port", "named"),
+    [
+        ("127.0.0.1", 8080, True),
+        ("::1", 80, True),
+        ("[::1]", 80, True),
+        ("127.0.0.1", 8081, False),
+        ("api.example.com", 443, False),  # a name, not an address
+        ("localhost", 8080, False),
+    ],
+)
+def test_a_rule_names_an_address_only_literally(host: str, port: int, named: bool) -> None:
+    assert named_by_address(RULES + (EgressRule("localhost", 8080),), host, port) is named
+
+
+def test_a_name_resolving_to_the_host_itself_is_refused(tmp_path: Path) -> None:
+    # 'localhost' is on the allowlist by name; it resolves to loopback, which only a rule
+    # naming the address reaches: the proxy refuses it (and records it) instead of
+    # connecting the box to a service of the host.
+    server, port = _echo_server()
+    proxy = EgressProxy((EgressRule("localhost", port),))
+    path = str(tmp_path / "p.sock")
+    proxy.listen_unix(path)
+    try:
+        tunnel = _through(path, f"CONNECT localhost:{port} HTTP/1.1\r\n\r\n".encode())
+        plain = _through(path, f"GET http://localhost:{port}/ HTTP/1.1\r\n\r\n".encode())
+    finally:
+        summary = proxy.stop()
+        server.close()
+    for answer in (tunnel, plain):
+        assert answer.startswith(b"HTTP/1.1 403"), answer
+        assert b"an address of the host itself" in answer
+        assert b"ECHO" not in answer
+    assert summary.contacted == ()
+    assert [(d.host, d.port, d.connections) for d in summary.refused] == [
+        ("localhost", port, 2)
+    ]
 
 
 def test_connect_and_absolute_http_requests_are_parsed() -> None:

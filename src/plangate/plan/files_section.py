@@ -953,20 +953,26 @@ class _Inline(NamedTuple):
     parts: list[tuple[int, str]]  # (line, text) with code spans in backticks
     html: list[str]  # inline HTML that is not a comment or a line break
     comments: list[str]
+    images: list[str] = []  # the text of each image (shown only when it fails to load)
+    tildes: int = 0  # '~' in the text outside code spans (a pair strikes through on GitHub)
 
 
 def _inline(token: object, first_line: int) -> _Inline:
-    """What ``token`` (an inline token) shows: text, code spans, link and image text."""
+    """What ``token`` (an inline token) shows: text, code spans and link text; images and
+    tildes are counted apart (see :meth:`_Reader.visible`)."""
     parts: list[tuple[int, str]] = []
     current: list[str] = []
     html: list[str] = []
     comments: list[str] = []
+    images: list[str] = []
+    tildes = 0
     line = first_line
     for child in getattr(token, "children", None) or ():
         kind, content = child.type, child.content
         if kind == "text":
             # a literal backtick (escaped in the source) is shown, never a code span
             current.append(content.replace("`", " "))
+            tildes += content.count("~")
         elif kind == "code_inline":
             current.append(f"`{content}`" if "`" not in content else " ")
         elif kind in ("softbreak", "hardbreak"):
@@ -981,9 +987,9 @@ def _inline(token: object, first_line: int) -> _Inline:
             else:
                 html.append(content)
         elif kind == "image":
-            current.append(content)
+            images.append(content)
     parts.append((line, "".join(current)))
-    return _Inline(parts, html, comments)
+    return _Inline(parts, html, comments, images, tildes)
 
 
 def _line_of(token: object) -> int:
@@ -1038,6 +1044,22 @@ class _Reader:
                 run.html[0], line, FILES_UNRECOGNISED,
                 f"inline HTML {run.html[0]!r} in {what}: a renderer may show or hide it",
                 "write the text in plain Markdown",
+            )  # fmt: skip
+            return False
+        if run.images:
+            self.refuse(
+                run.images[0], line, FILES_UNRECOGNISED,
+                f"an image in {what}: its text {run.images[0]!r} is shown only when the image "
+                "fails to load",
+                "write paths as text, and put images outside the Files section",
+            )  # fmt: skip
+            return False
+        if run.tildes >= 2:
+            self.refuse(
+                text.strip(), line, FILES_UNRECOGNISED,
+                f"{what} holds tildes outside code spans: GitHub strikes through text between "
+                "them ('~~x~~', '~x~'), so a struck path may read as not meant",
+                "remove struck text, or put a '~' that belongs to a path inside `backticks`",
             )  # fmt: skip
             return False
         hidden = hidden_character(text)
@@ -1276,7 +1298,51 @@ def _walk(tokens: list[Any], index: int, end: int, reader: _Reader, unread: list
 
 
 def read_files_section(text: str, tokens: list[Any] | None = None) -> FilesSection:
-    """Everything :func:`plangate.plan.scope.derive_scope` reads from ``text`` (pure).
+    """Everything :func:`plangate.plan.scope.derive_scope` reads from ``text`` (pure):
+    :func:`_read_section`, and a refusal when the plan begins with front matter that
+    changes what the section says.
+
+    GitHub shows a ``---`` block at the top of a Markdown file as data (a table of its
+    YAML, comments hidden), not as Markdown, while CommonMark reads it as a rule and
+    text; a plan whose Files section reads differently with the block as Markdown and
+    with it blanked out is refused (``LOOPSPEC_FILES_UNRECOGNISED``): a reviewer may
+    have seen either.
+    """
+    section = _read_section(text, tokens)
+    end = front_matter_end(text)
+    if end is None:
+        return section
+    lines = text.split("\n")
+    without = _read_section("\n" * end + "\n".join(lines[end:]), None)
+    if (without.heading_lines, without.allowed, without.denied, bool(without.refusals)) == (
+        section.heading_lines, section.allowed, section.denied, bool(section.refusals)
+    ):
+        return section
+    refusal = Refusal(
+        lines[0], 1, FILES_UNRECOGNISED,
+        f"plan.md begins with front matter (lines 1-{end}), which GitHub shows as data, not "
+        "Markdown: the Files section read with it and without it differs",
+        "move the text out of the '---' block at the top of plan.md, or remove the block",
+    )  # fmt: skip
+    return section._replace(refusals=(refusal, *section.refusals))
+
+
+def front_matter_end(text: str) -> int | None:
+    """The line (1-based) closing a front matter block at the top of ``text`` (a first
+    line ``---``, a later line ``---`` or ``...``), or None when there is none (pure)."""
+    if not text.startswith("---"):
+        return None
+    lines = text.split("\n", 1)
+    if lines[0].rstrip(" \t\r") != "---" or len(lines) == 1:
+        return None
+    for number, line in enumerate(lines[1].split("\n"), start=2):
+        if line.rstrip(" \t\r") in ("---", "..."):
+            return number
+    return None
+
+
+def _read_section(text: str, tokens: list[Any] | None = None) -> FilesSection:
+    """The Files section of ``text`` as CommonMark shows it (see :func:`read_files_section`).
 
     The plan is parsed as CommonMark (with tables); the section is what a
     renderer shows between the Files heading and the next level-1 or level-2

@@ -123,11 +123,54 @@ def test_a_typographic_dash_reads_as_a_hyphen(dash: str) -> None:
     assert found.denied == ("src/a.py",) and found.allowed == ("src/b.py",)
 
 
-@pytest.mark.parametrize("mark", ["*", "_", "~", "`"])
+@pytest.mark.parametrize("mark", ["*", "_", "`"])
 def test_emphasis_marks_inside_a_deny_phrase_are_dropped(mark: str) -> None:
     found = section(f"- `src/a.py` (do {mark}not{mark} touch)\n- `src/b.py`\n")
     assert found.denied == ("src/a.py",) and found.allowed == ("src/b.py",)
     assert found.refusals == ()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "- `src/a.py` (do ~not~ touch)",  # GitHub shows 'not' struck: 'do touch'
+        "- `src/a.py` (do ~~not~~ touch)",
+        "- ~~`src/a.py`~~",  # a struck path reads as dropped
+        "- ~`src/a.py`~",
+        "- `src/a.py` ~~and `src/b.py`~~",
+        "| ~~`src/a.py`~~ |",
+    ],
+)
+def test_struck_through_text_is_refused(line: str) -> None:
+    text = line if not line.startswith("|") else f"| path |\n|---|\n{line}"
+    found = section(f"{text}\n")
+    assert [r.code for r in found.refusals] == ["LOOPSPEC_FILES_UNRECOGNISED"], found
+    assert "strikes through" in found.refusals[0].message
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["- `src/a.py` (about ~10 lines)", "- `src/~a.py`", "- `src/a.py` and `~/notes` (never read)"],
+)
+def test_a_lone_tilde_or_one_in_a_code_span_is_plain_text(line: str) -> None:
+    assert not any("strikes through" in r.message for r in section(f"{line}\n").refusals)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "- ![src/evil.py](x.png)",
+        "- `src/a.py` ![`src/evil.py`](x.png)",
+        "- [![src/evil.py](x.png)](src/a.py)",
+        "| ![src/evil.py](x.png) |",
+    ],
+)
+def test_an_image_is_refused_its_text_is_not_what_a_reviewer_sees(line: str) -> None:
+    text = line if not line.startswith("|") else f"| path |\n|---|\n{line}"
+    found = section(f"{text}\n")
+    assert [r.code for r in found.refusals] == ["LOOPSPEC_FILES_UNRECOGNISED"], found
+    assert "an image" in found.refusals[0].message
+    assert "src/evil.py" not in found.allowed
 
 
 def test_the_reason_codes_of_the_section_are_their_literal_names() -> None:
@@ -917,3 +960,51 @@ def test_reading_the_section_is_linear_in_the_plan(shape: str) -> None:
     small = _work(plan(ADVERSARIAL[shape](n)))
     large = _work(plan(ADVERSARIAL[shape](8 * n)))
     assert large <= 10 * small, f"{shape}: x8 input cost x{large / small:.1f}"
+
+
+FRONT_MATTER_CHANGES_THE_SECTION = {
+    "the only Files section is inside it": (
+        f"---\n## {FILES}\n\n- `src/evil.py`\n---\n\n# Plan\n\nbody\n"
+    ),
+    "its closing line makes the list a Files section": (
+        f"---\n# Plan\n\n## {FILES}\n\n- `src/a.py`\n---\n\n- `src/evil.py`\n"
+    ),
+    "a heading inside it ends the section": (
+        f"---\n# Plan\n\n## {FILES}\n\n- `src/a.py`\n...\n\n- `src/b.py`\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("text", FRONT_MATTER_CHANGES_THE_SECTION.values(),
+                         ids=list(FRONT_MATTER_CHANGES_THE_SECTION))
+def test_front_matter_that_changes_the_section_is_refused(text: str) -> None:
+    found = read_files_section(text)
+    assert [r.code for r in found.refusals][:1] == ["LOOPSPEC_FILES_UNRECOGNISED"], found
+    assert "front matter" in found.refusals[0].message
+    scope = derive_scope(text.encode())
+    assert not scope.defined
+    assert "front matter" in scope.problem_text
+
+
+@pytest.mark.parametrize(
+    "top",
+    [
+        "---\ntitle: A plan\n# a YAML comment\n---\n",
+        "---\nfiles: src/a.py\n...\n",
+        "---\n\n",  # a rule, never closed: no front matter
+        "----\nx\n----\n",  # not the front matter line
+    ],
+)
+def test_front_matter_that_changes_nothing_is_read_as_before(top: str) -> None:
+    text = top + f"\n# Plan\n\n## {FILES}\n\n- `src/a.py`\n"
+    found = read_files_section(text)
+    assert found.refusals == (), found
+    assert found.allowed == ("src/a.py",)
+
+
+def test_front_matter_end_names_the_closing_line() -> None:
+    assert fs.front_matter_end("---\na: 1\n---\nrest\n") == 3
+    assert fs.front_matter_end("---\r\na: 1\r\n...\r\n") == 3
+    assert fs.front_matter_end("--- \nx\n") is None
+    assert fs.front_matter_end("---x\n---\n") is None
+    assert fs.front_matter_end("# Plan\n---\n---\n") is None

@@ -795,10 +795,17 @@ class PatternSet:
         matches, in order: :meth:`first_canonical` of each, in one loop."""
         if not self.patterns:
             return []
-        if self.casefold:
+        first_of = self._automaton.first_of
+        if self.casefold and self._folded:
             first = self.first_canonical
             return [path for path in paths if first(path) is not None]
-        first_of = self._automaton.first_of
+        if self.casefold:
+            # an ASCII path is lower-cased and looked up, as first_canonical does
+            first = self.first_canonical
+            return [
+                path for path in paths
+                if (first_of(path.lower()) if path.isascii() else first(path)) is not None
+            ]
         return [path for path in paths if first_of(path) is not None]
 
     def first_in_prefixes(self, path: CanonicalPath) -> str | None:

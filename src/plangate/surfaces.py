@@ -33,7 +33,7 @@ This module is on the hook hot path: standard library and plangate core only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -220,6 +220,16 @@ class ResolvedSurfaces(NamedTuple):
             return None if hit is None else by_pattern[hit]
 
         return protecting
+
+    def protected_among(self, paths: Iterable[CanonicalPath]) -> list[CanonicalPath]:
+        """The paths of ``paths`` (each one :func:`plangate.paths.canonical_path` accepted)
+        that an entry protects, in order: :meth:`canonical_protector` over the list in one
+        loop. Raises :class:`plangate.paths.PathRejected` when an entry's pattern does not
+        validate."""
+        if not self.entries:
+            return []
+        compiled, _by_pattern = _compiled_entries(self.entries)
+        return compiled.matching_canonical(paths)
 
     def explain(self, path: str) -> tuple[ProtectedPattern, ...]:
         """Every entry that protects canonical ``path`` (case-folded), in file order."""

@@ -370,18 +370,17 @@ class Case:
         return [p for p in self.outside if p != POLICY_RELPATH and p not in self.taskless]
 
     @cached_property
-    def protected(self) -> list[str]:
+    def protected(self) -> list[CanonicalPath]:
         """Changed paths (not covered) that a protected surface of the base commit covers."""
         surfaces = self.facts.surfaces
         if surfaces is None or not surfaces.entries:
             return []
-        try:
-            protecting = surfaces.canonical_protector()
-        except PathRejected:  # an entry that does not validate: nothing can be matched
-            return [p for p in self.facts.changed if p not in self.covered]
         covered = self.covered
-        return [p for p in self.facts.changed
-                if p not in covered and protecting(p) is not None]
+        open_paths = [p for p in self.facts.changed if p not in covered]
+        try:
+            return surfaces.protected_among(open_paths)
+        except PathRejected:  # an entry that does not validate: nothing can be matched
+            return open_paths
 
 
 def adoption_change(changed: tuple[str, ...], base_adopted: bool) -> bool:

@@ -322,6 +322,8 @@ def test_a_scope_and_the_surfaces_answer_validated_paths_as_any_path() -> None:
                         for p in dict.fromkeys(patterns))
         surfaces = ResolvedSurfaces("explicit", "x", None, entries)
         protect = surfaces.canonical_protector()
+        assert surfaces.protected_among([canonical_path(p) for p in paths]) == [
+            p for p in paths if surfaces.protecting(p) is not None]
         reached: set[str] = set()
         for path in paths:
             valid = canonical_path(path)

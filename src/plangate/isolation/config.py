@@ -255,8 +255,6 @@ def parse_egress(entry: str) -> EgressRule:
 
 
 def _base_url_rule(url: str) -> EgressRule | None:
-    if not url:
-        return None
     try:
         parts = urlsplit(url)
         port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -284,8 +282,7 @@ def _clean_grant(key: str, path: str) -> str:
         raise _bad(f"{key}: {path!r} must be absolute or start with '~/'")
     if ".." in path.split("/") or "*" in path:
         raise _bad(f"{key}: {path!r} may not hold '..' or '*'")
-    clean = posixpath.normpath(path)
-    return "~" if clean == "~" else clean
+    return posixpath.normpath(path)
 
 
 def parse_isolation_config(data: bytes | None) -> IsolationConfig:
@@ -419,18 +416,19 @@ def _grant_problem_here(path: str, home: str, real_home: str) -> str:
     problem = grant_problem(home_relative(expanded, home))
     if problem:
         return problem
+    # A resolved path holds no link, so it lies under the home's resolved path, if at all.
     real = os.path.realpath(expanded)
-    for view in dict.fromkeys((home_relative(real, real_home), home_relative(real, home))):
-        problem = grant_problem(view)
-        if problem:
-            return f"leads to {view}, which {problem}" if real != expanded else problem
-    if home and home != "/" and (_within(home, expanded) or _within(real_home, real)):
+    view = home_relative(real, real_home)
+    problem = grant_problem(view)
+    if problem:
+        return f"leads to {view}, which {problem}" if real != expanded else problem
+    if home and (_within(home, expanded) or _within(real_home, real)):
         return "holds the home directory"
     try:
-        mode = Path(real).stat().st_mode
-    except OSError:
-        mode = 0
-    return "is a socket" if stat.S_ISSOCK(mode) else ""
+        socket = stat.S_ISSOCK(Path(real).stat().st_mode)
+    except OSError:  # nothing there (yet): nothing to show
+        socket = False
+    return "is a socket" if socket else ""
 
 
 def read_isolation_config(root: Path, approved: str) -> IsolationConfig:

@@ -953,8 +953,8 @@ class _Inline(NamedTuple):
     parts: list[tuple[int, str]]  # (line, text) with code spans in backticks
     html: list[str]  # inline HTML that is not a comment or a line break
     comments: list[str]
-    images: list[str] = []  # the text of each image (shown only when it fails to load)
-    tildes: int = 0  # '~' in the text outside code spans (a pair strikes through on GitHub)
+    images: list[str]  # the text of each image (shown only when it fails to load)
+    tildes: int  # '~' in the text outside code spans (a pair strikes through on GitHub)
 
 
 def _inline(token: object, first_line: int) -> _Inline:

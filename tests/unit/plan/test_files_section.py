@@ -1008,3 +1008,48 @@ def test_front_matter_end_names_the_closing_line() -> None:
     assert fs.front_matter_end("--- \nx\n") is None
     assert fs.front_matter_end("---x\n---\n") is None
     assert fs.front_matter_end("# Plan\n---\n---\n") is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "- src/a.py\\\n  src/b.py",  # a backslash hard break between two bare paths
+        "- src/a.py  \n  src/b.py",  # a two-space hard break
+        "- src/a.py\\`src/b.py",  # an escaped backtick is shown, and separates
+        "- src/a.py`` x`y ``src/b.py",  # a code span holding a backtick separates too
+    ],
+)
+def test_what_separates_two_bare_paths_is_never_dropped(body: str) -> None:
+    # Either reading takes neither bare path (prose around them); joining them into one
+    # 'src/a.pysrc/b.py' would take a path the plan never wrote.
+    found = section(f"{body}\n")
+    assert found.allowed == ()
+    assert all("src/a.pysrc" not in t.text for t in found.taken)
+
+
+def test_a_line_break_tag_separates_two_paths() -> None:
+    assert section("- src/a.py<br>src/b.py\n").allowed == ("src/a.py", "src/b.py")
+
+
+@pytest.mark.parametrize(
+    ("body", "text"),
+    [
+        ("- `src/evil.py` <span>x</span> <b>y</b>", "<span>"),
+        ("- `src/evil.py` ![one](a.png) ![two](b.png)", "one"),
+        ("- ~~`src/evil.py`~~", "~~`src/evil.py`~~"),
+        ("- `src/evil.py` \u200b", "`src/evil.py` \u200b"),
+    ],
+)
+def test_a_refused_paragraph_lends_no_path_and_names_its_first_offender(
+    body: str, text: str
+) -> None:
+    found = section(f"{body}\n- `src/a.py`\n")
+    assert "src/evil.py" not in found.allowed
+    assert "src/a.py" in found.allowed
+    assert found.refusals[0].text == text, found.refusals
+
+
+def test_the_front_matter_refusal_names_the_first_line() -> None:
+    found = read_files_section(FRONT_MATTER_CHANGES_THE_SECTION["the only Files section is inside it"])
+    assert (found.refusals[0].text, found.refusals[0].line) == ("---", 1)
+    assert fs.front_matter_end("---") is None

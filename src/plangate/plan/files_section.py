@@ -1327,6 +1327,33 @@ def read_files_section(text: str, tokens: list[Any] | None = None) -> FilesSecti
     return section._replace(refusals=(refusal, *section.refusals))
 
 
+def shown_line(text: str, number: int, since: int = 1) -> str | None:
+    """The text a renderer shows on line ``number`` (1-based) of ``text``, code spans in
+    backticks and markup (emphasis, links) dropped, or None when it may not show it as
+    written (pure): no paragraph, heading or cell holds the line (an HTML block, a code
+    block, the inside of a comment), the paragraph holds inline HTML, or an HTML block
+    other than a comment starts between line ``since`` and it (``<details>``,
+    ``<div hidden>``: what follows may be folded away or hidden)."""
+    tokens = plain_tokens(text)
+    if tokens is None:
+        tokens = _parse(text)
+    shown: list[str] = []  # one text per inline run on the line (a table row: one per cell)
+    for token in tokens:
+        lines = getattr(token, "map", None)
+        if not lines:
+            continue
+        if token.type == "html_block" and since <= lines[0] + 1 < number:
+            if not token.content.lstrip().startswith("<!--"):
+                return None
+        if token.type != "inline" or not lines[0] < number <= lines[1]:
+            continue
+        run = _inline(token, lines[0] + 1)
+        if run.html:
+            return None
+        shown.append("".join(part for line, part in run.parts if line == number))
+    return " | ".join(shown) if shown else None
+
+
 def front_matter_end(text: str) -> int | None:
     """The line (1-based) closing a front matter block at the top of ``text`` (a first
     line ``---``, a later line ``---`` or ``...``), or None when there is none (pure)."""

@@ -1342,9 +1342,9 @@ def shown_line(text: str, number: int, since: int = 1) -> str | None:
         lines = getattr(token, "map", None)
         if not lines:
             continue
-        if token.type == "html_block" and since <= lines[0] + 1 < number:
-            if not token.content.lstrip().startswith("<!--"):
-                return None
+        if (token.type == "html_block" and since <= lines[0] + 1 < number
+                and not token.content.lstrip().startswith("<!--")):
+            return None
         if token.type != "inline" or not lines[0] < number <= lines[1]:
             continue
         run = _inline(token, lines[0] + 1)

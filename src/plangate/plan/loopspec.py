@@ -41,10 +41,10 @@ from plangate.plan.files_section import (
     FILES_HEADING,
     FilesSection,
     heading,
-    shown_line,
     outside_fences,
     read_files_section,
     section_spans,
+    shown_line,
     span_skip_reason,
 )
 from plangate.shapes import is_sha256_digest

@@ -36,8 +36,9 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from plangate.errors import EnvironmentFailure
 from plangate.isolation.config import EgressRule
@@ -136,7 +137,7 @@ def egress_allowed(rules: Iterable[EgressRule], host: str, port: int) -> bool:
         if rule.port != port:
             continue
         if rule.host.startswith("*."):
-            if name.endswith(rule.host[1:]) and name != rule.host[2:]:
+            if name.endswith(rule.host[1:]):  # '.example.com': never the domain itself
                 return True
         elif rule.host in (name, f"[{name}]"):
             return True
@@ -245,8 +246,10 @@ def _split_host_port(text: str, default: int | None) -> tuple[str | None, int | 
     if "@" in text or not text:
         return None, None
     if text.startswith("["):
-        host, _, tail = text[1:].partition("]")
-        port_text = tail.removeprefix(":") if tail.startswith(":") else ""
+        host, bracket, tail = text[1:].partition("]")
+        if not bracket or (tail and not tail.startswith(":")):
+            return None, None  # '[::1', '[::1]x': a closed address, then a port or nothing
+        port_text = tail.removeprefix(":")
     else:
         host, sep, port_text = text.rpartition(":")
         if not sep:
@@ -426,18 +429,7 @@ class EgressProxy:
         usable = [info for info in found if not host_only_address(str(info[4][0]))]
         if not usable:
             raise _HostOnly(str(found[0][4][0]) if found else "no address")
-        failure: OSError | None = None
-        for family, kind, proto, _name, address in usable:
-            sock = socket.socket(family, kind, proto)
-            try:
-                sock.settimeout(CONNECT_TIMEOUT_SECONDS)
-                sock.connect(address)
-            except OSError as exc:
-                sock.close()
-                failure = exc
-                continue
-            return sock
-        raise failure or OSError(f"cannot connect to {host}:{port}")
+        return connect_first(usable, CONNECT_TIMEOUT_SECONDS)
 
     def stop(self) -> EgressSummary:
         """Stop listening, end every relay, and say what was contacted and refused."""
@@ -475,6 +467,25 @@ class EgressProxy:
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         for thread in threads:
             thread.join(max(deadline - time.monotonic(), 0.0))
+
+
+def connect_first(
+    addresses: Sequence[tuple[int, int, int, str, Any]], timeout: float
+) -> socket.socket:
+    """A connection to the first of ``addresses`` that accepts one, in order; the last
+    failure is raised when none does (an empty list: ``OSError``)."""
+    failure: OSError | None = None
+    for family, kind, proto, _name, address in addresses:
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(timeout)
+            sock.connect(address)
+        except OSError as exc:
+            sock.close()
+            failure = exc
+            continue
+        return sock
+    raise failure or OSError("no address to connect to")
 
 
 class _HostOnly(Exception):

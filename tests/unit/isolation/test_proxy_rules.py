@@ -4,6 +4,8 @@ the module): a changed one must turn a test red."""
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from plangate.isolation import proxy
@@ -13,6 +15,7 @@ from plangate.isolation.proxy import (
     Destination,
     EgressSummary,
     bridge_argv,
+    connect_first,
     egress_allowed,
     parse_request,
     proxy_env,
@@ -121,6 +124,9 @@ def test_a_request_head_names_its_destination(
         b"GET http://:80/ HTTP/1.1\r\n\r\n",
         b"GET http://u@h/ HTTP/1.1\r\n\r\n",
         b"GET https://h/ HTTP/1.1\r\n\r\n",
+        b"GET http://[::1/ HTTP/1.1\r\n\r\n",
+        b"GET http://[::1]x/ HTTP/1.1\r\n\r\n",
+        b"GET http://[::1]x:80/ HTTP/1.1\r\n\r\n",
         b"GET http://h\xc3\xa9/ HTTP/1.1\r\n\r\n",
         b"\r\n\r\n",
     ],
@@ -148,3 +154,37 @@ def test_a_tunnel_keeps_what_followed_its_head() -> None:
     request = parse_request(b"CONNECT h:443 HTTP/1.1\r\nHost: h\r\n\r\n\x16\x03\x01")
     assert request is not None
     assert (request.head, request.rest) == (b"", b"\x16\x03\x01")
+
+
+def _closed_port() -> int:
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()  # nothing listens there now: a connection is refused at once
+    return port
+
+
+def _addresses(*ports: int) -> list[tuple[int, int, int, str, tuple[str, int]]]:
+    return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", p)) for p in ports]
+
+
+def test_the_first_address_that_accepts_is_the_connection() -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    try:
+        sock = connect_first(_addresses(_closed_port(), server.getsockname()[1]), 5.0)
+        try:
+            assert sock.getpeername() == server.getsockname()
+            assert sock.gettimeout() == 5.0
+        finally:
+            sock.close()
+    finally:
+        server.close()
+
+
+def test_when_no_address_accepts_the_last_failure_is_raised() -> None:
+    with pytest.raises(ConnectionRefusedError):
+        connect_first(_addresses(_closed_port(), _closed_port()), 5.0)
+    with pytest.raises(OSError, match="no address"):
+        connect_first([], 5.0)

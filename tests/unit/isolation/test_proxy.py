@@ -533,3 +533,116 @@ def test_the_marker_without_a_connection_is_refused(tmp_path: Path) -> None:
         summary = proxy.stop()
     assert out.startswith(b"HTTP/1.1 400")
     assert summary.refused == ()
+
+
+def _serving(rules: tuple[EgressRule, ...], tmp_path: Path) -> tuple[EgressProxy, str]:
+    proxy = EgressProxy(rules)
+    path = str(tmp_path / "p.sock")
+    proxy.listen_unix(path)
+    return proxy, path
+
+
+def test_a_destination_off_the_list_is_refused_before_any_lookup(tmp_path: Path) -> None:
+    # '.invalid' never resolves: a refusal that came from a lookup would be a 502
+    proxy, path = _serving((EgressRule("api.example.com", 443),), tmp_path)
+    try:
+        tunnel = _through(path, b"CONNECT nowhere.invalid:443 HTTP/1.1\r\n\r\n")
+        plain = _through(path, b"GET http://nowhere.invalid/ HTTP/1.1\r\n\r\n")
+    finally:
+        summary = proxy.stop()
+    assert tunnel.startswith(b"HTTP/1.1 403"), tunnel
+    assert b"egress to nowhere.invalid:443 is not allowed" in tunnel
+    assert plain.startswith(b"HTTP/1.1 403"), plain
+    assert [(d.host, d.port, d.connections) for d in summary.refused] == [
+        ("nowhere.invalid", 80, 1), ("nowhere.invalid", 443, 1)]
+    assert summary.contacted == ()
+
+
+def test_an_allowed_name_that_does_not_resolve_is_a_bad_gateway(tmp_path: Path) -> None:
+    proxy, path = _serving((EgressRule("nowhere.invalid", 443),), tmp_path)
+    try:
+        answer = _through(path, b"CONNECT nowhere.invalid:443 HTTP/1.1\r\n\r\n")
+    finally:
+        summary = proxy.stop()
+    assert answer.startswith(b"HTTP/1.1 502"), answer
+    assert [(d.host, d.port, d.connections) for d in summary.contacted] == [
+        ("nowhere.invalid", 443, 1)]
+
+
+def test_what_is_no_proxy_request_gets_400(tmp_path: Path) -> None:
+    proxy, path = _serving((), tmp_path)
+    try:
+        answer = _through(path, b"HELLO there\r\n\r\n")
+    finally:
+        summary = proxy.stop()
+    assert answer.startswith(b"HTTP/1.1 400"), answer
+    assert summary.contacted == summary.refused == ()
+
+
+def test_a_plain_request_reaches_the_origin_rewritten_with_its_body(tmp_path: Path) -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    received: list[bytes] = []
+
+    def origin() -> None:  # reads the request up to its 4-byte body, then answers
+        conn, _ = server.accept()
+        with conn:
+            data = b""
+            while not data.endswith(b"BODY") and (chunk := conn.recv(1 << 16)):
+                data += chunk
+            received.append(data)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+
+    threading.Thread(target=origin, daemon=True).start()
+    proxy, path = _serving((EgressRule("127.0.0.1", port),), tmp_path)
+    try:
+        answer = _through(
+            path,
+            f"POST http://127.0.0.1:{port}/a?b HTTP/1.1\r\nHost: x\r\nProxy-Authorization: s"
+            "\r\nContent-Length: 4\r\n\r\nBODY".encode(),
+        )
+    finally:
+        summary = proxy.stop()
+        server.close()
+    assert answer.endswith(b"ok"), answer
+    sent = b"".join(received)
+    assert sent.startswith(b"POST /a?b HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
+                           b"Connection: close\r\n\r\nBODY"), sent
+    assert b"Proxy-Authorization" not in sent
+    assert summary.contacted[0].bytes_up == len(b"BODY")  # the head is the proxy's own
+
+
+def test_bytes_sent_with_the_tunnel_request_are_relayed_and_counted(tmp_path: Path) -> None:
+    server, port = _echo_server()
+    proxy, path = _serving((EgressRule("127.0.0.1", port),), tmp_path)
+    try:
+        answer = _through(path, f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\nhi".encode())
+    finally:
+        summary = proxy.stop()
+        server.close()
+    assert answer.endswith(b"ECHO:hi"), answer
+    assert (summary.contacted[0].bytes_up, summary.contacted[0].bytes_down) == (2, 7)
+
+
+def test_a_proxy_on_a_loopback_port_serves_the_same_rules() -> None:
+    server, port = _echo_server()
+    proxy = EgressProxy((EgressRule("127.0.0.1", port),))
+    listening = proxy.listen_loopback()
+    try:
+        assert proxy.address == listening
+        client = socket.create_connection(("127.0.0.1", listening), timeout=10)
+        client.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
+        head = client.recv(100)
+        client.sendall(b"yo")
+        echoed = b""
+        while chunk := client.recv(100):
+            echoed += chunk
+        client.close()
+    finally:
+        summary = proxy.stop()
+        server.close()
+    assert head.startswith(b"HTTP/1.1 200")
+    assert echoed == b"ECHO:yo"
+    assert summary.contacted[0].connections == 1

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import stat
+import shutil
 import socket
 import threading
 from pathlib import Path
@@ -10,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from plangate.isolation.config import EgressRule
+from plangate.isolation.policy import ProxyAccess
 from plangate.isolation.proxy import (
     HANDOFF_MARKER,
     EgressProxy,
@@ -646,3 +649,65 @@ def test_a_proxy_on_a_loopback_port_serves_the_same_rules() -> None:
     assert head.startswith(b"HTTP/1.1 200")
     assert echoed == b"ECHO:yo"
     assert summary.contacted[0].connections == 1
+
+
+def test_the_kernel_moves_a_connections_bytes_without_this_process() -> None:
+    from plangate.isolation.proxy import _splice_pump
+
+    src_peer, src = _tcp_pair()
+    dst, dst_peer = _tcp_pair()
+    counts = [0, 0]
+    payload = os.urandom(3 * 1024 * 1024)  # more than one pipe's worth
+    sender = threading.Thread(target=lambda: (src_peer.sendall(payload), src_peer.close()))
+    sender.start()
+    received = bytearray()
+    reader = threading.Thread(target=lambda: [received.extend(c) for c in iter(
+        lambda: dst_peer.recv(1 << 16), b"")])
+    reader.start()
+    try:
+        assert _splice_pump(src, dst, counts, 1) is True
+    finally:
+        sender.join()
+        dst.close()
+        reader.join()
+        src.close()
+        dst_peer.close()
+    assert counts == [0, len(payload)]
+    assert bytes(received) == payload
+
+
+def test_start_proxy_gives_a_box_a_private_socket_or_a_loopback_port() -> None:
+    from plangate.isolation.proxy import start_proxy
+
+    proxy, access, directory = start_proxy((), private_network=True, python="/py")
+    try:
+        assert os.path.basename(directory).startswith("plangate-egress-")
+        assert (os.stat(directory).st_mode & 0o777) == 0o700
+        assert access == ProxyAccess(os.path.join(directory, "proxy.sock"), 3128, "/py")
+        assert proxy.address == access.socket
+        assert stat.S_ISSOCK(os.stat(access.socket).st_mode)
+    finally:
+        proxy.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+    plain, loopback, none = start_proxy((), private_network=False, python="/py")
+    try:
+        assert none == ""
+        assert loopback == ProxyAccess("", plain.address)
+        socket.create_connection(("127.0.0.1", loopback.port), timeout=5).close()
+    finally:
+        plain.stop()
+
+
+def test_a_proxy_that_cannot_listen_refuses_and_leaves_no_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from plangate.errors import EnvironmentFailure
+    from plangate.isolation import proxy as proxy_module
+
+    deep = tmp_path / ("d" * 120)  # a socket path under it is longer than the kernel takes
+    deep.mkdir()
+    monkeypatch.setattr(proxy_module.tempfile, "tempdir", str(deep))
+    with pytest.raises(EnvironmentFailure) as info:
+        proxy_module.start_proxy((), private_network=True, python="/py")
+    assert info.value.code == "SANDBOX_UNAVAILABLE"
+    assert list(deep.iterdir()) == []

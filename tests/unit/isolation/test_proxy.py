@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-import stat
 import shutil
 import socket
+import stat
 import threading
 from pathlib import Path
 
@@ -89,7 +89,7 @@ def test_addresses_of_the_host_itself_are_known(address: str, host_only: bool) -
     ],
 )
 def test_a_rule_names_an_address_only_literally(host: str, port: int, named: bool) -> None:
-    assert named_by_address(RULES + (EgressRule("localhost", 8080),), host, port) is named
+    assert named_by_address((*RULES, EgressRule("localhost", 8080)), host, port) is named
 
 
 def test_a_name_resolving_to_the_host_itself_is_refused(tmp_path: Path) -> None:
@@ -578,7 +578,11 @@ def test_what_is_no_proxy_request_gets_400(tmp_path: Path) -> None:
         answer = _through(path, b"HELLO there\r\n\r\n")
     finally:
         summary = proxy.stop()
-    assert answer.startswith(b"HTTP/1.1 400"), answer
+    body = b"plangate: not a proxy request\n"
+    assert answer == (
+        b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nConnection: close\r\n"
+        b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )
     assert summary.contacted == summary.refused == ()
 
 

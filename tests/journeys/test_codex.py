@@ -101,6 +101,25 @@ def test_apply_patch_to_host_configuration_is_denied(journey: Journey) -> None:
     _denied(session, "HOOK_CONFIG_FILE")
 
 
+def test_a_header_path_is_trimmed_as_codex_trims_it(journey: Journey) -> None:
+    # Codex takes '*** Add File: PATH  ' as PATH (the blanks around it dropped): PlanGate
+    # judges the same trimmed path, so the file it allowed is the file that is written, and
+    # a guarded path with blanks after it is still the guarded path.
+    written = journey.codex(
+        [call("exec_command", cmd=_patch(f"*** Add File: {IN_SCOPE_NEW}  \t\n+x = 1\n")),
+         say("ok")]
+    )
+    assert (journey.repo / IN_SCOPE_NEW).read_text() == "x = 1\n", written.describe()
+    hooks = journey.repo / ".codex" / "hooks.json"
+    before = hooks.read_bytes()
+    denied = journey.codex(
+        [call("exec_command", cmd=_patch("*** Delete File: .codex/hooks.json   \n")),
+         say("ok")]
+    )
+    assert hooks.read_bytes() == before
+    _denied(denied, "HOOK_CONFIG_FILE")
+
+
 def test_no_active_task_denies_a_shell_write(switched_on: Journey) -> None:
     switched_on.approve()  # approved, but no session started and no exec run
     command = f"mkdir -p tests && echo 'x = 1' > {IN_SCOPE_NEW}"

@@ -1327,13 +1327,13 @@ def read_files_section(text: str, tokens: list[Any] | None = None) -> FilesSecti
     return section._replace(refusals=(refusal, *section.refusals))
 
 
-def shown_line(text: str, number: int, since: int = 1) -> str | None:
+def shown_line(text: str, number: int) -> str | None:
     """The text a renderer shows on line ``number`` (1-based) of ``text``, code spans in
     backticks and markup (emphasis, links) dropped, or None when it may not show it as
     written (pure): no paragraph, heading or cell holds the line (an HTML block, a code
     block, the inside of a comment), the paragraph holds inline HTML, or an HTML block
-    other than a comment starts between line ``since`` and it (``<details>``,
-    ``<div hidden>``: what follows may be folded away or hidden)."""
+    other than a comment comes anywhere before it (``<details>``, ``<div hidden>``: what
+    follows, up to its closing tag wherever that is, may be folded away or hidden)."""
     tokens = plain_tokens(text)
     if tokens is None:
         tokens = _parse(text)
@@ -1342,7 +1342,7 @@ def shown_line(text: str, number: int, since: int = 1) -> str | None:
         lines = getattr(token, "map", None)
         if not lines:
             continue
-        if (token.type == "html_block" and since <= lines[0] + 1 < number
+        if (token.type == "html_block" and lines[0] + 1 < number
                 and not token.content.lstrip().startswith("<!--")):
             return None
         if token.type != "inline" or not lines[0] < number <= lines[1]:
@@ -1399,6 +1399,16 @@ def _read_section(text: str, tokens: list[Any] | None = None) -> FilesSection:
     if hidden is not None:
         reader.refuse(title, heading_lines[0], FILES_HIDDEN_TEXT,
                       f"the Files heading holds a {hidden}", "retype the heading")
+    for token in tokens[:start]:
+        # '<details>' or '<div hidden>' above the heading may fold or hide everything up to
+        # its closing tag, the section included, wherever that tag is
+        if token.type == "html_block" and not token.content.lstrip().startswith("<!--"):
+            block = token.content.strip().split("\n")[0]
+            reader.refuse(block, _line_of(token), FILES_UNRECOGNISED,
+                          f"an HTML block ({block[:40]!r}) above the Files heading: a renderer "
+                          "may fold or hide the section behind it",
+                          "write the plan in plain Markdown")
+            break
     unread: list[Skipped] = []
     _walk(tokens, start + 3, end, reader, unread)
     ends = _section_ends(heads, len(tokens))

@@ -246,15 +246,13 @@ def extract_verification_commands(plan_text: str) -> list[str]:
     if len(matches) != 1 or len(_CODE_SPAN_RE.findall(line)) != 1:
         raise _underivable(field, f"malformed line {number}: {prefixed[0][1].strip()!r}",
                            f"write '{VERIFICATION_PREFIX} `cmd && cmd`' with one code span")
-    since = max((start + 1 for name in sections
-                 for start, _end in section_spans(lines, outside, name) if start + 1 < number),
-                default=1)
-    shown = shown_line(plan_text, number, since)
+    shown = shown_line(plan_text, number)
     if (shown is None or VERIFICATION_PREFIX not in shown
             or [c.strip() for c in _CODE_SPAN_RE.findall(shown)] != [matches[0].strip()]):
         raise _underivable(field, f"line {number} ({prefixed[0][1].strip()!r}) is not shown as "
-                           "written: it lies in an HTML comment or block, a link definition or "
-                           "inline HTML, or its code span is not one to a renderer",
+                           "written: it lies in an HTML comment or block, after an HTML block, "
+                           "in a paragraph with inline HTML, or its code span is not one to a "
+                           "renderer",
                            f"write '{VERIFICATION_PREFIX} `cmd && cmd`' as plain text in the "
                            "section")
     pieces = [p.strip() for p in matches[0].split("&&")]

@@ -1053,3 +1053,18 @@ def test_the_front_matter_refusal_names_the_first_line() -> None:
     found = read_files_section(FRONT_MATTER_CHANGES_THE_SECTION["the only Files section is inside it"])
     assert (found.refusals[0].text, found.refusals[0].line) == ("---", 1)
     assert fs.front_matter_end("---") is None
+
+
+@pytest.mark.parametrize("block", ["<details>", "<div hidden>", "<p align=center>"])
+def test_an_html_block_above_the_files_heading_is_refused(block: str) -> None:
+    text = f"# P\n\n{block}\n\n## {FILES}\n\n- `src/a.py`\n\n</details>\n"
+    found = read_files_section(text)
+    assert found.refusals[0].code == "LOOPSPEC_FILES_UNRECOGNISED", found
+    assert "above the Files heading" in found.refusals[0].message
+    assert not derive_scope(text.encode()).defined
+
+
+def test_a_comment_above_the_files_heading_hides_nothing() -> None:
+    text = f"# P\n\n<!-- a note -->\n\n## {FILES}\n\n- `src/a.py`\n"
+    assert read_files_section(text).refusals == ()
+    assert read_files_section(text).allowed == ("src/a.py",)

@@ -309,6 +309,15 @@ def test_path_candidates_keep_the_first_spelling_of_each_path_in_order() -> None
 _LINE = "Verification Automation: `python -m pytest -q && ruff check src`\n"
 
 
+def test_an_html_block_opened_before_the_section_refuses_the_line() -> None:
+    # '<details>' above the heading folds everything up to its closing tag, the section
+    # and its verification line included.
+    plan = PLAN.replace("## Testing Strategy", "<details>\n\n## Testing Strategy").replace(
+        _LINE, _LINE + "\n</details>\n")
+    with pytest.raises(LoopSpecError, match="is not shown as written"):
+        extract_verification_commands(plan)
+
+
 @pytest.mark.parametrize(
     "hidden",
     [
